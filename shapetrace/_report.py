@@ -1,0 +1,126 @@
+"""The one model that renderers, the CLI and the pytest plugin read: diagnostics and reports."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._version import __version__
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass
+class Diagnostic:
+    """One finding: what happened, where, in the user's names, and how to fix it."""
+
+    rule: str
+    severity: str
+    message: str
+    hint: str = ""
+    file: str | None = None
+    line: int | None = None
+    module: str | None = None
+    op: str | None = None
+    code: str = ""
+    #: Rule-specific data for renderers (e.g. a dependency grid); JSON-serialisable.
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity must be one of {SEVERITIES}, got {self.severity!r}")
+        if not self.code:
+            from ._rules.registry import RULES
+
+            rule = RULES.get(self.rule)
+            self.code = rule.code if rule else ""
+
+    @property
+    def location(self) -> str:
+        if self.file is None:
+            return ""
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "rule": self.rule,
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "hint": self.hint,
+            "file": self.file,
+            "line": self.line,
+            "module": self.module,
+            "op": self.op,
+        }
+        if self.data:
+            out["data"] = self.data
+        return out
+
+
+def display_path(path: str | None) -> str | None:
+    """A path relative to the working directory when it lies below it, else as given."""
+    if not path or path.startswith("<"):
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+@dataclass
+class TargetResult:
+    """Everything shapetrace found for one target (one module class, or one traced block)."""
+
+    target: str
+    dims: dict[str, int] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    trace: Any = None  # a shapetrace.Trace, or None when the target could not run
+    error: str | None = None
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not any(d.severity == "error" for d in self.diagnostics)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "target": self.target,
+            "ok": self.ok,
+            "error": self.error,
+            "dims": dict(self.dims),
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+            "trace": self.trace.to_json() if self.trace is not None else [],
+        }
+        if self.skipped:
+            out["skipped"] = list(self.skipped)
+        return out
+
+
+@dataclass
+class Report:
+    """The result of ``shapetrace.check`` or a CLI run: one entry per target."""
+
+    targets: list[TargetResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(t.ok for t in self.targets)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return [d for t in self.targets for d in t.diagnostics]
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"shapetrace": __version__, "targets": [t.to_json() for t in self.targets]}
+
+    def print(self, console=None, **options) -> None:
+        from ._render import print_report
+
+        print_report(self, console=console, **options)

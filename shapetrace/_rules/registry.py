@@ -1,0 +1,252 @@
+"""The rule registry: the single place that lists every rule shapetrace knows.
+
+Each rule is data (code, name, severity, summary, explanation, a wrong and a right example) plus
+the function that finds it. ``python -m shapetrace --rules`` and docs/rules.md are generated from
+this table. Trace rules take ``(trace, ctx)`` and yield Diagnostics; behaviour rules are run by
+``shapetrace._behaviour`` (they need to run the module again) and have ``kind="behaviour"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from textwrap import dedent
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: str  # the default severity; a rule may emit a milder one (attention-scale)
+    summary: str
+    explanation: str
+    wrong: str
+    right: str
+    kind: str = "trace"  # "trace" | "behaviour" | "runtime" (raised while running)
+    needs_values: bool = False  # skipped under --fake
+
+
+def _r(code, name, severity, summary, explanation, wrong, right, **kw) -> Rule:
+    return Rule(code, name, severity, summary, dedent(explanation).strip(), dedent(wrong).strip(),
+                dedent(right).strip(), **kw)
+
+
+_ALL = [
+    _r("ST001", "reshape-jumble", "error",
+       "a view/reshape that is not a pure split or merge of adjacent axes in their current order",
+       """
+       `view` and `reshape` reinterpret memory in row-major order. They can split one axis into
+       adjacent axes or merge adjacent axes, nothing else. Reshaping (B, T, C) straight to
+       (B, H, T, d) keeps the element count but deals the tokens of one sample out across the
+       heads: every head sees a slice of the wrong positions. shapetrace tracks where each axis
+       came from (its provenance) and flags any reshape that would need a transpose to be right.
+       """,
+       """
+       q = self.q_proj(x).view(B, self.n_head, T, self.head_size)   # (B, T, C) -> (B, H, T, d)
+       """,
+       """
+       q = self.q_proj(x).view(B, T, self.n_head, self.head_size).transpose(1, 2)
+       """),
+    _r("ST002", "reversed-transpose", "error",
+       "`.T` / `.t()` / a full reversal on a tensor with more than 2 axes",
+       """
+       `x.T` reverses *all* axes. On a (B, T, d) key tensor it gives (d, T, B), not the
+       (B, d, T) that `q @ k^T` needs; with equal sizes it silently mixes samples. Use
+       `k.transpose(-2, -1)` or `k.mT` to swap the last two axes.
+       """,
+       """
+       scores = q @ k.T
+       """,
+       """
+       scores = q @ k.transpose(-2, -1)
+       """),
+    _r("ST003", "silent-broadcast", "warning",
+       "both operands stretched (outer-product style), or a matmul broadcasting a size-1 batch",
+       """
+       Broadcasting stretches size-1 axes. When *both* operands are stretched, an elementwise op
+       quietly becomes an outer product: `(B, 1) - (B,)` is (B, B), and a loss averaged over it
+       is wrong but finite. shapetrace warns unless the pattern is a known idiom (masks,
+       biases, ALiBi slopes, multi-query keys, rotary tables, `arange[:, None] >= arange[None, :]`).
+       """,
+       """
+       loss = ((pred - target) ** 2).mean()     # pred (B, 1), target (B,) -> (B, B)
+       """,
+       """
+       loss = ((pred.squeeze(-1) - target) ** 2).mean()
+       """),
+    _r("ST004", "softmax-axis", "error",
+       "the softmax normalises an axis other than the one the next matmul contracts",
+       """
+       Attention weights must sum to 1 over the keys, the axis that `weights @ v` contracts
+       with the values. A softmax over the heads (dim=1 of (B, H, T, T)), over the queries
+       (dim=-2) or over the batch still produces numbers in [0, 1] and trains, badly.
+       """,
+       """
+       att = F.softmax(scores, dim=1)      # scores (B, H, T, T): normalises over heads
+       out = att @ v
+       """,
+       """
+       att = F.softmax(scores, dim=-1)     # over the keys
+       out = att @ v
+       """),
+    _r("ST005", "attention-scale", "error",
+       "scores scaled by sqrt(C) or sqrt(H) instead of sqrt(head size), scaled twice, or not at all",
+       """
+       Scaled dot-product attention divides the scores by sqrt(d), the head size, so their
+       variance does not grow with d. Dividing by sqrt(C) (the model width) flattens the
+       softmax by a factor sqrt(H); scaling twice is a common refactoring slip. With prime probe
+       sizes shapetrace can read which factor was used. No scale at all is only a warning:
+       some architectures (T5) fold it into their initialisation.
+       """,
+       """
+       scores = q @ k.transpose(-2, -1) / math.sqrt(self.n_embd)
+       """,
+       """
+       scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)
+       """),
+    _r("ST006", "unnormalized-attention", "error",
+       "the weights contracted with the values do not sum to 1 along the contracted axis",
+       """
+       After the softmax, each row of attention weights is a probability distribution. Masking
+       after the softmax (zeroing future positions) or scaling after it breaks that, so the
+       output is no longer an average of the values. Mask the scores before the softmax, or
+       renormalise.
+       """,
+       """
+       att = F.softmax(scores, dim=-1).masked_fill(future, 0.0)
+       out = att @ v
+       """,
+       """
+       att = F.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+       out = att @ v
+       """, needs_values=True),
+    _r("ST007", "discarded-result", "error",
+       "an out-of-place op whose result is never used",
+       """
+       Out-of-place tensor methods return a new tensor and leave their input unchanged.
+       `scores.masked_fill(mask, -inf)` alone on a line does nothing: the causal mask is dropped
+       and the model can see the future. Assign the result, or use the in-place `masked_fill_`.
+       """,
+       """
+       scores.masked_fill(self.mask[:T, :T] == 0, float("-inf"))
+       """,
+       """
+       scores = scores.masked_fill(self.mask[:T, :T] == 0, float("-inf"))
+       """),
+    _r("ST008", "causal-leak", "error",
+       "an output position depends on a later input position in a module meant to be causal",
+       """
+       A decoder must not see the future: output t may depend on inputs 0..t only. shapetrace
+       differentiates every output position with respect to every input position and shows
+       the dependency grid. Intent is inferred from a triangular mask or `is_causal=True`, or
+       declared with `--causal`.
+       """,
+       """
+       scores.masked_fill(mask, float("-inf"))        # result dropped: no mask at all
+       """,
+       """
+       scores = scores.masked_fill(mask, float("-inf"))
+       """, kind="behaviour", needs_values=True),
+    _r("ST009", "batch-leak", "error",
+       "a sample's output depends on another sample, or on its position in the batch",
+       """
+       Samples in a batch must not talk to each other. A softmax or norm over the batch axis,
+       `nn.MultiheadAttention` fed (B, T, C) without `batch_first=True`, or positions indexed by
+       the batch axis all mix samples and still train.
+       """,
+       """
+       mha = nn.MultiheadAttention(C, H)              # expects (T, B, C)
+       out, _ = mha(x, x, x)                          # x is (B, T, C)
+       """,
+       """
+       mha = nn.MultiheadAttention(C, H, batch_first=True)
+       out, _ = mha(x, x, x)
+       """, kind="behaviour", needs_values=True),
+    _r("ST010", "nondeterministic-eval", "error",
+       "two runs in eval mode give different outputs",
+       """
+       In eval mode a module must be a function of its inputs. `F.dropout(x, p)` defaults to
+       `training=True` whatever the module's mode, so evaluation stays random.
+       """,
+       """
+       att = F.dropout(att, p=self.dropout)
+       """,
+       """
+       att = F.dropout(att, p=self.dropout, training=self.training)
+       """, kind="behaviour", needs_values=True),
+    _r("ST011", "non-finite", "error",
+       "the first op that turns finite inputs into NaN or Inf",
+       """
+       A softmax over a row that is entirely -inf (every key masked) returns NaN, and one NaN
+       spreads through the whole batch. shapetrace names the first op whose inputs were finite
+       and whose output is not.
+       """,
+       """
+       scores = scores.masked_fill(mask == 0, float("-inf"))   # mask has an all-zero row
+       att = F.softmax(scores, dim=-1)
+       """,
+       """
+       scores = scores.masked_fill(mask == 0, torch.finfo(scores.dtype).min)
+       att = F.softmax(scores, dim=-1)
+       """, needs_values=True),
+    _r("ST012", "noncontiguous-view", "error",
+       "`.view` on a non-contiguous tensor",
+       """
+       `.view` never copies, so it fails on a tensor whose memory is not laid out in row-major
+       order, typically right after a `transpose` or `permute`. shapetrace names the op that
+       made the tensor non-contiguous.
+       """,
+       """
+       y = y.transpose(1, 2).view(B, T, C)
+       """,
+       """
+       y = y.transpose(1, 2).contiguous().view(B, T, C)   # or .reshape(B, T, C)
+       """, kind="runtime"),
+    _r("ST013", "op-failed", "error",
+       "an op raised: its operands in named dims, the source line and a hint",
+       """
+       When an op raises, shapetrace keeps the trace up to it and shows the operands in named
+       dimensions, so `(B, H, T, d) @ (B, T, H, d)` reads as the transposed key it is.
+       """,
+       """
+       scores = q @ k.transpose(1, 2)         # q (B, H, T, d), k (B, H, T, d)
+       """,
+       """
+       scores = q @ k.transpose(-2, -1)
+       """, kind="runtime"),
+    _r("ST014", "annotation-mismatch", "error",
+       "a jaxtyping/beartype annotation was violated",
+       """
+       Functions annotated with jaxtyping (`Float[Tensor, "B T C"]`) are checked at run time
+       by beartype. shapetrace reports which argument, which dimension, and expected vs got.
+       """,
+       """
+       def forward(self, x: Float[Tensor, "B T C"]) -> Float[Tensor, "B T C"]: ...
+       model(torch.randn(B, T, 2 * C))        # x: dim C is 286, expected 143
+       """,
+       """
+       model(torch.randn(B, T, C))
+       """, kind="runtime"),
+    _r("ST015", "dim-collision", "warning",
+       "two named dims have equal sizes in this run",
+       """
+       shapetrace tells axes apart by their sizes, which is why the probe sizes are distinct
+       primes. When two names share a size (B == T), a swap of those axes cannot be seen and
+       the rules that depend on it lose their power.
+       """,
+       """
+       python -m shapetrace model.py --dims B=7      # B == T == 7
+       """,
+       """
+       python -m shapetrace model.py --dims B=3
+       """),
+]
+
+RULES: dict[str, Rule] = {r.name: r for r in _ALL}
+BY_CODE: dict[str, Rule] = {r.code: r for r in _ALL}
+
+
+def get_rule(name_or_code: str) -> Rule:
+    rule = RULES.get(name_or_code) or BY_CODE.get(name_or_code.upper())
+    if rule is None:
+        raise KeyError(name_or_code)
+    return rule
