@@ -1,0 +1,607 @@
+"""Named axes: where each axis of each traced tensor came from.
+
+An axis is a tuple of *factors*, major to minor; a factor is ``(size, name)``. A tensor that
+enters the trace from outside gets one factor per axis, named from its size (probe sizes are
+distinct primes, so 143 reads as ``C`` and 429 as ``3*C``). Ops then carry factors along:
+``view(B, T, H, d)`` splits the single factor ``C`` into ``H`` and ``d``, ``transpose`` moves
+axes, ``reshape(B*H, T, d)`` merges the factors ``B`` and ``H`` into one axis. A size-1 axis has
+no factors.
+
+The reshape rule follows from this: a reshape is legal exactly when the new axes can be cut from
+the old factor sequence, in order, splitting a factor only where its size allows. Ops this module
+does not know name their outputs by size alone; it never claims a provenance it did not derive.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ._dims import Dims
+from ._tracer import TensorArg
+
+Factor = tuple  # (size, name)
+Axis = tuple  # tuple[Factor, ...]
+
+
+# --- formatting -------------------------------------------------------------------------------
+
+def fresh_axis(size: int, dims: Dims) -> Axis:
+    return () if size == 1 else ((size, dims.label(size)),)
+
+
+def fresh_axes(shape, dims: Dims) -> tuple:
+    return tuple(fresh_axis(s, dims) for s in shape)
+
+
+def axis_label(axis: Axis, dims: Dims) -> str:
+    if not axis:
+        return "1"
+    names = [name for _, name in axis]
+    if len(names) > 1:
+        names = _collapse(names, dims)
+    return "*".join(names)
+
+
+def _collapse(names: list[str], dims: Dims) -> list[str]:
+    """``H*d`` reads as ``C`` when C is H*d."""
+    if dims["C"] == dims["H"] * dims["d"]:
+        out, i = [], 0
+        while i < len(names):
+            if names[i] == "H" and i + 1 < len(names) and names[i + 1] == "d":
+                out.append("C")
+                i += 2
+            else:
+                out.append(names[i])
+                i += 1
+        return out
+    return names
+
+
+def format_axes(axes, dims: Dims) -> str:
+    if len(axes) == 0:
+        return "()"
+    return "(" + ", ".join(axis_label(a, dims) for a in axes) + ")"
+
+
+def axis_size(axis: Axis) -> int:
+    return math.prod(s for s, _ in axis)
+
+
+# --- reshape ----------------------------------------------------------------------------------
+
+@dataclass
+class ReshapeCheck:
+    """The outcome of reading a reshape as splits and merges of factors."""
+
+    ok: bool
+    axes: tuple  # the new axes (fresh, size-named ones when not ok)
+    bad_axis: int | None = None  # the first new axis that could not be cut from the old factors
+    took: tuple = ()  # the old factors that new axis would mix
+
+
+def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> ReshapeCheck:
+    factors = [f for axis in axes for f in axis if f[0] != 1]
+    queue = list(factors)
+    out = []
+    for i, size in enumerate(new_shape):
+        if size == 1:
+            out.append(())
+            continue
+        taken: list[Factor] = []
+        prod = 1
+        while prod < size and queue:
+            f = queue[0]
+            if prod * f[0] <= size:
+                taken.append(queue.pop(0))
+                prod *= f[0]
+                continue
+            need, rem = divmod(size, prod)
+            if rem == 0 and f[0] % need == 0:
+                rest = f[0] // need
+                queue[0] = (rest, dims.label(rest))
+                taken.append((need, dims.label(need)))
+                prod *= need
+                continue
+            break
+        if prod != size:
+            mixed = tuple(taken) + tuple(queue[:1])
+            return ReshapeCheck(False, fresh_axes(new_shape, dims), i, mixed)
+        out.append(tuple(taken))
+    if queue:
+        return ReshapeCheck(False, fresh_axes(new_shape, dims), len(new_shape) - 1, tuple(queue))
+    return ReshapeCheck(True, tuple(out))
+
+
+# --- per-op propagation -----------------------------------------------------------------------
+
+def _norm_dim(d, ndim: int) -> int:
+    d = int(d)
+    return d + ndim if d < 0 else d
+
+
+def _ints(args) -> tuple[int, ...] | None:
+    """``view(2, 3)`` / ``view((2, 3))`` / ``view(torch.Size)`` -> (2, 3)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    try:
+        return tuple(int(a) for a in args)
+    except (TypeError, ValueError):
+        return None
+
+
+def _same(rec, ins, dims):
+    return [ins[0]] * len(rec.outputs)
+
+
+def _reshape(rec, ins, dims):
+    out_shape = rec.outputs[0].shape
+    check = reshape_axes(ins[0], out_shape, dims)
+    rec_note(rec, "reshape", check)
+    return [check.axes]
+
+
+def _transpose(rec, ins, dims):
+    axes = list(ins[0])
+    n = len(axes)
+    if n < 2:
+        return [tuple(axes)]
+    a, b = rec.arg(1, "dim0", 0), rec.arg(2, "dim1", 1)
+    a, b = _norm_dim(a, n), _norm_dim(b, n)
+    axes[a], axes[b] = axes[b], axes[a]
+    return [tuple(axes)]
+
+
+def _reverse(rec, ins, dims):
+    return [tuple(reversed(ins[0]))]
+
+
+def _mT(rec, ins, dims):
+    axes = list(ins[0])
+    if len(axes) >= 2:
+        axes[-1], axes[-2] = axes[-2], axes[-1]
+    return [tuple(axes)]
+
+
+def _permute(rec, ins, dims):
+    order = rec.args[1:] if len(rec.args) > 1 else (rec.kwargs.get("dims", ()),)
+    order = _ints(order)
+    n = len(ins[0])
+    if order is None or len(order) != n:
+        return None
+    return [tuple(ins[0][_norm_dim(i, n)] for i in order)]
+
+
+def _movedim(rec, ins, dims):
+    src, dst = rec.arg(1, "source"), rec.arg(2, "destination")
+    n = len(ins[0])
+    src = [src] if isinstance(src, int) else list(src)
+    dst = [dst] if isinstance(dst, int) else list(dst)
+    src = [_norm_dim(s, n) for s in src]
+    dst = [_norm_dim(d, n) for d in dst]
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(n) if i not in src)
+    order = [o if o is not None else next(rest) for o in order]
+    return [tuple(ins[0][i] for i in order)]
+
+
+def _unsqueeze(rec, ins, dims):
+    axes = list(ins[0])
+    d = rec.arg(1, "dim")
+    d = int(d) + len(axes) + 1 if int(d) < 0 else int(d)
+    axes.insert(d, ())
+    return [tuple(axes)]
+
+
+def _squeeze(rec, ins, dims):
+    axes = ins[0]
+    n = len(axes)
+    d = rec.arg(1, "dim")
+    out_shape = rec.outputs[0].shape
+    if d is None:
+        kept = tuple(a for a in axes if axis_size(a) != 1)
+    else:
+        ds = {_norm_dim(x, n) for x in ((d,) if isinstance(d, int) else d)}
+        kept = tuple(a for i, a in enumerate(axes) if not (i in ds and axis_size(a) == 1))
+    return [kept] if len(kept) == len(out_shape) else None
+
+
+def _expand(rec, ins, dims):
+    out_shape = rec.outputs[0].shape
+    src = ins[0]
+    lead = len(out_shape) - len(src)
+    out = []
+    for i, size in enumerate(out_shape):
+        j = i - lead
+        if j >= 0 and axis_size(src[j]) == size:
+            out.append(src[j])
+        else:
+            out.append(fresh_axis(size, dims))
+    return [tuple(out)]
+
+
+def _repeat(rec, ins, dims):
+    reps = _ints(rec.args[1:]) if len(rec.args) > 1 else _ints((rec.kwargs.get("repeats"),))
+    if reps is None:
+        return None
+    src = ins[0]
+    lead = len(reps) - len(src)
+    out = []
+    for i, r in enumerate(reps):
+        j = i - lead
+        base = src[j] if j >= 0 else ()
+        out.append(base if r == 1 else fresh_axis(r, dims) + base)
+    return [tuple(out)]
+
+
+def _repeat_interleave(rec, ins, dims):
+    reps, dim = rec.arg(1, "repeats"), rec.arg(2, "dim")
+    if not isinstance(reps, int) or dim is None:
+        return None
+    axes = list(ins[0])
+    d = _norm_dim(dim, len(axes))
+    axes[d] = axes[d] + fresh_axis(reps, dims)
+    return [tuple(axes)]
+
+
+def _getitem(rec, ins, dims):
+    index = rec.arg(1)
+    if not isinstance(index, tuple):
+        index = (index,)
+    src = list(ins[0])
+    if any(isinstance(i, (TensorArg, list)) for i in index):
+        return None
+    n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+    out, pos = [], 0
+    for item in index:
+        if item is None:
+            out.append(())
+        elif item is Ellipsis:
+            k = len(src) - n_real
+            out.extend(src[pos:pos + k])
+            pos += k
+        elif isinstance(item, bool):
+            return None
+        elif isinstance(item, int):
+            pos += 1
+        elif isinstance(item, slice):
+            if pos >= len(src):
+                return None
+            size = axis_size(src[pos])
+            start, stop, step = item.indices(size)
+            new = len(range(start, stop, step))
+            out.append(src[pos] if new == size else fresh_axis(new, dims))
+            pos += 1
+        else:
+            return None
+    out.extend(src[pos:])
+    if len(out) != len(rec.outputs[0].shape):
+        return None
+    return [tuple(out)]
+
+
+def _piece_axis(axis: Axis, piece: int, count: int, dims: Dims) -> Axis:
+    """The axis of one piece when ``axis`` is cut into ``count`` pieces of ``piece``."""
+    if axis_size(axis) == piece:
+        return axis
+    check = reshape_axes((axis,), (count, piece), dims)
+    if check.ok and axis_size(check.axes[0]) == count:
+        return check.axes[1]
+    return fresh_axis(piece, dims)
+
+
+def _split(rec, ins, dims):
+    dim = rec.arg(2, "dim", 0)
+    axes = ins[0]
+    d = _norm_dim(dim, len(axes))
+    out = []
+    for meta in rec.outputs:
+        piece = meta.shape[d]
+        count = axis_size(axes[d]) // piece if piece else 0
+        new = list(axes)
+        new[d] = _piece_axis(axes[d], piece, count, dims) if count * piece == axis_size(axes[d]) \
+            else fresh_axis(piece, dims)
+        out.append(tuple(new))
+    return out
+
+
+def _unbind(rec, ins, dims):
+    d = _norm_dim(rec.arg(1, "dim", 0), len(ins[0]))
+    axes = ins[0][:d] + ins[0][d + 1:]
+    return [axes] * len(rec.outputs)
+
+
+def _cat(rec, ins, dims):
+    if not ins:
+        return None
+    dim = rec.arg(1, "dim", 0)
+    first = ins[0]
+    d = _norm_dim(dim, len(first))
+    parts = [a[d] for a in ins]
+    if all(p == parts[0] for p in parts) and len(parts) > 1:
+        joined = fresh_axis(len(parts), dims) + parts[0]
+    else:
+        joined = fresh_axis(rec.outputs[0].shape[d], dims)
+    return [first[:d] + (joined,) + first[d + 1:]]
+
+
+def _stack(rec, ins, dims):
+    if not ins:
+        return None
+    dim = rec.arg(1, "dim", 0)
+    first = ins[0]
+    d = dim + len(first) + 1 if dim < 0 else dim
+    return [first[:d] + (fresh_axis(len(ins), dims),) + first[d:]]
+
+
+def broadcast_axes(axes_list, out_shape) -> tuple | None:
+    n = len(out_shape)
+    out = []
+    for i in range(n):
+        size = out_shape[i]
+        chosen = None
+        for axes in axes_list:
+            j = i - (n - len(axes))
+            if j >= 0 and axis_size(axes[j]) == size:
+                chosen = axes[j]
+                break
+        if chosen is None:
+            return None
+        out.append(chosen if size != 1 else ())
+    return tuple(out)
+
+
+def _elementwise(rec, ins, dims):
+    if not ins:
+        return None
+    out = broadcast_axes(ins, rec.outputs[0].shape)
+    return None if out is None else [out] * len(rec.outputs)
+
+
+def _matmul(rec, ins, dims):
+    if len(ins) < 2:
+        return None
+    a, b = ins[0], ins[1]
+    if rec.op == "torch.addmm" or rec.op == "Tensor.addmm":
+        a, b = ins[1], ins[2]
+    if rec.op in ("torch.baddbmm", "Tensor.baddbmm"):
+        a, b = ins[1], ins[2]
+    if len(a) == 0 or len(b) == 0:
+        return None
+    a1 = len(a) == 1
+    b1 = len(b) == 1
+    if a1:
+        a = ((),) + a
+    if b1:
+        b = b + ((),)
+    batch_shape = rec.outputs[0].shape[: len(rec.outputs[0].shape) - (0 if a1 else 1) - (0 if b1 else 1)]
+    batch = broadcast_axes([a[:-2], b[:-2]], batch_shape) if batch_shape else ()
+    if batch is None:
+        return None
+    out = batch + (() if a1 else (a[-2],)) + (() if b1 else (b[-1],))
+    return [out]
+
+
+def _linear(rec, ins, dims):
+    out_shape = rec.outputs[0].shape
+    return [ins[0][:-1] + (fresh_axis(out_shape[-1], dims),)]
+
+
+def _embedding(rec, ins, dims):
+    out_shape = rec.outputs[0].shape
+    return [ins[0] + (fresh_axis(out_shape[-1], dims),)]
+
+
+def _sdpa(rec, ins, dims):
+    if len(ins) < 3:
+        return None
+    q, v = ins[0], ins[2]
+    return [q[:-1] + (v[-1],)] + [None] * (len(rec.outputs) - 1)
+
+
+_REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min", "var", "std", "norm", "argmax",
+               "argmin", "logsumexp", "prod", "any", "all", "median", "nansum", "nanmean",
+               "count_nonzero", "var_mean", "std_mean", "aminmax"}
+
+
+def _reduce(rec, ins, dims):
+    axes = ins[0]
+    n = len(axes)
+    dim = rec.arg(1, "dim")
+    if isinstance(dim, TensorArg):  # torch.max(a, b): elementwise
+        return _elementwise(rec, ins, dims)
+    keepdim = rec.arg(2, "keepdim", False)
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        reduced = set(range(n))
+    else:
+        ds = (dim,) if isinstance(dim, int) else tuple(dim)
+        try:
+            reduced = {_norm_dim(x, n) for x in ds}
+        except (TypeError, ValueError):
+            return None
+    if keepdim:
+        out = tuple(() if i in reduced else a for i, a in enumerate(axes))
+    else:
+        out = tuple(a for i, a in enumerate(axes) if i not in reduced)
+    if len(out) != len(rec.outputs[0].shape):
+        return None
+    return [out] * len(rec.outputs)
+
+
+_EINSUM_TERM = re.compile(r"[A-Za-z]|\.\.\.")
+
+
+def _einsum(rec, ins, dims):
+    eq = rec.arg(0, "equation")
+    if not isinstance(eq, str):
+        return None
+    eq = eq.replace(" ", "")
+    if "->" in eq:
+        lhs, rhs = eq.split("->")
+    else:
+        lhs = eq
+        letters = [c for c in lhs if c.isalpha()]
+        rhs = ("..." if "..." in lhs else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    terms = lhs.split(",")
+    if len(terms) != len(ins):
+        return None
+    letter_axis: dict[str, Axis] = {}
+    ell: list[tuple] = []
+    for term, axes in zip(terms, ins):
+        tokens = _EINSUM_TERM.findall(term)
+        if "..." in tokens:
+            k = tokens.index("...")
+            n_ell = len(axes) - (len(tokens) - 1)
+            ell.append(tuple(axes[k:k + n_ell]))
+            named = tokens[:k] + tokens[k + 1:]
+            named_axes = axes[:k] + axes[k + n_ell:]
+        else:
+            named, named_axes = tokens, axes
+        if len(named) != len(named_axes):
+            return None
+        for letter, axis in zip(named, named_axes):
+            if letter not in letter_axis or axis_size(letter_axis[letter]) == 1:
+                letter_axis[letter] = axis
+    out = []
+    for tok in _EINSUM_TERM.findall(rhs):
+        if tok == "...":
+            if ell:
+                width = max(len(e) for e in ell)
+                shape = rec.outputs[0].shape[len(out):len(out) + width]
+                b = broadcast_axes(list(ell), shape)
+                if b is None:
+                    return None
+                out.extend(b)
+        else:
+            out.append(letter_axis[tok])
+    return [tuple(out)]
+
+
+def _where(rec, ins, dims):
+    return _elementwise(rec, ins, dims)
+
+
+_SAME = {
+    "Tensor.contiguous", "Tensor.clone", "torch.clone", "Tensor.float", "Tensor.double",
+    "Tensor.half", "Tensor.bfloat16", "Tensor.to", "Tensor.type", "Tensor.type_as",
+    "Tensor.detach", "torch.detach", "Tensor.cpu", "Tensor.cuda", "Tensor.bool", "Tensor.long",
+    "Tensor.int", "F.dropout", "torch.dropout", "Tensor.requires_grad_", "F.layer_norm",
+    "torch.layer_norm", "F.rms_norm", "F.group_norm", "F.normalize", "F.softmax",
+    "Tensor.softmax", "torch.softmax", "F.log_softmax", "Tensor.log_softmax",
+    "torch.log_softmax", "torch.tril", "Tensor.tril", "torch.triu", "Tensor.triu",
+    "Tensor.tril_", "Tensor.triu_", "Tensor.masked_fill", "Tensor.masked_fill_",
+    "Tensor.cumsum", "torch.cumsum", "Tensor.zero_", "Tensor.fill_", "Tensor.copy_",
+    "Tensor.uniform_", "Tensor.normal_", "F.dropout1d", "F.dropout2d", "F.alpha_dropout",
+    "torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like",
+    "torch.rand_like", "torch.randn_like", "Tensor.new_zeros", "torch.nan_to_num",
+    "Tensor.masked_scatter", "Tensor.clamp", "torch.clamp", "Tensor.clamp_", "Tensor.clip",
+    "torch.clip", "Tensor.flip", "torch.flip", "Tensor.roll", "torch.roll", "Tensor.sort",
+    "torch.sort", "Tensor.argsort", "torch.argsort", "Tensor.cummax", "Tensor.cumprod",
+    "torch.cumprod", "Tensor.__abs__", "F.batch_norm", "F.instance_norm",
+}
+_ELEMENTWISE_NAMES = {
+    "add", "sub", "mul", "div", "true_divide", "floor_divide", "pow", "eq", "ne", "lt", "le",
+    "gt", "ge", "logical_and", "logical_or", "logical_not", "logical_xor", "bitwise_and",
+    "bitwise_or", "bitwise_not", "maximum", "minimum", "fmod", "remainder", "atan2",
+    "relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "abs", "neg",
+    "sin", "cos", "erf", "sign", "square", "reciprocal", "exp2", "log2", "log1p", "expm1",
+    "floor", "ceil", "round", "trunc", "isfinite", "isnan", "isinf", "lerp", "addcmul",
+    "addcdiv", "mish", "softplus", "elu", "leaky_relu", "hardtanh", "relu6", "selu", "celu",
+    "glu", "softsign", "logsigmoid", "hardswish", "hardsigmoid", "gelu_", "relu_", "add_",
+    "sub_", "mul_", "div_", "pow_", "exp_", "sqrt_", "neg_", "sigmoid_", "tanh_", "masked_fill",
+    "float_power", "xlogy", "copysign", "heaviside", "polar", "angle", "conj", "positive",
+    "sinh", "cosh", "asin", "acos", "atan", "frac", "nan_to_num", "sgn", "logit",
+}
+
+
+def _handler(name: str):
+    base = name.rsplit(".", 1)[-1]
+    if name in _HANDLERS:
+        return _HANDLERS[name]
+    if name in _SAME:
+        return _same_or_broadcast
+    if len(name) <= 3 and not name[0].isalpha():  # operators: + - * / ** == ...
+        return _HANDLERS.get(name, _elementwise)
+    if base in _ELEMENTWISE_NAMES:
+        return _elementwise
+    if base in _REDUCTIONS:
+        return _reduce
+    return None
+
+
+def _same_or_broadcast(rec, ins, dims):
+    return _elementwise(rec, ins, dims)
+
+
+_HANDLERS = {
+    "[]": _getitem, "[]=": _same,
+    "@": _matmul, "torch.matmul": _matmul, "Tensor.matmul": _matmul, "torch.bmm": _matmul,
+    "Tensor.bmm": _matmul, "torch.mm": _matmul, "Tensor.mm": _matmul, "torch.addmm": _matmul,
+    "Tensor.addmm": _matmul, "torch.baddbmm": _matmul, "Tensor.baddbmm": _matmul,
+    "torch.einsum": _einsum, "torch.functional.einsum": _einsum,
+    "F.linear": _linear, "F.embedding": _embedding,
+    "F.scaled_dot_product_attention": _sdpa,
+    "Tensor.view": _reshape, "Tensor.reshape": _reshape, "torch.reshape": _reshape,
+    "Tensor.view_as": _reshape, "Tensor.reshape_as": _reshape, "Tensor.flatten": _reshape,
+    "torch.flatten": _reshape, "Tensor.unflatten": _reshape, "torch.unflatten": _reshape,
+    "Tensor.transpose": _transpose, "torch.transpose": _transpose, "Tensor.swapaxes": _transpose,
+    "torch.swapaxes": _transpose, "Tensor.swapdims": _transpose, "Tensor.transpose_": _transpose,
+    "Tensor.T": _reverse, "Tensor.t": _reverse, "torch.t": _reverse, "Tensor.mT": _mT,
+    "Tensor.permute": _permute, "torch.permute": _permute,
+    "Tensor.movedim": _movedim, "torch.movedim": _movedim, "Tensor.moveaxis": _movedim,
+    "Tensor.unsqueeze": _unsqueeze, "torch.unsqueeze": _unsqueeze, "Tensor.squeeze": _squeeze,
+    "torch.squeeze": _squeeze,
+    "Tensor.expand": _expand, "Tensor.expand_as": _expand, "torch.broadcast_to": _expand,
+    "Tensor.broadcast_to": _expand,
+    "Tensor.repeat": _repeat, "Tensor.repeat_interleave": _repeat_interleave,
+    "torch.repeat_interleave": _repeat_interleave,
+    "Tensor.split": _split, "torch.split": _split, "Tensor.chunk": _split, "torch.chunk": _split,
+    "Tensor.tensor_split": _split,
+    "Tensor.unbind": _unbind, "torch.unbind": _unbind,
+    "torch.cat": _cat, "torch.concat": _cat, "torch.concatenate": _cat, "torch.stack": _stack,
+    "torch.where": _where, "Tensor.where": _where, "Tensor.masked_fill": _elementwise,
+    "Tensor.masked_fill_": _elementwise,
+}
+
+
+def rec_note(rec, key, value):
+    notes = getattr(rec, "notes", None)
+    if notes is None:
+        rec.notes = notes = {}
+    notes[key] = value
+
+
+def annotate(trace) -> None:
+    """Fill in ``meta.axes`` for every input and output of every record, in order."""
+    dims = trace.dims
+    records = trace.records
+    for rec in records:
+        ins = []
+        for meta in rec.inputs:
+            if meta.src is not None:
+                producer = records[meta.src[0]].outputs[meta.src[1]]
+                axes = producer.axes
+                if axes is None or tuple(axis_size(a) for a in axes) != meta.shape:
+                    axes = fresh_axes(meta.shape, dims)
+            else:
+                axes = fresh_axes(meta.shape, dims)
+            meta.axes = axes
+            ins.append(axes)
+        if not rec.outputs:
+            continue
+        result = None
+        handler = _handler(rec.op)
+        if handler is not None and rec.error is None:
+            try:
+                result = handler(rec, ins, dims)
+            except (TypeError, ValueError, IndexError, KeyError, AttributeError):
+                result = None
+        for i, meta in enumerate(rec.outputs):
+            axes = result[i] if result is not None and i < len(result) else None
+            if axes is None or len(axes) != len(meta.shape) or \
+                    tuple(axis_size(a) for a in axes) != meta.shape:
+                axes = fresh_axes(meta.shape, dims)
+            meta.axes = axes

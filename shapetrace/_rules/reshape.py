@@ -1,0 +1,114 @@
+"""reshape-jumble: a view/reshape that is not a pure split or merge of adjacent axes."""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+from .._provenance import ReshapeCheck, axis_label, axis_size, fresh_axes, reshape_axes
+from ._common import at, call, names
+
+RESHAPES = {"Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.view_as", "Tensor.reshape_as",
+            "Tensor.flatten", "torch.flatten", "Tensor.unflatten", "torch.unflatten"}
+
+
+def target_shape(rec) -> tuple[int, ...] | None:
+    """The shape a reshape produced, or asked for when it raised."""
+    if rec.outputs:
+        return rec.outputs[0].shape
+    if rec.op not in ("Tensor.view", "Tensor.reshape", "torch.reshape") or not rec.inputs:
+        return None
+    args = rec.args[1:] if rec.op.startswith("Tensor.") else rec.args[1:2]
+    if "shape" in rec.kwargs:
+        args = (rec.kwargs["shape"],)
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    try:
+        shape = [int(a) for a in args]
+    except (TypeError, ValueError):
+        return None
+    total = 1
+    for s in rec.inputs[0].shape:
+        total *= s
+    if shape.count(-1) == 1:
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        if known == 0 or total % known:
+            return None
+        shape[shape.index(-1)] = total // known
+    known = 1
+    for s in shape:
+        known *= s
+    return tuple(shape) if known == total else None
+
+
+def reshape_check(trace, rec) -> ReshapeCheck | None:
+    if rec.op not in RESHAPES or not rec.inputs:
+        return None
+    notes = rec.notes or {}
+    if "reshape" in notes:
+        return notes["reshape"]
+    shape = target_shape(rec)
+    if shape is None or rec.inputs[0].axes is None:
+        return None
+    return reshape_axes(rec.inputs[0].axes, shape, trace.dims)
+
+
+def _perm_call(order: tuple[int, ...]) -> str:
+    moved = [i for i, j in enumerate(order) if i != j]
+    if len(moved) == 2:
+        return f".transpose({moved[0]}, {moved[1]})"
+    return f".permute({', '.join(map(str, order))})"
+
+
+def fix_hint(src_axes, shape, dims, verb: str) -> str:
+    """How to get ``shape`` from ``src_axes`` legally: permute first, or split then permute."""
+    n, m = len(src_axes), len(shape)
+    target = names(fresh_axes(shape, dims), dims)
+    if n <= 6:
+        for order in permutations(range(n)):
+            if order == tuple(range(n)):
+                continue
+            moved = tuple(src_axes[i] for i in order)
+            if reshape_axes(moved, shape, dims).ok:
+                if tuple(axis_size(a) for a in moved) == tuple(shape):
+                    return f"Reorder axes with {_perm_call(order)} instead: a {verb} cannot move axes."
+                return f"Move the axes first: {_perm_call(order)}, then .{verb}{call(target)}."
+    if m <= 6:
+        for order in permutations(range(m)):
+            if order == tuple(range(m)):
+                continue
+            split_shape = tuple(shape[i] for i in order)
+            if reshape_axes(src_axes, split_shape, dims).ok:
+                inverse = tuple(order.index(i) for i in range(m))
+                split_names = [target[i] for i in order]
+                return f"Split with .{verb}{call(split_names)}, then {_perm_call(inverse)}."
+    return "Split or merge neighbouring axes only, and move axes with transpose/permute."
+
+
+def check(trace):
+    dims = trace.dims
+    for rec in trace.records:
+        result = reshape_check(trace, rec)
+        if result is None or result.ok:
+            continue
+        src = rec.inputs[0].axes
+        shape = target_shape(rec)
+        before = call(names(src, dims))
+        after = call(names(fresh_axes(shape, dims), dims))
+        bad = axis_label(fresh_axes(shape, dims)[result.bad_axis], dims) if result.bad_axis is not None else "?"
+        mixed = []
+        for f in result.took:
+            label = axis_label((f,), dims)
+            if label not in mixed:
+                mixed.append(label)
+        verb = "view" if rec.op.endswith("view") else "reshape"
+        what = f"{rec.op.split('.')[-1]} {before} -> {after}"
+        message = (f"{what} is not a split or merge of neighbouring axes: the new axis {bad} "
+                   f"would be cut across {' and '.join(mixed)}, mixing them")
+        yield at(trace, rec, "reshape-jumble", message, fix_hint(src, shape, dims, verb),
+                 before=before, after=after)
+
+
+CHECKS = {"reshape-jumble": check}

@@ -1,0 +1,515 @@
+"""Recording: every tensor op inside a block, with its source line and module path.
+
+A ``TorchFunctionMode`` sees each op at the level a student writes it (``F.linear``,
+``Tensor.view``, ``@``), and global module hooks say which module ran it. Records keep metadata
+only (shapes, dtypes, contiguity, the non-tensor arguments), never the tensors, so activations
+are not kept alive. Naming the axes is done afterwards, in ``_provenance``.
+"""
+
+from __future__ import annotations
+
+import types
+import warnings
+import weakref
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+from ._source import resolve_site, source_segment, user_site
+from ._report import display_path
+
+Tensor = torch.Tensor
+
+
+class TensorMeta:
+    """What shapetrace keeps of one tensor flowing through an op."""
+
+    __slots__ = ("shape", "dtype", "contiguous", "src", "value", "axes", "ref", "used", "stride")
+
+    def __init__(self, t: Tensor, src):
+        self.shape: tuple[int, ...] = tuple(t.shape)
+        self.dtype = t.dtype
+        self.contiguous: bool = t.is_contiguous()
+        self.src = src  # (record index, output slot) of the op that made it, or None
+        self.value = None  # the number, for one-element tensors (scales, fill values)
+        self.axes = None  # provenance, filled in by _provenance
+        self.ref = None  # weakref while tracing, then whether it was still alive at the end
+        self.used = 0
+        self.stride = None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"TensorMeta({self.shape}, {self.dtype})"
+
+
+class TensorArg:
+    """Stands in for the i-th tensor operand inside recorded arguments."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def __repr__(self):
+        return f"<tensor {self.index}>"
+
+
+class OpRecord:
+    """One op of the trace."""
+
+    __slots__ = ("index", "func", "site", "module", "internal", "inputs", "args", "kwargs",
+                 "outputs", "error", "warnings", "notes", "_where")
+
+    def __init__(self, index, func, site, module, internal):
+        self.index = index
+        self.func = func
+        self.site = site
+        self.module: str = module
+        self.internal: bool = internal  # called from torch/helper code rather than the user's
+        self.inputs: list[TensorMeta] = []
+        self.args: tuple = ()
+        self.kwargs: dict = {}
+        self.outputs: list[TensorMeta] = []
+        self.error: tuple[str, str] | None = None  # (exception type, message)
+        self.warnings: list[str] = []
+        self.notes: dict | None = None  # analysis results (e.g. the reshape check)
+        self._where = None
+
+    @property
+    def op(self) -> str:
+        return op_name(self.func)
+
+    @property
+    def where(self) -> tuple[str | None, int | None, int | None, int | None]:
+        if self._where is None:
+            if self.site is None:
+                self._where = (None, None, None, None)
+            else:
+                self._where = resolve_site(*self.site)
+        return self._where
+
+    @property
+    def file(self) -> str | None:
+        return display_path(self.where[0])
+
+    @property
+    def line(self) -> int | None:
+        return self.where[1]
+
+    @property
+    def source(self) -> str:
+        filename, line, col, end_col = self.where
+        if filename is None:
+            return ""
+        return source_segment(filename, line, col, end_col)
+
+    def arg(self, position: int, name: str | None = None, default=None):
+        """A recorded argument by position or keyword (tensors come back as TensorArg)."""
+        if name is not None and name in self.kwargs:
+            return self.kwargs[name]
+        if position < len(self.args):
+            return self.args[position]
+        return default
+
+    def __repr__(self):
+        return f"<OpRecord {self.index} {self.op} {[m.shape for m in self.inputs]} -> {[m.shape for m in self.outputs]}>"
+
+
+# --- op names ---------------------------------------------------------------------------------
+
+_OPERATORS = {
+    "__matmul__": "@", "__rmatmul__": "@", "__mul__": "*", "__rmul__": "*",
+    "__truediv__": "/", "__rtruediv__": "/", "__div__": "/", "__floordiv__": "//",
+    "__add__": "+", "__radd__": "+", "__sub__": "-", "__rsub__": "-", "__pow__": "**",
+    "__rpow__": "**", "__neg__": "-x", "__eq__": "==", "__ne__": "!=", "__lt__": "<",
+    "__le__": "<=", "__gt__": ">", "__ge__": ">=", "__and__": "&", "__or__": "|",
+    "__invert__": "~", "__xor__": "^", "__mod__": "%", "__getitem__": "[]",
+    "__setitem__": "[]=", "__iadd__": "+=", "__isub__": "-=", "__imul__": "*=",
+    "__itruediv__": "/=", "__imatmul__": "@=", "__abs__": "abs",
+}
+_NAMES: dict[Any, str] = {}
+
+
+def op_name(func) -> str:
+    try:
+        return _NAMES[func]
+    except (KeyError, TypeError):
+        pass
+    name = getattr(func, "__name__", None) or repr(func)
+    owner = getattr(func, "__self__", None)
+    if name == "__get__" and owner is not None:  # Tensor.T, Tensor.shape ... getters
+        result = f"Tensor.{owner.__name__}"
+    elif name in _OPERATORS:
+        result = _OPERATORS[name]
+    else:
+        qual = getattr(func, "__qualname__", name)
+        module = getattr(func, "__module__", None) or ""
+        if qual.startswith(("TensorBase.", "Tensor.")):
+            result = "Tensor." + qual.split(".", 1)[1]
+        elif module.startswith("torch.nn.functional") or module == "torch._C._nn":
+            result = f"F.{name}"
+        elif qual.startswith("_VariableFunctionsClass.") or module == "torch":
+            result = f"torch.{name}"
+        elif module.startswith("torch.functional"):
+            result = f"torch.{name}"
+        elif module.startswith("torch"):
+            result = f"{module.replace('torch._C._', 'torch.')}.{name}"
+        else:
+            result = name
+    try:
+        _NAMES[func] = result
+    except TypeError:
+        pass
+    return result
+
+
+# Calls that never create a tensor worth recording; they only count as uses of their input.
+_PASSTHROUGH_NAMES = {
+    "shape", "dtype", "device", "ndim", "is_cuda", "is_sparse", "is_quantized", "is_meta",
+    "is_nested", "requires_grad", "grad_fn", "layout", "names", "is_leaf", "grad", "data",
+    "_version", "output_nr", "_base", "is_mkldnn", "itemsize", "nbytes", "is_complex",
+    "size", "dim", "numel", "is_contiguous", "stride", "storage_offset", "is_floating_point",
+    "__len__", "__repr__", "__format__", "__hash__", "__bool__", "item", "tolist", "__index__",
+    "__int__", "__float__", "element_size", "get_device", "data_ptr", "untyped_storage",
+    "has_names", "is_set_to", "__iter__", "__reversed__", "__contains__", "__array__",
+    "is_inference", "is_signed", "register_hook", "retain_grad", "_is_view", "numpy",
+    "__reduce_ex__", "__deepcopy__", "__getstate__", "__setstate__", "nelement",
+    "__dlpack__", "is_pinned", "__array_wrap__", "_typed_storage", "storage",
+}
+
+
+def _is_passthrough(func) -> bool:
+    name = getattr(func, "__name__", "")
+    if name == "__get__":
+        owner = getattr(func, "__self__", None)
+        return getattr(owner, "__name__", "") not in {"T", "mT", "H", "mH", "real", "imag"}
+    return name in _PASSTHROUGH_NAMES
+
+
+# Functions whose Python body is made of ops a student would write: run it with the mode on, so
+# nn.MultiheadAttention shows its F.linear / view / bmm / softmax rather than one opaque call.
+def _transparent(func):
+    g = dict(func.__globals__)
+    g["has_torch_function"] = lambda *a, **k: False
+    g["has_torch_function_unary"] = lambda *a, **k: False
+    g["has_torch_function_variadic"] = lambda *a, **k: False
+    inner = types.FunctionType(func.__code__, g, func.__name__, func.__defaults__, func.__closure__)
+    inner.__kwdefaults__ = func.__kwdefaults__
+    return inner
+
+
+_TRANSPARENT = {F.multi_head_attention_forward: _transparent(F.multi_head_attention_forward)}
+
+
+# --- the mode ---------------------------------------------------------------------------------
+
+class _Recorder(TorchFunctionMode):
+    def __init__(self, trace: "Trace"):
+        super().__init__()
+        self.trace = trace
+        self.live: dict[int, tuple] = {}  # id(tensor) -> (weakref, record index, slot)
+        self.passthrough: dict[Any, bool] = {}
+        self.current: OpRecord | None = None
+
+    def _lookup(self, t: Tensor):
+        entry = self.live.get(id(t))
+        if entry is not None and entry[0]() is t:
+            return entry
+        return None
+
+    def _meta_in(self, t: Tensor) -> TensorMeta:
+        entry = self._lookup(t)
+        if entry is not None:
+            rec = self.trace.records[entry[1]]
+            rec.outputs[entry[2]].used += 1
+            meta = TensorMeta(t, (entry[1], entry[2]))
+        else:
+            meta = TensorMeta(t, None)
+        if t.numel() == 1 and not t.is_meta and not _is_fake(t):
+            try:
+                meta.value = t.item()
+            except Exception:  # data-dependent under fake tensors, or not a number
+                meta.value = None
+        return meta
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        try:
+            passthrough = self.passthrough[func]
+        except (KeyError, TypeError):
+            passthrough = _is_passthrough(func)
+            try:
+                self.passthrough[func] = passthrough
+            except TypeError:
+                pass
+        if passthrough:
+            if args and isinstance(args[0], Tensor):
+                entry = self._lookup(args[0])
+                if entry is not None:
+                    self.trace.records[entry[1]].outputs[entry[2]].used += 1
+            return func(*args, **kwargs)
+
+        trace = self.trace
+        site = user_site(1, getattr(func, "__code__", None))
+        rec = OpRecord(len(trace.records), func, site[:2] if site else None,
+                       trace._module_stack[-1] if trace._module_stack else "",
+                       bool(site and site[2]))
+        inputs = rec.inputs
+        rec.args = tuple(self._strip(a, inputs) for a in args)
+        if kwargs:
+            rec.kwargs = {k: self._strip(v, inputs) for k, v in kwargs.items()}
+        trace.records.append(rec)
+        previous, self.current = self.current, rec
+        try:
+            inner = _TRANSPARENT.get(func)
+            if inner is not None:
+                with self:
+                    result = inner(*args, **kwargs)
+            else:
+                result = func(*args, **kwargs)
+        except BaseException as exc:
+            rec.error = (type(exc).__name__, str(exc))
+            raise
+        finally:
+            self.current = previous
+        self._outputs(rec, result, args)
+        return result
+
+    def _strip(self, a, inputs: list):
+        if isinstance(a, Tensor):
+            inputs.append(self._meta_in(a))
+            return TensorArg(len(inputs) - 1)
+        if isinstance(a, (list, tuple)) and a and any(isinstance(x, Tensor) for x in a):
+            return type(a)(self._strip(x, inputs) for x in a) if type(a) in (list, tuple) else \
+                tuple(self._strip(x, inputs) for x in a)
+        return a
+
+    def _outputs(self, rec: OpRecord, result, args) -> None:
+        if isinstance(result, Tensor):
+            outs = (result,)
+        elif isinstance(result, (tuple, list)):
+            outs = tuple(r for r in result if isinstance(r, Tensor))
+        elif result is None and rec.func is Tensor.__setitem__ and args and isinstance(args[0], Tensor):
+            outs = (args[0],)  # x[...] = y writes into x
+        else:
+            return
+        live = self.live
+        for slot, t in enumerate(outs):
+            meta = TensorMeta(t, None)
+            meta.ref = weakref.ref(t)
+            if t.numel() == 1 and not t.is_meta and not _is_fake(t) and not t.requires_grad:
+                try:
+                    meta.value = t.item()
+                except Exception:
+                    meta.value = None
+            rec.outputs.append(meta)
+            live[id(t)] = (meta.ref, rec.index, slot)
+
+
+def _is_fake(t: Tensor) -> bool:
+    return type(t).__name__ == "FakeTensor"
+
+
+# --- the public context manager ---------------------------------------------------------------
+
+class Trace:
+    """The ops recorded inside a ``with shapetrace.trace(...)`` block.
+
+    ``records`` are in execution order. ``diagnostics`` are the rule findings, computed when the
+    block exits (or on first access).
+    """
+
+    def __init__(self, model: torch.nn.Module | None = None, *, dims=None, rules: bool = True,
+                 root: str | None = None):
+        from ._dims import Dims
+
+        self.model = model
+        self.dims = dims if isinstance(dims, Dims) else Dims(dims)
+        self.records: list[OpRecord] = []
+        self.returned: list[TensorMeta] = []
+        self._run_rules = rules
+        self._diagnostics = None
+        self._module_stack: list[str] = []
+        self._module_objs: list[torch.nn.Module] = []
+        self._names: dict[int, str] = {}
+        self._root = root
+        if model is not None:
+            prefix = root or type(model).__name__
+            for name, m in model.named_modules():
+                self._names.setdefault(id(m), f"{prefix}.{name}" if name else prefix)
+        self._recorder: _Recorder | None = None
+        self._handles = []
+        self._saved_showwarning = None
+        self._analysed = False
+        self.exception: BaseException | None = None
+
+    # context manager
+    def __enter__(self) -> "Trace":
+        if self._recorder is not None:
+            raise RuntimeError("a shapetrace.trace() block cannot be entered twice")
+        from torch.nn.modules import module as nn_module
+
+        self._recorder = _Recorder(self)
+        self._handles.append(nn_module.register_module_forward_pre_hook(self._pre_hook))
+        self._handles.append(nn_module.register_module_forward_hook(self._post_hook, always_call=True))
+        self._saved_showwarning = warnings.showwarning
+        warnings.showwarning = self._showwarning
+        try:
+            self._recorder.__enter__()
+        except BaseException:
+            self._cleanup()
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self._recorder.__exit__(exc_type, exc, tb)
+        finally:
+            self._cleanup()
+        self.exception = exc
+        self._finish()
+        return False
+
+    def _cleanup(self):
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+        if self._saved_showwarning is not None and warnings.showwarning == self._showwarning:
+            warnings.showwarning = self._saved_showwarning
+        self._module_stack.clear()
+        self._module_objs.clear()
+
+    def _finish(self):
+        recorder = self._recorder
+        if recorder is None:
+            return
+        for rec in self.records:
+            for meta in rec.outputs:
+                ref = meta.ref
+                meta.ref = bool(ref is not None and ref() is not None)
+        recorder.live.clear()
+        recorder.passthrough.clear()
+
+    # hooks
+    def _module_name(self, module: torch.nn.Module) -> str:
+        name = self._names.get(id(module))
+        if name is None:
+            if self._module_objs:
+                parent, parent_name = self._module_objs[-1], self._module_stack[-1]
+                for child_name, child in parent.named_children():
+                    self._names.setdefault(id(child), f"{parent_name}.{child_name}")
+                name = self._names.get(id(module))
+            if name is None:
+                name = type(module).__name__
+                self._names[id(module)] = name
+        return name
+
+    def _pre_hook(self, module, args):
+        self._module_stack.append(self._module_name(module))
+        self._module_objs.append(module)
+
+    def _post_hook(self, module, args, output):
+        if self._module_objs and self._module_objs[-1] is module:
+            self._module_stack.pop()
+            self._module_objs.pop()
+        recorder = self._recorder
+        if recorder is not None and output is not None:
+            for t in _tensors_in(output):
+                entry = recorder._lookup(t)
+                if entry is not None:
+                    self.records[entry[1]].outputs[entry[2]].used += 1
+
+    def _showwarning(self, message, category, filename, lineno, file=None, line=None):
+        rec = self._recorder.current if self._recorder is not None else None
+        if rec is not None:
+            rec.warnings.append(f"{category.__name__}: {message}")
+        if self._saved_showwarning is not None:
+            self._saved_showwarning(message, category, filename, lineno, file, line)
+
+    # results
+    def _analyse(self):
+        if self._analysed:
+            return
+        self._analysed = True
+        from ._provenance import annotate
+
+        annotate(self)
+
+    @property
+    def diagnostics(self):
+        if self._diagnostics is None:
+            self._analyse()
+            if self._run_rules:
+                from ._rules import run_trace_rules
+
+                self._diagnostics = run_trace_rules(self)
+            else:
+                self._diagnostics = []
+        return self._diagnostics
+
+    def shape_of(self, meta: TensorMeta) -> str:
+        self._analyse()
+        from ._provenance import format_axes
+
+        return format_axes(meta.axes, self.dims) if meta.axes is not None else str(tuple(meta.shape))
+
+    def to_json(self) -> list[dict]:
+        self._analyse()
+        out = []
+        for rec in self.records:
+            item = {
+                "op": rec.op,
+                "module": rec.module,
+                "file": rec.file,
+                "line": rec.line,
+                "source": rec.source,
+                "inputs": [self.shape_of(m) for m in rec.inputs],
+                "outputs": [self.shape_of(m) for m in rec.outputs],
+            }
+            if rec.error:
+                item["error"] = f"{rec.error[0]}: {rec.error[1]}"
+            if rec.warnings:
+                item["warnings"] = list(rec.warnings)
+            out.append(item)
+        return out
+
+    def print(self, console=None, **options) -> None:
+        from ._render import print_trace
+
+        print_trace(self, console=console, **options)
+
+    def __len__(self):
+        return len(self.records)
+
+    def __iter__(self):
+        return iter(self.records)
+
+
+def _tensors_in(obj, depth: int = 0):
+    if isinstance(obj, Tensor):
+        yield obj
+    elif depth < 3 and isinstance(obj, (tuple, list)):
+        for x in obj:
+            yield from _tensors_in(x, depth + 1)
+    elif depth < 3 and isinstance(obj, dict):
+        for x in obj.values():
+            yield from _tensors_in(x, depth + 1)
+
+
+def trace(model: torch.nn.Module | None = None, *, dims=None, rules: bool = True) -> Trace:
+    """Record every tensor op run inside the ``with`` block.
+
+    >>> with trace(model) as t:
+    ...     y = model(x)
+    >>> t.print()
+
+    ``model`` is optional: it only gives modules their attribute paths (``blocks.0.attn``).
+    ``dims`` overrides probe sizes used to name axes (``{"B": 5, "T": 7}``).
+    """
+    return Trace(model, dims=dims, rules=rules)
