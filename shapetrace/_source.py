@@ -19,6 +19,7 @@ _SKIP_DIRS: tuple[str, ...] = tuple(
     os.path.dirname(m.__file__) + os.sep
     for m in (torch, sys.modules[__package__])
 )
+_USER_FILES = (os.sep + "_demo.py",)  # shapetrace's own demo is user code
 _SKIP_PACKAGES = ("einops", "jaxtyping", "beartype", "typeguard", "contextlib", "functools")
 
 
@@ -39,7 +40,7 @@ class _Internal(dict):
     def __missing__(self, code):
         filename = code.co_filename
         internal = (
-            filename.startswith(_SKIP_DIRS)
+            (filename.startswith(_SKIP_DIRS) and not filename.endswith(_USER_FILES))
             or filename.startswith(_extra_skip_dirs())
             or filename.startswith("<frozen")
             or "<@beartype" in filename

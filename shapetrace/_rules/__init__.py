@@ -35,6 +35,7 @@ def trace_checks() -> dict:
 
 def run_trace_rules(trace, skip=()) -> list:
     """All trace-rule diagnostics, in trace order (ties in registry order)."""
+    trace._analyse()
     diagnostics = []
     order = {name: i for i, name in enumerate(RULES)}
     for name, check in trace_checks().items():

@@ -105,8 +105,9 @@ def check(trace):
                 mixed.append(label)
         verb = "view" if rec.op.endswith("view") else "reshape"
         what = f"{rec.op.split('.')[-1]} {before} -> {after}"
-        message = (f"{what} is not a split or merge of neighbouring axes: the new axis {bad} "
-                   f"would be cut across {' and '.join(mixed)}, mixing them")
+        mixed = [m for m in mixed if m != bad] or mixed
+        message = (f"{what} mixes {' and '.join(mixed)} into {bad}: a {verb} can only split or "
+                   f"merge neighbouring axes in their current order")
         yield at(trace, rec, "reshape-jumble", message, fix_hint(src, shape, dims, verb),
                  before=before, after=after)
 

@@ -1,0 +1,200 @@
+"""``check()``: build a module at the probe sizes, trace one forward, run the rules and checks."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import traceback
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+
+from ._dims import Dims
+from ._errors import ShapetraceError, TargetError, UsageError
+from ._report import Diagnostic, Report, TargetResult, display_path
+from ._rules import run_trace_rules
+from ._rules.registry import RULES
+from ._tracer import Trace
+
+
+def check(module, *, init: Mapping[str, Any] | None = None,
+          inputs: Sequence[str | torch.Tensor] | None = None,
+          dims: Mapping[str, int] | Dims | None = None, causal: bool | None = None,
+          fake: bool = False, target: str | None = None, behaviour: bool = True,
+          seed: int = 0) -> Report:
+    """Trace ``module`` at the probe sizes and run every rule and behaviour check.
+
+    ``module`` is an ``nn.Module`` subclass (built with ``init``, whose dim-name strings resolve
+    to sizes, or with arguments inferred from parameter names) or an instance. ``inputs`` are
+    specs such as ``"x=B,T,C"`` or tensors; without them they are inferred from ``forward``.
+    ``causal`` declares whether the module is meant to be causal (None: inferred).
+    """
+    result = check_target(module, init=init, inputs=inputs, dims=dims, causal=causal, fake=fake,
+                          target=target, behaviour=behaviour, seed=seed)
+    return Report([result])
+
+
+def _name_of(module) -> str:
+    cls = module if isinstance(module, type) else type(module)
+    return cls.__qualname__
+
+
+def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake=False,
+                 target=None, behaviour=True, seed=0) -> TargetResult:
+    """Like ``check`` but returns one TargetResult; problems building it go to ``.error``."""
+    display = target or _name_of(module)
+    try:
+        dims = dims if isinstance(dims, Dims) else Dims(dims)
+    except ShapetraceError as exc:
+        return TargetResult(display, error=str(exc))
+    result = TargetResult(display, dims=dims.as_dict())
+    try:
+        with _fake_mode(fake) as mode:
+            model, args = _build(module, init, inputs, dims, seed, mode)
+            _run(result, model, args, dims, causal=causal, behaviour=behaviour and not fake)
+    except ShapetraceError as exc:
+        result.error = str(exc)
+    if fake:
+        result.skipped = [name for name, rule in RULES.items() if rule.needs_values]
+    return result
+
+
+@contextlib.contextmanager
+def _fake_mode(fake: bool):
+    if not fake:
+        yield None
+        return
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    with mode:
+        yield mode
+
+
+def _build(module, init, inputs, dims: Dims, seed: int, mode):
+    from . import _spec
+
+    torch.manual_seed(seed)
+    if isinstance(module, type):
+        if not issubclass(module, torch.nn.Module):
+            raise TargetError(f"{module.__qualname__} is not an nn.Module subclass")
+        kwargs = _spec.infer_init(module, dims, given=init or {})
+        try:
+            model = module(**kwargs)
+        except ShapetraceError:
+            raise
+        except Exception as exc:
+            shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+            raise TargetError(f"{module.__qualname__}({shown}) raised {type(exc).__name__}: "
+                              f"{_one_line(exc)}{_where(exc)}") from exc
+        forward_owner = module
+    elif isinstance(module, torch.nn.Module):
+        if init:
+            raise UsageError("init is only used when check() is given a class, not an instance")
+        model = module
+        forward_owner = type(module)
+    else:
+        raise UsageError(f"check() expects an nn.Module subclass or instance, got {type(module).__name__}")
+    model.eval()
+
+    if inputs is None:
+        specs = _spec.infer_inputs(forward_owner, dims)
+    else:
+        specs = [_spec.parse_input(i, dims) if isinstance(i, str) else i for i in inputs]
+    generator = torch.Generator().manual_seed(seed) if mode is None else None
+    args = []
+    for spec in specs:
+        if isinstance(spec, torch.Tensor):
+            args.append(spec)
+        else:
+            args.append(_spec.make_input(spec, dims, generator=generator))
+    return model, args
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _where(exc: BaseException) -> str:
+    site = user_frame(exc)
+    return f" at {site[0]}:{site[1]}" if site else ""
+
+
+def user_frame(exc: BaseException) -> tuple[str, int] | None:
+    """The innermost traceback frame in the user's code (not torch, shapetrace or helpers)."""
+    from ._source import _internal
+
+    found = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if not _internal[frame.f_code]:
+            found = (display_path(frame.f_code.co_filename), lineno)
+    return found
+
+
+def _run(result: TargetResult, model, args, dims: Dims, *, causal, behaviour: bool) -> None:
+    trace = Trace(model, dims=dims, rules=False)
+    exc_seen = None
+    with torch.no_grad():
+        try:
+            with trace:
+                model(*args)
+        except Exception as exc:  # the user's forward raised: becomes a diagnostic
+            exc_seen = exc
+    result.trace = trace
+    result.dims = _used_dims(trace, dims)
+    diagnostics = run_trace_rules(trace, skip=result.skipped)
+    if exc_seen is not None:
+        diagnostics.extend(_exception_diagnostics(trace, exc_seen, diagnostics))
+    elif behaviour:
+        diagnostics.extend(_behaviour(model, args, trace, dims, causal))
+    result.diagnostics = diagnostics
+
+
+def _used_dims(trace: Trace, dims: Dims) -> dict[str, int]:
+    """The probe sizes that name some axis of the trace (B and T always)."""
+    import re
+
+    trace._analyse()
+    used = {"B", "T"}
+    word = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+    for rec in trace.records:
+        for meta in (*rec.inputs, *rec.outputs):
+            used.update(word.findall(trace.shape_of(meta)))
+    if "C" in used and dims["C"] == dims["H"] * dims["d"]:
+        used.update(("H", "d"))
+    return dims.as_dict(used)
+
+
+def _exception_diagnostics(trace: Trace, exc: BaseException, found: list) -> list[Diagnostic]:
+    """A failure that no trace rule explained: annotation errors, plain Python errors."""
+    try:
+        from ._annotations import annotation_diagnostic
+    except ImportError:  # pragma: no cover - optional until reference models land
+        annotation_diagnostic = None
+    if annotation_diagnostic is not None:
+        diag = annotation_diagnostic(exc)
+        if diag is not None:
+            return [diag]
+    failed = [r for r in trace.records if r.error is not None]
+    if failed and any(d.data.get("index") == failed[-1].index for d in found):
+        return []
+    site = user_frame(exc)
+    return [Diagnostic(
+        rule="op-failed", severity="error",
+        message=f"forward raised {type(exc).__name__}: {_one_line(exc)}",
+        hint="", file=site[0] if site else None, line=site[1] if site else None,
+        module=trace.records[-1].module if trace.records else None)]
+
+
+def _behaviour(model, args, trace: Trace, dims: Dims, causal) -> list[Diagnostic]:
+    try:
+        from ._behaviour import check_behaviour
+    except ImportError:  # pragma: no cover - behaviour checks are optional
+        return []
+    return list(check_behaviour(model, args, trace=trace, dims=dims, causal=causal))
+
+
+if sys.version_info < (3, 11):  # pragma: no cover
+    raise ImportError("shapetrace needs Python 3.11 or newer")

@@ -1,0 +1,238 @@
+"""Terminal, HTML and SVG rendering with rich. The only module that imports rich.
+
+Every dimension name has its own colour, so a jumbled axis stands out in a column of shapes.
+Library code returns renderables; ``print_*`` functions are the thin printing layer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from rich.console import Console, Group
+from rich.padding import Padding
+from rich.rule import Rule
+from rich.text import Text
+
+DIM_STYLES = {
+    "B": "bold blue", "T": "bold green", "S": "bold bright_green", "H": "bold magenta",
+    "d": "bold yellow", "C": "bold cyan", "V": "bold red", "L": "bold bright_blue",
+}
+_EXTRA_STYLES = ["bold bright_magenta", "bold bright_cyan", "bold bright_yellow", "bold bright_red"]
+SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "bold blue"}
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|.", re.S)
+
+
+def dim_style(name: str) -> str:
+    if name in DIM_STYLES:
+        return DIM_STYLES[name]
+    if name.isdigit():
+        return "dim"
+    return _EXTRA_STYLES[sum(map(ord, name)) % len(_EXTRA_STYLES)]
+
+
+def shape_text(shape: str) -> Text:
+    """``(B, H, T, d)`` with each name in its own colour."""
+    text = Text()
+    for token in _TOKEN.findall(shape):
+        if token[0].isalnum() or token[0] == "_":
+            text.append(token, style=dim_style(token))
+        else:
+            text.append(token, style="dim" if token in "(),*" else "")
+    return text
+
+
+def _ellipsize(s: str, width: int) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= width else s[: max(width - 1, 0)] + "…"
+
+
+def _shown_inputs(rec) -> list:
+    """The operands worth showing: the first, and any computed inside the trace."""
+    shown = [m for i, m in enumerate(rec.inputs) if i == 0 or m.src is not None]
+    return shown[:3]
+
+
+def trace_renderable(trace, *, width: int = 100, diagnostics=None, max_ops: int | None = None):
+    """One line per op, grouped under a header whenever the module changes."""
+    diagnostics = trace.diagnostics if diagnostics is None else diagnostics
+    flagged: dict[int, str] = {}
+    for d in diagnostics:
+        idx = d.data.get("index")
+        if idx is not None and (idx not in flagged or d.severity == "error"):
+            flagged[idx] = d.severity
+    lines: list = []
+    current = None
+    records = trace.records if max_ops is None else trace.records[:max_ops]
+    root = records[0].module.split(".")[0] if records and records[0].module else ""
+    for rec in records:
+        if rec.module != current:
+            current = rec.module
+            label = current or "(no module)"
+            header = Text("  ")
+            header.append(label, style="bold")
+            if rec.file:
+                header.append(f"  {rec.file}", style="dim")
+            lines.append(header)
+        line = Text()
+        severity = flagged.get(rec.index)
+        if severity:
+            line.append("✗ " if severity == "error" else "! ", style=SEVERITY_STYLES[severity])
+        else:
+            line.append("  ")
+        line.append(f"{rec.line or '':>4} ", style="dim")
+        line.append(f"{_ellipsize(rec.op, 19):<19} ", style="bold" if not rec.error else "bold red")
+        shapes = Text()
+        ins = _shown_inputs(rec)
+        for i, meta in enumerate(ins):
+            if i:
+                shapes.append(", ", style="dim")
+            shapes.append_text(shape_text(trace.shape_of(meta)))
+        shapes.append(" → ", style="dim")
+        if rec.error:
+            shapes.append("raised " + rec.error[0], style="red")
+        else:
+            outs = rec.outputs
+            distinct = {trace.shape_of(m) for m in outs}
+            if len(outs) > 1 and len(distinct) == 1:
+                shapes.append(f"{len(outs)} × ", style="dim")
+                shapes.append_text(shape_text(trace.shape_of(outs[0])))
+            else:
+                for i, meta in enumerate(outs[:3]):
+                    if i:
+                        shapes.append(", ", style="dim")
+                    shapes.append_text(shape_text(trace.shape_of(meta)))
+                if len(outs) > 3:
+                    shapes.append(", …", style="dim")
+        line.append_text(shapes)
+        room = width - line.cell_len - 3
+        source = rec.source
+        if source and room > 8:
+            pad = max(1, 56 - line.cell_len) if line.cell_len < 56 and room > 40 else 2
+            line.append(" " * pad)
+            line.append(_ellipsize(source, width - line.cell_len - 1), style="italic dim")
+        lines.append(line)
+    if max_ops is not None and len(trace.records) > max_ops:
+        lines.append(Text(f"  … {len(trace.records) - max_ops} more ops", style="dim"))
+    if not lines:
+        lines.append(Text("  (no tensor ops recorded)", style="dim"))
+    return Group(*lines)
+
+
+def diagnostic_renderable(d):
+    header = Text()
+    header.append(f"{d.severity}", style=SEVERITY_STYLES.get(d.severity, ""))
+    header.append(f" {d.rule}", style="bold")
+    if d.code:
+        header.append(f" [{d.code}]", style="dim")
+    if d.location:
+        header.append(f"  {d.location}", style="underline")
+    if d.module:
+        header.append(f"  in {d.module}", style="dim")
+    parts = [header, Padding(_message_text(d.message), (0, 0, 0, 4), expand=False)]
+    if d.hint:
+        hint = Text("hint: ", style="green")
+        hint.append(d.hint)
+        parts.append(Padding(hint, (0, 0, 0, 4), expand=False))
+    grid = d.data.get("grid_text") if d.data else None
+    if grid:
+        parts.append(Padding(Text(grid), (0, 0, 0, 6), expand=False))
+    return Group(*parts)
+
+
+def _message_text(message: str) -> Text:
+    """Colour the parenthesised shapes inside a message."""
+    text = Text()
+    pos = 0
+    for m in re.finditer(r"\((?:[A-Za-z0-9_*]+(?:, )?)+\)", message):
+        text.append(message[pos:m.start()])
+        text.append_text(shape_text(m.group(0)))
+        pos = m.end()
+    text.append(message[pos:])
+    return text
+
+
+def summary_text(diagnostics: Iterable, error: str | None = None) -> Text:
+    diagnostics = list(diagnostics)
+    if error:
+        return Text(f"✗ could not run: {error}", style="bold red")
+    counts = {s: sum(1 for d in diagnostics if d.severity == s) for s in ("error", "warning", "info")}
+    if not diagnostics:
+        return Text("✓ no problems found", style="bold green")
+    parts = [f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n]
+    style = "bold red" if counts["error"] else "bold yellow"
+    mark = "✗" if counts["error"] else "!"
+    return Text(f"{mark} " + ", ".join(parts), style=style)
+
+
+def target_renderable(result, *, width: int = 100, show_trace: bool = True, max_ops=None):
+    parts = []
+    title = Text()
+    title.append(result.target, style="bold")
+    if result.dims:
+        title.append("   ")
+        for i, (name, size) in enumerate(result.dims.items()):
+            if i:
+                title.append(" ")
+            title.append(name, style=dim_style(name))
+            title.append(f"={size}", style="dim")
+    parts.append(Rule(title, align="left", style="dim"))
+    if show_trace and result.trace is not None:
+        parts.append(trace_renderable(result.trace, width=width, diagnostics=result.diagnostics,
+                                      max_ops=max_ops))
+        parts.append(Text(""))
+    for d in result.diagnostics:
+        parts.append(Padding(diagnostic_renderable(d), (0, 0, 0, 2), expand=False))
+    if result.skipped:
+        parts.append(Text(f"  skipped (no values under --fake): {', '.join(result.skipped)}",
+                          style="dim"))
+    parts.append(Padding(summary_text(result.diagnostics, result.error), (0, 0, 1, 2), expand=False))
+    return Group(*parts)
+
+
+def report_renderable(report, **options):
+    return Group(*(target_renderable(t, **options) for t in report.targets))
+
+
+def make_console(*, color: bool | None = None, width: int | None = None, file=None,
+                 record: bool = False) -> Console:
+    kwargs = {"highlight": False, "soft_wrap": False, "record": record}
+    if file is not None:
+        kwargs["file"] = file
+    if color is False:
+        kwargs["no_color"] = True
+        kwargs["color_system"] = None
+    elif color is True:
+        kwargs["force_terminal"] = True
+    if width is not None:
+        kwargs["width"] = width
+    return Console(**kwargs)
+
+
+def print_trace(trace, console=None, **options) -> None:
+    console = console or make_console()
+    options.setdefault("width", console.width)
+    console.print(trace_renderable(trace, **options))
+    for d in trace.diagnostics:
+        console.print(Padding(diagnostic_renderable(d), (0, 0, 0, 2), expand=False))
+
+
+def print_report(report, console=None, **options) -> None:
+    console = console or make_console()
+    options.setdefault("width", console.width)
+    console.print(report_renderable(report, **options))
+
+
+def export(report, fmt: str, *, width: int = 100, title: str = "shapetrace report") -> str:
+    """The report as ``html`` or ``svg``, from the same rendering as the terminal."""
+    import io
+
+    console = make_console(color=True, width=width, file=io.StringIO(), record=True)
+    console.print(report_renderable(report, width=width))
+    if fmt == "html":
+        return console.export_html(inline_styles=True)
+    if fmt == "svg":
+        return console.export_svg(title=title)
+    if fmt == "text":
+        return console.export_text()
+    raise ValueError(fmt)
