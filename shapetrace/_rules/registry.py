@@ -250,3 +250,29 @@ def get_rule(name_or_code: str) -> Rule:
     if rule is None:
         raise KeyError(name_or_code)
     return rule
+
+
+def rules_markdown() -> str:
+    """The rules reference page (docs/rules.md), generated from this table."""
+    out = [
+        "# shapetrace rules",
+        "",
+        "Generated from `shapetrace/_rules/registry.py` by "
+        "`python docs/generate.py`; do not edit by hand.",
+        "",
+        "| code | rule | severity | what it catches |",
+        "|---|---|---|---|",
+    ]
+    for r in _ALL:
+        out.append(f"| {r.code} | [`{r.name}`](#{r.name}) | {r.severity} | {r.summary} |")
+    for r in _ALL:
+        kind = {"trace": "read from the trace",
+                "behaviour": "found by running the module again",
+                "runtime": "raised while running"}[r.kind]
+        extra = "; needs real values (skipped under `--fake`)" if r.needs_values else ""
+        out += ["", f"## {r.name}", "",
+                f"`{r.code}` · {r.severity} · {kind}{extra}", "", r.explanation, "",
+                "Wrong:", "", "```python", r.wrong, "```", "",
+                "Right:", "", "```python", r.right, "```"]
+    return "\n".join(out) + "\n"
+
