@@ -105,50 +105,33 @@ def _main(args) -> int:
     return _run_jobs(jobs, args)
 
 
-def _jobs(args) -> list[dict]:
-    """(target display, class, init, inputs, dims, causal) for every module to check."""
+def _jobs(args) -> list[tuple]:
+    """(Job, Target) for every module class to check, in order."""
     from ._dims import parse_dims
+    from ._jobs import Job, jobs_from_config
     from ._spec import parse_init
 
     cli_dims = parse_dims(args.dims) if args.dims else {}
     cli_init = parse_init(args.init) if args.init else None
-    entries = []
-    root = None
+    jobs = []
     if args.config:
         from ._config import load_config
 
         config = load_config(args.config)
-        root = config.root
-        for t in config.targets:
-            entries.append({"spec": t.target, "init": t.init, "inputs": t.inputs,
-                            "dims": {**config.dims, **t.dims, **cli_dims},
-                            "causal": t.causal if args.causal is None else args.causal,
-                            "root": root})
+        jobs += jobs_from_config(config, dims=cli_dims, causal=args.causal)
         if not config.targets and not args.targets:
             raise UsageError(f"{args.config}: no targets configured")
-    for spec in args.targets:
-        entries.append({"spec": spec, "init": cli_init, "inputs": args.input, "dims": cli_dims,
-                        "causal": args.causal, "root": None})
-    from ._dims import Dims
-    from ._targets import resolve_targets
-
-    jobs = []
-    for e in entries:
-        Dims(e["dims"])  # bad sizes are a usage error before anything is imported
-        for target in resolve_targets(e["spec"], root=e["root"]):
-            jobs.append({**e, "target": target})
-    return jobs
+    jobs += [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal)
+             for spec in args.targets]
+    return [(job, target) for job in jobs for target in job.resolve()]
 
 
-def _run_jobs(jobs: list[dict], args) -> int:
-    from ._check import check_target
+def _run_jobs(jobs: list[tuple], args) -> int:
     from ._report import Report
 
     results = []
-    for job in jobs:
-        target = job["target"]
-        result = check_target(target.cls, init=job["init"], inputs=job["inputs"], dims=job["dims"],
-                              causal=job["causal"], fake=args.fake, target=target.display)
+    for job, target in jobs:
+        result = job.run(target, fake=args.fake)
         if result.error and args.debug:
             raise ShapetraceError(result.error)
         results.append(result)

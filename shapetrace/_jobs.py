@@ -1,0 +1,45 @@
+"""What to check: targets from the command line or a config file, with their settings.
+
+Shared by the CLI and the pytest plugin. Resolving a job imports the user's file; building and
+running it is ``_check.check_target``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Job:
+    """One target spec and how to build and run it (one spec may name several classes)."""
+
+    spec: str
+    init: dict | None = None
+    inputs: list[str] | None = None
+    dims: dict = field(default_factory=dict)
+    causal: bool | None = None
+    root: Path | None = None
+
+    def resolve(self):
+        """The ``_targets.Target`` objects this spec names (imports the file)."""
+        from ._dims import Dims
+        from ._targets import resolve_targets
+
+        Dims(self.dims)  # bad sizes are a usage error before anything is imported
+        return resolve_targets(self.spec, root=self.root)
+
+    def run(self, target, *, fake: bool = False):
+        from ._check import check_target
+
+        return check_target(target.cls, init=self.init, inputs=self.inputs, dims=self.dims,
+                            causal=self.causal, fake=fake, target=target.display)
+
+
+def jobs_from_config(config, *, dims: dict | None = None, causal: bool | None = None) -> list[Job]:
+    """One Job per ``[[tool.shapetrace.targets]]`` entry; ``dims``/``causal`` override all."""
+    dims = dims or {}
+    return [Job(spec=t.target, init=t.init, inputs=t.inputs,
+                dims={**config.dims, **t.dims, **dims},
+                causal=t.causal if causal is None else causal, root=config.root)
+            for t in config.targets]
