@@ -118,6 +118,8 @@ class Dims(Mapping[str, int]):
 def _label(size: int, by_size: Mapping[int, str]) -> str:
     if size in by_size:
         return by_size[size]
+    if size <= 1:  # an empty axis (a KV cache before the first token)
+        return str(size)
     # Largest named divisor first: 429 -> 3*C rather than 3*H*d.
     for named in sorted(by_size, reverse=True):
         if named > 1 and size % named == 0:
@@ -125,7 +127,7 @@ def _label(size: int, by_size: Mapping[int, str]) -> str:
             rest_label = _label(rest, by_size)
             if rest_label.isdigit() and rest > 64:
                 continue  # a big unexplained cofactor says less than the number itself
-            return f"{rest_label}*{by_size[named]}" if rest_label.isdigit() else f"{rest_label}*{by_size[named]}"
+            return f"{rest_label}*{by_size[named]}"
     return str(size)
 
 

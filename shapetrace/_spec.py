@@ -20,7 +20,6 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ._dims import Dims
 from ._errors import TargetError, UsageError
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -99,7 +98,7 @@ def _parse_value(raw: str) -> object:
 def resolve_init(init: Mapping[str, object], dims: Mapping[str, int]) -> dict[str, object]:
     """Replace every string value that is a dim name with its size; other values stay as given.
 
-    >>> resolve_init({"d_in": "C", "act": "gelu"}, Dims())
+    >>> resolve_init({"d_in": "C", "act": "gelu"}, {"B": 5, "C": 143})
     {'d_in': 143, 'act': 'gelu'}
     """
     return {k: dims[v] if isinstance(v, str) and v in dims else v for k, v in init.items()}
@@ -335,6 +334,8 @@ def _forward_of(obj) -> tuple[Callable, str]:
         if forward is None or getattr(forward, "__name__", "") == "_forward_unimplemented":
             raise TargetError(f"{owner} defines no forward() method")
         return forward, owner
+    if not inspect.isroutine(obj) and callable(getattr(obj, "forward", None)):
+        obj = obj.forward  # a module instance
     owner = getattr(obj, "__qualname__", None) or type(obj).__qualname__
     owner = owner.rsplit(".forward", 1)[0] if owner.endswith(".forward") else owner
     return obj, owner
@@ -458,7 +459,7 @@ _LAYERS = _names("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layer
 _FFN = _names("ffn_dim", "d_ff", "hidden_dim", "intermediate_size", "dim_feedforward",
               "mlp_dim", "d_ffn", "ff_dim")
 _KV_HEADS = _names("kv_heads", "n_kv_head", "n_kv_heads", "num_kv_heads", "num_key_value_heads")
-_DROPOUT = re.compile(r"(dropout|pdrop|drop_rate|drop_prob|dropout_p|p_drop)\Z")
+_DROPOUT = re.compile(r"(dropout|pdrop|drop_rate|drop_prob|dropout_rate|dropout_prob|dropout_p|p_drop)\Z")
 _CONFIG = _names("config", "cfg", "conf", "configs", "hparams", "params", "args", "model_args",
                  "model_config")
 #: booleans that students leave without a default; the common value

@@ -111,6 +111,7 @@ def _import_file(location: str, base: Path):
     module.__shapetrace_mtime__ = mtime
     module.__shapetrace_source_order__ = _class_lines(source)
     sys.modules[module_name] = module
+    _forget_shadowed(path.parent)
     try:
         with _on_sys_path(path.parent):
             spec.loader.exec_module(module)
@@ -154,6 +155,36 @@ def _on_sys_path(directory: Path):
             sys.path.remove(entry)
 
 
+def _forget_shadowed(directory: Path) -> None:
+    """Drop user modules that a file in ``directory`` would shadow on import.
+
+    Two students' ``helpers.py`` share the name ``helpers``: without this, the second student's
+    ``import helpers`` would get the first one's module from ``sys.modules``.
+    """
+    library = _library_dirs()
+    for name in [n for n in sys.modules if "." not in n]:
+        if not ((directory / f"{name}.py").is_file() or (directory / name / "__init__.py").is_file()):
+            continue
+        filename = getattr(sys.modules.get(name), "__file__", None)
+        if not filename:
+            continue
+        resolved = Path(filename).resolve()
+        if str(resolved).startswith(library):
+            continue  # never drop the standard library or an installed package
+        home = resolved.parent.parent if resolved.name == "__init__.py" else resolved.parent
+        if home != directory:
+            for other in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
+                sys.modules.pop(other, None)
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """Directories of Python itself, installed packages and shapetrace: not the user's code."""
+    keys = ("stdlib", "platstdlib", "purelib", "platlib")
+    dirs = {str(Path(sysconfig.get_paths()[key]).resolve()) for key in keys}
+    dirs.add(str(Path(__file__).resolve().parent))
+    return tuple(d + os.sep for d in dirs)
+
+
 def _identifier(stem: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in stem)
 
@@ -189,16 +220,14 @@ def _import_message(exc: BaseException, location: str, target: Path | None) -> s
 
 def _user_frame(exc: BaseException) -> tuple[str, int] | None:
     """The innermost traceback frame in the user's code (not Python's or a library's)."""
-    library_dirs = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
-    library_dirs = tuple(str(Path(d).resolve()) + os.sep for d in library_dirs)
-    package_dir = str(Path(__file__).resolve().parent) + os.sep
+    library_dirs = _library_dirs()
     found = None
     for summary in traceback.extract_tb(exc.__traceback__):
         filename = summary.filename
         if filename.startswith("<"):
             continue
         resolved = str(Path(filename).resolve())
-        if resolved.startswith(library_dirs) or resolved.startswith(package_dir):
+        if resolved.startswith(library_dirs):
             continue
         found = (filename, summary.lineno)
     return found

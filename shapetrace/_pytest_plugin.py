@@ -1,0 +1,1 @@
+"""pytest plugin for shapetrace (collection of [tool.shapetrace] targets)."""

@@ -1,0 +1,3 @@
+import torch.nn as nn
+
+import broken_syntax  # noqa: F401

@@ -1,0 +1,5 @@
+from torch import nn
+
+
+def linear(n):
+    return nn.Linear(n, n)
