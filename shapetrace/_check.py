@@ -12,6 +12,7 @@ import torch
 
 from ._dims import Dims
 from ._errors import ShapetraceError, TargetError, UsageError
+from ._fake import fake_mode
 from ._report import Diagnostic, Report, TargetResult, display_path
 from ._rules import run_trace_rules
 from ._rules.registry import RULES
@@ -50,7 +51,7 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
         return TargetResult(display, error=str(exc))
     result = TargetResult(display, dims=dims.as_dict())
     try:
-        with _fake_mode(fake) as mode:
+        with fake_mode(fake) as mode:
             model, args = _build(module, init, inputs, dims, seed, mode)
             _run(result, model, args, dims, causal=causal, behaviour=behaviour and not fake)
     except ShapetraceError as exc:
@@ -58,18 +59,6 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
     if fake:
         result.skipped = [name for name, rule in RULES.items() if rule.needs_values]
     return result
-
-
-@contextlib.contextmanager
-def _fake_mode(fake: bool):
-    if not fake:
-        yield None
-        return
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    mode = FakeTensorMode(allow_non_fake_inputs=True)
-    with mode:
-        yield mode
 
 
 def _build(module, init, inputs, dims: Dims, seed: int, mode):

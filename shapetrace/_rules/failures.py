@@ -83,7 +83,8 @@ def _op_failed(trace, rec):
 
 def _is_noncontiguous_view(rec) -> bool:
     return (rec.op == "Tensor.view" and rec.inputs and not rec.inputs[0].contiguous
-            and "view size is not compatible" in rec.error[1])
+            and ("view size is not compatible" in rec.error[1]
+                 or "Cannot view a tensor" in rec.error[1]))  # the fake-tensor wording
 
 
 def check_failed(trace):
