@@ -12,7 +12,7 @@ import torch
 
 from ._dims import Dims
 from ._errors import ShapetraceError, TargetError, UsageError
-from ._fake import fake_mode
+from ._fake import NeedsValuesError, fake_mode
 from ._report import Diagnostic, Report, TargetResult, display_path
 from ._rules import run_trace_rules
 from ._rules.registry import RULES
@@ -71,6 +71,8 @@ def _build(module, init, inputs, dims: Dims, seed: int, mode):
         kwargs = _spec.infer_init(module, dims, given=init or {})
         try:
             model = module(**kwargs)
+        except NeedsValuesError as exc:  # under --fake: say where the constructor read a value
+            raise NeedsValuesError(f"{module.__qualname__}(){_where(exc)}: {exc}") from None
         except ShapetraceError:
             raise
         except Exception as exc:
@@ -178,11 +180,44 @@ def _exception_diagnostics(trace: Trace, exc: BaseException, found: list) -> lis
 
 
 def _behaviour(model, args, trace: Trace, dims: Dims, causal) -> list[Diagnostic]:
-    try:
-        from ._behaviour import check_behaviour
-    except ImportError:  # pragma: no cover - behaviour checks are optional
-        return []
-    return list(check_behaviour(model, args, trace=trace, dims=dims, causal=causal))
+    from ._behaviour import check_behaviour
+
+    if causal is None:
+        causal = causal_intent(trace)
+    return list(check_behaviour(model, args, causal=causal, dims=dims))
+
+
+_TRIANGULAR = {"torch.tril", "Tensor.tril", "torch.triu", "Tensor.triu", "Tensor.tril_",
+               "Tensor.triu_", "torch.tril_indices", "torch.triu_indices"}
+_COMPARISONS = {"<", "<=", ">", ">=", "torch.lt", "torch.le", "torch.gt", "torch.ge",
+                "Tensor.lt", "Tensor.le", "Tensor.gt", "Tensor.ge"}
+
+
+def causal_intent(trace: Trace) -> bool | None:
+    """True when the trace shows a causal mask being built or applied, else None (unknown).
+
+    Evidence: a triangular matrix (``tril``/``triu``), ``is_causal=True``, a square buffer
+    sliced to (T, T) (the registered ``mask[:T, :T]``), or an outer comparison of positions
+    (``arange[:, None] >= arange[None, :]``).
+    """
+    T = trace.dims["T"]
+    for rec in trace.records:
+        op = rec.op
+        if op in _TRIANGULAR:
+            return True
+        if rec.kwargs.get("is_causal") is True or (op == "F.scaled_dot_product_attention"
+                                                   and len(rec.args) > 5 and rec.args[5] is True):
+            return True
+        if op == "[]" and rec.inputs and rec.outputs and rec.inputs[0].src is None:
+            src, out = rec.inputs[0].shape, rec.outputs[0].shape
+            if len(src) >= 2 and src[-1] == src[-2] != T and out[-2:] == (T, T):
+                return True
+        if op in _COMPARISONS and len(rec.inputs) == 2 and rec.outputs:
+            a, b = rec.inputs[0].shape, rec.inputs[1].shape
+            out = rec.outputs[0].shape
+            if len(out) >= 2 and out[-1] == out[-2] and a != b and out[-1] in (T, trace.dims["L"]):
+                return True
+    return None
 
 
 if sys.version_info < (3, 11):  # pragma: no cover

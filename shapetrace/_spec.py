@@ -380,6 +380,7 @@ def _tensor_annotation(ann):
 def _spec_from_annotation(name: str, ann, dims: Mapping[str, int], owner: str) -> InputSpec:
     where = f"annotation of {owner}.forward argument {name!r} ({ann.dim_str!r})"
     shape: list[str | int] = []
+    tokens = ann.dim_str.split()
     for position, dim in enumerate(ann.dims):
         kind = type(dim).__name__
         if kind == "_FixedDim":
@@ -387,7 +388,11 @@ def _spec_from_annotation(name: str, ann, dims: Mapping[str, int], owner: str) -
         elif kind == "_NamedDim":
             shape.append(_dim_name(dim.name, dims, where))
         elif kind == "_SymbolicDim":
-            shape.append(_symbolic_dim(dim.elem, dims, where))
+            # "C={self.n_embd}" ties an axis to the constructor: the name before "=" sizes it.
+            token = tokens[position] if len(tokens) == len(ann.dims) else ""
+            label = token.split("=", 1)[0].lstrip("*#?_") if "=" in token else ""
+            shape.append(_dim_name(label, dims, where) if label
+                         else _symbolic_dim(dim.elem, dims, where))
         elif kind in ("_NamedVariadicDim", "_AnonymousVariadicDim") and position == 0:
             shape.append("B")  # leading "*batch" / "...": one batch axis
         else:

@@ -1,0 +1,29 @@
+"""Jumbled head split: (B, T, C) viewed straight as (B, n_head, T, head_size)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, n_embd, n_head, block_size, dropout=0.0):
+        super().__init__()
+        self.n_head = n_head
+        self.query = nn.Linear(n_embd, n_embd, bias=False)
+        self.key = nn.Linear(n_embd, n_embd, bias=False)
+        self.value = nn.Linear(n_embd, n_embd, bias=False)
+        self.proj = nn.Linear(n_embd, n_embd)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size)))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        hs = C // self.n_head
+        q = self.query(x).view(B, self.n_head, T, hs)
+        k = self.key(x).view(B, self.n_head, T, hs)
+        v = self.value(x).view(B, self.n_head, T, hs)
+        wei = q @ k.transpose(-2, -1) * hs**-0.5
+        wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
+        wei = self.dropout(F.softmax(wei, dim=-1))
+        out = (wei @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.proj(out)
