@@ -21,12 +21,15 @@ Public API
     builds one from dimension names; ``infer_roles(inputs, dims)`` guesses all of them by size.
 
 ``dependencies(module, inputs, roles=None, *, dims=None, kwargs=None, rtol=RTOL, batched=None)``
-    Returns a ``DependencyResult``: which output (sample, position) depends on which input (sample, position): one autograd
-    forward in float64, eval mode, then B + T vector-Jacobian products. Token inputs are followed
-    from the outputs of the ``nn.Embedding`` modules that read them (position tables indexed
-    by ``arange`` are not inputs), else by changing one token at a time.
+    Returns a ``DependencyResult``: which output (sample, position) depends on which input
+    (sample, position). One autograd forward in float64, eval mode, then B + T
+    vector-Jacobian products. Token inputs are followed from the outputs of the
+    ``nn.Embedding`` modules that read them (position tables indexed by ``arange`` are not
+    inputs), else by changing one token at a time. Every floating tensor output with an axis
+    of size B counts (tuples, dicts and Hugging Face outputs by field name).
     ``DependencyResult.batch_grid`` (B x B) and ``.time_grid`` (T x T, query stream only) are
-    boolean matrices (output row, input column); ``.reason`` says why they are missing.
+    boolean matrices (output row, input column); ``.reason`` says why they are missing (B
+    equal to T, no output with a batch axis).
 
 ``looks_causal(dep) -> bool``
     True when no output position depends on a later input position and some depends on an
@@ -50,10 +53,11 @@ Diagnostic data
      "col_axis": "input position (T)", "expected": "lower" | "diagonal",
      "cells": [[0 | 1 | 2, ...], ...]}     # 0 unused, 1 used and allowed, 2 used but forbidden
 
-plus ``data["leaks"]`` (how many forbidden cells are used) and, for ``batch-leak``,
-``data["kind"]``: ``"mixing"`` (another sample is read) or ``"position"`` (the output changes
-with the sample's place in the batch; then ``data["max_change"]``). ``nondeterministic-eval``
-carries ``data["max_change"]``.
+plus ``data["leaks"]`` (how many forbidden cells are used), ``data["grid_text"]`` (the grid
+as ``grid_text`` draws it, where a cell leaks) and, for ``batch-leak``, ``data["kind"]``:
+``"mixing"`` (another sample is read) or ``"position"`` (the output changes with the sample's
+place in the batch; then ``data["max_change"]``, the largest relative change).
+``nondeterministic-eval`` carries ``data["max_change"]``, the largest absolute difference.
 
 How a dependency is decided
 ---------------------------
@@ -80,6 +84,15 @@ element at time coordinates (t1, t2, ...) may depend on input positions up to ma
 (so (B, H, T, T) scores are legal before masking); an output with no time axis that depends on
 more than one position leaks. For position-in-batch and nondeterminism leaks the module runs
 twice (rolled batch / same inputs) and the first op whose outputs disagree is named.
+
+Cost
+----
+A correct module costs four forwards (two for determinism, one on the rolled batch, one with
+gradients) and B + T backward passes, on one thread (probe-size tensors are too small to gain
+from more, and stall when the cores are busy): about 40 ms of CPU time for a multi-head
+attention at the default probe sizes (``benchmarks/behaviour_cost.py``). A leak adds one or
+two recorded forwards and a backward per op up to the leaking one. ``torch.func.vmap`` is not
+used: its first call in a process imports torch._dynamo (about 1 s).
 """
 
 from __future__ import annotations
@@ -246,13 +259,13 @@ class DependencyResult:
     @property
     def batch_grid(self) -> Tensor | None:
         """(B, B) booleans over every output and source: output sample row, input sample column."""
-        grids = [p.batch for p in self.pairs if p.batch is not None]
+        grids = [p.batch for p in self.pairs if p.batch is not None and p.batch.shape == (self.B, self.B)]
         return _any(grids)
 
     @property
     def time_grid(self) -> Tensor | None:
         """(T, T) booleans over the time-aligned sources: output position row, input column."""
-        grids = [p.time for p in self.pairs if p.time is not None]
+        grids = [p.time for p in self.pairs if p.time is not None and p.time.shape == (self.T, self.T)]
         return _any(grids)
 
     def batch_leaks(self) -> list[tuple[int, int]]:
@@ -408,7 +421,7 @@ def _op_name(func) -> str:
         return f"F.{name}"
     if module.startswith("torch.nn.init"):
         return f"nn.init.{name}"
-    if module in ("torch", "torch.functional", "torch._C._VariableFunctions") or head == "_VariableFunctionsClass":
+    if module in ("torch", "torch.functional") or head.startswith("_VariableFunctions"):
         return f"torch.{name}"
     if module.startswith("torch."):
         return f"{module}.{name}"
@@ -567,7 +580,9 @@ class _Probe:
         out: list[_Source] = []
         for i, role in enumerate(self.roles):
             value = self.args[i]
-            if role is None or role.is_constant or not isinstance(value, Tensor) or not value.is_floating_point():
+            if role is None or role.is_constant or not isinstance(value, Tensor):
+                continue
+            if not value.is_floating_point():
                 continue
             out.append(_Source(role.name, role, i, value))
         for path, arg, value in self.embeddings:
@@ -581,7 +596,8 @@ class _Probe:
         return [i for i in self._token_args if i not in used]
 
     # -- dependencies ----------------------------------------------------------------------
-    def dependencies(self, reference, rtol: float = RTOL, batched: bool | None = None) -> DependencyResult:
+    def dependencies(self, reference, rtol: float = RTOL, batched: bool | None = None
+                     ) -> DependencyResult:
         result = DependencyResult(self.B, self.T)
         outputs = [(label, _get(reference, path)) for label, path in self.paths]
         if not outputs:
@@ -610,7 +626,8 @@ class _Probe:
     def _rows(self, rows: list, k: int, t: Tensor, ax: _Axes, kind: str) -> slice:
         """Append the cotangent rows of output ``k`` grouped by ``kind``; return their span."""
         start = len(rows)
-        rows.extend((k, row) for row in _cotangents(t.shape, ax, kind, self.B, self.T, self.gen, t.dtype))
+        cotangents = _cotangents(t.shape, ax, kind, self.B, self.T, self.gen, t.dtype)
+        rows.extend((k, row) for row in cotangents)
         return slice(start, len(rows))
 
     def _leaves(self, sources: list[_Source]) -> tuple[list[Tensor], list[Any], list[Tensor]]:
@@ -713,7 +730,7 @@ class _Probe:
         return mode.ops
 
     def locate_dependency_leak(self, *, batch: bool, causal: bool, rtol: float = RTOL,
-                               batched: bool | None = None) -> tuple[_Op, str] | None:
+                               batched: bool | None = None) -> _Leak | None:
         """The first op whose output mixes samples (``"batch"``) or sees the future
         (``"causal"``), differentiating each op's output in the order they ran."""
         sources = self.sources()
@@ -739,11 +756,11 @@ class _Probe:
                     if "batch" in spans and s.role.batch is not None:
                         used = _normalise(red[spans["batch"]].sum(2)) > rtol
                         if _mixes_samples(used, ax):
-                            return op, "batch"
+                            return _Leak(op, "batch", used if ax.batch is not None else None)
                     if "time" in spans and s.role.stream == "query" and s.role.time is not None:
                         used = _normalise(red[spans["time"]].sum(1)) > rtol
-                        if _sees_future(used, ax):
-                            return op, "causal"
+                        if _sees_future(used, ax, _drops_time(op, self.T)):
+                            return _Leak(op, "causal", used if ax.time else None)
         return None
 
     def locate_difference(self, *, roll: bool) -> _Op | None:
@@ -780,13 +797,35 @@ def _mixes_samples(used: Tensor, ax: _Axes) -> bool:
     return int(used.any(dim=0).sum()) > 1
 
 
-def _sees_future(used: Tensor, ax: _Axes) -> bool:
-    """``used`` is (rows, T_in): rows are latest time coordinates, or one row without a time axis."""
+def _sees_future(used: Tensor, ax: _Axes, drops_time: bool) -> bool:
+    """``used`` is (rows, T_in): rows are latest time coordinates, or one row without a time axis.
+
+    Without a time axis, an output that depends on several positions leaks only when the op
+    itself removed the time axis other than by picking positions: ``x.mean(dim=1)`` leaks,
+    ``x[:, -1]`` (the last position sees them all) and the ops after it do not."""
     if ax.time:
         return bool(used.triu(1).any())
-    if ax.time_merged:
+    if ax.time_merged or not drops_time:
         return False
     return int(used.any(dim=0).sum()) > 1
+
+
+_PICKS = {"__getitem__", "select", "narrow", "index_select", "gather", "take_along_dim", "unbind",
+          "split", "chunk", "tensor_split", "split_with_sizes"}
+
+
+def _drops_time(op: _Op, T: int) -> bool:
+    """The op took a tensor with a time axis and does not merely pick positions from it."""
+    if op.name.split(".")[-1] in _PICKS:
+        return False
+    return any(T in t.shape for t in _tensors(list(op.args) + list(op.kwargs.values())))
+
+
+@dataclass
+class _Leak:
+    op: _Op
+    kind: str  # "batch" | "causal"
+    used: Tensor | None  # the op output's (B, B) or (T, T) dependency grid, when it has the axes
 
 
 def _normalise(strength: Tensor) -> Tensor:
@@ -855,7 +894,8 @@ def _float64_copy(module: nn.Module) -> nn.Module:
     model.to(torch.float64)
     for sub in model.modules():  # plain tensor attributes (not buffers) follow the dtype too
         for key, value in list(vars(sub).items()):
-            if isinstance(value, Tensor) and value.is_floating_point() and not isinstance(value, nn.Parameter):
+            plain = isinstance(value, Tensor) and type(value) is not nn.Parameter
+            if plain and value.is_floating_point():
                 setattr(sub, key, value.to(torch.float64))
     model.requires_grad_(False)
     return model.eval()
@@ -895,13 +935,17 @@ def _flatten(out, label: str = "output", path: tuple = (), depth: int = 0):
     if isinstance(out, (tuple, list)):
         for i, item in enumerate(out):
             yield from _flatten(item, f"{label}[{i}]", path + (i,), depth + 1)
-    elif isinstance(out, Mapping) or (callable(getattr(out, "keys", None)) and hasattr(out, "__getitem__")):
+    elif isinstance(out, Mapping) or (_dict_like(out)):
         try:  # dicts and Hugging Face ModelOutput; a cache object is not a container of outputs
             items = [(key, out[key]) for key in out.keys()]
         except Exception:  # noqa: BLE001
             return
         for key, item in items:
             yield from _flatten(item, str(key), path + (key,), depth + 1)
+
+
+def _dict_like(out) -> bool:
+    return callable(getattr(out, "keys", None)) and hasattr(out, "__getitem__")
 
 
 def _get(out, path: tuple):
@@ -950,8 +994,9 @@ def _outputs_equal(a, b) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-def dependencies(module: nn.Module, inputs: Sequence[Any], roles: Sequence[InputRole | None] | None = None,
-                 *, dims: Dims | None = None, kwargs: Mapping[str, Any] | None = None,
+def dependencies(module: nn.Module, inputs: Sequence[Any],
+                 roles: Sequence[InputRole | None] | None = None, *,
+                 dims: Dims | None = None, kwargs: Mapping[str, Any] | None = None,
                  rtol: float = RTOL, batched: bool | None = None) -> DependencyResult:
     """Which output (sample, position) depends on which input (sample, position).
 
@@ -975,15 +1020,17 @@ def dependencies(module: nn.Module, inputs: Sequence[Any], roles: Sequence[Input
         probe.close()
 
 
-def check_behaviour(module: nn.Module, inputs: Sequence[Any], roles: Sequence[InputRole | None] | None = None,
-                    *, causal: bool | None, dims: Dims | None = None,
+def check_behaviour(module: nn.Module, inputs: Sequence[Any],
+                    roles: Sequence[InputRole | None] | None = None, *,
+                    causal: bool | None, dims: Dims | None = None,
                     kwargs: Mapping[str, Any] | None = None) -> list[Diagnostic]:
     """``causal-leak``, ``batch-leak`` and ``nondeterministic-eval`` diagnostics for a module."""
     return run_behaviour(module, inputs, roles, causal=causal, dims=dims, kwargs=kwargs).diagnostics
 
 
-def run_behaviour(module: nn.Module, inputs: Sequence[Any], roles: Sequence[InputRole | None] | None = None,
-                  *, causal: bool | None, dims: Dims | None = None,
+def run_behaviour(module: nn.Module, inputs: Sequence[Any],
+                  roles: Sequence[InputRole | None] | None = None, *,
+                  causal: bool | None, dims: Dims | None = None,
                   kwargs: Mapping[str, Any] | None = None) -> BehaviourResult:
     """Run every behaviour check. ``causal=None`` skips the causal-leak check (the dependency
     pattern is still reported, and ``notes`` says when the module is causal in practice)."""
@@ -1013,7 +1060,8 @@ def _ambiguity(dims: Dims, roles: Sequence[InputRole | None]) -> str | None:
     if B == T:
         return (f"B and T are both {B}, so the batch and time axes of the outputs cannot be told "
                 f"apart; give them different sizes (e.g. --dims B=5,T=7)")
-    if any(r is not None and r.stream == "context" and r.time is not None for r in roles) and dims["S"] == B:
+    has_context = any(r is not None and r.stream == "context" and r.time is not None for r in roles)
+    if has_context and dims["S"] == B:
         return f"B and S are both {B}, so the batch axis cannot be told apart from the context axis"
     if B < 2:
         return "B is 1: there is no other sample to leak into"
@@ -1040,7 +1088,7 @@ def _run_checks(probe: _Probe, result: BehaviourResult, causal: bool | None) -> 
 
     mixing = dep.batch_leaks()
     future = dep.causal_leaks() if causal else []
-    located: dict[str, _Op] = {}
+    located: dict[str, _Leak] = {}
     wanted = {"batch": bool(mixing), "causal": bool(future)}
     while any(want and kind not in located for kind, want in wanted.items()):
         try:  # one run finds the first op of either kind; a second run looks for the other
@@ -1050,9 +1098,17 @@ def _run_checks(probe: _Probe, result: BehaviourResult, causal: bool | None) -> 
             found = None
         if found is None:
             break
-        located[found[1]] = found[0]
+        located[found.kind] = found
+    hidden = None  # a causal leak found inside when no output has a time axis to show it
+    if causal and dep.time_grid is None and any(s.role.stream == "query" and s.role.time is not None
+                                                for s in probe.sources()):
+        try:
+            hidden = probe.locate_dependency_leak(batch=False, causal=True)
+        except Exception:  # noqa: BLE001
+            hidden = None
     if mixing:
-        result.diagnostics.append(_batch_mixing(probe, dep, mixing, located.get("batch")))
+        leak = located.get("batch")
+        result.diagnostics.append(_batch_mixing(probe, dep, mixing, leak.op if leak else None))
     elif deterministic:
         change = probe.permutation_change(first)
         if change > PERMUTATION_RTOL:
@@ -1065,9 +1121,13 @@ def _run_checks(probe: _Probe, result: BehaviourResult, causal: bool | None) -> 
         result.skipped.append("batch-leak: whether outputs follow their sample when the batch is "
                               "reordered was not checked, as two runs already differ")
     if future:
-        result.diagnostics.append(_causal(probe, dep, future, located.get("causal")))
+        leak = located.get("causal")
+        result.diagnostics.append(_causal(probe, dep.time_grid, dep, leak.op if leak else None))
+    elif hidden is not None:
+        result.diagnostics.append(_causal(probe, hidden.used, dep, hidden.op, inside=True))
     elif causal is None and looks_causal(dep):
-        result.notes.append("the module is causal in practice: no output position depends on a later one")
+        result.notes.append("the module is causal in practice: "
+                            "no output position depends on a later one")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1211,19 +1271,32 @@ def _sources_text(dep: DependencyResult, kind: str) -> str:
     return ", ".join(f"`{n}`" for n in names) or "the input"
 
 
-def _causal(probe: _Probe, dep: DependencyResult, leaks, op: _Op | None) -> Diagnostic:
+def _causal(probe: _Probe, grid: Tensor | None, dep: DependencyResult, op: _Op | None, *,
+            inside: bool = False) -> Diagnostic:
+    """A causal leak seen in the outputs' T x T grid, or (``inside``) in an intermediate tensor
+    when no output has a time axis (a model that returns the last position's logits only)."""
     where = _where(probe, op)
-    grid = dep.time_grid
-    T = grid.shape[0]
-    row, col = min(leaks)
-    n_future = T * (T - 1) // 2
-    message = (f"output position {row} depends on input position {col} of {_sources_text(dep, 'time')}, "
-               f"a later one: {len(leaks)} of the {n_future} future (output, input) pairs of T leak")
-    message += f"; the first op that sees the future is {where.text}" if where.text else \
-        "; no single op could be named"
+    leaks = [tuple(ix) for ix in grid.triu(1).nonzero().tolist()] if grid is not None else []
+    T = probe.T
+    if inside:
+        message = ("no output has a time axis (T), so the tensors inside were checked: "
+                   f"{where.text or 'an op'} sees later positions")
+        if leaks:
+            row, col = min(leaks)
+            message += f" (its position {row} depends on input position {col})"
+    else:
+        row, col = min(leaks)
+        message = (f"output position {row} depends on input position {col} of "
+                   f"{_sources_text(dep, 'time')}, a later one ({len(leaks)} of the "
+                   f"{T * (T - 1) // 2} future pairs over T leak)")
+        message += (f"; the first op that sees the future is {where.text}" if where.text
+                    else "; no single op could be named")
+    data: dict[str, Any] = {"leaks": len(leaks)}
+    if grid is not None:
+        data["grid"] = _grid(grid, "lower", "T", "position")
+        data["grid_text"] = grid_text(data)
     return Diagnostic("causal-leak", "error", message, _causal_hint(probe, op), where.file, where.line,
-                      where.module, where.op,
-                      data={"grid": _grid(grid, "lower", "T", "position"), "leaks": len(leaks)})
+                      where.module, where.op, data=data)
 
 
 def _batch_mixing(probe: _Probe, dep: DependencyResult, leaks, op: _Op | None) -> Diagnostic:
@@ -1235,10 +1308,10 @@ def _batch_mixing(probe: _Probe, dep: DependencyResult, leaks, op: _Op | None) -
                f"of {_sources_text(dep, 'batch')} ({len(leaks)} of {B * (B - 1)} cross-sample pairs)")
     message += f"; the first op that mixes samples is {where.text}" if where.text else \
         "; no single op could be named"
+    data = {"kind": "mixing", "grid": _grid(grid, "diagonal", "B", "sample"), "leaks": len(leaks)}
+    data["grid_text"] = grid_text(data)
     return Diagnostic("batch-leak", "error", message, _batch_hint(probe, op), where.file, where.line,
-                      where.module, where.op,
-                      data={"kind": "mixing", "grid": _grid(grid, "diagonal", "B", "sample"),
-                            "leaks": len(leaks)})
+                      where.module, where.op, data=data)
 
 
 def _batch_position(probe: _Probe, dep: DependencyResult, change: float, op: _Op | None) -> Diagnostic:
@@ -1247,8 +1320,8 @@ def _batch_position(probe: _Probe, dep: DependencyResult, change: float, op: _Op
     message = (f"a sample's output depends on its position in the batch (B): moving every sample one "
                f"place along the batch changed the outputs by up to {change:.3g} (relative)")
     message += f"; the first op that depends on the batch position is {where.text}" if where.text else ""
-    if op is not None and op.name.split(".")[-1] in ("arange", "__getitem__", "embedding", "index_select",
-                                                       "narrow", "gather"):
+    indexing = ("arange", "__getitem__", "embedding", "index_select", "narrow", "gather")
+    if op is not None and op.name.split(".")[-1] in indexing:
         hint = ("Positions must come from the time axis: for a (B, T, C) input x.shape[0] / x.size(0) "
                 "is B. Use torch.arange(x.shape[1]) (T) to index position tables, and slice them "
                 "with [:T].")
@@ -1258,8 +1331,8 @@ def _batch_position(probe: _Probe, dep: DependencyResult, change: float, op: _Op
     data: dict[str, Any] = {"kind": "position", "max_change": change, "leaks": 0}
     if grid is not None:
         data["grid"] = _grid(grid, "diagonal", "B", "sample")
-    return Diagnostic("batch-leak", "error", message, hint, where.file, where.line, where.module, where.op,
-                      data=data)
+    return Diagnostic("batch-leak", "error", message, hint, where.file, where.line, where.module,
+                      where.op, data=data)
 
 
 def _nondeterministic(probe: _Probe, change: float) -> Diagnostic:
@@ -1278,8 +1351,8 @@ def _nondeterministic(probe: _Probe, change: float) -> Diagnostic:
     else:
         hint = ("In eval mode the output must be a function of the inputs: gate random ops on "
                 "self.training (F.dropout(x, p, training=self.training), or nn.Dropout).")
-    return Diagnostic("nondeterministic-eval", "error", message, hint, where.file, where.line, where.module,
-                      where.op, data={"max_change": change})
+    return Diagnostic("nondeterministic-eval", "error", message, hint, where.file, where.line,
+                      where.module, where.op, data={"max_change": change})
 
 
 def _is_mha(probe: _Probe, op: _Op | None) -> nn.MultiheadAttention | None:

@@ -52,8 +52,9 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
     result = TargetResult(display, dims=dims.as_dict())
     try:
         with fake_mode(fake) as mode:
-            model, args = _build(module, init, inputs, dims, seed, mode)
-            _run(result, model, args, dims, causal=causal, behaviour=behaviour and not fake)
+            model, args, names = _build(module, init, inputs, dims, seed, mode)
+            _run(result, model, args, names, dims, causal=causal,
+                 behaviour=behaviour and not fake)
     except ShapetraceError as exc:
         result.error = str(exc)
     if fake:
@@ -94,13 +95,15 @@ def _build(module, init, inputs, dims: Dims, seed: int, mode):
     else:
         specs = [_spec.parse_input(i, dims) if isinstance(i, str) else i for i in inputs]
     generator = torch.Generator().manual_seed(seed) if mode is None else None
-    args = []
-    for spec in specs:
+    args, names = [], []
+    for i, spec in enumerate(specs):
         if isinstance(spec, torch.Tensor):
             args.append(spec)
+            names.append(f"input {i}")
         else:
             args.append(_spec.make_input(spec, dims, generator=generator))
-    return model, args
+            names.append(spec.name)
+    return model, args, names
 
 
 def _one_line(exc: BaseException) -> str:
@@ -124,7 +127,7 @@ def user_frame(exc: BaseException) -> tuple[str, int] | None:
     return found
 
 
-def _run(result: TargetResult, model, args, dims: Dims, *, causal, behaviour: bool) -> None:
+def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behaviour: bool) -> None:
     trace = Trace(model, dims=dims, rules=False)
     exc_seen = None
     with torch.no_grad():
@@ -139,7 +142,9 @@ def _run(result: TargetResult, model, args, dims: Dims, *, causal, behaviour: bo
     if exc_seen is not None:
         diagnostics.extend(_exception_diagnostics(trace, exc_seen, diagnostics))
     elif behaviour:
-        diagnostics.extend(_behaviour(model, args, trace, dims, causal))
+        found, notes = _behaviour(model, args, names, trace, dims, causal)
+        diagnostics.extend(found)
+        result.notes.extend(notes)
     result.diagnostics = diagnostics
 
 
@@ -179,12 +184,19 @@ def _exception_diagnostics(trace: Trace, exc: BaseException, found: list) -> lis
         module=trace.records[-1].module if trace.records else None)]
 
 
-def _behaviour(model, args, trace: Trace, dims: Dims, causal) -> list[Diagnostic]:
-    from ._behaviour import check_behaviour
+def _behaviour(model, args, names, trace: Trace, dims: Dims, causal):
+    """Behaviour diagnostics, and notes on what could not be checked or was observed.
+
+    Dependencies come from plain autograd (one forward, batched backward passes) rather than
+    ``torch.func``: the first ``vmap`` of a process imports torch._dynamo, about a second.
+    """
+    from ._behaviour import infer_roles, run_behaviour
 
     if causal is None:
         causal = causal_intent(trace)
-    return list(check_behaviour(model, args, causal=causal, dims=dims))
+    roles = infer_roles(args, dims, names=names)
+    outcome = run_behaviour(model, args, roles, causal=causal, dims=dims)
+    return list(outcome.diagnostics), [*outcome.skipped, *outcome.notes]
 
 
 _TRIANGULAR = {"torch.tril", "Tensor.tril", "torch.triu", "Tensor.triu", "Tensor.tril_",

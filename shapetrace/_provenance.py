@@ -83,6 +83,9 @@ class ReshapeCheck:
 
 def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> ReshapeCheck:
     factors = [f for axis in axes for f in axis if f[0] != 1]
+    if 0 in new_shape or any(f[0] == 0 for f in factors):
+        # An empty tensor has no layout to keep or break: name its axes by size, claim nothing.
+        return ReshapeCheck(True, fresh_axes(new_shape, dims))
     queue = list(factors)
     out = []
     for i, size in enumerate(new_shape):
@@ -137,6 +140,11 @@ def _same(rec, ins, dims):
 
 def _reshape(rec, ins, dims):
     out_shape = rec.outputs[0].shape
+    if math.prod(out_shape) != math.prod(rec.inputs[0].shape):
+        # x.view(torch.uint8) reinterprets the bytes: only the last axis changes size
+        if len(out_shape) == len(ins[0]) and out_shape[:-1] == rec.inputs[0].shape[:-1]:
+            return [ins[0][:-1] + (fresh_axis(out_shape[-1], dims),)]
+        return None
     check = reshape_axes(ins[0], out_shape, dims)
     rec_note(rec, "reshape", check)
     return [check.axes]

@@ -186,6 +186,8 @@ def target_renderable(result, *, width: int = 100, show_trace: bool = True, max_
     if result.skipped:
         parts.append(Text(f"  skipped (no values under --fake): {', '.join(result.skipped)}",
                           style="dim"))
+    for note in result.notes:
+        parts.append(Padding(Text(f"note: {note}", style="dim"), (0, 0, 0, 2), expand=False))
     parts.append(Padding(summary_text(result.diagnostics, result.error), (0, 0, 1, 2), expand=False))
     return Group(*parts)
 

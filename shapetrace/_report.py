@@ -80,6 +80,8 @@ class TargetResult:
     trace: Any = None  # a shapetrace.Trace, or None when the target could not run
     error: str | None = None
     skipped: list[str] = field(default_factory=list)
+    #: Observations that are not findings ("causal in practice", a check that could not run).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -96,6 +98,8 @@ class TargetResult:
         }
         if self.skipped:
             out["skipped"] = list(self.skipped)
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 

@@ -8,6 +8,8 @@ are not kept alive. Naming the axes is done afterwards, in ``_provenance``.
 
 from __future__ import annotations
 
+import math
+import os
 import types
 import warnings
 import weakref
@@ -21,6 +23,7 @@ from ._source import resolve_site, source_segment, user_site
 from ._report import display_path
 
 Tensor = torch.Tensor
+_OWN_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class TensorMeta:
@@ -157,8 +160,11 @@ def op_name(func) -> str:
             result = f"torch.{name}"
         elif module.startswith("torch.functional"):
             result = f"torch.{name}"
+        elif module.startswith("torch._C._"):  # torch.fft.fft is torch._C._fft.fft_fft
+            sub = module[len("torch._C._"):]
+            result = f"torch.{sub}.{name.removeprefix(sub + '_')}"
         elif module.startswith("torch"):
-            result = f"{module.replace('torch._C._', 'torch.')}.{name}"
+            result = f"{module}.{name}"
         else:
             result = name
     try:
@@ -215,6 +221,10 @@ class _Recorder(TorchFunctionMode):
         self.live: dict[int, tuple] = {}  # id(tensor) -> (weakref, record index, slot)
         self.passthrough: dict[Any, bool] = {}
         self.current: OpRecord | None = None
+        self.probes: dict[Any, int] = {}  # func -> probe kind (_MOVES_VALUES, _MULTIPLIES, 0)
+        self.non_finite: dict[tuple[int, int], tuple[bool, bool]] = {}  # output -> (NaN, Inf)
+        self.external: dict[int, tuple] = {}  # id -> (weakref, version, (NaN, Inf)) of inputs
+        self.found_non_finite = False
 
     def _lookup(self, t: Tensor):
         entry = self.live.get(id(t))
@@ -278,8 +288,109 @@ class _Recorder(TorchFunctionMode):
             raise
         finally:
             self.current = previous
-        self._outputs(rec, result, args)
+        outs = self._outputs(rec, result, args)
+        if not outs and not inputs and trace.records[-1] is rec:
+            trace.records.pop()  # no tensor in or out: torch._C._set_grad_enabled and the like
+            return result
+        if outs:
+            try:
+                kind = self.probes[func]
+            except (KeyError, TypeError):
+                kind = self._probe_kind(func)
+            if not self.found_non_finite:
+                self._probe_finite(rec, outs, args, kwargs, kind)
+            if kind & _MULTIPLIES:
+                self._probe_weights(rec, args, kwargs)
         return result
+
+    # --- value probes: the few facts about values that the value-based rules need -----------
+
+    def _probe_kind(self, func) -> int:
+        name = op_name(func)
+        kind = (_MULTIPLIES if name in _WEIGHT_OPS else 0) | (_MOVES_VALUES if name in _MOVE_OPS else 0) \
+            | (_RISKY if name.rsplit(".", 1)[-1] in _RISKY_NAMES else 0)
+        try:
+            self.probes[func] = kind
+        except TypeError:
+            pass
+        return kind
+
+    def _probe_weights(self, rec: OpRecord, args, kwargs) -> None:
+        """For unnormalized-attention: operands of a matmul-like op that come from a softmax a
+        few ops back, how far they are from summing to 1 over each of their last two axes, and
+        their minimum: ``rec.notes["weight_sums"][input index] = (minimum, {axis: deviation})``."""
+        records = self.trace.records
+        tensors = None
+        for i, meta in enumerate(rec.inputs):
+            if meta.src is None or not _after_softmax(records, meta.src[0]):
+                continue
+            if tensors is None:
+                tensors = _operands(args, kwargs)
+            if i >= len(tensors):
+                break
+            sums = _weight_sums(tensors[i])
+            if sums is not None:
+                if rec.notes is None:
+                    rec.notes = {}
+                rec.notes.setdefault("weight_sums", {})[i] = sums
+
+    def _probe_finite(self, rec: OpRecord, outs, args, kwargs, kind: int) -> None:
+        """For non-finite: the first op whose outputs hold a NaN (or an Inf) that none of its
+        inputs held, in ``rec.notes["non_finite"]``. Outputs are looked at (one sum each) only
+        where something can appear: ops such as softmax, div, log, sqrt, exp; half precision;
+        non-finite inputs or fill values. Every other op keeps finite inputs finite. Only the
+        non-finite tensors are remembered, and after the first such op nothing is checked."""
+        non_finite = self.non_finite
+        in_nan = in_inf = False
+        tensors = None
+        for i, meta in enumerate(rec.inputs):
+            if meta.src is not None:
+                state = non_finite.get(meta.src)
+            else:
+                if tensors is None:
+                    tensors = _operands(args, kwargs)
+                state = self._external_state(tensors[i]) if i < len(tensors) else None
+            if state is not None:
+                in_nan, in_inf = in_nan or state[0], in_inf or state[1]
+        if (in_nan or in_inf) and kind & _MOVES_VALUES:
+            for slot in range(len(outs)):
+                non_finite[(rec.index, slot)] = (in_nan, in_inf)
+            return
+        literal = _non_finite_literals(rec)
+        if not (in_nan or in_inf or literal or kind & _RISKY
+                or any(t.dtype in _HALF for t in outs)):
+            return
+        found = None
+        for slot, t in enumerate(outs):
+            state = _finiteness(t)
+            if state is None or not (state[0] or state[1]):
+                continue
+            non_finite[(rec.index, slot)] = state
+            nan, inf = state
+            if found is None and nan and not in_nan and "nan" not in literal:
+                found = slot, "NaN"
+            elif found is None and inf and not in_inf and not in_nan and "inf" not in literal:
+                found = slot, "Inf"
+        if found is not None:
+            slot, what = found
+            if rec.notes is None:
+                rec.notes = {}
+            rec.notes["non_finite"] = {"kind": what, "slot": slot,
+                                       "where": _first_index(outs[slot], what)}
+            self.found_non_finite = True
+
+    def _external_state(self, t: Tensor):
+        """(NaN, Inf) of a tensor made outside the trace (an input, a parameter), looked at once."""
+        entry = self.external.get(id(t))
+        version = t._version
+        if entry is not None and entry[0]() is t and entry[1] == version:
+            return entry[2]
+        state = _finiteness(t)
+        try:
+            self.external[id(t)] = (weakref.ref(t), version, state)
+        except TypeError:
+            pass
+        return state
 
     def _strip(self, a, inputs: list):
         if isinstance(a, Tensor):
@@ -290,7 +401,7 @@ class _Recorder(TorchFunctionMode):
                 tuple(self._strip(x, inputs) for x in a)
         return a
 
-    def _outputs(self, rec: OpRecord, result, args) -> None:
+    def _outputs(self, rec: OpRecord, result, args) -> tuple:
         if isinstance(result, Tensor):
             outs = (result,)
         elif isinstance(result, (tuple, list)):
@@ -298,7 +409,7 @@ class _Recorder(TorchFunctionMode):
         elif result is None and rec.func is Tensor.__setitem__ and args and isinstance(args[0], Tensor):
             outs = (args[0],)  # x[...] = y writes into x
         else:
-            return
+            return ()
         live = self.live
         for slot, t in enumerate(outs):
             meta = TensorMeta(t, None)
@@ -310,10 +421,141 @@ class _Recorder(TorchFunctionMode):
                     meta.value = None
             rec.outputs.append(meta)
             live[id(t)] = (meta.ref, rec.index, slot)
+        return outs
 
 
 def _is_fake(t: Tensor) -> bool:
     return type(t).__name__ == "FakeTensor"
+
+
+# Probe kinds, per function (bit flags).
+_MOVES_VALUES = 1  # only moves values around: outputs inherit their inputs' finiteness
+_MULTIPLIES = 2  # a matmul-like op: also probe operands that may be attention weights
+_RISKY = 4  # can make NaN or Inf out of finite numbers (0/0, log 0, exp overflow, 0 * inf)
+_RISKY_NAMES = frozenset({
+    "softmax", "log_softmax", "softmin", "div", "div_", "true_divide", "__rdiv__", "__rtruediv__",
+    "/", "floor_divide", "reciprocal", "reciprocal_", "log", "log_", "log2", "log10", "log1p",
+    "sqrt", "sqrt_", "rsqrt", "pow", "pow_", "__rpow__", "**", "float_power", "exp", "exp_",
+    "exp2", "expm1", "acos", "asin", "atanh", "acosh", "arccos", "arcsin", "std", "var",
+    "std_mean", "var_mean", "logit", "erfinv", "prod", "cumprod", "logsumexp", "xlogy",
+    "normalize", "cosine_similarity", "nll_loss", "cross_entropy", "kl_div", "mean",
+})
+_HALF = (torch.float16, torch.bfloat16)
+_MOVE_OPS = frozenset({
+    "Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.view_as", "Tensor.reshape_as",
+    "Tensor.flatten", "torch.flatten", "Tensor.unflatten", "torch.unflatten", "Tensor.transpose",
+    "torch.transpose", "Tensor.permute", "torch.permute", "Tensor.T", "Tensor.mT", "Tensor.t",
+    "Tensor.swapaxes", "Tensor.movedim", "torch.movedim", "Tensor.unsqueeze", "torch.unsqueeze",
+    "Tensor.squeeze", "torch.squeeze", "Tensor.expand", "Tensor.expand_as", "Tensor.contiguous",
+    "Tensor.clone", "torch.clone", "Tensor.detach", "[]", "Tensor.split", "torch.split",
+    "Tensor.chunk", "torch.chunk", "Tensor.unbind", "torch.unbind", "torch.cat", "torch.stack",
+    "Tensor.repeat", "Tensor.repeat_interleave", "Tensor.narrow", "Tensor.select",
+    "torch.broadcast_to", "Tensor.roll", "Tensor.flip",
+})
+_WEIGHT_OPS = frozenset({"Tensor.matmul", "torch.matmul", "@", "torch.bmm", "Tensor.bmm",
+                         "torch.baddbmm", "Tensor.baddbmm", "torch.einsum", "torch.mm", "Tensor.mm"})
+_SOFTMAX_OPS = frozenset({"F.softmax", "Tensor.softmax", "torch.softmax"})
+
+
+def _after_softmax(records: list[OpRecord], index: int, depth: int = 6, budget: int = 16) -> bool:
+    """Whether record ``index`` is a softmax or descends from one within ``depth`` ops."""
+    stack, seen = [(index, 0)], set()
+    while stack and len(seen) < budget:
+        idx, level = stack.pop()
+        if idx in seen:
+            continue
+        seen.add(idx)
+        rec = records[idx]
+        if rec.op in _SOFTMAX_OPS:
+            return True
+        if level < depth:
+            stack.extend((m.src[0], level + 1) for m in rec.inputs if m.src is not None)
+    return False
+
+
+def _operands(args, kwargs) -> list[Tensor]:
+    """The tensors of a call in the order ``_Recorder._strip`` numbers them."""
+    out: list[Tensor] = []
+
+    def walk(a):
+        if isinstance(a, Tensor):
+            out.append(a)
+        elif isinstance(a, (list, tuple)) and a and any(isinstance(x, Tensor) for x in a):
+            for x in a:
+                walk(x)
+
+    for a in args:
+        walk(a)
+    for v in kwargs.values():
+        walk(v)
+    return out
+
+
+def _finiteness(t: Tensor) -> tuple[bool, bool] | None:
+    """(holds a NaN, holds an Inf) for a floating tensor with values, else None. Two cheap
+    reductions at most: a sum, finite unless some element is not (or it overflows), then the
+    minimum and maximum, which a NaN turns into NaN and an Inf into +-inf."""
+    if not t.is_floating_point() or t.is_meta or _is_fake(t) or t.numel() == 0:
+        return None
+    try:
+        x = t.detach()
+        if math.isfinite(x.sum().item()):
+            return False, False
+        low, high = (v.item() for v in torch.aminmax(x))
+        if math.isnan(low) or math.isnan(high):
+            return True, False  # whether an Inf is there too no longer matters downstream
+        return False, math.isinf(low) or math.isinf(high)
+    except Exception:  # under a functorch transform, or a tensor subclass without values
+        return None
+
+
+def _first_index(t: Tensor, kind: str) -> list[int] | None:
+    try:
+        with torch.no_grad():
+            x = t.detach()
+            bad = torch.isnan(x) if kind == "NaN" else torch.isinf(x)
+            found = torch.nonzero(bad)
+            return found[0].tolist() if len(found) else None
+    except Exception:
+        return None
+
+
+def _non_finite_literals(rec: OpRecord) -> set[str]:
+    """"inf" / "nan" when the call itself passes such a number (a -inf fill value, a full())."""
+    found: set[str] = set()
+
+    def walk(a):
+        if isinstance(a, float) and not math.isfinite(a):
+            found.add("nan" if math.isnan(a) else "inf")
+        elif isinstance(a, (list, tuple)):
+            for x in a:
+                walk(x)
+
+    walk(rec.args)
+    walk(tuple(rec.kwargs.values()))
+    for meta in rec.inputs:
+        if isinstance(meta.value, float) and not math.isfinite(meta.value):
+            found.add("nan" if math.isnan(meta.value) else "inf")
+    return found
+
+
+def _weight_sums(t: Tensor) -> tuple[float, dict[int, float]] | None:
+    """(minimum, {axis: the largest |sum - 1| over the slices along it that do not sum to 0})
+    for the last two axes, the ones a matmul or an attention einsum contracts."""
+    if t.ndim == 0 or not t.is_floating_point() or t.is_meta or _is_fake(t) or t.numel() == 0:
+        return None
+    try:
+        x = t.detach()
+        if x.dtype in (torch.float16, torch.bfloat16):
+            x = x.float()
+        deviations = {}
+        for axis in range(max(x.ndim - 2, 0), x.ndim):
+            s = x.sum(dim=axis)
+            off = (s - 1).abs().masked_fill(s.abs() <= 1e-6, 0.0)  # fully masked rows are 0
+            deviations[axis] = off.max().item()
+        return x.min().item(), deviations
+    except Exception:  # under a functorch transform, or a tensor subclass without values
+        return None
 
 
 # --- the public context manager ---------------------------------------------------------------
@@ -395,6 +637,9 @@ class Trace:
                 meta.ref = bool(ref is not None and ref() is not None)
         recorder.live.clear()
         recorder.passthrough.clear()
+        recorder.probes.clear()
+        recorder.non_finite.clear()
+        recorder.external.clear()
 
     # hooks
     def _module_name(self, module: torch.nn.Module) -> str:
@@ -429,6 +674,8 @@ class Trace:
         rec = self._recorder.current if self._recorder is not None else None
         if rec is not None:
             rec.warnings.append(f"{category.__name__}: {message}")
+            if filename and filename.startswith(_OWN_DIR) and rec.site is not None:
+                filename, lineno = rec.where[0], rec.where[1]
         if self._saved_showwarning is not None:
             self._saved_showwarning(message, category, filename, lineno, file, line)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from itertools import permutations
 
 from .._provenance import ReshapeCheck, axis_label, axis_size, fresh_axes, reshape_axes
@@ -52,6 +53,8 @@ def reshape_check(trace, rec) -> ReshapeCheck | None:
     shape = target_shape(rec)
     if shape is None or rec.inputs[0].axes is None:
         return None
+    if math.prod(shape) != math.prod(rec.inputs[0].shape):
+        return None  # x.view(dtype) reinterprets bytes: not a split or merge of axes
     return reshape_axes(rec.inputs[0].axes, shape, trace.dims)
 
 
@@ -67,14 +70,21 @@ def fix_hint(src_axes, shape, dims, verb: str) -> str:
     n, m = len(src_axes), len(shape)
     target = names(fresh_axes(shape, dims), dims)
     if n <= 6:
+        # Prefer the order whose result reads as the names asked for: from (B, d, T, H) to
+        # (B, T, C) the fix is (B, T, H, d), not (B, T, d, H), which merges to d*H.
+        legal = []
         for order in permutations(range(n)):
             if order == tuple(range(n)):
                 continue
             moved = tuple(src_axes[i] for i in order)
-            if reshape_axes(moved, shape, dims).ok:
-                if tuple(axis_size(a) for a in moved) == tuple(shape):
-                    return f"Reorder axes with {_perm_call(order)} instead: a {verb} cannot move axes."
-                return f"Move the axes first: {_perm_call(order)}, then .{verb}{call(target)}."
+            result = reshape_axes(moved, shape, dims)
+            if result.ok:
+                legal.append((names(result.axes, dims) != target, order, moved))
+        if legal:
+            _, order, moved = min(legal, key=lambda item: item[0])
+            if tuple(axis_size(a) for a in moved) == tuple(shape):
+                return f"Reorder axes with {_perm_call(order)} instead: a {verb} cannot move axes."
+            return f"Move the axes first: {_perm_call(order)}, then .{verb}{call(target)}."
     if m <= 6:
         for order in permutations(range(m)):
             if order == tuple(range(m)):

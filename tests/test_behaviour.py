@@ -1,0 +1,493 @@
+"""Behaviour checks: causal-leak, batch-leak and nondeterministic-eval, found by re-running."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+import behaviour_models as bm
+from shapetrace._behaviour import (
+    RTOL,
+    InputRole,
+    check_behaviour,
+    dependencies,
+    grid_text,
+    infer_roles,
+    looks_causal,
+    run_behaviour,
+)
+from shapetrace._dims import Dims
+
+MODELS_FILE = Path(bm.__file__)
+D = Dims()
+D8 = Dims({"d": 8})  # rotary embeddings need an even head size
+
+
+def located_line(case: str) -> int:
+    """The line of behaviour_models.py marked ``# located: <case>``."""
+    for number, text in enumerate(MODELS_FILE.read_text().splitlines(), start=1):
+        if re.search(rf"# located: {re.escape(case)}$", text):
+            return number
+    raise LookupError(case)
+
+
+def x_of(dims: Dims) -> torch.Tensor:
+    return torch.randn(dims["B"], dims["T"], dims["C"])
+
+
+def idx_of(dims: Dims) -> torch.Tensor:
+    return torch.randint(0, dims["V"], (dims["B"], dims["T"]))
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+
+
+# --------------------------------------------------------------------------------------------
+# Buggy modules: each is caught, by the right rule, at the right line
+# --------------------------------------------------------------------------------------------
+
+BUGS = [
+    pytest.param(lambda d: bm.UnassignedMask(d["C"], d["H"], d["L"]), True, "causal-leak", "F.softmax",
+                 id="unassigned-masked-fill"),
+    pytest.param(lambda d: bm.TinyFill(d["C"], d["H"]), True, "causal-leak", "@", id="fill-minus-1e-9"),
+    pytest.param(lambda d: bm.MeanOverTime(d["C"], d["H"]), True, "causal-leak", "Tensor.mean",
+                 id="mean-over-time"),
+    pytest.param(lambda d: bm.LayerNormOverTime(d["C"], d["H"]), True, "causal-leak", "F.layer_norm",
+                 id="layer-norm-over-time"),
+    pytest.param(lambda d: bm.InvertedSDPAMask(d["C"], d["H"]), True, "causal-leak",
+                 "F.scaled_dot_product_attention", id="sdpa-inverted-mask"),
+    pytest.param(lambda d: bm.SoftmaxOverBatch(d["C"], d["H"]), False, "batch-leak", "F.softmax",
+                 id="softmax-over-batch"),
+    pytest.param(lambda d: bm.MHAWithoutBatchFirst(d["C"], d["H"]), None, "batch-leak",
+                 "F.multi_head_attention_forward", id="mha-without-batch-first"),
+    pytest.param(lambda d: bm.PositionsFromBatch(d["C"], d["H"], d["L"]), True, "batch-leak", "torch.arange",
+                 id="positions-from-batch"),
+    pytest.param(lambda d: bm.TutorialPositionsOnBatchFirst(d["C"], d["H"], d["L"]), True, "batch-leak",
+                 "Tensor.__getitem__", id="tutorial-positions-on-batch-first"),
+    pytest.param(lambda d: bm.DropoutInEval(d["C"], d["H"]), True, "nondeterministic-eval", "F.dropout",
+                 id="dropout-in-eval"),
+]
+
+
+@pytest.mark.parametrize(("build", "causal", "rule", "op"), BUGS)
+def test_bug_is_caught_at_its_line(request, build, causal, rule, op):
+    case = request.node.callspec.id
+    result = run_behaviour(build(D), [x_of(D)], causal=causal, dims=D)
+    assert [d.rule for d in result.diagnostics] == [rule]
+    diag = result.diagnostics[0]
+    assert diag.severity == "error"
+    assert diag.line == located_line(case)
+    assert diag.file is not None and Path(diag.file).name == "behaviour_models.py"
+    assert not Path(diag.file).is_absolute()  # relative to the working directory
+    assert diag.op == op
+    assert diag.hint
+    assert diag.code  # filled in from the registry
+    json.dumps(diag.to_json())
+
+
+def test_unassigned_mask_hint_points_at_the_dropped_masked_fill():
+    diag = check_behaviour(bm.UnassignedMask(D["C"], D["H"], D["L"]), [x_of(D)], causal=True, dims=D)[0]
+    assert "never used" in diag.hint and "masked_fill" in diag.hint
+    assert f"behaviour_models.py:{located_line('unassigned-masked-fill') - 1}" in diag.hint
+
+
+def test_tiny_fill_hint_names_the_fill_value():
+    diag = check_behaviour(bm.TinyFill(D["C"], D["H"]), [x_of(D)], causal=True, dims=D)[0]
+    assert "-1e-09" in diag.hint
+
+
+def test_inverted_sdpa_mask_hint_explains_polarity():
+    diag = check_behaviour(bm.InvertedSDPAMask(D["C"], D["H"]), [x_of(D)], causal=True, dims=D)[0]
+    assert "True where a query MAY attend" in diag.hint
+
+
+def test_mha_without_batch_first_hint_and_module_path():
+    diag = check_behaviour(bm.MHAWithoutBatchFirst(D["C"], D["H"]), [x_of(D)], causal=None, dims=D)[0]
+    assert "batch_first=True" in diag.hint
+    assert diag.module == "MHAWithoutBatchFirst.mha"
+
+
+def test_mean_over_time_message_names_the_axis():
+    diag = check_behaviour(bm.MeanOverTime(D["C"], D["H"]), [x_of(D)], causal=True, dims=D)[0]
+    assert "dim=1, axis T" in diag.message
+    assert "x.mean(dim=1, keepdim=True)" in diag.message
+
+
+def test_softmax_over_batch_message_names_the_batch():
+    diag = check_behaviour(bm.SoftmaxOverBatch(D["C"], D["H"]), [x_of(D)], causal=False, dims=D)[0]
+    assert "(B)" in diag.message and "dim=0, axis B" in diag.message
+
+
+# --------------------------------------------------------------------------------------------
+# Correct modules: quiet
+# --------------------------------------------------------------------------------------------
+
+
+def _gpt2(d: Dims):
+    from transformers import GPT2Config, GPT2Model
+
+    config = GPT2Config(n_embd=d["C"], n_layer=1, n_head=d["H"], vocab_size=d["V"], n_positions=d["L"],
+                        bos_token_id=0, eos_token_id=0)
+    return GPT2Model(config)
+
+
+def _bert(d: Dims):
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(hidden_size=d["C"], num_hidden_layers=1, num_attention_heads=d["H"],
+                        intermediate_size=2 * d["C"], vocab_size=d["V"], max_position_embeddings=d["L"])
+    return BertModel(config)
+
+
+D_LLAMA = Dims({"H": 6, "d": 8})  # GQA: 6 query heads share 3 key/value heads; rotary: d even
+
+
+def _llama(d: Dims):
+    from transformers import LlamaConfig, LlamaModel
+
+    config = LlamaConfig(hidden_size=d["C"], num_hidden_layers=1, num_attention_heads=d["H"],
+                         num_key_value_heads=d["H"] // 2, head_dim=d["d"], intermediate_size=2 * d["C"],
+                         vocab_size=d["V"], max_position_embeddings=d["L"], bos_token_id=0, eos_token_id=0)
+    return LlamaModel(config)
+
+
+D_GQA = Dims({"H": 6})
+
+CORRECT = [
+    # (build, inputs, causal, dims)
+    pytest.param(lambda d: bm.CausalSelfAttention(d["C"], d["H"], d["L"]), "x", True, D, id="fused-qkv"),
+    pytest.param(lambda d: bm.SeparateProjections(d["C"], d["H"]), "x", True, D, id="separate-projections"),
+    pytest.param(lambda d: bm.SeparateProjections(d["C"], d["H"], causal=False), "x", False, D,
+                 id="separate-projections-bidirectional"),
+    pytest.param(lambda d: bm.EinsumAttention(d["C"], d["H"]), "x", True, D, id="einsum"),
+    pytest.param(lambda d: bm.EinsumAttention(d["C"], d["H"], causal=False), "x", False, D,
+                 id="einsum-bidirectional"),
+    pytest.param(lambda d: bm.SDPAAttention(d["C"], d["H"]), "x", True, D, id="sdpa-is-causal"),
+    pytest.param(lambda d: bm.SDPAAttention(d["C"], d["H"], causal=False), "x", False, D,
+                 id="sdpa-bidirectional"),
+    pytest.param(lambda d: bm.GroupedQueryAttention(d["C"], d["H"], 3), "x", True, D_GQA, id="gqa"),
+    pytest.param(lambda d: bm.GroupedQueryAttention(d["C"], d["H"], 1, expand=True), "x", True, D, id="mqa"),
+    pytest.param(lambda d: bm.ALiBiAttention(d["C"], d["H"]), "x", True, D, id="alibi"),
+    pytest.param(lambda d: bm.RotaryAttention(d["C"], d["H"], d["L"]), "x", True, D8, id="rotary"),
+    pytest.param(lambda d: bm.CrossAttentionBlock(d["C"], d["H"]), "x,context", True, D,
+                 id="cross-attention"),
+    pytest.param(lambda d: bm.PreNormBlock(d["C"], d["H"], d["L"]), "x", True, D, id="pre-norm-block"),
+    pytest.param(lambda d: bm.BatchFirstMHA(d["C"], d["H"]), "x", True, D, id="mha-batch-first"),
+    pytest.param(lambda d: bm.BatchFirstMHA(d["C"], d["H"], causal=False), "x", False, D,
+                 id="mha-batch-first-bidirectional"),
+    pytest.param(lambda d: bm.SeqFirstMHAWrapper(d["C"], d["H"]), "x", True, D, id="mha-seq-first-wrapper"),
+    pytest.param(lambda d: bm.MHAWithWeights(d["C"], d["H"]), "x", True, D, id="mha-tuple-output"),
+    pytest.param(lambda d: bm.TinyGPT(d["V"], d["C"], d["H"], d["L"]), "idx", True, D,
+                 id="tokens-dict-output"),
+    pytest.param(lambda d: bm.IndexedEmbeddingLM(d["V"], d["C"], d["H"]), "idx", True, D,
+                 id="tokens-without-nn-embedding"),
+    pytest.param(lambda d: bm.Encoder(d["C"], d["H"]), "x,padding", False, D, id="encoder-padding-mask"),
+    pytest.param(lambda d: bm.ScalesInputInPlace(d["C"], d["H"]), "x", True, D, id="in-place-on-input"),
+    pytest.param(_gpt2, "idx", True, D, id="hf-gpt2"),
+    pytest.param(_bert, "idx", False, D, id="hf-bert"),
+    pytest.param(_llama, "idx", True, D_LLAMA, id="hf-llama-gqa-rotary"),
+]
+
+
+def _inputs(spec: str, d: Dims) -> list[torch.Tensor]:
+    out = []
+    for name in spec.split(","):
+        if name == "x":
+            out.append(x_of(d))
+        elif name == "idx":
+            out.append(idx_of(d))
+        elif name == "context":
+            out.append(torch.randn(d["B"], d["S"], d["C"]))
+        elif name == "padding":
+            padding = torch.zeros(d["B"], d["T"], dtype=torch.bool)
+            padding[0, -2:] = True  # the last two tokens of sample 0 are padding
+            out.append(padding)
+    return out
+
+
+@pytest.mark.parametrize(("build", "spec", "causal", "dims"), CORRECT)
+def test_correct_module_is_quiet(build, spec, causal, dims):
+    module = build(dims)
+    result = run_behaviour(module, _inputs(spec, dims), causal=causal, dims=dims)
+    assert result.diagnostics == []
+    assert result.skipped == []
+    dep = result.dependency
+    assert dep is not None and dep.pairs
+    assert dep.batch_leaks() == []
+    if causal:
+        assert dep.causal_leaks() == [] and looks_causal(dep)
+    else:
+        assert dep.causal_leaks() and not looks_causal(dep)
+
+
+def test_last_position_logits_are_quiet():
+    module = bm.LastTokenLM(D["V"], D["C"], D["H"], D["L"])
+    result = run_behaviour(module, [idx_of(D)], causal=True, dims=D)
+    assert result.diagnostics == [] and result.skipped == []
+    assert result.dependency.time_grid is None  # (B, 1, V): nothing to draw
+
+
+def test_causal_leak_behind_last_position_logits_is_found_inside():
+    module = bm.LastTokenLM(D["V"], D["C"], D["H"], D["L"], leaky=True)
+    diags = check_behaviour(module, [idx_of(D)], causal=True, dims=D)
+    assert [d.rule for d in diags] == ["causal-leak"]
+    assert diags[0].line == located_line("unassigned-masked-fill")
+    assert "no output has a time axis" in diags[0].message
+    assert diags[0].data["grid"]["expected"] == "lower" and diags[0].data["leaks"] > 0
+
+
+def test_causal_intent_unknown_gives_a_note_not_a_finding():
+    result = run_behaviour(bm.CausalSelfAttention(D["C"], D["H"], D["L"]), [x_of(D)], causal=None, dims=D)
+    assert result.diagnostics == []
+    assert any("causal in practice" in n for n in result.notes)
+
+
+def test_causal_intent_unknown_skips_the_causal_check():
+    result = run_behaviour(bm.TinyFill(D["C"], D["H"]), [x_of(D)], causal=None, dims=D)
+    assert result.diagnostics == []
+    assert result.dependency.causal_leaks()  # still visible in the dependency pattern
+
+
+def test_bidirectional_model_declared_causal_leaks():
+    diags = check_behaviour(_bert(D), [idx_of(D)], causal=True, dims=D)
+    assert [d.rule for d in diags] == ["causal-leak"]
+    assert diags[0].data["leaks"] == D["T"] * (D["T"] - 1) // 2
+
+
+def test_cross_attention_context_is_not_time_aligned():
+    inputs = _inputs("x,context", D)
+    roles = infer_roles(inputs, D, names=["x", "context"])
+    dep = dependencies(bm.CrossAttentionBlock(D["C"], D["H"]), inputs, roles, dims=D)
+    context = [p for p in dep.pairs if p.source == "context"]
+    assert context and all(p.time is None for p in context)
+    assert context[0].time_strength is not None and context[0].time_strength.shape == (D["T"], D["S"])
+    assert bool((context[0].time_strength > RTOL).all())  # every position sees the whole context
+
+
+def test_leak_in_the_query_stream_of_a_cross_attention_is_caught():
+    inputs = _inputs("x,context", D)
+    roles = infer_roles(inputs, D, names=["x", "context"])
+    module = bm.CrossAttentionCausalContext(D["C"], D["H"])
+    diags = check_behaviour(module, inputs, roles, causal=True, dims=D)
+    assert [d.rule for d in diags] == ["causal-leak"]
+    assert "`x`" in diags[0].message and "context" not in diags[0].message
+    assert diags[0].op == "F.scaled_dot_product_attention"
+
+
+def test_seq_first_input_with_explicit_roles():
+    d = D
+    x = torch.randn(d["T"], d["B"], d["C"])
+    roles = [InputRole.from_axes("x", "T B C")]
+    result = run_behaviour(bm.SeqFirstEncoder(d["C"], d["H"], d["L"]), [x], roles, causal=True, dims=d)
+    assert result.diagnostics == [] and result.skipped == []
+    assert looks_causal(result.dependency)
+
+
+def test_position_wise_module_is_not_causal_in_practice():
+    dep = dependencies(nn.Sequential(nn.Linear(D["C"], D["C"]), nn.GELU()), [x_of(D)], dims=D)
+    assert dep.causal_leaks() == [] and not looks_causal(dep)
+    assert bool(dep.time_grid.equal(torch.eye(D["T"], dtype=torch.bool)))
+
+
+# --------------------------------------------------------------------------------------------
+# The dependency computation itself
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("batched", [pytest.param(True, id="vmap-batched"),
+                                     pytest.param(False, id="row-loop")])
+@pytest.mark.parametrize(("build", "future"), [
+    pytest.param(lambda d: bm.CausalSelfAttention(d["C"], d["H"], d["L"]), False, id="causal"),
+    pytest.param(lambda d: bm.TinyFill(d["C"], d["H"]), True, id="tiny-fill"),
+    pytest.param(lambda d: bm.SoftmaxOverBatch(d["C"], d["H"]), True, id="softmax-over-batch"),
+])
+def test_batched_and_looped_backward_agree(build, future, batched):
+    module = build(D)
+    x = x_of(D)
+    dep = dependencies(module, [x], dims=D, batched=batched)
+    expected = dependencies(module, [x], dims=D, batched=not batched)
+    assert torch.equal(dep.batch_grid, expected.batch_grid)
+    assert torch.equal(dep.time_grid, expected.time_grid)
+    assert bool(dep.time_grid.triu(1).any()) == future or bool(dep.batch_leaks())
+
+
+@pytest.mark.parametrize("fill", [
+    pytest.param("-1e4", id="minus-1e4"), pytest.param("finfo-min", id="finfo-min"),
+    pytest.param("-inf", id="minus-inf"),
+])
+def test_large_negative_fills_count_as_masked_exactly(fill, monkeypatch):
+    class Fill(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.qkv = nn.Linear(c, 3 * c)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).chunk(3, dim=-1)
+            scores = q @ k.transpose(-2, -1)
+            T = x.shape[1]
+            value = {"-1e4": -1e4, "finfo-min": torch.finfo(scores.dtype).min, "-inf": float("-inf")}[fill]
+            future = torch.ones(T, T, dtype=torch.bool).triu(1)
+            return scores.masked_fill(future, value).softmax(-1) @ v
+
+    dep = dependencies(Fill(D["C"]), [x_of(D)], dims=D)
+    strength = dep.pairs[0].time_strength
+    past = torch.ones_like(strength, dtype=torch.bool).tril()
+    assert float(strength[~past].max()) == 0.0  # exactly: the weights underflow to 0.0
+    assert float(strength[past].min()) > 1e-4
+
+
+def test_a_tiny_fill_is_far_above_the_threshold():
+    dep = dependencies(bm.TinyFill(D["C"], D["H"]), [x_of(D)], dims=D)
+    future = dep.pairs[0].time_strength.triu(1)
+    assert float(future[future > 0].min()) > 1e3 * RTOL
+
+
+def test_several_outputs_are_all_checked():
+    dep = dependencies(bm.MHAWithWeights(D["C"], D["H"]), [x_of(D)], dims=D)
+    assert {p.output for p in dep.pairs} == {"output[0]", "output[1]"}
+    dep = dependencies(bm.TinyGPT(D["V"], D["C"], D["H"], D["L"]), [idx_of(D)], dims=D)
+    assert {p.output for p in dep.pairs} == {"logits", "hidden"}
+    assert {p.source for p in dep.pairs} == {"idx (via wte)"}  # wpe is indexed by arange: not an input
+
+
+def test_hf_outputs_keep_their_field_names():
+    dep = dependencies(_bert(D), [idx_of(D)], dims=D)
+    outputs = {p.output for p in dep.pairs}
+    assert outputs == {"last_hidden_state", "pooler_output"}
+    pooled = next(p for p in dep.pairs if p.output == "pooler_output")
+    assert pooled.time_strength is None  # no time axis: only the batch grid
+
+
+# --------------------------------------------------------------------------------------------
+# Robustness: the user's module, errors, collisions
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_users_module_and_rng_are_untouched():
+    module = bm.DropoutInEval(D["C"], D["H"]).train()
+    before = {k: v.clone() for k, v in module.state_dict().items()}
+    x = x_of(D)
+    rng = torch.get_rng_state()
+    threads = torch.get_num_threads()
+    run_behaviour(module, [x], causal=True, dims=D)
+    assert module.training
+    assert all(p.dtype == torch.float32 and p.requires_grad for p in module.parameters())
+    assert all(torch.equal(before[k], v) for k, v in module.state_dict().items())
+    assert torch.equal(torch.get_rng_state(), rng)
+    assert torch.get_num_threads() == threads
+    assert not any(m._forward_hooks or m._forward_pre_hooks for m in module.modules())
+
+
+def test_the_callers_inputs_are_untouched():
+    x = x_of(D).double()
+    kept = x.clone()
+    assert check_behaviour(bm.ScalesInputInPlace(D["C"], D["H"]), [x], causal=True, dims=D) == []
+    assert torch.equal(x, kept)
+
+
+def test_keyword_tensors_with_a_batch_axis_follow_the_batch():
+    x, padding = _inputs("x,padding", D)
+    result = run_behaviour(bm.Encoder(D["C"], D["H"]), [x], causal=False, dims=D, kwargs={"padding": padding})
+    assert result.diagnostics == [] and result.skipped == []
+
+
+def test_a_module_that_raises_gives_no_diagnostics():
+    result = run_behaviour(bm.RaisesInForward(D["C"]), [x_of(D)], causal=True, dims=D)
+    assert result.diagnostics == []
+    assert len(result.skipped) == 1 and "raised" in result.skipped[0]
+
+
+def test_equal_batch_and_time_sizes_cannot_be_told_apart():
+    dims = Dims({"B": 7})
+    result = run_behaviour(bm.UnassignedMask(dims["C"], dims["H"], dims["L"]), [x_of(dims)], causal=True,
+                           dims=dims)
+    assert result.diagnostics == []
+    assert any("cannot be told apart" in s for s in result.skipped)
+    assert dependencies(bm.UnassignedMask(dims["C"], dims["H"], dims["L"]), [x_of(dims)],
+                        dims=dims).reason is not None
+
+
+def test_determinism_is_still_checked_when_b_equals_t():
+    dims = Dims({"B": 7})
+    diags = check_behaviour(bm.DropoutInEval(dims["C"], dims["H"]), [x_of(dims)], causal=True, dims=dims)
+    assert [d.rule for d in diags] == ["nondeterministic-eval"]
+
+
+def test_dropout_modules_are_checked_in_eval_mode():
+    module = bm.PreNormBlock(D["C"], D["H"], D["L"], dropout=0.5).train()
+    assert check_behaviour(module, [x_of(D)], causal=True, dims=D) == []
+
+
+# --------------------------------------------------------------------------------------------
+# Roles and rendering data
+# --------------------------------------------------------------------------------------------
+
+
+def test_roles_from_axes_and_sizes():
+    assert InputRole.from_axes("x", "B T C") == InputRole("x", 0, 1, "query", False)
+    assert InputRole.from_axes("context", "B,S,C") == InputRole("context", 0, 1, "context", False)
+    assert InputRole.from_axes("idx", ["B", "T"], tokens=True).tokens
+    assert InputRole.from_axes("mask", "T T").batch is None
+    roles = infer_roles([x_of(D), torch.randn(D["B"], D["S"], D["C"]), idx_of(D),
+                         torch.ones(D["T"], D["T"], dtype=torch.bool), 3], D)
+    assert [(r.batch, r.time, r.stream, r.tokens) for r in roles[:3]] == [
+        (0, 1, "query", False), (0, 1, "context", False), (0, 1, "query", True)]
+    assert roles[3].is_constant and roles[4] is None
+
+
+def test_causal_grid_data_and_text():
+    diag = check_behaviour(bm.UnassignedMask(D["C"], D["H"], D["L"]), [x_of(D)], causal=True, dims=D)[0]
+    grid = diag.data["grid"]
+    T = D["T"]
+    assert grid["expected"] == "lower" and len(grid["rows"]) == T and len(grid["cells"]) == T
+    assert all(len(row) == T for row in grid["cells"])
+    assert grid["cells"][0][1] == 2 and grid["cells"][1][0] == 1 and grid["cells"][3][3] == 1
+    assert diag.data["leaks"] == T * (T - 1) // 2
+    text = grid_text(diag.data)
+    lines = text.splitlines()
+    assert len(lines) == T + 3
+    assert lines[2].split() == ["0", "■"] + ["✗"] * (T - 1)
+    assert lines[-2].split() == [str(T - 1)] + ["■"] * T
+
+
+def test_batch_grid_data():
+    diag = check_behaviour(bm.MHAWithoutBatchFirst(D["C"], D["H"]), [x_of(D)], causal=None, dims=D)[0]
+    grid = diag.data["grid"]
+    assert diag.data["kind"] == "mixing"
+    assert grid["expected"] == "diagonal" and len(grid["cells"]) == D["B"]
+    assert [grid["cells"][i][i] for i in range(D["B"])] == [1] * D["B"]
+    assert grid["cells"][0][1] == 2
+    assert "✗" in grid_text(diag.data)
+
+
+def test_position_leak_data():
+    diag = check_behaviour(bm.PositionsFromBatch(D["C"], D["H"], D["L"]), [x_of(D)], causal=True, dims=D)[0]
+    assert diag.data["kind"] == "position" and diag.data["max_change"] > 1e-3
+    cells = diag.data["grid"]["cells"]  # no sample reads another: the grid is diagonal
+    assert cells == [[int(i == j) for j in range(D["B"])] for i in range(D["B"])]
+
+
+# --------------------------------------------------------------------------------------------
+# Other sizes
+# --------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=6, deadline=None)
+@given(B=st.sampled_from([2, 3, 5]), T=st.sampled_from([4, 7, 9]))
+def test_other_probe_sizes(B, T):
+    dims = Dims({"B": B, "T": T})
+    x = torch.randn(B, T, dims["C"])
+    assert check_behaviour(bm.CausalSelfAttention(dims["C"], dims["H"], dims["L"]), [x], causal=True,
+                           dims=dims) == []
+    diags = check_behaviour(bm.UnassignedMask(dims["C"], dims["H"], dims["L"]), [x], causal=True, dims=dims)
+    assert [d.rule for d in diags] == ["causal-leak"]
+    assert diags[0].line == located_line("unassigned-masked-fill")
