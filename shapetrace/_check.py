@@ -220,7 +220,7 @@ def causal_intent(trace: Trace) -> bool | None:
         if rec.kwargs.get("is_causal") is True or (op == "F.scaled_dot_product_attention"
                                                    and len(rec.args) > 5 and rec.args[5] is True):
             return True
-        if op == "[]" and rec.inputs and rec.outputs and rec.inputs[0].src is None:
+        if op == "[]" and rec.inputs and rec.outputs:
             src, out = rec.inputs[0].shape, rec.outputs[0].shape
             if len(src) >= 2 and src[-1] == src[-2] != T and out[-2:] == (T, T):
                 return True

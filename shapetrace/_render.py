@@ -136,8 +136,19 @@ def diagnostic_renderable(d):
         parts.append(Padding(hint, (0, 0, 0, 4), expand=False))
     grid = d.data.get("grid_text") if d.data else None
     if grid:
-        parts.append(Padding(Text(grid), (0, 0, 0, 6), expand=False))
+        parts.append(Padding(_grid_text(grid), (0, 0, 0, 6), expand=False))
     return Group(*parts)
+
+
+_GRID_STYLES = {"■": "green", "✗": "bold red", "·": "dim"}
+
+
+def _grid_text(grid: str) -> Text:
+    """The dependency grid with used cells green and leaking cells red."""
+    text = Text()
+    for ch in grid:
+        text.append(ch, style=_GRID_STYLES.get(ch, ""))
+    return text
 
 
 def _message_text(message: str) -> Text:
