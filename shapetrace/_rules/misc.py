@@ -1,0 +1,258 @@
+"""reversed-transpose, discarded-result, dim-collision and non-finite."""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import math
+
+from .._provenance import format_axes
+from .._report import Diagnostic
+from .._source import call_receiver
+from ._common import at
+from .attention import permutation
+
+# --- reversed-transpose -----------------------------------------------------------------------
+
+_REVERSALS = {"Tensor.T", "Tensor.t", "torch.t", "Tensor.permute", "torch.permute"}
+
+
+def check_reversed(trace):
+    trace._analyse()
+    dims = trace.dims
+    for rec in trace.records:
+        if rec.op not in _REVERSALS or rec.internal or not rec.inputs:
+            continue
+        meta = rec.inputs[0]
+        n = meta.ndim
+        if n <= 2:
+            continue
+        if rec.op in ("Tensor.permute", "torch.permute"):
+            if permutation(rec) != list(range(n - 1, -1, -1)):
+                continue
+            what = "permute reversing every axis"
+        else:
+            what = ".T" if rec.op == "Tensor.T" else ".t()"
+        before = trace.shape_of(meta)
+        after = format_axes(tuple(reversed(meta.axes)), dims) if meta.axes else str(meta.shape[::-1])
+        receiver = call_receiver(rec.source) or "x"
+        message = (f"{what} on {receiver} {before} reverses all {n} axes, giving {after}; "
+                   f"a batched matrix transpose swaps only the last two")
+        hint = f"Use {receiver}.transpose(-2, -1) (or {receiver}.mT) to swap the last two axes."
+        yield at(trace, rec, "reversed-transpose", message, hint, before=before, after=after)
+
+
+# --- discarded-result -------------------------------------------------------------------------
+
+_WRITES = {"[]=", "+=", "-=", "*=", "/=", "@=", "//=", "%=", "**=", "&=", "|=", "^="}
+
+
+def _in_library(rec) -> bool:
+    filename = rec.where[0] or ""
+    return "site-packages" in filename or "dist-packages" in filename
+
+
+def check_discarded(trace):
+    first_error = next((rec.index for rec in trace.records if rec.error is not None), None)
+    sources = _Statements()
+    for rec in trace.records:
+        if first_error is not None and rec.index >= first_error:
+            break  # the code after a failure never ran
+        if rec.internal or not rec.outputs or rec.site is None:
+            continue
+        name = rec.op.rsplit(".", 1)[-1]
+        if name.endswith("_") or rec.op in _WRITES or "out" in rec.kwargs:
+            continue
+        if any(meta.used or meta.ref for meta in rec.outputs):
+            continue
+        if _in_library(rec):
+            continue  # unused intermediates inside an installed library are not the user's bug
+        kind = sources.kind(rec)
+        if kind == "returned":
+            continue  # handed back to a caller, which dropped it: not this line's doing
+        if first_error is not None and kind != "alone":
+            continue  # assigned, but the line that would have used it never ran
+        yield _discarded(trace, rec, name, kind)
+
+
+class _Statements:
+    """What the statement around an op does with its value: ``"alone"`` (an expression
+    statement, ``scores.masked_fill(...)``), ``"returned"`` (return, yield, a lambda's body),
+    or ``"other"``. Each file is parsed once per check."""
+
+    def __init__(self):
+        self._trees: dict[str, ast.AST | None] = {}
+
+    def kind(self, rec) -> str:
+        filename, line, col, end_col = rec.where
+        tree = self._tree(filename)
+        if tree is None or line is None:
+            return "other"
+        inside = []  # nodes enclosing the op, outermost first
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.stmt, ast.Lambda)) or not _spans(node, line, col, end_col):
+                continue
+            inside.append(node)
+        if not inside:
+            return "other"
+        if any(isinstance(n, (ast.Return, ast.Lambda)) for n in inside):
+            return "returned"
+        innermost = min((n for n in inside if isinstance(n, ast.stmt)),
+                        key=lambda n: (n.end_lineno - n.lineno, n.end_col_offset - n.col_offset),
+                        default=None)
+        if isinstance(innermost, ast.Expr):
+            value = innermost.value
+            if isinstance(value, (ast.Yield, ast.YieldFrom, ast.Await)):
+                return "returned"
+            if (value.lineno, value.col_offset, value.end_col_offset) == (line, col, end_col) \
+                    or ast.unparse(value) == _normalise(rec.source):
+                return "alone"
+        return "other"
+
+    def _tree(self, filename):
+        if filename not in self._trees:
+            text = "".join(linecache.getlines(filename)) if filename else ""
+            try:
+                self._trees[filename] = ast.parse(text) if text else None
+            except SyntaxError:
+                self._trees[filename] = None
+        return self._trees[filename]
+
+
+def _spans(node, line, col, end_col) -> bool:
+    if not (node.lineno <= line <= node.end_lineno):
+        return False
+    if col is None:
+        return True
+    if node.lineno == line and node.col_offset > col:
+        return False
+    if node.end_lineno == line and end_col is not None and node.end_col_offset < end_col:
+        return False
+    return True
+
+
+def _normalise(source: str) -> str:
+    try:
+        return ast.unparse(ast.parse(source.strip(), mode="eval").body)
+    except SyntaxError:
+        return source.strip()
+
+
+# Ops with an in-place twin that is the natural fix (``masked_fill_``); for the others
+# (``transpose_``, ``view``) only the assignment is suggested.
+_IN_PLACE_FIX = {"masked_fill", "clamp", "clip", "add", "sub", "mul", "div", "tril", "triu",
+                 "fill", "relu", "exp", "log", "sqrt", "pow", "neg", "abs", "sigmoid", "tanh",
+                 "nan_to_num", "index_fill", "masked_scatter", "scatter", "index_add",
+                 "index_copy", "normal", "uniform", "zero", "copy", "clamp_min", "clamp_max"}
+
+
+def _discarded(trace, rec, name: str, kind: str):
+    receiver = call_receiver(rec.source) if rec.op.startswith("Tensor.") else None
+    source = rec.source or rec.op
+    if kind != "alone":
+        message = f"the result of {source} is never used: no later op reads it"
+        hint = ("Use it where it was meant to go (a later line may read the variable it came "
+                "from instead), or delete the line.")
+    elif receiver:
+        message = (f"the result of {source} is never used: {name} returns a new tensor and leaves "
+                   f"{receiver} unchanged")
+        if receiver.isidentifier():
+            hint = f"Assign it: {receiver} = {source}"
+            if name in _IN_PLACE_FIX:
+                hint += f", or use the in-place {receiver}.{name}_(...)"
+            hint += "."
+        else:
+            hint = "Assign the result to a variable and use it."
+    else:
+        message = f"the result of {source} is never used"
+        hint = "Assign the result to a variable and use it, or delete the line."
+    return at(trace, rec, "discarded-result", message, hint, statement=kind)
+
+
+# --- dim-collision ----------------------------------------------------------------------------
+
+_HIDDEN = {
+    frozenset("BT"): "a batch/time swap such as (B, T, C) read as (T, B, C) reshapes without "
+                     "complaint, and a mix of samples looks like a mix of positions",
+    frozenset("Hd"): "heads and head size can be swapped unseen ((B, T, d, H) passes for "
+                     "(B, T, H, d)), and a scale of 1/sqrt(H) looks like 1/sqrt(d)",
+    frozenset("TS"): "queries and keys of a cross-attention can be swapped unseen, and "
+                     "q @ k without .transpose(-2, -1) runs",
+    frozenset("Td"): "q @ k without .transpose(-2, -1) runs, and a softmax over the head size "
+                     "looks like one over the keys",
+    frozenset("BH"): "a softmax or mean over the batch looks like one over the heads",
+    frozenset("TH"): "a softmax over the heads looks like one over the keys",
+    frozenset("Bd"): "batch and head-size axes can be swapped unseen",
+}
+
+
+def _next_free_prime(taken: set[int], start: int) -> int:
+    n = max(start, 2)
+    while n in taken or any(n % p == 0 for p in range(2, int(n ** 0.5) + 1)):
+        n += 1
+    return n
+
+
+def check_collisions(trace):
+    dims = trace.dims
+    in_use = {s for rec in trace.records for m in (*rec.inputs, *rec.outputs) for s in m.shape}
+    for a, b, size in dims.collisions():
+        if trace.records and size not in in_use:
+            continue  # no axis of that size was traced: nothing can be confused
+        hidden = _HIDDEN.get(frozenset((a, b))) if len(a) == len(b) == 1 else None
+        hidden = hidden or (f"an axis of size {size} could be {a} or {b}, so a swap or mix of "
+                            f"the two cannot be seen")
+        message = (f"{a} and {b} are both {size} in this run: {hidden}. reshape-jumble, "
+                   f"softmax-axis and silent-broadcast lose their power over these axes, and "
+                   f"shapes print {a} for both")
+        change = a if a in dims.explicit and b not in dims.explicit else b
+        suggestion = _next_free_prime(set(dims.values()), 3)
+        hint = f"Give {change} a size of its own, a prime no other dim uses (e.g. {change}={suggestion})."
+        yield Diagnostic(rule="dim-collision", severity="warning", message=message, hint=hint,
+                         data={"index": -1, "names": [a, b], "size": size})
+
+
+# --- non-finite -------------------------------------------------------------------------------
+
+def check_non_finite(trace):
+    for rec in trace.records:
+        found = (rec.notes or {}).get("non_finite")
+        if not found or rec.error is not None:
+            continue
+        kind, where, slot = found["kind"], found.get("where"), found.get("slot", 0)
+        out = trace.shape_of(rec.outputs[slot]) if slot < len(rec.outputs) else "its output"
+        name = rec.op.split(".")[-1]
+        if name in ("softmax", "log_softmax") and where is not None:
+            row = tuple(where[:-1])
+            message = (f"{name} made {kind}: row {row} of {out} has no finite score (every key "
+                       f"masked with -inf), and a softmax over nothing is 0/0")
+            hint = ("Make sure every query can see at least one key (check padding and causal "
+                    "masks), or mask with torch.finfo(scores.dtype).min instead of -inf.")
+        else:
+            at_index = f" at index {tuple(where)}" if where is not None else ""
+            inputs = ", ".join(trace.shape_of(m) for m in rec.inputs) or "no tensor inputs"
+            message = f"{name} made {kind}{at_index} of its output {out}, from inputs {inputs} that held none"
+            if name in ("mul", "*", "matmul", "@") and _multiplies_by_inf(rec):
+                message += ": 0 * inf is NaN"
+                hint = ("Build additive masks with masked_fill(mask, float('-inf')) or torch.where, "
+                        "not by multiplying a 0/1 mask by -inf.")
+            elif name in ("log", "log2", "log10", "rsqrt", "sqrt", "reciprocal", "div", "__rdiv__", "pow"):
+                hint = "Keep the argument away from 0 (and from negatives): add an epsilon or clamp it first."
+            else:
+                hint = "Check the values reaching this op: masks of -inf, divisions by 0, overflow."
+        yield at(trace, rec, "non-finite", message, hint, kind=kind, where=where)
+        return  # the first one only: everything after it inherits the NaN
+
+
+def _multiplies_by_inf(rec) -> bool:
+    numbers = [a for a in rec.args if isinstance(a, float)]
+    numbers += [m.value for m in rec.inputs if isinstance(m.value, float)]
+    return any(math.isinf(x) for x in numbers)
+
+
+CHECKS = {
+    "reversed-transpose": check_reversed,
+    "discarded-result": check_discarded,
+    "dim-collision": check_collisions,
+    "non-finite": check_non_finite,
+}
