@@ -591,8 +591,8 @@ def annotate(trace) -> None:
         for meta in rec.inputs:
             if meta.src is not None:
                 producer = records[meta.src[0]].outputs[meta.src[1]]
-                axes = producer.axes
-                if axes is None or tuple(axis_size(a) for a in axes) != meta.shape:
+                axes = producer.axes  # checked against the producer's shape when it was made
+                if axes is None or producer.shape != meta.shape:
                     axes = fresh_axes(meta.shape, dims)
             else:
                 axes = fresh_axes(meta.shape, dims)

@@ -297,10 +297,13 @@ class _Recorder(TorchFunctionMode):
                 kind = self.probes[func]
             except (KeyError, TypeError):
                 kind = self._probe_kind(func)
-            if not self.found_non_finite:
-                self._probe_finite(rec, outs, args, kwargs, kind)
-            if kind & _MULTIPLIES:
-                self._probe_weights(rec, args, kwargs)
+            if (kind & _MULTIPLIES) or not self.found_non_finite:
+                # The probes' own ops must not reach an enclosing trace.
+                with torch._C.DisableTorchFunction():
+                    if not self.found_non_finite:
+                        self._probe_finite(rec, outs, args, kwargs, kind)
+                    if kind & _MULTIPLIES:
+                        self._probe_weights(rec, args, kwargs)
         return result
 
     # --- value probes: the few facts about values that the value-based rules need -----------
@@ -589,6 +592,7 @@ class Trace:
         self._handles = []
         self._saved_showwarning = None
         self._analysed = False
+        self.cache: dict = {}  # analysis results shared by rules (e.g. the consumer graph)
         self.exception: BaseException | None = None
 
     # context manager

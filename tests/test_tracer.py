@@ -169,8 +169,6 @@ def test_nested_traces_restore_state_level_by_level():
     assert {"torch.ones", "Tensor.exp"} <= {r.op for r in outer.records[2:]}
 
 
-@pytest.mark.xfail(strict=True, reason="the inner trace's value probes (detach, sum, "
-                   "_set_grad_enabled) run under the outer trace's mode and are recorded there")
 def test_nested_traces_record_only_the_users_ops():
     with shapetrace.trace() as outer:
         torch.ones(2).relu()

@@ -419,10 +419,18 @@ def softmax_dim(rec) -> tuple[int, bool] | None:
         return None
 
 
+def graph_of(trace) -> Graph:
+    """The consumer graph of a trace, built once and shared by the attention rules."""
+    graph = trace.cache.get("graph")
+    if graph is None:
+        graph = trace.cache["graph"] = Graph(trace)
+    return graph
+
+
 def attentions(trace, graph: Graph | None = None) -> list[Attention]:
     """Every softmax whose output is contracted by a matmul or einsum."""
     trace._analyse()
-    graph = graph or Graph(trace)
+    graph = graph or graph_of(trace)
     found = []
     for rec in trace.records:
         if rec.op not in SOFTMAXES or rec.error is not None or not rec.outputs:
@@ -481,7 +489,7 @@ def _contracted_dim(graph: Graph, att: Attention, use: ValueUse) -> int | None:
 
 
 def check_softmax_axis(trace):
-    graph = Graph(trace)
+    graph = graph_of(trace)
     for att in attentions(trace, graph):
         found = _softmax_axis(trace, graph, att)
         if found is not None:
@@ -707,7 +715,7 @@ def _sdpa_scale(rec) -> tuple[float, bool] | None:
 
 
 def check_scale(trace):
-    graph = Graph(trace)
+    graph = graph_of(trace)
     seen = set()
     for att in attentions(trace, graph):
         scores = att.scores
@@ -775,7 +783,7 @@ def _tolerance(meta) -> float:
 
 
 def check_unnormalized(trace):
-    graph = Graph(trace)
+    graph = graph_of(trace)
     dims = trace.dims
     for att in attentions(trace, graph):
         for use in att.uses:
