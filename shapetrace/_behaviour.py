@@ -100,6 +100,7 @@ from __future__ import annotations
 import ast
 import copy
 import math
+import re
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
@@ -1068,6 +1069,35 @@ def _ambiguity(dims: Dims, roles: Sequence[InputRole | None]) -> str | None:
     return None
 
 
+_DROPOUT_NAME = re.compile(r"drop|\Ap\Z|\Ap_\w+")  # dropout, attn_pdrop, drop_rate, p, p_attn
+_PROBE_P = 0.1
+
+
+@contextmanager
+def _dropout_switched_on(model: nn.Module):
+    """Dropout rates of 0 raised to 0.1 for the determinism check, then put back.
+
+    Modules are built with dropout=0.0 so every other check sees a deterministic function;
+    that would also hide ``F.dropout(x, self.dropout)`` left on in eval. With a real rate, eval
+    stays deterministic exactly when every dropout follows ``self.training``.
+    """
+    saved = []
+    for sub in model.modules():
+        if isinstance(sub, nn.modules.dropout._DropoutNd) and sub.p == 0.0:
+            saved.append((sub, "p", sub.p))
+            sub.p = _PROBE_P
+        for key, value in list(vars(sub).items()):
+            if (type(value) is float and value == 0.0 and _DROPOUT_NAME.search(key)
+                    and not key.startswith("_")):
+                saved.append((sub, key, value))
+                setattr(sub, key, _PROBE_P)
+    try:
+        yield
+    finally:
+        for sub, key, value in reversed(saved):
+            setattr(sub, key, value)
+
+
 def _run_checks(probe: _Probe, result: BehaviourResult, causal: bool | None) -> None:
     first = probe.reference()
     with torch.no_grad():
@@ -1075,6 +1105,11 @@ def _run_checks(probe: _Probe, result: BehaviourResult, causal: bool | None) -> 
     deterministic = _outputs_equal(first, second)
     if not deterministic:
         result.diagnostics.append(_nondeterministic(probe, _max_change(first, second)))
+    else:
+        with torch.no_grad(), _dropout_switched_on(probe.model):
+            once, twice = probe.call(probe.args), probe.call(probe.args)
+            if not _outputs_equal(once, twice):
+                result.diagnostics.append(_nondeterministic(probe, _max_change(once, twice)))
 
     reason = _ambiguity(probe.dims, probe.roles)
     if reason:

@@ -134,6 +134,10 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
         try:
             with trace:
                 model(*args)
+        except NeedsValuesError as exc:  # under --fake: the module cannot run without values
+            site = user_frame(exc)
+            where = f" at {site[0]}:{site[1]}" if site else ""
+            raise NeedsValuesError(f"forward{where}: {exc}") from None
         except Exception as exc:  # the user's forward raised: becomes a diagnostic
             exc_seen = exc
     result.trace = trace

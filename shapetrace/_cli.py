@@ -3,19 +3,28 @@
 Parsing, ``--help``, ``--version`` and ``--rules`` do not import torch. Exit codes: 0 no
 error-level finding, 1 at least one, 2 the command could not run (one line on stderr, no
 traceback unless ``--debug``).
+
+Every report is painted once onto a rich console: the terminal's (coloured unless ``NO_COLOR``
+is set), or a recording console that is exported as plain text (pipes, ``--output``), HTML or
+SVG.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
 
-from ._errors import ShapetraceError, UsageError
+from ._errors import ShapetraceError, TargetError, UsageError
 from ._version import __version__
 
 FORMATS = ("text", "json", "html", "svg")
+#: ``--output report.html`` without ``--format`` writes HTML
+_SUFFIX_FORMATS = {".json": "json", ".html": "html", ".htm": "html", ".svg": "svg"}
+_EXPORT_WIDTH = 100
 
 EPILOG = """\
 targets:
@@ -28,6 +37,7 @@ examples:
   python -m shapetrace attention.py
   python -m shapetrace attention.py::MultiHeadAttention --init d_in=C,d_out=C,num_heads=H
   python -m shapetrace gpt.py::GPT --input idx=B,T:long:V --dims T=11
+  python -m shapetrace gpt.py::GPT --fake --dims B=1,T=2048,H=96,d=128 --init n_layer=96
   python -m shapetrace --config pyproject.toml --format html --output report.html
 
 probe sizes (distinct primes, so every axis can be named):
@@ -38,10 +48,20 @@ exit codes: 0 no error found, 1 errors found, 2 could not run
 """
 
 
+def _width(text: str) -> int:
+    try:
+        width = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of columns, got {text!r}") from None
+    if width < 40:
+        raise argparse.ArgumentTypeError(f"{width} columns is too narrow (at least 40)")
+    return width
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="shapetrace",
-        description="Trace a PyTorch module at named probe sizes and catch the attention bugs "
+        description="Trace a PyTorch module at named probe sizes and catch the attention bugs\n"
                     "that raise nothing. With no target, runs a demo.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -60,8 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="declare the modules causal (decoders)")
     causal.add_argument("--no-causal", dest="causal", action="store_const", const=False,
                         help="declare the modules not causal (encoders)")
-    p.add_argument("--format", default="text", metavar="FMT",
-                   help="text (default; coloured on a terminal), json, html or svg")
+    p.add_argument("--format", default=None, metavar="FMT",
+                   help="text (default; coloured on a terminal), json, html or svg "
+                        "(default with --output: from its extension)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE")
     p.add_argument("--fake", action="store_true",
                    help="shapes only, on fake tensors: no values, no memory; value-based "
@@ -69,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", metavar="FILE",
                    help="shapetrace.toml or a pyproject.toml with [tool.shapetrace]")
     p.add_argument("--no-trace", action="store_true", help="show findings only, not every op")
-    p.add_argument("--width", type=int, default=None, help="text width (default: the terminal's)")
+    p.add_argument("--width", type=_width, default=None, metavar="COLUMNS",
+                   help="text width (default: the terminal's; 100 for pipes and files)")
     p.add_argument("--rules", action="store_true", help="list the rules and exit")
     p.add_argument("--version", action="version", version=f"shapetrace {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks for errors")
@@ -84,35 +106,90 @@ def main(argv: list[str] | None = None) -> int:
     except ShapetraceError as exc:
         if args.debug:
             raise
-        print(f"shapetrace: error: {exc}", file=sys.stderr)
+        _fail(str(exc))
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug in shapetrace itself: still one line, unless --debug
+        if args.debug:
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {_first_line(str(exc))} "
+              f"(rerun with --debug for the traceback, and please report it)")
+        return 2
+
+
+def _fail(message: str) -> None:
+    print(f"shapetrace: error: {message}", file=sys.stderr)
+
+
+def _first_line(text: str) -> str:
+    text = text.strip()
+    return text.splitlines()[0] if text else ""
 
 
 def _main(args) -> int:
-    if args.format not in FORMATS:
-        raise UsageError(f"unknown format {args.format!r}: use one of {', '.join(FORMATS)}")
+    args.format = _format(args)
+    if args.output:
+        _check_writable(args.output)
     if args.rules:
         return _print_rules(args)
     if not args.targets and not args.config:
-        if any(v for v in (args.init, args.input, args.dims)):
-            raise UsageError("--init/--input/--dims need a TARGET or --config")
-        from ._demo import run
+        return _demo(args)
+    with contextlib.redirect_stdout(sys.stderr):  # the user's prints must not mix into the report
+        try:
+            jobs = _jobs(args)
+            results = _run(jobs, args)
+        except SystemExit as exc:  # sys.exit() in the user's constructor or forward
+            raise TargetError(f"the checked code called exit({exc.code}); put script code under "
+                              f"if __name__ == '__main__':") from exc
+    return _report(results, args)
 
-        return run()
-    jobs = _jobs(args)
-    return _run_jobs(jobs, args)
+
+def _format(args) -> str:
+    if args.format is not None:
+        if args.format not in FORMATS:
+            raise UsageError(f"unknown format {args.format!r}: use one of {', '.join(FORMATS)}")
+        return args.format
+    if args.output:
+        return _SUFFIX_FORMATS.get(os.path.splitext(args.output)[1].lower(), "text")
+    return "text"
+
+
+def _check_writable(path: str) -> None:
+    """Fail before running anything when ``--output`` cannot be written."""
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write {path}: it is a directory")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise UsageError(f"cannot write {path}: no such directory {folder}")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UsageError(f"cannot write {path}: permission denied")
+
+
+def _demo(args) -> int:
+    if any(v for v in (args.init, args.input, args.dims)):
+        raise UsageError("--init/--input/--dims need a TARGET or --config")
+    if args.format == "json" or args.fake:
+        flag = "--fake" if args.fake else "--format json"
+        raise UsageError(f"{flag} needs a TARGET or --config (the demo has no {flag[2:]} mode)")
+    from ._demo import run
+
+    _paint(lambda console: run(console=console), args)
+    return 0
 
 
 def _jobs(args) -> list[tuple]:
     """(Job, Target) for every module class to check, in order."""
-    from ._dims import parse_dims
+    from ._dims import Dims, parse_dims
     from ._jobs import Job, jobs_from_config
-    from ._spec import parse_init
+    from ._spec import parse_init, parse_input
 
     cli_dims = parse_dims(args.dims) if args.dims else {}
     cli_init = parse_init(args.init) if args.init else None
+    if args.input:
+        known = Dims(cli_dims)
+        for text in args.input:  # a malformed --input is one usage error, before any import
+            parse_input(text, known)
     jobs = []
     if args.config:
         from ._config import load_config
@@ -126,65 +203,88 @@ def _jobs(args) -> list[tuple]:
     return [(job, target) for job in jobs for target in job.resolve()]
 
 
-def _run_jobs(jobs: list[tuple], args) -> int:
-    from ._report import Report
-
+def _run(jobs: list[tuple], args) -> list:
     results = []
     for job, target in jobs:
         result = job.run(target, fake=args.fake)
         if result.error and args.debug:
-            raise ShapetraceError(result.error)
+            raise ShapetraceError(f"{result.target}: {result.error}")
         results.append(result)
+    return results
+
+
+def _report(results: list, args) -> int:
+    from ._report import Report
+
     report = Report(results)
     _emit(report, args)
     failed = [r for r in results if r.error]
     for r in failed:
-        print(f"shapetrace: error: {r.target}: {r.error}", file=sys.stderr)
+        _fail(f"{r.target}: {r.error}")
     if failed:
         return 2
     return 0 if report.ok else 1
 
 
 def _emit(report, args) -> None:
-    fmt = args.format
-    if fmt == "json":
-        text = json.dumps(report.to_json(), indent=2) + "\n"
-    elif fmt in ("html", "svg"):
-        from ._render import export
-
-        text = export(report, fmt, width=args.width or 100)
-    else:
-        text = None
-    if args.output:
-        if text is None:
-            from ._render import export
-
-            text = export(report, "text", width=args.width or 100)
-        try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
+    if args.format == "json":
+        _write(json.dumps(report.to_json(), indent=2) + "\n", args)
         return
-    if text is not None:
+    from ._render import print_report
+
+    _paint(lambda console: print_report(report, console=console, show_trace=not args.no_trace),
+           args)
+
+
+def _paint(paint, args) -> None:
+    """Run ``paint(console)`` on the terminal, or record it and export it as ``args.format``.
+
+    Text that does not go to a terminal (a pipe, a CI log, ``--output``) is exported plain,
+    100 columns wide unless ``--width`` says otherwise, without trailing spaces.
+    """
+    from ._render import make_console
+
+    if args.format == "text" and not args.output:
+        console = make_console(width=args.width)
+        if console.is_terminal:  # also under FORCE_COLOR; rich honours NO_COLOR
+            paint(console)
+            return
+    width = args.width or _EXPORT_WIDTH
+    console = make_console(color=args.format != "text", width=width, file=io.StringIO(),
+                           record=True)
+    paint(console)
+    if args.format == "html":
+        text = console.export_html(inline_styles=True)
+    elif args.format == "svg":
+        text = console.export_svg(title="shapetrace report")
+    else:
+        text = "".join(line.rstrip() + "\n" for line in console.export_text().splitlines())
+    _write(text, args)
+
+
+def _write(text: str, args) -> None:
+    if not args.output:
         sys.stdout.write(text)
         return
-    from ._render import make_console, print_report
-
-    console = make_console(width=args.width)
-    print_report(report, console=console, show_trace=not args.no_trace)
+    try:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
 
 
 def _print_rules(args) -> int:
     from ._rules.registry import RULES
 
     if args.format == "json":
-        print(json.dumps([{"code": r.code, "rule": r.name, "severity": r.severity,
-                           "summary": r.summary} for r in RULES.values()], indent=2))
+        rules = [{"code": r.code, "rule": r.name, "severity": r.severity, "summary": r.summary,
+                  "needs_values": r.needs_values} for r in RULES.values()]
+        _write(json.dumps(rules, indent=2) + "\n", args)
         return 0
     from rich.table import Table
+    from rich.text import Text
 
-    from ._render import SEVERITY_STYLES, make_console
+    from ._render import SEVERITY_STYLES
 
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
     table.add_column("code")
@@ -192,8 +292,11 @@ def _print_rules(args) -> int:
     table.add_column("severity")
     table.add_column("what it catches")
     for r in RULES.values():
-        table.add_row(r.code, r.name, f"[{SEVERITY_STYLES[r.severity]}]{r.severity}[/]", r.summary)
-    make_console(width=args.width).print(table)
+        summary = Text(r.summary)
+        if r.needs_values:
+            summary.append(" (needs values: skipped under --fake)", style="dim")
+        table.add_row(r.code, r.name, Text(r.severity, style=SEVERITY_STYLES[r.severity]), summary)
+    _paint(lambda console: console.print(table), args)
     return 0
 
 

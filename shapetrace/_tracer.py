@@ -240,7 +240,7 @@ class _Recorder(TorchFunctionMode):
             meta = TensorMeta(t, (entry[1], entry[2]))
         else:
             meta = TensorMeta(t, None)
-        if t.numel() == 1 and not t.is_meta and not _is_fake(t):
+        if t.numel() == 1 and not t.is_meta and _has_value(t):
             try:
                 meta.value = t.item()
             except Exception:  # data-dependent under fake tensors, or not a number
@@ -417,7 +417,7 @@ class _Recorder(TorchFunctionMode):
         for slot, t in enumerate(outs):
             meta = TensorMeta(t, None)
             meta.ref = weakref.ref(t)
-            if t.numel() == 1 and not t.is_meta and not _is_fake(t) and not t.requires_grad:
+            if t.numel() == 1 and not t.is_meta and _has_value(t) and not t.requires_grad:
                 try:
                     meta.value = t.item()
                 except Exception:
@@ -429,6 +429,11 @@ class _Recorder(TorchFunctionMode):
 
 def _is_fake(t: Tensor) -> bool:
     return type(t).__name__ == "FakeTensor"
+
+
+def _has_value(t: Tensor) -> bool:
+    """Real tensors have values; fake ones only when made from a constant (``torch.tensor(13.)``)."""
+    return not _is_fake(t) or getattr(t, "constant", None) is not None
 
 
 # Probe kinds, per function (bit flags).

@@ -1,0 +1,145 @@
+"""One buggy and one correct module for each rule that no example in examples/ covers.
+
+Each buggy module marks the line a rule must point at with ``# BUG: <rule>``.
+"""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _heads(x, n_head):
+    B, T, C = x.shape
+    return x.view(B, T, n_head, C // n_head).transpose(1, 2)
+
+
+class MaskAfterSoftmax(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
+        att = F.softmax(q @ k.transpose(-2, -1) / math.sqrt(k.size(-1)), dim=-1)
+        future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+        att = att.masked_fill(future, 0.0)  # BUG: unnormalized-attention
+        y = att @ v
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class MaskBeforeSoftmax(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
+        att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
+        future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+        att = F.softmax(att.masked_fill(future, float("-inf")), dim=-1)
+        y = att @ v
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class TinyFillValue(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
+        att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
+        future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+        att = att.masked_fill(future, -1e-9)
+        att = F.softmax(att, dim=-1)
+        y = att @ v  # BUG: causal-leak (the first op whose output mixes in later positions)
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class SeqFirstMHA(nn.Module):
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(embed_dim, num_heads)
+
+    def forward(self, x):
+        out, _ = self.mha(x, x, x)  # BUG: batch-leak
+        return out
+
+
+class BatchFirstMHA(nn.Module):
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)
+
+    def forward(self, x):
+        out, _ = self.mha(x, x, x)
+        return out
+
+
+class DropoutAlwaysOn(nn.Module):
+    def __init__(self, n_embd, dropout=0.1):
+        super().__init__()
+        self.proj = nn.Linear(n_embd, n_embd)
+        self.p = dropout
+
+    def forward(self, x):
+        return F.dropout(self.proj(x), p=self.p)  # BUG: nondeterministic-eval
+
+
+class DropoutFollowsMode(nn.Module):
+    def __init__(self, n_embd, dropout=0.1):
+        super().__init__()
+        self.proj = nn.Linear(n_embd, n_embd)
+        self.p = dropout
+
+    def forward(self, x):
+        return F.dropout(self.proj(x), p=self.p, training=self.training)
+
+
+class FullyMaskedRow(nn.Module):
+    def __init__(self, n_embd):
+        super().__init__()
+        self.q = nn.Linear(n_embd, n_embd)
+        self.k = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        T = x.shape[1]
+        att = self.q(x) @ self.k(x).transpose(-2, -1) / math.sqrt(x.shape[-1])
+        keep = torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)  # row 0 keeps nothing
+        att = F.softmax(att.masked_fill(~keep, float("-inf")), dim=-1)  # BUG: non-finite
+        return att @ x
+
+
+class FiniteMaskedRow(nn.Module):
+    def __init__(self, n_embd):
+        super().__init__()
+        self.q = nn.Linear(n_embd, n_embd)
+        self.k = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        T = x.shape[1]
+        att = self.q(x) @ self.k(x).transpose(-2, -1) / math.sqrt(x.shape[-1])
+        keep = torch.tril(torch.ones(T, T, dtype=torch.bool))
+        att = F.softmax(att.masked_fill(~keep, float("-inf")), dim=-1)
+        return att @ x
+
+
+class KeyNotTransposed(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
+        att = q @ k.transpose(1, 2)  # BUG: op-failed
+        return (att.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)

@@ -1,0 +1,146 @@
+"""The rule registry: every rule is documented, fires on a buggy module at the right line, and
+stays quiet on the corrected module. Runs the whole pipeline (check(): trace, rules, behaviour)
+on the files students would point the CLI at."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+import pytest
+
+import shapetrace as st
+from shapetrace._rules import trace_checks
+from shapetrace._rules.registry import RULES, rules_markdown
+from shapetrace._targets import resolve_targets
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = Path(__file__).with_name("data") / "registry" / "models.py"
+
+
+@pytest.mark.parametrize("name", list(RULES))
+def test_rule_is_documented(name):
+    rule = RULES[name]
+    assert re.fullmatch(r"ST\d{3}", rule.code)
+    assert rule.severity in ("error", "warning", "info")
+    assert rule.summary and rule.explanation and rule.wrong and rule.right
+    assert rule.wrong != rule.right
+
+
+def test_codes_are_unique():
+    assert len({r.code for r in RULES.values()}) == len(RULES)
+
+
+def test_rules_page_is_generated_from_the_registry():
+    page = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert page == rules_markdown(), "docs/rules.md is stale: run python docs/generate.py"
+
+
+@pytest.mark.parametrize("name", [n for n, r in RULES.items() if r.kind == "trace"])
+def test_every_trace_rule_has_a_check(name):
+    assert name in trace_checks()
+
+
+def _changed_line(buggy: Path, fixed: Path) -> int:
+    a = buggy.read_text().splitlines()
+    b = fixed.read_text().splitlines()
+    for tag, i1, _, _, _ in difflib.SequenceMatcher(None, a, b).get_opcodes():
+        if tag != "equal":
+            return i1 + 1
+    raise AssertionError(f"{buggy} and {fixed} do not differ")
+
+
+def _marked_line(path: Path, rule: str) -> int:
+    for number, text in enumerate(path.read_text().splitlines(), 1):
+        if f"# BUG: {rule}" in text:
+            return number
+    raise AssertionError(f"no '# BUG: {rule}' marker in {path}")
+
+
+def _check_file(spec: str, **options):
+    (target,) = resolve_targets(spec, root=ROOT)
+    return st.check(target.cls, target=target.display, **options)
+
+
+# rule -> (example folder, check options, where the bug shows relative to the fixed line)
+EXAMPLE = "examples/{}/{}.py"
+CASES = {
+    "reshape-jumble": ("jumbled_heads", {}, 0),
+    "reversed-transpose": ("transpose_T_3d", {}, 0),
+    # the fix squeezes pred one line above the subtraction that broadcasts
+    "silent-broadcast": ("loss_broadcast", {"inputs": ["x=B,T,C", "target=B"]}, 1),
+    "softmax-axis": ("softmax_over_heads", {}, 0),
+    "attention-scale": ("scale_by_sqrt_c", {}, 0),
+    "discarded-result": ("discarded_masked_fill", {}, 0),
+    "noncontiguous-view": ("view_after_transpose", {}, 0),
+}
+INLINE = {
+    "unnormalized-attention": ("MaskAfterSoftmax", "MaskBeforeSoftmax", {}),
+    "causal-leak": ("TinyFillValue", "MaskBeforeSoftmax", {}),
+    "batch-leak": ("SeqFirstMHA", "BatchFirstMHA", {}),
+    "nondeterministic-eval": ("DropoutAlwaysOn", "DropoutFollowsMode", {}),
+    "non-finite": ("FullyMaskedRow", "FiniteMaskedRow", {}),
+    "op-failed": ("KeyNotTransposed", "MaskBeforeSoftmax", {}),
+}
+
+
+def _cases():
+    for rule, (folder, options, offset) in CASES.items():
+        buggy, fixed = ROOT / EXAMPLE.format(folder, "buggy"), ROOT / EXAMPLE.format(folder, "fixed")
+        yield pytest.param(rule, str(buggy), str(fixed), options,
+                           _changed_line(buggy, fixed) + offset,
+                           id=f"{rule}-{folder}")
+    for rule, (bad, good, options) in INLINE.items():
+        yield pytest.param(rule, f"{MODELS}::{bad}", f"{MODELS}::{good}", options,
+                           _marked_line(MODELS, rule), id=f"{rule}-{bad}")
+
+
+@pytest.mark.parametrize("rule, buggy, fixed, options, line", list(_cases()))
+def test_rule_fires_on_the_buggy_module_at_its_line(rule, buggy, fixed, options, line):
+    report = _check_file(buggy, **options)
+    assert report.targets[0].error is None
+    found = [d for d in report.diagnostics if d.rule == rule]
+    assert found, f"{rule} not reported; got {[(d.rule, d.line) for d in report.diagnostics]}"
+    assert line in {d.line for d in found}
+    assert all(d.file and d.file.endswith(".py") for d in found)
+
+
+@pytest.mark.parametrize("rule, buggy, fixed, options, line", list(_cases()))
+def test_rule_is_quiet_on_the_corrected_module(rule, buggy, fixed, options, line):
+    report = _check_file(fixed, **options)
+    assert report.targets[0].error is None
+    assert not [d for d in report.diagnostics if d.rule == rule]
+    assert report.ok, [(d.rule, d.message) for d in report.errors]
+
+
+def test_annotation_mismatch_names_the_argument_and_dim():
+    report = _check_file("reference_models/m06_multi_head.py::MultiHeadAttention",
+                         inputs=["x=B,T,2*C"])
+    (diag,) = [d for d in report.diagnostics if d.rule == "annotation-mismatch"]
+    assert "x" in diag.message and "286" in diag.message and "143" in diag.message
+    assert diag.file and diag.line
+
+
+def test_annotation_mismatch_is_quiet_on_the_right_width():
+    report = _check_file("reference_models/m06_multi_head.py::MultiHeadAttention")
+    assert report.ok and not report.diagnostics
+
+
+def test_dim_collision_warns_and_names_the_dims():
+    report = _check_file("examples/jumbled_heads/fixed.py", dims={"B": 7})
+    (diag,) = [d for d in report.diagnostics if d.rule == "dim-collision"]
+    assert diag.severity == "warning" and "B" in diag.message and "T" in diag.message
+
+
+def test_dim_collision_is_quiet_at_the_probe_sizes():
+    report = _check_file("examples/jumbled_heads/fixed.py")
+    assert not [d for d in report.diagnostics if d.rule == "dim-collision"]
+
+
+@pytest.mark.parametrize("path", sorted(str(p.relative_to(ROOT)) for p in (ROOT / "reference_models").glob("m*.py")))
+def test_reference_models_trace_clean(path):
+    for target in resolve_targets(path, root=ROOT):
+        report = st.check(target.cls, target=target.display)
+        assert report.targets[0].error is None, report.targets[0].error
+        assert report.ok, [(d.rule, d.line, d.message) for d in report.errors]
