@@ -1,1 +1,769 @@
-"""pytest plugin for shapetrace (collection of [tool.shapetrace] targets)."""
+"""The pytest plugin (entry point ``pytest11``): shapetrace checks as test items, for course CI.
+
+Three ways in:
+
+* **Targets.** ``[[tool.shapetrace.targets]]`` in the rootdir's ``pyproject.toml`` (or
+  ``[[targets]]`` in ``shapetrace.toml``) become items ``shapetrace::<target>``, one per module
+  class. The collector is added to the session's own collection (below), so ``-k``, ``-m``,
+  ``--deselect``, ``--lf`` and pytest-xdist see them like any other test. A spec that cannot be
+  resolved becomes one item, named after the spec, that fails with the one-line setup error.
+* **Traced tests.** ``@pytest.mark.shapetrace(dims=..., causal=...)`` or ``--shapetrace`` (ini
+  ``shapetrace = true``) runs the whole test call inside ``shapetrace.trace()``. The fixture
+  ``shapetrace`` is the explicit form: the test traces only the blocks it names
+  (``with shapetrace.trace(model): ...``) and can run full checks (``shapetrace.check(Cls)``).
+* **Report.** ``--shapetrace-report=FILE`` (ini ``shapetrace_report``) writes every target and
+  traced test as JSON (``.json``, the CLI's schema plus a ``test`` key) or HTML (``.html``).
+
+An item fails on an error-level finding. Its failure message lists the findings and how to fix
+them; a ``shapetrace trace`` report section shows the ops, plain text at a fixed width, so CI
+logs read like a terminal.
+
+Collection: a ``pytest_make_collect_report`` wrapper appends the targets collector to the
+Session's collect report whenever the run covers the rootdir (no path arguments, or a path
+argument that is the rootdir or above it), so the targets are collected once per session in every
+process (each xdist worker collects the same items) even when ``testpaths`` does not include the
+rootdir. ``pytest pyproject.toml`` (or ``shapetrace.toml``) collects only the targets, through
+``pytest_collect_file``. Narrowing the run to other paths (``pytest tests/test_x.py``) leaves
+them out.
+
+Importing this module imports neither torch nor rich: both load inside hooks, and only when the
+session has targets or traced tests. Results travel from xdist workers to the controller on the
+test reports (a ``shapetrace_results`` attribute, a JSON string); only the controller writes the
+report file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+WIDTH = 100  # fixed, so CI logs do not depend on the runner's terminal
+MAX_TEST_OPS = 300  # ops shown for a traced test in the failure section (targets show all)
+REPORT_FORMATS = (".json", ".html")
+MARKER_KEYS = ("dims", "causal")
+
+
+# --- options and per-session state -------------------------------------------------------------
+
+def pytest_addoption(parser):
+    group = parser.getgroup("shapetrace", "shapetrace: shape checks for attention code")
+    group.addoption("--shapetrace", action="store_true", default=None, dest="shapetrace",
+                    help="trace every test with shapetrace and fail those with error-level "
+                         "findings (ini: shapetrace = true)")
+    group.addoption("--shapetrace-report", metavar="FILE", default=None, dest="shapetrace_report",
+                    help="write every shapetrace target and traced test to FILE: JSON if it "
+                         "ends in .json, HTML if .html (ini: shapetrace_report)")
+    parser.addini("shapetrace", type="bool", default=False,
+                  help="trace every test with shapetrace (like --shapetrace)")
+    parser.addini("shapetrace_report", type="string", default="",
+                  help="write the shapetrace report to this file, relative to the ini file")
+
+
+class _PluginState:
+    """What the plugin knows for one pytest run (one per config, in ``config.stash``)."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.root = Path(config.rootpath)
+        option = config.getoption("shapetrace")
+        self.trace_all = bool(config.getini("shapetrace") if option is None else option)
+        self.report_path = self._report_path(config)
+        self.report_shown = _shown(self.report_path) if self.report_path else None
+        self._project = None
+        self._project_error: str | None = None
+        self._project_path: Path | None = None
+        self._project_loaded = False
+
+    @staticmethod
+    def _report_path(config: pytest.Config) -> Path | None:
+        given, where = config.getoption("shapetrace_report"), "--shapetrace-report"
+        if given:
+            path = Path(config.invocation_params.dir) / given
+        else:
+            given, where = config.getini("shapetrace_report"), "shapetrace_report"
+            if not given:
+                return None
+            base = config.inipath.parent if config.inipath else Path(config.rootpath)
+            path = base / given
+        if path.suffix.lower() not in REPORT_FORMATS:
+            raise pytest.UsageError(f"{where} {given}: the file name must end in .json or .html")
+        return path
+
+    @property
+    def report_format(self) -> str | None:
+        return self.report_path.suffix.lower()[1:] if self.report_path else None
+
+    # The project's [tool.shapetrace] config, read on first use.
+    @property
+    def project_path(self) -> Path | None:
+        self._load_project()
+        return self._project_path
+
+    @property
+    def project_error(self) -> str | None:
+        self._load_project()
+        return self._project_error
+
+    def project(self):
+        """The loaded ``_config.Config``; raises ``UsageError`` when the file is wrong."""
+        self._load_project()
+        if self._project_error is not None:
+            from ._errors import UsageError
+
+            raise UsageError(self._project_error)
+        return self._project
+
+    def _load_project(self) -> None:
+        if self._project_loaded:
+            return
+        self._project_loaded = True
+        path = _config_in(self.root)
+        if path is None:
+            return
+        from ._config import load_config
+        from ._errors import ShapetraceError
+        from ._report import display_path
+
+        self._project_path = path
+        try:
+            self._project = load_config(display_path(str(path)))  # messages name it as typed
+        except ShapetraceError as exc:
+            self._project_error = str(exc)
+
+    def global_dims(self) -> dict:
+        """``dims`` from the project config; traced tests start from them."""
+        self._load_project()
+        return dict(self._project.dims) if self._project is not None else {}
+
+    def covers_root(self) -> bool:
+        """Whether this run collects the rootdir, so the targets belong in it: no path arguments
+        (``testpaths`` or the invocation directory), or one that is the rootdir or above it."""
+        config = self.config
+        if config.args_source != pytest.Config.ArgsSource.ARGS:
+            return True
+        base = Path(config.invocation_params.dir)
+        for arg in config.args:
+            path = (base / arg.split("::")[0]).resolve()
+            if path == self.root or path in self.root.parents:
+                return True
+        return False
+
+
+_STATE = pytest.StashKey[_PluginState]()
+_WRITER = "shapetrace-report"
+_RECORDING = pytest.StashKey["_Recording"]()
+
+
+def _state(config: pytest.Config) -> _PluginState | None:
+    return config.stash.get(_STATE, None)
+
+
+def _shown(path: Path) -> str:
+    from ._report import display_path
+
+    return display_path(str(path))
+
+
+def _config_in(root: Path) -> Path | None:
+    """``shapetrace.toml``, else a ``pyproject.toml`` with ``[tool.shapetrace]``, in ``root``."""
+    if (root / "shapetrace.toml").is_file():
+        return root / "shapetrace.toml"
+    pyproject = root / "pyproject.toml"
+    try:
+        if b"shapetrace" not in pyproject.read_bytes():
+            return None  # the common case: no need to import the config reader
+    except OSError:
+        return None
+    from ._config import find_config
+
+    found = find_config(root)
+    return found if found is not None and found.parent == root.resolve() else None
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "shapetrace(dims=None, causal=None): trace this test with shapetrace and fail it on "
+        "error-level findings; dims overrides probe sizes, causal declares intent for checks "
+        "run through the shapetrace fixture")
+    state = _PluginState(config)
+    config.stash[_STATE] = state
+    if state.report_path is not None and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_ReportWriter(state), _WRITER)
+
+
+def pytest_unconfigure(config):
+    writer = config.pluginmanager.get_plugin(_WRITER)
+    if writer is not None:
+        config.pluginmanager.unregister(writer, _WRITER)
+
+
+def pytest_report_header(config):
+    state = _state(config)
+    if state is None:
+        return None
+    parts = []
+    if state.project_path is not None:
+        if state.project_error is not None:
+            parts.append(f"config error: {state.project_error}")
+        else:
+            n = len(state.project().targets)
+            parts.append(f"{n} target{'s' if n != 1 else ''} from {state.project_path.name}")
+    if state.trace_all:
+        parts.append("tracing every test")
+    if state.report_path is not None:
+        parts.append(f"report to {state.report_shown}")
+    if not parts:
+        return None
+    try:
+        from ._dims import Dims
+
+        sizes = " ".join(f"{k}={v}" for k, v in Dims(state.global_dims()).items())
+    except Exception as exc:  # a bad size: collection says where
+        sizes = f"invalid ({exc})"
+    from ._version import __version__
+
+    return f"shapetrace {__version__}: probe sizes {sizes}; " + "; ".join(parts)
+
+
+# --- collecting the targets --------------------------------------------------------------------
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    report = yield
+    if isinstance(collector, pytest.Session) and report.passed:
+        state = _state(collector.config)
+        if state is not None and state.project_path is not None and state.covers_root():
+            report.result.insert(0, ShapetraceTargets.from_parent(
+                collector, path=state.project_path, name="shapetrace", nodeid="shapetrace"))
+    return report
+
+
+def pytest_collect_file(file_path, parent):
+    state = _state(parent.config)
+    if state is None or state.project_path is None:
+        return None
+    if file_path == state.project_path and parent.session.isinitpath(file_path):
+        return ShapetraceTargets.from_parent(parent, path=file_path, name="shapetrace",
+                                             nodeid="shapetrace")
+    return None
+
+
+class ShapetraceTargets(pytest.Collector):
+    """The targets of the project's shapetrace config.
+
+    The tree follows the ``::`` in the ids: ``shapetrace`` > ``student/attention.py`` >
+    ``MultiHeadAttention``, so ``shapetrace::student/attention.py::MultiHeadAttention`` parses
+    back to the same node (pytest compares ids by their segments). A plain Collector rather than
+    a ``pytest.File``: ``--lf`` skips File collectors whose path did not fail last time, and
+    these ids are not file paths.
+    """
+
+    def collect(self):
+        from ._errors import ShapetraceError
+        from ._jobs import jobs_from_config
+
+        groups: dict[str, dict[str, dict]] = {}  # location -> item name -> item arguments
+        direct: dict[str, dict] = {}  # specs with no "::" that could not be resolved
+
+        def add(where: dict, name: str, **kwargs) -> None:
+            unique, n = name, 1
+            while unique in where:
+                n += 1
+                unique = f"{name} ({n})"
+            where[unique] = kwargs
+
+        for job in jobs_from_config(_state(self.config).project()):
+            try:
+                targets = job.resolve()
+            except ShapetraceError as exc:
+                location, _, name = (part.strip() for part in job.spec.partition("::"))
+                where = groups.setdefault(location, {}) if name else direct
+                add(where, name or location, kind=ShapetraceSetupError, spec=job.spec,
+                    error=str(exc))
+                continue
+            for target in targets:
+                location, _, name = target.display.partition("::")
+                add(groups.setdefault(location, {}), name, kind=ShapetraceItem, job=job,
+                    target=target)
+
+        for name, kwargs in direct.items():
+            yield _child(self, name, **kwargs)
+        for location, members in groups.items():
+            yield ShapetraceTargetGroup.from_parent(self, name=location, members=members,
+                                                    nodeid=f"{self.nodeid}::{location}")
+
+    def repr_failure(self, excinfo):
+        from ._errors import ShapetraceError
+
+        if isinstance(excinfo.value, ShapetraceError):
+            return f"shapetrace: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+
+class ShapetraceTargetGroup(pytest.Collector):
+    """The targets in one file or module (``student/attention.py``)."""
+
+    def __init__(self, *, members: dict[str, dict], **kwargs):
+        super().__init__(**kwargs)
+        self.members = members
+
+    def collect(self):
+        for name, kwargs in self.members.items():
+            yield _child(self, name, **kwargs)
+
+
+def _child(parent, name: str, *, kind, **kwargs):
+    return kind.from_parent(parent, name=name, nodeid=f"{parent.nodeid}::{name}", **kwargs)
+
+
+class _TargetItemBase(pytest.Item):
+    def __init__(self, *, name: str, parent, **kwargs):
+        super().__init__(name=name, parent=parent, **kwargs)
+        self.add_marker("shapetrace")
+
+    def reportinfo(self):
+        return self.path, None, self.nodeid
+
+    def repr_failure(self, excinfo, style=None):
+        # Findings and setup errors come as pytest.fail(pytrace=False): the message alone. An
+        # unexpected exception is shown from runtest on, not through pytest's own frames.
+        if not isinstance(excinfo.value, pytest.fail.Exception):
+            code = type(self).runtest.__code__
+            cut = excinfo.traceback.cut(path=Path(code.co_filename),
+                                        firstlineno=code.co_firstlineno - 1)
+            if cut:
+                excinfo.traceback = cut
+        return super().repr_failure(excinfo, style=style)
+
+
+class ShapetraceItem(_TargetItemBase):
+    """One module class from the config, checked like ``python -m shapetrace``."""
+
+    def __init__(self, *, job, target, **kwargs):
+        super().__init__(**kwargs)
+        self.job = job
+        self.target = target
+
+    def runtest(self):
+        recording = _Recording(self.nodeid, max_ops=None)
+        self.stash[_RECORDING] = recording
+        recording.results.append(self.job.run(self.target))
+        recording.check()
+
+
+class ShapetraceSetupError(_TargetItemBase):
+    """A target spec that names nothing runnable: fails with the one-line reason."""
+
+    def __init__(self, *, spec: str, error: str, **kwargs):
+        super().__init__(**kwargs)
+        self.spec = spec
+        self.error = error
+
+    def runtest(self):
+        from ._report import TargetResult
+
+        recording = _Recording(self.nodeid, max_ops=None)
+        self.stash[_RECORDING] = recording
+        recording.results.append(TargetResult(self.spec, error=self.error))
+        recording.check()
+
+
+# --- traced tests ------------------------------------------------------------------------------
+
+class _Recording:
+    """The shapetrace results of one test item: targets run, blocks traced, checks made."""
+
+    def __init__(self, name: str, *, max_ops: int | None = MAX_TEST_OPS):
+        self.name = name
+        self.max_ops = max_ops
+        self.results: list = []  # TargetResult
+        self.failed = False  # shapetrace failed the item (vs. the test failing by itself)
+        self._traces: list[tuple[str, object, bool]] = []  # (name, Trace, block raised)
+
+    def add_trace(self, trace, raised: bool, model=None) -> None:
+        n = len(self._traces) + 1
+        name = self.name if n == 1 else f"{self.name} (trace {n})"
+        if model is not None:
+            name += f" [{type(model).__name__}]"
+        self._traces.append((name, trace, raised))
+
+    def finish_traces(self) -> None:
+        """Turn the recorded traces into results, running the rules on each."""
+        from ._report import TargetResult
+
+        for name, trace, raised in self._traces:
+            diagnostics = trace.diagnostics
+            if not raised:  # the code caught what an op raised (pytest.raises, a fallback)
+                diagnostics = [d for d in diagnostics if not _about_failed_op(trace, d)]
+            self.results.append(TargetResult(name, dims=trace.dims.as_dict(),
+                                             diagnostics=diagnostics, trace=trace))
+        self._traces.clear()
+
+    def check(self) -> None:
+        """Fail the item (``pytest.fail``, no traceback) when a result has an error."""
+        message = _failure_message(self.results)
+        if message is not None:
+            self.failed = True
+            pytest.fail(message, pytrace=False)
+
+
+def _about_failed_op(trace, diagnostic) -> bool:
+    index = diagnostic.data.get("index") if diagnostic.data else None
+    return (diagnostic.rule in ("op-failed", "noncontiguous-view") and index is not None
+            and index < len(trace.records) and trace.records[index].error is not None)
+
+
+class ShapetraceFixture:
+    """The ``shapetrace`` fixture: explicit tracing and checks inside a test.
+
+    >>> def test_heads(shapetrace):
+    ...     model = MultiHeadAttention(d_in=shapetrace.dims["C"], num_heads=shapetrace.dims["H"])
+    ...     with shapetrace.trace(model):
+    ...         model(shapetrace.input("x=B,T,C"))
+    ...     shapetrace.check(MultiHeadAttention, init={"d_in": "C", "num_heads": "H"})
+
+    Every traced block and check counts: the test fails when one has an error-level finding.
+    Probe sizes come from ``[tool.shapetrace] dims`` and the test's marker, ``causal`` from the
+    marker; ``check`` takes both per call too.
+    """
+
+    def __init__(self, recording: _Recording, dims: dict, causal: bool | None):
+        self._recording = recording
+        self._dims_overrides = dict(dims)
+        self.causal = causal
+        from ._dims import Dims
+
+        self.dims = Dims(self._dims_overrides)
+
+    @contextlib.contextmanager
+    def trace(self, model=None):
+        """``with shapetrace.trace(model) as t:`` records the block; ``t`` is a ``Trace``."""
+        from ._tracer import Trace
+
+        recorded = Trace(model, dims=self.dims)
+        raised = True
+        try:
+            with recorded:
+                yield recorded
+            raised = False
+        finally:
+            self._recording.add_trace(recorded, raised, model)
+
+    def check(self, module, *, init=None, inputs=None, dims=None, causal=None):
+        """``shapetrace.check`` at this test's probe sizes; returns the Report."""
+        from ._check import check
+
+        report = check(module, init=init, inputs=inputs,
+                       dims={**self._dims_overrides, **(dims or {})},
+                       causal=self.causal if causal is None else causal)
+        self._recording.results.extend(report.targets)
+        return report
+
+    def input(self, spec: str):
+        """A tensor at the probe sizes: ``"x=B,T,C"``, ``"B,T,C"``, ``"idx=B,T:long:V"``."""
+        from ._spec import make_input, parse_input
+
+        text = spec if "=" in spec.split(":")[0] else f"x={spec}"
+        return make_input(parse_input(text, self.dims), self.dims)
+
+    @property
+    def results(self) -> list:
+        """The TargetResults recorded so far (checks; traced blocks once the test ends)."""
+        return list(self._recording.results)
+
+
+class _Plan:
+    def __init__(self, dims: dict, causal: bool | None, explicit: bool):
+        self.dims = dims
+        self.causal = causal
+        self.explicit = explicit  # the test uses the fixture: it says what to trace
+
+
+def _plan(item) -> _Plan | None:
+    """How to trace this test, or None when shapetrace is not asked to."""
+    if isinstance(item, _TargetItemBase):
+        return None
+    state = _state(item.config)
+    marker = item.get_closest_marker("shapetrace")
+    explicit = "shapetrace" in getattr(item, "fixturenames", ())
+    if state is None or not (marker or explicit or state.trace_all):
+        return None
+    dims = state.global_dims()
+    causal = None
+    if marker is not None:
+        from ._errors import UsageError
+
+        if marker.args or set(marker.kwargs) - set(MARKER_KEYS):
+            given = [repr(a) for a in marker.args]
+            given += [k for k in marker.kwargs if k not in MARKER_KEYS]
+            raise UsageError(f"@pytest.mark.shapetrace takes only dims= and causal=, got "
+                             f"{', '.join(given)}")
+        marker_dims = marker.kwargs.get("dims") or {}
+        if not hasattr(marker_dims, "items"):
+            raise UsageError(f"@pytest.mark.shapetrace(dims=...) must be a dict like "
+                             f"{{'d': 8}}, got {marker_dims!r}")
+        dims = {**dims, **dict(marker_dims.items())}
+        causal = marker.kwargs.get("causal")
+        if causal is not None and not isinstance(causal, bool):
+            raise UsageError(f"@pytest.mark.shapetrace(causal=...) must be True, False or None, "
+                             f"got {causal!r}")
+    return _Plan(dims, causal, explicit)
+
+
+def _plan_or_fail(item) -> _Plan | None:
+    from ._errors import ShapetraceError
+
+    try:
+        return _plan(item)
+    except ShapetraceError as exc:
+        pytest.fail(f"shapetrace: {exc}", pytrace=False)
+
+
+@pytest.fixture
+def shapetrace(request):
+    """Trace blocks of this test (``with shapetrace.trace(model):``) and run checks
+    (``shapetrace.check(Module, init=...)``); error-level findings fail the test."""
+    plan = _plan_or_fail(request.node) or _Plan({}, None, True)
+    recording = _Recording(request.node.nodeid)
+    request.node.stash[_RECORDING] = recording
+    try:
+        return ShapetraceFixture(recording, plan.dims, plan.causal)
+    except Exception as exc:  # bad dims in the config or marker
+        pytest.fail(f"shapetrace: {exc}", pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    if _state(item.config) is None or isinstance(item, _TargetItemBase):
+        return (yield)
+    plan = _plan_or_fail(item)
+    if plan is None:
+        return (yield)
+    if plan.explicit:
+        recording = item.stash.get(_RECORDING, None)
+        try:
+            result = yield
+        except BaseException:
+            if recording is not None:
+                _finish_quietly(recording)
+            raise
+        if recording is not None:
+            recording.finish_traces()
+            recording.check()
+        return result
+
+    from ._errors import ShapetraceError
+    from ._tracer import Trace
+
+    try:
+        trace = Trace(dims=plan.dims)
+    except ShapetraceError as exc:
+        pytest.fail(f"shapetrace: {exc}", pytrace=False)
+    recording = _Recording(item.nodeid)
+    item.stash[_RECORDING] = recording
+    try:
+        with trace:
+            result = yield
+    except BaseException:
+        recording.add_trace(trace, raised=True)
+        _finish_quietly(recording)
+        raise
+    recording.add_trace(trace, raised=False)
+    recording.finish_traces()
+    recording.check()
+    return result
+
+
+def _finish_quietly(recording: _Recording) -> None:
+    """Analyse the traces of a test that failed by itself, never hiding its own error."""
+    try:
+        recording.finish_traces()
+    except Exception as exc:  # pragma: no cover - a rule bug; the test's error matters more
+        from ._report import TargetResult
+
+        error = f"shapetrace could not analyse the trace: {exc}"
+        recording.results.append(TargetResult(recording.name, error=error))
+
+
+# --- reports -----------------------------------------------------------------------------------
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    recording = item.stash.get(_RECORDING, None) if call.when == "call" else None
+    if recording is not None and recording.results:
+        _attach(report, recording, _state(item.config))
+    return report
+
+
+def _attach(report, recording: _Recording, state: _PluginState | None) -> None:
+    results = recording.results
+    if recording.failed:
+        section = _trace_section(results, recording.max_ops)
+        if section:
+            report.sections.append(("shapetrace trace", section))
+    elif report.failed or any(r.diagnostics for r in results):
+        report.sections.append(("shapetrace", _render_text(
+            [_renderable(r, show_trace=True, max_ops=recording.max_ops) for r in results])))
+    if state is not None and state.report_path is not None:
+        entries = []
+        for r in results:
+            entry = r.to_json()
+            entry["test"] = report.nodeid
+            if state.report_format == "html":
+                entry["_html"] = _render_html(r)
+            entries.append(entry)
+        report.shapetrace_results = json.dumps(entries)
+
+
+class _ReportWriter:
+    """Gathers every result and writes ``--shapetrace-report`` (the controller only, under
+    xdist: workers send their results on the test reports)."""
+
+    def __init__(self, state: _PluginState):
+        self.state = state
+        self.results: dict[str, list[dict]] = {}  # nodeid -> JSON results, arrival order
+        self.write_error: str | None = None
+
+    def pytest_runtest_logreport(self, report):
+        data = getattr(report, "shapetrace_results", None)
+        if data and report.when == "call":
+            self.results[report.nodeid] = json.loads(data)  # a rerun replaces the first try
+
+    def pytest_sessionfinish(self, session):
+        # the config's targets first, then traced tests, each in the order their reports came
+        entries = [e for results in self.results.values() for e in results]
+        entries.sort(key=lambda e: not e["test"].startswith("shapetrace::"))
+        path = self.state.report_path
+        if self.state.report_format == "json":
+            from ._version import __version__
+
+            for e in entries:
+                e.pop("_html", None)
+            text = json.dumps({"shapetrace": __version__, "targets": entries}, indent=2) + "\n"
+        else:
+            text = _html_page(entries)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.write_error = f"cannot write {self.state.report_shown}: {exc.strerror}"
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.write_error is not None:
+            terminalreporter.write_sep("-", f"shapetrace report: {self.write_error}", red=True)
+            return
+        n = sum(len(r) for r in self.results.values())
+        counted = f"{n} result{'s' if n != 1 else ''}"
+        terminalreporter.write_sep("-", f"shapetrace report ({counted}): {self.state.report_shown}")
+
+
+# --- rendering (through _render, the one module that imports rich) -----------------------------
+
+def _renderable(result, *, show_trace: bool, max_ops=None):
+    from ._render import target_renderable
+
+    return target_renderable(result, width=WIDTH, show_trace=show_trace, max_ops=max_ops)
+
+
+def _render_text(renderables) -> str:
+    from ._render import make_console
+
+    buffer = io.StringIO()
+    console = make_console(color=False, width=WIDTH, file=buffer)
+    for r in renderables:
+        if isinstance(r, str):
+            buffer.write(r + "\n")
+        else:
+            console.print(r)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip().splitlines())
+
+
+def _failure_message(results) -> str | None:
+    """The failure text: one headline, then each failing result's findings (no trace)."""
+    bad = [r for r in results if not r.ok]
+    if not bad:
+        return None
+    setup = [r for r in bad if r.error]
+    if setup and len(bad) == 1:
+        return f"shapetrace could not run {setup[0].target}: {setup[0].error}"
+    errors = [d for r in bad for d in r.diagnostics if d.severity == "error"]
+    where = [f"{d.rule} at {d.location}" if d.location else d.rule for d in errors]
+    headline = f"shapetrace found {len(errors)} error{'s' if len(errors) != 1 else ''}"
+    if where:
+        more = f" and {len(where) - 3} more" if len(where) > 3 else ""
+        headline += ": " + ", ".join(where[:3]) + more
+    if setup:
+        headline += f"; could not run {', '.join(r.target for r in setup)}"
+    return headline + "\n\n" + _render_text([_renderable(r, show_trace=False) for r in bad])
+
+
+def _trace_section(results, max_ops) -> str:
+    from ._render import trace_renderable
+
+    parts = []
+    for r in results:
+        if r.trace is None or r.ok:
+            continue
+        sizes = " ".join(f"{k}={v}" for k, v in r.dims.items())
+        parts.append(f"{r.target}   {sizes}")
+        parts.append(trace_renderable(r.trace, width=WIDTH, diagnostics=r.diagnostics,
+                                      max_ops=max_ops))
+    return _render_text(parts) if parts else ""
+
+
+def _render_html(result) -> str:
+    """The result's rendering as an HTML fragment with inline styles."""
+    from ._render import make_console
+
+    console = make_console(color=True, width=WIDTH, file=io.StringIO(), record=True)
+    console.print(_renderable(result, show_trace=True))
+    return console.export_html(inline_styles=True, code_format="{code}")
+
+
+_PAGE = """<!DOCTYPE html>
+<html>
+<head>
+<meta charset="UTF-8">
+<title>shapetrace report</title>
+<style>
+body {{ color: #000; background: #fff; font-family: system-ui, sans-serif; margin: 2em; }}
+pre {{ font-family: Menlo, 'DejaVu Sans Mono', Consolas, 'Courier New', monospace;
+       font-size: 13px; line-height: 1.35; }}
+h2 {{ font-size: 1em; margin-top: 2em; }}
+.failed {{ color: #b00; }} .passed {{ color: #070; }}
+</style>
+</head>
+<body>
+<h1>shapetrace report</h1>
+<p>{summary}</p>
+{body}
+</body>
+</html>
+"""
+
+
+def _html_page(entries: list[dict]) -> str:
+    failed = sum(1 for e in entries if not e["ok"])
+    summary = (f"{len(entries)} checked: {failed} failed, {len(entries) - failed} passed"
+               if entries else "nothing was checked")
+    blocks = []
+    for e in entries:
+        status = "passed" if e["ok"] else "failed"
+        test, target = e["test"], e["target"]
+        if target.startswith(test):
+            title = target
+        elif test.endswith(target):
+            title = test
+        else:
+            title = f"{test} \N{EM DASH} {target}"
+        blocks.append(f'<h2 class="{status}">{html.escape(title)} ({status})</h2>')
+        body = e.pop("_html", None) or html.escape(e.get("error") or "")
+        blocks.append(f"<pre><code>{body}</code></pre>")
+    return _PAGE.format(summary=html.escape(summary), body="\n".join(blocks))

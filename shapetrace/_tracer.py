@@ -343,6 +343,8 @@ class _Recorder(TorchFunctionMode):
         where something can appear: ops such as softmax, div, log, sqrt, exp; half precision;
         non-finite inputs or fill values. Every other op keeps finite inputs finite. Only the
         non-finite tensors are remembered, and after the first such op nothing is checked."""
+        if rec.op in _UNINITIALISED:
+            return  # torch.empty holds whatever was in memory: not a NaN the user made
         non_finite = self.non_finite
         in_nan = in_inf = False
         tensors = None
@@ -449,6 +451,8 @@ _RISKY_NAMES = frozenset({
     "normalize", "cosine_similarity", "nll_loss", "cross_entropy", "kl_div", "mean",
 })
 _HALF = (torch.float16, torch.bfloat16)
+_UNINITIALISED = frozenset({"torch.empty", "torch.empty_like", "Tensor.new_empty",
+                            "torch.empty_strided", "Tensor.resize_"})
 _MOVE_OPS = frozenset({
     "Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.view_as", "Tensor.reshape_as",
     "Tensor.flatten", "torch.flatten", "Tensor.unflatten", "torch.unflatten", "Tensor.transpose",
