@@ -62,6 +62,8 @@ def _collapse(names: list[str], dims: Dims) -> list[str]:
 def format_axes(axes, dims: Dims) -> str:
     if len(axes) == 0:
         return "()"
+    if len(axes) == 1:
+        return f"({axis_label(axes[0], dims)},)"  # a 1-D shape reads like a Python tuple: (B,)
     return "(" + ", ".join(axis_label(a, dims) for a in axes) + ")"
 
 

@@ -126,7 +126,8 @@ def diagnostic_renderable(d):
     if d.code:
         header.append(f" [{d.code}]", style="dim")
     if d.location:
-        header.append(f"  {d.location}", style="underline")
+        header.append("  ")
+        header.append(d.location, style="underline")
     if d.module:
         header.append(f"  in {d.module}", style="dim")
     parts = [header, Padding(_message_text(d.message), (0, 0, 0, 4), expand=False)]
@@ -151,15 +152,22 @@ def _grid_text(grid: str) -> Text:
     return text
 
 
+_SHAPE_IN_TEXT = re.compile(r"\((?:[A-Za-z0-9_*]+, )*[A-Za-z0-9_*]+,?\)")
+
+
 def _message_text(message: str) -> Text:
-    """Colour the parenthesised shapes inside a message."""
+    """Colour the parenthesised shapes inside a message; code in backticks stays as written."""
     text = Text()
-    pos = 0
-    for m in re.finditer(r"\((?:[A-Za-z0-9_*]+(?:, )?)+\)", message):
-        text.append(message[pos:m.start()])
-        text.append_text(shape_text(m.group(0)))
-        pos = m.end()
-    text.append(message[pos:])
+    for i, chunk in enumerate(message.split("`")):
+        if i % 2:  # inside backticks: the user's code
+            text.append(f"`{chunk}`", style="italic")
+            continue
+        pos = 0
+        for m in _SHAPE_IN_TEXT.finditer(chunk):
+            text.append(chunk[pos:m.start()])
+            text.append_text(shape_text(m.group(0)))
+            pos = m.end()
+        text.append(chunk[pos:])
     return text
 
 
@@ -180,7 +188,7 @@ def target_renderable(result, *, width: int = 100, show_trace: bool = True, max_
     parts = []
     title = Text()
     title.append(result.target, style="bold")
-    if result.dims:
+    if result.dims and result.error is None:
         title.append("   ")
         for i, (name, size) in enumerate(result.dims.items()):
             if i:
@@ -194,9 +202,9 @@ def target_renderable(result, *, width: int = 100, show_trace: bool = True, max_
         parts.append(Text(""))
     for d in result.diagnostics:
         parts.append(Padding(diagnostic_renderable(d), (0, 0, 0, 2), expand=False))
-    if result.skipped:
-        parts.append(Text(f"  skipped (no values under --fake): {', '.join(result.skipped)}",
-                          style="dim"))
+    if result.skipped and result.error is None:
+        skipped = Text(f"skipped (no values under --fake): {', '.join(result.skipped)}", style="dim")
+        parts.append(Padding(skipped, (0, 0, 0, 2), expand=False))
     for note in result.notes:
         parts.append(Padding(Text(f"note: {note}", style="dim"), (0, 0, 0, 2), expand=False))
     parts.append(Padding(summary_text(result.diagnostics, result.error), (0, 0, 1, 2), expand=False))

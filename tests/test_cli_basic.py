@@ -99,7 +99,7 @@ def test_json_report_has_the_spec_keys(capsys, in_repo, target, code, ok):
     assert [s for s in shapes if not (isinstance(s, str) and s.startswith("("))] == []
     first = result["trace"][0]
     assert first == {**first, "op": "F.linear", "module": f"{target}.c_attn", "file": MODELS,
-                     "inputs": ["(B, T, C)", "(3*C, C)", "(3*C)"], "outputs": ["(B, T, 3*C)"]}
+                     "inputs": ["(B, T, C)", "(3*C, C)", "(3*C,)"], "outputs": ["(B, T, 3*C)"]}
 
 
 def test_json_diagnostic_points_at_the_buggy_line(capsys, in_repo):

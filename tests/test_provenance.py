@@ -60,7 +60,7 @@ def mha_trace():
 
 
 @pytest.mark.parametrize("tag, op, inputs, outputs", [
-    pytest.param("mha-qkv", "F.linear", ["(B, T, C)", "(3*C, C)", "(3*C)"], ["(B, T, 3*C)"],
+    pytest.param("mha-qkv", "F.linear", ["(B, T, C)", "(3*C, C)", "(3*C,)"], ["(B, T, 3*C)"],
                  id="qkv-projection"),
     pytest.param("mha-qkv", "Tensor.split", ["(B, T, 3*C)"], ["(B, T, C)"] * 3, id="split"),
     pytest.param("mha-view", "Tensor.view", ["(B, T, C)"], ["(B, T, H, d)"], id="view-heads"),
@@ -78,7 +78,7 @@ def mha_trace():
     pytest.param("mha-back", "Tensor.transpose", ["(B, H, T, d)"], ["(B, T, H, d)"],
                  id="transpose-back"),
     pytest.param("mha-merge", "Tensor.view", ["(B, T, H, d)"], ["(B, T, C)"], id="merge-heads"),
-    pytest.param("mha-proj", "F.linear", ["(B, T, C)", "(C, C)", "(C)"], ["(B, T, C)"],
+    pytest.param("mha-proj", "F.linear", ["(B, T, C)", "(C, C)", "(C,)"], ["(B, T, C)"],
                  id="output-projection"),
 ])
 def test_nanogpt_attention_shapes_are_named(mha_trace, tag, op, inputs, outputs):
@@ -268,11 +268,11 @@ def test_unknown_op_output_is_size_named_even_when_shape_changes():
 @pytest.mark.parametrize("axes, dims, text", [
     pytest.param(((( 5, "B"),), ((7, "T"),), ((11, "H"), (13, "d"))), None, "(B, T, C)",
                  id="H*d-reads-as-C"),
-    pytest.param((((13, "d"), (11, "H")),), None, "(d*H)", id="d*H-stays-d*H"),
+    pytest.param((((13, "d"), (11, "H")),), None, "(d*H,)", id="d*H-stays-d*H"),
     pytest.param((((5, "B"), (11, "H")), ((7, "T"),)), None, "(B*H, T)", id="merged-batch"),
     pytest.param(((), ((7, "T"),)), None, "(1, T)", id="size-one"),
     pytest.param((), None, "()", id="scalar"),
-    pytest.param((((11, "H"), (13, "d")),), {"C": 100}, "(H*d)", id="explicit-C-not-collapsed"),
+    pytest.param((((11, "H"), (13, "d")),), {"C": 100}, "(H*d,)", id="explicit-C-not-collapsed"),
 ])
 def test_format_axes(axes, dims, text):
     assert format_axes(axes, Dims(dims)) == text

@@ -121,7 +121,11 @@ def _root(trace, meta):
 
 
 def _one_sided(trace, a, b) -> str:
-    return trace.shape_of(a if sum(s > 1 for s in a.shape) >= sum(s > 1 for s in b.shape) else b)
+    """The shape both should have: the operand with the most real axes and no size-1 ones
+    (for ``(B, 1) - (B,)`` that is (B,))."""
+    def key(m):
+        return sum(s > 1 for s in m.shape), -sum(s == 1 for s in m.shape)
+    return trace.shape_of(a if key(a) >= key(b) else b)
 
 
 def _matmul(trace, rec, lineage):
