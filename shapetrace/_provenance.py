@@ -68,7 +68,12 @@ def format_axes(axes, dims: Dims) -> str:
 
 
 def axis_size(axis: Axis) -> int:
-    return math.prod(s for s, _ in axis)
+    if len(axis) == 1:  # most axes are one factor
+        return axis[0][0]
+    size = 1
+    for factor, _ in axis:
+        size *= factor
+    return size
 
 
 # --- reshape ----------------------------------------------------------------------------------

@@ -195,8 +195,11 @@ def _next_free_prime(taken: set[int], start: int) -> int:
 
 def check_collisions(trace):
     dims = trace.dims
+    collisions = dims.collisions()
+    if not collisions:
+        return
     in_use = {s for rec in trace.records for m in (*rec.inputs, *rec.outputs) for s in m.shape}
-    for a, b, size in dims.collisions():
+    for a, b, size in collisions:
         if trace.records and size not in in_use:
             continue  # no axis of that size was traced: nothing can be confused
         hidden = _HIDDEN.get(frozenset((a, b))) if len(a) == len(b) == 1 else None
