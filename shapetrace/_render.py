@@ -53,70 +53,120 @@ def _shown_inputs(rec) -> list:
     return shown[:3]
 
 
-def trace_renderable(trace, *, width: int = 100, diagnostics=None, max_ops: int | None = None):
-    """One line per op, grouped under a header whenever the module changes."""
+def trace_renderable(trace, *, width: int = 100, diagnostics=None, max_ops: int | None = None,
+                     fold: bool = True):
+    """One line per op, grouped under a header whenever the module changes.
+
+    With ``fold``, consecutive repeats of a block (``blocks.1`` ... ``blocks.95`` running the same
+    ops at the same lines with the same shapes as ``blocks.0``) print once, then one line.
+    """
     diagnostics = trace.diagnostics if diagnostics is None else diagnostics
     flagged: dict[int, str] = {}
     for d in diagnostics:
         idx = d.data.get("index")
         if idx is not None and (idx not in flagged or d.severity == "error"):
             flagged[idx] = d.severity
+    records = trace.records if max_ops is None else trace.records[:max_ops]
     lines: list = []
     current = None
-    records = trace.records if max_ops is None else trace.records[:max_ops]
-    root = records[0].module.split(".")[0] if records and records[0].module else ""
-    for rec in records:
+    for kind, item in _folded(trace, records, flagged) if fold else (("op", r) for r in records):
+        if kind == "fold":
+            first, last, count = item
+            current = None
+            lines.append(Text(f"  … {first} to {last} repeat the ops above ({count} blocks)",
+                              style="dim"))
+            continue
+        rec = item
         if rec.module != current:
             current = rec.module
-            label = current or "(no module)"
             header = Text("  ")
-            header.append(label, style="bold")
+            header.append(current or "(no module)", style="bold")
             if rec.file:
                 header.append(f"  {rec.file}", style="dim")
             lines.append(header)
-        line = Text()
-        severity = flagged.get(rec.index)
-        if severity:
-            line.append("✗ " if severity == "error" else "! ", style=SEVERITY_STYLES[severity])
-        else:
-            line.append("  ")
-        line.append(f"{rec.line or '':>4} ", style="dim")
-        line.append(f"{_ellipsize(rec.op, 19):<19} ", style="bold" if not rec.error else "bold red")
-        shapes = Text()
-        ins = _shown_inputs(rec)
-        for i, meta in enumerate(ins):
-            if i:
-                shapes.append(", ", style="dim")
-            shapes.append_text(shape_text(trace.shape_of(meta)))
-        shapes.append(" → ", style="dim")
-        if rec.error:
-            shapes.append("raised " + rec.error[0], style="red")
-        else:
-            outs = rec.outputs
-            distinct = {trace.shape_of(m) for m in outs}
-            if len(outs) > 1 and len(distinct) == 1:
-                shapes.append(f"{len(outs)} × ", style="dim")
-                shapes.append_text(shape_text(trace.shape_of(outs[0])))
-            else:
-                for i, meta in enumerate(outs[:3]):
-                    if i:
-                        shapes.append(", ", style="dim")
-                    shapes.append_text(shape_text(trace.shape_of(meta)))
-                if len(outs) > 3:
-                    shapes.append(", …", style="dim")
-        line.append_text(shapes)
-        room = width - line.cell_len - 3
-        source = rec.source
-        if source and room > 8:
-            pad = max(1, 56 - line.cell_len) if line.cell_len < 56 and room > 40 else 2
-            line.append(" " * pad)
-            line.append(_ellipsize(source, width - line.cell_len - 1), style="italic dim")
-        lines.append(line)
+        lines.append(_op_line(trace, rec, flagged.get(rec.index), width))
     if max_ops is not None and len(trace.records) > max_ops:
         lines.append(Text(f"  … {len(trace.records) - max_ops} more ops", style="dim"))
     if not lines:
         lines.append(Text("  (no tensor ops recorded)", style="dim"))
     return Group(*lines)
+
+
+_BLOCK = re.compile(r"^(.*?\.)(\d+)(?=\.|$)")  # "GPT.blocks.3.attn" -> "GPT.blocks.", "3"
+
+
+def _folded(trace, records, flagged):
+    """("op", record) items, with runs of identical numbered blocks as one ("fold", ...)."""
+    segments: list[tuple[str | None, str | None, list]] = []  # (family, index, records)
+    for rec in records:
+        m = _BLOCK.match(rec.module or "")
+        family, index = (m.group(1), m.group(2)) if m else (None, None)
+        if segments and segments[-1][0] == family and segments[-1][1] == index:
+            segments[-1][2].append(rec)
+        else:
+            segments.append((family, index, [rec]))
+
+    def signature(family, index, recs):
+        if family is None or any(r.index in flagged or r.error for r in recs):
+            return None
+        prefix = f"{family}{index}"
+        return tuple((r.op, r.line, r.module[len(prefix):],
+                      tuple(trace.shape_of(m) for m in r.inputs),
+                      tuple(trace.shape_of(m) for m in r.outputs)) for r in recs)
+
+    i = 0
+    while i < len(segments):
+        family, index, recs = segments[i]
+        yield from (("op", r) for r in recs)
+        sig = signature(family, index, recs)
+        j = i + 1
+        while sig is not None and j < len(segments) and segments[j][0] == family \
+                and signature(*segments[j]) == sig:
+            j += 1
+        if j - i > 2:  # fold only when it saves lines: two or more repeats
+            yield "fold", (f"{family}{segments[i + 1][1]}", f"{family}{segments[j - 1][1]}", j - i - 1)
+            i = j
+        else:
+            i += 1
+
+
+def _op_line(trace, rec, severity, width: int) -> Text:
+    line = Text()
+    if severity:
+        line.append("✗ " if severity == "error" else "! ", style=SEVERITY_STYLES[severity])
+    else:
+        line.append("  ")
+    line.append(f"{rec.line or '':>4} ", style="dim")
+    line.append(f"{_ellipsize(rec.op, 19):<19} ", style="bold" if not rec.error else "bold red")
+    shapes = Text()
+    for i, meta in enumerate(_shown_inputs(rec)):
+        if i:
+            shapes.append(", ", style="dim")
+        shapes.append_text(shape_text(trace.shape_of(meta)))
+    shapes.append(" → ", style="dim")
+    if rec.error:
+        shapes.append("raised " + rec.error[0], style="red")
+    else:
+        outs = rec.outputs
+        distinct = {trace.shape_of(m) for m in outs}
+        if len(outs) > 1 and len(distinct) == 1:
+            shapes.append(f"{len(outs)} × ", style="dim")
+            shapes.append_text(shape_text(trace.shape_of(outs[0])))
+        else:
+            for i, meta in enumerate(outs[:3]):
+                if i:
+                    shapes.append(", ", style="dim")
+                shapes.append_text(shape_text(trace.shape_of(meta)))
+            if len(outs) > 3:
+                shapes.append(", …", style="dim")
+    line.append_text(shapes)
+    room = width - line.cell_len - 3
+    source = rec.source
+    if source and room > 8:
+        pad = max(1, 56 - line.cell_len) if line.cell_len < 56 and room > 40 else 2
+        line.append(" " * pad)
+        line.append(_ellipsize(source, width - line.cell_len - 1), style="italic dim")
+    return line
 
 
 def diagnostic_renderable(d):
