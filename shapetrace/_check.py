@@ -57,6 +57,7 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
                  behaviour=behaviour and not fake)
     except ShapetraceError as exc:
         result.error = str(exc)
+        result.exception = exc
     if fake:
         result.skipped = [name for name, rule in RULES.items() if rule.needs_values]
     return result

@@ -208,7 +208,7 @@ def _run(jobs: list[tuple], args) -> list:
     for job, target in jobs:
         result = job.run(target, fake=args.fake)
         if result.error and args.debug:
-            raise ShapetraceError(f"{result.target}: {result.error}")
+            raise result.exception or ShapetraceError(f"{result.target}: {result.error}")
         results.append(result)
     return results
 

@@ -82,6 +82,8 @@ class TargetResult:
     skipped: list[str] = field(default_factory=list)
     #: Observations that are not findings ("causal in practice", a check that could not run).
     notes: list[str] = field(default_factory=list)
+    #: The exception behind ``error``, for ``--debug`` (not part of the JSON report).
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:

@@ -121,7 +121,7 @@ def _import_file(location: str, base: Path):
             raise
         if isinstance(exc, SyntaxError):  # in a file the target imports
             raise TargetError(f"cannot import {location}: {_syntax_message(exc, path, location)}") from None
-        raise TargetError(_import_message(exc, location, path)) from None
+        raise TargetError(_import_message(exc, location, path)) from exc  # --debug shows it
     return module
 
 
@@ -139,7 +139,7 @@ def _import_module(dotted: str, base: Path):
                               f"(run from the directory that contains it, or install it)") from None
         if isinstance(exc, SyntaxError):
             raise TargetError(_syntax_message(exc, None, dotted)) from None
-        raise TargetError(_import_message(exc, dotted, None)) from None
+        raise TargetError(_import_message(exc, dotted, None)) from exc
 
 
 @contextmanager
