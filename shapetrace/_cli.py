@@ -105,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         return _main(args)
     except ShapetraceError as exc:
         if args.debug:
+            original = getattr(exc, "original", None)  # the user's own exception, if any
+            if original is not None:
+                raise original
             raise
         _fail(str(exc))
         return 2
@@ -208,7 +211,8 @@ def _run(jobs: list[tuple], args) -> list:
     for job, target in jobs:
         result = job.run(target, fake=args.fake)
         if result.error and args.debug:
-            raise result.exception or ShapetraceError(f"{result.target}: {result.error}")
+            exc = result.exception
+            raise getattr(exc, "original", None) or exc or ShapetraceError(result.error)
         results.append(result)
     return results
 

@@ -121,7 +121,7 @@ def _import_file(location: str, base: Path):
             raise
         if isinstance(exc, SyntaxError):  # in a file the target imports
             raise TargetError(f"cannot import {location}: {_syntax_message(exc, path, location)}") from None
-        raise TargetError(_import_message(exc, location, path)) from exc  # --debug shows it
+        raise _keeping(TargetError(_import_message(exc, location, path)), exc) from None
     return module
 
 
@@ -139,7 +139,7 @@ def _import_module(dotted: str, base: Path):
                               f"(run from the directory that contains it, or install it)") from None
         if isinstance(exc, SyntaxError):
             raise TargetError(_syntax_message(exc, None, dotted)) from None
-        raise TargetError(_import_message(exc, dotted, None)) from exc
+        raise _keeping(TargetError(_import_message(exc, dotted, None)), exc) from None
 
 
 @contextmanager
@@ -289,3 +289,9 @@ def _lookup(module, name: str, where: str) -> type:
         kind = "a class" if isinstance(value, type) else f"a {type(value).__name__}"
         raise TargetError(f"{name!r} in {where} is {kind}, not an nn.Module subclass")
     return value
+
+
+def _keeping(error: TargetError, original: BaseException) -> TargetError:
+    """The one-line error, holding the user's exception for ``--debug`` without chaining it."""
+    error.original = original
+    return error
