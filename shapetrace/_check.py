@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import sys
 import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -235,7 +233,3 @@ def causal_intent(trace: Trace) -> bool | None:
             if len(out) >= 2 and out[-1] == out[-2] and a != b and out[-1] in (T, trace.dims["L"]):
                 return True
     return None
-
-
-if sys.version_info < (3, 11):  # pragma: no cover
-    raise ImportError("shapetrace needs Python 3.11 or newer")

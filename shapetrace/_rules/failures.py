@@ -39,7 +39,7 @@ def _noncontiguous(trace, rec):
     else:
         why = f"{receiver} {shape} is not contiguous in memory"
     message = f"view of a non-contiguous tensor: {why}; .view never copies"
-    hint = f"Use .reshape(...), or call .contiguous() before .view(...)."
+    hint = "Use .reshape(...), or call .contiguous() before .view(...)."
     return at(trace, rec, "noncontiguous-view", message, hint,
               made_by=maker.index if maker is not None else None)
 
