@@ -34,7 +34,7 @@ class Dims(Mapping[str, int]):
     88
     """
 
-    __slots__ = ("_sizes", "_by_size", "_explicit")
+    __slots__ = ("_sizes", "_by_size", "_explicit", "_labels")
 
     def __init__(self, overrides: Mapping[str, int] | None = None):
         overrides = dict(overrides or {})
@@ -62,6 +62,7 @@ class Dims(Mapping[str, int]):
         for name, size in ordered.items():
             by_size.setdefault(size, name)
         self._by_size = by_size
+        self._labels: dict[int, str] = {}  # size -> label, filled as sizes are asked for
 
     # Mapping protocol -------------------------------------------------------------------------
     def __getitem__(self, name: str) -> int:
@@ -94,7 +95,11 @@ class Dims(Mapping[str, int]):
 
     def label(self, size: int) -> str:
         """A symbolic expression for ``size``: ``C``, ``3*C``, ``B*T``, or the number itself."""
-        return _label(size, self._by_size)
+        # Remembered: naming the axes of a trace asks for the same few sizes over and over.
+        label = self._labels.get(size)
+        if label is None:
+            label = self._labels[size] = _label(size, self._by_size)
+        return label
 
     def collisions(self) -> list[tuple[str, str, int]]:
         """Pairs of names that share one size (``B=T`` hides a batch/time swap)."""

@@ -372,6 +372,10 @@ def broadcast_axes(axes_list, out_shape) -> tuple | None:
 def _elementwise(rec, ins, dims):
     if not ins:
         return None
+    if rec.inputs[0].shape == rec.outputs[0].shape:
+        # Nothing stretched into the first operand (x + bias, gelu, masked_fill): its axes are
+        # the ones broadcast_axes would pick, position by position.
+        return [ins[0]] * len(rec.outputs)
     out = broadcast_axes(ins, rec.outputs[0].shape)
     return None if out is None else [out] * len(rec.outputs)
 
@@ -593,30 +597,55 @@ def annotate(trace) -> None:
     """Fill in ``meta.axes`` for every input and output of every record, in order."""
     dims = trace.dims
     records = trace.records
+    handlers: dict[str, object] = {}  # op name -> handler, looked up once per trace
+    fresh: dict[tuple, tuple] = {}  # shape -> size-named axes: parameters come back every layer
+
+    def fresh_for(shape):
+        axes = fresh.get(shape)
+        if axes is None:
+            axes = fresh[shape] = fresh_axes(shape, dims)
+        return axes
+
     for rec in records:
         ins = []
         for meta in rec.inputs:
-            if meta.src is not None:
-                producer = records[meta.src[0]].outputs[meta.src[1]]
-                axes = producer.axes  # checked against the producer's shape when it was made
-                if axes is None or producer.shape != meta.shape:
-                    axes = fresh_axes(meta.shape, dims)
-            else:
-                axes = fresh_axes(meta.shape, dims)
-            meta.axes = axes
+            src = meta.src
+            axes = None
+            if src is not None:
+                producer = records[src[0]].outputs[src[1]]
+                if producer.shape == meta.shape:
+                    axes = producer.axes  # checked against the producer's shape when it was made
+            meta.axes = axes = axes if axes is not None else fresh_for(meta.shape)
             ins.append(axes)
         if not rec.outputs:
             continue
         result = None
-        handler = _handler(rec.op)
+        op = rec.op
+        handler = handlers[op] if op in handlers else handlers.setdefault(op, _handler(op))
         if handler is not None and rec.error is None:
             try:
                 result = handler(rec, ins, dims)
             except (TypeError, ValueError, IndexError, KeyError, AttributeError):
                 result = None
+        if result is None:
+            for meta in rec.outputs:
+                meta.axes = fresh_for(meta.shape)
+            continue
         for i, meta in enumerate(rec.outputs):
-            axes = result[i] if result is not None and i < len(result) else None
-            if axes is None or len(axes) != len(meta.shape) or \
-                    tuple(axis_size(a) for a in axes) != meta.shape:
-                axes = fresh_axes(meta.shape, dims)
+            axes = result[i] if i < len(result) else None
+            # The first operand's axes handed on at its shape (x + bias, gelu, masked_fill) fit
+            # as they are; anything else is checked against the output's shape.
+            if axes is None or not ((ins and axes is ins[0] and meta.shape == rec.inputs[0].shape)
+                                    or _fits(axes, meta.shape)):
+                axes = fresh_for(meta.shape)
             meta.axes = axes
+
+
+def _fits(axes, shape) -> bool:
+    """Whether ``axes`` describe a tensor of ``shape``."""
+    if len(axes) != len(shape):
+        return False
+    for axis, size in zip(axes, shape):
+        if (axis[0][0] if len(axis) == 1 else axis_size(axis)) != size:  # most axes are one factor
+            return False
+    return True

@@ -29,7 +29,7 @@ _OWN_DIR = os.path.dirname(os.path.abspath(__file__))
 class TensorMeta:
     """What shapetrace keeps of one tensor flowing through an op."""
 
-    __slots__ = ("shape", "dtype", "contiguous", "src", "value", "axes", "ref", "used", "stride")
+    __slots__ = ("shape", "dtype", "contiguous", "src", "value", "axes", "ref", "used")
 
     def __init__(self, t: Tensor, src):
         self.shape: tuple[int, ...] = tuple(t.shape)
@@ -40,7 +40,6 @@ class TensorMeta:
         self.axes = None  # provenance, filled in by _provenance
         self.ref = None  # weakref while tracing, then whether it was still alive at the end
         self.used = 0
-        self.stride = None
 
     @property
     def ndim(self) -> int:
@@ -62,15 +61,25 @@ class TensorArg:
         return f"<tensor {self.index}>"
 
 
+# TensorArgs are only ever read, so the recorder hands out one per index rather than a new
+# object for every operand of every op (fewer objects for the garbage collector to walk).
+_TENSOR_ARGS = tuple(TensorArg(i) for i in range(16))
+
+
+def _tensor_arg(index: int) -> TensorArg:
+    return _TENSOR_ARGS[index] if index < 16 else TensorArg(index)
+
+
 class OpRecord:
     """One op of the trace."""
 
-    __slots__ = ("index", "func", "site", "module", "internal", "inputs", "args", "kwargs",
-                 "outputs", "error", "warnings", "notes", "_where", "_op")
+    __slots__ = ("index", "func", "op", "site", "module", "internal", "inputs", "args", "kwargs",
+                 "outputs", "error", "warnings", "notes", "_where")
 
-    def __init__(self, index, func, site, module, internal):
+    def __init__(self, index, func, site, module, internal, op: str | None = None):
         self.index = index
         self.func = func
+        self.op: str = op if op is not None else op_name(func)  # "F.softmax", "@", "Tensor.view"
         self.site = site
         self.module: str = module
         self.internal: bool = internal  # called from torch/helper code rather than the user's
@@ -82,14 +91,6 @@ class OpRecord:
         self.warnings: list[str] = []
         self.notes: dict | None = None  # analysis results (e.g. the reshape check)
         self._where = None
-        self._op = None
-
-    @property
-    def op(self) -> str:
-        name = self._op
-        if name is None:
-            name = self._op = op_name(self.func)
-        return name
 
     @property
     def where(self) -> tuple[str | None, int | None, int | None, int | None]:
@@ -222,24 +223,26 @@ class _Recorder(TorchFunctionMode):
     def __init__(self, trace: "Trace"):
         super().__init__()
         self.trace = trace
-        self.live: dict[int, tuple] = {}  # id(tensor) -> (weakref, record index, slot)
-        self.passthrough: dict[Any, bool] = {}
+        self.live: dict[int, tuple] = {}  # id(tensor) -> (weakref, (record index, slot), meta)
+        self.funcs: dict[Any, tuple] = {}  # func -> (kind, name, code, transparent body)
         self.current: OpRecord | None = None
-        self.probes: dict[Any, int] = {}  # func -> probe kind (_MULTIPLIES | _RISKY)
         self.found_non_finite = False
+        # record index -> ops from the nearest softmax, kept for records within
+        # _SOFTMAX_DEPTH of one: the weight probe walks back only from operands listed here.
+        self.near_softmax: dict[int, int] = {}
 
     def _lookup(self, t: Tensor):
+        """``(weakref, (record index, slot), meta)`` of the recorded output ``t`` is, or None."""
         entry = self.live.get(id(t))
         if entry is not None and entry[0]() is t:
             return entry
         return None
 
     def _meta_in(self, t: Tensor) -> TensorMeta:
-        entry = self._lookup(t)
-        if entry is not None:
-            rec = self.trace.records[entry[1]]
-            rec.outputs[entry[2]].used += 1
-            meta = TensorMeta(t, (entry[1], entry[2]))
+        entry = self.live.get(id(t))  # self._lookup, inline: this runs for every operand
+        if entry is not None and entry[0]() is t:
+            entry[2].used += 1
+            meta = TensorMeta(t, entry[1])
         else:
             meta = TensorMeta(t, None)
         if t.numel() == 1 and not t.is_meta and _has_value(t):
@@ -249,46 +252,83 @@ class _Recorder(TorchFunctionMode):
                 meta.value = None
         return meta
 
+    def _describe(self, func) -> tuple:
+        """What the hot path needs to know about a function, worked out once per trace:
+        ``(kind, op name, code, transparent body)``. ``kind`` holds the bit flags below."""
+        name = op_name(func)
+        if _is_passthrough(func):
+            kind = _PASSTHROUGH
+        else:
+            kind = (_MULTIPLIES if name in _WEIGHT_OPS else 0) \
+                | (_RISKY if name.rsplit(".", 1)[-1] in _RISKY_NAMES else 0) \
+                | (_UNINITIALISED if name in _UNINITIALISED_OPS else 0) \
+                | (_SOFTMAX if name in _SOFTMAX_OPS else 0)
+        described = (kind, name, getattr(func, "__code__", None), _TRANSPARENT.get(func))
+        try:
+            self.funcs[func] = described
+        except TypeError:
+            pass
+        return described
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
             kwargs = {}
         try:
-            passthrough = self.passthrough[func]
+            kind, name, code, inner = self.funcs[func]
         except (KeyError, TypeError):
-            passthrough = _is_passthrough(func)
-            try:
-                self.passthrough[func] = passthrough
-            except TypeError:
-                pass
-        if passthrough:
+            kind, name, code, inner = self._describe(func)
+        if kind & _PASSTHROUGH:
             if args and isinstance(args[0], Tensor):
                 entry = self._lookup(args[0])
                 if entry is not None:
-                    self.trace.records[entry[1]].outputs[entry[2]].used += 1
+                    entry[2].used += 1
             return func(*args, **kwargs)
 
         trace = self.trace
-        site = user_site(1, getattr(func, "__code__", None))
-        rec = OpRecord(len(trace.records), func, site[:2] if site else None,
-                       trace._module_stack[-1] if trace._module_stack else "",
-                       bool(site and site[2]))
+        site = user_site(1, code)
+        if site is None:
+            rec = OpRecord(len(trace.records), func, None, trace._module, False, name)
+        else:
+            rec = OpRecord(len(trace.records), func, site[:2], trace._module, site[2], name)
         inputs = rec.inputs
         stripped = []
+        # Whether the call may pass an inf or a nan itself (x * -inf, a -inf fill value): a float
+        # that is one, a container that may hold one, or a one-element tensor's value. Only then
+        # is the call scanned for them, after the op.
+        numbers = False
         for a in args:  # the common cases inline: this runs for every op
             if isinstance(a, Tensor):
-                inputs.append(self._meta_in(a))
-                stripped.append(TensorArg(len(inputs) - 1))
+                stripped.append(_tensor_arg(len(inputs)))
+                meta = self._meta_in(a)
+                inputs.append(meta)
+                if meta.value is not None:
+                    numbers = True
             elif isinstance(a, (list, tuple)):
                 stripped.append(self._strip(a, inputs))
+                if not _ints_only(a):
+                    numbers = True
             else:
+                if type(a) is float and not math.isfinite(a):
+                    numbers = True
                 stripped.append(a)
         rec.args = tuple(stripped)
         if kwargs:
-            rec.kwargs = {k: self._strip(v, inputs) for k, v in kwargs.items()}
+            rec.kwargs = {}
+            for k, v in kwargs.items():
+                if type(v) in _PLAIN:  # dim=, dtype=, eps=: kept as given
+                    if type(v) is float and not math.isfinite(v):
+                        numbers = True
+                elif isinstance(v, Tensor):
+                    v = self._strip(v, inputs)
+                    if inputs[-1].value is not None:
+                        numbers = True
+                else:  # a list of tensors, sizes or fill values
+                    v = self._strip(v, inputs)
+                    numbers = True
+                rec.kwargs[k] = v
         trace.records.append(rec)
         previous, self.current = self.current, rec
         try:
-            inner = _TRANSPARENT.get(func)
             if inner is not None:
                 with self:
                     result = inner(*args, **kwargs)
@@ -299,35 +339,41 @@ class _Recorder(TorchFunctionMode):
             raise
         finally:
             self.current = previous
-        outs = self._outputs(rec, result, args)
-        if not outs and not inputs and trace.records[-1] is rec:
-            trace.records.pop()  # no tensor in or out: torch._C._set_grad_enabled and the like
+        outs, half = self._outputs(rec, result, args)
+        if not outs:
+            if not inputs and trace.records[-1] is rec:
+                trace.records.pop()  # no tensor in or out: torch._C._set_grad_enabled and the like
             return result
-        if outs:
-            try:
-                kind = self.probes[func]
-            except (KeyError, TypeError):
-                kind = self._probe_kind(func)
-            if (kind & _MULTIPLIES) or not self.found_non_finite:
-                # The probes' own ops must not reach an enclosing trace.
-                with torch._C.DisableTorchFunction():
-                    if not self.found_non_finite:
-                        self._probe_finite(rec, outs, args, kwargs, kind)
-                    if kind & _MULTIPLIES:
-                        self._probe_weights(rec, args, kwargs)
+        if kind & _SOFTMAX:
+            self.near_softmax[rec.index] = 0
+        elif self.near_softmax:
+            self._note_near_softmax(rec)
+        # Values are looked at only where the op can make a NaN or an Inf (see _probe_finite).
+        probe_finite = (kind & _RISKY or numbers or half) and not kind & _UNINITIALISED \
+            and not self.found_non_finite
+        if probe_finite or kind & _MULTIPLIES:
+            # The probes' own ops must not reach an enclosing trace.
+            with torch._C.DisableTorchFunction():
+                if probe_finite:
+                    self._probe_finite(rec, outs, args, kwargs, kind)
+                if kind & _MULTIPLIES:
+                    self._probe_weights(rec, args, kwargs)
         return result
 
-    # --- value probes: the few facts about values that the value-based rules need -----------
+    def _note_near_softmax(self, rec: OpRecord) -> None:
+        """Enters ``rec`` in ``near_softmax`` when one of its inputs is within reach of a
+        softmax. Kept as ops are recorded, so that a matmul operand far from every softmax (q,
+        k, v, an MLP weight) is settled by one lookup rather than by _after_softmax's walk."""
+        near, hops = self.near_softmax, _SOFTMAX_DEPTH
+        for meta in rec.inputs:
+            if meta.src is not None:
+                h = near.get(meta.src[0])
+                if h is not None and h < hops:
+                    hops = h
+        if hops < _SOFTMAX_DEPTH:
+            near[rec.index] = hops + 1
 
-    def _probe_kind(self, func) -> int:
-        name = op_name(func)
-        kind = (_MULTIPLIES if name in _WEIGHT_OPS else 0) \
-            | (_RISKY if name.rsplit(".", 1)[-1] in _RISKY_NAMES else 0)
-        try:
-            self.probes[func] = kind
-        except TypeError:
-            pass
-        return kind
+    # --- value probes: the few facts about values that the value-based rules need -----------
 
     def _probe_weights(self, rec: OpRecord, args, kwargs) -> None:
         """For unnormalized-attention: operands of a matmul-like op that come from a softmax a
@@ -336,7 +382,8 @@ class _Recorder(TorchFunctionMode):
         records = self.trace.records
         tensors = None
         for i, meta in enumerate(rec.inputs):
-            if meta.src is None or not _after_softmax(records, meta.src[0]):
+            if meta.src is None or meta.src[0] not in self.near_softmax \
+                    or not _after_softmax(records, meta.src[0]):
                 continue
             if tensors is None:
                 tensors = _operands(args, kwargs)
@@ -354,14 +401,12 @@ class _Recorder(TorchFunctionMode):
         where something can appear: ops such as softmax, div, log, sqrt, exp; half precision;
         a non-finite number in the call (``x * -inf``). Only when an output is not finite are the
         op's inputs looked at, while they still exist; after the first finding nothing is."""
-        if rec.op in _UNINITIALISED:
-            return  # torch.empty holds whatever was in memory: not a NaN the user made
         literal = _non_finite_literals(rec)
-        if not (kind & _RISKY or literal or any(t.dtype in _HALF for t in outs)):
+        if not (kind & _RISKY or literal or _half(rec.outputs)):
             return
         found = None
         for slot, t in enumerate(outs):
-            state = _finiteness(t)
+            state = _finiteness(t, only_nan="inf" in literal)
             if state is None:
                 continue
             nan, inf = state
@@ -390,13 +435,14 @@ class _Recorder(TorchFunctionMode):
     def _strip(self, a, inputs: list):
         if isinstance(a, Tensor):
             inputs.append(self._meta_in(a))
-            return TensorArg(len(inputs) - 1)
+            return _tensor_arg(len(inputs) - 1)
         if isinstance(a, (list, tuple)) and a and any(isinstance(x, Tensor) for x in a):
             return type(a)(self._strip(x, inputs) for x in a) if type(a) in (list, tuple) else \
                 tuple(self._strip(x, inputs) for x in a)
         return a
 
-    def _outputs(self, rec: OpRecord, result, args) -> tuple:
+    def _outputs(self, rec: OpRecord, result, args) -> tuple[tuple, bool]:
+        """Records the tensors an op returned: ``(those tensors, whether one is half precision)``."""
         if isinstance(result, Tensor):
             outs = (result,)
         elif isinstance(result, (tuple, list)):
@@ -404,8 +450,9 @@ class _Recorder(TorchFunctionMode):
         elif result is None and rec.func is Tensor.__setitem__ and args and isinstance(args[0], Tensor):
             outs = (args[0],)  # x[...] = y writes into x
         else:
-            return ()
+            return (), False
         live = self.live
+        half = False
         for slot, t in enumerate(outs):
             meta = TensorMeta(t, None)
             meta.ref = weakref.ref(t)
@@ -415,8 +462,22 @@ class _Recorder(TorchFunctionMode):
                 except Exception:
                     meta.value = None
             rec.outputs.append(meta)
-            live[id(t)] = (meta.ref, rec.index, slot)
-        return outs
+            live[id(t)] = (meta.ref, (rec.index, slot), meta)
+            if meta.dtype in _HALF:
+                half = True
+        return outs, half
+
+
+# Argument types that are never a tensor nor hold one (dim=, keepdim=, dtype=, eps=).
+_PLAIN = frozenset({int, float, bool, str, type(None), torch.dtype})
+
+
+def _ints_only(a: list | tuple) -> bool:
+    """Sizes and dims, the usual lists in a call: no inf or nan can hide in them."""
+    for x in a:
+        if type(x) is not int:
+            return False
+    return True
 
 
 def _is_fake(t: Tensor) -> bool:
@@ -428,9 +489,12 @@ def _has_value(t: Tensor) -> bool:
     return not _is_fake(t) or getattr(t, "constant", None) is not None
 
 
-# Probe kinds, per function (bit flags).
+# Kinds of function, worked out once per function and trace (bit flags).
+_PASSTHROUGH = 1  # makes no tensor worth recording (x.shape, x.size()): only a use of its input
 _MULTIPLIES = 2  # a matmul-like op: also probe operands that may be attention weights
 _RISKY = 4  # can make NaN or Inf out of finite numbers (0/0, log 0, exp overflow, 0 * inf)
+_UNINITIALISED = 8  # torch.empty and the like: whatever was in memory, not a NaN the user made
+_SOFTMAX = 16  # the weight probe looks at matmul operands a few ops after one of these
 _RISKY_NAMES = frozenset({
     "softmax", "log_softmax", "softmin", "div", "div_", "true_divide", "__rdiv__", "__rtruediv__",
     "/", "floor_divide", "reciprocal", "reciprocal_", "log", "log_", "log2", "log10", "log1p",
@@ -440,14 +504,18 @@ _RISKY_NAMES = frozenset({
     "normalize", "cosine_similarity", "nll_loss", "cross_entropy", "kl_div", "mean",
 })
 _HALF = (torch.float16, torch.bfloat16)
-_UNINITIALISED = frozenset({"torch.empty", "torch.empty_like", "Tensor.new_empty",
-                            "torch.empty_strided", "Tensor.resize_"})
+_UNINITIALISED_OPS = frozenset({"torch.empty", "torch.empty_like", "Tensor.new_empty",
+                                "torch.empty_strided", "Tensor.resize_"})
 _WEIGHT_OPS = frozenset({"Tensor.matmul", "torch.matmul", "@", "torch.bmm", "Tensor.bmm",
                          "torch.baddbmm", "Tensor.baddbmm", "torch.einsum", "torch.mm", "Tensor.mm"})
 _SOFTMAX_OPS = frozenset({"F.softmax", "Tensor.softmax", "torch.softmax"})
 
 
-def _after_softmax(records: list[OpRecord], index: int, depth: int = 6, budget: int = 16) -> bool:
+_SOFTMAX_DEPTH = 6
+
+
+def _after_softmax(records: list[OpRecord], index: int, depth: int = _SOFTMAX_DEPTH,
+                   budget: int = 16) -> bool:
     """Whether record ``index`` is a softmax or descends from one within ``depth`` ops."""
     stack, seen = [(index, 0)], set()
     while stack and len(seen) < budget:
@@ -460,6 +528,14 @@ def _after_softmax(records: list[OpRecord], index: int, depth: int = 6, budget: 
             return True
         if level < depth:
             stack.extend((m.src[0], level + 1) for m in rec.inputs if m.src is not None)
+    return False
+
+
+def _half(metas: list[TensorMeta]) -> bool:
+    """Whether one of the tensors is float16 or bfloat16."""
+    for meta in metas:
+        if meta.dtype in _HALF:
+            return True
     return False
 
 
@@ -481,16 +557,29 @@ def _operands(args, kwargs) -> list[Tensor]:
     return out
 
 
-def _finiteness(t: Tensor) -> tuple[bool, bool] | None:
+def _values(t: Tensor) -> Tensor:
+    """The tensor to reduce in a probe: detached when autograd tracks it, so that the probe
+    adds nothing to the graph (and one op less, as under no_grad, when it does not)."""
+    return t.detach() if t.requires_grad else t
+
+
+def _finiteness(t: Tensor, only_nan: bool = False) -> tuple[bool, bool | None] | None:
     """(holds a NaN, holds an Inf) for a floating tensor with values, else None. Two cheap
     reductions at most: a sum, finite unless some element is not (or it overflows), then the
-    minimum and maximum, which a NaN turns into NaN and an Inf into +-inf."""
+    minimum and maximum, which a NaN turns into NaN and an Inf into +-inf.
+
+    ``only_nan``: the caller asks about NaN alone (the call passed an inf itself, as
+    ``masked_fill(mask, -inf)`` does, so an Inf is expected); a sum that is not NaN rules a NaN
+    out, and the Inf half of the answer is None."""
     if not t.is_floating_point() or t.is_meta or _is_fake(t) or t.numel() == 0:
         return None
     try:
-        x = t.detach()
-        if math.isfinite(x.sum().item()):
+        x = _values(t)
+        total = x.sum().item()
+        if math.isfinite(total):
             return False, False
+        if only_nan and not math.isnan(total):
+            return False, None
         low, high = (v.item() for v in torch.aminmax(x))
         if math.isnan(low) or math.isnan(high):
             return True, False  # whether an Inf is there too no longer matters downstream
@@ -532,19 +621,23 @@ def _weight_sums(t: Tensor) -> tuple[float, dict[int, float]] | None:
     if t.ndim == 0 or not t.is_floating_point() or t.is_meta or _is_fake(t) or t.numel() == 0:
         return None
     try:
-        x = t.detach()
+        x = _values(t)
         if x.dtype in (torch.float16, torch.bfloat16):
             x = x.float()
+        axes = range(max(x.ndim - 2, 0), x.ndim)
+        sums = [x.sum(dim=axis) for axis in axes]
+        # The extremes of each axis's sums and the minimum, read back in one go.
+        extremes = [v for s in sums for v in torch.aminmax(s)]
+        *extremes, minimum = torch.stack([*extremes, x.amin()]).tolist()
         deviations = {}
-        for axis in range(max(x.ndim - 2, 0), x.ndim):
-            s = x.sum(dim=axis)
-            low, high = (v.item() for v in torch.aminmax(s))
-            if abs(low - 1) <= 1e-6 and abs(high - 1) <= 1e-6:
-                deviations[axis] = max(abs(low - 1), abs(high - 1))  # the common case: 2 kernels
+        for axis, s, low, high in zip(axes, sums, extremes[::2], extremes[1::2]):
+            if low > 1e-6 or high < -1e-6:
+                # No slice sums to 0, so the largest |sum - 1| is at one of the extremes.
+                deviations[axis] = max(abs(low - 1), abs(high - 1))
                 continue
             off = (s - 1).abs().masked_fill(s.abs() <= 1e-6, 0.0)  # fully masked rows are 0
             deviations[axis] = off.max().item()
-        return x.min().item(), deviations
+        return minimum, deviations
     except Exception:  # under a functorch transform, or a tensor subclass without values
         return None
 
@@ -570,6 +663,7 @@ class Trace:
         self._diagnostics = None
         self._module_stack: list[str] = []
         self._module_objs: list[torch.nn.Module] = []
+        self._module = ""  # the innermost running module's path: _module_stack[-1], or ""
         self._names: dict[int, str] = {}
         self._root = root
         if model is not None:
@@ -618,6 +712,7 @@ class Trace:
             warnings.showwarning = self._saved_showwarning
         self._module_stack.clear()
         self._module_objs.clear()
+        self._module = ""
 
     def _finish(self):
         recorder = self._recorder
@@ -626,10 +721,14 @@ class Trace:
         for rec in self.records:
             for meta in rec.outputs:
                 ref = meta.ref
-                meta.ref = bool(ref is not None and ref() is not None)
+                meta.ref = ref is not None and ref() is not None
         recorder.live.clear()
-        recorder.passthrough.clear()
-        recorder.probes.clear()
+        recorder.funcs.clear()
+        recorder.near_softmax.clear()
+        # The trace keeps its recorder (a trace is entered once); without the link back, a
+        # dropped trace is freed at once rather than left, with every record, to the garbage
+        # collector.
+        recorder.trace = None
 
     # hooks
     def _module_name(self, module: torch.nn.Module) -> str:
@@ -646,19 +745,22 @@ class Trace:
         return name
 
     def _pre_hook(self, module, args):
-        self._module_stack.append(self._module_name(module))
+        self._module = self._module_name(module)
+        self._module_stack.append(self._module)
         self._module_objs.append(module)
 
     def _post_hook(self, module, args, output):
         if self._module_objs and self._module_objs[-1] is module:
             self._module_stack.pop()
             self._module_objs.pop()
+            self._module = self._module_stack[-1] if self._module_stack else ""
         recorder = self._recorder
-        if recorder is not None and output is not None:
-            for t in _tensors_in(output):
-                entry = recorder._lookup(t)
-                if entry is not None:
-                    self.records[entry[1]].outputs[entry[2]].used += 1
+        if recorder is None or output is None:
+            return
+        for t in (output,) if isinstance(output, Tensor) else _tensors_in(output):
+            entry = recorder._lookup(t)
+            if entry is not None:
+                entry[2].used += 1
 
     def _showwarning(self, message, category, filename, lineno, file=None, line=None):
         rec = self._recorder.current if self._recorder is not None else None

@@ -23,6 +23,35 @@ def at(trace, rec, rule: str, message: str, hint: str = "", severity: str | None
     )
 
 
+def records_of(trace, ops) -> list:
+    """The records whose op is one of ``ops``, in trace order."""
+    by_op = _by_op(trace)
+    found = [by_op[op] for op in ops if op in by_op]
+    if len(found) == 1:
+        return found[0]
+    return sorted((rec for recs in found for rec in recs), key=_index)
+
+
+def ops_in(trace) -> list[str]:
+    """Every op name in the trace."""
+    return list(_by_op(trace))
+
+
+def _by_op(trace) -> dict[str, list]:
+    """op name -> its records, in trace order. Most rules look at a handful of ops: the index
+    is built once per trace and shared by them."""
+    by_op = trace.cache.get("by_op")
+    if by_op is None:
+        by_op = trace.cache["by_op"] = {}
+        for rec in trace.records:
+            by_op.setdefault(rec.op, []).append(rec)
+    return by_op
+
+
+def _index(rec) -> int:
+    return rec.index
+
+
 def shape(trace, meta) -> str:
     return trace.shape_of(meta)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from .._provenance import axis_label
 from .._tracer import TensorArg
-from ._common import at
+from ._common import at, records_of
 
 SOFTMAXES = {"F.softmax", "Tensor.softmax", "torch.softmax"}
 MATMULS = {"@", "Tensor.matmul", "torch.matmul", "torch.bmm", "Tensor.bmm", "torch.mm", "Tensor.mm",
@@ -352,7 +352,8 @@ class Graph:
     """Who consumes each recorded tensor."""
 
     def __init__(self, trace):
-        self.trace = trace
+        # No reference back to the trace: it keeps the graph in its cache, and a cycle would
+        # leave the whole trace for the garbage collector instead of freeing it when dropped.
         self.records = trace.records
         self.consumers: dict[tuple[int, int], list] = {}
         for rec in trace.records:
@@ -428,12 +429,21 @@ def graph_of(trace) -> Graph:
 
 
 def attentions(trace, graph: Graph | None = None) -> list[Attention]:
-    """Every softmax whose output is contracted by a matmul or einsum."""
+    """Every softmax whose output is contracted by a matmul or einsum (found once per trace and
+    shared by the attention rules)."""
     trace._analyse()
-    graph = graph or graph_of(trace)
+    if graph is None or graph is trace.cache.get("graph"):
+        found = trace.cache.get("attentions")
+        if found is None:
+            found = trace.cache["attentions"] = _find_attentions(trace, graph_of(trace))
+        return found
+    return _find_attentions(trace, graph)
+
+
+def _find_attentions(trace, graph: Graph) -> list[Attention]:
     found = []
-    for rec in trace.records:
-        if rec.op not in SOFTMAXES or rec.error is not None or not rec.outputs:
+    for rec in records_of(trace, SOFTMAXES):
+        if rec.error is not None or not rec.outputs:
             continue
         picked = softmax_dim(rec)
         if picked is None:
@@ -741,8 +751,8 @@ def check_scale(trace):
         found = _judge(trace, factors, d, product)
         if found is not None:
             yield found
-    for rec in trace.records:
-        if rec.op != SDPA or rec.error is not None or len(rec.inputs) < 3:
+    for rec in records_of(trace, (SDPA,)):
+        if rec.error is not None or len(rec.inputs) < 3:
             continue
         picked = _sdpa_scale(rec)
         if picked is None:

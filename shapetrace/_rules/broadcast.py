@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .._provenance import axis_label
 from .._source import binop_operands
-from ._common import at
+from ._common import at, ops_in, records_of
 
 _OPERATORS = {"+", "-", "*", "/", "**", "%", "//"}
 _ARITHMETIC = {"add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
@@ -78,6 +78,8 @@ def _elementwise(trace, rec, lineage):
     if not out.dtype.is_floating_point:
         return None
     a, b = (rec.inputs[arg.index] for arg in rec.args[:2])
+    if a.shape == b.shape:
+        return None  # nothing stretched: the everyday case, settled before any list is built
     if not (a.dtype.is_floating_point or b.dtype.is_floating_point):
         return None  # index arithmetic
     n = out.ndim
@@ -138,6 +140,8 @@ def _matmul(trace, rec, lineage):
     ba, bb = _aligned_batch(a, nb), _aligned_batch(b, nb)
     stretched_a = [i for i in range(nb) if ba[i][0] == 1 and out.shape[i] > 1]
     stretched_b = [i for i in range(nb) if bb[i][0] == 1 and out.shape[i] > 1]
+    if not stretched_a and not stretched_b:
+        return None
     dims = trace.dims
     left, right = binop_operands(rec.source) or ("the left operand", "the right operand")
     if stretched_a and stretched_b:
@@ -170,7 +174,8 @@ def _aligned_batch(meta, nb: int):
 def check(trace):
     trace._analyse()
     lineage = _Lineage(trace)
-    for rec in trace.records:
+    ops = [op for op in ops_in(trace) if op in _MATMULS or _is_arithmetic(op)]
+    for rec in records_of(trace, ops):
         if rec.error is not None or not rec.outputs or len(rec.inputs) < 2:
             continue
         if rec.op in _MATMULS:

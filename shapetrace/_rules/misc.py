@@ -9,7 +9,7 @@ import math
 from .._provenance import format_axes
 from .._report import Diagnostic
 from .._source import call_receiver
-from ._common import at
+from ._common import at, records_of
 from .attention import permutation
 
 # --- reversed-transpose -----------------------------------------------------------------------
@@ -20,8 +20,8 @@ _REVERSALS = {"Tensor.T", "Tensor.t", "torch.t", "Tensor.permute", "torch.permut
 def check_reversed(trace):
     trace._analyse()
     dims = trace.dims
-    for rec in trace.records:
-        if rec.op not in _REVERSALS or rec.internal or not rec.inputs:
+    for rec in records_of(trace, _REVERSALS):
+        if rec.internal or not rec.inputs:
             continue
         meta = rec.inputs[0]
         n = meta.ndim
@@ -60,10 +60,10 @@ def check_discarded(trace):
             break  # the code after a failure never ran
         if rec.internal or not rec.outputs or rec.site is None:
             continue
+        if any(meta.used or meta.ref for meta in rec.outputs):
+            continue
         name = rec.op.rsplit(".", 1)[-1]
         if name.endswith("_") or rec.op in _WRITES or "out" in rec.kwargs:
-            continue
-        if any(meta.used or meta.ref for meta in rec.outputs):
             continue
         if _in_library(rec):
             continue  # unused intermediates inside an installed library are not the user's bug
@@ -219,7 +219,7 @@ def check_collisions(trace):
 
 def check_non_finite(trace):
     for rec in trace.records:
-        found = (rec.notes or {}).get("non_finite")
+        found = rec.notes.get("non_finite") if rec.notes else None
         if not found or rec.error is not None:
             continue
         kind, where, slot = found["kind"], found.get("where"), found.get("slot", 0)

@@ -6,7 +6,7 @@ import math
 from itertools import permutations
 
 from .._provenance import ReshapeCheck, axis_label, axis_size, fresh_axes, reshape_axes
-from ._common import at, call, names
+from ._common import at, call, names, records_of
 
 RESHAPES = {"Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.view_as", "Tensor.reshape_as",
             "Tensor.flatten", "torch.flatten", "Tensor.unflatten", "torch.unflatten"}
@@ -99,7 +99,7 @@ def fix_hint(src_axes, shape, dims, verb: str) -> str:
 
 def check(trace):
     dims = trace.dims
-    for rec in trace.records:
+    for rec in records_of(trace, RESHAPES):
         result = reshape_check(trace, rec)
         if result is None or result.ok:
             continue

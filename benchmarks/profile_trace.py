@@ -1,0 +1,105 @@
+"""Where shapetrace's overhead goes on the overhead.py model: recording, naming axes, each rule.
+
+CPU time of this thread per forward, median of interleaved repeats:
+
+- bare mode: the forward under a TorchFunctionMode that only records the function;
+- recording: the forward under ``shapetrace.trace`` (no analysis), minus the bare mode; it
+  includes the value probes (listed again on their own) and any garbage collection that the
+  records' allocations set off;
+- annotate: ``_provenance.annotate`` (naming every axis);
+- one line per trace rule, run in registry order on one trace, as ``t.diagnostics`` runs them
+  (the first rule also builds the index of records by op, the first attention rule the
+  consumer graph they share);
+- free: dropping the trace.
+
+    python benchmarks/profile_trace.py [--repeats 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+
+import shapetrace as st
+from shapetrace import _tracer
+from shapetrace._provenance import annotate
+from shapetrace._rules import trace_checks
+
+from overhead import GPT, BareMode
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=40)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    model = GPT().eval()
+    idx = torch.randint(0, 65, (8, 64))
+    checks = trace_checks()
+    times: dict[str, list[float]] = {}
+    probes = {"probe_finite": 0.0, "probe_weights": 0.0}
+
+    def timed(name, fn):
+        start = time.thread_time()
+        result = fn()
+        times.setdefault(name, []).append(time.thread_time() - start)
+        return result
+
+    def timed_probe(name):
+        probe = getattr(_tracer._Recorder, "_" + name)
+
+        def wrapper(*a, **k):
+            start = time.thread_time()
+            try:
+                return probe(*a, **k)
+            finally:
+                probes[name] += time.thread_time() - start
+
+        setattr(_tracer._Recorder, "_" + name, wrapper)
+
+    for name in probes:
+        timed_probe(name)
+
+    def bare():
+        with torch.no_grad(), BareMode():
+            model(idx)
+
+    def record():
+        with torch.no_grad(), st.trace(model, rules=False) as t:
+            model(idx)
+        return t
+
+    for _ in range(3):  # warm up
+        bare()
+        record().diagnostics
+    times.clear()
+    for _ in range(args.repeats):
+        timed("bare mode", bare)
+        probes.update(dict.fromkeys(probes, 0.0))
+        t = timed("recording", record)
+        for name, spent in probes.items():
+            times.setdefault(f"  {name}", []).append(spent)
+        t._analysed = True  # annotate timed on its own below
+        timed("annotate", lambda: annotate(t))
+        for name, check in checks.items():
+            timed(name, lambda: list(check(t)))
+        held = [t]
+        del t
+        timed("free", held.clear)
+    med = {name: statistics.median(ts) * 1e3 for name, ts in times.items()}
+    med["recording"] -= med["bare mode"]
+    n_ops = len(record().records)
+    print(f"per forward ({n_ops} ops), CPU ms, median of {args.repeats}:")
+    for name, ms in med.items():
+        extra = f"  ({ms / n_ops * 1e3:.1f} us per op)" if name in ("recording", "annotate") else ""
+        print(f"  {name:24s} {ms:7.3f}{extra}")
+    total = sum(ms for name, ms in med.items() if name != "bare mode" and not name.startswith(" "))
+    print(f"  {'overhead in all':24s} {total:7.3f}  ({total / med['bare mode']:.2f} of the bare mode)")
+
+
+if __name__ == "__main__":
+    main()
