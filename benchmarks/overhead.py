@@ -120,6 +120,11 @@ def main():
               f"shapetrace / untraced {med['shapetrace'] / med['untraced']:.2f}x   "
               f"shapetrace / bare mode {med['shapetrace'] / med['bare mode']:.2f}x"
               + ("   (goal: <= 1.20x)" if label == "cpu" else ""))
+    # On a shared machine the speed drifts between rounds; the ratio within each round does not.
+    ratios = sorted(s / b for s, b in zip(cpu["shapetrace"], cpu["bare mode"]))
+    quartile = len(ratios) // 4
+    print(f"  cpu, round by round: shapetrace / bare mode {statistics.median(ratios):.2f}x "
+          f"(middle half {ratios[quartile]:.2f}x to {ratios[-1 - quartile]:.2f}x)")
 
 
 if __name__ == "__main__":

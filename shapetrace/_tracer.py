@@ -542,19 +542,22 @@ def _half(metas: list[TensorMeta]) -> bool:
 def _operands(args, kwargs) -> list[Tensor]:
     """The tensors of a call in the order ``_Recorder._strip`` numbers them."""
     out: list[Tensor] = []
-
-    def walk(a):
-        if isinstance(a, Tensor):
-            out.append(a)
-        elif isinstance(a, (list, tuple)) and a and any(isinstance(x, Tensor) for x in a):
-            for x in a:
-                walk(x)
-
     for a in args:
-        walk(a)
+        _collect_tensors(a, out)
     for v in kwargs.values():
-        walk(v)
+        _collect_tensors(v, out)
     return out
+
+
+def _collect_tensors(a, out: list[Tensor]) -> None:
+    # A module-level function, not a closure that calls itself: such a closure is a reference
+    # cycle, and would keep the operands (attention weights, values) alive until the garbage
+    # collector came round.
+    if isinstance(a, Tensor):
+        out.append(a)
+    elif isinstance(a, (list, tuple)) and a and any(isinstance(x, Tensor) for x in a):
+        for x in a:
+            _collect_tensors(x, out)
 
 
 def _values(t: Tensor) -> Tensor:

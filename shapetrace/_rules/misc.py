@@ -47,6 +47,14 @@ def check_reversed(trace):
 _WRITES = {"[]=", "+=", "-=", "*=", "/=", "@=", "//=", "%=", "**=", "&=", "|=", "^="}
 
 
+def _result_used(rec) -> bool:
+    """Whether an output was passed on, returned from a module, or still alive at the end."""
+    for meta in rec.outputs:
+        if meta.used or meta.ref:
+            return True
+    return False
+
+
 def _in_library(rec) -> bool:
     filename = rec.where[0] or ""
     return "site-packages" in filename or "dist-packages" in filename
@@ -60,7 +68,7 @@ def check_discarded(trace):
             break  # the code after a failure never ran
         if rec.internal or not rec.outputs or rec.site is None:
             continue
-        if any(meta.used or meta.ref for meta in rec.outputs):
+        if _result_used(rec):
             continue
         name = rec.op.rsplit(".", 1)[-1]
         if name.endswith("_") or rec.op in _WRITES or "out" in rec.kwargs:
