@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .._provenance import axis_label
+from .._provenance import _ints, _norm_dim, axis_label  # shared index helpers
 from .._tracer import TensorArg
 from ._common import at, records_of
 
@@ -64,20 +64,6 @@ _DEPTH = 16  # ops followed from a softmax, each way
 
 # --- positions through ops --------------------------------------------------------------------
 
-def _norm(d, n: int) -> int:
-    d = int(d)
-    return d + n if d < 0 else d
-
-
-def _ints(args) -> tuple[int, ...] | None:
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    try:
-        return tuple(int(a) for a in args)
-    except (TypeError, ValueError):
-        return None
-
-
 def permutation(rec) -> list[int] | None:
     """For a transpose-like record, ``perm[j]`` = the input axis that output axis j comes from."""
     op = rec.op
@@ -95,18 +81,18 @@ def permutation(rec) -> list[int] | None:
             order = _ints(rec.args[1:] if len(rec.args) > 1 else (rec.kwargs.get("dims", ()),))
             if order is None or len(order) != n:
                 return None
-            return [_norm(i, n) for i in order]
+            return [_norm_dim(i, n) for i in order]
         if op in ("Tensor.movedim", "torch.movedim", "Tensor.moveaxis"):
             src, dst = rec.arg(1, "source"), rec.arg(2, "destination")
             src = [src] if isinstance(src, int) else list(src)
             dst = [dst] if isinstance(dst, int) else list(dst)
-            src, dst = [_norm(s, n) for s in src], [_norm(d, n) for d in dst]
+            src, dst = [_norm_dim(s, n) for s in src], [_norm_dim(d, n) for d in dst]
             order = [None] * n
             for s, d in zip(src, dst):
                 order[d] = s
             rest = iter(i for i in range(n) if i not in src)
             return [o if o is not None else next(rest) for o in order]
-        a, b = _norm(rec.arg(1, "dim0", 0), n), _norm(rec.arg(2, "dim1", 1), n)
+        a, b = _norm_dim(rec.arg(1, "dim0", 0), n), _norm_dim(rec.arg(2, "dim1", 1), n)
     except (TypeError, ValueError, IndexError, StopIteration):
         return None
     perm[a], perm[b] = perm[b], perm[a]
@@ -415,7 +401,7 @@ def softmax_dim(rec) -> tuple[int, bool] | None:
     if dim is None:
         return (0 if n in (0, 1, 3) else 1), True  # torch's legacy choice
     try:
-        return _norm(dim, n), False
+        return _norm_dim(dim, n), False
     except (TypeError, ValueError):
         return None
 
@@ -673,8 +659,8 @@ def _judge(trace, factors: list[Factor], d: int, anchor):
             return None  # factors that cancel: leave it to the reader
         message = (f"attention scores are not scaled: softmax(q·k) without the 1/sqrt({name}) "
                    f"factor ({size})")
-        hint = (f"Multiply the scores by 1/math.sqrt(head_size) before the softmax (fine to ignore "
-                f"if the scale is folded into the weights, as in T5).")
+        hint = ("Multiply the scores by 1/math.sqrt(head_size) before the softmax (fine to ignore "
+                "if the scale is folded into the weights, as in T5).")
         return at(trace, anchor, "attention-scale", message, hint, severity="warning",
                   factor=total, expected=right)
     ones = [f for f in factors if _close(f.value, right)]
@@ -694,9 +680,9 @@ def _judge(trace, factors: list[Factor], d: int, anchor):
     message = (f"attention scores scaled by {explained} instead of 1/sqrt({name}) "
                f"(factor {total:.4g}, {size})")
     if explained.startswith("1/sqrt("):
-        hint = f"Divide by math.sqrt(head_size), the size of the axis q·k sums over, not by sqrt of the model width or of the head count."
+        hint = "Divide by math.sqrt(head_size), the size of the axis q·k sums over, not by sqrt of the model width or of the head count."
     elif explained.startswith("1/"):
-        hint = f"Divide by math.sqrt(head_size), not by head_size itself."
+        hint = "Divide by math.sqrt(head_size), not by head_size itself."
     else:
         hint = "Divide the scores by math.sqrt(head_size) (multiply by head_size ** -0.5)."
     return at(trace, target, "attention-scale", message, hint, factor=total, expected=right)
