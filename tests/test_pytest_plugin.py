@@ -288,17 +288,17 @@ def test_marked_tests_and_the_fixture(pytester, args):
         "test_course.py::test_fixture_buggy": "FAILED",
         "test_course.py::test_fixture_check_fixed": "PASSED",
     }
-    result.stdout.fnmatch_lines([
-        "*_ test_marked_buggy _*",
-        f"shapetrace found 1 error: reshape-jumble at student/buggy.py:{BUGGY_LINE}",
-        "*- shapetrace trace -*",
-        "test_course.py::test_marked_buggy   B=5 T=7*",
-        "*_ test_fixture_buggy _*",
-        # one finding: the call outside ``shapetrace.trace`` is not recorded
-        f"shapetrace found 1 error: reshape-jumble at student/buggy.py:{BUGGY_LINE}",
-        "*- shapetrace trace -*",
-        "test_course.py::test_fixture_buggy [[]Attention[]]   B=5*",
-    ])
+    # Each failure report in its own order; under xdist the two may come in either order.
+    for name, header in (("test_marked_buggy", "test_course.py::test_marked_buggy   B=5 T=7*"),
+                         ("test_fixture_buggy",
+                          "test_course.py::test_fixture_buggy [[]Attention[]]   B=5*")):
+        result.stdout.fnmatch_lines([
+            f"*_ {name} _*",
+            # one finding: for the fixture, the call outside ``shapetrace.trace`` is not recorded
+            f"shapetrace found 1 error: reshape-jumble at student/buggy.py:{BUGGY_LINE}",
+            "*- shapetrace trace -*",
+            header,
+        ])
 
 
 @pytest.mark.parametrize("args, ini", [
