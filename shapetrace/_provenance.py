@@ -453,7 +453,9 @@ def _reduce(rec, ins, dims):
 _EINSUM_TERM = re.compile(r"[A-Za-z]|\.\.\.")
 
 
-def _einsum(rec, ins, dims):
+def einsum_terms(rec) -> tuple[list[str], str] | None:
+    """The operand terms and the output term of a recorded ``torch.einsum`` call
+    (``"bqhd,bkhd->bhqk"`` -> ``(["bqhd", "bkhd"], "bhqk")``), with the implicit output filled in."""
     eq = rec.arg(0, "equation")
     if not isinstance(eq, str):
         return None
@@ -463,10 +465,19 @@ def _einsum(rec, ins, dims):
     else:
         lhs = eq
         letters = [c for c in lhs if c.isalpha()]
-        rhs = ("..." if "..." in lhs else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+        rhs = ("..." if "..." in lhs else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
     terms = lhs.split(",")
-    if len(terms) != len(ins):
+    if len(terms) != len(rec.inputs):
         return None
+    return terms, rhs
+
+
+def _einsum(rec, ins, dims):
+    parsed = einsum_terms(rec)
+    if parsed is None:
+        return None
+    terms, rhs = parsed
     letter_axis: dict[str, Axis] = {}
     ell: list[tuple] = []
     for term, axes in zip(terms, ins):

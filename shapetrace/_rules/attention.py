@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .._provenance import _ints, _norm_dim, axis_label  # shared index helpers
+from .._provenance import _ints, _norm_dim, axis_label, einsum_terms
 from .._tracer import TensorArg
 from ._common import at, records_of
 
@@ -185,24 +185,6 @@ def backward_positions(rec, pos: int) -> list[tuple[int, int]]:
 
 # --- the roles of axes at matmuls -------------------------------------------------------------
 
-def _einsum_terms(rec):
-    eq = rec.arg(0, "equation")
-    if not isinstance(eq, str):
-        return None
-    eq = eq.replace(" ", "")
-    if "->" in eq:
-        lhs, rhs = eq.split("->")
-    else:
-        lhs = eq
-        letters = [c for c in lhs if c.isalpha()]
-        rhs = ("..." if "..." in lhs else "") + "".join(
-            sorted(c for c in set(letters) if letters.count(c) == 1))
-    terms = lhs.split(",")
-    if len(terms) != len(rec.inputs):
-        return None
-    return terms, rhs
-
-
 def _letters(term: str, ndim: int) -> list[str] | None:
     """One letter per axis; the axes under ``...`` get ``"."``."""
     if "..." in term:
@@ -225,7 +207,7 @@ def contracted_positions(rec, slot: int) -> set[int] | None:
     """The axes of input ``slot`` that a matmul or einsum sums over."""
     meta = rec.inputs[slot]
     if rec.op == "torch.einsum":
-        parsed = _einsum_terms(rec)
+        parsed = einsum_terms(rec)
         if parsed is None:
             return None
         terms, rhs = parsed
@@ -244,7 +226,7 @@ def contracted_positions(rec, slot: int) -> set[int] | None:
 def contracted_size(rec) -> int | None:
     """The size of what a q.k product sums over (the head size, for attention scores)."""
     if rec.op == "torch.einsum":
-        parsed = _einsum_terms(rec)
+        parsed = einsum_terms(rec)
         if parsed is None or len(rec.inputs) != 2:
             return None
         sizes = [n for n in (_sum_size(rec, s, parsed) for s in (0, 1)) if n]
@@ -272,7 +254,7 @@ def output_roles(rec) -> list[str] | None:
     if out is None:
         return None
     if rec.op == "torch.einsum":
-        parsed = _einsum_terms(rec)
+        parsed = einsum_terms(rec)
         if parsed is None or len(rec.inputs) != 2:
             return None
         terms, rhs = parsed
