@@ -1,0 +1,98 @@
+"""Everything shapetrace knows about torch's private internals, in one place.
+
+A new torch release that moves one of these breaks this file, loudly (``tests/test_compat.py``
+holds one test per assumption), and nothing else. Each helper looks its target up when called,
+not at import, so a user who patches ``F.softmax`` after importing shapetrace sees the patch
+honoured, and importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+#: Private modules whose functions are public ones under another name: ``torch._C._nn.gelu`` is
+#: ``F.gelu``; ``torch._C._fft.fft_fft`` is ``torch.fft.fft``.
+NN_MODULE = "torch._C._nn"
+PRIVATE_PREFIX = "torch._C._"
+
+
+def public_namespace(module: str) -> str | None:
+    """``"torch._C._fft"`` -> ``"fft"``: the public submodule a private one stands for."""
+    if module.startswith(PRIVATE_PREFIX) and module != NN_MODULE:
+        return module[len(PRIVATE_PREFIX):]
+    return None
+
+
+def disable_torch_function():
+    """A context in which tensor ops skip every ``__torch_function__`` mode (the tracer's value
+    probes run their own reductions in it, so that no enclosing trace records them)."""
+    import torch
+
+    return torch._C.DisableTorchFunction()
+
+
+def is_fake(t) -> bool:
+    """Whether ``t`` is a FakeTensor (shapes and dtypes only, no values)."""
+    return type(t).__name__ == "FakeTensor"
+
+
+def fake_constant(t):
+    """The real tensor a fake one was made from (``torch.tensor(13.)``), or None."""
+    return getattr(t, "constant", None)
+
+
+def fake_tensor_api():
+    """``(FakeTensorMode, DataDependentOutputException, DynamicOutputShapeException,
+    UnsupportedOperatorException)`` from torch's private fake-tensor module."""
+    from torch._subclasses.fake_tensor import (
+        DataDependentOutputException,
+        DynamicOutputShapeException,
+        FakeTensorMode,
+        UnsupportedOperatorException,
+    )
+
+    return FakeTensorMode, DataDependentOutputException, DynamicOutputShapeException, \
+        UnsupportedOperatorException
+
+
+def _no_torch_function(*args, **kwargs) -> bool:
+    return False
+
+
+def transparent_bodies() -> dict:
+    """``{function: body}`` for the torch functions whose Python body is made of ops a student
+    would write: run with the tracer on, ``nn.MultiheadAttention`` shows its F.linear / view /
+    bmm / softmax rather than one opaque call. The body is the function's own code with torch's
+    ``has_torch_function`` checks answered "no" (they would hand the whole call to the mode
+    again). Built when called, from the functions' current globals: a patch of ``F.softmax``
+    made before the trace is honoured inside the body."""
+    import torch.nn.functional as F
+
+    out = {}
+    func = getattr(F, "multi_head_attention_forward", None)
+    if isinstance(func, types.FunctionType):
+        g = dict(func.__globals__)
+        g["has_torch_function"] = _no_torch_function
+        g["has_torch_function_unary"] = _no_torch_function
+        g["has_torch_function_variadic"] = _no_torch_function
+        body = types.FunctionType(func.__code__, g, func.__name__, func.__defaults__,
+                                  func.__closure__)
+        body.__kwdefaults__ = func.__kwdefaults__
+        out[func] = body
+    return out
+
+
+def caller_frame(depth: int):
+    """The frame ``depth`` levels up from the function that calls this one (0: that function)."""
+    return sys._getframe(depth + 1)
+
+
+def instruction_position(code, lasti: int) -> tuple[int | None, int | None, int | None, int | None]:
+    """``(line, end_line, col, end_col)`` of the instruction at byte offset ``lasti`` in
+    ``code`` (CPython's code units are two bytes)."""
+    positions = list(code.co_positions())
+    index = lasti // 2
+    if 0 <= index < len(positions):
+        return positions[index]
+    return None, None, None, None
