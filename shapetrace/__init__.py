@@ -23,9 +23,9 @@ __all__ = [
 ]
 
 _LAZY = {
-    "trace": "._tracer",
-    "Trace": "._tracer",
-    "OpRecord": "._tracer",
+    "trace": "._trace",
+    "Trace": "._trace",
+    "OpRecord": "._records",
     "check": "._check",
     "Diagnostic": "._report",
     "Report": "._report",

@@ -34,11 +34,11 @@ import linecache
 import os
 import re
 import sys
-import sysconfig
 from dataclasses import dataclass, field
 from types import TracebackType
 
-from ._report import Diagnostic, display_path
+from ._report import Diagnostic
+from ._source import display_path, innermost_user_frame
 
 RULE = "annotation-mismatch"
 
@@ -450,30 +450,6 @@ def _def_site(fn) -> tuple[str | None, int | None]:
     return path, first
 
 
-def _library_roots() -> tuple[str, ...]:
-    roots = []
-    for name in ("jaxtyping", "beartype", "torch", "typeguard", "_pytest", "pluggy"):
-        module = sys.modules.get(name)
-        if module is not None and getattr(module, "__file__", None):
-            roots.append(os.path.dirname(module.__file__) + os.sep)
-    roots.append(os.path.dirname(os.path.abspath(__file__)) + os.sep)  # shapetrace itself
-    for key in ("stdlib", "platstdlib"):
-        path = sysconfig.get_paths().get(key)
-        if path:
-            roots.append(os.path.join(path, ""))
-    return tuple(roots)
-
-
 def _call_site(tb: TracebackType | None) -> tuple[str | None, int | None]:
     """The innermost frame in user code: outside the libraries, shapetrace and the stdlib."""
-    roots = _library_roots()
-    found: tuple[str | None, int | None] = (None, None)
-    while tb is not None:
-        frame = tb.tb_frame
-        path = frame.f_code.co_filename
-        generated = path.startswith("<") and path not in ("<stdin>", "<string>")
-        hidden = bool(frame.f_locals.get("__tracebackhide__", False))
-        if not generated and not hidden and not os.path.abspath(path).startswith(roots):
-            found = (path, tb.tb_lineno)
-        tb = tb.tb_next
-    return found
+    return innermost_user_frame(tb, installed_is_library=True) or (None, None)

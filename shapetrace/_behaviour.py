@@ -113,7 +113,8 @@ from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
 from ._dims import Dims
-from ._report import Diagnostic, display_path
+from ._report import Diagnostic
+from ._source import display_path
 from ._source import resolve_site, source_segment, user_site
 
 __all__ = [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,10 +10,11 @@ import torch
 from ._dims import Dims
 from ._errors import ShapetraceError, TargetError, UsageError
 from ._fake import NeedsValuesError, fake_mode
-from ._report import Diagnostic, Report, TargetResult, display_path
+from ._report import Diagnostic, Report, TargetResult
+from ._source import display_path, innermost_user_frame
 from ._rules import run_trace_rules
 from ._rules.registry import RULES
-from ._tracer import Trace
+from ._trace import Trace
 
 
 def check(module, *, init: Mapping[str, Any] | None = None,
@@ -117,13 +117,8 @@ def _where(exc: BaseException) -> str:
 
 def user_frame(exc: BaseException) -> tuple[str, int] | None:
     """The innermost traceback frame in the user's code (not torch, shapetrace or helpers)."""
-    from ._source import _internal
-
-    found = None
-    for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        if not _internal[frame.f_code]:
-            found = (display_path(frame.f_code.co_filename), lineno)
-    return found
+    found = innermost_user_frame(exc.__traceback__, installed_is_library=False)
+    return (display_path(found[0]), found[1]) if found else None
 
 
 def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behaviour: bool) -> None:

@@ -10,7 +10,6 @@ data about ops.
 from __future__ import annotations
 
 import ast
-import math
 import re
 from typing import Any
 

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from ._dims import Dims
-from ._tracer import TensorArg
+from ._records import TensorArg
 
 Factor = tuple  # (size, name)
 Axis = tuple  # tuple[Factor, ...]
@@ -152,9 +152,7 @@ def _reshape(rec, ins, dims):
         if len(out_shape) == len(ins[0]) and out_shape[:-1] == rec.inputs[0].shape[:-1]:
             return [ins[0][:-1] + (fresh_axis(out_shape[-1], dims),)]
         return None
-    check = reshape_axes(ins[0], out_shape, dims)
-    rec_note(rec, "reshape", check)
-    return [check.axes]
+    return [reshape_axes(ins[0], out_shape, dims).axes]
 
 
 def _transpose(rec, ins, dims):
@@ -595,13 +593,6 @@ _HANDLERS = {
     "torch.where": _where, "Tensor.where": _where, "Tensor.masked_fill": _elementwise,
     "Tensor.masked_fill_": _elementwise,
 }
-
-
-def rec_note(rec, key, value):
-    notes = getattr(rec, "notes", None)
-    if notes is None:
-        rec.notes = notes = {}
-    notes[key] = value
 
 
 def annotate(trace) -> None:

@@ -127,7 +127,7 @@ class _PluginState:
             return
         from ._config import load_config
         from ._errors import ShapetraceError
-        from ._report import display_path
+        from ._source import display_path
 
         self._project_path = path
         try:
@@ -164,7 +164,7 @@ def _state(config: pytest.Config) -> _PluginState | None:
 
 
 def _shown(path: Path) -> str:
-    from ._report import display_path
+    from ._source import display_path
 
     return display_path(str(path))
 
@@ -444,7 +444,7 @@ class ShapetraceFixture:
     @contextlib.contextmanager
     def trace(self, model=None):
         """``with shapetrace.trace(model) as t:`` records the block; ``t`` is a ``Trace``."""
-        from ._tracer import Trace
+        from ._trace import Trace
 
         recorded = Trace(model, dims=self.dims)
         raised = True
@@ -559,7 +559,7 @@ def pytest_runtest_call(item):
         return result
 
     from ._errors import ShapetraceError
-    from ._tracer import Trace
+    from ._trace import Trace
 
     try:
         trace = Trace(dims=plan.dims)

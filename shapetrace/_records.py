@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ._dims import Dims
 from ._source import display_path, resolve_site, source_segment
 
 
@@ -149,3 +150,13 @@ class _FrozenDict(dict):
 
 
 _EMPTY: dict[str, Any] = _FrozenDict()
+
+
+class TraceData:
+    """A recorded trace as data: the records in execution order, the sizes that name their
+    axes, and the exception that ended the block, if any."""
+
+    def __init__(self, dims: Dims | Any = None):
+        self.dims: Dims = dims if isinstance(dims, Dims) else Dims(dims)
+        self.records: list[OpRecord] = []
+        self.exception: BaseException | None = None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,17 +56,6 @@ class Diagnostic:
         if self.data:
             out["data"] = self.data
         return out
-
-
-def display_path(path: str | None) -> str | None:
-    """A path relative to the working directory when it lies below it, else as given."""
-    if not path or path.startswith("<"):
-        return path
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
 
 
 @dataclass

@@ -1,26 +1,47 @@
-"""Where in the user's code an op ran: a cheap frame walk and lazy source lookup.
+"""Where in the user's code something ran: the one walk that finds the user's frame, and lazy
+source lookup.
 
-The hot path keeps only ``(code, lasti)`` of the first frame outside torch, shapetrace and a few
-helper libraries; file, line, column span and the source text are worked out only when a
-renderer or a rule asks for them.
+The tracer's hot path keeps only ``(code, lasti)`` of the first frame outside torch, shapetrace,
+Python's standard library and a few helper libraries; file, line, column span and the source
+text are worked out only when a renderer or a rule asks for them. The same notion of "the
+user's code" places errors raised while importing, building or running a target.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import linecache
 import os
 import sys
+import sysconfig
 from functools import lru_cache
 
-import torch
+from ._compat import caller_frame, instruction_position
 
-_SKIP_DIRS: tuple[str, ...] = tuple(
-    os.path.dirname(m.__file__) + os.sep
-    for m in (torch, sys.modules[__package__])
-)
+
+def _package_dir(name: str) -> str:
+    """A package's directory, found without importing it (this module does not import torch)."""
+    spec = importlib.util.find_spec(name)
+    origin = spec.origin if spec is not None and spec.origin else f"<no {name}>/"
+    return os.path.dirname(origin)
+
+
+_TORCH_DIR = _package_dir("torch")
+_SKIP_DIRS: tuple[str, ...] = (_TORCH_DIR + os.sep,
+                               os.path.dirname(os.path.abspath(__file__)) + os.sep)
 _USER_FILES = (os.sep + "_demo.py",)  # shapetrace's own demo is user code
-_SKIP_PACKAGES = ("einops", "jaxtyping", "beartype", "typeguard", "contextlib", "functools")
+_SKIP_PACKAGES = ("einops", "jaxtyping", "beartype", "typeguard", "contextlib", "functools",
+                  "_pytest", "pluggy")
+
+
+def _paths(*keys: str) -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    return tuple(sorted({os.path.join(paths[k], "") for k in keys if paths.get(k)}))
+
+
+_STDLIB = _paths("stdlib", "platstdlib")
+_INSTALLED = _paths("purelib", "platlib")
 
 
 def _extra_skip_dirs() -> tuple[str, ...]:
@@ -34,25 +55,59 @@ def _extra_skip_dirs() -> tuple[str, ...]:
     return tuple(out)
 
 
+def is_library_file(filename: str, *, installed_is_library: bool = False) -> bool:
+    """Whether ``filename`` belongs to torch, shapetrace, a helper library or Python itself
+    rather than to the user. Installed packages (site-packages) count as the user's code unless
+    ``installed_is_library``: a Hugging Face model's ops are its own lines, but an import error
+    is placed in the user's file, not inside the package that raised it."""
+    if filename.startswith("<"):  # <frozen importlib>, beartype's <@beartype(...)> wrappers
+        return filename.startswith(("<frozen", "<@beartype"))
+    if filename.startswith(_SKIP_DIRS) and not filename.endswith(_USER_FILES):
+        return True
+    if filename.startswith(_extra_skip_dirs()) or "<@beartype" in filename:
+        return True
+    if filename.startswith(_INSTALLED):
+        return installed_is_library
+    return filename.startswith(_STDLIB)
+
+
 class _Internal(dict):
     """code object -> True when its frames belong to torch/shapetrace/helpers (cached)."""
 
     def __missing__(self, code):
-        filename = code.co_filename
-        internal = (
-            (filename.startswith(_SKIP_DIRS) and not filename.endswith(_USER_FILES))
-            or filename.startswith(_extra_skip_dirs())
-            or filename.startswith("<frozen")
-            or "<@beartype" in filename
-        )
-        self[code] = internal
+        internal = self[code] = is_library_file(code.co_filename)
         return internal
 
 
 _internal = _Internal()
 
 
-_DISPATCH_FILE = os.path.join(os.path.dirname(torch.__file__), "overrides.py")
+def innermost_user_frame(tb, *, installed_is_library: bool = True) -> tuple[str, int] | None:
+    """``(filename, line)`` of the innermost traceback entry in the user's code, skipping
+    frames that ask to be hidden (``__tracebackhide__``), or None."""
+    found = None
+    while tb is not None:
+        frame = tb.tb_frame
+        filename = frame.f_code.co_filename
+        if not is_library_file(filename, installed_is_library=installed_is_library) \
+                and not frame.f_locals.get("__tracebackhide__", False):
+            found = (filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+def display_path(path: str | None) -> str | None:
+    """A path relative to the working directory when it lies below it, else as given."""
+    if not path or path.startswith("<"):
+        return path
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+_DISPATCH_FILE = os.path.join(_TORCH_DIR, "overrides.py")
 
 
 def user_site(depth: int = 1, func_code=None):
@@ -62,7 +117,7 @@ def user_site(depth: int = 1, func_code=None):
     ``nn.Linear.forward``) rather than written by the user on that line. Frames of torch's
     dispatch machinery and of the dispatched function itself (``func_code``) do not count.
     """
-    frame = sys._getframe(depth + 1)
+    frame = caller_frame(depth + 1)
     while frame is not None and (frame.f_code is func_code or frame.f_code.co_filename == _DISPATCH_FILE):
         frame = frame.f_back
     first = frame
@@ -78,14 +133,11 @@ def user_site(depth: int = 1, func_code=None):
 @lru_cache(maxsize=4096)
 def resolve_site(code, lasti: int) -> tuple[str, int, int | None, int | None]:
     """``(filename, line, col, end_col)`` of the instruction at ``lasti`` in ``code``."""
-    positions = list(code.co_positions())
-    index = lasti // 2
-    if 0 <= index < len(positions):
-        line, end_line, col, end_col = positions[index]
-        if line is not None:
-            if end_line != line:
-                end_col = None
-            return code.co_filename, line, col, end_col
+    line, end_line, col, end_col = instruction_position(code, lasti)
+    if line is not None:
+        if end_line != line:
+            end_col = None
+        return code.co_filename, line, col, end_col
     return code.co_filename, code.co_firstlineno, None, None
 
 

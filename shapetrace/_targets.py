@@ -19,12 +19,12 @@ import importlib.util
 import os
 import sys
 import sysconfig
-import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from ._errors import TargetError, UsageError
+from ._source import innermost_user_frame
 
 _FORMS = "path/to/file.py, path/to/file.py::Name or package.module::Name"
 
@@ -220,21 +220,11 @@ def _import_message(exc: BaseException, location: str, target: Path | None) -> s
 
 def _user_frame(exc: BaseException) -> tuple[str, int] | None:
     """The innermost traceback frame in the user's code (not Python's or a library's)."""
-    library_dirs = _library_dirs()
-    found = None
-    for summary in traceback.extract_tb(exc.__traceback__):
-        filename = summary.filename
-        if filename.startswith("<"):
-            continue
-        resolved = str(Path(filename).resolve())
-        if resolved.startswith(library_dirs):
-            continue
-        found = (filename, summary.lineno)
-    return found
+    return innermost_user_frame(exc.__traceback__, installed_is_library=True)
 
 
 def _shown(filename: str) -> str:
-    from ._report import display_path
+    from ._source import display_path
 
     return display_path(filename) or filename
 

@@ -13,7 +13,8 @@ from torch import Tensor
 
 import reference_models as rm
 from shapetrace._annotations import annotation_diagnostic, is_annotation_violation
-from shapetrace._report import Diagnostic, display_path
+from shapetrace._report import Diagnostic
+from shapetrace._source import display_path
 
 B, T, H, d, S, V = 5, 7, 11, 13, 17, 19
 C = H * d

@@ -239,7 +239,7 @@ def test_records_hold_only_metadata():
         model(idx_bt())
     t.diagnostics  # analysis and rules must not keep tensors either
     for rec in t.records:
-        held = [*rec.args, rec.kwargs, rec.inputs, rec.outputs, rec.notes or {}]
+        held = [*rec.args, rec.kwargs, rec.inputs, rec.outputs, rec.weight_sums or {}]
         assert not list(_tensors_in(held)), rec
         for meta in (*rec.inputs, *rec.outputs):
             assert not isinstance(meta.ref, weakref.ref), rec
@@ -329,7 +329,7 @@ def test_warning_is_attached_to_its_op_and_still_reaches_the_user():
     assert len(softmax.warnings) == 1
     assert "Implicit dimension choice for softmax" in softmax.warnings[0]
     assert softmax.warnings[0].startswith("UserWarning: ")
-    assert [r.warnings for r in t.records if r is not softmax] == [[], []]
+    assert [list(r.warnings) for r in t.records if r is not softmax] == [[], []]
     assert any("Implicit dimension choice" in str(w.message) for w in caught)
 
 

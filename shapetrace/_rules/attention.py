@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 from .._provenance import _ints, _norm_dim, axis_label, einsum_terms
-from .._tracer import TensorArg
+from .._records import TensorArg
 from ._common import at, records_of
 
 SOFTMAXES = {"F.softmax", "Tensor.softmax", "torch.softmax"}
@@ -769,7 +769,7 @@ def check_unnormalized(trace):
                 continue  # softmax-axis reports it
             if any(_dropout_active(r) for r in use.path):
                 continue  # training-mode dropout rescales the weights on purpose
-            sums = (use.matmul.notes or {}).get("weight_sums", {}).get(use.slot)
+            sums = (use.matmul.weight_sums or {}).get(use.slot)
             if sums is None:
                 continue
             minimum, deviations = sums

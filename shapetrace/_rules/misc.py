@@ -227,10 +227,10 @@ def check_collisions(trace):
 
 def check_non_finite(trace):
     for rec in trace.records:
-        found = rec.notes.get("non_finite") if rec.notes else None
-        if not found or rec.error is not None:
+        found = rec.non_finite
+        if found is None or rec.error is not None:
             continue
-        kind, where, slot = found["kind"], found.get("where"), found.get("slot", 0)
+        kind, slot, where = found
         out = trace.shape_of(rec.outputs[slot]) if slot < len(rec.outputs) else "its output"
         name = rec.op.split(".")[-1]
         if name in ("softmax", "log_softmax") and where is not None:

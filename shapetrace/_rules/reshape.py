@@ -47,9 +47,6 @@ def target_shape(rec) -> tuple[int, ...] | None:
 def reshape_check(trace, rec) -> ReshapeCheck | None:
     if rec.op not in RESHAPES or not rec.inputs:
         return None
-    notes = rec.notes or {}
-    if "reshape" in notes:
-        return notes["reshape"]
     shape = target_shape(rec)
     if shape is None or rec.inputs[0].axes is None:
         return None

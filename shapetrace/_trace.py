@@ -1,0 +1,121 @@
+"""The public ``trace()`` / ``Trace``: the stages composed behind SPEC section 6.
+
+``with shapetrace.trace(model) as t:`` records (``_tracer``); ``t.diagnostics`` names the axes
+and runs the rules (``_provenance``, ``_rules``); ``t.print()`` renders (``_render``). The recorder
+knows none of the later stages: this module is where they meet.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ._records import OpRecord, TensorMeta, TraceData
+from ._tracer import Observer, Recorder
+
+
+class Trace(TraceData):
+    """The ops recorded inside a ``with shapetrace.trace(...)`` block.
+
+    ``records`` are in execution order. ``diagnostics`` are the rule findings, computed on first
+    access after the block.
+    """
+
+    def __init__(self, model: torch.nn.Module | None = None, *, dims=None, rules: bool = True,
+                 root: str | None = None, probes: bool = True, observer: Observer | None = None):
+        super().__init__(dims)
+        self.model = model
+        self._run_rules = rules
+        self._diagnostics = None
+        self._recorder = Recorder(self, model, root=root, probes=probes, observer=observer)
+        self._entered = False
+        self._analysed = False
+        self.cache: dict = {}  # analysis results shared by rules (e.g. the consumer graph)
+
+    # context manager
+    def __enter__(self) -> "Trace":
+        if self._entered:
+            raise RuntimeError("a shapetrace.trace() block cannot be entered twice")
+        self._entered = True
+        self._recorder.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self._recorder.__exit__(exc_type, exc, tb)
+        finally:
+            self.exception = exc
+        return False
+
+    # results
+    def _analyse(self):
+        if self._analysed:
+            return
+        self._analysed = True
+        from ._provenance import annotate
+
+        annotate(self)
+
+    @property
+    def diagnostics(self):
+        if self._diagnostics is None:
+            self._analyse()
+            if self._run_rules:
+                from ._rules import run_trace_rules
+
+                self._diagnostics = run_trace_rules(self)
+            else:
+                self._diagnostics = []
+        return self._diagnostics
+
+    def shape_of(self, meta: TensorMeta) -> str:
+        self._analyse()
+        from ._provenance import format_axes
+
+        return format_axes(meta.axes, self.dims) if meta.axes is not None else str(tuple(meta.shape))
+
+    def to_json(self) -> list[dict]:
+        self._analyse()
+        out = []
+        for rec in self.records:
+            item = {
+                "op": rec.op,
+                "module": rec.module,
+                "file": rec.file,
+                "line": rec.line,
+                "source": rec.source,
+                "inputs": [self.shape_of(m) for m in rec.inputs],
+                "outputs": [self.shape_of(m) for m in rec.outputs],
+            }
+            if rec.error:
+                item["error"] = f"{rec.error[0]}: {rec.error[1]}"
+            if rec.warnings:
+                item["warnings"] = list(rec.warnings)
+            out.append(item)
+        return out
+
+    def print(self, console=None, **options) -> None:
+        from ._render import print_trace
+
+        print_trace(self, console=console, **options)
+
+    def __len__(self):
+        return len(self.records)
+
+    def __iter__(self):
+        return iter(self.records)
+
+
+def trace(model: torch.nn.Module | None = None, *, dims=None, rules: bool = True) -> Trace:
+    """Record every tensor op run inside the ``with`` block.
+
+    >>> with trace(model) as t:
+    ...     y = model(x)
+    >>> t.print()
+
+    ``model`` is optional: it only gives modules their attribute paths (``blocks.0.attn``).
+    ``dims`` overrides probe sizes used to name axes (``{"B": 5, "T": 7}``).
+    """
+    return Trace(model, dims=dims, rules=rules)
+
+
+__all__ = ["OpRecord", "Trace", "trace"]
