@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from ._report import Diagnostic
+from ._rules.registry import diagnostic
 from ._source import display_path, innermost_user_frame
 
 RULE = "annotation-mismatch"
@@ -109,16 +110,8 @@ def annotation_diagnostic(exc: BaseException, tb: TracebackType | None = None) -
         data["def_site"] = f"{display_path(def_file)}:{def_line}"
     if call_file is not None:
         data["call_site"] = f"{display_path(call_file)}:{call_line}"
-    return Diagnostic(
-        rule=RULE,
-        severity="error",
-        message=verdict.message,
-        hint=verdict.hint.replace("{func}", label or "the function"),
-        file=display_path(file),
-        line=line,
-        op=label,
-        data=data,
-    )
+    return diagnostic(RULE, verdict.message, verdict.hint.replace("{func}", label or "the function"),
+                      file=display_path(file), line=line, op=label, **data)
 
 
 # Reading the exception chain ----------------------------------------------------------------

@@ -13,7 +13,7 @@ from ._fake import NeedsValuesError, fake_mode
 from ._report import Diagnostic, Report, TargetResult
 from ._source import display_path, innermost_user_frame
 from ._rules import run_trace_rules
-from ._rules.registry import RULES
+from ._rules.registry import RULES, diagnostic
 from ._trace import Trace
 
 
@@ -175,10 +175,9 @@ def _exception_diagnostics(trace: Trace, exc: BaseException, found: list) -> lis
     if failed and any(d.data.get("index") == failed[-1].index for d in found):
         return []
     site = user_frame(exc)
-    return [Diagnostic(
-        rule="op-failed", severity="error",
-        message=f"forward raised {type(exc).__name__}: {_one_line(exc)}",
-        hint="", file=site[0] if site else None, line=site[1] if site else None,
+    return [diagnostic(
+        "op-failed", f"forward raised {type(exc).__name__}: {_one_line(exc)}",
+        file=site[0] if site else None, line=site[1] if site else None,
         module=trace.records[-1].module if trace.records else None)]
 
 

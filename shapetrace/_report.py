@@ -29,11 +29,6 @@ class Diagnostic:
     def __post_init__(self):
         if self.severity not in SEVERITIES:
             raise ValueError(f"severity must be one of {SEVERITIES}, got {self.severity!r}")
-        if not self.code:
-            from ._rules.registry import RULES
-
-            rule = RULES.get(self.rule)
-            self.code = rule.code if rule else ""
 
     @property
     def location(self) -> str:

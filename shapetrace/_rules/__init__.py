@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .registry import RULES, Rule, get_rule
+from .registry import RULES, Rule, diagnostic
 
 _checks_cache: dict | None = None
 
@@ -46,4 +46,4 @@ def run_trace_rules(trace, skip=()) -> list:
     return diagnostics
 
 
-__all__ = ["RULES", "Rule", "get_rule", "run_trace_rules", "trace_checks"]
+__all__ = ["RULES", "Rule", "diagnostic", "run_trace_rules", "trace_checks"]

@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 from .._report import Diagnostic
-from .registry import RULES
+from .registry import diagnostic
 
 
-def at(trace, rec, rule: str, message: str, hint: str = "", severity: str | None = None,
+def at(trace, rec, rule: str, message: str, hint: str = "", variant: str | None = None,
        **data) -> Diagnostic:
     """A Diagnostic located at a record: its file, line, module path and op."""
-    data.setdefault("index", rec.index)
-    return Diagnostic(
-        rule=rule,
-        severity=severity or RULES[rule].severity,
-        message=message,
-        hint=hint,
-        file=rec.file,
-        line=rec.line,
-        module=rec.module or None,
-        op=rec.op,
-        data=data,
-    )
+    return diagnostic(rule, message, hint, rec=rec, variant=variant, **data)
 
 
 def records_of(trace, ops) -> list:

@@ -643,7 +643,7 @@ def _judge(trace, factors: list[Factor], d: int, anchor):
                    f"factor ({size})")
         hint = ("Multiply the scores by 1/math.sqrt(head_size) before the softmax (fine to ignore "
                 "if the scale is folded into the weights, as in T5).")
-        return at(trace, anchor, "attention-scale", message, hint, severity="warning",
+        return at(trace, anchor, "attention-scale", message, hint, variant="unscaled",
                   factor=total, expected=right)
     ones = [f for f in factors if _close(f.value, right)]
     if len(ones) >= 2:

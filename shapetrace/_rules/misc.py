@@ -7,7 +7,7 @@ import linecache
 import math
 
 from .._provenance import format_axes
-from .._report import Diagnostic
+from .registry import diagnostic
 from .._source import call_receiver
 from ._common import at, records_of
 from .attention import permutation
@@ -219,8 +219,7 @@ def check_collisions(trace):
         change = a if a in dims.explicit and b not in dims.explicit else b
         suggestion = _next_free_prime(set(dims.values()), 3)
         hint = f"Give {change} a size of its own, a prime no other dim uses (e.g. {change}={suggestion})."
-        yield Diagnostic(rule="dim-collision", severity="warning", message=message, hint=hint,
-                         data={"index": -1, "names": [a, b], "size": size})
+        yield diagnostic("dim-collision", message, hint, index=-1, names=[a, b], size=size)
 
 
 # --- non-finite -------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from textwrap import dedent
 
+from .._report import Diagnostic
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -23,6 +25,16 @@ class Rule:
     right: str
     kind: str = "trace"  # "trace" | "behaviour" | "runtime" (raised while running)
     needs_values: bool = False  # skipped under --fake
+    #: Milder findings of the same rule, by name: attention-scale's "unscaled" is a warning.
+    variants: tuple[tuple[str, str], ...] = ()
+
+    def severity_of(self, variant: str | None = None) -> str:
+        if variant is None:
+            return self.severity
+        for name, severity in self.variants:
+            if name == variant:
+                return severity
+        raise KeyError(f"rule {self.name} has no variant {variant!r}")
 
 
 def _r(code, name, severity, summary, explanation, wrong, right, **kw) -> Rule:
@@ -102,7 +114,7 @@ _ALL = [
        """,
        """
        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)
-       """),
+       """, variants=(("unscaled", "warning"),)),
     _r("ST006", "unnormalized-attention", "error",
        "the weights contracted with the values do not sum to 1 along the contracted axis",
        """
@@ -242,14 +254,23 @@ _ALL = [
 ]
 
 RULES: dict[str, Rule] = {r.name: r for r in _ALL}
-BY_CODE: dict[str, Rule] = {r.code: r for r in _ALL}
 
 
-def get_rule(name_or_code: str) -> Rule:
-    rule = RULES.get(name_or_code) or BY_CODE.get(name_or_code.upper())
-    if rule is None:
-        raise KeyError(name_or_code)
-    return rule
+def diagnostic(rule: str, message: str, hint: str = "", *, rec=None, variant: str | None = None,
+               file: str | None = None, line: int | None = None, module: str | None = None,
+               op: str | None = None, **data) -> Diagnostic:
+    """The one way a finding is made: code and severity come from this table (``variant``
+    picks a milder severity the rule declares), the place from ``rec`` (an OpRecord: its file,
+    line, module path and op, and its index for ordering) unless given explicitly."""
+    entry = RULES[rule]
+    if rec is not None:
+        data.setdefault("index", rec.index)
+        file = file if file is not None else rec.file
+        line = line if line is not None else rec.line
+        module = module if module is not None else (rec.module or None)
+        op = op if op is not None else rec.op
+    return Diagnostic(rule=rule, severity=entry.severity_of(variant), message=message, hint=hint,
+                      file=file, line=line, module=module, op=op, code=entry.code, data=data)
 
 
 def rules_markdown() -> str:
