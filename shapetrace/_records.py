@@ -23,7 +23,8 @@ class TensorMeta:
         self.dtype = dtype
         self.contiguous: bool = contiguous
         #: ``(record index, output slot)`` of the op that made it, or None for a tensor that
-        #: came from outside the trace (an input, a parameter).
+        #: came from outside the trace (an input, a parameter). A tensor is described once:
+        #: the inputs of later ops that read it are this same object.
         self.src: tuple[int, int] | None = src
         self.value = None  # the number, for one-element tensors (scales, fill values)
         self.axes = None  # provenance: one tuple of (size, name) factors per axis (_provenance)
@@ -82,20 +83,22 @@ _NO_WARNINGS: tuple = ()
 class OpRecord:
     """One op of the trace."""
 
-    __slots__ = ("index", "func", "op", "site", "module", "internal", "inputs", "args", "kwargs",
+    __slots__ = ("index", "func", "op", "site", "module", "inputs", "args", "kwargs",
                  "outputs", "error", "warnings", "weight_sums", "non_finite")
 
-    def __init__(self, index: int, func, op: str, site, module: str, internal: bool):
+    def __init__(self, index: int, func, op: str, site, module: str):
         self.index = index
         self.func = func
         self.op: str = op  # "F.softmax", "@", "Tensor.view" (see _ops.op_name)
-        self.site = site  # (code, lasti) of the user's frame, resolved lazily; or None
+        #: ``(code, lasti, internal)`` of the user's frame, shared by every op of that site and
+        #: resolved to a file and line only when asked; or None. ``internal``: the op was
+        #: called from library code (``F.linear`` inside ``nn.Linear``) on that line.
+        self.site: tuple | None = site
         self.module: str = module  # the running module's path ("GPT.blocks.0.attn"), or ""
-        self.internal: bool = internal  # called from library code rather than the user's line
-        self.inputs: list[TensorMeta] = []
+        self.inputs: tuple[TensorMeta, ...] = ()
         self.args: tuple = ()  # the call's arguments, tensors replaced by TensorArg
         self.kwargs: dict = _EMPTY
-        self.outputs: list[TensorMeta] = []
+        self.outputs: tuple[TensorMeta, ...] = ()
         self.error: tuple[str, str] | None = None  # (exception type, message)
         self.warnings: tuple[str, ...] | list[str] = _NO_WARNINGS
         #: Value probes (filled by the tracer's probes, read by the value-based rules).
@@ -103,11 +106,17 @@ class OpRecord:
         self.non_finite: NonFinite | None = None
 
     @property
+    def internal(self) -> bool:
+        """Whether the op was called from library code rather than written on the user's line."""
+        return self.site is not None and self.site[2]
+
+    @property
     def where(self) -> tuple[str | None, int | None, int | None, int | None]:
         """``(filename, line, col, end_col)`` in the user's code."""
-        if self.site is None:
+        site = self.site
+        if site is None:
             return None, None, None, None
-        return resolve_site(*self.site)
+        return resolve_site(site[0], site[1])
 
     @property
     def file(self) -> str | None:

@@ -41,6 +41,9 @@ _WEIGHT_OPS = MATMULS - {"torch.addmm", "Tensor.addmm"}  # addmm is a linear lay
 # Argument types that are never a tensor nor hold one (dim=, keepdim=, dtype=, eps=).
 _PLAIN = frozenset({int, float, bool, str, type(None), torch.dtype})
 
+# func -> (kind, op name, code): a pure function of the torch function, like _ops.op_name's cache.
+_DESCRIBED: dict[Any, tuple] = {}
+
 #: Called after each recorded op with ``(record, output tensors, args, kwargs)``: lets a caller
 #: keep what the recorder does not (the behaviour checks keep copies of the outputs).
 Observer = Callable[[OpRecord, tuple, tuple, dict], None]
@@ -150,9 +153,7 @@ class Recorder:
         if mode is None or output is None:
             return
         for t in (output,) if isinstance(output, Tensor) else _tensors_in(output):
-            entry = mode.lookup(t)
-            if entry is not None:
-                entry[2].used += 1
+            mode.count_use(t)
 
     def _showwarning(self, message, category, filename, lineno, file=None, line=None):
         mode = self.mode
@@ -180,60 +181,84 @@ class _Mode(TorchFunctionMode):
         self.records = recorder.data.records
         self.probes = recorder.probes
         self.observer = recorder.observer
-        self.live: dict[int, tuple] = {}  # id(tensor) -> (weakref, (record index, slot), meta)
+        # id(tensor) -> (weakref, meta) for every tensor seen: an op's output meta (its ``src``
+        # says which op made it), or the meta of a tensor from outside the trace (``src`` None).
+        # Every consumer of the tensor shares that one meta object.
+        self.live: dict[int, tuple] = {}
         self.funcs: dict[Any, tuple] = {}  # func -> (kind, name, code, transparent body)
         self.shapes: dict[tuple, tuple] = {}  # one tuple per distinct shape, shared by records
+        # id(code) -> (code, {lasti: site}): one site tuple per place in the user's code,
+        # shared by every op recorded there (a loop records the same few sites over and over).
+        self.sites: dict[int, tuple] = {}
         self.current: OpRecord | None = None
         self.bodies = transparent_bodies()
 
-    def lookup(self, t: Tensor):
-        """``(weakref, (record index, slot), meta)`` of the recorded output ``t`` is, or None."""
+    def count_use(self, t: Tensor) -> None:
+        """Counts a use of ``t`` that is not a recorded op (``x.shape``, a module's return)."""
         entry = self.live.get(id(t))
-        if entry is not None and entry[0]() is t:
-            return entry
-        return None
+        if entry is not None and entry[0]() is t and entry[1].src is not None:
+            entry[1].used += 1
 
     def _describe(self, func) -> tuple:
-        """What the hot path needs to know about a function, worked out once per trace:
-        ``(kind, op name, code, transparent body)``. ``kind`` holds the bit flags above."""
-        name = op_name(func)
-        if is_passthrough(func):
-            kind = _PASSTHROUGH
-        else:
-            kind = (_MULTIPLIES if name in _WEIGHT_OPS else 0) \
-                | (_RISKY if base_name(name) in RISKY_NAMES else 0) \
-                | (_UNINITIALISED if name in UNINITIALISED else 0) \
-                | (_SOFTMAX if name in SOFTMAXES else 0)
-        described = (kind, name, getattr(func, "__code__", None), self.bodies.get(func))
+        """What the hot path needs to know about a function: ``(kind, op name, code,
+        transparent body)``. ``kind`` holds the bit flags above."""
+        try:
+            kind, name, code = _DESCRIBED[func]
+        except (KeyError, TypeError):
+            kind, name, code = _describe(func)
+        described = (kind, name, code, self.bodies.get(func))
         try:
             self.funcs[func] = described
         except TypeError:
             pass
         return described
 
-    def _meta(self, t: Tensor, src, operand: bool = False) -> TensorMeta:
-        """The metadata of ``t``; the value too for one-element tensors (an operand's even when
-        autograd tracks it: a learned temperature is a scale the rules want to read)."""
+    def _site(self, depth: int, code):
+        """The shared ``(code, lasti, internal)`` of the user's frame for this op, or None."""
+        found = user_site(depth + 1, code)
+        if found is None:
+            return None
+        entry = self.sites.get(id(found[0]))
+        if entry is None or entry[0] is not found[0]:
+            entry = self.sites[id(found[0])] = (found[0], {})
+        return entry[1].setdefault(found[1], found)
+
+    def _meta(self, t: Tensor, src) -> TensorMeta:
+        """The metadata of ``t``; the value too for one-element tensors (even when autograd
+        tracks it: a learned temperature is a scale the rules want to read)."""
         try:
             size = t.shape
             shape = self.shapes.get(size)
             if shape is None:
                 shape = self.shapes[size] = tuple(size)
             meta = TensorMeta(shape, t.dtype, t.is_contiguous(), src)
-            if len(shape) == 0 or (len(shape) == 1 and shape[0] == 1) or \
-                    (shape.count(1) == len(shape)):
-                if not t.is_meta and has_value(t) and (operand or not t.requires_grad):
+            if not shape or (shape[-1] == 1 and shape.count(1) == len(shape)):
+                if not t.is_meta and has_value(t):
                     meta.value = t.item()
         except Exception:  # sparse, nested, data-dependent under fake tensors: shape only
             meta = _odd_meta(t, src)
         return meta
 
     def _meta_in(self, t: Tensor) -> TensorMeta:
-        entry = self.live.get(id(t))  # self.lookup, inline: this runs for every operand
+        """The metadata of an operand: the very meta object of the op output it is, or of its
+        first use when it came from outside the trace, so that each tensor is described once.
+        A tensor changed behind the trace's back (``p.data = ...``) gets a meta of its own."""
+        entry = self.live.get(id(t))
         if entry is not None and entry[0]() is t:
-            entry[2].used += 1
-            return self._meta(t, entry[1], True)
-        return self._meta(t, None, True)
+            meta = entry[1]
+            src = meta.src
+            if src is not None:
+                meta.used += 1
+            if meta.shape == t.shape and meta.dtype == t.dtype:
+                return meta
+            if src is not None:
+                return self._meta(t, src)
+        meta = self._meta(t, None)
+        try:
+            self.live[id(t)] = (weakref.ref(t), meta)
+        except TypeError:  # a tensor subclass without weak references
+            pass
+        return meta
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
@@ -247,18 +272,12 @@ class _Mode(TorchFunctionMode):
             kind, name, code, inner = self._describe(func)
         if kind & _PASSTHROUGH:
             if args and isinstance(args[0], Tensor):
-                entry = self.lookup(args[0])
-                if entry is not None:
-                    entry[2].used += 1
+                self.count_use(args[0])
             return func(*args, **kwargs)
 
         records = self.records
-        site = user_site(1, code)
-        if site is None:
-            rec = OpRecord(len(records), func, name, None, recorder.module, False)
-        else:
-            rec = OpRecord(len(records), func, name, site[:2], recorder.module, site[2])
-        inputs = rec.inputs
+        rec = OpRecord(len(records), func, name, self._site(1, code), recorder.module)
+        inputs: list[TensorMeta] = []
         stripped = []
         # Whether the call may pass an inf or a nan itself (x * -inf, a -inf fill value): a float
         # that is one, a container that may hold one, or a one-element tensor's value. Only then
@@ -294,6 +313,8 @@ class _Mode(TorchFunctionMode):
                     v = self._strip(v, inputs)
                     numbers = True
                 recorded[k] = v
+        if inputs:
+            rec.inputs = tuple(inputs)
         records.append(rec)
         previous, self.current = self.current, rec
         try:
@@ -349,14 +370,33 @@ class _Mode(TorchFunctionMode):
         live = self.live
         half = False
         index = rec.index
+        metas = []
         for slot, t in enumerate(outs):
-            meta = self._meta(t, None)
+            meta = self._meta(t, (index, slot))
             meta.ref = ref = weakref.ref(t)
-            rec.outputs.append(meta)
-            live[id(t)] = (ref, (index, slot), meta)
+            metas.append(meta)
+            live[id(t)] = (ref, meta)
             if meta.dtype in HALF:
                 half = True
+        rec.outputs = tuple(metas)
         return outs, half
+
+
+def _describe(func) -> tuple:
+    name = op_name(func)
+    if is_passthrough(func):
+        kind = _PASSTHROUGH
+    else:
+        kind = (_MULTIPLIES if name in _WEIGHT_OPS else 0) \
+            | (_RISKY if base_name(name) in RISKY_NAMES else 0) \
+            | (_UNINITIALISED if name in UNINITIALISED else 0) \
+            | (_SOFTMAX if name in SOFTMAXES else 0)
+    described = (kind, name, getattr(func, "__code__", None))
+    try:
+        _DESCRIBED[func] = described
+    except TypeError:
+        pass
+    return described
 
 
 def _odd_meta(t: Tensor, src) -> TensorMeta:

@@ -392,7 +392,7 @@ def test_failing_op_is_explained_and_the_error_still_raised(cls, shape, rule, ta
             model(x)
     assert str(traced.value) == str(plain.value)
     failed = t.records[-1]
-    assert (failed.op, failed.line, failed.outputs) == (op, line_of(tag), [])
+    assert (failed.op, failed.line, list(failed.outputs)) == (op, line_of(tag), [])
     assert failed.error == ("RuntimeError", str(plain.value))
     assert all(r.error is None and r.outputs for r in t.records[:-1])
     found = [dg for dg in t.diagnostics if dg.severity == "error"]
