@@ -1,11 +1,10 @@
 """Memory kept per recorded op: a training loop traced, the trace kept, its size measured.
 
 A small GPT trains for a few steps under ``shapetrace.trace()`` (forward, loss, backward,
-optimizer step). The memory allocated while tracing and still held once the block has ended,
-divided by the number of records, is what the trace costs per op (records, tensor metadata,
-arguments; the model's own tensors are allocated before and not counted). Then the axes are
-named (as ``t.diagnostics`` or ``t.print()`` would) and measured again. Goal: <= 500 bytes a
-record.
+optimizer step). What the trace holds is the memory freed by dropping it, divided by the number
+of records (records, tensor metadata, arguments; not the model's tensors, nor the modules
+imported on the way): measured right after the block, and again once the axes are named (as
+``t.diagnostics`` or ``t.print()`` name them). Goal: <= 500 bytes a record.
 
     python benchmarks/record_memory.py [--steps 20]
 """
@@ -35,22 +34,28 @@ def main():
     idx = torch.randint(0, 65, (2, 16))
     step(model, opt, idx)  # optimizer state exists before measuring
 
-    gc.collect()
     tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    with st.trace(model) as t:
-        for _ in range(args.steps):
-            step(model, opt, idx)
-    gc.collect()
-    recorded = tracemalloc.get_traced_memory()[0] - before
-    t.shape_of(t.records[0].outputs[0]) if t.records and t.records[0].outputs else None
-    gc.collect()
-    named = tracemalloc.get_traced_memory()[0] - before
+    recorded, n = held(model, opt, idx, args.steps, name_axes=False)
+    named, _ = held(model, opt, idx, args.steps, name_axes=True)
     tracemalloc.stop()
-    n = len(t.records)
     print(f"{args.steps} training steps of a 2-layer GPT (C=32, T=16, B=2): {n} records")
     print(f"  recorded: {recorded / n:.0f} bytes a record   with named axes: {named / n:.0f} "
           f"bytes a record   (goal: <= 500)")
+
+
+def held(model, opt, idx, steps, *, name_axes):
+    """Bytes held by a trace of ``steps`` training steps, and its number of records."""
+    with st.trace(model) as t:
+        for _ in range(steps):
+            step(model, opt, idx)
+    if name_axes:
+        t.shape_of(t.records[-1].outputs[0])
+    gc.collect()
+    with_trace = tracemalloc.get_traced_memory()[0]
+    n = len(t.records)
+    del t
+    gc.collect()
+    return with_trace - tracemalloc.get_traced_memory()[0], n
 
 
 def step(model, opt, idx):

@@ -16,21 +16,28 @@ from ._source import display_path, resolve_site, source_segment
 class TensorMeta:
     """What shapetrace keeps of one tensor flowing through an op."""
 
-    __slots__ = ("shape", "dtype", "contiguous", "src", "value", "axes", "ref", "used")
+    __slots__ = ("shape", "dtype", "contiguous", "_made_by", "_slot", "value", "axes", "ref",
+                 "used")
 
-    def __init__(self, shape: tuple[int, ...], dtype, contiguous: bool, src=None):
+    def __init__(self, shape: tuple[int, ...], dtype, contiguous: bool, made_by=None,
+                 slot: int = 0):
         self.shape: tuple[int, ...] = shape
         self.dtype = dtype
         self.contiguous: bool = contiguous
-        #: ``(record index, output slot)`` of the op that made it, or None for a tensor that
-        #: came from outside the trace (an input, a parameter). A tensor is described once:
-        #: the inputs of later ops that read it are this same object.
-        self.src: tuple[int, int] | None = src
+        self._made_by = made_by  # the index of the record that made it (see src)
+        self._slot = slot
         self.value = None  # the number, for one-element tensors (scales, fill values)
         self.axes = None  # provenance: one tuple of (size, name) factors per axis (_provenance)
         #: For an output: a weakref while tracing, then whether it was still alive at the end.
         self.ref = None
         self.used = 0  # how often it was consumed by a recorded op or returned by a module
+
+    @property
+    def src(self) -> tuple[int, int] | None:
+        """``(record index, output slot)`` of the op that made the tensor, or None for one that
+        came from outside the trace (an input, a parameter). A tensor is described once: the
+        inputs of later ops that read it are this same object."""
+        return None if self._made_by is None else (self._made_by, self._slot)
 
     @property
     def ndim(self) -> int:
@@ -83,12 +90,11 @@ _NO_WARNINGS: tuple = ()
 class OpRecord:
     """One op of the trace."""
 
-    __slots__ = ("index", "func", "op", "site", "module", "inputs", "args", "kwargs",
+    __slots__ = ("index", "op", "site", "module", "inputs", "args", "kwargs",
                  "outputs", "error", "warnings", "weight_sums", "non_finite")
 
-    def __init__(self, index: int, func, op: str, site, module: str):
+    def __init__(self, index: int, op: str, site, module: str):
         self.index = index
-        self.func = func
         self.op: str = op  # "F.softmax", "@", "Tensor.view" (see _ops.op_name)
         #: ``(code, lasti, internal)`` of the user's frame, shared by every op of that site and
         #: resolved to a file and line only when asked; or None. ``internal``: the op was
@@ -151,14 +157,14 @@ class OpRecord:
                 f"{[m.shape for m in self.outputs]}>")
 
 
-class _FrozenDict(dict):
-    """The shared empty kwargs of records called without keywords: read-only."""
+class ReadOnlyDict(dict):
+    """Keyword arguments shared by many records (the empty ones, ``dim=-1``): read-only."""
 
     def __setitem__(self, key, value):
         raise TypeError("recorded kwargs are read-only")
 
 
-_EMPTY: dict[str, Any] = _FrozenDict()
+_EMPTY: dict[str, Any] = ReadOnlyDict()
 
 
 class TraceData:

@@ -25,7 +25,7 @@ from ._compat import transparent_bodies
 from ._ops import (MATMULS, RISKY_NAMES, SOFTMAXES, UNINITIALISED, base_name, is_passthrough,
                    op_name)
 from ._probes import HALF, ValueProbes, has_value
-from ._records import OpRecord, TensorMeta, TraceData, tensor_arg
+from ._records import OpRecord, ReadOnlyDict, TensorMeta, TraceData, tensor_arg
 from ._source import user_site
 
 Tensor = torch.Tensor
@@ -38,6 +38,8 @@ _UNINITIALISED = 8  # torch.empty and the like: whatever was in memory, not a Na
 _SOFTMAX = 16  # the weight probe looks at matmul operands a few ops after one of these
 
 _WEIGHT_OPS = MATMULS - {"torch.addmm", "Tensor.addmm"}  # addmm is a linear layer, not attention
+# Argument types whose equal values are the same value (unlike 1 == True == 1.0).
+_SHAREABLE = frozenset({int, str, type(None), torch.dtype, type(tensor_arg(0)), type(Ellipsis)})
 # Argument types that are never a tensor nor hold one (dim=, keepdim=, dtype=, eps=).
 _PLAIN = frozenset({int, float, bool, str, type(None), torch.dtype})
 
@@ -115,8 +117,9 @@ class Recorder:
                 ref = meta.ref
                 meta.ref = ref is not None and ref() is not None
         if mode is not None:
-            mode.live.clear()
-            mode.funcs.clear()
+            for table in (mode.live, mode.funcs, mode.shapes, mode.sites, mode.arg_tuples,
+                          mode.kwarg_dicts):
+                table.clear()
             mode.recorder = None  # no cycle: a dropped trace is freed at once
         if self.probes is not None:
             self.probes.near_softmax.clear()
@@ -187,6 +190,8 @@ class _Mode(TorchFunctionMode):
         self.live: dict[int, tuple] = {}
         self.funcs: dict[Any, tuple] = {}  # func -> (kind, name, code, transparent body)
         self.shapes: dict[tuple, tuple] = {}  # one tuple per distinct shape, shared by records
+        self.arg_tuples: dict[tuple, tuple] = {}  # the same for recorded arguments
+        self.kwarg_dicts: dict[tuple, dict] = {}  # and for keyword arguments (read-only)
         # id(code) -> (code, {lasti: site}): one site tuple per place in the user's code,
         # shared by every op recorded there (a loop records the same few sites over and over).
         self.sites: dict[int, tuple] = {}
@@ -196,7 +201,7 @@ class _Mode(TorchFunctionMode):
     def count_use(self, t: Tensor) -> None:
         """Counts a use of ``t`` that is not a recorded op (``x.shape``, a module's return)."""
         entry = self.live.get(id(t))
-        if entry is not None and entry[0]() is t and entry[1].src is not None:
+        if entry is not None and entry[0]() is t and entry[1]._made_by is not None:
             entry[1].used += 1
 
     def _describe(self, func) -> tuple:
@@ -223,7 +228,7 @@ class _Mode(TorchFunctionMode):
             entry = self.sites[id(found[0])] = (found[0], {})
         return entry[1].setdefault(found[1], found)
 
-    def _meta(self, t: Tensor, src) -> TensorMeta:
+    def _meta(self, t: Tensor, made_by=None, slot: int = 0) -> TensorMeta:
         """The metadata of ``t``; the value too for one-element tensors (even when autograd
         tracks it: a learned temperature is a scale the rules want to read)."""
         try:
@@ -231,12 +236,12 @@ class _Mode(TorchFunctionMode):
             shape = self.shapes.get(size)
             if shape is None:
                 shape = self.shapes[size] = tuple(size)
-            meta = TensorMeta(shape, t.dtype, t.is_contiguous(), src)
+            meta = TensorMeta(shape, t.dtype, t.is_contiguous(), made_by, slot)
             if not shape or (shape[-1] == 1 and shape.count(1) == len(shape)):
                 if not t.is_meta and has_value(t):
                     meta.value = t.item()
         except Exception:  # sparse, nested, data-dependent under fake tensors: shape only
-            meta = _odd_meta(t, src)
+            meta = _odd_meta(t, made_by, slot)
         return meta
 
     def _meta_in(self, t: Tensor) -> TensorMeta:
@@ -246,13 +251,13 @@ class _Mode(TorchFunctionMode):
         entry = self.live.get(id(t))
         if entry is not None and entry[0]() is t:
             meta = entry[1]
-            src = meta.src
-            if src is not None:
+            made_by = meta._made_by
+            if made_by is not None:
                 meta.used += 1
             if meta.shape == t.shape and meta.dtype == t.dtype:
                 return meta
-            if src is not None:
-                return self._meta(t, src)
+            if made_by is not None:
+                return self._meta(t, made_by, meta._slot)
         meta = self._meta(t, None)
         try:
             self.live[id(t)] = (weakref.ref(t), meta)
@@ -276,13 +281,14 @@ class _Mode(TorchFunctionMode):
             return func(*args, **kwargs)
 
         records = self.records
-        rec = OpRecord(len(records), func, name, self._site(1, code), recorder.module)
+        rec = OpRecord(len(records), name, self._site(1, code), recorder.module)
         inputs: list[TensorMeta] = []
         stripped = []
         # Whether the call may pass an inf or a nan itself (x * -inf, a -inf fill value): a float
         # that is one, a container that may hold one, or a one-element tensor's value. Only then
         # is the call scanned for them, after the op.
         numbers = False
+        shared = True  # whether the stripped arguments may be one tuple shared by many records
         for a in args:  # the common cases inline: this runs for every op
             if isinstance(a, Tensor):
                 stripped.append(tensor_arg(len(inputs)))
@@ -292,27 +298,52 @@ class _Mode(TorchFunctionMode):
                     numbers = True
             elif isinstance(a, (list, tuple)):
                 stripped.append(self._strip(a, inputs))
+                shared = False
                 if not _ints_only(a):
                     numbers = True
             else:
-                if type(a) is float and not math.isfinite(a):
-                    numbers = True
+                kind_of = type(a)
+                if kind_of is float:
+                    shared = False
+                    if not math.isfinite(a):
+                        numbers = True
+                elif kind_of not in _SHAREABLE:
+                    shared = False
                 stripped.append(a)
-        rec.args = tuple(stripped)
+        if shared:
+            # Equal tuples of these types are interchangeable (no 1 == True == 1.0 confusion):
+            # a loop records the same (<tensor 0>, -1) thousands of times, kept once.
+            key = tuple(stripped)
+            rec.args = self.arg_tuples.setdefault(key, key)
+        else:
+            rec.args = tuple(stripped)
         if kwargs:
-            rec.kwargs = recorded = {}
+            recorded = {}
+            shared = True
             for k, v in kwargs.items():
                 if type(v) in _PLAIN:  # dim=, dtype=, eps=: kept as given
-                    if type(v) is float and not math.isfinite(v):
-                        numbers = True
+                    if type(v) not in _SHAREABLE:
+                        shared = False
+                        if type(v) is float and not math.isfinite(v):
+                            numbers = True
                 elif isinstance(v, Tensor):
+                    shared = False
                     v = self._strip(v, inputs)
                     if inputs[-1].value is not None:
                         numbers = True
                 else:  # a list of tensors, sizes or fill values
                     v = self._strip(v, inputs)
+                    shared = False
                     numbers = True
                 recorded[k] = v
+            if shared:
+                key = tuple(recorded.items())
+                found = self.kwarg_dicts.get(key)
+                if found is None:
+                    found = self.kwarg_dicts[key] = ReadOnlyDict(recorded)
+                rec.kwargs = found
+            else:
+                rec.kwargs = recorded
         if inputs:
             rec.inputs = tuple(inputs)
         records.append(rec)
@@ -328,7 +359,7 @@ class _Mode(TorchFunctionMode):
             raise
         finally:
             self.current = previous
-        outs, half = self._outputs(rec, result, args)
+        outs, half = self._outputs(rec, result, func, args)
         if not outs:
             if not inputs and records[-1] is rec:
                 records.pop()  # no tensor in or out: torch._C._set_grad_enabled and the like
@@ -357,13 +388,13 @@ class _Mode(TorchFunctionMode):
                 tuple(self._strip(x, inputs) for x in a)
         return a
 
-    def _outputs(self, rec: OpRecord, result, args) -> tuple[tuple, bool]:
+    def _outputs(self, rec: OpRecord, result, func, args) -> tuple[tuple, bool]:
         """Records the tensors an op returned: ``(those tensors, whether one is half precision)``."""
         if isinstance(result, Tensor):
             outs = (result,)
         elif isinstance(result, (tuple, list)):
             outs = tuple(r for r in result if isinstance(r, Tensor))
-        elif result is None and rec.func is Tensor.__setitem__ and args and isinstance(args[0], Tensor):
+        elif result is None and func is Tensor.__setitem__ and args and isinstance(args[0], Tensor):
             outs = (args[0],)  # x[...] = y writes into x
         else:
             return (), False
@@ -372,7 +403,7 @@ class _Mode(TorchFunctionMode):
         index = rec.index
         metas = []
         for slot, t in enumerate(outs):
-            meta = self._meta(t, (index, slot))
+            meta = self._meta(t, index, slot)
             meta.ref = ref = weakref.ref(t)
             metas.append(meta)
             live[id(t)] = (ref, meta)
@@ -399,14 +430,14 @@ def _describe(func) -> tuple:
     return described
 
 
-def _odd_meta(t: Tensor, src) -> TensorMeta:
+def _odd_meta(t: Tensor, made_by, slot: int) -> TensorMeta:
     """The metadata of a tensor that does not answer the usual questions (a sparse CSR or a
     nested tensor): its shape where it has one, never contiguous."""
     try:
         shape = tuple(int(s) if isinstance(s, int) else -1 for s in t.shape)
     except Exception:
         shape = ()
-    return TensorMeta(shape, getattr(t, "dtype", None), False, src)
+    return TensorMeta(shape, getattr(t, "dtype", None), False, made_by, slot)
 
 
 def _ints_only(a: list | tuple) -> bool:
