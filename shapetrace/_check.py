@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from ._analysis import Analysis
 from ._dims import Dims
 from ._errors import ShapetraceError, TargetError, UsageError
 from ._fake import NeedsValuesError, fake_mode
@@ -135,8 +136,9 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
         except Exception as exc:  # the user's forward raised: becomes a diagnostic
             exc_seen = exc
     result.trace = trace
-    result.dims = _used_dims(trace, dims)
-    diagnostics = run_trace_rules(trace, skip=result.skipped)
+    analysis = trace._analyse()
+    result.dims = _used_dims(analysis, dims)
+    diagnostics = run_trace_rules(analysis, skip=result.skipped)
     if exc_seen is not None:
         diagnostics.extend(_exception_diagnostics(trace, exc_seen, diagnostics))
     elif behaviour:
@@ -146,16 +148,15 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
     result.diagnostics = diagnostics
 
 
-def _used_dims(trace: Trace, dims: Dims) -> dict[str, int]:
+def _used_dims(analysis: Analysis, dims: Dims) -> dict[str, int]:
     """The probe sizes that name some axis of the trace (B and T always)."""
     import re
 
-    trace._analyse()
     used = {"B", "T"}
     word = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-    for rec in trace.records:
+    for rec in analysis.records:
         for meta in (*rec.inputs, *rec.outputs):
-            used.update(word.findall(trace.shape_of(meta)))
+            used.update(word.findall(analysis.shape_of(meta)))
     if "C" in used and dims["C"] == dims["H"] * dims["d"]:
         used.update(("H", "d"))
     return dims.as_dict(used)

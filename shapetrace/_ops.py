@@ -149,6 +149,12 @@ CASTS = frozenset({"Tensor.to", "Tensor.float", "Tensor.half", "Tensor.bfloat16"
 #: Ops that change no value, only where it sits: followed through when tracing a tensor back.
 MOVES = CASTS | DROPOUTS | RESHAPES | PERMUTES | EXPANDS | frozenset(
     {"[]", "Tensor.repeat_interleave", "torch.repeat_interleave", "Tensor.repeat"})
+#: The everyday moves (indexing, unsqueeze, view/reshape, expand, transpose/permute/mT, casts,
+#: copies): followed back to tell whether two operands were cut from one tensor.
+SIMPLE_MOVES = frozenset({"[]", "Tensor.unsqueeze", "torch.unsqueeze", "Tensor.view",
+                          "Tensor.reshape", "Tensor.expand", "Tensor.transpose", "Tensor.permute",
+                          "Tensor.mT", "Tensor.float", "Tensor.to", "Tensor.double",
+                          "Tensor.contiguous", "Tensor.clone", "Tensor.detach"})
 MULS = frozenset({"Tensor.mul", "torch.mul", "*", "Tensor.mul_", "Tensor.multiply",
                   "torch.multiply"})
 DIVS = frozenset({"Tensor.div", "torch.div", "/", "Tensor.div_", "Tensor.true_divide",
