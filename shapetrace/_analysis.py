@@ -71,10 +71,11 @@ class Analysis:
 
     def reshape(self, rec: OpRecord) -> ReshapeCheck | None:
         """A reshape read as splits and merges of named factors (None for other ops)."""
-        index = rec.index
-        if index not in self._reshapes:
-            self._reshapes[index] = reshape_check(rec, self.dims)
-        return self._reshapes[index]
+        try:
+            return self._reshapes[rec.index]
+        except KeyError:
+            found = self._reshapes[rec.index] = reshape_check(rec, self.dims)
+            return found
 
 
 def _index(rec: OpRecord) -> int:

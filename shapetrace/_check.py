@@ -11,6 +11,8 @@ from ._analysis import Analysis
 from ._dims import Dims
 from ._errors import ShapetraceError, TargetError, UsageError
 from ._fake import NeedsValuesError, fake_mode
+from ._ops import COMPARISONS, SDPA, TRIANGULAR
+from ._records import TraceData
 from ._report import Diagnostic, Report, TargetResult
 from ._source import display_path, innermost_user_frame
 from ._rules import run_trace_rules
@@ -197,13 +199,7 @@ def _behaviour(model, args, names, trace: Trace, dims: Dims, causal):
     return list(outcome.diagnostics), [*outcome.skipped, *outcome.notes]
 
 
-_TRIANGULAR = {"torch.tril", "Tensor.tril", "torch.triu", "Tensor.triu", "Tensor.tril_",
-               "Tensor.triu_", "torch.tril_indices", "torch.triu_indices"}
-_COMPARISONS = {"<", "<=", ">", ">=", "torch.lt", "torch.le", "torch.gt", "torch.ge",
-                "Tensor.lt", "Tensor.le", "Tensor.gt", "Tensor.ge"}
-
-
-def causal_intent(trace: Trace) -> bool | None:
+def causal_intent(trace: TraceData | Analysis) -> bool | None:
     """True when the trace shows a causal mask being built or applied, else None (unknown).
 
     Evidence: a triangular matrix (``tril``/``triu``), ``is_causal=True``, a square buffer
@@ -213,16 +209,16 @@ def causal_intent(trace: Trace) -> bool | None:
     T = trace.dims["T"]
     for rec in trace.records:
         op = rec.op
-        if op in _TRIANGULAR:
+        if op in TRIANGULAR:
             return True
-        if rec.kwargs.get("is_causal") is True or (op == "F.scaled_dot_product_attention"
+        if rec.kwargs.get("is_causal") is True or (op == SDPA
                                                    and len(rec.args) > 5 and rec.args[5] is True):
             return True
         if op == "[]" and rec.inputs and rec.outputs:
             src, out = rec.inputs[0].shape, rec.outputs[0].shape
             if len(src) >= 2 and src[-1] == src[-2] != T and out[-2:] == (T, T):
                 return True
-        if op in _COMPARISONS and len(rec.inputs) == 2 and rec.outputs:
+        if op in COMPARISONS and len(rec.inputs) == 2 and rec.outputs:
             a, b = rec.inputs[0].shape, rec.inputs[1].shape
             out = rec.outputs[0].shape
             if len(out) >= 2 and out[-1] == out[-2] and a != b and out[-1] in (T, trace.dims["L"]):

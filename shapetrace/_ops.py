@@ -168,6 +168,12 @@ KEEPS_VALUES_IN_PLACE = MULS | DIVS | DROPOUTS | MASKED_FILLS | WHERES | CASTS |
     "Tensor.clip", "torch.clip", "Tensor.tril", "torch.tril", "Tensor.triu", "torch.triu",
     "Tensor.tril_", "Tensor.triu_",
 })
+#: Ops that build or apply a triangular matrix (a causal mask, usually).
+TRIANGULAR = frozenset({"torch.tril", "Tensor.tril", "torch.triu", "Tensor.triu", "Tensor.tril_",
+                        "Tensor.triu_", "torch.tril_indices", "torch.triu_indices"})
+#: Order comparisons (``arange[:, None] >= arange[None, :]`` builds a causal mask).
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "torch.lt", "torch.le", "torch.gt", "torch.ge",
+                         "Tensor.lt", "Tensor.le", "Tensor.gt", "Tensor.ge"})
 #: Assignments that write into their first operand.
 WRITES = frozenset({"[]=", "+=", "-=", "*=", "/=", "@=", "//=", "%=", "**=", "&=", "|=", "^="})
 #: Elementwise arithmetic between operands (where both may be stretched by broadcasting).
