@@ -6,10 +6,11 @@ CPU time of this thread per forward, median of interleaved repeats:
 - recording: the forward under ``shapetrace.trace`` (no analysis), minus the bare mode; it
   includes the value probes (listed again on their own) and any garbage collection that the
   records' allocations set off;
-- annotate: ``_provenance.annotate`` (naming every axis);
-- one line per trace rule, run in registry order on one trace, as ``t.diagnostics`` runs them
-  (the first rule also builds the index of records by op, the first attention rule the
-  consumer graph they share);
+- analyse: ``_analysis.analyse`` (provenance: naming every axis; the rest of the analysis is
+  built on first use);
+- one line per trace rule, run in registry order on one analysis, as ``t.diagnostics`` runs
+  them (the first rule also builds the index of records by op, the first attention rule the
+  consumer graph and the attentions they share);
 - free: dropping the trace.
 
     python benchmarks/profile_trace.py [--repeats 40]
@@ -24,8 +25,8 @@ import time
 import torch
 
 import shapetrace as st
-from shapetrace import _tracer
-from shapetrace._provenance import annotate
+from shapetrace._analysis import analyse
+from shapetrace._probes import ValueProbes
 from shapetrace._rules import trace_checks
 
 from overhead import GPT, BareMode
@@ -41,7 +42,7 @@ def main():
     idx = torch.randint(0, 65, (8, 64))
     checks = trace_checks()
     times: dict[str, list[float]] = {}
-    probes = {"probe_finite": 0.0, "probe_weights": 0.0}
+    probes = {"finite": 0.0, "weights": 0.0}
 
     def timed(name, fn):
         start = time.thread_time()
@@ -50,7 +51,7 @@ def main():
         return result
 
     def timed_probe(name):
-        probe = getattr(_tracer._Recorder, "_" + name)
+        probe = getattr(ValueProbes, "_" + name)
 
         def wrapper(*a, **k):
             start = time.thread_time()
@@ -59,7 +60,7 @@ def main():
             finally:
                 probes[name] += time.thread_time() - start
 
-        setattr(_tracer._Recorder, "_" + name, wrapper)
+        setattr(ValueProbes, "_" + name, wrapper)
 
     for name in probes:
         timed_probe(name)
@@ -82,20 +83,19 @@ def main():
         probes.update(dict.fromkeys(probes, 0.0))
         t = timed("recording", record)
         for name, spent in probes.items():
-            times.setdefault(f"  {name}", []).append(spent)
-        t._analysed = True  # annotate timed on its own below
-        timed("annotate", lambda: annotate(t))
+            times.setdefault(f"  probe {name}", []).append(spent)
+        analysis = timed("analyse", lambda: analyse(t))
         for name, check in checks.items():
-            timed(name, lambda: list(check(t)))
-        held = [t]
-        del t
+            timed(name, lambda: list(check(analysis)))
+        held = [t, analysis]
+        del t, analysis
         timed("free", held.clear)
     med = {name: statistics.median(ts) * 1e3 for name, ts in times.items()}
     med["recording"] -= med["bare mode"]
     n_ops = len(record().records)
     print(f"per forward ({n_ops} ops), CPU ms, median of {args.repeats}:")
     for name, ms in med.items():
-        extra = f"  ({ms / n_ops * 1e3:.1f} us per op)" if name in ("recording", "annotate") else ""
+        extra = f"  ({ms / n_ops * 1e3:.1f} us per op)" if name in ("recording", "analyse") else ""
         print(f"  {name:24s} {ms:7.3f}{extra}")
     total = sum(ms for name, ms in med.items() if name != "bare mode" and not name.startswith(" "))
     print(f"  {'overhead in all':24s} {total:7.3f}  ({total / med['bare mode']:.2f} of the bare mode)")

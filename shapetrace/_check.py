@@ -7,9 +7,12 @@ from typing import Any
 
 import torch
 
+from ._analysis import Analysis
 from ._dims import Dims
 from ._errors import ShapetraceError, TargetError, UsageError
 from ._fake import NeedsValuesError, fake_mode
+from ._ops import COMPARISONS, SDPA, TRIANGULAR
+from ._records import TraceData
 from ._report import Diagnostic, Report, TargetResult
 from ._source import display_path, innermost_user_frame
 from ._rules import run_trace_rules
@@ -135,8 +138,9 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
         except Exception as exc:  # the user's forward raised: becomes a diagnostic
             exc_seen = exc
     result.trace = trace
-    result.dims = _used_dims(trace, dims)
-    diagnostics = run_trace_rules(trace, skip=result.skipped)
+    analysis = trace._analyse()
+    result.dims = _used_dims(analysis, dims)
+    diagnostics = run_trace_rules(analysis, skip=result.skipped)
     if exc_seen is not None:
         diagnostics.extend(_exception_diagnostics(trace, exc_seen, diagnostics))
     elif behaviour:
@@ -146,16 +150,15 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
     result.diagnostics = diagnostics
 
 
-def _used_dims(trace: Trace, dims: Dims) -> dict[str, int]:
+def _used_dims(analysis: Analysis, dims: Dims) -> dict[str, int]:
     """The probe sizes that name some axis of the trace (B and T always)."""
     import re
 
-    trace._analyse()
     used = {"B", "T"}
     word = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-    for rec in trace.records:
+    for rec in analysis.records:
         for meta in (*rec.inputs, *rec.outputs):
-            used.update(word.findall(trace.shape_of(meta)))
+            used.update(word.findall(analysis.shape_of(meta)))
     if "C" in used and dims["C"] == dims["H"] * dims["d"]:
         used.update(("H", "d"))
     return dims.as_dict(used)
@@ -196,13 +199,7 @@ def _behaviour(model, args, names, trace: Trace, dims: Dims, causal):
     return list(outcome.diagnostics), [*outcome.skipped, *outcome.notes]
 
 
-_TRIANGULAR = {"torch.tril", "Tensor.tril", "torch.triu", "Tensor.triu", "Tensor.tril_",
-               "Tensor.triu_", "torch.tril_indices", "torch.triu_indices"}
-_COMPARISONS = {"<", "<=", ">", ">=", "torch.lt", "torch.le", "torch.gt", "torch.ge",
-                "Tensor.lt", "Tensor.le", "Tensor.gt", "Tensor.ge"}
-
-
-def causal_intent(trace: Trace) -> bool | None:
+def causal_intent(trace: TraceData | Analysis) -> bool | None:
     """True when the trace shows a causal mask being built or applied, else None (unknown).
 
     Evidence: a triangular matrix (``tril``/``triu``), ``is_causal=True``, a square buffer
@@ -212,16 +209,16 @@ def causal_intent(trace: Trace) -> bool | None:
     T = trace.dims["T"]
     for rec in trace.records:
         op = rec.op
-        if op in _TRIANGULAR:
+        if op in TRIANGULAR:
             return True
-        if rec.kwargs.get("is_causal") is True or (op == "F.scaled_dot_product_attention"
+        if rec.kwargs.get("is_causal") is True or (op == SDPA
                                                    and len(rec.args) > 5 and rec.args[5] is True):
             return True
         if op == "[]" and rec.inputs and rec.outputs:
             src, out = rec.inputs[0].shape, rec.outputs[0].shape
             if len(src) >= 2 and src[-1] == src[-2] != T and out[-2:] == (T, T):
                 return True
-        if op in _COMPARISONS and len(rec.inputs) == 2 and rec.outputs:
+        if op in COMPARISONS and len(rec.inputs) == 2 and rec.outputs:
             a, b = rec.inputs[0].shape, rec.inputs[1].shape
             out = rec.outputs[0].shape
             if len(out) >= 2 and out[-1] == out[-2] and a != b and out[-1] in (T, trace.dims["L"]):

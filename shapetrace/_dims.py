@@ -10,18 +10,9 @@ import re
 from collections.abc import Mapping
 
 from ._errors import UsageError
+from ._ops import next_prime
 
-#: name -> (default size, meaning). ``C`` is derived (H*d) unless given explicitly.
-DIM_MEANINGS: dict[str, str] = {
-    "B": "batch",
-    "T": "time / tokens",
-    "S": "second sequence (cross-attention source)",
-    "H": "heads",
-    "d": "head size",
-    "C": "model width, H*d unless set explicitly",
-    "V": "vocabulary",
-    "L": "maximum length (block_size / context_length), at least T",
-}
+#: The default probe sizes; ``C`` is derived (H*d) unless given explicitly.
 DEFAULT_SIZES: dict[str, int] = {"B": 5, "T": 7, "S": 17, "H": 11, "d": 13, "V": 19, "L": 23}
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -55,7 +46,7 @@ class Dims(Mapping[str, int]):
             ordered[name] = sizes.pop(name)
         ordered.update(sizes)  # user-added names, in the order given
         if "L" not in overrides and ordered["L"] < ordered["T"]:
-            ordered["L"] = _next_prime_at_least(ordered["T"] + 1, avoid=set(ordered.values()))
+            ordered["L"] = next_prime(ordered["T"] + 1, avoid=set(ordered.values()))
         self._sizes = ordered
         self._explicit = frozenset(overrides)
         by_size: dict[int, str] = {}
@@ -89,10 +80,6 @@ class Dims(Mapping[str, int]):
         """The names the user set (everything else is a default)."""
         return self._explicit
 
-    def name_of(self, size: int) -> str | None:
-        """The dimension name whose size is exactly ``size``, if any."""
-        return self._by_size.get(size)
-
     def label(self, size: int) -> str:
         """A symbolic expression for ``size``: ``C``, ``3*C``, ``B*T``, or the number itself."""
         # Remembered: naming the axes of a trace asks for the same few sizes over and over.
@@ -112,10 +99,6 @@ class Dims(Mapping[str, int]):
                 seen.setdefault(size, name)
         return out
 
-    def non_primes(self) -> list[str]:
-        """Names whose size is not prime (C is a product by design and is left out)."""
-        return [n for n, s in self._sizes.items() if n != "C" and s > 3 and not _is_prime(s)]
-
     def as_dict(self, used: set[str] | None = None) -> dict[str, int]:
         return {k: v for k, v in self._sizes.items() if used is None or k in used}
 
@@ -134,23 +117,6 @@ def _label(size: int, by_size: Mapping[int, str]) -> str:
                 continue  # a big unexplained cofactor says less than the number itself
             return f"{rest_label}*{by_size[named]}"
     return str(size)
-
-
-def _is_prime(n: int) -> bool:
-    if n < 2:
-        return False
-    i = 2
-    while i * i <= n:
-        if n % i == 0:
-            return False
-        i += 1
-    return True
-
-
-def _next_prime_at_least(n: int, avoid: set[int]) -> int:
-    while not _is_prime(n) or n in avoid:
-        n += 1
-    return n
 
 
 def parse_dims(text: str) -> dict[str, int]:

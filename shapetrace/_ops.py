@@ -149,6 +149,12 @@ CASTS = frozenset({"Tensor.to", "Tensor.float", "Tensor.half", "Tensor.bfloat16"
 #: Ops that change no value, only where it sits: followed through when tracing a tensor back.
 MOVES = CASTS | DROPOUTS | RESHAPES | PERMUTES | EXPANDS | frozenset(
     {"[]", "Tensor.repeat_interleave", "torch.repeat_interleave", "Tensor.repeat"})
+#: The everyday moves (indexing, unsqueeze, view/reshape, expand, transpose/permute/mT, casts,
+#: copies): followed back to tell whether two operands were cut from one tensor.
+SIMPLE_MOVES = frozenset({"[]", "Tensor.unsqueeze", "torch.unsqueeze", "Tensor.view",
+                          "Tensor.reshape", "Tensor.expand", "Tensor.transpose", "Tensor.permute",
+                          "Tensor.mT", "Tensor.float", "Tensor.to", "Tensor.double",
+                          "Tensor.contiguous", "Tensor.clone", "Tensor.detach"})
 MULS = frozenset({"Tensor.mul", "torch.mul", "*", "Tensor.mul_", "Tensor.multiply",
                   "torch.multiply"})
 DIVS = frozenset({"Tensor.div", "torch.div", "/", "Tensor.div_", "Tensor.true_divide",
@@ -162,6 +168,12 @@ KEEPS_VALUES_IN_PLACE = MULS | DIVS | DROPOUTS | MASKED_FILLS | WHERES | CASTS |
     "Tensor.clip", "torch.clip", "Tensor.tril", "torch.tril", "Tensor.triu", "torch.triu",
     "Tensor.tril_", "Tensor.triu_",
 })
+#: Ops that build or apply a triangular matrix (a causal mask, usually).
+TRIANGULAR = frozenset({"torch.tril", "Tensor.tril", "torch.triu", "Tensor.triu", "Tensor.tril_",
+                        "Tensor.triu_", "torch.tril_indices", "torch.triu_indices"})
+#: Order comparisons (``arange[:, None] >= arange[None, :]`` builds a causal mask).
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "torch.lt", "torch.le", "torch.gt", "torch.ge",
+                         "Tensor.lt", "Tensor.le", "Tensor.gt", "Tensor.ge"})
 #: Assignments that write into their first operand.
 WRITES = frozenset({"[]=", "+=", "-=", "*=", "/=", "@=", "//=", "%=", "**=", "&=", "|=", "^="})
 #: Elementwise arithmetic between operands (where both may be stretched by broadcasting).

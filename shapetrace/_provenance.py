@@ -15,11 +15,14 @@ does not know name their outputs by size alone; it never claims a provenance it 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from ._dims import Dims
-from ._records import TensorArg
+from ._ops import (
+    ELEMENTWISE_NAMES, REDUCTIONS, SAME_AXES, SPLIT_MERGES, einsum_terms, einsum_tokens, ints,
+    movedim_order, norm_dim,
+)
+from ._records import OpRecord, TensorArg
 
 Factor = tuple  # (size, name)
 Axis = tuple  # tuple[Factor, ...]
@@ -124,22 +127,42 @@ def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> Reshape
     return ReshapeCheck(True, tuple(out))
 
 
-# --- per-op propagation -----------------------------------------------------------------------
-
-def _norm_dim(d, ndim: int) -> int:
-    d = int(d)
-    return d + ndim if d < 0 else d
-
-
-def _ints(args) -> tuple[int, ...] | None:
-    """``view(2, 3)`` / ``view((2, 3))`` / ``view(torch.Size)`` -> (2, 3)."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    try:
-        return tuple(int(a) for a in args)
-    except (TypeError, ValueError):
+def target_shape(rec: OpRecord) -> tuple[int, ...] | None:
+    """The shape a reshape produced, or asked for when it raised."""
+    if rec.outputs:
+        return rec.outputs[0].shape
+    if rec.op not in ("Tensor.view", "Tensor.reshape", "torch.reshape") or not rec.inputs:
         return None
+    args = rec.args[1:] if rec.op.startswith("Tensor.") else rec.args[1:2]
+    if "shape" in rec.kwargs:
+        args = (rec.kwargs["shape"],)
+    shape = ints(args)
+    if shape is None:
+        return None
+    shape = list(shape)
+    total = math.prod(rec.inputs[0].shape)
+    if shape.count(-1) == 1:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or total % known:
+            return None
+        shape[shape.index(-1)] = total // known
+    return tuple(shape) if math.prod(shape) == total else None
 
+
+def reshape_check(rec: OpRecord, dims: Dims) -> ReshapeCheck | None:
+    """A split/merge reshape (view, reshape, flatten ...) read as splits and merges of its
+    input's factors; None for other ops and for reshapes that cannot be read."""
+    if rec.op not in SPLIT_MERGES or not rec.inputs:
+        return None
+    shape = target_shape(rec)
+    if shape is None or rec.inputs[0].axes is None:
+        return None
+    if math.prod(shape) != math.prod(rec.inputs[0].shape):
+        return None  # x.view(dtype) reinterprets bytes: not a split or merge of axes
+    return reshape_axes(rec.inputs[0].axes, shape, dims)
+
+
+# --- per-op propagation -----------------------------------------------------------------------
 
 def _same(rec, ins, dims):
     return [ins[0]] * len(rec.outputs)
@@ -161,7 +184,7 @@ def _transpose(rec, ins, dims):
     if n < 2:
         return [tuple(axes)]
     a, b = rec.arg(1, "dim0", 0), rec.arg(2, "dim1", 1)
-    a, b = _norm_dim(a, n), _norm_dim(b, n)
+    a, b = norm_dim(a, n), norm_dim(b, n)
     axes[a], axes[b] = axes[b], axes[a]
     return [tuple(axes)]
 
@@ -179,25 +202,15 @@ def _mT(rec, ins, dims):
 
 def _permute(rec, ins, dims):
     order = rec.args[1:] if len(rec.args) > 1 else (rec.kwargs.get("dims", ()),)
-    order = _ints(order)
+    order = ints(order)
     n = len(ins[0])
     if order is None or len(order) != n:
         return None
-    return [tuple(ins[0][_norm_dim(i, n)] for i in order)]
+    return [tuple(ins[0][norm_dim(i, n)] for i in order)]
 
 
 def _movedim(rec, ins, dims):
-    src, dst = rec.arg(1, "source"), rec.arg(2, "destination")
-    n = len(ins[0])
-    src = [src] if isinstance(src, int) else list(src)
-    dst = [dst] if isinstance(dst, int) else list(dst)
-    src = [_norm_dim(s, n) for s in src]
-    dst = [_norm_dim(d, n) for d in dst]
-    order = [None] * n
-    for s, d in zip(src, dst):
-        order[d] = s
-    rest = iter(i for i in range(n) if i not in src)
-    order = [o if o is not None else next(rest) for o in order]
+    order = movedim_order(rec.arg(1, "source"), rec.arg(2, "destination"), len(ins[0]))
     return [tuple(ins[0][i] for i in order)]
 
 
@@ -217,7 +230,7 @@ def _squeeze(rec, ins, dims):
     if d is None:
         kept = tuple(a for a in axes if axis_size(a) != 1)
     else:
-        ds = {_norm_dim(x, n) for x in ((d,) if isinstance(d, int) else d)}
+        ds = {norm_dim(x, n) for x in ((d,) if isinstance(d, int) else d)}
         kept = tuple(a for i, a in enumerate(axes) if not (i in ds and axis_size(a) == 1))
     return [kept] if len(kept) == len(out_shape) else None
 
@@ -237,7 +250,7 @@ def _expand(rec, ins, dims):
 
 
 def _repeat(rec, ins, dims):
-    reps = _ints(rec.args[1:]) if len(rec.args) > 1 else _ints((rec.kwargs.get("repeats"),))
+    reps = ints(rec.args[1:]) if len(rec.args) > 1 else ints((rec.kwargs.get("repeats"),))
     if reps is None:
         return None
     src = ins[0]
@@ -255,7 +268,7 @@ def _repeat_interleave(rec, ins, dims):
     if not isinstance(reps, int) or dim is None:
         return None
     axes = list(ins[0])
-    d = _norm_dim(dim, len(axes))
+    d = norm_dim(dim, len(axes))
     axes[d] = axes[d] + fresh_axis(reps, dims)
     return [tuple(axes)]
 
@@ -309,7 +322,7 @@ def _piece_axis(axis: Axis, piece: int, count: int, dims: Dims) -> Axis:
 def _split(rec, ins, dims):
     dim = rec.arg(2, "dim", 0)
     axes = ins[0]
-    d = _norm_dim(dim, len(axes))
+    d = norm_dim(dim, len(axes))
     out = []
     for meta in rec.outputs:
         piece = meta.shape[d]
@@ -322,7 +335,7 @@ def _split(rec, ins, dims):
 
 
 def _unbind(rec, ins, dims):
-    d = _norm_dim(rec.arg(1, "dim", 0), len(ins[0]))
+    d = norm_dim(rec.arg(1, "dim", 0), len(ins[0]))
     axes = ins[0][:d] + ins[0][d + 1:]
     return [axes] * len(rec.outputs)
 
@@ -332,7 +345,7 @@ def _cat(rec, ins, dims):
         return None
     dim = rec.arg(1, "dim", 0)
     first = ins[0]
-    d = _norm_dim(dim, len(first))
+    d = norm_dim(dim, len(first))
     parts = [a[d] for a in ins]
     if all(p == parts[0] for p in parts) and len(parts) > 1:
         joined = fresh_axis(len(parts), dims) + parts[0]
@@ -419,11 +432,6 @@ def _sdpa(rec, ins, dims):
     return [q[:-1] + (v[-1],)] + [None] * (len(rec.outputs) - 1)
 
 
-_REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min", "var", "std", "norm", "argmax",
-               "argmin", "logsumexp", "prod", "any", "all", "median", "nansum", "nanmean",
-               "count_nonzero", "var_mean", "std_mean", "aminmax"}
-
-
 def _reduce(rec, ins, dims):
     axes = ins[0]
     n = len(axes)
@@ -436,7 +444,7 @@ def _reduce(rec, ins, dims):
     else:
         ds = (dim,) if isinstance(dim, int) else tuple(dim)
         try:
-            reduced = {_norm_dim(x, n) for x in ds}
+            reduced = {norm_dim(x, n) for x in ds}
         except (TypeError, ValueError):
             return None
     if keepdim:
@@ -448,29 +456,6 @@ def _reduce(rec, ins, dims):
     return [out] * len(rec.outputs)
 
 
-_EINSUM_TERM = re.compile(r"[A-Za-z]|\.\.\.")
-
-
-def einsum_terms(rec) -> tuple[list[str], str] | None:
-    """The operand terms and the output term of a recorded ``torch.einsum`` call
-    (``"bqhd,bkhd->bhqk"`` -> ``(["bqhd", "bkhd"], "bhqk")``), with the implicit output filled in."""
-    eq = rec.arg(0, "equation")
-    if not isinstance(eq, str):
-        return None
-    eq = eq.replace(" ", "")
-    if "->" in eq:
-        lhs, rhs = eq.split("->")
-    else:
-        lhs = eq
-        letters = [c for c in lhs if c.isalpha()]
-        rhs = ("..." if "..." in lhs else "") + "".join(
-            sorted(c for c in set(letters) if letters.count(c) == 1))
-    terms = lhs.split(",")
-    if len(terms) != len(rec.inputs):
-        return None
-    return terms, rhs
-
-
 def _einsum(rec, ins, dims):
     parsed = einsum_terms(rec)
     if parsed is None:
@@ -479,7 +464,7 @@ def _einsum(rec, ins, dims):
     letter_axis: dict[str, Axis] = {}
     ell: list[tuple] = []
     for term, axes in zip(terms, ins):
-        tokens = _EINSUM_TERM.findall(term)
+        tokens = einsum_tokens(term)
         if "..." in tokens:
             k = tokens.index("...")
             n_ell = len(axes) - (len(tokens) - 1)
@@ -494,7 +479,7 @@ def _einsum(rec, ins, dims):
             if letter not in letter_axis or axis_size(letter_axis[letter]) == 1:
                 letter_axis[letter] = axis
     out = []
-    for tok in _EINSUM_TERM.findall(rhs):
+    for tok in einsum_tokens(rhs):
         if tok == "...":
             if ell:
                 width = max(len(e) for e in ell)
@@ -508,60 +493,19 @@ def _einsum(rec, ins, dims):
     return [tuple(out)]
 
 
-def _where(rec, ins, dims):
-    return _elementwise(rec, ins, dims)
-
-
-_SAME = {
-    "Tensor.contiguous", "Tensor.clone", "torch.clone", "Tensor.float", "Tensor.double",
-    "Tensor.half", "Tensor.bfloat16", "Tensor.to", "Tensor.type", "Tensor.type_as",
-    "Tensor.detach", "torch.detach", "Tensor.cpu", "Tensor.cuda", "Tensor.bool", "Tensor.long",
-    "Tensor.int", "F.dropout", "torch.dropout", "Tensor.requires_grad_", "F.layer_norm",
-    "torch.layer_norm", "F.rms_norm", "F.group_norm", "F.normalize", "F.softmax",
-    "Tensor.softmax", "torch.softmax", "F.log_softmax", "Tensor.log_softmax",
-    "torch.log_softmax", "torch.tril", "Tensor.tril", "torch.triu", "Tensor.triu",
-    "Tensor.tril_", "Tensor.triu_", "Tensor.masked_fill", "Tensor.masked_fill_",
-    "Tensor.cumsum", "torch.cumsum", "Tensor.zero_", "Tensor.fill_", "Tensor.copy_",
-    "Tensor.uniform_", "Tensor.normal_", "F.dropout1d", "F.dropout2d", "F.alpha_dropout",
-    "torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like",
-    "torch.rand_like", "torch.randn_like", "Tensor.new_zeros", "torch.nan_to_num",
-    "Tensor.masked_scatter", "Tensor.clamp", "torch.clamp", "Tensor.clamp_", "Tensor.clip",
-    "torch.clip", "Tensor.flip", "torch.flip", "Tensor.roll", "torch.roll", "Tensor.sort",
-    "torch.sort", "Tensor.argsort", "torch.argsort", "Tensor.cummax", "Tensor.cumprod",
-    "torch.cumprod", "Tensor.__abs__", "F.batch_norm", "F.instance_norm",
-}
-_ELEMENTWISE_NAMES = {
-    "add", "sub", "mul", "div", "true_divide", "floor_divide", "pow", "eq", "ne", "lt", "le",
-    "gt", "ge", "logical_and", "logical_or", "logical_not", "logical_xor", "bitwise_and",
-    "bitwise_or", "bitwise_not", "maximum", "minimum", "fmod", "remainder", "atan2",
-    "relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "abs", "neg",
-    "sin", "cos", "erf", "sign", "square", "reciprocal", "exp2", "log2", "log1p", "expm1",
-    "floor", "ceil", "round", "trunc", "isfinite", "isnan", "isinf", "lerp", "addcmul",
-    "addcdiv", "mish", "softplus", "elu", "leaky_relu", "hardtanh", "relu6", "selu", "celu",
-    "glu", "softsign", "logsigmoid", "hardswish", "hardsigmoid", "gelu_", "relu_", "add_",
-    "sub_", "mul_", "div_", "pow_", "exp_", "sqrt_", "neg_", "sigmoid_", "tanh_", "masked_fill",
-    "float_power", "xlogy", "copysign", "heaviside", "polar", "angle", "conj", "positive",
-    "sinh", "cosh", "asin", "acos", "atan", "frac", "nan_to_num", "sgn", "logit",
-}
-
-
 def _handler(name: str):
     base = name.rsplit(".", 1)[-1]
     if name in _HANDLERS:
         return _HANDLERS[name]
-    if name in _SAME:
-        return _same_or_broadcast
+    if name in SAME_AXES:
+        return _elementwise
     if len(name) <= 3 and not name[0].isalpha():  # operators: + - * / ** == ...
         return _HANDLERS.get(name, _elementwise)
-    if base in _ELEMENTWISE_NAMES:
+    if base in ELEMENTWISE_NAMES:
         return _elementwise
-    if base in _REDUCTIONS:
+    if base in REDUCTIONS:
         return _reduce
     return None
-
-
-def _same_or_broadcast(rec, ins, dims):
-    return _elementwise(rec, ins, dims)
 
 
 _HANDLERS = {
@@ -590,7 +534,7 @@ _HANDLERS = {
     "Tensor.tensor_split": _split,
     "Tensor.unbind": _unbind, "torch.unbind": _unbind,
     "torch.cat": _cat, "torch.concat": _cat, "torch.concatenate": _cat, "torch.stack": _stack,
-    "torch.where": _where, "Tensor.where": _where, "Tensor.masked_fill": _elementwise,
+    "torch.where": _elementwise, "Tensor.where": _elementwise, "Tensor.masked_fill": _elementwise,
     "Tensor.masked_fill_": _elementwise,
 }
 

@@ -1,14 +1,16 @@
 """The public ``trace()`` / ``Trace``: the stages composed behind SPEC section 6.
 
-``with shapetrace.trace(model) as t:`` records (``_tracer``); ``t.diagnostics`` names the axes
-and runs the rules (``_provenance``, ``_rules``); ``t.print()`` renders (``_render``). The recorder
-knows none of the later stages: this module is where they meet.
+``with shapetrace.trace(model) as t:`` records (``_tracer``); ``t.diagnostics`` analyses the
+records once (``_analysis.analyse``: axis names, then the dataflow graph) and runs the rules on
+that analysis (``_rules``); ``t.print()`` renders (``_render``). The recorder knows none of the
+later stages: this module is where they meet.
 """
 
 from __future__ import annotations
 
 import torch
 
+from ._analysis import Analysis, analyse
 from ._records import OpRecord, TensorMeta, TraceData
 from ._tracer import Observer, Recorder
 
@@ -28,8 +30,7 @@ class Trace(TraceData):
         self._diagnostics = None
         self._recorder = Recorder(self, model, root=root, probes=probes, observer=observer)
         self._entered = False
-        self._analysed = False
-        self.cache: dict = {}  # analysis results shared by rules (e.g. the consumer graph)
+        self._analysis: Analysis | None = None
 
     # context manager
     def __enter__(self) -> "Trace":
@@ -47,34 +48,28 @@ class Trace(TraceData):
         return False
 
     # results
-    def _analyse(self):
-        if self._analysed:
-            return
-        self._analysed = True
-        from ._provenance import annotate
-
-        annotate(self)
+    def _analyse(self) -> Analysis:
+        """The analysis of the records, made on first use after the block, then kept."""
+        if self._analysis is None:
+            self._analysis = analyse(self)
+        return self._analysis
 
     @property
     def diagnostics(self):
         if self._diagnostics is None:
-            self._analyse()
             if self._run_rules:
                 from ._rules import run_trace_rules
 
-                self._diagnostics = run_trace_rules(self)
+                self._diagnostics = run_trace_rules(self._analyse())
             else:
                 self._diagnostics = []
         return self._diagnostics
 
     def shape_of(self, meta: TensorMeta) -> str:
-        self._analyse()
-        from ._provenance import format_axes
-
-        return format_axes(meta.axes, self.dims) if meta.axes is not None else str(tuple(meta.shape))
+        return self._analyse().shape_of(meta)
 
     def to_json(self) -> list[dict]:
-        self._analyse()
+        shape_of = self._analyse().shape_of
         out = []
         for rec in self.records:
             item = {
@@ -83,8 +78,8 @@ class Trace(TraceData):
                 "file": rec.file,
                 "line": rec.line,
                 "source": rec.source,
-                "inputs": [self.shape_of(m) for m in rec.inputs],
-                "outputs": [self.shape_of(m) for m in rec.outputs],
+                "inputs": [shape_of(m) for m in rec.inputs],
+                "outputs": [shape_of(m) for m in rec.outputs],
             }
             if rec.error:
                 item["error"] = f"{rec.error[0]}: {rec.error[1]}"

@@ -42,6 +42,11 @@ def test_every_trace_rule_has_a_check(name):
     assert name in trace_checks()
 
 
+@pytest.mark.parametrize("name", [n for n, r in RULES.items() if r.check is not None])
+def test_every_named_check_exists(name):
+    assert callable(trace_checks()[name])
+
+
 def _changed_line(buggy: Path, fixed: Path) -> int:
     a = buggy.read_text().splitlines()
     b = fixed.read_text().splitlines()
@@ -85,6 +90,22 @@ INLINE = {
 }
 
 
+# rule -> (target, options that make it fire, options under which it is quiet): rules that no
+# line of the module causes (the sizes chosen, the inputs fed)
+BY_OPTIONS = {
+    "annotation-mismatch": ("reference_models/m06_multi_head.py::MultiHeadAttention",
+                            {"inputs": ["x=B,T,2*C"]}, {}),
+    "dim-collision": ("examples/jumbled_heads/fixed.py", {"dims": {"B": 7}}, {}),
+}
+
+
+@pytest.mark.parametrize("name", list(RULES))
+def test_every_rule_has_a_firing_and_a_quiet_case(name):
+    """A new rule needs a buggy module that triggers it and a correct one that does not."""
+    covered = [table for table in (CASES, INLINE, BY_OPTIONS) if name in table]
+    assert covered, f"{name} has no case in CASES, INLINE or BY_OPTIONS of {__file__}"
+
+
 def _cases():
     for rule, (folder, options, offset) in CASES.items():
         buggy, fixed = ROOT / EXAMPLE.format(folder, "buggy"), ROOT / EXAMPLE.format(folder, "fixed")
@@ -109,6 +130,24 @@ def test_rule_fires_on_the_buggy_module_at_its_line(rule, buggy, fixed, options,
 @pytest.mark.parametrize("rule, buggy, fixed, options, line", list(_cases()))
 def test_rule_is_quiet_on_the_corrected_module(rule, buggy, fixed, options, line):
     report = _check_file(fixed, **options)
+    assert report.targets[0].error is None
+    assert not [d for d in report.diagnostics if d.rule == rule]
+    assert report.ok, [(d.rule, d.message) for d in report.errors]
+
+
+@pytest.mark.parametrize("rule", list(BY_OPTIONS))
+def test_rule_fires_with_its_options(rule):
+    target, options, _ = BY_OPTIONS[rule]
+    report = _check_file(target, **options)
+    assert report.targets[0].error is None
+    assert [d for d in report.diagnostics if d.rule == rule], \
+        [(d.rule, d.line) for d in report.diagnostics]
+
+
+@pytest.mark.parametrize("rule", list(BY_OPTIONS))
+def test_rule_is_quiet_without_its_options(rule):
+    target, _, options = BY_OPTIONS[rule]
+    report = _check_file(target, **options)
     assert report.targets[0].error is None
     assert not [d for d in report.diagnostics if d.rule == rule]
     assert report.ok, [(d.rule, d.message) for d in report.errors]

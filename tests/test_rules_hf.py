@@ -14,7 +14,7 @@ import torch
 
 import shapetrace
 from shapetrace._dims import Dims
-from shapetrace._rules.attention import attentions
+from shapetrace._analysis import analyse
 
 transformers = pytest.importorskip("transformers")
 
@@ -105,7 +105,7 @@ def test_hugging_face_model_is_quiet(build, dims, impl):
 def test_eager_attention_is_read(build, dims):
     """The quiet result above is not for lack of looking: the eager attention is found."""
     t = trace_model(build, dims, "eager")
-    found = attentions(t)
+    found = analyse(t).attentions
     assert len(found) == 1  # one layer
     assert found[0].scores is not None
     assert found[0].uses[0].matmul.weight_sums

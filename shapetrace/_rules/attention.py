@@ -1,430 +1,35 @@
 """softmax-axis, attention-scale and unnormalized-attention: attention read out of the trace.
 
-An attention is found from its softmax. Forward from the softmax's output, through ops that keep
-every value in its place (masking, dropout, casts, transposes, reshapes), to the matmul or
-einsum that contracts the weights with the values; backward from the softmax's input to the
-matmul or einsum that made the scores. Axes are followed by *position*, not by name: the query
-and the key axis of the scores are both called T, and which one is which is only known from
-the op that made them (the key axis of ``q @ k.transpose(-2, -1)`` comes from its right
-operand).
+The attentions themselves (a softmax, the matmuls that contract its weights with the values,
+the product that made its scores) are found by the dataflow graph (``shapetrace._graph``) and
+handed over in ``Analysis.attentions``; these rules judge them.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from .._provenance import _ints, _norm_dim, axis_label, einsum_terms
+from .._analysis import Analysis
+from .._graph import (
+    DEPTH, Attention, Graph, ValueUse, carries, contracted_positions, contracted_size,
+    output_roles,
+)
+from .._ops import (
+    CASTS, DIVS, DROPOUTS, EXPANDS, MOVES, MULS, PERMUTES, RESHAPES, REVERSALS, SDPA,
+    matmul_operands,
+)
+from .._provenance import axis_label
 from .._records import TensorArg
-from ._common import at, records_of
+from .registry import diagnostic
 
-SOFTMAXES = {"F.softmax", "Tensor.softmax", "torch.softmax"}
-MATMULS = {"@", "Tensor.matmul", "torch.matmul", "torch.bmm", "Tensor.bmm", "torch.mm", "Tensor.mm",
-           "torch.baddbmm", "Tensor.baddbmm", "torch.addmm", "Tensor.addmm", "torch.einsum"}
-SDPA = "F.scaled_dot_product_attention"
-DROPOUTS = {"F.dropout", "torch.dropout", "Tensor.dropout", "F.dropout1d", "F.dropout2d",
-            "F.alpha_dropout", "F.feature_alpha_dropout"}
-
-# Ops that keep every element of the followed operand at its position (up to broadcasting).
-_MULS = {"Tensor.mul", "torch.mul", "*", "Tensor.mul_", "Tensor.multiply", "torch.multiply"}
-_DIVS = {"Tensor.div", "torch.div", "/", "Tensor.div_", "Tensor.true_divide", "torch.true_divide",
-         "Tensor.divide", "torch.divide"}
-_KEEP = _MULS | _DIVS | DROPOUTS | {
-    "Tensor.add", "torch.add", "+", "Tensor.add_", "Tensor.sub", "torch.sub", "-", "Tensor.sub_",
-    "Tensor.masked_fill", "Tensor.masked_fill_", "torch.masked_fill", "torch.where", "Tensor.where",
-    "Tensor.to", "Tensor.float", "Tensor.half", "Tensor.bfloat16", "Tensor.double", "Tensor.type",
-    "Tensor.type_as", "Tensor.contiguous", "Tensor.clone", "torch.clone", "Tensor.detach",
-    "torch.nan_to_num", "Tensor.nan_to_num", "Tensor.clamp", "torch.clamp", "Tensor.clamp_",
-    "Tensor.clip", "torch.clip", "Tensor.tril", "torch.tril", "Tensor.triu", "torch.triu",
-    "Tensor.tril_", "Tensor.triu_",
-}
-# Ops that only move values around (no arithmetic): followed back from q and k to find a scale.
-_MOVES = {"Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.flatten", "torch.flatten",
-          "Tensor.unflatten", "torch.unflatten", "Tensor.view_as", "Tensor.reshape_as",
-          "Tensor.unsqueeze", "torch.unsqueeze", "Tensor.squeeze", "torch.squeeze",
-          "Tensor.expand", "Tensor.expand_as", "Tensor.contiguous", "Tensor.clone", "torch.clone",
-          "Tensor.to", "Tensor.float", "Tensor.type", "Tensor.type_as", "Tensor.transpose",
-          "torch.transpose", "Tensor.permute", "torch.permute", "Tensor.mT", "Tensor.swapaxes",
-          "torch.swapaxes", "Tensor.swapdims", "Tensor.movedim", "torch.movedim",
-          "Tensor.repeat_interleave", "torch.repeat_interleave", "Tensor.repeat"} | DROPOUTS
-_RESHAPES = {"Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.flatten", "torch.flatten",
-             "Tensor.unflatten", "torch.unflatten", "Tensor.view_as", "Tensor.reshape_as",
-             "Tensor.unsqueeze", "torch.unsqueeze", "Tensor.squeeze", "torch.squeeze"}
-_EXPANDS = {"Tensor.expand", "Tensor.expand_as", "torch.broadcast_to", "Tensor.broadcast_to"}
-_PERMUTES = {"Tensor.transpose", "torch.transpose", "Tensor.swapaxes", "torch.swapaxes",
-             "Tensor.swapdims", "Tensor.transpose_", "Tensor.T", "Tensor.t", "torch.t", "Tensor.mT",
-             "Tensor.permute", "torch.permute", "Tensor.movedim", "torch.movedim", "Tensor.moveaxis"}
-# Casts and copies: an op on the path that changes no value.
-_NEUTRAL = {"Tensor.to", "Tensor.float", "Tensor.half", "Tensor.bfloat16", "Tensor.double",
-            "Tensor.type", "Tensor.type_as", "Tensor.contiguous", "Tensor.clone", "torch.clone",
-            "Tensor.detach"} | DROPOUTS | _RESHAPES | _PERMUTES | _EXPANDS
-
-_DEPTH = 16  # ops followed from a softmax, each way
-
-
-# --- positions through ops --------------------------------------------------------------------
-
-def permutation(rec) -> list[int] | None:
-    """For a transpose-like record, ``perm[j]`` = the input axis that output axis j comes from."""
-    op = rec.op
-    if op not in _PERMUTES or not rec.inputs or not rec.outputs:
-        return None
-    n = rec.inputs[0].ndim
-    perm = list(range(n))
-    try:
-        if op in ("Tensor.T", "Tensor.t", "torch.t"):
-            return perm[::-1]
-        if op == "Tensor.mT":
-            perm[-1], perm[-2] = perm[-2], perm[-1]
-            return perm
-        if op in ("Tensor.permute", "torch.permute"):
-            order = _ints(rec.args[1:] if len(rec.args) > 1 else (rec.kwargs.get("dims", ()),))
-            if order is None or len(order) != n:
-                return None
-            return [_norm_dim(i, n) for i in order]
-        if op in ("Tensor.movedim", "torch.movedim", "Tensor.moveaxis"):
-            src, dst = rec.arg(1, "source"), rec.arg(2, "destination")
-            src = [src] if isinstance(src, int) else list(src)
-            dst = [dst] if isinstance(dst, int) else list(dst)
-            src, dst = [_norm_dim(s, n) for s in src], [_norm_dim(d, n) for d in dst]
-            order = [None] * n
-            for s, d in zip(src, dst):
-                order[d] = s
-            rest = iter(i for i in range(n) if i not in src)
-            return [o if o is not None else next(rest) for o in order]
-        a, b = _norm_dim(rec.arg(1, "dim0", 0), n), _norm_dim(rec.arg(2, "dim1", 1), n)
-    except (TypeError, ValueError, IndexError, StopIteration):
-        return None
-    perm[a], perm[b] = perm[b], perm[a]
-    return perm
-
-
-def reshape_position(src_shape, dst_shape, pos: int) -> int | None:
-    """Where axis ``pos`` of ``src_shape`` lies after a reshape to ``dst_shape``, if kept whole."""
-    size = src_shape[pos]
-    if size == 1:
-        return None
-    before = math.prod(src_shape[:pos])
-    acc = 1
-    for j, s in enumerate(dst_shape):
-        if acc == before and s == size:
-            return j
-        acc *= s
-        if acc > before:
-            break
-    return None
-
-
-def _keeps(rec, slot: int) -> bool:
-    """Whether input ``slot`` of a _KEEP record is the operand whose values are carried."""
-    op = rec.op
-    if op in ("Tensor.masked_fill", "Tensor.masked_fill_", "torch.masked_fill"):
-        return slot == 0
-    if op in ("torch.where", "Tensor.where"):
-        return slot >= 1 if op == "torch.where" else slot != 1
-    return True
-
-
-def forward_position(rec, slot: int, pos: int) -> int | None:
-    """Where axis ``pos`` of input ``slot`` lies in the output, for ops that keep values."""
-    if not rec.outputs or rec.error is not None:
-        return None
-    src, out = rec.inputs[slot], rec.outputs[0]
-    op = rec.op
-    if op in _KEEP:
-        if not _keeps(rec, slot):
-            return None
-        lead = out.ndim - src.ndim
-        if lead < 0 or src.shape[pos] != out.shape[pos + lead]:
-            return None
-        return pos + lead
-    if slot != 0:
-        return None
-    perm = permutation(rec)
-    if perm is not None:
-        return perm.index(pos) if pos in perm else None
-    if op in _RESHAPES:
-        return reshape_position(src.shape, out.shape, pos)
-    if op in _EXPANDS:
-        lead = out.ndim - src.ndim
-        return pos + lead if src.shape[pos] == out.shape[pos + lead] else None
-    return None
-
-
-def backward_positions(rec, pos: int) -> list[tuple[int, int]]:
-    """The (input slot, axis) pairs that output axis ``pos`` of a value-keeping op comes from."""
-    if not rec.outputs or rec.error is not None:
-        return []
-    out = rec.outputs[0]
-    op = rec.op
-    if op in _KEEP:
-        found = []
-        for slot, src in enumerate(rec.inputs):
-            if not _keeps(rec, slot):
-                continue
-            p = pos - (out.ndim - src.ndim)
-            if p >= 0 and src.shape[p] == out.shape[pos]:
-                found.append((slot, p))
-        # the operand that has the whole output shape first: scores before a broadcast mask
-        found.sort(key=lambda sp: rec.inputs[sp[0]].shape != out.shape)
-        return found
-    if not rec.inputs:
-        return []
-    src = rec.inputs[0]
-    perm = permutation(rec)
-    if perm is not None:
-        return [(0, perm[pos])] if pos < len(perm) else []
-    if op in _RESHAPES:
-        p = reshape_position(out.shape, src.shape, pos)
-        return [] if p is None else [(0, p)]
-    if op in _EXPANDS:
-        p = pos - (out.ndim - src.ndim)
-        return [(0, p)] if p >= 0 and src.shape[p] == out.shape[pos] else []
-    return []
-
-
-# --- the roles of axes at matmuls -------------------------------------------------------------
-
-def _letters(term: str, ndim: int) -> list[str] | None:
-    """One letter per axis; the axes under ``...`` get ``"."``."""
-    if "..." in term:
-        head, tail = term.split("...", 1)
-        n_ell = ndim - len(head) - len(tail)
-        if n_ell < 0:
-            return None
-        return list(head) + ["."] * n_ell + list(tail)
-    return list(term) if len(term) == ndim else None
-
-
-def matmul_operands(rec) -> tuple[int, int] | None:
-    """Input slots of the two multiplied operands."""
-    if rec.op in ("torch.addmm", "Tensor.addmm", "torch.baddbmm", "Tensor.baddbmm"):
-        return (1, 2) if len(rec.inputs) >= 3 else None
-    return (0, 1) if len(rec.inputs) >= 2 else None
-
-
-def contracted_positions(rec, slot: int) -> set[int] | None:
-    """The axes of input ``slot`` that a matmul or einsum sums over."""
-    meta = rec.inputs[slot]
-    if rec.op == "torch.einsum":
-        parsed = einsum_terms(rec)
-        if parsed is None:
-            return None
-        terms, rhs = parsed
-        letters = _letters(terms[slot], meta.ndim)
-        if letters is None:
-            return None
-        return {i for i, c in enumerate(letters) if c != "." and c not in rhs}
-    pair = matmul_operands(rec)
-    if pair is None or slot not in pair:
-        return None
-    if slot == pair[0]:
-        return {meta.ndim - 1} if meta.ndim >= 1 else None
-    return {meta.ndim - 2} if meta.ndim >= 2 else {0}
-
-
-def contracted_size(rec) -> int | None:
-    """The size of what a q.k product sums over (the head size, for attention scores)."""
-    if rec.op == "torch.einsum":
-        parsed = einsum_terms(rec)
-        if parsed is None or len(rec.inputs) != 2:
-            return None
-        sizes = [n for n in (_sum_size(rec, s, parsed) for s in (0, 1)) if n]
-        return sizes[0] if sizes else None
-    pair = matmul_operands(rec)
-    if pair is None:
-        return None
-    a = rec.inputs[pair[0]]
-    return a.shape[-1] if a.ndim else None
-
-
-def _sum_size(rec, slot, parsed):
-    terms, rhs = parsed
-    meta = rec.inputs[slot]
-    letters = _letters(terms[slot], meta.ndim)
-    if letters is None:
-        return None
-    return math.prod(meta.shape[i] for i, c in enumerate(letters) if c != "." and c not in rhs)
-
-
-def output_roles(rec) -> list[str] | None:
-    """For a two-operand product, each output axis as "query" (from the left operand only),
-    "key" (from the right operand only) or "batch" (from both)."""
-    out = rec.outputs[0] if rec.outputs else None
-    if out is None:
-        return None
-    if rec.op == "torch.einsum":
-        parsed = einsum_terms(rec)
-        if parsed is None or len(rec.inputs) != 2:
-            return None
-        terms, rhs = parsed
-        left = _letters(terms[0], rec.inputs[0].ndim)
-        right = _letters(terms[1], rec.inputs[1].ndim)
-        out_letters = _letters(rhs, out.ndim)
-        if left is None or right is None or out_letters is None:
-            return None
-        roles = []
-        for c in out_letters:
-            if c == "." or (c in left and c in right):
-                roles.append("batch")
-            elif c in left:
-                roles.append("query")
-            else:
-                roles.append("key")
-        return roles
-    pair = matmul_operands(rec)
-    if pair is None:
-        return None
-    a, b = rec.inputs[pair[0]], rec.inputs[pair[1]]
-    roles = ["batch"] * out.ndim
-    if a.ndim >= 2 and b.ndim >= 2:
-        roles[-1], roles[-2] = "key", "query"
-    elif b.ndim >= 2 and out.ndim >= 1:
-        roles[-1] = "key"
-    elif a.ndim >= 2 and out.ndim >= 1:
-        roles[-1] = "query"
-    return roles
-
-
-# --- finding attentions -----------------------------------------------------------------------
-
-@dataclass
-class ValueUse:
-    """The softmax's weights reaching a matmul: which operand, which axis, through which ops."""
-
-    matmul: object
-    slot: int
-    pos: int  # the normalised axis, in the matmul operand's coordinates
-    path: list  # records between the softmax and the matmul
-
-
-@dataclass
-class Scores:
-    """The product the softmax's input came from."""
-
-    rec: object
-    pos: int  # the normalised axis, in the product's output coordinates
-    path: list  # records between the product and the softmax, product side first
-
-
-@dataclass
-class Attention:
-    softmax: object
-    dim: int
-    implicit: bool
-    uses: list = field(default_factory=list)
-    scores: Scores | None = None
-
-
-class Graph:
-    """Who consumes each recorded tensor."""
-
-    def __init__(self, trace):
-        # No reference back to the trace: it keeps the graph in its cache, and a cycle would
-        # leave the whole trace for the garbage collector instead of freeing it when dropped.
-        self.records = trace.records
-        self.consumers: dict[tuple[int, int], list] = {}
-        for rec in trace.records:
-            for slot, meta in enumerate(rec.inputs):
-                if meta.src is not None:
-                    self.consumers.setdefault(meta.src, []).append((rec, slot))
-
-    def producer(self, meta):
-        return None if meta.src is None else self.records[meta.src[0]]
-
-    def uses(self, rec, out_slot: int, pos: int) -> list[ValueUse]:
-        """The matmuls and einsums that axis ``pos`` of an output reaches, through ops that
-        keep values in place."""
-        found: list[ValueUse] = []
-        self._forward(rec, out_slot, pos, (), found, set())
-        return found
-
-    def _forward(self, rec, out_slot, pos, path, found, seen):
-        if len(path) > _DEPTH or (rec.index, out_slot, pos) in seen:
-            return
-        seen.add((rec.index, out_slot, pos))
-        for consumer, slot in self.consumers.get((rec.index, out_slot), ()):
-            if consumer.error is not None:
-                continue
-            if consumer.op in MATMULS:
-                found.append(ValueUse(consumer, slot, pos, list(path)))
-                continue
-            nxt = forward_position(consumer, slot, pos)
-            if nxt is not None:
-                self._forward(consumer, 0, nxt, (*path, consumer), found, seen)
-
-    def scores(self, meta, pos: int) -> Scores | None:
-        """The matmul or einsum that axis ``pos`` of ``meta`` comes from, through ops that keep
-        values in place (the scores, for a softmax's input)."""
-        return self._backward(meta, pos, (), set())
-
-    def _backward(self, meta, pos, path, seen) -> Scores | None:
-        rec = self.producer(meta)
-        if rec is None or len(path) > _DEPTH or rec.error is not None:
-            return None
-        if rec.op in MATMULS:
-            return Scores(rec, pos, list(path)) if meta.src[1] == 0 else None
-        if (rec.index, pos) in seen:
-            return None
-        seen.add((rec.index, pos))
-        for slot, p in backward_positions(rec, pos):
-            found = self._backward(rec.inputs[slot], p, (rec, *path), seen)
-            if found is not None:
-                return found
-        return None
-
-
-def softmax_dim(rec) -> tuple[int, bool] | None:
-    """The axis a softmax normalises, and whether it was left implicit."""
-    if not rec.inputs:
-        return None
-    n = rec.inputs[0].ndim
-    dim = rec.arg(1, "dim")
-    if dim is None:
-        return (0 if n in (0, 1, 3) else 1), True  # torch's legacy choice
-    try:
-        return _norm_dim(dim, n), False
-    except (TypeError, ValueError):
-        return None
-
-
-def graph_of(trace) -> Graph:
-    """The consumer graph of a trace, built once and shared by the attention rules."""
-    graph = trace.cache.get("graph")
-    if graph is None:
-        graph = trace.cache["graph"] = Graph(trace)
-    return graph
-
-
-def attentions(trace, graph: Graph | None = None) -> list[Attention]:
-    """Every softmax whose output is contracted by a matmul or einsum (found once per trace and
-    shared by the attention rules)."""
-    trace._analyse()
-    if graph is None or graph is trace.cache.get("graph"):
-        found = trace.cache.get("attentions")
-        if found is None:
-            found = trace.cache["attentions"] = _find_attentions(trace, graph_of(trace))
-        return found
-    return _find_attentions(trace, graph)
-
-
-def _find_attentions(trace, graph: Graph) -> list[Attention]:
-    found = []
-    for rec in records_of(trace, SOFTMAXES):
-        if rec.error is not None or not rec.outputs:
-            continue
-        picked = softmax_dim(rec)
-        if picked is None:
-            continue
-        dim, implicit = picked
-        if not 0 <= dim < max(rec.inputs[0].ndim, 1):
-            continue
-        att = Attention(rec, dim, implicit, graph.uses(rec, 0, dim))
-        if not att.uses:
-            continue
-        att.scores = graph.scores(rec.inputs[0], dim)
-        found.append(att)
-    return found
+#: Ops followed back from q and k to find a scale applied to them: the moves, less indexing,
+#: full reversals and a few casts and aliases that this walk does not follow.
+_TO_SCALE = MOVES - REVERSALS - {"[]", "Tensor.half", "Tensor.bfloat16", "Tensor.double",
+                                 "Tensor.detach", "Tensor.transpose_", "Tensor.moveaxis",
+                                 "torch.broadcast_to", "Tensor.broadcast_to"}
+#: Ops on the path from a softmax to its matmul that change no value.
+_NEUTRAL = CASTS | DROPOUTS | RESHAPES | PERMUTES | EXPANDS
 
 
 # --- softmax-axis -----------------------------------------------------------------------------
@@ -466,19 +71,19 @@ def _contracted_dim(graph: Graph, att: Attention, use: ValueUse) -> int | None:
     return None
 
 
-def check_softmax_axis(trace):
-    graph = graph_of(trace)
-    for att in attentions(trace, graph):
-        found = _softmax_axis(trace, graph, att)
+def check_softmax_axis(analysis: Analysis):
+    for att in analysis.attentions:
+        found = _softmax_axis(analysis, att)
         if found is not None:
             yield found
 
 
-def _softmax_axis(trace, graph: Graph, att: Attention):
+def _softmax_axis(analysis: Analysis, att: Attention):
+    graph = analysis.graph
     rec = att.softmax
     meta = rec.inputs[0]
     n = meta.ndim
-    label = axis_label(meta.axes[att.dim], trace.dims) if meta.axes else str(meta.shape[att.dim])
+    label = axis_label(meta.axes[att.dim], analysis.dims) if meta.axes else str(meta.shape[att.dim])
     roles = output_roles(att.scores.rec) if att.scores is not None else None
     role = roles[att.scores.pos] if roles else None
     bad = [u for u in att.uses if u.pos not in (contracted_positions(u.matmul, u.slot) or {u.pos})]
@@ -495,8 +100,8 @@ def _softmax_axis(trace, graph: Graph, att: Attention):
             hint = ("Put the queries before the keys in the scores (e.g. einsum '...qd,...kd->...qk' "
                     f"or q @ k.transpose(-2, -1)), or softmax over {want_text} and contract that "
                     "axis with the values.")
-            return at(trace, product, "softmax-axis", message, hint, expected=want, **data)
-        message = (f"softmax over {_name_axis(label, role)} ({how}) of {trace.shape_of(meta)}: "
+            return diagnostic("softmax-axis", message, hint, rec=product, expected=want, **data)
+        message = (f"softmax over {_name_axis(label, role)} ({how}) of {analysis.shape_of(meta)}: "
                    f"attention weights must sum to 1 over the keys ({want_text})")
         if bad:
             got = _contracted_dim(graph, att, bad[0])
@@ -505,7 +110,7 @@ def _softmax_axis(trace, graph: Graph, att: Attention):
         hint = f"Normalise over the keys: softmax(..., {want_text})."
         if att.implicit:
             hint += " Always pass dim= to softmax."
-        return at(trace, rec, "softmax-axis", message, hint, expected=want, **data)
+        return diagnostic("softmax-axis", message, hint, rec=rec, expected=want, **data)
     if not bad:
         return None
     use = bad[0]
@@ -515,21 +120,21 @@ def _softmax_axis(trace, graph: Graph, att: Attention):
         other = "another axis"
         if got is not None:
             pos = _scores_pos(graph, att, got)
-            got_label = axis_label(meta.axes[got], trace.dims) if meta.axes else str(meta.shape[got])
+            got_label = axis_label(meta.axes[got], analysis.dims) if meta.axes else str(meta.shape[got])
             other = _name_axis(got_label, roles[pos] if pos is not None else None)
         message = (f"the {_product(use.matmul)} contracts the attention weights over {other} "
                    f"({got_text} of the softmax), but the softmax at line {rec.line} normalised "
                    f"them over the keys ({how})")
         hint = ("Contract the key axis with the values: weights (..., T_q, T_k) @ v (..., T_k, d), "
                 "without transposing the weights.")
-        return at(trace, use.matmul, "softmax-axis", message, hint, expected=att.dim, **data)
-    message = (f"softmax over {_name_axis(label, None)} ({how}) of {trace.shape_of(meta)}, but the "
+        return diagnostic("softmax-axis", message, hint, rec=use.matmul, expected=att.dim, **data)
+    message = (f"softmax over {_name_axis(label, None)} ({how}) of {analysis.shape_of(meta)}, but the "
                f"{_product(use.matmul)} at line {use.matmul.line} contracts the weights over {got_text}")
     hint = (f"Normalise over the axis that is contracted with the values: softmax(..., {got_text})."
             if got is not None else "Normalise over the axis that is contracted with the values.")
     if att.implicit:
         hint += " Always pass dim= to softmax."
-    return at(trace, rec, "softmax-axis", message, hint, expected=got, **data)
+    return diagnostic("softmax-axis", message, hint, rec=rec, expected=got, **data)
 
 
 def _scores_pos(graph: Graph, att: Attention, p: int) -> int | None:
@@ -553,7 +158,7 @@ def _product(rec) -> str:
 def _scalar(rec, slot: int) -> float | None:
     """The number a mul/div record scales its ``slot`` operand by, or None."""
     op = rec.op
-    if (op not in _MULS and op not in _DIVS) or len(rec.inputs) > 2:
+    if (op not in MULS and op not in DIVS) or len(rec.inputs) > 2:
         return None
     other = None  # (argument position, value)
     for position, a in enumerate(rec.args[:2]):
@@ -570,7 +175,7 @@ def _scalar(rec, slot: int) -> float | None:
         other = (1, float(rec.kwargs["other"]))
     if other is None or other[1] == 0:
         return None
-    if op in _DIVS:
+    if op in DIVS:
         if other[0] != 1 or rec.kwargs.get("rounding_mode"):
             return None  # 1 / x, or an integer division: not a scale
         return 1.0 / other[1]
@@ -588,7 +193,7 @@ class Factor:
 def _operand_factors(graph, meta, where: str, depth: int = 0) -> list[Factor]:
     """Scalars applied to q or k on their way to the product: ``q = q * self.scale``."""
     rec = graph.producer(meta)
-    if rec is None or depth > _DEPTH or rec.error is not None or not rec.inputs:
+    if rec is None or depth > DEPTH or rec.error is not None or not rec.inputs:
         return []
     slot = 0
     value = _scalar(rec, 0)
@@ -597,7 +202,7 @@ def _operand_factors(graph, meta, where: str, depth: int = 0) -> list[Factor]:
         slot = 1 if value is not None else 0
     if value is not None:
         return [Factor(value, rec, where)] + _operand_factors(graph, rec.inputs[slot], where, depth + 1)
-    if rec.op in _MOVES and meta.src[1] == 0:
+    if rec.op in _TO_SCALE and meta.src[1] == 0:
         return _operand_factors(graph, rec.inputs[0], where, depth + 1)
     return []
 
@@ -626,9 +231,9 @@ def _explain(value: float, dims, d: int, d_name: str) -> str | None:
     return None
 
 
-def _judge(trace, factors: list[Factor], d: int, anchor):
+def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor):
     """A diagnostic for the factors applied to one attention's scores, or None when right."""
-    dims = trace.dims
+    dims = analysis.dims
     right = d ** -0.5
     total = math.prod(f.value for f in factors)
     if _close(total, right):
@@ -643,8 +248,8 @@ def _judge(trace, factors: list[Factor], d: int, anchor):
                    f"factor ({size})")
         hint = ("Multiply the scores by 1/math.sqrt(head_size) before the softmax (fine to ignore "
                 "if the scale is folded into the weights, as in T5).")
-        return at(trace, anchor, "attention-scale", message, hint, variant="unscaled",
-                  factor=total, expected=right)
+        return diagnostic("attention-scale", message, hint, rec=anchor, variant="unscaled",
+                          factor=total, expected=right)
     ones = [f for f in factors if _close(f.value, right)]
     if len(ones) >= 2:
         second = max(ones, key=lambda f: f.rec.index)
@@ -652,7 +257,8 @@ def _judge(trace, factors: list[Factor], d: int, anchor):
         message = (f"attention scores scaled twice by 1/sqrt({name}): {_describe(first)} and again "
                    f"{_describe(second)}, so they are divided by {name} in all")
         hint = "Scale once: drop one of the two factors."
-        return at(trace, second.rec, "attention-scale", message, hint, factor=total, expected=right)
+        return diagnostic("attention-scale", message, hint, rec=second.rec, factor=total,
+                          expected=right)
     explained = _explain(total, dims, d, name)
     if explained is None:
         return None  # a learned temperature or a scale we cannot name: say nothing
@@ -667,7 +273,7 @@ def _judge(trace, factors: list[Factor], d: int, anchor):
         hint = "Divide by math.sqrt(head_size), not by head_size itself."
     else:
         hint = "Divide the scores by math.sqrt(head_size) (multiply by head_size ** -0.5)."
-    return at(trace, target, "attention-scale", message, hint, factor=total, expected=right)
+    return diagnostic("attention-scale", message, hint, rec=target, factor=total, expected=right)
 
 
 def _describe(f: Factor) -> str:
@@ -692,10 +298,10 @@ def _sdpa_scale(rec) -> tuple[float, bool] | None:
         return None
 
 
-def check_scale(trace):
-    graph = graph_of(trace)
+def check_scale(analysis: Analysis):
+    graph = analysis.graph
     seen = set()
-    for att in attentions(trace, graph):
+    for att in analysis.attentions:
         scores = att.scores
         if scores is None or scores.rec.index in seen:
             continue
@@ -716,10 +322,10 @@ def check_scale(trace):
             factors.append(Factor(float(alpha), product, "scores"))
         factors += _operand_factors(graph, product.inputs[pair[0]], "q")
         factors += _operand_factors(graph, product.inputs[pair[1]], "k")
-        found = _judge(trace, factors, d, product)
+        found = _judge(analysis, factors, d, product)
         if found is not None:
             yield found
-    for rec in records_of(trace, (SDPA,)):
+    for rec in analysis.records_of((SDPA,)):
         if rec.error is not None or len(rec.inputs) < 3:
             continue
         picked = _sdpa_scale(rec)
@@ -728,7 +334,7 @@ def check_scale(trace):
         factors = [Factor(picked[0], rec, "sdpa", implicit=picked[1])]
         factors += _operand_factors(graph, rec.inputs[0], "q")
         factors += _operand_factors(graph, rec.inputs[1], "k")
-        found = _judge(trace, factors, rec.inputs[0].shape[-1], rec)
+        found = _judge(analysis, factors, rec.inputs[0].shape[-1], rec)
         if found is not None:
             yield found
 
@@ -738,7 +344,7 @@ def _tracked_slot(rec) -> int | None:
     if not rec.inputs or not rec.outputs:
         return None
     for slot, meta in enumerate(rec.inputs):
-        if meta.shape == rec.outputs[0].shape and _keeps(rec, slot):
+        if meta.shape == rec.outputs[0].shape and carries(rec, slot):
             return slot
     return 0
 
@@ -760,10 +366,9 @@ def _tolerance(meta) -> float:
     return 1e-2 if str(meta.dtype) in ("torch.float16", "torch.bfloat16") else 1e-3
 
 
-def check_unnormalized(trace):
-    graph = graph_of(trace)
-    dims = trace.dims
-    for att in attentions(trace, graph):
+def check_unnormalized(analysis: Analysis):
+    dims = analysis.dims
+    for att in analysis.attentions:
         for use in att.uses:
             if use.pos not in (contracted_positions(use.matmul, use.slot) or ()):
                 continue  # softmax-axis reports it
@@ -772,8 +377,8 @@ def check_unnormalized(trace):
             sums = (use.matmul.weight_sums or {}).get(use.slot)
             if sums is None:
                 continue
-            minimum, deviations = sums
-            off = deviations.get(use.pos)
+            minimum = sums.minimum
+            off = sums.deviations.get(use.pos)
             if off is None:
                 continue
             meta = use.matmul.inputs[use.slot]
@@ -797,17 +402,11 @@ def check_unnormalized(trace):
             else:
                 hint = ("Mask the scores before the softmax (masked_fill with float('-inf')), or "
                         "renormalise the weights: att = att / att.sum(dim=-1, keepdim=True).")
-            yield at(trace, target, "unnormalized-attention", message, hint,
-                     deviation=off, softmax=att.softmax.index, matmul=use.matmul.index)
+            yield diagnostic("unnormalized-attention", message, hint, rec=target,
+                             deviation=off, softmax=att.softmax.index, matmul=use.matmul.index)
 
 
 def _op_word(rec) -> str:
     name = rec.op.split(".")[-1]
     return name if name.isidentifier() else f"'{name}'"
 
-
-CHECKS = {
-    "softmax-axis": check_softmax_axis,
-    "attention-scale": check_scale,
-    "unnormalized-attention": check_unnormalized,
-}

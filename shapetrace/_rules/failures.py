@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
+from .._analysis import Analysis
+from .._ops import PLAIN_MATMULS
 from .._source import binop_operands, call_receiver
-from ._common import at
-from .reshape import reshape_check
-
-_MATMULS = {"@", "Tensor.matmul", "torch.matmul", "torch.bmm", "Tensor.bmm", "torch.mm", "Tensor.mm"}
+from .registry import diagnostic
 
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
 
 
-def _made_noncontiguous(trace, meta):
+def _made_noncontiguous(analysis: Analysis, meta):
     """The record whose output first stopped being contiguous, following the tensor back."""
     found = None
     while meta is not None and meta.src is not None:
-        producer = trace.records[meta.src[0]]
+        producer = analysis.records[meta.src[0]]
         out = producer.outputs[meta.src[1]]
         if out.contiguous:
             break
@@ -28,11 +27,11 @@ def _made_noncontiguous(trace, meta):
     return found
 
 
-def _noncontiguous(trace, rec):
+def _noncontiguous(analysis: Analysis, rec):
     meta = rec.inputs[0]
-    maker = _made_noncontiguous(trace, meta)
+    maker = _made_noncontiguous(analysis, meta)
     receiver = call_receiver(rec.source) or "the tensor"
-    shape = trace.shape_of(meta)
+    shape = analysis.shape_of(meta)
     if maker is not None:
         where = f"{maker.op.split('.')[-1]} at line {maker.line}" if maker.line else maker.op
         why = f"{receiver} {shape} is not contiguous since the {where} ({maker.source})"
@@ -40,13 +39,13 @@ def _noncontiguous(trace, rec):
         why = f"{receiver} {shape} is not contiguous in memory"
     message = f"view of a non-contiguous tensor: {why}; .view never copies"
     hint = "Use .reshape(...), or call .contiguous() before .view(...)."
-    return at(trace, rec, "noncontiguous-view", message, hint,
-              made_by=maker.index if maker is not None else None)
+    return diagnostic("noncontiguous-view", message, hint, rec=rec,
+                      made_by=maker.index if maker is not None else None)
 
 
-def _matmul_hint(trace, rec) -> tuple[str, str]:
+def _matmul_hint(analysis: Analysis, rec) -> tuple[str, str]:
     a, b = rec.inputs[0], rec.inputs[1]
-    sa, sb = trace.shape_of(a), trace.shape_of(b)
+    sa, sb = analysis.shape_of(a), analysis.shape_of(b)
     operands = binop_operands(rec.source) or ("the left operand", "the right operand")
     left, right = operands
     text = f"{left} is {sa} and {right} is {sb}"
@@ -63,22 +62,22 @@ def _matmul_hint(trace, rec) -> tuple[str, str]:
                 hint = f"the last axis of {left} must match the second-to-last axis of {right}."
         else:
             hint = "the leading (batch) axes must be equal or 1 to broadcast."
-    producer = trace.records[b.src[0]] if b.src is not None else None
+    producer = analysis.records[b.src[0]] if b.src is not None else None
     if producer is not None and producer.op in ("Tensor.transpose", "torch.transpose") and b.ndim > 2:
         hint = f"transpose the last two axes: {call_receiver(producer.source) or 'k'}.transpose(-2, -1)."
     return text, hint[:1].upper() + hint[1:] if hint else ""
 
 
-def _op_failed(trace, rec):
+def _op_failed(analysis: Analysis, rec):
     kind, text = rec.error
-    shapes = ", ".join(trace.shape_of(m) for m in rec.inputs)
+    shapes = ", ".join(analysis.shape_of(m) for m in rec.inputs)
     hint = ""
-    if rec.op in _MATMULS and len(rec.inputs) >= 2:
-        operands, hint = _matmul_hint(trace, rec)
+    if rec.op in PLAIN_MATMULS and len(rec.inputs) >= 2:
+        operands, hint = _matmul_hint(analysis, rec)
         message = f"{rec.op} failed: {operands} ({kind}: {_first_line(text)})"
     else:
         message = f"{rec.op} failed on {shapes or 'its arguments'}: {kind}: {_first_line(text)}"
-    return at(trace, rec, "op-failed", message, hint, exception=kind)
+    return diagnostic("op-failed", message, hint, rec=rec, exception=kind)
 
 
 def _is_noncontiguous_view(rec) -> bool:
@@ -87,26 +86,23 @@ def _is_noncontiguous_view(rec) -> bool:
                  or "Cannot view a tensor" in rec.error[1]))  # the fake-tensor wording
 
 
-def check_failed(trace):
-    for rec in trace.records:
+def check_failed(analysis: Analysis):
+    for rec in analysis.records:
         if rec.error is None:
             continue
-        jumble = reshape_check(trace, rec)
+        jumble = analysis.reshape(rec)
         if jumble is not None and not jumble.ok:
             continue  # reshape-jumble says more than the error does
         if _is_noncontiguous_view(rec):
             continue
-        yield _op_failed(trace, rec)
+        yield _op_failed(analysis, rec)
 
 
-def check_noncontiguous(trace):
-    for rec in trace.records:
+def check_noncontiguous(analysis: Analysis):
+    for rec in analysis.records:
         if rec.error is None or not _is_noncontiguous_view(rec):
             continue
-        jumble = reshape_check(trace, rec)
+        jumble = analysis.reshape(rec)
         if jumble is not None and not jumble.ok:
             continue
-        yield _noncontiguous(trace, rec)
-
-
-CHECKS = {"op-failed": check_failed, "noncontiguous-view": check_noncontiguous}
+        yield _noncontiguous(analysis, rec)

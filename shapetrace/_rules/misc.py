@@ -6,21 +6,21 @@ import ast
 import linecache
 import math
 
+from .._analysis import Analysis
+from .._ops import REVERSALS, WRITES, next_prime, permutation
 from .._provenance import format_axes
-from .registry import diagnostic
 from .._source import call_receiver
-from ._common import at, records_of
-from .attention import permutation
+from .registry import diagnostic
 
 # --- reversed-transpose -----------------------------------------------------------------------
 
-_REVERSALS = {"Tensor.T", "Tensor.t", "torch.t", "Tensor.permute", "torch.permute"}
+#: ``.T`` and ``.t()``, and permutes, which reverse every axis when their order says so.
+_MAY_REVERSE = REVERSALS | {"Tensor.permute", "torch.permute"}
 
 
-def check_reversed(trace):
-    trace._analyse()
-    dims = trace.dims
-    for rec in records_of(trace, _REVERSALS):
+def check_reversed(analysis: Analysis):
+    dims = analysis.dims
+    for rec in analysis.records_of(_MAY_REVERSE):
         if rec.internal or not rec.inputs:
             continue
         meta = rec.inputs[0]
@@ -33,19 +33,16 @@ def check_reversed(trace):
             what = "permute reversing every axis"
         else:
             what = ".T" if rec.op == "Tensor.T" else ".t()"
-        before = trace.shape_of(meta)
+        before = analysis.shape_of(meta)
         after = format_axes(tuple(reversed(meta.axes)), dims) if meta.axes else str(meta.shape[::-1])
         receiver = call_receiver(rec.source) or "x"
         message = (f"{what} on {receiver} {before} reverses all {n} axes, giving {after}; "
                    f"a batched matrix transpose swaps only the last two")
         hint = f"Use {receiver}.transpose(-2, -1) (or {receiver}.mT) to swap the last two axes."
-        yield at(trace, rec, "reversed-transpose", message, hint, before=before, after=after)
+        yield diagnostic("reversed-transpose", message, hint, rec=rec, before=before, after=after)
 
 
 # --- discarded-result -------------------------------------------------------------------------
-
-_WRITES = {"[]=", "+=", "-=", "*=", "/=", "@=", "//=", "%=", "**=", "&=", "|=", "^="}
-
 
 def _result_used(rec) -> bool:
     """Whether an output was passed on, returned from a module, or still alive at the end."""
@@ -60,10 +57,10 @@ def _in_library(rec) -> bool:
     return "site-packages" in filename or "dist-packages" in filename
 
 
-def check_discarded(trace):
-    first_error = next((rec.index for rec in trace.records if rec.error is not None), None)
+def check_discarded(analysis: Analysis):
+    first_error = next((rec.index for rec in analysis.records if rec.error is not None), None)
     sources = _Statements()
-    for rec in trace.records:
+    for rec in analysis.records:
         if first_error is not None and rec.index >= first_error:
             break  # the code after a failure never ran
         if rec.internal or not rec.outputs or rec.site is None:
@@ -71,7 +68,7 @@ def check_discarded(trace):
         if _result_used(rec):
             continue
         name = rec.op.rsplit(".", 1)[-1]
-        if name.endswith("_") or rec.op in _WRITES or "out" in rec.kwargs:
+        if name.endswith("_") or rec.op in WRITES or "out" in rec.kwargs:
             continue
         if _in_library(rec):
             continue  # unused intermediates inside an installed library are not the user's bug
@@ -80,7 +77,7 @@ def check_discarded(trace):
             continue  # handed back to a caller, which dropped it: not this line's doing
         if first_error is not None and kind != "alone":
             continue  # assigned, but the line that would have used it never ran
-        yield _discarded(trace, rec, name, kind)
+        yield _discarded(rec, name, kind)
 
 
 class _Statements:
@@ -154,7 +151,7 @@ _IN_PLACE_FIX = {"masked_fill", "clamp", "clip", "add", "sub", "mul", "div", "tr
                  "index_copy", "normal", "uniform", "zero", "copy", "clamp_min", "clamp_max"}
 
 
-def _discarded(trace, rec, name: str, kind: str):
+def _discarded(rec, name: str, kind: str):
     receiver = call_receiver(rec.source) if rec.op.startswith("Tensor.") else None
     source = rec.source or rec.op
     if kind != "alone":
@@ -174,7 +171,7 @@ def _discarded(trace, rec, name: str, kind: str):
     else:
         message = f"the result of {source} is never used"
         hint = "Assign the result to a variable and use it, or delete the line."
-    return at(trace, rec, "discarded-result", message, hint, statement=kind)
+    return diagnostic("discarded-result", message, hint, rec=rec, statement=kind)
 
 
 # --- dim-collision ----------------------------------------------------------------------------
@@ -194,21 +191,14 @@ _HIDDEN = {
 }
 
 
-def _next_free_prime(taken: set[int], start: int) -> int:
-    n = max(start, 2)
-    while n in taken or any(n % p == 0 for p in range(2, int(n ** 0.5) + 1)):
-        n += 1
-    return n
-
-
-def check_collisions(trace):
-    dims = trace.dims
+def check_collisions(analysis: Analysis):
+    dims = analysis.dims
     collisions = dims.collisions()
     if not collisions:
         return
-    in_use = {s for rec in trace.records for m in (*rec.inputs, *rec.outputs) for s in m.shape}
+    in_use = {s for rec in analysis.records for m in (*rec.inputs, *rec.outputs) for s in m.shape}
     for a, b, size in collisions:
-        if trace.records and size not in in_use:
+        if analysis.records and size not in in_use:
             continue  # no axis of that size was traced: nothing can be confused
         hidden = _HIDDEN.get(frozenset((a, b))) if len(a) == len(b) == 1 else None
         hidden = hidden or (f"an axis of size {size} could be {a} or {b}, so a swap or mix of "
@@ -217,20 +207,20 @@ def check_collisions(trace):
                    f"softmax-axis and silent-broadcast lose their power over these axes, and "
                    f"shapes print {a} for both")
         change = a if a in dims.explicit and b not in dims.explicit else b
-        suggestion = _next_free_prime(set(dims.values()), 3)
+        suggestion = next_prime(3, avoid=set(dims.values()))
         hint = f"Give {change} a size of its own, a prime no other dim uses (e.g. {change}={suggestion})."
         yield diagnostic("dim-collision", message, hint, index=-1, names=[a, b], size=size)
 
 
 # --- non-finite -------------------------------------------------------------------------------
 
-def check_non_finite(trace):
-    for rec in trace.records:
+def check_non_finite(analysis: Analysis):
+    for rec in analysis.records:
         found = rec.non_finite
         if found is None or rec.error is not None:
             continue
         kind, slot, where = found
-        out = trace.shape_of(rec.outputs[slot]) if slot < len(rec.outputs) else "its output"
+        out = analysis.shape_of(rec.outputs[slot]) if slot < len(rec.outputs) else "its output"
         name = rec.op.split(".")[-1]
         if name in ("softmax", "log_softmax") and where is not None:
             row = tuple(where[:-1])
@@ -240,7 +230,7 @@ def check_non_finite(trace):
                     "masks), or mask with torch.finfo(scores.dtype).min instead of -inf.")
         else:
             at_index = f" at index {tuple(where)}" if where is not None else ""
-            inputs = ", ".join(trace.shape_of(m) for m in rec.inputs) or "no tensor inputs"
+            inputs = ", ".join(analysis.shape_of(m) for m in rec.inputs) or "no tensor inputs"
             message = f"{name} made {kind}{at_index} of its output {out}, from inputs {inputs} that held none"
             if name in ("mul", "*", "matmul", "@") and _multiplies_by_inf(rec):
                 message += ": 0 * inf is NaN"
@@ -250,7 +240,7 @@ def check_non_finite(trace):
                 hint = "Keep the argument away from 0 (and from negatives): add an epsilon or clamp it first."
             else:
                 hint = "Check the values reaching this op: masks of -inf, divisions by 0, overflow."
-        yield at(trace, rec, "non-finite", message, hint, kind=kind, where=where)
+        yield diagnostic("non-finite", message, hint, rec=rec, kind=kind, where=where)
         return  # the first one only: everything after it inherits the NaN
 
 
@@ -259,10 +249,3 @@ def _multiplies_by_inf(rec) -> bool:
     numbers += [m.value for m in rec.inputs if isinstance(m.value, float)]
     return any(math.isinf(x) for x in numbers)
 
-
-CHECKS = {
-    "reversed-transpose": check_reversed,
-    "discarded-result": check_discarded,
-    "dim-collision": check_collisions,
-    "non-finite": check_non_finite,
-}

@@ -2,8 +2,14 @@
 
 Each rule is data (code, name, severity, summary, explanation, a wrong and a right example) plus
 the function that finds it. ``python -m shapetrace --rules`` and docs/rules.md are generated from
-this table. Trace rules take ``(trace, ctx)`` and yield Diagnostics; behaviour rules are run by
-``shapetrace._behaviour`` (they need to run the module again) and have ``kind="behaviour"``.
+this table, and findings are made only through ``diagnostic()`` below, which takes the code and
+severity from it.
+
+``check`` names the function of a rule read from the trace, as ``"family:function"`` in this
+package (``"reshape:check_jumble"`` is ``shapetrace._rules.reshape.check_jumble``): it takes one
+``shapetrace._analysis.Analysis`` and yields Diagnostics. Behaviour rules (``kind="behaviour"``)
+are found by running the module again (``shapetrace._behaviour``), and annotation-mismatch from
+the exception a jaxtyping check raised (``shapetrace._annotations``): they have no ``check``.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ class Rule:
     needs_values: bool = False  # skipped under --fake
     #: Milder findings of the same rule, by name: attention-scale's "unscaled" is a warning.
     variants: tuple[tuple[str, str], ...] = ()
+    #: The function that reads the rule out of a trace: "family:function" in shapetrace._rules.
+    check: str | None = None
 
     def severity_of(self, variant: str | None = None) -> str:
         if variant is None:
@@ -57,7 +65,7 @@ _ALL = [
        """,
        """
        q = self.q_proj(x).view(B, T, self.n_head, self.head_size).transpose(1, 2)
-       """),
+       """, check="reshape:check_jumble"),
     _r("ST002", "reversed-transpose", "error",
        "`.T` / `.t()` / a full reversal on a tensor with more than 2 axes",
        """
@@ -70,7 +78,7 @@ _ALL = [
        """,
        """
        scores = q @ k.transpose(-2, -1)
-       """),
+       """, check="misc:check_reversed"),
     _r("ST003", "silent-broadcast", "warning",
        "both operands stretched (outer-product style), or a matmul broadcasting a size-1 batch",
        """
@@ -84,7 +92,7 @@ _ALL = [
        """,
        """
        loss = ((pred.squeeze(-1) - target) ** 2).mean()
-       """),
+       """, check="broadcast:check_broadcast"),
     _r("ST004", "softmax-axis", "error",
        "the softmax normalises an axis other than the one the next matmul contracts",
        """
@@ -99,7 +107,7 @@ _ALL = [
        """
        att = F.softmax(scores, dim=-1)     # over the keys
        out = att @ v
-       """),
+       """, check="attention:check_softmax_axis"),
     _r("ST005", "attention-scale", "error",
        "scores scaled by sqrt(C) or sqrt(H) instead of sqrt(head size), scaled twice, or not at all",
        """
@@ -114,7 +122,7 @@ _ALL = [
        """,
        """
        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)
-       """, variants=(("unscaled", "warning"),)),
+       """, variants=(("unscaled", "warning"),), check="attention:check_scale"),
     _r("ST006", "unnormalized-attention", "error",
        "the weights contracted with the values do not sum to 1 along the contracted axis",
        """
@@ -130,7 +138,7 @@ _ALL = [
        """
        att = F.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
        out = att @ v
-       """, needs_values=True),
+       """, needs_values=True, check="attention:check_unnormalized"),
     _r("ST007", "discarded-result", "error",
        "an out-of-place op whose result is never used",
        """
@@ -143,7 +151,7 @@ _ALL = [
        """,
        """
        scores = scores.masked_fill(self.mask[:T, :T] == 0, float("-inf"))
-       """),
+       """, check="misc:check_discarded"),
     _r("ST008", "causal-leak", "error",
        "an output position depends on a later input position in a module meant to be causal",
        """
@@ -199,7 +207,7 @@ _ALL = [
        """
        scores = scores.masked_fill(mask == 0, torch.finfo(scores.dtype).min)
        att = F.softmax(scores, dim=-1)
-       """, needs_values=True),
+       """, needs_values=True, check="misc:check_non_finite"),
     _r("ST012", "noncontiguous-view", "error",
        "`.view` on a non-contiguous tensor",
        """
@@ -212,7 +220,7 @@ _ALL = [
        """,
        """
        y = y.transpose(1, 2).contiguous().view(B, T, C)   # or .reshape(B, T, C)
-       """, kind="runtime"),
+       """, kind="runtime", check="failures:check_noncontiguous"),
     _r("ST013", "op-failed", "error",
        "an op raised: its operands in named dims, the source line and a hint",
        """
@@ -224,7 +232,7 @@ _ALL = [
        """,
        """
        scores = q @ k.transpose(-2, -1)
-       """, kind="runtime"),
+       """, kind="runtime", check="failures:check_failed"),
     _r("ST014", "annotation-mismatch", "error",
        "a jaxtyping/beartype annotation was violated",
        """
@@ -250,7 +258,7 @@ _ALL = [
        """,
        """
        python -m shapetrace model.py --dims B=3
-       """),
+       """, check="misc:check_collisions"),
 ]
 
 RULES: dict[str, Rule] = {r.name: r for r in _ALL}

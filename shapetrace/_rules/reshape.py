@@ -2,57 +2,21 @@
 
 from __future__ import annotations
 
-import math
 from itertools import permutations
 
-from .._provenance import ReshapeCheck, axis_label, axis_size, fresh_axes, reshape_axes
-from ._common import at, call, names, records_of
-
-RESHAPES = {"Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.view_as", "Tensor.reshape_as",
-            "Tensor.flatten", "torch.flatten", "Tensor.unflatten", "torch.unflatten"}
-
-
-def target_shape(rec) -> tuple[int, ...] | None:
-    """The shape a reshape produced, or asked for when it raised."""
-    if rec.outputs:
-        return rec.outputs[0].shape
-    if rec.op not in ("Tensor.view", "Tensor.reshape", "torch.reshape") or not rec.inputs:
-        return None
-    args = rec.args[1:] if rec.op.startswith("Tensor.") else rec.args[1:2]
-    if "shape" in rec.kwargs:
-        args = (rec.kwargs["shape"],)
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    try:
-        shape = [int(a) for a in args]
-    except (TypeError, ValueError):
-        return None
-    total = 1
-    for s in rec.inputs[0].shape:
-        total *= s
-    if shape.count(-1) == 1:
-        known = 1
-        for s in shape:
-            if s != -1:
-                known *= s
-        if known == 0 or total % known:
-            return None
-        shape[shape.index(-1)] = total // known
-    known = 1
-    for s in shape:
-        known *= s
-    return tuple(shape) if known == total else None
+from .._analysis import Analysis
+from .._dims import Dims
+from .._ops import SPLIT_MERGES
+from .._provenance import axis_label, axis_size, fresh_axes, reshape_axes, target_shape
+from .registry import diagnostic
 
 
-def reshape_check(trace, rec) -> ReshapeCheck | None:
-    if rec.op not in RESHAPES or not rec.inputs:
-        return None
-    shape = target_shape(rec)
-    if shape is None or rec.inputs[0].axes is None:
-        return None
-    if math.prod(shape) != math.prod(rec.inputs[0].shape):
-        return None  # x.view(dtype) reinterprets bytes: not a split or merge of axes
-    return reshape_axes(rec.inputs[0].axes, shape, trace.dims)
+def names(axes, dims: Dims) -> list[str]:
+    return [axis_label(a, dims) for a in axes]
+
+
+def call(names_: list[str]) -> str:
+    return "(" + ", ".join(names_) + ")"
 
 
 def _perm_call(order: tuple[int, ...]) -> str:
@@ -94,10 +58,10 @@ def fix_hint(src_axes, shape, dims, verb: str) -> str:
     return "Split or merge neighbouring axes only, and move axes with transpose/permute."
 
 
-def check(trace):
-    dims = trace.dims
-    for rec in records_of(trace, RESHAPES):
-        result = reshape_check(trace, rec)
+def check_jumble(analysis: Analysis):
+    dims = analysis.dims
+    for rec in analysis.records_of(SPLIT_MERGES):
+        result = analysis.reshape(rec)
         if result is None or result.ok:
             continue
         src = rec.inputs[0].axes
@@ -115,8 +79,5 @@ def check(trace):
         mixed = [m for m in mixed if m != bad] or mixed
         message = (f"{what} mixes {' and '.join(mixed)} into {bad}: a {verb} can only split or "
                    f"merge neighbouring axes in their current order")
-        yield at(trace, rec, "reshape-jumble", message, fix_hint(src, shape, dims, verb),
-                 before=before, after=after)
-
-
-CHECKS = {"reshape-jumble": check}
+        yield diagnostic("reshape-jumble", message, fix_hint(src, shape, dims, verb), rec=rec,
+                         before=before, after=after)
