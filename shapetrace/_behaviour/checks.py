@@ -178,15 +178,16 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
     with torch.no_grad():
         second = probe.call(probe.args)
     deterministic = outputs_equal(first, second)
-    change = None if deterministic else max_change(first, second)
-    if deterministic:
+    if not deterministic:
+        rec = _quietly(locate.first_difference, probe, roll=False)
+        result.diagnostics.append(messages.nondeterministic(probe, max_change(first, second), rec))
+    else:  # random only with a real dropout rate: the op is located with the rates raised too
         with torch.no_grad(), _dropout_switched_on(probe.model):
             once, twice = probe.call(probe.args), probe.call(probe.args)
             if not outputs_equal(once, twice):
-                change = max_change(once, twice)
-    if change is not None:
-        rec = _quietly(locate.first_difference, probe, roll=False)
-        result.diagnostics.append(messages.nondeterministic(probe, change, rec))
+                rec = _quietly(locate.first_difference, probe, roll=False)
+                result.diagnostics.append(messages.nondeterministic(probe, max_change(once, twice),
+                                                                    rec))
 
     stage.check = "batch-leak and causal-leak"
     reason = _ambiguity(probe.dims, probe.roles)

@@ -17,7 +17,7 @@ from torch import Tensor, nn
 
 from .._dims import Dims
 from .._ops import (DROPOUTS, LOG_SOFTMAXES, MASKED_FILLS, MATMULS, POSITION_OPS, SDPA, SOFTMAXES,
-                    WHERES, base_name, display_name, reduced_axes)
+                    TRAILING_NORMS, WHERES, base_name, display_name, reduced_axes)
 from .._records import OpRecord, TensorArg
 from .._report import Diagnostic
 from .._rules.registry import diagnostic
@@ -63,7 +63,7 @@ def _reduced(rec: OpRecord) -> tuple[list[int], str] | None:
     if found is None:
         return None
     axes, named = found
-    if rec.op not in ("F.layer_norm", "torch.layer_norm", "F.rms_norm"):
+    if rec.op not in TRAILING_NORMS:
         return axes, "all axes" if named is None else f"dim={named}"
     k = len(axes)
     return axes, f"the last {k} axes" if k > 1 else "the last axis"
