@@ -190,12 +190,17 @@ def _behaviour(model, args, names, trace: Trace, dims: Dims, causal):
     Dependencies come from plain autograd (one forward, batched backward passes) rather than
     ``torch.func``: the first ``vmap`` of a process imports torch._dynamo, about a second.
     """
-    from ._behaviour import infer_roles, run_behaviour
+    from ._behaviour import InternalCheckError, infer_roles, run_behaviour
 
     if causal is None:
         causal = causal_intent(trace)
-    roles = infer_roles(args, dims, names=names)
-    outcome = run_behaviour(model, args, roles, causal=causal, dims=dims)
+    try:
+        roles = infer_roles(args, dims, names=names)
+        outcome = run_behaviour(model, args, roles, causal=causal, dims=dims)
+    except InternalCheckError as exc:  # shapetrace's bug, not the module's: say so, keep going
+        return [], [str(exc)]
+    except Exception as exc:  # noqa: BLE001 - the module's failures are handled inside
+        return [], [str(InternalCheckError("behaviour", exc))]
     return list(outcome.diagnostics), [*outcome.skipped, *outcome.notes]
 
 

@@ -96,3 +96,22 @@ def instruction_position(code, lasti: int) -> tuple[int | None, int | None, int 
     if 0 <= index < len(positions):
         return positions[index]
     return None, None, None, None
+
+
+def dropout_base_class():
+    """The class every ``nn.Dropout*`` module derives from (private: ``_DropoutNd``); its ``p``
+    is the rate."""
+    from torch.nn.modules.dropout import _DropoutNd
+
+    return _DropoutNd
+
+
+#: Loaded by torch the first time autograd runs a vmap-batched backward (sympy and the
+#: symbolic-shape machinery, about 0.4 s); once it is, a batched backward costs nothing extra.
+BATCHED_GRAD_MODULE = "torch.fx.experimental.symbolic_shapes"
+
+
+def batched_grad_loaded() -> bool:
+    """Whether autograd's batched backward (``is_grads_batched=True``) is already set up in
+    this process, so that using it adds no import cost."""
+    return BATCHED_GRAD_MODULE in sys.modules

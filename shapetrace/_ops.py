@@ -193,6 +193,13 @@ ALONG_AXIS = frozenset({"softmax", "log_softmax", "cumsum", "cumprod", "normaliz
 #: Base names of ops that pick elements rather than compute from all of them.
 PICKS = frozenset({"__getitem__", "[]", "select", "narrow", "index_select", "gather",
                    "take_along_dim", "unbind", "split", "chunk", "tensor_split"})
+#: Softmaxes in log space: normalise along one axis like a softmax.
+LOG_SOFTMAXES = frozenset({"F.log_softmax", "Tensor.log_softmax", "torch.log_softmax"})
+#: Norms over the trailing ``normalized_shape`` axes of their input.
+TRAILING_NORMS = frozenset({"F.layer_norm", "torch.layer_norm", "F.rms_norm"})
+#: Base names of ops through which a position index reaches a tensor: building the indices,
+#: looking them up in a table, or picking by them.
+POSITION_OPS = PICKS | frozenset({"arange", "embedding"})
 ELEMENTWISE_NAMES = frozenset({
     "add", "sub", "mul", "div", "true_divide", "floor_divide", "pow", "eq", "ne", "lt", "le",
     "gt", "ge", "logical_and", "logical_or", "logical_not", "logical_xor", "bitwise_and",
@@ -344,6 +351,36 @@ def softmax_dim(rec) -> tuple[int, bool] | None:
         return norm_dim(dim, n), False
     except (TypeError, ValueError):
         return None
+
+
+def reduced_axes(rec) -> tuple[list[int], Any] | None:
+    """The axes of its first input that a reduction (``REDUCTIONS``), an along-axis op
+    (``ALONG_AXIS``) or a trailing norm (``TRAILING_NORMS``) runs over, non-negative, with the
+    argument that named them: the ``dim`` as given (None: every axis) or, for a norm, its
+    ``normalized_shape``. None for any other op, or when the axes cannot be read."""
+    if not rec.inputs:
+        return None
+    n = rec.inputs[0].ndim
+    op = rec.op
+    if op in TRAILING_NORMS:
+        shape = rec.arg(1, "normalized_shape")
+        if shape is None:
+            return None
+        k = len(shape) if isinstance(shape, (tuple, list)) else 1
+        return list(range(n - k, n)), shape
+    base = base_name(op)
+    if base not in REDUCTIONS and base not in ALONG_AXIS:
+        return None
+    if base == "normalize":  # F.normalize(x, p=2.0, dim=1)
+        dim = rec.arg(2, "dim", 1)
+    else:
+        dim = rec.arg(1, "dim")
+    if dim is None:
+        return list(range(n)), None
+    dims = [dim] if isinstance(dim, int) else dim
+    if not n or not isinstance(dims, (tuple, list)) or not all(isinstance(d, int) for d in dims):
+        return None
+    return [d % n for d in dims], dim
 
 
 _EINSUM_TERM = re.compile(r"[A-Za-z]|\.\.\.")

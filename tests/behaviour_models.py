@@ -564,3 +564,18 @@ class RaisesInForward(nn.Module):
 
     def forward(self, x: Float[Tensor, "B T C"]) -> Float[Tensor, "B T C"]:
         return self.proj(x.transpose(1, 2))
+
+
+class RaisesOnSecondCall(nn.Module):
+    """Works once, then fails (a stale cache, a one-shot buffer): the failure is the module's."""
+
+    def __init__(self, d_model: int):
+        super().__init__()
+        self.proj = nn.Linear(d_model, d_model)
+        self.calls = 0
+
+    def forward(self, x: Float[Tensor, "B T C"]) -> Float[Tensor, "B T C"]:
+        self.calls += 1
+        if self.calls > 1:
+            raise RuntimeError("the cache was already consumed")
+        return self.proj(x)

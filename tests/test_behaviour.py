@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 from torch import nn
 
 import behaviour_models as bm
+import shapetrace
 from shapetrace._behaviour import (
     RTOL,
     InputRole,
+    InternalCheckError,
     check_behaviour,
     dependencies,
     grid_text,
@@ -23,6 +25,8 @@ from shapetrace._behaviour import (
     looks_causal,
     run_behaviour,
 )
+from shapetrace._behaviour import locate as behaviour_locate
+from shapetrace._behaviour import probe as behaviour_probe
 from shapetrace._dims import Dims
 
 MODELS_FILE = Path(bm.__file__)
@@ -72,7 +76,7 @@ BUGS = [
     pytest.param(lambda d: bm.PositionsFromBatch(d["C"], d["H"], d["L"]), True, "batch-leak", "torch.arange",
                  id="positions-from-batch"),
     pytest.param(lambda d: bm.TutorialPositionsOnBatchFirst(d["C"], d["H"], d["L"]), True, "batch-leak",
-                 "Tensor.__getitem__", id="tutorial-positions-on-batch-first"),
+                 "[]", id="tutorial-positions-on-batch-first"),
     pytest.param(lambda d: bm.DropoutInEval(d["C"], d["H"]), True, "nondeterministic-eval", "F.dropout",
                  id="dropout-in-eval"),
 ]
@@ -406,6 +410,54 @@ def test_a_module_that_raises_gives_no_diagnostics():
     assert len(result.skipped) == 1 and "raised" in result.skipped[0]
 
 
+def test_a_module_that_raises_only_on_the_second_run_is_the_modules_failure():
+    result = run_behaviour(bm.RaisesOnSecondCall(D["C"]), [x_of(D)], causal=True, dims=D)
+    assert result.diagnostics == []
+    assert len(result.skipped) == 1 and "the module raised while re-running" in result.skipped[0]
+    assert "the cache was already consumed" in result.skipped[0]
+
+
+def test_check_reports_a_module_failing_on_rerun_as_the_modules():
+    report = shapetrace.check(bm.RaisesOnSecondCall, init={"d_model": "C"}, inputs=["x=B,T,C"])
+    notes = report.targets[0].notes
+    assert any("the module raised while re-running" in n for n in notes)
+    assert not any("internal error" in n for n in notes)
+
+
+def _break_reduce_grad(monkeypatch):
+    """A bug in the checks' own code: a helper that is not callable any more."""
+    monkeypatch.setattr(behaviour_probe, "reduce_grad", None)
+
+
+def test_a_bug_in_the_checks_is_an_internal_error_not_the_modules(monkeypatch):
+    _break_reduce_grad(monkeypatch)
+    with pytest.raises(InternalCheckError) as info:
+        run_behaviour(bm.CausalSelfAttention(D["C"], D["H"], D["L"]), [x_of(D)], causal=True, dims=D)
+    assert info.value.check == "batch-leak and causal-leak"
+    assert isinstance(info.value.error, TypeError)
+    assert "please report it" in str(info.value)
+
+
+def test_a_bug_in_a_callback_inside_the_users_forward_is_an_internal_error(monkeypatch):
+    # The observer runs inside the user's forward (user frame -> tracer -> observer): the
+    # exception passes through the user's code but was raised by shapetrace's.
+    monkeypatch.setattr(behaviour_locate, "snapshot", None)
+    with pytest.raises(InternalCheckError) as info:
+        run_behaviour(bm.UnassignedMask(D["C"], D["H"], D["L"]), [x_of(D)], causal=True, dims=D)
+    assert info.value.check == "causal-leak"
+
+
+def test_check_reports_an_internal_error_without_blaming_the_module(monkeypatch):
+    _break_reduce_grad(monkeypatch)
+    report = shapetrace.check(bm.CausalSelfAttention, init={"n_embd": "C", "n_head": "H",
+                                                            "block_size": "L"}, inputs=["x=B,T,C"])
+    notes = report.targets[0].notes
+    assert report.targets[0].error is None
+    assert any(n.startswith("internal error in shapetrace's batch-leak and causal-leak check")
+               and "please report it" in n for n in notes)
+    assert not any("the module raised" in n for n in notes)
+
+
 def test_equal_batch_and_time_sizes_cannot_be_told_apart():
     dims = Dims({"B": 7})
     result = run_behaviour(bm.UnassignedMask(dims["C"], dims["H"], dims["L"]), [x_of(dims)], causal=True,
@@ -420,6 +472,12 @@ def test_determinism_is_still_checked_when_b_equals_t():
     dims = Dims({"B": 7})
     diags = check_behaviour(bm.DropoutInEval(dims["C"], dims["H"]), [x_of(dims)], causal=True, dims=dims)
     assert [d.rule for d in diags] == ["nondeterministic-eval"]
+
+
+def test_dropout_built_with_rate_zero_is_still_located_at_its_line():
+    diags = check_behaviour(bm.DropoutInEval(D["C"], D["H"], dropout=0.0), [x_of(D)], causal=True, dims=D)
+    assert [d.rule for d in diags] == ["nondeterministic-eval"]
+    assert diags[0].line == located_line("dropout-in-eval") and diags[0].op == "F.dropout"
 
 
 def test_dropout_modules_are_checked_in_eval_mode():
@@ -491,3 +549,26 @@ def test_other_probe_sizes(B, T):
     diags = check_behaviour(bm.UnassignedMask(dims["C"], dims["H"], dims["L"]), [x], causal=True, dims=dims)
     assert [d.rule for d in diags] == ["causal-leak"]
     assert diags[0].line == located_line("unassigned-masked-fill")
+
+
+# --------------------------------------------------------------------------------------------
+# What the checks assume of torch (shapetrace._compat)
+# --------------------------------------------------------------------------------------------
+
+
+def test_dropout_modules_share_the_private_base_class():
+    from shapetrace._compat import dropout_base_class
+
+    base = dropout_base_class()
+    assert all(isinstance(m, base) and m.p == 0.25
+               for m in (nn.Dropout(0.25), nn.Dropout1d(0.25), nn.Dropout2d(0.25), nn.AlphaDropout(0.25)))
+
+
+def test_a_batched_backward_loads_the_module_the_checks_look_for():
+    import sys
+
+    from shapetrace._compat import BATCHED_GRAD_MODULE, batched_grad_loaded
+
+    x = torch.randn(3, requires_grad=True)
+    torch.autograd.grad((x * 2).sum(), x, torch.eye(1).squeeze(-1), is_grads_batched=True)
+    assert BATCHED_GRAD_MODULE in sys.modules and batched_grad_loaded()

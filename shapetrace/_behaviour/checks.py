@@ -1,0 +1,249 @@
+"""Running the behaviour checks: determinism, batch independence, causality.
+
+``run_behaviour`` makes a probe (a float64 eval copy), runs the module twice for determinism
+(and twice more with dropout rates raised from 0), works out the dependencies, locates the first
+leaking op of each kind, and turns what it found into diagnostics (``messages``). The caller's
+module, its inputs, the global random state and the thread count are left as they were.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+from torch import nn
+
+from .._compat import dropout_base_class
+from .._dims import Dims
+from .._report import Diagnostic
+from . import locate, messages
+from .errors import InternalCheckError, raised_by_user
+from .probe import Probe, copy_module, max_change, one_thread, outputs_equal
+from .results import PERMUTATION_RTOL, RTOL, BehaviourResult, DependencyResult, looks_causal
+from .roles import InputRole, infer_roles
+
+
+class _Stage:
+    """Which check is running, for the message of an internal error."""
+
+    def __init__(self, check: str):
+        self.check = check
+
+
+def dependencies(module: nn.Module, inputs: Sequence[Any],
+                 roles: Sequence[InputRole | None] | None = None, *,
+                 dims: Dims | None = None, kwargs: Mapping[str, Any] | None = None,
+                 rtol: float = RTOL, batched: bool | None = None) -> DependencyResult:
+    """Which output (sample, position) depends on which input (sample, position).
+
+    Runs a float64 eval copy of ``module`` (the module itself is not changed) with ``inputs``
+    as positional arguments and ``kwargs`` as fixed keyword arguments. ``batched`` forces the
+    vmap-batched backward (True) or one backward per row (False); None picks the cheaper one.
+    Raises what the module raises, and an ``InternalCheckError`` for a failure of its own.
+    """
+    dims = dims or Dims()
+    roles = list(roles) if roles is not None else infer_roles(inputs, dims)
+    reason = _ambiguity(dims, roles)
+    if reason:
+        return DependencyResult(dims["B"], dims["T"], reason=reason)
+    stage = _Stage("dependency")
+    with _internal_errors(stage):
+        probe = Probe(copy_module(module), inputs, roles, dims, kwargs, root=type(module).__name__)
+        try:
+            with torch.random.fork_rng(devices=[]), one_thread():
+                torch.manual_seed(0)
+                reference = probe.reference()
+                return probe.dependencies(reference, rtol, batched)
+        finally:
+            probe.close()
+
+
+def check_behaviour(module: nn.Module, inputs: Sequence[Any],
+                    roles: Sequence[InputRole | None] | None = None, *,
+                    causal: bool | None, dims: Dims | None = None,
+                    kwargs: Mapping[str, Any] | None = None) -> list[Diagnostic]:
+    """``causal-leak``, ``batch-leak`` and ``nondeterministic-eval`` diagnostics for a module."""
+    return run_behaviour(module, inputs, roles, causal=causal, dims=dims, kwargs=kwargs).diagnostics
+
+
+def run_behaviour(module: nn.Module, inputs: Sequence[Any],
+                  roles: Sequence[InputRole | None] | None = None, *,
+                  causal: bool | None, dims: Dims | None = None,
+                  kwargs: Mapping[str, Any] | None = None) -> BehaviourResult:
+    """Run every behaviour check. ``causal=None`` skips the causal-leak check (the dependency
+    pattern is still reported, and ``notes`` says when the module is causal in practice).
+
+    A module that raises while re-running gives no diagnostics and one ``skipped`` line; a
+    failure of the checks themselves raises ``InternalCheckError``."""
+    dims = dims or Dims()
+    roles = list(roles) if roles is not None else infer_roles(inputs, dims)
+    result = BehaviourResult()
+    try:
+        copied = copy_module(module)
+    except Exception as exc:  # noqa: BLE001 - a module that cannot be copied is not checked
+        result.skipped.append(f"behaviour checks: the module could not be copied ({exc})")
+        return result
+    stage = _Stage("behaviour")
+    try:
+        with _internal_errors(stage):
+            probe = Probe(copied, inputs, roles, dims, kwargs, root=type(module).__name__)
+            try:
+                with torch.random.fork_rng(devices=[]), one_thread():
+                    torch.manual_seed(0)
+                    _run_checks(probe, result, causal, stage)
+            finally:
+                probe.close()
+    except InternalCheckError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the module's own failure: the trace reports it
+        result.diagnostics = []
+        result.skipped.append(f"behaviour checks: the module raised while re-running "
+                              f"({type(exc).__name__}: {exc})")
+    return result
+
+
+@contextmanager
+def _internal_errors(stage: _Stage):
+    """Lets the module's own exceptions through; turns shapetrace's into InternalCheckError."""
+    try:
+        yield
+    except InternalCheckError:
+        raise
+    except Exception as exc:
+        if raised_by_user(exc):
+            raise
+        raise InternalCheckError(stage.check, exc) from exc
+
+
+def _ambiguity(dims: Dims, roles: Sequence[InputRole | None]) -> str | None:
+    B, T = dims["B"], dims["T"]
+    if B == T:
+        return (f"B and T are both {B}, so the batch and time axes of the outputs cannot be told "
+                f"apart; give them different sizes (e.g. --dims B=5,T=7)")
+    has_context = any(r is not None and r.stream == "context" and r.time is not None for r in roles)
+    if has_context and dims["S"] == B:
+        return f"B and S are both {B}, so the batch axis cannot be told apart from the context axis"
+    if B < 2:
+        return "B is 1: there is no other sample to leak into"
+    return None
+
+
+_DROPOUT_NAME = re.compile(r"drop|\Ap\Z|\Ap_\w+")  # dropout, attn_pdrop, drop_rate, p, p_attn
+_PROBE_P = 0.1
+
+
+@contextmanager
+def _dropout_switched_on(model: nn.Module):
+    """Dropout rates of 0 raised to 0.1 for the determinism check, then put back.
+
+    Modules are built with dropout=0.0 so every other check sees a deterministic function;
+    that would also hide ``F.dropout(x, self.dropout)`` left on in eval. With a real rate, eval
+    stays deterministic exactly when every dropout follows ``self.training``.
+    """
+    dropout = dropout_base_class()
+    saved = []
+    for sub in model.modules():
+        if isinstance(sub, dropout) and sub.p == 0.0:
+            saved.append((sub, "p", sub.p))
+            sub.p = _PROBE_P
+        for key, value in list(vars(sub).items()):
+            if (type(value) is float and value == 0.0 and _DROPOUT_NAME.search(key)
+                    and not key.startswith("_")):
+                saved.append((sub, key, value))
+                setattr(sub, key, _PROBE_P)
+    try:
+        yield
+    finally:
+        for sub, key, value in reversed(saved):
+            setattr(sub, key, value)
+
+
+def _quietly(find, *args, **kwargs):
+    """``find(...)``, or None when the module raises on this run: the finding stands even when
+    no op can be named. shapetrace's own failures propagate."""
+    try:
+        return find(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001
+        if raised_by_user(exc):
+            return None
+        raise
+
+
+def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stage: _Stage) -> None:
+    stage.check = "nondeterministic-eval"
+    first = probe.reference()
+    with torch.no_grad():
+        second = probe.call(probe.args)
+    deterministic = outputs_equal(first, second)
+    if not deterministic:
+        rec = _quietly(locate.first_difference, probe, roll=False)
+        result.diagnostics.append(messages.nondeterministic(probe, max_change(first, second), rec))
+    else:  # random only with a real dropout rate: the op is located with the rates raised too
+        with torch.no_grad(), _dropout_switched_on(probe.model):
+            once, twice = probe.call(probe.args), probe.call(probe.args)
+            if not outputs_equal(once, twice):
+                rec = _quietly(locate.first_difference, probe, roll=False)
+                result.diagnostics.append(messages.nondeterministic(probe, max_change(once, twice),
+                                                                    rec))
+
+    stage.check = "batch-leak and causal-leak"
+    reason = _ambiguity(probe.dims, probe.roles)
+    if reason:
+        result.skipped.append(f"batch-leak and causal-leak not checked: {reason}")
+        return
+    dep = probe.dependencies(first)
+    result.dependency = dep
+    if dep.reason:
+        result.skipped.append(f"batch-leak and causal-leak not checked: {dep.reason}")
+        return
+
+    mixing = dep.batch_leaks()
+    future = dep.causal_leaks() if causal else []
+    located: dict[str, tuple[locate.Leak, locate.Run]] = {}
+    wanted = {"batch": bool(mixing), "causal": bool(future)}
+    while any(want and kind not in located for kind, want in wanted.items()):
+        # one run finds the first op of either kind; a second run looks for the other
+        stage.check = "batch-leak" if wanted["batch"] and "batch" not in located else "causal-leak"
+        found, run = _quietly(locate.dependency_leak, probe,
+                              batch=wanted["batch"] and "batch" not in located,
+                              causal=wanted["causal"] and "causal" not in located) or (None, None)
+        if found is None:
+            break
+        located[found.kind] = (found, run)
+    stage.check = "causal-leak"
+    hidden = None  # a causal leak found inside when no output has a time axis to show it
+    if causal and dep.time_grid is None and any(s.role.stream == "query" and s.role.time is not None
+                                                for s in probe.sources()):
+        hidden = _quietly(locate.dependency_leak, probe, batch=False, causal=True)
+        if hidden is not None and hidden[0] is None:
+            hidden = None
+
+    stage.check = "batch-leak"
+    if mixing:
+        leak = located.get("batch")
+        result.diagnostics.append(messages.batch_mixing(probe, dep, mixing,
+                                                        leak[0].rec if leak else None))
+    elif deterministic:
+        change = probe.permutation_change(first)
+        if change > PERMUTATION_RTOL:
+            rec = _quietly(locate.first_difference, probe, roll=True)
+            result.diagnostics.append(messages.batch_position(probe, dep, change, rec))
+    else:
+        result.skipped.append("batch-leak: whether outputs follow their sample when the batch is "
+                              "reordered was not checked, as two runs already differ")
+
+    stage.check = "causal-leak"
+    if future:
+        leak, run = located.get("causal", (None, None))
+        result.diagnostics.append(messages.causal_leak(
+            probe, dep.time_grid, dep, leak.rec if leak else None, run.records if run else ()))
+    elif hidden is not None:
+        leak, run = hidden
+        result.diagnostics.append(messages.causal_leak(probe, leak.used, dep, leak.rec, run.records,
+                                                       inside=True))
+    elif causal is None and looks_causal(dep):
+        result.notes.append("the module is causal in practice: "
+                            "no output position depends on a later one")

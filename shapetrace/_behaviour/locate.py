@@ -1,0 +1,175 @@
+"""Locating a leak: the first op whose output leaks, found on a recorded run of the probe.
+
+The run is recorded by the tracer (``shapetrace._trace.Trace``, rules and value probes off):
+each op at the level the user wrote it, with its name, module path and source site, as an
+:class:`~shapetrace._records.OpRecord`. The tracer keeps no tensors, so an observer keeps a
+snapshot (a clone, in the autograd graph when gradients are on) of each op's outputs, keyed by
+the record's index.
+
+For a dependency leak the ops' outputs are differentiated in the order the ops were called
+(an op that runs others, such as ``F.multi_head_attention_forward``, comes before them) and the
+first one that leaks is named: an axis of size B is the batch axis, axes of size T are time
+axes, and an element at time coordinates (t1, t2, ...) may depend on input positions up to
+max(t1, t2, ...) (so (B, H, T, T) scores are legal before masking); an output with no time axis
+that depends on more than one position leaks. For position-in-batch and nondeterminism leaks
+the module runs twice (rolled batch / same inputs) and the first op whose outputs disagree is
+named.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from .._ops import PICKS, base_name
+from .._records import OpRecord
+from .._trace import Trace
+from .probe import (Axes, Probe, axes_of, fresh, math_sdpa, normalise, reduce_grad,
+                    relative_change, row_grads, same)
+from .results import PERMUTATION_RTOL, RTOL
+
+
+@dataclass
+class Step:
+    """One recorded op and snapshots of the tensors it returned."""
+
+    rec: OpRecord
+    outputs: list[Tensor]
+
+
+@dataclass
+class Run:
+    """A recorded run of the probe: every record, and the steps that returned tensors."""
+
+    records: list[OpRecord]
+    steps: list[Step]
+
+
+@dataclass
+class Leak:
+    """The first op whose output leaks."""
+
+    rec: OpRecord
+    kind: str  # "batch" | "causal"
+    used: Tensor | None  # the op output's (B, B) or (T, T) dependency grid, when it has the axes
+
+
+def record(probe: Probe, args: Sequence[Any], kwargs: Mapping[str, Any] | None = None, *,
+           grad: bool, embeddings: Sequence[Tensor] = ()) -> Run:
+    """Run the probe once under the tracer; with ``grad`` the snapshots stay in the graph.
+    ``embeddings`` replace the token embeddings, in order."""
+    args, kwargs = fresh(args), fresh(probe.kwargs if kwargs is None else kwargs)
+    outputs: dict[int, list[Tensor]] = {}
+
+    def keep(rec: OpRecord, outs: tuple, op_args: tuple, op_kwargs: dict) -> None:
+        outputs[rec.index] = snapshot(outs)
+
+    trace = Trace(probe.model, dims=probe.dims, rules=False, probes=False, observer=keep,
+                  root=probe.root)
+    context = torch.enable_grad() if grad else torch.no_grad()
+    replaced = probe.embedding("replace", embeddings) if embeddings else nullcontext()
+    with context, replaced, math_sdpa(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with trace:
+            probe.model(*args, **kwargs)
+    steps = [Step(rec, outputs[rec.index]) for rec in trace.records if rec.index in outputs]
+    return Run(trace.records, steps)
+
+
+def snapshot(outs: Sequence[Tensor]) -> list[Tensor]:
+    """Clones of an op's outputs: a later in-place op must not change what this op produced."""
+    return [t.clone() for t in outs]
+
+
+def dependency_leak(probe: Probe, *, batch: bool, causal: bool, rtol: float = RTOL,
+                    batched: bool | None = None) -> tuple[Leak | None, Run | None]:
+    """The first op whose output mixes samples (``batch``) or sees the future (``causal``),
+    and the recorded run it was found in."""
+    sources = probe.sources()
+    if not sources:
+        return None, None
+    leaves, args, emb = probe.leaves(sources)
+    run = record(probe, args, grad=True, embeddings=emb)
+    kinds = (["batch"] if batch else []) + (["time"] if causal else [])
+    for step in run.steps:
+        for t in step.outputs:
+            if not (t.is_floating_point() and t.requires_grad):
+                continue
+            ax = axes_of(t.shape, probe.dims)
+            rows: list[tuple[int, Tensor]] = []
+            spans = {kind: probe.rows(rows, 0, t, ax, kind) for kind in kinds}
+            try:
+                grads = row_grads([t], leaves, rows, batched)
+            except RuntimeError:  # no path from the leaves to this output
+                continue
+            for s, g in zip(sources, grads):
+                red = reduce_grad(g, s.role.batch, s.role.time)
+                if "batch" in spans and s.role.batch is not None:
+                    used = normalise(red[spans["batch"]].sum(2)) > rtol
+                    if _mixes_samples(used, ax):
+                        return Leak(step.rec, "batch", used if ax.batch is not None else None), run
+                if "time" in spans and s.role.stream == "query" and s.role.time is not None:
+                    used = normalise(red[spans["time"]].sum(1)) > rtol
+                    if _sees_future(used, ax, _drops_time(step.rec, probe.T)):
+                        return Leak(step.rec, "causal", used if ax.time else None), run
+    return None, run
+
+
+def first_difference(probe: Probe, *, roll: bool) -> OpRecord | None:
+    """The first op whose outputs differ between two runs: on the same inputs, or on the batch
+    rolled by one place (``roll``; its outputs are compared rolled back)."""
+    first = record(probe, probe.args, grad=False)
+    if roll:
+        second = record(probe, probe.rolled_args(), probe.rolled_kwargs(), grad=False)
+    else:
+        second = record(probe, probe.args, grad=False)
+    for a, b in zip(first.steps, second.steps):
+        if a.rec.op != b.rec.op or len(a.outputs) != len(b.outputs):
+            return None
+        for ta, tb in zip(a.outputs, b.outputs):
+            if ta.shape != tb.shape:
+                return None
+            if roll:
+                axis = next((i for i, s in enumerate(ta.shape) if s == probe.B), None)
+                if axis is None:
+                    continue
+                if relative_change(tb, ta.roll(1, dims=axis)) > PERMUTATION_RTOL:
+                    return a.rec
+            elif not same(ta, tb):
+                return a.rec
+    return None
+
+
+def _mixes_samples(used: Tensor, ax: Axes) -> bool:
+    """``used`` is (rows, B_in): rows are samples, or one row when the output has no batch axis."""
+    if ax.batch is not None:
+        return bool((used & ~torch.eye(*used.shape, dtype=torch.bool)).any())
+    if ax.batch_merged:
+        return False  # (B*H, ...) layouts: the samples cannot be told apart here
+    return int(used.any(dim=0).sum()) > 1
+
+
+def _sees_future(used: Tensor, ax: Axes, drops_time: bool) -> bool:
+    """``used`` is (rows, T_in): rows are latest time coordinates, or one row without a time axis.
+
+    Without a time axis, an output that depends on several positions leaks only when the op
+    itself removed the time axis other than by picking positions: ``x.mean(dim=1)`` leaks,
+    ``x[:, -1]`` (the last position sees them all) and the ops after it do not."""
+    if ax.time:
+        return bool(used.triu(1).any())
+    if ax.time_merged or not drops_time:
+        return False
+    return int(used.any(dim=0).sum()) > 1
+
+
+def _drops_time(rec: OpRecord, T: int) -> bool:
+    """The op took a tensor with a time axis and does not merely pick positions from it."""
+    if base_name(rec.op) in PICKS:
+        return False
+    return any(T in meta.shape for meta in rec.inputs)
