@@ -7,8 +7,8 @@ measures, on this thread's CPU clock:
 - record: the training loop under ``shapetrace.trace`` (the ``with`` block);
 - analyse: naming every axis and running the trace rules (``t.diagnostics``), which the first
   render would otherwise pay;
-- render: the trace exported as plain text (``Trace.print`` onto a colourless recording
-  console at 100 columns, then exported), as ``python -m shapetrace train.py > log.txt`` does.
+- render: the trace exported as plain text at 100 columns by the ``text`` exporter, as
+  ``python -m shapetrace train.py > log.txt`` does.
 
 and prints the ratio render / record. Goal: <= 1.0.
 
@@ -18,7 +18,6 @@ and prints the ratio render / record. Goal: <= 1.0.
 from __future__ import annotations
 
 import argparse
-import io
 import math
 import time
 
@@ -27,7 +26,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import shapetrace as st
-from shapetrace._render import make_console
+from shapetrace._render import EXPORTERS, trace_renderable
 
 
 class Block(nn.Module):
@@ -107,9 +106,7 @@ def main():
     analyse = time.thread_time() - start
 
     start = time.thread_time()
-    console = make_console(color=False, width=100, file=io.StringIO(), record=True)
-    t.print(console=console, fold=not args.no_fold)
-    text = console.export_text()
+    text = EXPORTERS["text"].paint(trace_renderable(t, width=100, fold=not args.no_fold))
     render = time.thread_time() - start
 
     n = len(t.records)
