@@ -92,6 +92,7 @@ def main():
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     data = [(torch.randint(0, 32, (4, 16)), torch.randint(0, 32, (4, 16))) for _ in range(8)]
 
+    train(model, optimizer, 1, data)  # the optimizer's state exists from here on
     with st.trace(model) as probe:  # one step, to size the loop
         train(model, optimizer, 1, data)
     steps = max(1, round(args.ops / max(len(probe.records), 1)))
