@@ -4,16 +4,16 @@ Parsing, ``--help``, ``--version`` and ``--rules`` do not import torch. Exit cod
 error-level finding, 1 at least one, 2 the command could not run (one line on stderr, no
 traceback unless ``--debug``).
 
-Every report is painted once onto a rich console: the terminal's (coloured unless ``NO_COLOR``
-is set), or a recording console that is exported as plain text (pipes, ``--output``), HTML or
-SVG.
+Formats come from the render layer's one table of exporters (``_render.EXPORTERS``): ``--format``
+names one, ``--output`` picks one by its suffix. Text to a terminal is printed on the terminal's
+console (coloured unless ``NO_COLOR`` is set); everything else (pipes, ``--output``, JSON, HTML,
+SVG) is the exporter's text, written once.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
 import os
 import sys
@@ -21,10 +21,7 @@ import sys
 from ._errors import ShapetraceError, TargetError, UsageError
 from ._version import __version__
 
-FORMATS = ("text", "json", "html", "svg")
-#: ``--output report.html`` without ``--format`` writes HTML
-_SUFFIX_FORMATS = {".json": "json", ".html": "html", ".htm": "html", ".svg": "svg"}
-_EXPORT_WIDTH = 100
+_EXPORT_WIDTH = 100  # text that does not go to a terminal: pipes, CI logs, --output
 
 EPILOG = """\
 targets:
@@ -131,7 +128,7 @@ def _first_line(text: str) -> str:
 
 
 def _main(args) -> int:
-    args.format = _format(args)
+    args.exporter = _exporter(args)
     if args.output:
         _check_writable(args.output)
     if args.rules:
@@ -148,14 +145,17 @@ def _main(args) -> int:
     return _report(results, args)
 
 
-def _format(args) -> str:
-    if args.format is not None:
-        if args.format not in FORMATS:
-            raise UsageError(f"unknown format {args.format!r}: use one of {', '.join(FORMATS)}")
-        return args.format
-    if args.output:
-        return _SUFFIX_FORMATS.get(os.path.splitext(args.output)[1].lower(), "text")
-    return "text"
+def _exporter(args):
+    """The exporter named by ``--format``, else the one ``--output``'s suffix selects (text when
+    no exporter has the suffix)."""
+    from ._render import UnknownFormat, exporter_for_path, exporter_named
+
+    try:
+        if args.format is not None:
+            return exporter_named(args.format)
+        return exporter_for_path(args.output or "", default="text")
+    except UnknownFormat as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _check_writable(path: str) -> None:
@@ -172,8 +172,8 @@ def _check_writable(path: str) -> None:
 def _demo(args) -> int:
     if any(v for v in (args.init, args.input, args.dims)):
         raise UsageError("--init/--input/--dims need a TARGET or --config")
-    if args.format == "json" or args.fake:
-        flag = "--fake" if args.fake else "--format json"
+    if not args.exporter.painted or args.fake:
+        flag = "--fake" if args.fake else f"--format {args.exporter.name}"
         raise UsageError(f"{flag} needs a TARGET or --config (the demo has no {flag[2:]} mode)")
     from ._demo import run
 
@@ -231,39 +231,39 @@ def _report(results: list, args) -> int:
 
 
 def _emit(report, args) -> None:
-    if args.format == "json":
-        _write(json.dumps(report.to_json(), indent=2) + "\n", args)
-        return
-    from ._render import print_report
+    show_trace = not args.no_trace
+    console = _terminal(args)
+    if console is not None:
+        from ._render import print_report
 
-    _paint(lambda console: print_report(report, console=console, show_trace=not args.no_trace),
+        print_report(report, console=console, show_trace=show_trace)
+        return
+    _write(args.exporter.export(report, width=args.width or _EXPORT_WIDTH, show_trace=show_trace),
            args)
 
 
 def _paint(paint, args) -> None:
-    """Run ``paint(console)`` on the terminal, or record it and export it as ``args.format``.
+    """Run ``paint(console)`` on the terminal, or have the exporter record it.
 
-    Text that does not go to a terminal (a pipe, a CI log, ``--output``) is exported plain,
-    100 columns wide unless ``--width`` says otherwise, without trailing spaces.
+    Text that does not go to a terminal (a pipe, a CI log, ``--output``) is plain, 100 columns
+    wide unless ``--width`` says otherwise, without trailing spaces.
     """
+    console = _terminal(args)
+    if console is not None:
+        paint(console)
+        return
+    _write(args.exporter.record(paint, width=args.width or _EXPORT_WIDTH), args)
+
+
+def _terminal(args):
+    """The terminal's console when the output is text for a terminal (also under FORCE_COLOR;
+    rich honours NO_COLOR), else None."""
+    if args.exporter.name != "text" or args.output:
+        return None
     from ._render import make_console
 
-    if args.format == "text" and not args.output:
-        console = make_console(width=args.width)
-        if console.is_terminal:  # also under FORCE_COLOR; rich honours NO_COLOR
-            paint(console)
-            return
-    width = args.width or _EXPORT_WIDTH
-    console = make_console(color=args.format != "text", width=width, file=io.StringIO(),
-                           record=True)
-    paint(console)
-    if args.format == "html":
-        text = console.export_html(inline_styles=True)
-    elif args.format == "svg":
-        text = console.export_svg(title="shapetrace report")
-    else:
-        text = "".join(line.rstrip() + "\n" for line in console.export_text().splitlines())
-    _write(text, args)
+    console = make_console(width=args.width)
+    return console if console.is_terminal else None
 
 
 def _write(text: str, args) -> None:
@@ -280,26 +280,14 @@ def _write(text: str, args) -> None:
 def _print_rules(args) -> int:
     from ._rules.registry import RULES
 
-    if args.format == "json":
+    if not args.exporter.painted:
         rules = [{"code": r.code, "rule": r.name, "severity": r.severity, "summary": r.summary,
                   "needs_values": r.needs_values} for r in RULES.values()]
         _write(json.dumps(rules, indent=2) + "\n", args)
         return 0
-    from rich.table import Table
-    from rich.text import Text
+    from ._render import rules_renderable
 
-    from ._render import SEVERITY_STYLES
-
-    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
-    table.add_column("code")
-    table.add_column("rule")
-    table.add_column("severity")
-    table.add_column("what it catches")
-    for r in RULES.values():
-        summary = Text(r.summary)
-        if r.needs_values:
-            summary.append(" (needs values: skipped under --fake)", style="dim")
-        table.add_row(r.code, r.name, Text(r.severity, style=SEVERITY_STYLES[r.severity]), summary)
+    table = rules_renderable(RULES.values())
     _paint(lambda console: console.print(table), args)
     return 0
 

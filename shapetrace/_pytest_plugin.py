@@ -12,7 +12,9 @@ Three ways in:
   ``shapetrace`` is the explicit form: the test traces only the blocks it names
   (``with shapetrace.trace(model): ...``) and can run full checks (``shapetrace.check(Cls)``).
 * **Report.** ``--shapetrace-report=FILE`` (ini ``shapetrace_report``) writes every target and
-  traced test as JSON (``.json``, the CLI's schema plus a ``test`` key) or HTML (``.html``).
+  traced test in the format that FILE's suffix selects from the render layer's table of
+  exporters, the one the command line uses: JSON (``.json``, the CLI's schema plus a ``test``
+  key), HTML (``.html``), SVG (``.svg``) or plain text (``.txt``).
 
 An item fails on an error-level finding. Its failure message lists the findings and how to fix
 them; a ``shapetrace trace`` report section shows the ops, plain text at a fixed width, so CI
@@ -27,24 +29,22 @@ rootdir. ``pytest pyproject.toml`` (or ``shapetrace.toml``) collects only the ta
 them out.
 
 Importing this module imports neither torch nor rich: both load inside hooks, and only when the
-session has targets or traced tests. Results travel from xdist workers to the controller on the
-test reports (a ``shapetrace_results`` attribute, a JSON string); only the controller writes the
-report file.
+session has targets, traced tests or a report file. Results travel from xdist workers to the
+controller on the test reports (a ``shapetrace_results`` attribute, a JSON string of the
+exporter's entries); only the controller writes the report file. Everything shown (failure
+messages, report sections, the report file) is made by the render layer; this module is the
+pytest glue.
 """
 
 from __future__ import annotations
 
 import contextlib
-import html
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-WIDTH = 100  # fixed, so CI logs do not depend on the runner's terminal
 MAX_TEST_OPS = 300  # ops shown for a traced test in the failure section (targets show all)
-REPORT_FORMATS = (".json", ".html")
 MARKER_KEYS = ("dims", "causal")
 
 
@@ -56,8 +56,9 @@ def pytest_addoption(parser):
                     help="trace every test with shapetrace and fail those with error-level "
                          "findings (ini: shapetrace = true)")
     group.addoption("--shapetrace-report", metavar="FILE", default=None, dest="shapetrace_report",
-                    help="write every shapetrace target and traced test to FILE: JSON if it "
-                         "ends in .json, HTML if .html (ini: shapetrace_report)")
+                    help="write every shapetrace target and traced test to FILE, in the "
+                         "format its suffix says: .json, .html, .svg or .txt "
+                         "(ini: shapetrace_report)")
     parser.addini("shapetrace", type="bool", default=False,
                   help="trace every test with shapetrace (like --shapetrace)")
     parser.addini("shapetrace_report", type="string", default="",
@@ -72,7 +73,7 @@ class _PluginState:
         self.root = Path(config.rootpath)
         option = config.getoption("shapetrace")
         self.trace_all = bool(config.getini("shapetrace") if option is None else option)
-        self.report_path = self._report_path(config)
+        self.report_path, self.report_exporter = self._report_path(config)
         self.report_shown = _shown(self.report_path) if self.report_path else None
         self._project = None
         self._project_error: str | None = None
@@ -80,23 +81,23 @@ class _PluginState:
         self._project_loaded = False
 
     @staticmethod
-    def _report_path(config: pytest.Config) -> Path | None:
+    def _report_path(config: pytest.Config) -> tuple[Path | None, object]:
+        """The report file and the exporter its suffix selects, or (None, None)."""
         given, where = config.getoption("shapetrace_report"), "--shapetrace-report"
         if given:
             path = Path(config.invocation_params.dir) / given
         else:
             given, where = config.getini("shapetrace_report"), "shapetrace_report"
             if not given:
-                return None
+                return None, None
             base = config.inipath.parent if config.inipath else Path(config.rootpath)
             path = base / given
-        if path.suffix.lower() not in REPORT_FORMATS:
-            raise pytest.UsageError(f"{where} {given}: the file name must end in .json or .html")
-        return path
+        from ._render import UnknownFormat, exporter_for_path
 
-    @property
-    def report_format(self) -> str | None:
-        return self.report_path.suffix.lower()[1:] if self.report_path else None
+        try:
+            return path, exporter_for_path(path)
+        except UnknownFormat as exc:
+            raise pytest.UsageError(f"{where} {given}: {exc}") from None
 
     # The project's [tool.shapetrace] config, read on first use.
     @property
@@ -407,7 +408,9 @@ class _Recording:
 
     def check(self) -> None:
         """Fail the item (``pytest.fail``, no traceback) when a result has an error."""
-        message = _failure_message(self.results)
+        from ._render import failure_text
+
+        message = failure_text(self.results)
         if message is not None:
             self.failed = True
             pytest.fail(message, pytrace=False)
@@ -603,23 +606,19 @@ def pytest_runtest_makereport(item, call):
 
 
 def _attach(report, recording: _Recording, state: _PluginState | None) -> None:
+    from ._render import failed_traces_text, results_text
+
     results = recording.results
     if recording.failed:
-        section = _trace_section(results, recording.max_ops)
+        section = failed_traces_text(results, max_ops=recording.max_ops)
         if section:
             report.sections.append(("shapetrace trace", section))
     elif report.failed or any(r.diagnostics for r in results):
-        report.sections.append(("shapetrace", _render_text(
-            [_renderable(r, show_trace=True, max_ops=recording.max_ops) for r in results])))
-    if state is not None and state.report_path is not None:
-        entries = []
-        for r in results:
-            entry = r.to_json()
-            entry["test"] = report.nodeid
-            if state.report_format == "html":
-                entry["_html"] = _render_html(r)
-            entries.append(entry)
-        report.shapetrace_results = json.dumps(entries)
+        report.sections.append(("shapetrace", results_text(results, max_ops=recording.max_ops)))
+    if state is not None and state.report_exporter is not None:
+        exporter = state.report_exporter
+        report.shapetrace_results = json.dumps([exporter.entry(r, test=report.nodeid)
+                                                for r in results])
 
 
 class _ReportWriter:
@@ -641,14 +640,7 @@ class _ReportWriter:
         entries = [e for results in self.results.values() for e in results]
         entries.sort(key=lambda e: not e["test"].startswith("shapetrace::"))
         path = self.state.report_path
-        if self.state.report_format == "json":
-            from ._version import __version__
-
-            for e in entries:
-                e.pop("_html", None)
-            text = json.dumps({"shapetrace": __version__, "targets": entries}, indent=2) + "\n"
-        else:
-            text = _html_page(entries)
+        text = self.state.report_exporter.document(entries)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
@@ -662,108 +654,3 @@ class _ReportWriter:
         n = sum(len(r) for r in self.results.values())
         counted = f"{n} result{'s' if n != 1 else ''}"
         terminalreporter.write_sep("-", f"shapetrace report ({counted}): {self.state.report_shown}")
-
-
-# --- rendering (through _render, the one module that imports rich) -----------------------------
-
-def _renderable(result, *, show_trace: bool, max_ops=None):
-    from ._render import target_renderable
-
-    return target_renderable(result, width=WIDTH, show_trace=show_trace, max_ops=max_ops)
-
-
-def _render_text(renderables) -> str:
-    from ._render import make_console
-
-    buffer = io.StringIO()
-    console = make_console(color=False, width=WIDTH, file=buffer)
-    for r in renderables:
-        if isinstance(r, str):
-            buffer.write(r + "\n")
-        else:
-            console.print(r)
-    return "\n".join(line.rstrip() for line in buffer.getvalue().rstrip().splitlines())
-
-
-def _failure_message(results) -> str | None:
-    """The failure text: one headline, then each failing result's findings (no trace)."""
-    bad = [r for r in results if not r.ok]
-    if not bad:
-        return None
-    setup = [r for r in bad if r.error]
-    if setup and len(bad) == 1:
-        return f"shapetrace could not run {setup[0].target}: {setup[0].error}"
-    errors = [d for r in bad for d in r.diagnostics if d.severity == "error"]
-    where = [f"{d.rule} at {d.location}" if d.location else d.rule for d in errors]
-    headline = f"shapetrace found {len(errors)} error{'s' if len(errors) != 1 else ''}"
-    if where:
-        more = f" and {len(where) - 3} more" if len(where) > 3 else ""
-        headline += ": " + ", ".join(where[:3]) + more
-    if setup:
-        headline += f"; could not run {', '.join(r.target for r in setup)}"
-    return headline + "\n\n" + _render_text([_renderable(r, show_trace=False) for r in bad])
-
-
-def _trace_section(results, max_ops) -> str:
-    from ._render import trace_renderable
-
-    parts = []
-    for r in results:
-        if r.trace is None or r.ok:
-            continue
-        sizes = " ".join(f"{k}={v}" for k, v in r.dims.items())
-        parts.append(f"{r.target}   {sizes}")
-        parts.append(trace_renderable(r.trace, width=WIDTH, diagnostics=r.diagnostics,
-                                      max_ops=max_ops))
-    return _render_text(parts) if parts else ""
-
-
-def _render_html(result) -> str:
-    """The result's rendering as an HTML fragment with inline styles."""
-    from ._render import make_console
-
-    console = make_console(color=True, width=WIDTH, file=io.StringIO(), record=True)
-    console.print(_renderable(result, show_trace=True))
-    return console.export_html(inline_styles=True, code_format="{code}")
-
-
-_PAGE = """<!DOCTYPE html>
-<html>
-<head>
-<meta charset="UTF-8">
-<title>shapetrace report</title>
-<style>
-body {{ color: #000; background: #fff; font-family: system-ui, sans-serif; margin: 2em; }}
-pre {{ font-family: Menlo, 'DejaVu Sans Mono', Consolas, 'Courier New', monospace;
-       font-size: 13px; line-height: 1.35; }}
-h2 {{ font-size: 1em; margin-top: 2em; }}
-.failed {{ color: #b00; }} .passed {{ color: #070; }}
-</style>
-</head>
-<body>
-<h1>shapetrace report</h1>
-<p>{summary}</p>
-{body}
-</body>
-</html>
-"""
-
-
-def _html_page(entries: list[dict]) -> str:
-    failed = sum(1 for e in entries if not e["ok"])
-    summary = (f"{len(entries)} checked: {failed} failed, {len(entries) - failed} passed"
-               if entries else "nothing was checked")
-    blocks = []
-    for e in entries:
-        status = "passed" if e["ok"] else "failed"
-        test, target = e["test"], e["target"]
-        if target.startswith(test):
-            title = target
-        elif test.endswith(target):
-            title = test
-        else:
-            title = f"{test} \N{EM DASH} {target}"
-        blocks.append(f'<h2 class="{status}">{html.escape(title)} ({status})</h2>')
-        body = e.pop("_html", None) or html.escape(e.get("error") or "")
-        blocks.append(f"<pre><code>{body}</code></pre>")
-    return _PAGE.format(summary=html.escape(summary), body="\n".join(blocks))

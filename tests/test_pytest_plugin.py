@@ -431,10 +431,10 @@ def test_html_report_and_ini_option(pytester):
     assert "style=" in page  # coloured like the terminal
 
 
-def test_report_file_must_be_json_or_html(pytester):
-    result = run(pytester, "--shapetrace-report=report.txt")
-    result.stderr.fnmatch_lines(
-        ["*--shapetrace-report report.txt: the file name must end in .json or .html"])
+def test_report_file_must_have_a_known_suffix(pytester):
+    result = run(pytester, "--shapetrace-report=report.pdf")
+    result.stderr.fnmatch_lines(["*--shapetrace-report report.pdf: cannot tell the report format "
+                                 "from the suffix '.pdf': use one of text (.txt*json (.json)*"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
