@@ -51,6 +51,8 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
     except ShapetraceError as exc:
         return TargetResult(display, error=str(exc))
     result = TargetResult(display, dims=dims.as_dict())
+    if fake:  # decided before the run, which reads it to leave these rules out
+        result.skipped = [name for name, rule in RULES.items() if rule.needs_values]
     try:
         with fake_mode(fake) as mode:
             model, args, names = _build(module, init, inputs, dims, seed, mode)
@@ -59,8 +61,6 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
     except ShapetraceError as exc:
         result.error = str(exc)
         result.exception = exc
-    if fake:
-        result.skipped = [name for name, rule in RULES.items() if rule.needs_values]
     return result
 
 

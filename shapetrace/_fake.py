@@ -13,15 +13,11 @@ from __future__ import annotations
 import contextlib
 
 import torch
-from torch._subclasses.fake_tensor import (
-    DataDependentOutputException,
-    DynamicOutputShapeException,
-    FakeTensor,
-    FakeTensorMode,
-    UnsupportedOperatorException,
-)
-
+from ._compat import fake_tensor_api, is_fake
 from ._errors import TargetError
+
+FakeTensorMode, DataDependentOutputException, DynamicOutputShapeException, \
+    UnsupportedOperatorException = fake_tensor_api()
 
 _RERUN = "which --fake does not have; run without --fake to check this module"
 
@@ -91,7 +87,7 @@ class ShapesOnlyMode(FakeTensorMode):
         self._depth = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func in _FILLS and isinstance(args[0], FakeTensor):
+        if func in _FILLS and is_fake(args[0]):
             return args[0]
         self._depth += 1
         try:

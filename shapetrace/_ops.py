@@ -13,6 +13,8 @@ import ast
 import re
 from typing import Any
 
+from ._compat import NN_MODULE, public_namespace
+
 # --- names --------------------------------------------------------------------------------------
 
 #: Python operator methods and the symbol a student writes for them.
@@ -55,14 +57,14 @@ def _name(func) -> str:
     module = getattr(func, "__module__", None) or ""
     if qual.startswith(("TensorBase.", "_TensorBase.", "Tensor.")):
         return "Tensor." + qual.split(".", 1)[1]
-    if module.startswith("torch.nn.functional") or module == "torch._C._nn":
+    if module.startswith("torch.nn.functional") or module == NN_MODULE:
         return f"F.{name}"
     if module.startswith("torch.nn.init"):
         return f"nn.init.{name}"
     if qual.startswith("_VariableFunctionsClass.") or module in ("torch", "torch.functional"):
         return f"torch.{name}"
-    if module.startswith("torch._C._"):  # torch.fft.fft is torch._C._fft.fft_fft
-        sub = module[len("torch._C._"):]
+    sub = public_namespace(module)  # torch.fft.fft is torch._C._fft.fft_fft
+    if sub is not None:
         return f"torch.{sub}.{name.removeprefix(sub + '_')}"
     if module.startswith("torch"):
         return f"{module}.{name}"

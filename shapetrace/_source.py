@@ -55,6 +55,11 @@ def _extra_skip_dirs() -> tuple[str, ...]:
     return tuple(out)
 
 
+def is_own_file(filename: str) -> bool:
+    """Whether ``filename`` is one of shapetrace's own modules (its demo aside)."""
+    return filename.startswith(_SKIP_DIRS[1]) and not filename.endswith(_USER_FILES)
+
+
 def is_library_file(filename: str, *, installed_is_library: bool = False) -> bool:
     """Whether ``filename`` belongs to torch, shapetrace, a helper library or Python itself
     rather than to the user. Installed packages (site-packages) count as the user's code unless

@@ -26,7 +26,7 @@ from ._ops import (MATMULS, RISKY_NAMES, SOFTMAXES, UNINITIALISED, base_name, is
                    op_name)
 from ._probes import HALF, ValueProbes, has_value
 from ._records import OpRecord, ReadOnlyDict, TensorMeta, TraceData, tensor_arg
-from ._source import user_site
+from ._source import is_own_file, user_site
 
 Tensor = torch.Tensor
 
@@ -170,9 +170,7 @@ class Recorder:
 
 
 def _is_own_file(filename: str | None) -> bool:
-    from ._source import is_library_file
-
-    return bool(filename) and is_library_file(filename)
+    return bool(filename) and is_own_file(filename)
 
 
 class _Mode(TorchFunctionMode):

@@ -572,3 +572,26 @@ def test_fake_builds_no_real_parameters():
     real = python("-c", f"{cap}; {run_cli}", *argv, env=few_threads)
     assert real.returncode == 2  # without --fake the same build runs out of memory
     assert "Attention(n_embd=32768" in real.stderr
+
+
+def test_fake_leaves_out_the_value_rules_in_the_run_itself(monkeypatch):
+    """Under --fake the rules that need values are not run at all, not only listed as skipped."""
+    import shapetrace._check as check_module
+    from shapetrace._rules.registry import RULES
+
+    seen = []
+    real = check_module.run_trace_rules
+
+    def spy(analysis, skip=()):
+        seen.append(set(skip))
+        return real(analysis, skip=skip)
+
+    monkeypatch.setattr(check_module, "run_trace_rules", spy)
+    from models_basic import MHA
+
+    result = check_module.check_target(MHA, fake=True)
+    value_rules = {name for name, rule in RULES.items() if rule.needs_values}
+    assert result.error is None
+    assert seen and value_rules <= seen[0]
+    assert set(result.skipped) == value_rules
+    assert not {d.rule for d in result.diagnostics} & value_rules

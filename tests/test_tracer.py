@@ -424,3 +424,34 @@ def test_check_reports_the_users_own_exception():
     assert Path(dg.file).resolve() == FILE
     assert dg.line == line_of("user-raise")
     assert [r.op for r in report.targets[0].trace.records] == ["F.linear", "Tensor.relu"]
+
+
+def test_ops_and_modules_of_other_threads_are_not_recorded():
+    import threading
+
+    other = Block()
+    stop = threading.Event()
+
+    def busy():
+        x = x_btc(3)
+        while not stop.is_set():
+            with torch.no_grad():
+                other(x)
+
+    worker = threading.Thread(target=busy)
+    worker.start()
+    try:
+        model = MHA()
+        x = x_btc()
+        with shapetrace.trace(model) as t:
+            for _ in range(20):
+                model(x)
+    finally:
+        stop.set()
+        worker.join()
+    assert t.records
+    assert all(r.module.startswith("MHA") for r in t.records), {r.module for r in t.records}
+    single = shapetrace.trace(model)
+    with single:
+        model(x)
+    assert len(t.records) == 20 * len(single.records)

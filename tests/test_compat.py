@@ -1,0 +1,110 @@
+"""One test per assumption shapetrace makes about torch's private internals (``_compat``).
+
+When a torch release moves one of them, the failing test here names it; nothing else in the
+package touches private torch.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+import shapetrace
+from shapetrace import _compat
+from shapetrace._ops import op_name
+
+
+class _Seen(TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.names.append(op_name(func))
+        return func(*args, **(kwargs or {}))
+
+
+def test_disable_torch_function_hides_ops_from_an_active_mode():
+    x = torch.ones(3)
+    with _Seen() as seen:
+        with _compat.disable_torch_function():
+            x.sum()
+        x.mean()
+    assert seen.names == ["Tensor.mean"]
+
+
+def test_fake_tensors_are_recognised_and_their_constants_found():
+    FakeTensorMode, DataDependent, DynamicShape, Unsupported = _compat.fake_tensor_api()
+    assert all(issubclass(e, Exception) for e in (DataDependent, DynamicShape, Unsupported))
+    with FakeTensorMode() as mode:
+        fake = torch.empty(2, 3)
+        constant = torch.tensor(13.0)
+    assert _compat.is_fake(fake) and not _compat.is_fake(torch.empty(2))
+    assert _compat.fake_constant(fake) is None
+    assert float(_compat.fake_constant(constant)) == 13.0
+    assert mode is not None
+
+
+@pytest.mark.parametrize("module, namespace", [
+    pytest.param("torch._C._fft", "fft", id="fft"),
+    pytest.param("torch._C._linalg", "linalg", id="linalg"),
+    pytest.param("torch._C._nn", None, id="nn-is-F"),
+    pytest.param("torch.nn.functional", None, id="public"),
+])
+def test_private_namespaces_map_to_public_ones(module, namespace):
+    assert _compat.public_namespace(module) == namespace
+
+
+@pytest.mark.parametrize("func, name", [
+    pytest.param(torch.fft.fft, "torch.fft.fft", id="fft"),
+    pytest.param(F.gelu, "F.gelu", id="c-nn-function"),
+    pytest.param(F.softmax, "F.softmax", id="python-function"),
+])
+def test_private_functions_are_named_by_their_public_names(func, name):
+    assert op_name(func) == name
+
+
+def test_c_functions_of_nn_functional_live_in_the_private_nn_module():
+    assert F.gelu.__module__ == _compat.NN_MODULE
+
+
+def test_multi_head_attention_forward_has_a_transparent_body():
+    bodies = _compat.transparent_bodies()
+    assert F.multi_head_attention_forward in bodies
+    body = bodies[F.multi_head_attention_forward]
+    assert body.__code__ is F.multi_head_attention_forward.__code__
+    assert body.__globals__["has_torch_function"]() is False
+
+
+def test_a_patched_softmax_is_honoured_inside_multihead_attention(monkeypatch):
+    calls = []
+    real = F.softmax
+
+    def counting_softmax(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(F, "softmax", counting_softmax)  # after shapetrace was imported
+    mha = nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    x = torch.randn(2, 3, 8)
+    with torch.no_grad(), shapetrace.trace(mha) as t:
+        mha(x, x, x, need_weights=True)
+    assert calls, "the patched F.softmax was not called inside nn.MultiheadAttention"
+    assert any(r.op == "F.linear" for r in t.records)  # still traced at the student's level
+
+
+def test_caller_frame_and_instruction_positions():
+    def here():
+        return _compat.caller_frame(0), _compat.caller_frame(1)
+
+    mine, caller = here()
+    assert mine.f_code.co_name == "here"
+    assert caller.f_code is sys._getframe().f_code
+    line, end_line, col, end_col = _compat.instruction_position(caller.f_code, caller.f_lasti)
+    assert line is not None and line > caller.f_code.co_firstlineno
+    assert col is not None and end_col is not None
