@@ -166,14 +166,11 @@ def _used_dims(analysis: Analysis, dims: Dims) -> dict[str, int]:
 
 def _exception_diagnostics(trace: Trace, exc: BaseException, found: list) -> list[Diagnostic]:
     """A failure that no trace rule explained: annotation errors, plain Python errors."""
-    try:
-        from ._annotations import annotation_diagnostic
-    except ImportError:  # pragma: no cover - optional until reference models land
-        annotation_diagnostic = None
-    if annotation_diagnostic is not None:
-        diag = annotation_diagnostic(exc)
-        if diag is not None:
-            return [diag]
+    from ._annotations import annotation_diagnostic
+
+    diag = annotation_diagnostic(exc)
+    if diag is not None:
+        return [diag]
     failed = [r for r in trace.records if r.error is not None]
     if failed and any(d.data.get("index") == failed[-1].index for d in found):
         return []

@@ -18,6 +18,7 @@ import json
 import os
 import sys
 
+from ._compat import quiet_numpy_warning
 from ._errors import ShapetraceError, TargetError, UsageError
 from ._version import __version__
 
@@ -96,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    quiet_numpy_warning()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

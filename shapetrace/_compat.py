@@ -24,6 +24,15 @@ def public_namespace(module: str) -> str | None:
     return None
 
 
+def quiet_numpy_warning() -> None:
+    """Ignore the warning torch prints when imported without NumPy installed ("Failed to
+    initialize NumPy"): shapetrace never needs NumPy, and the command line should not greet a
+    fresh install with a warning. For the ``shapetrace`` command's own process only."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message=r"Failed to initialize NumPy", category=UserWarning)
+
+
 def disable_torch_function():
     """A context in which tensor ops skip every ``__torch_function__`` mode (the tracer's value
     probes run their own reductions in it, so that no enclosing trace records them)."""

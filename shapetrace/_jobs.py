@@ -40,6 +40,6 @@ def jobs_from_config(config, *, dims: dict | None = None, causal: bool | None = 
     """One Job per ``[[tool.shapetrace.targets]]`` entry; ``dims``/``causal`` override all."""
     dims = dims or {}
     return [Job(spec=t.target, init=t.init, inputs=t.inputs,
-                dims={**config.dims, **t.dims, **dims},
+                dims={**config.dims_for(t), **dims},
                 causal=t.causal if causal is None else causal, root=config.root)
             for t in config.targets]

@@ -595,3 +595,15 @@ def test_fake_leaves_out_the_value_rules_in_the_run_itself(monkeypatch):
     assert seen and value_rules <= seen[0]
     assert set(result.skipped) == value_rules
     assert not {d.rule for d in result.diagnostics} & value_rules
+
+
+def test_the_demo_does_not_greet_a_numpy_less_install_with_a_warning(tmp_path):
+    """torch warns "Failed to initialize NumPy" when NumPy is missing; the demo stays quiet."""
+    script = tmp_path / "no_numpy.py"
+    script.write_text("import sys\nsys.modules['numpy'] = None\n"
+                      "from shapetrace.__main__ import main\nsys.exit(main([]))\n")
+    proc = subprocess.run([sys.executable, "-W", "default", str(script)], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "NumPy" not in proc.stderr and "UserWarning" not in proc.stderr
+    assert "JumbledSelfAttention" in proc.stdout
