@@ -555,13 +555,14 @@ def annotate(trace) -> None:
     for rec in records:
         ins = []
         for meta in rec.inputs:
-            src = meta.src
-            axes = None
-            if src is not None:
-                producer = records[src[0]].outputs[src[1]]
-                if producer.shape == meta.shape:
-                    axes = producer.axes  # checked against the producer's shape when it was made
-            meta.axes = axes = axes if axes is not None else fresh_for(meta.shape)
+            axes = meta.axes  # named already: an earlier op's output, or a tensor read before
+            if axes is None:
+                src = meta.src
+                if src is not None:
+                    producer = records[src[0]].outputs[src[1]]
+                    if producer.shape == meta.shape:
+                        axes = producer.axes  # checked against its shape when it was made
+                meta.axes = axes = axes if axes is not None else fresh_for(meta.shape)
             ins.append(axes)
         if not rec.outputs:
             continue
