@@ -1,6 +1,6 @@
 """Rendering a long trace: a training loop of ~100k ops, recorded and then printed as text.
 
-A small GPT-style model (2 blocks, C=64, H=4, T=16, B=4) trains for enough steps under
+overhead.py's GPT (2 blocks, C=64, H=4, T=16, B=4) trains for enough steps under
 ``shapetrace.trace()`` to record about ``--ops`` ops (forward, backward hooks, AdamW). The run
 measures, on this thread's CPU clock:
 
@@ -18,64 +18,22 @@ and prints the ratio render / record. Goal: <= 1.0.
 from __future__ import annotations
 
 import argparse
-import math
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 import shapetrace as st
 from shapetrace._render import EXPORTERS, trace_renderable
 
-
-class Block(nn.Module):
-    def __init__(self, n_embd, n_head):
-        super().__init__()
-        self.n_head = n_head
-        self.ln1 = nn.LayerNorm(n_embd)
-        self.qkv = nn.Linear(n_embd, 3 * n_embd)
-        self.proj = nn.Linear(n_embd, n_embd)
-        self.ln2 = nn.LayerNorm(n_embd)
-        self.fc = nn.Linear(n_embd, 4 * n_embd)
-        self.fc2 = nn.Linear(4 * n_embd, n_embd)
-
-    def forward(self, x):
-        B, T, C = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
-        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
-        mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
-        att = F.softmax(att.masked_fill(~mask, float("-inf")), dim=-1)
-        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
-        x = x + self.proj(y)
-        return x + self.fc2(F.gelu(self.fc(self.ln2(x))))
-
-
-class TinyGPT(nn.Module):
-    def __init__(self, vocab=32, n_embd=64, n_head=4, n_layer=2, block_size=16):
-        super().__init__()
-        self.tok = nn.Embedding(vocab, n_embd)
-        self.pos = nn.Embedding(block_size, n_embd)
-        self.blocks = nn.ModuleList(Block(n_embd, n_head) for _ in range(n_layer))
-        self.ln_f = nn.LayerNorm(n_embd)
-        self.head = nn.Linear(n_embd, vocab)
-
-    def forward(self, idx, targets):
-        B, T = idx.shape
-        x = self.tok(idx) + self.pos(torch.arange(T))
-        for block in self.blocks:
-            x = block(x)
-        logits = self.head(self.ln_f(x))
-        return F.cross_entropy(logits.view(B * T, -1), targets.view(B * T))
+from overhead import GPT
 
 
 def train(model, optimizer, steps, data):
     for step in range(steps):
         idx, targets = data[step % len(data)]
-        loss = model(idx, targets)
+        logits = model(idx)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -88,7 +46,7 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    model = TinyGPT()
+    model = GPT(vocab=32, n_embd=64, n_head=4, n_layer=2, block_size=16)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     data = [(torch.randint(0, 32, (4, 16)), torch.randint(0, 32, (4, 16))) for _ in range(8)]
 
@@ -111,7 +69,7 @@ def main():
     render = time.thread_time() - start
 
     n = len(t.records)
-    print(f"training loop: {steps} steps of TinyGPT + AdamW, {n} ops recorded, "
+    print(f"training loop: {steps} steps of a GPT + AdamW, {n} ops recorded, "
           f"{len(text.splitlines())} lines of text{' (no folding)' if args.no_fold else ''}")
     print(f"  record  {record:8.2f} s  ({record / n * 1e6:6.1f} us/op)")
     print(f"  analyse {analyse:8.2f} s  ({analyse / n * 1e6:6.1f} us/op)  axes and rules")
