@@ -53,8 +53,13 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
     result = TargetResult(display, dims=dims.as_dict())
     if fake:  # decided before the run, which reads it to leave these rules out
         result.skipped = [name for name, rule in RULES.items() if rule.needs_values]
+    if hasattr(module, "_orig_mod") and isinstance(module, torch.nn.Module) \
+            and isinstance(module._orig_mod, torch.nn.Module):
+        # A torch.compile'd module (OptimizedModule): the tracer sees ops in eager mode only.
+        module = module._orig_mod
+        result.notes.append("traced the eager module behind torch.compile")
     try:
-        with fake_mode(fake) as mode:
+        with _preserved(module), fake_mode(fake) as mode:
             model, args, names = _build(module, init, inputs, dims, seed, mode)
             _run(result, model, args, names, dims, causal=causal,
                  behaviour=behaviour and not fake)
@@ -62,6 +67,68 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
         result.error = str(exc)
         result.exception = exc
     return result
+
+
+class _preserved:
+    """Leaves the global random state as it was and, for an instance, its parameters, buffers,
+    attributes and training flags (SPEC section 6): the run seeds, switches to ``eval()`` and
+    runs ``forward``, which may write buffers (a step counter, a cache)."""
+
+    def __init__(self, module):
+        self.module = module if isinstance(module, torch.nn.Module) else None
+
+    def __enter__(self):
+        self.rng = torch.get_rng_state()
+        self.cuda_rng = torch.cuda.get_rng_state_all() \
+            if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+        self.saved = []
+        if self.module is not None:
+            with torch.no_grad():
+                for m in self.module.modules():
+                    tensors = {}
+                    for table in (m._parameters, m._buffers):
+                        for t in table.values():
+                            if isinstance(t, torch.Tensor) and id(t) not in tensors:
+                                grad = getattr(t, "grad", None)
+                                tensors[id(t)] = (t, _copy(t), t.requires_grad, grad,
+                                                  None if grad is None else _copy(grad))
+                    self.saved.append((m, dict(m.__dict__), dict(m._parameters),
+                                       dict(m._buffers), dict(m._modules), tensors))
+        return self
+
+    def __exit__(self, *exc_info):
+        torch.set_rng_state(self.rng)
+        if self.cuda_rng is not None:
+            torch.cuda.set_rng_state_all(self.cuda_rng)
+        with torch.no_grad():
+            for m, attrs, params, buffers, modules, tensors in self.saved:
+                for table, old in ((m._parameters, params), (m._buffers, buffers),
+                                   (m._modules, modules)):
+                    table.clear()
+                    table.update(old)
+                for key in [k for k in m.__dict__ if k not in attrs]:
+                    del m.__dict__[key]
+                m.__dict__.update(attrs)
+                for t, value, requires_grad, grad, grad_value in tensors.values():
+                    if value is not None:
+                        t.copy_(value)
+                    if t.requires_grad != requires_grad:
+                        t.requires_grad_(requires_grad)
+                    if grad is not None and grad_value is not None:
+                        grad.copy_(grad_value)
+                    t.grad = grad
+        self.saved = []
+        return False
+
+
+def _copy(t: torch.Tensor):
+    """A copy of ``t``'s values, or None for one without plain values (meta, fake, sparse)."""
+    try:
+        if t.is_meta or t.layout != torch.strided:
+            return None
+        return t.detach().clone()
+    except Exception:  # noqa: BLE001 - a tensor subclass that cannot be copied is left alone
+        return None
 
 
 def _build(module, init, inputs, dims: Dims, seed: int, mode):
@@ -76,9 +143,9 @@ def _build(module, init, inputs, dims: Dims, seed: int, mode):
             model = module(**kwargs)
         except NeedsValuesError as exc:  # under --fake: say where the constructor read a value
             raise NeedsValuesError(f"{module.__qualname__}(){_where(exc)}: {exc}") from None
-        except ShapetraceError:
+        except (ShapetraceError, KeyboardInterrupt, SystemExit):
             raise
-        except Exception as exc:
+        except BaseException as exc:  # GeneratorExit or a BaseException of the user's own too
             shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
             raise TargetError(f"{module.__qualname__}({shown}) raised {type(exc).__name__}: "
                               f"{_one_line(exc)}{_where(exc)}") from exc
@@ -135,19 +202,33 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
             site = user_frame(exc)
             where = f" at {site[0]}:{site[1]}" if site else ""
             raise NeedsValuesError(f"forward{where}: {exc}") from None
-        except Exception as exc:  # the user's forward raised: becomes a diagnostic
-            exc_seen = exc
+        except (KeyboardInterrupt, SystemExit):  # the command line explains an exit() itself
+            raise
+        except BaseException as exc:  # the user's forward raised (a BaseException of their
+            exc_seen = exc            # own, GeneratorExit too): becomes a diagnostic
     result.trace = trace
     analysis = trace._analyse()
     result.dims = _used_dims(analysis, dims)
     diagnostics = run_trace_rules(analysis, skip=result.skipped)
     if exc_seen is not None:
         diagnostics.extend(_exception_diagnostics(trace, exc_seen, diagnostics))
+        _drop_frames(exc_seen)
     elif behaviour:
         found, notes = _behaviour(model, args, names, trace, dims, causal)
         diagnostics.extend(found)
         result.notes.extend(notes)
     result.diagnostics = diagnostics
+
+
+def _drop_frames(exc: BaseException) -> None:
+    """Lets the frames of a forward that raised go: ``check()`` caught the exception and no one
+    else sees it, but ``result.trace.exception`` keeps it, and its traceback would keep every
+    local of the forward (activations) alive as long as the result."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc.__traceback__ = None
+        exc = exc.__cause__ or exc.__context__
 
 
 def _used_dims(analysis: Analysis, dims: Dims) -> dict[str, int]:

@@ -19,7 +19,10 @@ class Trace(TraceData):
     """The ops recorded inside a ``with shapetrace.trace(...)`` block.
 
     ``records`` are in execution order. ``diagnostics`` are the rule findings, computed on first
-    access after the block.
+    access after the block. ``exception`` is the exception that ended the block, the very object
+    the caller caught and left as it was: its traceback keeps the frames of the code that raised
+    (and their local tensors) alive while it is held. Records keep no frames nor tracebacks, so
+    ``t.exception = None`` (or dropping the trace) frees them once the caller's reference is gone.
     """
 
     def __init__(self, model: torch.nn.Module | None = None, *, dims=None, rules: bool = True,

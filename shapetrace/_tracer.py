@@ -65,7 +65,9 @@ class Recorder:
         self.probes = ValueProbes(data.records) if probes else None
         self.observer = observer
         self.mode: _Mode | None = None
-        self.thread: int | None = None
+        self.thread: int | None = None  # the recorded thread; None while paused
+        self.owner: int | None = None  # the thread that entered, for the hooks
+        self._paused = 0  # module calls deep inside a torch.jit.trace, whose ops are not recorded
         self.module = ""  # the innermost running module's path, or ""
         self._stack: list[tuple[torch.nn.Module, str]] = []
         self._handles: list = []
@@ -78,7 +80,7 @@ class Recorder:
             raise RuntimeError("a shapetrace trace cannot be entered twice")
         from torch.nn.modules import module as nn_module
 
-        self.thread = threading.get_ident()
+        self.thread = self.owner = threading.get_ident()
         self.mode = _Mode(self)
         self._handles.append(nn_module.register_module_forward_pre_hook(self._pre_hook))
         self._handles.append(nn_module.register_module_forward_hook(self._post_hook,
@@ -108,6 +110,9 @@ class Recorder:
             warnings.showwarning = self._saved_showwarning
         self._stack.clear()
         self.module = ""
+        if self._paused:
+            self._paused = 0
+            self.thread = self.owner
 
     def _finish(self) -> None:
         """Settles each output's liveness and drops everything that points at tensors."""
@@ -141,13 +146,25 @@ class Recorder:
         return name
 
     def _pre_hook(self, module, args):
-        if threading.get_ident() != self.thread:
+        if threading.get_ident() != self.owner:
+            return
+        if self._paused or torch.jit.is_tracing():
+            # Inside torch.jit.trace: reading a tensor's sizes there would put them into the
+            # jit graph, so the ops are left unrecorded until the traced module returns. Checked
+            # per module call, never per op.
+            self._paused += 1
+            self.thread = None
             return
         self.module = self._module_name(module)
         self._stack.append((module, self.module))
 
     def _post_hook(self, module, args, output):
-        if threading.get_ident() != self.thread:
+        if threading.get_ident() != self.owner:
+            return
+        if self._paused:
+            self._paused -= 1
+            if not self._paused:
+                self.thread = self.owner
             return
         if self._stack and self._stack[-1][0] is module:
             self._stack.pop()
@@ -252,7 +269,11 @@ class _Mode(TorchFunctionMode):
             made_by = meta._made_by
             if made_by is not None:
                 meta.used += 1
-            if meta.shape == t.shape and meta.dtype == t.dtype:
+            try:  # free unless it raises (Python 3.11)
+                same = meta.shape == t.shape and meta.dtype == t.dtype
+            except Exception:  # a strided nested tensor has no sizes: _odd_meta described it
+                same = True
+            if same:
                 return meta
             if made_by is not None:
                 return self._meta(t, made_by, meta._slot)
