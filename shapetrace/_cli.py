@@ -23,6 +23,7 @@ from ._errors import ShapetraceError, TargetError, UsageError
 from ._version import __version__
 
 _EXPORT_WIDTH = 100  # text that does not go to a terminal: pipes, CI logs, --output
+_MIN_WIDTH, _MAX_WIDTH = 40, 1000  # --width
 
 EPILOG = """\
 targets:
@@ -51,8 +52,10 @@ def _width(text: str) -> int:
         width = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of columns, got {text!r}") from None
-    if width < 40:
-        raise argparse.ArgumentTypeError(f"{width} columns is too narrow (at least 40)")
+    if width < _MIN_WIDTH:
+        raise argparse.ArgumentTypeError(f"{width} columns is too narrow (at least {_MIN_WIDTH})")
+    if width > _MAX_WIDTH:
+        raise argparse.ArgumentTypeError(f"{width} columns is too wide (at most {_MAX_WIDTH})")
     return width
 
 
@@ -121,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fail(message: str) -> None:
-    print(f"shapetrace: error: {message}", file=sys.stderr)
+    from ._render import safe_text
+
+    print(f"shapetrace: error: {safe_text(message, newlines=False)}", file=sys.stderr)
 
 
 def _first_line(text: str) -> str:
@@ -132,19 +137,87 @@ def _first_line(text: str) -> str:
 def _main(args) -> int:
     args.exporter = _exporter(args)
     if args.output:
+        # absolute before any user code runs: a forward that calls os.chdir must not move it
+        args.output = os.path.abspath(args.output)
         _check_writable(args.output)
+        _check_not_input(args.output, _input_files(args))
     if args.rules:
         return _print_rules(args)
     if not args.targets and not args.config:
         return _demo(args)
-    with contextlib.redirect_stdout(sys.stderr):  # the user's prints must not mix into the report
+    with _stdout_to_stderr():  # nothing the user's code prints may mix into the report
         try:
             jobs = _jobs(args)
+            if args.output:  # a package.module::Name target is a file only known once imported
+                _check_not_input(args.output, [_source_file(target.cls) for _, target in jobs])
             results = _run(jobs, args)
         except SystemExit as exc:  # sys.exit() in the user's constructor or forward
             raise TargetError(f"the checked code called exit({exc.code}); put script code under "
                               f"if __name__ == '__main__':") from exc
     return _report(results, args)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """Point ``sys.stdout``, ``sys.__stdout__`` and file descriptor 1 at stderr while the user's
+    code runs (``print``, ``sys.__stdout__.write``, ``os.write(1, ...)``), and restore all three
+    before the report is written."""
+    saved_stdout, saved_dunder = sys.stdout, sys.__stdout__
+    for stream in (sys.stdout, sys.__stdout__):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    try:
+        saved_fd = os.dup(1)
+    except OSError:  # no file descriptor 1: only the Python streams can be moved
+        saved_fd = None
+    else:
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no file descriptor 2
+            os.close(saved_fd)
+            saved_fd = None
+    sys.stdout = sys.__stdout__ = sys.stderr
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        sys.stdout, sys.__stdout__ = saved_stdout, saved_dunder
+        if saved_fd is not None:
+            os.dup2(saved_fd, 1)
+            os.close(saved_fd)
+
+
+def _input_files(args) -> list[str]:
+    """The files the command reads that ``--output`` must not overwrite: the config file and
+    the file of every file target (from the command line and from the config)."""
+    files = [args.config] if args.config else []
+    files += [spec.partition("::")[0].strip() for spec in args.targets]
+    if args.config:
+        with contextlib.suppress(ShapetraceError):  # a bad config is reported when it is loaded
+            from ._config import load_config
+
+            config = load_config(args.config)
+            files += [os.path.join(config.root, t.target.partition("::")[0].strip())
+                      for t in config.targets]
+    return files
+
+
+def _source_file(cls) -> str | None:
+    module = sys.modules.get(getattr(cls, "__module__", None) or "")
+    return getattr(module, "__file__", None)
+
+
+def _check_not_input(output: str, files) -> None:
+    """``--output`` must never be a file that the command reads (a target or the config)."""
+    for path in files:
+        try:  # an output that does not exist yet is no file being read
+            same = bool(path) and os.path.samefile(output, path)
+        except OSError:
+            same = False
+        if same:
+            raise UsageError(f"--output {output} is {path}, a file being checked or the config: "
+                             f"refusing to overwrite it; choose another file")
 
 
 def _exporter(args):
@@ -189,6 +262,10 @@ def _jobs(args) -> list[tuple]:
     from ._jobs import Job, jobs_from_config
     from ._spec import parse_init, parse_input
 
+    dim_items = [item.strip() for item in (args.dims or "").split(",")]
+    if args.dims is not None and not all(dim_items[:-1] if len(dim_items) > 1 else dim_items):
+        raise UsageError(f"--dims: empty item in {args.dims!r} (two commas in a row, or a leading "
+                         f"comma)")
     cli_dims = parse_dims(args.dims) if args.dims else {}
     cli_init = parse_init(args.init) if args.init else None
     if args.input:
@@ -285,7 +362,7 @@ def _print_rules(args) -> int:
     if not args.exporter.painted:
         rules = [{"code": r.code, "rule": r.name, "severity": r.severity, "summary": r.summary,
                   "needs_values": r.needs_values} for r in RULES.values()]
-        _write(json.dumps(rules, indent=2) + "\n", args)
+        _write(json.dumps(rules, indent=2, allow_nan=False) + "\n", args)
         return 0
     from ._render import rules_renderable
 

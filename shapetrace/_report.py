@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._version import __version__
 
 SEVERITIES = ("error", "warning", "info")
+
+
+def strict_json(value: Any) -> Any:
+    """``value`` with every non-finite float written as a string ("inf", "-inf", "nan"), so
+    that ``json.dumps(..., allow_nan=False)`` accepts it (SPEC section 5: strict JSON)."""
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    return value
 
 
 @dataclass
@@ -49,7 +64,7 @@ class Diagnostic:
             "op": self.op,
         }
         if self.data:
-            out["data"] = self.data
+            out["data"] = strict_json(self.data)
         return out
 
 
@@ -79,7 +94,7 @@ class TargetResult:
             "error": self.error,
             "dims": dict(self.dims),
             "diagnostics": [d.to_json() for d in self.diagnostics],
-            "trace": self.trace.to_json() if self.trace is not None else [],
+            "trace": strict_json(self.trace.to_json()) if self.trace is not None else [],
         }
         if self.skipped:
             out["skipped"] = list(self.skipped)

@@ -29,17 +29,19 @@ _FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][+-]?\d+|inf|nan)\Z", 
 # --init ---------------------------------------------------------------------------------------
 
 
-def parse_init(text: str) -> dict[str, object]:
+def parse_init(text: str) -> InitArgs:
     """Parse ``--init KEY=VALUE[,KEY=VALUE...]`` into keyword arguments.
 
     A VALUE is an int, a float, ``true``/``false``, ``none``, or a string; a dim name such as
-    ``C`` stays the string ``"C"`` and is resolved by :func:`resolve_init`. Quote a string that
-    contains a comma: ``act="gelu,tanh"``.
+    ``C`` stays the string ``"C"`` and is resolved by :func:`resolve_init`. A quoted value
+    (``'C'`` or ``"C"``) is always a string, never a dim name. Quote a string that contains a
+    comma: ``act="gelu,tanh"``. An empty item (``a=1,,b=2``) is a usage error.
 
     >>> parse_init("d_in=C,context_length=16,dropout=0.0,qkv_bias=true")
     {'d_in': 'C', 'context_length': 16, 'dropout': 0.0, 'qkv_bias': True}
     """
     out: dict[str, object] = {}
+    quoted: set[str] = set()
     for item in _split_items(text):
         key, eq, raw = item.partition("=")
         key = key.strip()
@@ -52,12 +54,24 @@ def parse_init(text: str) -> dict[str, object]:
         raw = raw.strip()
         if not raw:
             raise UsageError(f"--init: no value for {key!r}: write {key}=VALUE")
+        if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+            quoted.add(key)
         out[key] = _parse_value(raw)
-    return out
+    return InitArgs(out, quoted=quoted)
+
+
+class InitArgs(dict):
+    """``--init``'s keyword arguments, and which values were quoted (``quoted``, their keys):
+    a quoted value is a string even when it is a dim name."""
+
+    def __init__(self, *args, quoted=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.quoted = frozenset(quoted)
 
 
 def _split_items(text: str) -> list[str]:
-    """Split on commas outside single or double quotes; empty items are dropped."""
+    """Split on commas outside single or double quotes. One trailing comma is allowed; any
+    other empty item (``a=1,,b=2``, ``,a=1``) is a usage error."""
     items, current, quote = [], [], None
     for char in text:
         if quote:
@@ -75,7 +89,13 @@ def _split_items(text: str) -> list[str]:
     if quote:
         raise UsageError(f"--init: unterminated {quote} quote in {text!r}")
     items.append("".join(current))
-    return [item.strip() for item in items if item.strip()]
+    items = [item.strip() for item in items]
+    if len(items) > 1 and not items[-1]:
+        items.pop()  # a trailing comma
+    if not all(items):
+        raise UsageError(f"--init: empty item in {text!r} (two commas in a row, or a leading "
+                         f"comma)")
+    return items
 
 
 def _parse_value(raw: str) -> object:
@@ -97,11 +117,16 @@ def _parse_value(raw: str) -> object:
 
 def resolve_init(init: Mapping[str, object], dims: Mapping[str, int]) -> dict[str, object]:
     """Replace every string value that is a dim name with its size; other values stay as given.
+    A value that was quoted in ``--init`` (``InitArgs.quoted``) stays a string.
 
     >>> resolve_init({"d_in": "C", "act": "gelu"}, {"B": 5, "C": 143})
     {'d_in': 143, 'act': 'gelu'}
+    >>> resolve_init(parse_init("name='C'"), {"B": 5, "C": 143})
+    {'name': 'C'}
     """
-    return {k: dims[v] if isinstance(v, str) and v in dims else v for k, v in init.items()}
+    quoted = getattr(init, "quoted", frozenset())
+    return {k: dims[v] if isinstance(v, str) and v in dims and k not in quoted else v
+            for k, v in init.items()}
 
 
 # --input --------------------------------------------------------------------------------------
@@ -165,9 +190,15 @@ def parse_input(text: str, dims: Mapping[str, int] | None = None) -> InputSpec:
     parts = rest.split(":")
     if len(parts) > 3:
         raise UsageError(f"{where}: too many ':' (expected NAME=DIMS[:DTYPE[:HIGH]])")
-    dim_items = [d for d in re.split(r"[,\s]+", parts[0].strip()) if d]
-    if not dim_items:
+    if not parts[0].strip():
         raise UsageError(f"{where}: no dimensions after '=', e.g. {name}=B,T,C")
+    groups = [group.strip() for group in parts[0].split(",")]
+    if len(groups) > 1 and not groups[-1]:
+        groups.pop()  # a trailing comma
+    if not all(groups):
+        raise UsageError(f"{where}: empty dimension (two commas in a row, or a leading comma), "
+                         f"e.g. {name}=B,T,C")
+    dim_items = [d for group in groups for d in group.split()]
     shape = tuple(_parse_dim(item, where) for item in dim_items)
 
     raw_dtype = parts[1].strip() if len(parts) > 1 else ""
@@ -297,6 +328,12 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
               if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     if params and params[0].name == "self" and not inspect.ismethod(forward):
         params = params[1:]
+    variadic = [("*" if p.kind is p.VAR_POSITIONAL else "**") + p.name
+                for p in sig.parameters.values() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if variadic and not any(p.default is p.empty for p in params):
+        raise UsageError(f"cannot infer the inputs of {owner}: its forward takes "
+                         f"{'/'.join(variadic)}; give each input in order with "
+                         f"--input NAME=DIMS, e.g. --input x=B,T,C")
     hints = _annotations(forward, params)
     names = {p.name for p in params}
 

@@ -5,6 +5,7 @@
 * ``_findings``: diagnostics, targets, reports and the rule table as rich renderables;
 * ``_console``: consoles and the thin ``print_*`` layer (library code returns renderables);
 * ``_text``: plain text at a fixed width for logs (pytest failure messages and sections);
+* ``_safe``: control characters in user text shown escaped, for every console (one place);
 * ``_exporters``: ``EXPORTERS``, the one table of report formats that the command line and the
   pytest plugin read.
 """
@@ -14,6 +15,7 @@ from ._exporters import (EXPORTERS, Exporter, UnknownFormat, exporter_for_path, 
                          format_choices)
 from ._findings import (diagnostic_renderable, report_renderable, rules_renderable, summary_text,
                         target_renderable)
+from ._safe import SafeConsole, safe_text
 from ._shapes import DIM_STYLES, SEVERITY_STYLES, dim_style, shape_text
 from ._text import failed_traces_text, failure_text, plain_text, results_text
 from ._trace import trace_renderable
@@ -22,6 +24,7 @@ __all__ = [
     "DIM_STYLES", "EXPORTERS", "SEVERITY_STYLES", "Exporter", "UnknownFormat", "diagnostic_renderable",
     "dim_style", "exporter_for_path", "exporter_named", "failed_traces_text", "failure_text",
     "format_choices", "make_console", "plain_text", "print_report", "print_trace",
-    "report_renderable", "results_text", "rules_renderable", "shape_text", "summary_text",
+    "SafeConsole", "report_renderable", "results_text", "rules_renderable", "safe_text",
+    "shape_text", "summary_text",
     "target_renderable", "trace_renderable",
 ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.padding import Padding
 
+from ._safe import SafeConsole
+
 from ._findings import diagnostic_renderable, report_renderable
 from ._trace import trace_renderable
 
@@ -12,7 +14,8 @@ from ._trace import trace_renderable
 def make_console(*, color: bool | None = None, width: int | None = None, file=None,
                  record: bool = False) -> Console:
     """A console for shapetrace's output: ``color`` None follows the terminal (and NO_COLOR),
-    False never colours, True always does."""
+    False never colours, True always does. Control characters in user text are shown escaped
+    (``_safe``)."""
     kwargs = {"highlight": False, "soft_wrap": False, "record": record}
     if file is not None:
         kwargs["file"] = file
@@ -23,7 +26,7 @@ def make_console(*, color: bool | None = None, width: int | None = None, file=No
         kwargs["force_terminal"] = True
     if width is not None:
         kwargs["width"] = width
-    return Console(**kwargs)
+    return SafeConsole(**kwargs)
 
 
 def print_trace(trace, console=None, **options) -> None:

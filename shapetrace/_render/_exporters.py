@@ -29,6 +29,7 @@ from rich.text import Text
 
 from ._console import make_console
 from ._findings import report_renderable, target_renderable
+from ._safe import SafeConsole
 from ._text import WIDTH, finish_plain, plain_console
 
 TITLE = "shapetrace report"
@@ -40,7 +41,9 @@ class UnknownFormat(ValueError):
 
 
 def _json_text(data) -> str:
-    return json.dumps(data, indent=2) + "\n"
+    """Strict JSON: non-finite floats are strings (``to_json`` writes them so); a NaN left
+    anywhere is a bug, and raises here instead of writing ``NaN``."""
+    return json.dumps(data, indent=2, allow_nan=False) + "\n"
 
 
 def _json_page(exporter: Exporter, entries: list[dict]) -> str:
@@ -168,7 +171,7 @@ class Exporter:
         entry["test"] = test
         if self.painted:
             buffer = io.StringIO()
-            console = Console(file=buffer, force_terminal=True, color_system="truecolor",
+            console = SafeConsole(file=buffer, force_terminal=True, color_system="truecolor",
                               width=WIDTH, highlight=False, soft_wrap=False)
             console.print(target_renderable(result, width=WIDTH, show_trace=True))
             entry[_PAINTED] = buffer.getvalue()
