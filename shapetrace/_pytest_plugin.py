@@ -617,8 +617,8 @@ def _attach(report, recording: _Recording, state: _PluginState | None) -> None:
         report.sections.append(("shapetrace", results_text(results, max_ops=recording.max_ops)))
     if state is not None and state.report_exporter is not None:
         exporter = state.report_exporter
-        report.shapetrace_results = json.dumps([exporter.entry(r, test=report.nodeid)
-                                                for r in results])
+        entries = [exporter.entry(r, test=report.nodeid) for r in results]
+        report.shapetrace_results = json.dumps(entries, allow_nan=False)
 
 
 class _ReportWriter:
