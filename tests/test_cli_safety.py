@@ -21,21 +21,7 @@ from shapetrace._cli import main
 from shapetrace._report import Diagnostic, Report, TargetResult
 from shapetrace._spec import parse_init, resolve_init
 
-ROOT = Path(__file__).resolve().parent.parent
-MODELS = "tests/data/cli/models.py"
-CORRECT = f"{MODELS}::Attention"
-
-
-@pytest.fixture(autouse=True)
-def _in_repo_root(monkeypatch):
-    monkeypatch.chdir(ROOT)
-    monkeypatch.setenv("COLUMNS", "100")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from test_cli import CORRECT, ROOT, _in_repo_root, run  # noqa: F401  (autouse fixture)
 
 
 def assert_one_line_error(err: str, *fragments: str) -> None:
