@@ -207,7 +207,7 @@ class _Mode(TorchFunctionMode):
         self.shapes: dict[tuple, tuple] = {}  # one tuple per distinct shape, shared by records
         self.arg_tuples: dict[tuple, tuple] = {}  # the same for recorded arguments
         self.kwarg_dicts: dict[tuple, dict] = {}  # and for keyword arguments (read-only)
-        # id(code) -> (code, {lasti: site}): one site tuple per place in the user's code,
+        # id(code) -> (code, {key: site}): one site tuple per place in the user's code,
         # shared by every op recorded there (a loop records the same few sites over and over).
         self.sites: dict[int, tuple] = {}
         self.current: OpRecord | None = None
@@ -241,7 +241,9 @@ class _Mode(TorchFunctionMode):
         entry = self.sites.get(id(found[0]))
         if entry is None or entry[0] is not found[0]:
             entry = self.sites[id(found[0])] = (found[0], {})
-        return entry[1].setdefault(found[1], found)
+        # Keyed by the instruction and whether library code sat in between: one call in the
+        # user's code may reach torch directly on one run and through a helper on another.
+        return entry[1].setdefault(found[1] * 2 + found[2], found)
 
     def _meta(self, t: Tensor, made_by=None, slot: int = 0) -> TensorMeta:
         """The metadata of ``t``; the value too for one-element tensors (even when autograd

@@ -21,16 +21,7 @@ from shapetrace._cli import main
 from shapetrace._report import Diagnostic, Report, TargetResult
 from shapetrace._spec import parse_init, resolve_init
 
-from test_cli import CORRECT, ROOT, _in_repo_root, run  # noqa: F401  (autouse fixture)
-
-
-def assert_one_line_error(err: str, *fragments: str) -> None:
-    assert "Traceback" not in err, err
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("shapetrace: error: "), err
-    for fragment in fragments:
-        assert fragment in lines[0], err
+from test_cli import CORRECT, ROOT, _in_repo_root, assert_one_line_error, run  # noqa: F401
 
 
 def write(path: Path, text: str) -> str:
