@@ -24,16 +24,18 @@ def check(module, *, init: Mapping[str, Any] | None = None,
           inputs: Sequence[str | torch.Tensor] | None = None,
           dims: Mapping[str, int] | Dims | None = None, causal: bool | None = None,
           fake: bool = False, target: str | None = None, behaviour: bool = True,
-          seed: int = 0) -> Report:
+          seed: int = 0, reference=None) -> Report:
     """Trace ``module`` at the probe sizes and run every rule and behaviour check.
 
     ``module`` is an ``nn.Module`` subclass (built with ``init``, whose dim-name strings resolve
     to sizes, or with arguments inferred from parameter names) or an instance. ``inputs`` are
     specs such as ``"x=B,T,C"`` or tensors; without them they are inferred from ``forward``.
     ``causal`` declares whether the module is meant to be causal (None: inferred).
+    ``reference`` (a TARGET string, a class or an instance) is compared at the same weights
+    (``reference-mismatch``).
     """
     result = check_target(module, init=init, inputs=inputs, dims=dims, causal=causal, fake=fake,
-                          target=target, behaviour=behaviour, seed=seed)
+                          target=target, behaviour=behaviour, seed=seed, reference=reference)
     return Report([result])
 
 
@@ -43,7 +45,7 @@ def _name_of(module) -> str:
 
 
 def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake=False,
-                 target=None, behaviour=True, seed=0) -> TargetResult:
+                 target=None, behaviour=True, seed=0, reference=None) -> TargetResult:
     """Like ``check`` but returns one TargetResult; problems building it go to ``.error``."""
     display = target or _name_of(module)
     try:
@@ -63,10 +65,24 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
             model, args, names = _build(module, init, inputs, dims, seed, mode)
             _run(result, model, args, names, dims, causal=causal,
                  behaviour=behaviour and not fake)
+            if reference is not None and not fake and result.trace.exception is None:
+                _compare(result, module, model, args, reference, init, dims, seed)
     except ShapetraceError as exc:
         result.error = str(exc)
         result.exception = exc
     return result
+
+
+def _compare(result: TargetResult, module, model, args, reference, init, dims, seed) -> None:
+    """The reference comparison (``_reference``): its findings and notes join the result."""
+    from ._reference import compare, resolve_reference
+
+    cls = module if isinstance(module, type) else type(module)
+    found, notes = compare(model, args, resolve_reference(reference, like=cls),
+                           init=init if isinstance(module, type) else None, dims=dims, seed=seed,
+                           student=result.target)
+    result.diagnostics.extend(found)
+    result.notes.extend(notes)
 
 
 class _preserved:

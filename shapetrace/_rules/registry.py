@@ -259,6 +259,25 @@ _ALL = [
        """
        python -m shapetrace model.py --dims B=3
        """, check="misc:check_collisions"),
+    _r("ST018", "reference-mismatch", "error",
+       "with the same weights, the output differs from the reference implementation's",
+       """
+       With a `reference` named (`reference = "solution/attention.py::MultiHeadAttention"` in
+       the config, `--reference` on the command line), the module and the reference are built
+       at the probe sizes, the reference gets the module's weights (by state_dict key, else by
+       shape in order; a fused qkv weight against separate query/key/value weights in any
+       layout that makes them agree) and both run in eval mode on the same inputs, in float64.
+       Outputs that differ beyond float tolerance are a finding at the first op where the two
+       computations part: the first value of yours computed from values the reference also
+       has that matches none of its own, compared with the reference's value there (masked
+       differently, a scale factor, transposed, reordered heads or tokens, or other values).
+       """,
+       """
+       q = self.query(x).view(B, self.n_head, T, self.head_size)   # the reference splits heads
+       """,
+       """
+       q = self.query(x).view(B, T, self.n_head, self.head_size).transpose(1, 2)
+       """, kind="behaviour", needs_values=True),
 ]
 
 RULES: dict[str, Rule] = {r.name: r for r in _ALL}
