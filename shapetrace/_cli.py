@@ -38,6 +38,7 @@ examples:
   python -m shapetrace gpt.py::GPT --input idx=B,T:long:V --dims T=11
   python -m shapetrace gpt.py::GPT --fake --dims B=1,T=2048,H=96,d=128 --init n_layer=96
   python -m shapetrace --config pyproject.toml --format html --output report.html
+  python -m shapetrace student.py::MultiHeadAttention --reference solution.py::MultiHeadAttention
 
 probe sizes (distinct primes, so every axis can be named):
   B=5 batch, T=7 time, S=17 second sequence, H=11 heads, d=13 head size,
@@ -88,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fake", action="store_true",
                    help="shapes only, on fake tensors: no values, no memory; value-based "
                         "rules are skipped")
+    p.add_argument("--reference", metavar="TARGET",
+                   help="compare with a reference implementation at the same weights and "
+                        "inputs (reference-mismatch); overrides the config's reference")
     p.add_argument("--config", metavar="FILE",
                    help="shapetrace.toml or a pyproject.toml with [tool.shapetrace]")
     p.add_argument("--no-trace", action="store_true", help="show findings only, not every op")
@@ -192,7 +196,7 @@ def _input_files(args) -> list[str]:
     """The files the command reads that ``--output`` must not overwrite: the config file and
     the file of every file target (from the command line and from the config)."""
     files = [args.config] if args.config else []
-    files += [spec.partition("::")[0].strip() for spec in args.targets]
+    files += [spec.partition("::")[0].strip() for spec in [*args.targets, args.reference or ""]]
     if args.config:
         with contextlib.suppress(ShapetraceError):  # a bad config is reported when it is loaded
             from ._config import load_config
@@ -245,8 +249,8 @@ def _check_writable(path: str) -> None:
 
 
 def _demo(args) -> int:
-    if any(v for v in (args.init, args.input, args.dims)):
-        raise UsageError("--init/--input/--dims need a TARGET or --config")
+    if any(v for v in (args.init, args.input, args.dims, args.reference)):
+        raise UsageError("--init/--input/--dims/--reference need a TARGET or --config")
     if not args.exporter.painted or args.fake:
         flag = "--fake" if args.fake else f"--format {args.exporter.name}"
         raise UsageError(f"{flag} needs a TARGET or --config (the demo has no {flag[2:]} mode)")
@@ -277,11 +281,14 @@ def _jobs(args) -> list[tuple]:
         from ._config import load_config
 
         config = load_config(args.config)
-        jobs += jobs_from_config(config, dims=cli_dims, causal=args.causal)
+        jobs += jobs_from_config(config, dims=cli_dims, causal=args.causal,
+                                 reference=args.reference)
         if not config.targets and not args.targets:
             raise UsageError(f"{args.config}: no targets configured")
-    jobs += [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal)
-             for spec in args.targets]
+    if args.reference and args.fake:
+        raise UsageError("--reference compares values: it cannot run with --fake")
+    jobs += [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal,
+                 reference=args.reference) for spec in args.targets]
     return [(job, target) for job in jobs for target in job.resolve()]
 
 

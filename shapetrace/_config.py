@@ -10,6 +10,8 @@ init = { d_in = "C", d_out = "C", context_length = 16, dropout = 0.0, num_heads 
 inputs = ["x=B,T,C"]
 dims = { d = 8 }
 causal = true
+reference = "solution/attention.py::MultiHeadAttention"
+points = 2
 ```
 In ``shapetrace.toml`` the same keys sit at the top level (``[[targets]]``). Every mistake is
 one :class:`UsageError` line naming the file and the key. Importing this module does not import
@@ -29,7 +31,7 @@ from ._spec import parse_input
 
 CONFIG_NAMES = ("shapetrace.toml", "pyproject.toml")
 _TOP_KEYS = ("dims", "targets")
-_TARGET_KEYS = ("target", "init", "inputs", "dims", "causal")
+_TARGET_KEYS = ("target", "init", "inputs", "dims", "causal", "reference", "points")
 
 
 @dataclass
@@ -42,6 +44,9 @@ class TargetConfig:
     inputs: list[str] | None = None
     dims: dict = field(default_factory=dict)
     causal: bool | None = None
+    #: A TARGET to compare with at the same weights (relative to the config's directory).
+    reference: str | None = None
+    points: float = 1  # what the target is worth when graded (Gradescope's max_score)
 
 
 @dataclass
@@ -169,7 +174,15 @@ class _Reader:
         causal = entry.get("causal")
         if causal is not None and not isinstance(causal, bool):
             raise self.error(f"{key}.causal", f"must be true or false, got {causal!r}")
-        return TargetConfig(target=name.strip(), init=init, inputs=inputs, dims=dims, causal=causal)
+        reference = entry.get("reference")
+        if reference is not None and (not isinstance(reference, str) or not reference.strip()):
+            raise self.error(f"{key}.reference", f"must be a TARGET string like "
+                                                 f"\"solution/attention.py::Name\", got {reference!r}")
+        points = entry.get("points", 1)
+        if isinstance(points, bool) or not isinstance(points, (int, float)) or points < 0:
+            raise self.error(f"{key}.points", f"must be a number of points >= 0, got {points!r}")
+        return TargetConfig(target=name.strip(), init=init, inputs=inputs, dims=dims, causal=causal,
+                            reference=reference.strip() if reference else None, points=points)
 
     def dims(self, value: object, key: str) -> dict[str, int]:
         if not isinstance(value, dict):

@@ -20,6 +20,9 @@ class Job:
     dims: dict = field(default_factory=dict)
     causal: bool | None = None
     root: Path | None = None
+    #: A TARGET to compare with at the same weights (``reference-mismatch``), relative to root.
+    reference: str | None = None
+    points: float = 1  # the target's worth when graded
 
     def resolve(self):
         """The ``_targets.Target`` objects this spec names (imports the file)."""
@@ -31,15 +34,35 @@ class Job:
 
     def run(self, target, *, fake: bool = False):
         from ._check import check_target
+        from ._errors import ShapetraceError
+        from ._report import TargetResult
 
+        reference = None
+        if self.reference is not None and not fake:
+            from ._reference import resolve_reference
+
+            try:
+                reference = resolve_reference(self.reference, root=self.root, like=target.cls)
+            except ShapetraceError as exc:
+                return TargetResult(target.display, error=f"reference: {exc}", exception=exc)
         return check_target(target.cls, init=self.init, inputs=self.inputs, dims=self.dims,
-                            causal=self.causal, fake=fake, target=target.display)
+                            causal=self.causal, fake=fake, target=target.display,
+                            reference=reference)
 
 
-def jobs_from_config(config, *, dims: dict | None = None, causal: bool | None = None) -> list[Job]:
-    """One Job per ``[[tool.shapetrace.targets]]`` entry; ``dims``/``causal`` override all."""
+def jobs_from_config(config, *, dims: dict | None = None, causal: bool | None = None,
+                     reference: str | None = None) -> list[Job]:
+    """One Job per ``[[tool.shapetrace.targets]]`` entry; ``dims``/``causal``/``reference``
+    (``--reference``, relative to the working directory) override all."""
     dims = dims or {}
     return [Job(spec=t.target, init=t.init, inputs=t.inputs,
                 dims={**config.dims_for(t), **dims},
-                causal=t.causal if causal is None else causal, root=config.root)
+                causal=t.causal if causal is None else causal, root=config.root,
+                reference=t.reference if reference is None else str(Path(reference).absolute())
+                if _is_path(reference) else reference, points=t.points)
             for t in config.targets]
+
+
+def _is_path(spec: str) -> bool:
+    location = spec.partition("::")[0].strip()
+    return location.endswith(".py") or "/" in location

@@ -174,7 +174,7 @@ def plan_weights(student: torch.nn.Module, reference: torch.nn.Module, *, heads:
 
 def _pick(mine, used, name, shape) -> int | None:
     """The student's parameter for the reference's ``name``: same key, then same role, then
-    one of unknown role, then the first of that shape."""
+    one of unknown role; never one whose name says another role (a key for a query)."""
     free = [i for i, (n, p) in enumerate(mine) if i not in used and p.shape == shape]
     if not free:
         return None
@@ -185,7 +185,7 @@ def _pick(mine, used, name, shape) -> int | None:
         for i in free:
             if test(mine[i][0]):
                 return i
-    return free[0]
+    return None
 
 
 def _kind(name: str) -> str:
@@ -238,8 +238,9 @@ def _shape(p) -> str:
 def _unmatched(names, first: str, mine, theirs) -> TargetError:
     student, reference = names
     count = lambda ps: sum(p.numel() for _, p in ps)  # noqa: E731
+    same = " (as many values, in other shapes)" if count(mine) == count(theirs) else ""
     return TargetError(
         f"cannot give the reference {reference} the weights of {student}: {first} has no "
         f"counterpart (yours: {len(mine)} parameters, {count(mine)} values; the reference's: "
-        f"{len(theirs)} parameters, {count(theirs)} values); make both store the same weights, "
-        f"or name the parameters alike")
+        f"{len(theirs)} parameters, {count(theirs)} values{same}); store the weights in the "
+        f"reference's shapes, or name the parameters alike")

@@ -185,8 +185,8 @@ class FusedPerHead(nn.Module):
         return self.out(out.transpose(1, 2).reshape(B, T, C))
 
 
-class FusedTransposedScores(nn.Module):
-    """Fused projection, but the scores are k @ q^T: each query reads the wrong row."""
+class FusedScaledTwice(nn.Module):
+    """Fused projection split in q, k, v order; the scores are scaled twice."""
 
     def __init__(self, n_embd, n_head, block_size, dropout=0.0):
         super().__init__()
@@ -199,7 +199,7 @@ class FusedTransposedScores(nn.Module):
         H, d = self.n_head, C // self.n_head
         q, k, v = self.c_attn(x).split(C, dim=2)
         q, k, v = (t.view(B, T, H, d).transpose(1, 2) for t in (q, k, v))
-        scores = (q @ k.transpose(-2, -1)).transpose(-2, -1) * d**-0.5  # PARTS: transposed
+        scores = (q @ k.transpose(-2, -1)) * d**-0.5 / math.sqrt(d)  # PARTS: scale
         mask = torch.ones(T, T, dtype=torch.bool).tril()
         weights = scores.masked_fill(~mask, float("-inf")).softmax(-1)
         return self.c_proj((weights @ v).transpose(1, 2).reshape(B, T, C))
