@@ -34,7 +34,8 @@ from torch import Tensor
 
 from ._dims import Dims
 from ._errors import ShapetraceError, TargetError, UsageError
-from ._ops import MATMULS, SOFTMAXES, base_name, display_name
+from ._ops import (DIVS, MASKED_FILLS, MATMULS, MULS, PERMUTES, RESHAPES, SOFTMAXES, WHERES,
+                   base_name, display_name)
 from ._reference_weights import plan_weights
 from ._report import Diagnostic
 from ._rules.registry import diagnostic
@@ -302,45 +303,56 @@ def _parting(mine: _Run, matched: dict):
     return min(chosen, key=lambda r: r.index) if chosen else None
 
 
-def _counterpart(rec, mine: _Run, theirs: _Run, matched: dict, key):
-    """The reference op nearest downstream of the counterparts of ``rec``'s inputs whose output
-    has the layout of ``rec``'s output ``key`` (the same kind of op first)."""
+def _counterparts(rec, mine: _Run, theirs: _Run, matched: dict, key) -> list:
+    """Reference values to compare ``rec``'s output ``key`` with, best first: outputs of the
+    same layout from ops downstream of the counterparts of ``rec``'s inputs (ops of the same
+    kind first), then those input counterparts themselves (for an op the reference lacks)."""
     consumers: dict = {}
     for r in theirs.records:
         for m in r.inputs:
             if m.src is not None:
                 consumers.setdefault(m.src[0], []).append(r.index)
-    starts = [matched[m.src][0] for m in rec.inputs
+    inputs = [matched[m.src] for m in rec.inputs
               if m.src is not None and matched.get(m.src) is not None]
-    if not starts:  # only the module's inputs and weights went in: start from the reference's
-        starts = [r.index for r in theirs.records
-                  if r.inputs and all(m.src is None for m in r.inputs)]
-        frontier = starts
-    else:
-        frontier = [c for s in starts for c in consumers.get(s, ())]
+    if inputs:
+        frontier = [c for s in inputs for c in consumers.get(s[0], ())]
+    else:  # only the module's inputs and weights went in: start from the reference's
+        frontier = [r.index for r in theirs.records
+                    if r.inputs and all(m.src is None for m in r.inputs)]
     target = mine.values[key]
-    family = _family(rec.op)
+
+    def fits(k) -> bool:
+        t = theirs.values.get(k)
+        return t is not None and t.numel() == target.numel() \
+            and _factors(t.shape) == _factors(target.shape)
+
     hits, seen = [], set()
     for _depth in range(8):
         frontier = [i for i in sorted(set(frontier)) if i not in seen]
         seen.update(frontier)
         hits += [(i, slot) for i in frontier for slot in range(len(theirs.records[i].outputs))
-                 if (i, slot) in theirs.values
-                 and theirs.values[(i, slot)].numel() == target.numel()
-                 and _factors(theirs.values[(i, slot)].shape) == _factors(target.shape)]
+                 if fits((i, slot))]
         frontier = [c for i in frontier for c in consumers.get(i, ())]
         if not frontier:
             break
-    if not hits:
-        return None
+    family = _family(rec.op)
     same = [h for h in hits if _family(theirs.records[h[0]].op) == family]
-    best = (same or hits)[0]
-    return theirs.records[best[0]], best
+    others = [h for h in hits if h not in same]
+    if family != "mask":  # a masking op of the reference is no counterpart to another kind
+        others = [h for h in others if _family(theirs.records[h[0]].op) != "mask"]
+    ordered = same + [k for k in inputs if fits(k)] + others
+    return list(dict.fromkeys(ordered))
 
 
 def _family(op: str) -> str:
     if op in SOFTMAXES:
         return "softmax"
+    if op in MULS or op in DIVS:
+        return "scale"
+    if op in MASKED_FILLS or op in WHERES:
+        return "mask"
+    if op in RESHAPES or op in PERMUTES:
+        return "layout"
     if op in MATMULS or base_name(op) in ("einsum", "linear"):
         return "product"
     return base_name(op)
@@ -359,12 +371,12 @@ def _finding(mine: _Run, theirs: _Run, rtol: float, dims: Dims, reference: Refer
         key = next(k for k in ((rec.index, s) for s in range(len(rec.outputs)))
                    if k in matched and matched[k] is None)
         shape = mine.analysis.shape_of(rec.outputs[key[1]])
-        found = _counterpart(rec, mine, theirs, matched, key)
+        found = _pick_counterpart(mine.values[key], theirs, _counterparts(rec, mine, theirs,
+                                                                          matched, key), rtol, dims)
         if found is not None:
-            ref_rec, ref_key = found
-            b = theirs.values[ref_key]
+            ref_key, why = found
+            ref_rec = theirs.records[ref_key[0]]
             ref_shape = theirs.analysis.shape_of(ref_rec.outputs[ref_key[1]])
-            why = explain(mine.values[key].reshape(b.shape), b, _axis_names(ref_shape), rtol, dims)
             ref_file = ref_rec.file
             data.update(reference_file=ref_file, reference_line=ref_rec.line,
                         reference_op=ref_rec.op)
@@ -380,6 +392,23 @@ def _finding(mine: _Run, theirs: _Run, rtol: float, dims: Dims, reference: Refer
     out_rec = next((mine.records[k[0]] for k in mine.output_keys if k is not None), None)
     message = f"your output differs from the reference's: {_output_difference(mine, theirs, rtol, dims)}"
     return diagnostic("reference-mismatch", message, hint, rec=out_rec, **data)
+
+
+def _pick_counterpart(a: Tensor, theirs: _Run, candidates: list, rtol, dims):
+    """The first candidate whose difference has a name (a scale, a mask, an order), else the
+    first one with the plain difference; ``(key, explanation)`` or None."""
+    for key in candidates[:8]:
+        b = theirs.values[key]
+        rec = theirs.records[key[0]]
+        names = _axis_names(theirs.analysis.shape_of(rec.outputs[key[1]]))
+        why = explain(a.reshape(b.shape), b, names, rtol, dims, plain=False)
+        if why:
+            return key, why
+    if not candidates:
+        return None
+    key = candidates[0]
+    b = theirs.values[key]
+    return key, explain(a.reshape(b.shape), b, [], rtol, dims)
 
 
 def _shown_op(rec) -> str:
@@ -404,14 +433,17 @@ def _axis_names(shape: str) -> list[str]:
     return [part.strip() for part in shape.strip("()").split(",") if part.strip()]
 
 
-def explain(a: Tensor, b: Tensor, names: list[str], rtol: float, dims: Mapping[str, int]) -> str:
+def explain(a: Tensor, b: Tensor, names: list[str], rtol: float, dims: Mapping[str, int], *,
+            plain: bool = True) -> str | None:
     """How ``a`` (the module's) differs from ``b`` (the reference's), in words, saying only what
-    the numbers show."""
+    the numbers show; without ``plain``, None when no named reason fits."""
     names = names if len(names) == a.ndim else [str(s) for s in a.shape]
     for reason in (_masking, _scale, _transposed, _reordered, _rearranged, _positions):
         text = reason(a, b, names, rtol, dims)
         if text:
             return text
+    if not plain:
+        return None
     finite = torch.isfinite(a) & torch.isfinite(b)
     if not finite.any():
         return "the values differ"
