@@ -96,6 +96,10 @@ BY_OPTIONS = {
     "annotation-mismatch": ("reference_models/m06_multi_head.py::MultiHeadAttention",
                             {"inputs": ["x=B,T,2*C"]}, {}),
     "dim-collision": ("examples/jumbled_heads/fixed.py", {"dims": {"B": 7}}, {}),
+    # a module without a causal mask: right on its own, wrong against a causal solution
+    "reference-mismatch": ("tests/data/reference/students.py::NotMasked",
+                           {"reference": "reference_models/m06_multi_head.py::MultiHeadAttention"},
+                           {}),
 }
 
 

@@ -199,7 +199,7 @@ class FusedScaledTwice(nn.Module):
         H, d = self.n_head, C // self.n_head
         q, k, v = self.c_attn(x).split(C, dim=2)
         q, k, v = (t.view(B, T, H, d).transpose(1, 2) for t in (q, k, v))
-        scores = (q @ k.transpose(-2, -1)) * d**-0.5 / math.sqrt(d)  # PARTS: scale
+        scores = (q @ k.transpose(-2, -1)) * d**-0.5 / math.sqrt(d)  # PARTS: twice
         mask = torch.ones(T, T, dtype=torch.bool).tril()
         weights = scores.masked_fill(~mask, float("-inf")).softmax(-1)
         return self.c_proj((weights @ v).transpose(1, 2).reshape(B, T, C))
