@@ -200,6 +200,8 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
         result.skipped.append(f"batch-leak and causal-leak not checked: {dep.reason}")
         return
 
+    result.causal_checkable = any(s.role.stream == "query" and s.role.time is not None
+                                  for s in probe.sources()) or bool(probe.unembedded_tokens())
     mixing = dep.batch_leaks()
     future = dep.causal_leaks() if causal else []
     located: dict[str, tuple[locate.Leak, locate.Run]] = {}
@@ -245,5 +247,6 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
         result.diagnostics.append(messages.causal_leak(probe, leak.used, dep, leak.rec, run.records,
                                                        inside=True))
     elif causal is None and looks_causal(dep):
-        result.notes.append("the module is causal in practice: "
-                            "no output position depends on a later one")
+        result.causal_note = ("the module is causal in practice: "
+                              "no output position depends on a later one")
+        result.notes.append(result.causal_note)
