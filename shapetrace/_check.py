@@ -193,7 +193,12 @@ def user_frame(exc: BaseException) -> tuple[str, int] | None:
 
 def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behaviour: bool,
          init: Mapping[str, Any] | None = None) -> None:
-    trace = Trace(model, dims=dims, rules=False)
+    watch = None
+    if behaviour:  # values are needed: not under --fake
+        from ._behaviour.mutation import MutationWatch
+
+        watch = MutationWatch(args, names)
+    trace = Trace(model, dims=dims, rules=False, observer=watch)
     exc_seen = None
     with torch.no_grad():
         try:
@@ -215,7 +220,8 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
         diagnostics.extend(_exception_diagnostics(trace, exc_seen, diagnostics))
         _drop_frames(exc_seen)
     elif behaviour:
-        found, notes = _behaviour(model, args, names, trace, dims, causal, init)
+        diagnostics.extend(watch.diagnostics())
+        found, notes = _behaviour(model, watch.originals(), names, trace, dims, causal, init)
         diagnostics.extend(found)
         result.notes.extend(notes)
     result.diagnostics = diagnostics
