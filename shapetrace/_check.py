@@ -11,7 +11,6 @@ from ._analysis import Analysis
 from ._dims import Dims
 from ._errors import ShapetraceError, TargetError, UsageError
 from ._fake import NeedsValuesError, fake_mode
-from ._ops import COMPARISONS, SDPA, TRIANGULAR
 from ._records import TraceData
 from ._report import Diagnostic, Report, TargetResult
 from ._source import display_path, innermost_user_frame
@@ -62,9 +61,9 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
         result.notes.append("traced the eager module behind torch.compile")
     try:
         with _preserved(module), fake_mode(fake) as mode:
-            model, args, names = _build(module, init, inputs, dims, seed, mode)
+            model, args, names, built_with = _build(module, init, inputs, dims, seed, mode)
             _run(result, model, args, names, dims, causal=causal,
-                 behaviour=behaviour and not fake)
+                 behaviour=behaviour and not fake, init=built_with)
             if reference is not None and not fake and result.trace.exception is None:
                 _compare(result, module, model, args, reference, init, dims, seed)
     except ShapetraceError as exc:
@@ -171,6 +170,7 @@ def _build(module, init, inputs, dims: Dims, seed: int, mode):
             raise UsageError("init is only used when check() is given a class, not an instance")
         model = module
         forward_owner = type(module)
+        kwargs = None
     else:
         raise UsageError(f"check() expects an nn.Module subclass or instance, got {type(module).__name__}")
     model.eval()
@@ -188,7 +188,7 @@ def _build(module, init, inputs, dims: Dims, seed: int, mode):
         else:
             args.append(_spec.make_input(spec, dims, generator=generator))
             names.append(spec.name)
-    return model, args, names
+    return model, args, names, kwargs
 
 
 def _one_line(exc: BaseException) -> str:
@@ -207,8 +207,14 @@ def user_frame(exc: BaseException) -> tuple[str, int] | None:
     return (display_path(found[0]), found[1]) if found else None
 
 
-def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behaviour: bool) -> None:
-    trace = Trace(model, dims=dims, rules=False)
+def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behaviour: bool,
+         init: Mapping[str, Any] | None = None) -> None:
+    watch = None
+    if behaviour:  # values are needed: not under --fake
+        from ._behaviour.mutation import MutationWatch
+
+        watch = MutationWatch(args, names)
+    trace = Trace(model, dims=dims, rules=False, observer=watch)
     exc_seen = None
     with torch.no_grad():
         try:
@@ -230,7 +236,8 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
         diagnostics.extend(_exception_diagnostics(trace, exc_seen, diagnostics))
         _drop_frames(exc_seen)
     elif behaviour:
-        found, notes = _behaviour(model, args, names, trace, dims, causal)
+        diagnostics.extend(watch.diagnostics())
+        found, notes = _behaviour(model, watch.originals(), names, trace, dims, causal, init)
         diagnostics.extend(found)
         result.notes.extend(notes)
     result.diagnostics = diagnostics
@@ -278,48 +285,36 @@ def _exception_diagnostics(trace: Trace, exc: BaseException, found: list) -> lis
         module=trace.records[-1].module if trace.records else None)]
 
 
-def _behaviour(model, args, names, trace: Trace, dims: Dims, causal):
+def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None):
     """Behaviour diagnostics, and notes on what could not be checked or was observed.
 
     Dependencies come from plain autograd (one forward, batched backward passes) rather than
     ``torch.func``: the first ``vmap`` of a process imports torch._dynamo, about a second.
+    Causal intent comes from ``_behaviour.intent``; when there is none, one note says that
+    causal-leak was not checked and how to declare it.
     """
     from ._behaviour import InternalCheckError, infer_roles, run_behaviour
+    from ._behaviour.intent import causal_intent as intent_of, init_arguments, unchecked_note
 
-    if causal is None:
-        causal = causal_intent(trace)
+    kwargs = init_arguments(type(model), init) if init is not None else None
+    intent = intent_of(model, trace, declared=causal, init=kwargs)
     try:
         roles = infer_roles(args, dims, names=names)
-        outcome = run_behaviour(model, args, roles, causal=causal, dims=dims)
+        outcome = run_behaviour(model, args, roles, causal=intent.causal, dims=dims)
     except InternalCheckError as exc:  # shapetrace's bug, not the module's: say so, keep going
         return [], [str(exc)]
     except Exception as exc:  # noqa: BLE001 - the module's failures are handled inside
         return [], [str(InternalCheckError("behaviour", exc))]
-    return list(outcome.diagnostics), [*outcome.skipped, *outcome.notes]
+    notes = [*outcome.skipped, *(n for n in outcome.notes if n != outcome.causal_note)]
+    if intent.causal is None and causal is None and outcome.causal_checkable:
+        notes.append(unchecked_note(type(model).__name__, intent,
+                                    causal_in_practice=bool(outcome.causal_note)))
+    return list(outcome.diagnostics), notes
 
 
-def causal_intent(trace: TraceData | Analysis) -> bool | None:
-    """True when the trace shows a causal mask being built or applied, else None (unknown).
+def causal_intent(trace: TraceData | Analysis, model=None) -> bool | None:
+    """True when the trace (or ``model``'s flags and class names) shows that the module is
+    meant to be causal, else None (unknown). See ``shapetrace._behaviour.intent``."""
+    from ._behaviour.intent import causal_intent as intent_of
 
-    Evidence: a triangular matrix (``tril``/``triu``), ``is_causal=True``, a square buffer
-    sliced to (T, T) (the registered ``mask[:T, :T]``), or an outer comparison of positions
-    (``arange[:, None] >= arange[None, :]``).
-    """
-    T = trace.dims["T"]
-    for rec in trace.records:
-        op = rec.op
-        if op in TRIANGULAR:
-            return True
-        if rec.kwargs.get("is_causal") is True or (op == SDPA
-                                                   and len(rec.args) > 5 and rec.args[5] is True):
-            return True
-        if op == "[]" and rec.inputs and rec.outputs:
-            src, out = rec.inputs[0].shape, rec.outputs[0].shape
-            if len(src) >= 2 and src[-1] == src[-2] != T and out[-2:] == (T, T):
-                return True
-        if op in COMPARISONS and len(rec.inputs) == 2 and rec.outputs:
-            a, b = rec.inputs[0].shape, rec.inputs[1].shape
-            out = rec.outputs[0].shape
-            if len(out) >= 2 and out[-1] == out[-2] and a != b and out[-1] in (T, trace.dims["L"]):
-                return True
-    return None
+    return intent_of(model, trace).causal

@@ -355,7 +355,8 @@ class IndexedEmbeddingLM(nn.Module):
 
 
 class ScalesInputInPlace(nn.Module):
-    """Scales its input in place and branches on a value: fine, and the caller's x is kept."""
+    """Scales its input in place and branches on a value: the behaviour checks give each run a
+    fresh copy, so they stay right (``check()`` reports the write as input-mutated)."""
 
     def __init__(self, d_model: int, n_head: int):
         super().__init__()
@@ -579,3 +580,64 @@ class RaisesOnSecondCall(nn.Module):
         if self.calls > 1:
             raise RuntimeError("the cache was already consumed")
         return self.proj(x)
+
+
+# --------------------------------------------------------------------------------------------
+# Side inputs with a batch axis: lengths and padding masks (batch-leak)
+# --------------------------------------------------------------------------------------------
+
+
+def _d2l_heads(X, num_heads):
+    X = X.reshape(X.shape[0], X.shape[1], num_heads, -1).permute(0, 2, 1, 3)
+    return X.reshape(-1, X.shape[2], X.shape[3])  # (B*H, T, d), sample-major
+
+
+def _d2l_masked_softmax(X, valid_lens):
+    shape = X.shape
+    valid_lens = torch.repeat_interleave(valid_lens, shape[1])
+    X = X.reshape(-1, shape[-1])
+    mask = torch.arange(shape[-1])[None, :] < valid_lens[:, None]
+    X = X.masked_fill(~mask, -1e6)
+    return F.softmax(X.reshape(shape), dim=-1)
+
+
+class D2LValidLens(nn.Module):
+    """d2l's MultiHeadAttention with valid_lens; ``interleave=False`` is the repeat bug."""
+
+    def __init__(self, num_hiddens: int, num_heads: int, interleave: bool = True):
+        super().__init__()
+        self.num_heads, self.interleave = num_heads, interleave
+        self.W_q, self.W_k = nn.Linear(num_hiddens, num_hiddens), nn.Linear(num_hiddens, num_hiddens)
+        self.W_v, self.W_o = nn.Linear(num_hiddens, num_hiddens), nn.Linear(num_hiddens, num_hiddens)
+
+    def forward(self, x: Float[Tensor, "B T C"], valid_lens: Tensor) -> Float[Tensor, "B T C"]:
+        q, k, v = (_d2l_heads(w(x), self.num_heads) for w in (self.W_q, self.W_k, self.W_v))
+        if self.interleave:
+            valid_lens = torch.repeat_interleave(valid_lens, repeats=self.num_heads, dim=0)
+        else:
+            valid_lens = valid_lens.repeat(self.num_heads)  # located: d2l-valid-lens-repeat
+        scores = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(q.shape[-1])
+        out = torch.bmm(_d2l_masked_softmax(scores, valid_lens), v)
+        out = out.reshape(-1, self.num_heads, out.shape[1], out.shape[2]).permute(0, 2, 1, 3)
+        return self.W_o(out.reshape(out.shape[0], out.shape[1], -1))
+
+
+class PaddingPerHead(nn.Module):
+    """A bool key-padding mask (B, T) expanded to the (B*H) rows; ``tile=True`` is the bug."""
+
+    def __init__(self, d_model: int, n_head: int, tile: bool = False):
+        super().__init__()
+        self.h, self.tile = n_head, tile
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+
+    def forward(self, x: Float[Tensor, "B T C"], padding: Tensor) -> Float[Tensor, "B T C"]:
+        B, T, C = x.shape
+        q, k, v = (t.reshape(B, T, self.h, -1).transpose(1, 2).reshape(B * self.h, T, -1)
+                   for t in self.qkv(x).chunk(3, dim=-1))
+        if self.tile:
+            pad = padding.repeat(self.h, 1)  # located: padding-repeat
+        else:
+            pad = padding.repeat_interleave(self.h, dim=0)
+        att = (q @ k.transpose(1, 2)) / math.sqrt(q.shape[-1])
+        att = att.masked_fill(pad[:, None, :], float("-inf")).softmax(-1)
+        return (att @ v).reshape(B, self.h, T, -1).transpose(1, 2).reshape(B, T, C)

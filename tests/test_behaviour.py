@@ -572,3 +572,74 @@ def test_a_batched_backward_loads_the_module_the_checks_look_for():
     x = torch.randn(3, requires_grad=True)
     torch.autograd.grad((x * 2).sum(), x, torch.eye(1).squeeze(-1), is_grads_batched=True)
     assert BATCHED_GRAD_MODULE in sys.modules and batched_grad_loaded()
+
+
+# --------------------------------------------------------------------------------------------
+# Side inputs and reorderings (batch-leak)
+# --------------------------------------------------------------------------------------------
+
+
+def _lengths(d: Dims) -> torch.Tensor:
+    return torch.tensor([7, 3, 5, 1, 6])[: d["B"]] % (d["T"] + 1)
+
+
+def _padding(d: Dims) -> torch.Tensor:
+    padding = torch.zeros(d["B"], d["T"], dtype=torch.bool)
+    padding[0, -2:] = True
+    padding[2, -4:] = True
+    return padding
+
+
+SIDE = [
+    pytest.param(lambda d: bm.D2LValidLens(d["C"], d["H"], interleave=False), _lengths,
+                 "d2l-valid-lens-repeat", id="d2l-valid-lens-repeat"),
+    pytest.param(lambda d: bm.PaddingPerHead(d["C"], d["H"], tile=True), _padding, "padding-repeat",
+                 id="padding-mask-repeat"),
+]
+
+
+@pytest.mark.parametrize(("build", "side", "case"), SIDE)
+def test_side_input_spread_over_other_samples_is_caught(build, side, case):
+    assert D["H"] % D["B"] == 1  # a roll by one would commute with the wrong index map here
+    inputs = [x_of(D), side(D)]
+    roles = infer_roles(inputs, D, names=["x", "side"])
+    result = run_behaviour(build(D), inputs, roles, causal=None, dims=D)
+    assert [d.rule for d in result.diagnostics] == ["batch-leak"]
+    diag = result.diagnostics[0]
+    assert diag.data["kind"] == "mixing" and "`side`" in diag.message
+    assert diag.line == located_line(case)
+    assert "repeat_interleave" in diag.hint
+
+
+@pytest.mark.parametrize(("build", "side"), [
+    pytest.param(lambda d: bm.D2LValidLens(d["C"], d["H"]), _lengths, id="d2l-repeat-interleave"),
+    pytest.param(lambda d: bm.PaddingPerHead(d["C"], d["H"]), _padding, id="padding-repeat-interleave"),
+])
+def test_side_input_used_per_sample_is_quiet(build, side):
+    inputs = [x_of(D), side(D)]
+    roles = infer_roles(inputs, D, names=["x", "side"])
+    result = run_behaviour(build(D), inputs, roles, causal=None, dims=D)
+    assert result.diagnostics == [] and result.skipped == []
+    side_pairs = [p for p in result.dependency.pairs if p.source == "side"]
+    assert side_pairs and all(bool(p.batch.equal(torch.eye(D["B"], dtype=torch.bool)) or
+                                   not p.batch.any()) for p in side_pairs)
+
+
+def test_d2l_repeat_bug_through_check():
+    report = shapetrace.check(bm.D2LValidLens, init={"num_hiddens": "C", "num_heads": "H", "interleave": False},
+                              inputs=["x=B,T,C", "valid_lens=B:long:T"])
+    assert [d.rule for d in report.errors] == ["batch-leak"]
+    fixed = shapetrace.check(bm.D2LValidLens, init={"num_hiddens": "C", "num_heads": "H"},
+                             inputs=["x=B,T,C", "valid_lens=B:long:T"])
+    assert fixed.ok and not fixed.diagnostics
+
+
+def test_reorderings_are_seeded_derangements():
+    from shapetrace._behaviour.shuffle import orders
+
+    first, again = orders(5), orders(5)
+    assert len(first) == 3 and all(torch.equal(a, b) for a, b in zip(first, again))
+    for order in first:
+        assert sorted(order.tolist()) == list(range(5)) and not (order == torch.arange(5)).any()
+    shifts = [torch.arange(5).roll(k) for k in range(5)]
+    assert any(all(not torch.equal(o, s) for s in shifts) for o in first)  # not only shifts

@@ -87,6 +87,7 @@ INLINE = {
     "nondeterministic-eval": ("DropoutAlwaysOn", "DropoutFollowsMode", {}),
     "non-finite": ("FullyMaskedRow", "FiniteMaskedRow", {}),
     "op-failed": ("KeyNotTransposed", "MaskBeforeSoftmax", {}),
+    "input-mutated": ("PositionsAddedInPlace", "PositionsAdded", {}),
 }
 
 

@@ -6,8 +6,9 @@ value of -1e-9, a norm over the time axis, an inverted SDPA mask, a softmax over
 batch axis, ``F.dropout`` left on in eval. They show only in what the output depends on, so
 these checks re-run a float64 copy of the module (the user's module is never touched) and ask:
 
-- ``batch-leak``: does a sample's output depend on another sample, or change when the sample
-  moves to another place in the batch?
+- ``batch-leak``: does a sample's output depend on another sample (through a floating input, or
+  an integer / boolean side input such as lengths or a padding mask), or change when the batch
+  is reordered (seeded random derangements, not a roll, which commutes with some wrong maps)?
 - ``causal-leak`` (when the module is meant to be causal): does output position t depend on a
   later position of the query stream? A second stream (cross-attention context) may be seen whole.
 - ``nondeterministic-eval``: do two runs in eval mode, same inputs, give different outputs?
@@ -15,7 +16,10 @@ these checks re-run a float64 copy of the module (the user's module is never tou
 Layout
 ------
 ``roles``     what each input is (``InputRole``, ``infer_roles``)
-``probe``     the float64 copy, dependencies via autograd, token perturbations, the rolled batch
+``probe``     the float64 copy, dependencies via autograd, token perturbations
+``shuffle``   seeded reorderings of the batch; integer/bool side inputs changed sample by sample
+``intent``    whether the module is meant to be causal, and the note when that is unknown
+``mutation``  ``input-mutated``: a watch on the traced run for writes into the arguments
 ``locate``    the first leaking op, on a run recorded by the tracer (``shapetrace._trace``)
 ``messages``  diagnostics, hints and dependency grids (``grid_text``)
 ``checks``    ``run_behaviour`` / ``check_behaviour`` / ``dependencies``: the checks in order
@@ -87,9 +91,10 @@ about 14 below the row's largest score.
 
 Cost
 ----
-A correct module costs four forwards (two for determinism, one on the rolled batch, one with
-gradients) and B + T backward passes, on one thread (probe-size tensors are too small to gain
-from more, and stall when the cores are busy): about 40 ms of CPU time for a multi-head
+A correct module costs six forwards (two for determinism, three on reordered batches, one with
+gradients), B more per integer or boolean side input, and B + T backward passes, on one
+thread (probe-size tensors are too small to gain from more, and stall when the cores are
+busy): about 40 ms of CPU time for a multi-head
 attention at the default probe sizes (``benchmarks/behaviour_cost.py``). A leak adds one or
 two recorded forwards and a backward per op up to the leaking one. ``torch.func.vmap`` is not
 used: its first call in a process imports torch._dynamo (about 1 s).

@@ -19,7 +19,7 @@ from torch import nn
 from .._compat import dropout_base_class
 from .._dims import Dims
 from .._report import Diagnostic
-from . import locate, messages
+from . import locate, messages, shuffle
 from .errors import InternalCheckError, raised_by_user
 from .probe import Probe, copy_module, max_change, one_thread, outputs_equal
 from .results import PERMUTATION_RTOL, RTOL, BehaviourResult, DependencyResult, looks_causal
@@ -179,13 +179,13 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
         second = probe.call(probe.args)
     deterministic = outputs_equal(first, second)
     if not deterministic:
-        rec = _quietly(locate.first_difference, probe, roll=False)
+        rec = _quietly(locate.first_difference, probe)
         result.diagnostics.append(messages.nondeterministic(probe, max_change(first, second), rec))
     else:  # random only with a real dropout rate: the op is located with the rates raised too
         with torch.no_grad(), _dropout_switched_on(probe.model):
             once, twice = probe.call(probe.args), probe.call(probe.args)
             if not outputs_equal(once, twice):
-                rec = _quietly(locate.first_difference, probe, roll=False)
+                rec = _quietly(locate.first_difference, probe)
                 result.diagnostics.append(messages.nondeterministic(probe, max_change(once, twice),
                                                                     rec))
 
@@ -195,15 +195,26 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
         result.skipped.append(f"batch-leak and causal-leak not checked: {reason}")
         return
     dep = probe.dependencies(first)
+    side = shuffle.side_pairs(probe, first) if not dep.reason else []
+    dep.pairs.extend(side)
     result.dependency = dep
     if dep.reason:
         result.skipped.append(f"batch-leak and causal-leak not checked: {dep.reason}")
         return
 
+    result.causal_checkable = any(s.role.stream == "query" and s.role.time is not None
+                                  for s in probe.sources()) or bool(probe.unembedded_tokens())
     mixing = dep.batch_leaks()
     future = dep.causal_leaks() if causal else []
     located: dict[str, tuple[locate.Leak, locate.Run]] = {}
     wanted = {"batch": bool(mixing), "causal": bool(future)}
+    side_ids = {id(p) for p in side}
+    if mixing and not shuffle.mixing_samples([p for p in dep.pairs if id(p) not in side_ids]):
+        # only an integer or boolean side input mixes samples: autograd cannot follow it
+        found = shuffle.first_side_leak(probe, side)
+        rec = _quietly(locate.first_cross_sample_change, probe, *found) if found else None
+        if rec is not None:
+            located["batch"] = (locate.Leak(rec, "batch", None), None)
     while any(want and kind not in located for kind, want in wanted.items()):
         # one run finds the first op of either kind; a second run looks for the other
         stage.check = "batch-leak" if wanted["batch"] and "batch" not in located else "causal-leak"
@@ -227,9 +238,10 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
         result.diagnostics.append(messages.batch_mixing(probe, dep, mixing,
                                                         leak[0].rec if leak else None))
     elif deterministic:
-        change = probe.permutation_change(first)
+        change, order = shuffle.reorder_change(probe, first)
         if change > PERMUTATION_RTOL:
-            rec = _quietly(locate.first_difference, probe, roll=True)
+            reordered = shuffle.reordered_args(probe, order), shuffle.reordered_kwargs(probe, order)
+            rec = _quietly(locate.first_difference, probe, order=order, reordered=reordered)
             result.diagnostics.append(messages.batch_position(probe, dep, change, rec))
     else:
         result.skipped.append("batch-leak: whether outputs follow their sample when the batch is "
@@ -245,5 +257,6 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
         result.diagnostics.append(messages.causal_leak(probe, leak.used, dep, leak.rec, run.records,
                                                        inside=True))
     elif causal is None and looks_causal(dep):
-        result.notes.append("the module is causal in practice: "
-                            "no output position depends on a later one")
+        result.causal_note = ("the module is causal in practice: "
+                              "no output position depends on a later one")
+        result.notes.append(result.causal_note)

@@ -12,7 +12,7 @@ first one that leaks is named: an axis of size B is the batch axis, axes of size
 axes, and an element at time coordinates (t1, t2, ...) may depend on input positions up to
 max(t1, t2, ...) (so (B, H, T, T) scores are legal before masking); an output with no time axis
 that depends on more than one position leaks. For position-in-batch and nondeterminism leaks
-the module runs twice (rolled batch / same inputs) and the first op whose outputs disagree is
+the module runs twice (reordered batch / same inputs) and the first op whose outputs disagree is
 named.
 """
 
@@ -121,29 +121,72 @@ def dependency_leak(probe: Probe, *, batch: bool, causal: bool, rtol: float = RT
     return None, run
 
 
-def first_difference(probe: Probe, *, roll: bool) -> OpRecord | None:
+def first_difference(probe: Probe, *, order: Tensor | None = None,
+                     reordered: tuple[Sequence[Any], Mapping[str, Any]] | None = None
+                     ) -> OpRecord | None:
     """The first op whose outputs differ between two runs: on the same inputs, or on the batch
-    rolled by one place (``roll``; its outputs are compared rolled back)."""
+    reordered by ``order`` (new sample i is old sample ``order[i]``), whose positional and
+    keyword inputs are ``reordered``; outputs are compared reordered back."""
     first = record(probe, probe.args, grad=False)
-    if roll:
-        second = record(probe, probe.rolled_args(), probe.rolled_kwargs(), grad=False)
+    if order is not None and reordered is not None:
+        second = record(probe, reordered[0], reordered[1], grad=False)
     else:
         second = record(probe, probe.args, grad=False)
-    for a, b in zip(first.steps, second.steps):
-        if a.rec.op != b.rec.op or len(a.outputs) != len(b.outputs):
-            return None
+    for a, b in _paired(first, second):
         for ta, tb in zip(a.outputs, b.outputs):
-            if ta.shape != tb.shape:
-                return None
-            if roll:
+            if order is not None:
                 axis = next((i for i, s in enumerate(ta.shape) if s == probe.B), None)
                 if axis is None:
                     continue
-                if relative_change(tb, ta.roll(1, dims=axis)) > PERMUTATION_RTOL:
+                if relative_change(tb, ta.index_select(axis, order)) > PERMUTATION_RTOL:
                     return a.rec
             elif not same(ta, tb):
                 return a.rec
     return None
+
+
+_TILES = frozenset({"Tensor.repeat", "torch.tile", "Tensor.tile"})
+
+
+def first_cross_sample_change(probe: Probe, arg: int, sample: int, changed: Tensor
+                              ) -> OpRecord | None:
+    """Where a change to one sample of an integer or boolean input (``arg``, replaced by
+    ``changed``) reaches other samples: a ``repeat``/``tile`` that spreads the changed sample
+    over rows strided by B (``valid_lens.repeat(H)``, where the rows are sample-major), else the
+    first op with a batch axis whose output changes in a sample other than ``sample``."""
+    args = list(probe.args)
+    args[arg] = changed
+    first = record(probe, probe.args, grad=False)
+    second = record(probe, args, grad=False)
+    others = torch.tensor([i for i in range(probe.B) if i != sample])
+    for a, b in _paired(first, second):
+        for ta, tb in zip(a.outputs, b.outputs):
+            if a.rec.op in _TILES and _strided_change(ta, tb, probe.B):
+                return a.rec
+            axis = axes_of(ta.shape, probe.dims).batch
+            if axis is None or not (ta.is_floating_point() or ta.dtype == torch.bool):
+                continue
+            if not same(ta.index_select(axis, others), tb.index_select(axis, others)):
+                return a.rec
+    return None
+
+
+def _strided_change(ta: Tensor, tb: Tensor, B: int) -> bool:
+    """Rows of a (k*B, ...) output that changed are strided (i mod B), not one block."""
+    if ta.dim() == 0 or ta.shape[0] <= B or ta.shape[0] % B:
+        return False
+    rows = (ta != tb).reshape(ta.shape[0], -1).any(dim=1).nonzero().flatten().tolist()
+    return len(rows) > 1 and rows[-1] - rows[0] + 1 != len(rows)
+
+
+def _paired(first: Run, second: Run):
+    """The steps of two runs side by side, up to the first that is not the same op and shapes."""
+    for a, b in zip(first.steps, second.steps):
+        if a.rec.op != b.rec.op or len(a.outputs) != len(b.outputs):
+            return
+        if any(ta.shape != tb.shape for ta, tb in zip(a.outputs, b.outputs)):
+            return
+        yield a, b
 
 
 def _mixes_samples(used: Tensor, ax: Axes) -> bool:

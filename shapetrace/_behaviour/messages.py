@@ -240,11 +240,27 @@ def _batch_hint(probe: Probe, rec: OpRecord | None) -> str:
         return ("nn.MultiheadAttention expects (T, B, C) unless batch_first=True: it attended across "
                 "the batch. Construct it with batch_first=True, or transpose the input to (T, B, C) "
                 "and the output back.")
+    if rec is not None and rec.op in ("Tensor.repeat", "torch.tile", "Tensor.tile"):
+        segment = rec.source
+        fixed = _interleaved(segment)
+        shown = f": `{fixed}`" if fixed else ""
+        return (f"`{segment or rec.op}` lays its copies out copy-major (row i gets sample i mod B), "
+                f"but rows made by merging (B, H) into B*H are sample-major: repeat each sample "
+                f"in place with repeat_interleave{shown}.")
     if "B" in _axis_names(rec, probe.dims):
         return (f"{rec.op} runs over the batch axis (B), so samples see each other: reduce over the "
                 f"keys or features (dim=-1) instead.")
     return ("Every op must treat the samples independently: check the axis order ((B, T, C) vs "
             "(T, B, C)) and that no reduction, softmax or norm runs over the batch axis.")
+
+
+def _interleaved(segment: str) -> str:
+    """``valid_lens.repeat(self.num_heads)`` rewritten as
+    ``valid_lens.repeat_interleave(self.num_heads, dim=0)``; "" when the call is not that simple."""
+    head, sep, rest = segment.partition(".repeat(")
+    if not sep or not rest.endswith(")") or "," in rest or "(" in head:
+        return ""
+    return f"{head}.repeat_interleave({rest[:-1]}, dim=0)"
 
 
 def _operand(rec: OpRecord, position: int, name: str):

@@ -5,8 +5,8 @@ Dependencies come from plain autograd: one forward with the inputs (or the token
 leaves, then one backward pass per row of output elements (a sample, or a latest time
 coordinate) with a random cotangent on the row, batched with vmap when autograd's batching is
 already loaded. Token inputs read without ``nn.Embedding`` are perturbed one token at a time.
-The probe also runs the module on the batch rolled by one place, for the position-in-batch
-check. Locating the op that leaks is in ``locate``.
+The batch reordered and side inputs changed sample by sample are in ``shuffle``; locating
+the op that leaks is in ``locate``.
 """
 
 from __future__ import annotations
@@ -316,32 +316,6 @@ class Probe:
                            normalise(b) if role.batch is not None else None,
                            normalise(t) if t is not None and role.time is not None else None, rtol)
                 for (label, _), b, t in zip(outputs, by_sample, by_time)]
-
-    # -- the batch rolled by one place -----------------------------------------------------
-    def rolled_args(self) -> list[Any]:
-        """The positional inputs with every sample moved one place along the batch."""
-        args = list(self.args)
-        for i, role in enumerate(self.roles):
-            if role is not None and role.batch is not None and isinstance(args[i], Tensor):
-                args[i] = args[i].roll(1, dims=role.batch)
-        return args
-
-    def rolled_kwargs(self) -> dict[str, Any]:
-        """Keyword tensors whose first axis has size B (an attention mask) move with the batch."""
-        return {k: v.roll(1, dims=0) if isinstance(v, Tensor) and v.dim() and v.shape[0] == self.B else v
-                for k, v in self.kwargs.items()}
-
-    def permutation_change(self, reference) -> float:
-        """Largest relative change of the outputs when the batch is rolled by one place."""
-        with torch.no_grad():
-            out = self.call(self.rolled_args(), self.rolled_kwargs())
-        worst = 0.0
-        for _, path in self.paths:
-            ref = get(reference, path)
-            got = get(out, path)
-            axis = axes_of(ref.shape, self.dims).batch
-            worst = max(worst, relative_change(got, ref.roll(1, dims=axis)))
-        return worst
 
 
 # ---------------------------------------------------------------------------------------------

@@ -112,3 +112,8 @@ class BehaviourResult:
     notes: list[str] = field(default_factory=list)
     #: Checks that could not run, and why.
     skipped: list[str] = field(default_factory=list)
+    #: Whether the causal-leak check could run (an input with a time axis, dependencies known):
+    #: when no intent was given, the caller says that it was not checked.
+    causal_checkable: bool = False
+    #: The note among ``notes`` that says the module is causal in practice, or "".
+    causal_note: str = ""

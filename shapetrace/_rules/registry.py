@@ -157,8 +157,10 @@ _ALL = [
        """
        A decoder must not see the future: output t may depend on inputs 0..t only. shapetrace
        differentiates every output position with respect to every input position and shows
-       the dependency grid. Intent is inferred from a triangular mask or `is_causal=True`, or
-       declared with `--causal`.
+       the dependency grid. Intent comes from a triangular mask, `is_causal=True`, a true
+       `causal` / `is_causal` / `autoregressive` argument or attribute, a class name that says so
+       (`Causal...`, `GPT...`, `...AutoRegressive...`), a running sum over T (causal linear
+       attention), or `--causal`; without it a note says that causal-leak was not checked.
        """,
        """
        scores.masked_fill(mask, float("-inf"))        # result dropped: no mask at all
@@ -259,6 +261,26 @@ _ALL = [
        """
        python -m shapetrace model.py --dims B=3
        """, check="misc:check_collisions"),
+    _r("ST016", "input-mutated", "error",
+       "forward changed a tensor the caller passed in as data (`x += pos` on the input)",
+       """
+       `x += self.pos`, `x.add_(...)` or `x[:, 0] = 0` inside `forward` write into the caller's
+       tensor: what the caller holds after the call is not what it passed, and calling the
+       module twice on the same tensor gives a different result (a training loop that reuses
+       a batch, an evaluation after a check). shapetrace keeps a copy of every argument, compares
+       after each op, and names the op that changed one. Tensors passed in to be filled are
+       expected to change and are not reported: arguments named for a cache, a past, a state,
+       a buffer, a memory or an output (`kv_cache`, `layer_past`, `state`, `out`), and any
+       tensor written as an op's `out=`.
+       """,
+       """
+       def forward(self, x):
+           x += self.pos_emb[: x.shape[1]]            # writes into the caller's x
+       """,
+       """
+       def forward(self, x):
+           x = x + self.pos_emb[: x.shape[1]]
+       """, kind="behaviour", needs_values=True),
     _r("ST018", "reference-mismatch", "error",
        "with the same weights, the output differs from the reference implementation's",
        """

@@ -143,3 +143,25 @@ class KeyNotTransposed(nn.Module):
         q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
         att = q @ k.transpose(1, 2)  # BUG: op-failed
         return (att.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
+
+
+class PositionsAddedInPlace(nn.Module):
+    def __init__(self, n_embd, block_size):
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(block_size, n_embd) * 0.02)
+        self.proj = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        x += self.pos[: x.shape[1]]  # BUG: input-mutated
+        return self.proj(x)
+
+
+class PositionsAdded(nn.Module):
+    def __init__(self, n_embd, block_size):
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(block_size, n_embd) * 0.02)
+        self.proj = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        x = x + self.pos[: x.shape[1]]
+        return self.proj(x)
