@@ -30,6 +30,8 @@ targets:
   path/to/file.py              every nn.Module subclass defined in the file
   path/to/file.py::Name        one class
   package.module::Name         one class from an importable module
+  path/to/script.py            a file without nn.Module subclasses (or any file with
+                               --script) runs as a script, traced at its own sizes
 
 examples:
   python -m shapetrace                                  the built-in demo
@@ -85,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="text (default; coloured on a terminal), json, html or svg "
                         "(default with --output: from its extension)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE")
+    p.add_argument("--script", action="store_true",
+                   help="run each file as a script (as __main__, at its own sizes) instead of "
+                        "checking its nn.Module classes; files without any run so anyway")
     p.add_argument("--fake", action="store_true",
                    help="shapes only, on fake tensors: no values, no memory; value-based "
                         "rules are skipped")
@@ -149,7 +154,7 @@ def _main(args) -> int:
         try:
             jobs = _jobs(args)
             if args.output:  # a package.module::Name target is a file only known once imported
-                _check_not_input(args.output, [_source_file(target.cls) for _, target in jobs])
+                _check_not_input(args.output, [_source_file(getattr(target, "cls", None)) for _, target in jobs])
             results = _run(jobs, args)
         except SystemExit as exc:  # sys.exit() in the user's constructor or forward
             raise TargetError(f"the checked code called exit({exc.code}); put script code under "
@@ -280,9 +285,14 @@ def _jobs(args) -> list[tuple]:
         jobs += jobs_from_config(config, dims=cli_dims, causal=args.causal)
         if not config.targets and not args.targets:
             raise UsageError(f"{args.config}: no targets configured")
-    jobs += [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal)
-             for spec in args.targets]
-    return [(job, target) for job in jobs for target in job.resolve()]
+    from ._script import script_jobs
+
+    if args.script and (args.init or args.input or args.fake):
+        raise UsageError("--init/--input/--fake apply to nn.Module targets, not --script")
+    config_jobs = [(job, target) for job in jobs for target in job.resolve()]
+    cli_jobs = [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal)
+                for spec in args.targets]
+    return config_jobs + script_jobs(cli_jobs, force=args.script, dims=cli_dims)
 
 
 def _run(jobs: list[tuple], args) -> list:

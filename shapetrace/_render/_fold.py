@@ -131,7 +131,9 @@ def _calls(nodes: list, flagged: dict, spans) -> list:
                 continue
         j = _init_run(nodes, i, flagged)
         if j - i >= 2:
-            out.append(Call("nn.init", [n.rec for n in nodes[i:j]]))
+            recs = [n.rec for n in nodes[i:j]]
+            label = "nn.init" if any(r.op.startswith("nn.init.") for r in recs) else None
+            out.append(Call(label or _callee(recs[0].source) or "library call", recs))
             i = j
             continue
         out.append(node)
@@ -146,7 +148,8 @@ def _quiet(recs, flagged) -> bool:
 
 def _init_run(nodes: list, i: int, flagged) -> int:
     """The end of the run of initialisation ops from ``i``: library ops at one line, outside
-    any module's forward, making or filling tensors, at least one of them ``nn.init``."""
+    any module's forward, making tensors or changing them in place (``nn.Linear(4, 8)``,
+    ``opt.zero_grad()``), at least one of them in place."""
     first = nodes[i]
     if not isinstance(first, Op) or not _initialises(first.rec, flagged):
         return i
@@ -155,14 +158,27 @@ def _init_run(nodes: list, i: int, flagged) -> int:
     seen_init = False
     while j < len(nodes) and isinstance(nodes[j], Op) and nodes[j].rec.site is site \
             and _initialises(nodes[j].rec, flagged):
-        seen_init = seen_init or nodes[j].rec.op.startswith("nn.init.")
+        seen_init = seen_init or nodes[j].rec.op not in _ALLOCATES
         j += 1
     return j if seen_init else i
 
 
 def _initialises(rec, flagged) -> bool:
+    op = rec.op
     return (rec.internal and not rec.module and rec.index not in flagged and not rec.error
-            and (rec.op in _ALLOCATES or rec.op.startswith("nn.init.")))
+            and (op in _ALLOCATES or op.startswith("nn.init.") or op == "__set__"
+                 or (op.endswith("_") and not op.endswith("__"))))
+
+
+def _callee(source: str) -> str | None:
+    """``opt.zero_grad`` for ``opt.zero_grad(set_to_none=False)``, else None."""
+    import ast
+
+    try:
+        node = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    return ast.unparse(node.func) if isinstance(node, ast.Call) else None
 
 
 # --- 3. loops ----------------------------------------------------------------------------------

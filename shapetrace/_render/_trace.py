@@ -78,10 +78,10 @@ class _Writer:
                 self.loop(node, gutter)
 
     def header(self, rec, gutter: str) -> None:
-        if rec.module == self.current:
+        if (rec.module, rec.site and rec.site[0].co_filename) == self.current:
             return
-        self.current = rec.module
-        header = [(gutter, "dim"), ("  ", ""), (self.current or "(no module)", "bold")]
+        self.current = (rec.module, rec.site and rec.site[0].co_filename)
+        header = [(gutter, "dim"), ("  ", ""), (rec.module or "(no module)", "bold")]
         if rec.file:
             header.append((f"  {rec.file}", "dim"))
         self.lines.append(_line(header))
