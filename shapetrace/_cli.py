@@ -22,7 +22,6 @@ from ._compat import quiet_numpy_warning
 from ._errors import ShapetraceError, TargetError, UsageError
 from ._version import __version__
 
-_EXPORT_WIDTH = 100  # text that does not go to a terminal: pipes, CI logs, --output
 _MIN_WIDTH, _MAX_WIDTH = 40, 1000  # --width
 
 EPILOG = """\
@@ -97,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="shapetrace.toml or a pyproject.toml with [tool.shapetrace]")
     p.add_argument("--no-trace", action="store_true", help="show findings only, not every op")
     p.add_argument("--width", type=_width, default=None, metavar="COLUMNS",
-                   help="text width (default: the terminal's; 100 for pipes and files)")
+                   help="text width (default: COLUMNS or the terminal's; 100 for files and "
+                        "when there is no terminal)")
     p.add_argument("--rules", action="store_true", help="list the rules and exit")
     p.add_argument("--version", action="version", version=f"shapetrace {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks for errors")
@@ -327,21 +327,28 @@ def _emit(report, args) -> None:
 
         print_report(report, console=console, show_trace=show_trace)
         return
-    _write(args.exporter.export(report, width=args.width or _EXPORT_WIDTH, show_trace=show_trace),
-           args)
+    _write(args.exporter.export(report, width=_export_width(args), show_trace=show_trace), args)
 
 
 def _paint(paint, args) -> None:
     """Run ``paint(console)`` on the terminal, or have the exporter record it.
 
-    Text that does not go to a terminal (a pipe, a CI log, ``--output``) is plain, 100 columns
-    wide unless ``--width`` says otherwise, without trailing spaces.
+    Text that does not go to a terminal (a pipe, a CI log, ``--output``) is plain, without
+    trailing spaces, as wide as ``--width``, else (pipes) ``COLUMNS`` or the terminal's width,
+    else 100 columns.
     """
     console = _terminal(args)
     if console is not None:
         paint(console)
         return
-    _write(args.exporter.record(paint, width=args.width or _EXPORT_WIDTH), args)
+    _write(args.exporter.record(paint, width=_export_width(args)), args)
+
+
+def _export_width(args) -> int:
+    """``--width``; for a file 100 columns; for a pipe ``COLUMNS`` or the terminal's, else 100."""
+    from ._render import FILE_WIDTH, default_width
+
+    return args.width or (FILE_WIDTH if args.output else default_width())
 
 
 def _terminal(args):

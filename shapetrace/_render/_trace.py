@@ -83,7 +83,7 @@ class _Writer:
         self.current = (rec.module, rec.site and rec.site[0].co_filename)
         header = [(gutter, "dim"), ("  ", ""), (rec.module or "(no module)", "bold")]
         if rec.file:
-            header.append((f"  {rec.file}", "dim"))
+            header += [BREAK, (f"  {rec.file}", "dim")]
         self.lines.append(_line(header))
 
     def op(self, rec, gutter: str) -> None:
@@ -105,13 +105,14 @@ class _Writer:
                 if shape not in made:
                     made.append(shape)
         pieces = [(gutter, "dim"), ("  ", ""), (f"{rec.line or '':>4} ", "dim"),
-                  (f"{_ellipsize(node.label, 19):<19} ", "bold"),
+                  (f"{_ellipsize(node.label, 19):<19} ", "bold"), BREAK,
                   (f"{len(node.recs)} ops", "dim")]
         if made:
             pieces.append((" on ", "dim"))
             for i, shape in enumerate(made[:3]):
                 if i:
                     pieces.append((", ", "dim"))
+                pieces.append(BREAK)
                 pieces.extend(_shape_pieces(self.shapes, shape))
             if len(made) > 3:
                 pieces.append((f", … ({len(made)} shapes)", "dim"))
@@ -125,6 +126,7 @@ class _Writer:
             text += f", line {first}" if first == last else f", lines {first}-{last}"
         pieces = [(gutter, "dim"), ("  ", ""), (text, "bold")]
         if node.vary:
+            pieces.append(BREAK)
             pieces.append(("  (shapes vary: the first iteration is shown)", "dim"))
         self.lines.append(_line(pieces))
         self.nodes(node.body, gutter + "  │")
@@ -138,7 +140,6 @@ class TraceLines:
         self.lines = lines  # each: (pieces, cell length) or a Text
 
     def __rich_console__(self, console, options):
-        null = Style.null()
         styles: dict[str, Style] = {}
         newline = Segment.line()
         max_width = options.max_width
@@ -149,37 +150,88 @@ class TraceLines:
             if isinstance(line, Text):
                 yield line
                 continue
-            pieces, text, cells = line
-            if cells > max_width:  # rich wraps it, as it would the Text
-                yield _as_text(pieces)
+            pieces, text, cells, breaks = line
+            if cells > max_width:  # broken between shapes, else rich wraps it as it would Text
+                wrapped = _wrapped(pieces, breaks, max_width) if breaks else None
+                if wrapped is None:
+                    yield _as_text(pieces)
+                    continue
+                for part in wrapped:
+                    yield from self._segments(part, plain, styles, console)
+                    yield newline
                 continue
             if plain:
                 yield Segment(text + "\n")
                 continue
-            for text, style in pieces:
-                if not style:
-                    yield Segment(text, null)
-                    continue
-                parsed = styles.get(style)
-                if parsed is None:
-                    parsed = styles[style] = console.get_style(style, default=null)
-                yield Segment(text, parsed)
+            yield from self._segments(pieces, plain, styles, console)
             yield newline
 
+    @staticmethod
+    def _segments(pieces, plain: bool, styles: dict, console):
+        null = Style.null()
+        for text, style in pieces:
+            if not style or plain:
+                yield Segment(text, null)
+                continue
+            parsed = styles.get(style)
+            if parsed is None:
+                parsed = styles[style] = console.get_style(style, default=null)
+            yield Segment(text, parsed)
 
-def _line(pieces: list[tuple[str, str]]) -> tuple[list, str, int]:
-    """(pieces, plain text, cell length), the pieces as ``Text`` renders them: unstyled runs
-    merged, empty pieces dropped."""
+
+#: A piece that marks where a line too wide for the console may break: between shapes, never
+#: inside one, nor inside ``raised RuntimeError``.
+BREAK = ("", None)
+
+
+def _line(pieces: list[tuple[str, str]]) -> tuple[list, str, int, tuple]:
+    """(pieces, plain text, cell length, breaks), the pieces as ``Text`` renders them: unstyled
+    runs merged, empty pieces dropped; ``breaks`` are the indexes of the pieces that may start
+    a continuation line (from ``BREAK`` markers)."""
     merged: list[tuple[str, str]] = []
+    breaks: list[int] = []
     for text, style in pieces:
+        if style is None:
+            if merged and (not breaks or breaks[-1] != len(merged)):
+                breaks.append(len(merged))
+            continue
         if not text:
             continue
-        if not style and merged and not merged[-1][1]:
+        if not style and merged and not merged[-1][1] and (not breaks or breaks[-1] != len(merged)):
             merged[-1] = (merged[-1][0] + text, "")
         else:
             merged.append((text, style))
+    breaks = [b for b in breaks if b < len(merged)]
     plain = "".join(text for text, _ in merged)
-    return merged, plain, cell_len(plain)
+    return merged, plain, cell_len(plain), tuple(breaks)
+
+
+def _wrapped(pieces: list, breaks: tuple, width: int):
+    """The pieces as several lines no wider than ``width``, broken only at ``breaks``, the
+    continuation lines indented under the first operand; None when a part is too wide even
+    alone."""
+    groups, start = [], 0
+    for b in (*breaks, len(pieces)):
+        groups.append(pieces[start:b])
+        start = b
+    cells = [cell_len("".join(t for t, _ in g)) for g in groups]
+    indent = min(cells[0], width // 3)
+    lines, current, used = [], list(groups[0]), cells[0]
+    for group, size in zip(groups[1:], cells[1:]):
+        if used + size <= width:
+            current += group
+            used += size
+            continue
+        text, style = group[0]
+        stripped = text.lstrip(" ")
+        group = ([(stripped, style)] if stripped else []) + list(group[1:])
+        size -= len(text) - len(stripped)
+        if indent + size > width:
+            return None
+        lines.append(current)
+        current, used = [(" " * indent, "")] + group, indent + size
+    lines.append(current)
+    return lines
 
 
 def _as_text(pieces) -> Text:
@@ -238,10 +290,13 @@ def _op_line(rec, name: str, source: str, severity, width: int, shapes: _Shapes,
         pieces.append(("  ", ""))
     pieces.append((f"{rec.line or '':>4} ", "dim"))
     pieces.append((f"{_ellipsize(name, 19):<19} ", "bold" if not rec.error else "bold red"))
+    pieces.append(BREAK)
     for i, meta in enumerate(_shown_inputs(rec)):
         if i:
             pieces.append((", ", "dim"))
+            pieces.append(BREAK)
         pieces.extend(shapes.pieces(meta))
+    pieces.append(BREAK)
     pieces.append((" → ", "dim"))
     if rec.error:
         pieces.append(("raised " + rec.error[0], "red"))
@@ -254,6 +309,7 @@ def _op_line(rec, name: str, source: str, severity, width: int, shapes: _Shapes,
             for i, meta in enumerate(outs[:3]):
                 if i:
                     pieces.append((", ", "dim"))
+                    pieces.append(BREAK)
                 pieces.extend(shapes.pieces(meta))
             if len(outs) > 3:
                 pieces.append((", …", "dim"))
@@ -266,6 +322,7 @@ def _with_source(pieces: list, source: str, width: int) -> tuple:
     room = width - cells - 3
     if source and room > 8:
         pad = max(1, _SOURCE_COLUMN - cells) if cells < _SOURCE_COLUMN and room > 40 else 2
+        pieces.append(BREAK)
         pieces.append((" " * pad, ""))
         pieces.append((_ellipsize(source, width - cells - pad - 1), "italic dim"))
     return _line(pieces)
