@@ -108,6 +108,11 @@ class Trace(TraceData):
 
         print_trace(self, console=console, **options)
 
+    def _repr_html_(self) -> str:  # a notebook shows the trace as the HTML report does
+        from ._notebook import trace_html
+
+        return trace_html(self)
+
     def __len__(self):
         return len(self.records)
 

@@ -41,7 +41,9 @@ def make_console(*, color: bool | None = None, width: int | None = None, file=No
     """A console for shapetrace's output: ``color`` None follows the terminal (and NO_COLOR),
     False never colours, True always does. Control characters in user text are shown escaped
     (``_safe``)."""
-    kwargs = {"highlight": False, "soft_wrap": False, "record": record}
+    # never rich's Jupyter mode, which would display every print in a notebook instead of
+    # writing it to ``file`` (the HTML report is recorded on such a console)
+    kwargs = {"highlight": False, "soft_wrap": False, "record": record, "force_jupyter": False}
     if file is not None:
         kwargs["file"] = file
     if color is False:
