@@ -2,7 +2,7 @@
 
 IPython is imported only here, and only when a notebook loads the extension: ``import
 shapetrace`` never imports it. The HTML is the HTML report's own (``_render.EXPORTERS["html"]``),
-cut to its ``<body>``, so a notebook shows what the report file shows.
+cut to its ``<body>`` (``_render._notebook``), so a notebook shows what the report file shows.
 
 ``%%shapetrace [--dims B=2,T=10] [--causal | --no-causal] [--width N] [--no-trace]`` runs the
 cell under ``shapetrace.trace(dims=...)`` at the cell's own sizes (script mode, ``_script``),
@@ -14,29 +14,7 @@ declares them causal).
 from __future__ import annotations
 
 import argparse
-import re
 import shlex
-
-_BODY = re.compile(r"<body[^>]*>(.*)</body>", re.S | re.I)
-
-
-def report_html(report) -> str:
-    """The HTML report of ``report``, as a fragment to show in a notebook."""
-    from ._render import EXPORTERS
-
-    page = EXPORTERS["html"].export(report)
-    found = _BODY.search(page)
-    return found.group(1).strip() if found else page
-
-
-def trace_html(trace) -> str:
-    """A trace as the HTML report shows a traced block: its findings and every op."""
-    from ._report import Report, TargetResult
-
-    result = TargetResult("shapetrace.trace", dims={}, trace=trace,
-                          diagnostics=list(trace.diagnostics))
-    return report_html(Report([result]))
-
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="%%shapetrace", add_help=False)
@@ -82,6 +60,7 @@ def shapetrace_magic(line: str, cell: str, ipython=None):
     results += _check_new_classes(ipython.user_ns, before, dims, args.causal, results[0])
     report = Report(results)
     from ._render import plain_text, report_renderable
+    from ._render._notebook import report_html
 
     width = args.width or 100
     text = plain_text(report_renderable(report, width=width, show_trace=not args.no_trace),

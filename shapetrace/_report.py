@@ -130,6 +130,6 @@ class Report:
         print_report(self, console=console, **options)
 
     def _repr_html_(self) -> str:  # a notebook shows the report as the HTML report does
-        from ._notebook import report_html
+        from ._render._notebook import report_html
 
         return report_html(self)

@@ -109,7 +109,7 @@ class Trace(TraceData):
         print_trace(self, console=console, **options)
 
     def _repr_html_(self) -> str:  # a notebook shows the trace as the HTML report does
-        from ._notebook import trace_html
+        from ._render._notebook import trace_html
 
         return trace_html(self)
 
