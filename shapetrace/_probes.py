@@ -20,14 +20,14 @@ import math
 import torch
 
 from ._compat import disable_torch_function, fake_constant, is_fake
-from ._ops import SOFTMAXES
+from ._ops import SOFTMAXES, einsum_letters, einsum_terms
 from ._records import NonFinite, OpRecord, WeightSums
 
 Tensor = torch.Tensor
 HALF = (torch.float16, torch.bfloat16)
 
 #: How many ops after a softmax an operand may be and still count as attention weights.
-SOFTMAX_DEPTH = 6
+SOFTMAX_DEPTH = 8
 
 
 class ValueProbes:
@@ -77,7 +77,7 @@ class ValueProbes:
                 tensors = operands(args, kwargs)
             if i >= len(tensors):
                 break
-            sums = weight_sums(tensors[i])
+            sums = weight_sums(tensors[i], _einsum_contracted(rec, i))
             if sums is not None:
                 if rec.weight_sums is None:
                     rec.weight_sums = {}
@@ -117,19 +117,21 @@ def has_value(t: Tensor) -> bool:
 
 
 def _after_softmax(records: list[OpRecord], index: int, depth: int = SOFTMAX_DEPTH,
-                   budget: int = 16) -> bool:
-    """Whether record ``index`` is a softmax or descends from one within ``depth`` ops."""
-    stack, seen = [(index, 0)], set()
-    while stack and len(seen) < budget:
-        idx, level = stack.pop()
-        if idx in seen:
-            continue
-        seen.add(idx)
+                   budget: int = 48) -> bool:
+    """Whether record ``index`` is a softmax or descends from one within ``depth`` ops.
+    Breadth first, so that each record is reached by its shortest path (a renormalisation
+    ``att / att.sum(...)`` reaches ``att`` both directly and through the sum)."""
+    queue, seen = [(index, 0)], {index}
+    for idx, level in queue:
         rec = records[idx]
         if rec.op in SOFTMAXES:
             return True
-        if level < depth:
-            stack.extend((m.src[0], level + 1) for m in rec.inputs if m.src is not None)
+        if level >= depth or len(seen) >= budget:
+            continue
+        for m in rec.inputs:
+            if m.src is not None and m.src[0] not in seen:
+                seen.add(m.src[0])
+                queue.append((m.src[0], level + 1))
     return False
 
 
@@ -217,16 +219,30 @@ def non_finite_literals(rec: OpRecord) -> set[str]:
     return found
 
 
-def weight_sums(t: Tensor) -> WeightSums | None:
-    """How far ``t`` is from summing to 1 over each of its last two axes, the ones a matmul or
-    an attention einsum contracts, and its minimum."""
+def _einsum_contracted(rec: OpRecord, slot: int) -> tuple[int, ...]:
+    """The axes of einsum operand ``slot`` that the einsum sums over (none for other ops)."""
+    if rec.op != "torch.einsum":
+        return ()
+    parsed = einsum_terms(rec)
+    if parsed is None or slot >= len(rec.inputs):
+        return ()
+    terms, rhs = parsed
+    letters = einsum_letters(terms[slot], rec.inputs[slot].ndim)
+    if letters is None:
+        return ()
+    return tuple(i for i, c in enumerate(letters) if c != "." and c not in rhs)
+
+
+def weight_sums(t: Tensor, extra: tuple[int, ...] = ()) -> WeightSums | None:
+    """How far ``t`` is from summing to 1 over each of its last two axes, the ones a matmul
+    contracts, and over the ``extra`` axes (those an einsum contracts), and its minimum."""
     if t.ndim == 0 or not _readable(t):
         return None
     try:
         x = _values(t)
         if x.dtype in HALF:
             x = x.float()
-        axes = range(max(x.ndim - 2, 0), x.ndim)
+        axes = sorted({*range(max(x.ndim - 2, 0), x.ndim), *(a for a in extra if a < x.ndim)})
         sums = [x.sum(dim=axis) for axis in axes]
         # The extremes of each axis's sums and the minimum, read back in one go.
         extremes = [v for s in sums for v in torch.aminmax(s)]

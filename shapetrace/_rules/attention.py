@@ -86,7 +86,14 @@ def _softmax_axis(analysis: Analysis, att: Attention):
     label = axis_label(meta.axes[att.dim], analysis.dims) if meta.axes else str(meta.shape[att.dim])
     roles = output_roles(att.scores.rec) if att.scores is not None else None
     role = roles[att.scores.pos] if roles else None
-    bad = [u for u in att.uses if u.pos not in (contracted_positions(u.matmul, u.slot) or {u.pos})]
+    verdicts = [_sums_to_one(u) for u in att.uses]
+    if verdicts and all(verdicts) and not _keys_first(graph, att, role):
+        # Every contraction with the values averages them: the weights sum to 1 along the axis
+        # contracted (a softmax over that axis, or one renormalised over it afterwards, as Slot
+        # Attention and doubly normalised attention do).
+        return None
+    bad = [u for u, ok in zip(att.uses, verdicts)
+           if not ok and u.pos not in (contracted_positions(u.matmul, u.slot) or {u.pos})]
     how = f"no dim given, so torch picks dim={att.dim}" if att.implicit else f"dim={rec.arg(1, 'dim')}"
     data = {"dim": att.dim, "implicit": att.implicit}
     if role in ("query", "batch"):
@@ -135,6 +142,32 @@ def _softmax_axis(analysis: Analysis, att: Attention):
     if att.implicit:
         hint += " Always pass dim= to softmax."
     return diagnostic("softmax-axis", message, hint, rec=rec, expected=got, **data)
+
+
+def _sums_to_one(use: ValueUse) -> bool | None:
+    """Whether the weights that ``use.matmul`` contracts with the values sum to 1 along the
+    contracted axis (measured by the weight probe); None when not known (no values, several
+    contracted axes, training-mode dropout rescaling them)."""
+    want = contracted_positions(use.matmul, use.slot)
+    if not want or len(want) != 1 or any(_dropout_active(r) for r in use.path):
+        return None
+    sums = (use.matmul.weight_sums or {}).get(use.slot)
+    if sums is None:
+        return None
+    off = sums.deviations.get(next(iter(want)))
+    if off is None or math.isnan(off) or math.isnan(sums.minimum):
+        return None
+    tol = _tolerance(use.matmul.inputs[use.slot])
+    return off <= tol and sums.minimum >= -tol
+
+
+def _keys_first(graph: Graph, att: Attention, role: str | None) -> bool:
+    """An einsum that writes the key axis of its scores before the query axis, normalised and
+    contracted over the queries: the weights sum to 1, over the wrong tokens."""
+    if role != "query" or att.implicit:
+        return False
+    want = _key_dim(graph, att)
+    return want is not None and want < att.dim
 
 
 def _scores_pos(graph: Graph, att: Attention, p: int) -> int | None:
