@@ -73,7 +73,7 @@ def buggy(*names):
     return [p for n in names for p in cases(n, "BUGGY")]
 
 
-FILES = ("softmax_styles",)
+FILES = ("softmax_styles", "non_finite_styles")
 
 
 @pytest.mark.parametrize("cls", buggy(*FILES))
@@ -89,4 +89,37 @@ def test_buggy_style_fires_at_its_line(cls):
 @pytest.mark.parametrize("cls", correct(*FILES))
 def test_correct_style_has_no_error(cls):
     t = run(cls)
+    assert not [d for d in t.diagnostics if d.severity == "error"], show(t.diagnostics)
+
+
+@pytest.mark.parametrize("name", ["T5Buckets", "SafeLogWhere", "PaddedQueriesZeroed"])
+def test_dropped_non_finite_is_seen_but_not_reported(name):
+    """The probe does find the NaN or Inf (so the quiet test above means something); the rule
+    stays quiet because nothing non-finite reaches the output."""
+    t = run(getattr(load("non_finite_styles"), name))
+    made = [rec for rec in t.records if rec.non_finite and rec.non_finite.origin is None]
+    assert made, "the probe found no NaN or Inf"
+    assert not [d for d in t.diagnostics if d.rule == "non-finite"], show(t.diagnostics)
+
+
+def test_non_finite_reported_at_the_op_that_made_it_not_where_it_surfaces():
+    t = run(load("non_finite_styles").FullyMaskedSample)
+    carried = [rec for rec in t.records if rec.non_finite and rec.non_finite.origin is not None]
+    assert carried, "the NaN was not followed past the softmax"
+    (found,) = [d for d in t.diagnostics if d.rule == "non-finite"]
+    assert found.op == "F.softmax" and "row (0, 0, 0)" in found.message
+
+
+def test_hugging_face_t5_log_of_zero_buckets_not_reported():
+    transformers = pytest.importorskip("transformers")
+    sizes = Dims()
+    config = transformers.T5Config(d_model=sizes["C"], num_heads=sizes["H"], d_kv=sizes["d"],
+                                   d_ff=4 * sizes["C"], num_layers=1, vocab_size=sizes["V"],
+                                   attn_implementation="eager")
+    torch.manual_seed(0)
+    model = transformers.T5EncoderModel(config).eval()
+    ids = torch.randint(0, sizes["V"], (sizes["B"], sizes["T"]))
+    with shapetrace.trace(model) as t:
+        model(input_ids=ids)
+    assert any(rec.non_finite for rec in t.records), "T5's log(0) was not seen"
     assert not [d for d in t.diagnostics if d.severity == "error"], show(t.diagnostics)
