@@ -43,11 +43,13 @@ def marked(cls) -> tuple[str, int]:
 
 
 def run(cls, **dims):
+    """The module built and run inside one trace, as in a notebook cell: what its constructor
+    makes (``nn.Parameter(torch.rand(...))``, buffers) is traced too."""
     sizes = Dims(dims or None)
     torch.manual_seed(0)
-    model = cls(sizes["C"], sizes["H"]).eval()
     x = torch.randn(sizes["B"], sizes["T"], sizes["C"])
-    with shapetrace.trace(model, dims=dims or None) as t:
+    with shapetrace.trace(dims=dims or None) as t:
+        model = cls(sizes["C"], sizes["H"]).eval()
         try:
             model(x)
         except RuntimeError:
@@ -73,7 +75,7 @@ def buggy(*names):
     return [p for n in names for p in cases(n, "BUGGY")]
 
 
-FILES = ("softmax_styles", "non_finite_styles")
+FILES = ("softmax_styles", "non_finite_styles", "discarded_styles")
 
 
 @pytest.mark.parametrize("cls", buggy(*FILES))
@@ -123,3 +125,12 @@ def test_hugging_face_t5_log_of_zero_buckets_not_reported():
         model(input_ids=ids)
     assert any(rec.non_finite for rec in t.records), "T5's log(0) was not seen"
     assert not [d for d in t.diagnostics if d.severity == "error"], show(t.diagnostics)
+
+
+@pytest.mark.parametrize("name", ["MaskNotAssignedFourLines", "MaskNotAssignedOneLine"])
+def test_masked_fill_quoted_whole_and_hint_says_assign_it(name):
+    t = run(getattr(load("discarded_styles"), name))
+    (found,) = [d for d in t.diagnostics if d.rule == "discarded-result"]
+    assert "float('-inf'))" in found.message or "-torch.inf)" in found.message, found.message
+    assert found.hint.startswith("Assign it: attn_scores = attn_scores.masked_fill(...)")
+    assert f"{found.line}  attn_scores = attn_scores.masked_fill(" in found.hint, found.hint

@@ -10,6 +10,7 @@ from .._analysis import Analysis
 from .._ops import REVERSALS, WRITES, next_prime, permutation
 from .._provenance import format_axes
 from .._source import call_receiver
+from .fixes import assign_statement, with_fix
 from .registry import diagnostic
 
 # --- reversed-transpose -----------------------------------------------------------------------
@@ -58,6 +59,10 @@ def _in_library(rec) -> bool:
 
 
 def check_discarded(analysis: Analysis):
+    """Only a result that goes nowhere is flagged: the value of an expression statement
+    (``scores.masked_fill(mask, -inf)``), or a local variable that nothing reads afterwards.
+    A result handed to code that is not traced (``nn.Parameter(torch.rand(...))``,
+    ``register_buffer``, an attribute, a list, a return) is used."""
     first_error = next((rec.index for rec in analysis.records if rec.error is not None), None)
     sources = _Statements()
     for rec in analysis.records:
@@ -72,47 +77,53 @@ def check_discarded(analysis: Analysis):
             continue
         if _in_library(rec):
             continue  # unused intermediates inside an installed library are not the user's bug
-        kind = sources.kind(rec)
-        if kind == "returned":
-            continue  # handed back to a caller, which dropped it: not this line's doing
+        kind, statement = sources.kind(rec)
+        if kind not in ("alone", "dead"):
+            continue  # returned, or passed to code the trace does not see
         if first_error is not None and kind != "alone":
             continue  # assigned, but the line that would have used it never ran
-        yield _discarded(rec, name, kind)
+        yield _discarded(rec, name, kind, statement)
 
 
 class _Statements:
     """What the statement around an op does with its value: ``"alone"`` (an expression
-    statement, ``scores.masked_fill(...)``), ``"returned"`` (return, yield, a lambda's body),
-    or ``"other"``. Each file is parsed once per check."""
+    statement, ``scores.masked_fill(...)``), ``"dead"`` (assigned to a local variable that the
+    function never reads), ``"returned"`` (return, yield, a lambda's body), or ``"other"``.
+    Each file is parsed once per check."""
 
     def __init__(self):
         self._trees: dict[str, ast.AST | None] = {}
 
-    def kind(self, rec) -> str:
+    def kind(self, rec) -> tuple[str, ast.stmt | None]:
         filename, line, col, end_col = rec.where
         tree = self._tree(filename)
         if tree is None or line is None:
-            return "other"
+            return "other", None
         inside = []  # nodes enclosing the op, outermost first
         for node in ast.walk(tree):
-            if not isinstance(node, (ast.stmt, ast.Lambda)) or not _spans(node, line, col, end_col):
-                continue
-            inside.append(node)
+            if isinstance(node, (ast.stmt, ast.Lambda)) and _spans(node, line, col, end_col):
+                inside.append(node)
         if not inside:
-            return "other"
+            return "other", None
         if any(isinstance(n, (ast.Return, ast.Lambda)) for n in inside):
-            return "returned"
+            return "returned", None
         innermost = min((n for n in inside if isinstance(n, ast.stmt)),
                         key=lambda n: (n.end_lineno - n.lineno, n.end_col_offset - n.col_offset),
                         default=None)
         if isinstance(innermost, ast.Expr):
             value = innermost.value
             if isinstance(value, (ast.Yield, ast.YieldFrom, ast.Await)):
-                return "returned"
-            if (value.lineno, value.col_offset, value.end_col_offset) == (line, col, end_col) \
-                    or ast.unparse(value) == _normalise(rec.source):
-                return "alone"
-        return "other"
+                return "returned", None
+            if _is_op(value, rec, line, col, end_col):
+                return "alone", innermost
+        if isinstance(innermost, ast.Assign) and len(innermost.targets) == 1 \
+                and isinstance(innermost.targets[0], ast.Name) \
+                and _is_op(innermost.value, rec, line, col, end_col):
+            function = next((n for n in reversed(inside)
+                             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+            if function is not None and not _reads(function, innermost.targets[0].id):
+                return "dead", innermost
+        return "other", None
 
     def _tree(self, filename):
         if filename not in self._trees:
@@ -122,6 +133,29 @@ class _Statements:
             except SyntaxError:
                 self._trees[filename] = None
         return self._trees[filename]
+
+
+def _is_op(value: ast.expr, rec, line, col, end_col) -> bool:
+    """Whether ``value`` is the expression the op ran (over one line or several)."""
+    if (value.lineno, value.col_offset) != (line, col):
+        return False
+    if end_col is None:  # the op's text goes on over more lines: its start must match
+        return value.end_lineno != value.lineno
+    return value.end_lineno == line and value.end_col_offset == end_col \
+        or ast.unparse(value) == _normalise(rec.source)
+
+
+def _reads(function: ast.AST, name: str) -> bool:
+    """Whether a function reads the local ``name`` anywhere (or may reach it some other way)."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Store):
+            return True
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in ("locals", "vars", "eval", "exec"):
+            return True
+    return False
 
 
 def _spans(node, line, col, end_col) -> bool:
@@ -151,23 +185,37 @@ _IN_PLACE_FIX = {"masked_fill", "clamp", "clip", "add", "sub", "mul", "div", "tr
                  "index_copy", "normal", "uniform", "zero", "copy", "clamp_min", "clamp_max"}
 
 
-def _discarded(rec, name: str, kind: str):
-    receiver = call_receiver(rec.source) if rec.op.startswith("Tensor.") else None
-    source = rec.source or rec.op
-    if kind != "alone":
-        message = f"the result of {source} is never used: no later op reads it"
-        hint = ("Use it where it was meant to go (a later line may read the variable it came "
-                "from instead), or delete the line.")
+def _statement_text(rec, statement) -> str:
+    """The whole expression of the statement, over as many lines as it takes, on one line."""
+    if statement is None:
+        return rec.source or rec.op
+    value = statement.value
+    if value.end_lineno == value.lineno:
+        return rec.source or ast.unparse(value)
+    return ast.unparse(value)
+
+
+def _discarded(rec, name: str, kind: str, statement):
+    source = _statement_text(rec, statement)
+    receiver = call_receiver(source) if rec.op.startswith("Tensor.") else None
+    if kind == "dead":
+        variable = statement.targets[0].id
+        message = (f"the result of {source} is never used: no later op reads it ({variable} "
+                   f"is never read after line {statement.lineno})")
+        hint = (f"Use {variable} where it was meant to go (a later line may read the variable "
+                f"it came from instead), or delete the line.")
     elif receiver:
         message = (f"the result of {source} is never used: {name} returns a new tensor and leaves "
                    f"{receiver} unchanged")
-        if receiver.isidentifier():
-            hint = f"Assign it: {receiver} = {source}"
+        fix = assign_statement(rec, statement)
+        if fix is not None or receiver.isidentifier():
+            hint = f"Assign it: {receiver} = {receiver}.{name}(...)"
             if name in _IN_PLACE_FIX:
                 hint += f", or use the in-place {receiver}.{name}_(...)"
-            hint += "."
-        else:
-            hint = "Assign the result to a variable and use it."
+            hint = with_fix(hint + ".", fix)
+            return diagnostic("discarded-result", message, hint, rec=rec, statement=kind,
+                              fix=fix.data() if fix else None)
+        hint = "Assign the result to a variable and use it."
     else:
         message = f"the result of {source} is never used"
         hint = "Assign the result to a variable and use it, or delete the line."
