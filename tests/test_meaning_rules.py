@@ -75,7 +75,7 @@ def buggy(*names):
     return [p for n in names for p in cases(n, "BUGGY")]
 
 
-FILES = ("softmax_styles", "non_finite_styles", "discarded_styles")
+FILES = ("softmax_styles", "non_finite_styles", "discarded_styles", "fix_styles")
 
 
 @pytest.mark.parametrize("cls", buggy(*FILES))

@@ -10,7 +10,7 @@ from .._analysis import Analysis
 from .._ops import REVERSALS, WRITES, next_prime, permutation
 from .._provenance import format_axes
 from .._source import call_receiver
-from .fixes import assign_statement, with_fix
+from .fixes import assign_statement, segment, swap_last_two, with_fix
 from .registry import diagnostic
 
 # --- reversed-transpose -----------------------------------------------------------------------
@@ -40,7 +40,10 @@ def check_reversed(analysis: Analysis):
         message = (f"{what} on {receiver} {before} reverses all {n} axes, giving {after}; "
                    f"a batched matrix transpose swaps only the last two")
         hint = f"Use {receiver}.transpose(-2, -1) (or {receiver}.mT) to swap the last two axes."
-        yield diagnostic("reversed-transpose", message, hint, rec=rec, before=before, after=after)
+        seg = segment(rec)
+        fix = swap_last_two(seg) if seg is not None else None
+        yield diagnostic("reversed-transpose", message, with_fix(hint, fix), rec=rec,
+                         before=before, after=after, fix=fix.data() if fix else None)
 
 
 # --- discarded-result -------------------------------------------------------------------------
