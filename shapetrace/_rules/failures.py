@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import ast
 from itertools import permutations
 
 from .._analysis import Analysis
 from .._ops import PERMUTES, PLAIN_MATMULS, permutation
 from .._provenance import format_axes
 from .._source import binop_operands, call_receiver
-from .fixes import call_parts, perm_call, rename_method, segment, with_fix
+from .fixes import perm_call, rename_method, segment, with_fix, with_receiver
 from .registry import diagnostic
 
 
@@ -118,12 +117,8 @@ def _operand_fix(analysis: Analysis, rec, slot: int, name: str):
     before = permutation(producer) if producer.op in PERMUTES else None
     if before is not None and len(before) == len(order):
         composed = tuple(before[i] for i in order)
-        parts = call_parts(seg) if isinstance(seg.node, ast.Call) else None
-        receiver = parts[0] if parts else getattr(seg.node, "value", None)
-        if receiver is None:
-            return None
         then = "" if composed == tuple(range(len(composed))) else perm_call(composed)
-        fix = seg.replace(seg.node, seg.piece(receiver) + then)
+        fix = with_receiver(seg, then)
     else:
         fix = seg.insert_after(seg.node, perm_call(order))
     if fix is None:

@@ -155,6 +155,29 @@ def assign_statement(rec, statement: ast.Expr) -> Fix | None:
     return checked(lineno, f"{indent}{target} = {line.lstrip()}", filename, more)
 
 
+def _dot(seg: Segment, attribute: ast.Attribute) -> int | None:
+    """Where, in ``seg.text``, the ``.`` before ``attribute``'s name is: the receiver is all
+    the text before it, parentheses included (``(att @ v)`` of ``(att @ v).reshape(...)``)."""
+    if attribute.end_lineno != 1 or seg.node.lineno != 1 or seg.node.col_offset != 0:
+        return None
+    raw = seg.text.encode()
+    name_start = len(raw[:attribute.end_col_offset].decode(errors="replace")) - len(attribute.attr)
+    dot = seg.text.rfind(".", 0, name_start)
+    if dot < 0 or seg.text[dot + 1:name_start].strip():
+        return None
+    return dot
+
+
+def receiver_text(seg: Segment) -> str | None:
+    """``(att @ v)`` for ``(att @ v).reshape(B, T, C)`` or ``(att @ v).T``, as written."""
+    node = seg.node
+    attribute = node.func if isinstance(node, ast.Call) else node
+    if not isinstance(attribute, ast.Attribute):
+        return None
+    dot = _dot(seg, attribute)
+    return None if dot is None else seg.text[:dot].rstrip()
+
+
 def call_parts(seg: Segment) -> tuple[ast.expr, str, list[ast.expr]] | None:
     """``x.view(a, b)`` -> (receiver node, "view", [a, b]); a single tuple or list argument
     counts as its elements. None for anything else (``torch.reshape(x, s)``, ``*sizes``)."""
@@ -187,27 +210,29 @@ def reorder_call(seg: Segment, order, then: str) -> Fix | None:
     parts = call_parts(seg)
     if parts is None or len(parts[2]) != len(order):
         return None
-    receiver, name, args = parts
+    _, name, args = parts
+    receiver = receiver_text(seg)
+    if receiver is None:
+        return None
     sizes = ", ".join(seg.piece(args[i]) for i in order)
-    new = f"{seg.piece(receiver)}.{name}({sizes}){then}"
-    return seg.replace(seg.node, new)
+    return seg.replace(seg.node, f"{receiver}.{name}({sizes}){then}")
 
 
 def move_before_call(seg: Segment, order, contiguous: bool) -> Fix | None:
-    """``y.reshape(B, T, C)`` -> ``y.transpose(1, 2).reshape(B, T, C)``."""
-    parts = call_parts(seg)
-    if parts is None:
+    """``(att @ v).reshape(B, T, C)`` -> ``(att @ v).transpose(1, 2).reshape(B, T, C)``."""
+    receiver = receiver_text(seg) if call_parts(seg) is not None else None
+    if receiver is None:
         return None
-    receiver = parts[0]
-    return seg.insert_after(receiver, perm_call(order) + (".contiguous()" if contiguous else ""))
+    rest = seg.text[_dot(seg, seg.node.func):]
+    moved = perm_call(order) + (".contiguous()" if contiguous else "")
+    return seg.replace(seg.node, f"{receiver}{moved}{rest}")
 
 
-def replace_call(seg: Segment, new_name: str, new_args: str) -> Fix | None:
-    """``x.reshape(T, B, C)`` -> ``x.transpose(0, 1)``: the whole call replaced."""
-    parts = call_parts(seg)
-    if parts is None:
-        return None
-    return seg.replace(seg.node, f"{seg.piece(parts[0])}.{new_name}({new_args})")
+def with_receiver(seg: Segment, then: str) -> Fix | None:
+    """The whole call or attribute replaced by its receiver and ``then``: ``x.reshape(T, B, C)``
+    -> ``x.transpose(0, 1)``, ``k.transpose(1, 2)`` -> ``k.transpose(-2, -1)``."""
+    receiver = receiver_text(seg)
+    return None if receiver is None else seg.replace(seg.node, receiver + then)
 
 
 def rename_method(seg: Segment, new_name: str) -> Fix | None:
@@ -215,26 +240,19 @@ def rename_method(seg: Segment, new_name: str) -> Fix | None:
     node = seg.node
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
         return None
-    text = seg.text
-    receiver_end = seg.offsets(node.func.value)[1] - seg.start
-    rest = text[receiver_end:]
-    old = f".{node.func.attr}"
-    if not rest.lstrip().startswith(old):
+    dot = _dot(seg, node.func)
+    if dot is None:
         return None
-    cut = len(rest) - len(rest.lstrip()) + len(old)
-    return seg.replace(node, text[:receiver_end] + f".{new_name}" + rest[cut:])
+    text = seg.text
+    rest = text[dot + 1:].lstrip()
+    if not rest.startswith(node.func.attr):
+        return None
+    return seg.replace(node, f"{text[:dot]}.{new_name}{rest[len(node.func.attr):]}")
 
 
 def swap_last_two(seg: Segment) -> Fix | None:
     """``k.T``, ``k.t()``, ``k.permute(3, 2, 1, 0)`` -> ``k.transpose(-2, -1)``."""
-    node = seg.node
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        receiver = node.func.value
-    elif isinstance(node, ast.Attribute):
-        receiver = node.value
-    else:
-        return None
-    return seg.replace(node, f"{seg.piece(receiver)}.transpose(-2, -1)")
+    return with_receiver(seg, ".transpose(-2, -1)")
 
 
 def set_dim(seg: Segment, dim_text: str, method_slot: int, function_slot: int) -> Fix | None:

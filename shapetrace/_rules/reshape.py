@@ -8,7 +8,9 @@ from .._analysis import Analysis
 from .._dims import Dims
 from .._ops import SPLIT_MERGES
 from .._provenance import axis_label, axis_size, fresh_axes, reshape_axes, target_shape
-from .fixes import call_parts, move_before_call, perm_call, reorder_call, segment, with_fix
+from .fixes import (
+    call_parts, move_before_call, perm_call, reorder_call, segment, with_fix, with_receiver,
+)
 from .registry import diagnostic
 
 
@@ -66,8 +68,7 @@ def _fix_line(rec, kind: str | None, order, verb: str):
     if seg is None:
         return None
     if kind == "reorder":
-        parts = call_parts(seg)
-        return seg.replace(seg.node, seg.piece(parts[0]) + perm_call(order)) if parts else None
+        return with_receiver(seg, perm_call(order)) if call_parts(seg) else None
     if kind == "move":
         return move_before_call(seg, order, contiguous=verb == "view")
     inverse = tuple(order.index(i) for i in range(len(order)))

@@ -66,6 +66,26 @@ class MergeViewWithoutTranspose(_Base):
         return self.c_proj(y)
 
 
+class MergeProductWithoutTranspose(_Base):
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.n_head, -1).transpose(1, 2)
+                   for t in self.c_attn(x).split(C, dim=2))
+        att = F.softmax(q @ k.transpose(-2, -1) / math.sqrt(self.head_size), dim=-1)
+        y = (att @ v).reshape(B, T, C)  # BUG: reshape-jumble
+        return self.c_proj(y)
+
+
+class TimeFirstByView(_Base):
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.n_head, -1).transpose(1, 2)
+                   for t in self.c_attn(x).split(C, dim=2))
+        y = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, T, C)
+        y = self.c_proj(y).view(T, B, C)  # BUG: reshape-jumble
+        return y.transpose(0, 1)
+
+
 # --- reversed-transpose -----------------------------------------------------------------------
 
 class DotTKeys(_Base):
@@ -76,6 +96,15 @@ class DotTKeys(_Base):
         attn_scores = queries @ keys.T  # BUG: reversed-transpose
         attn = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
         return self.c_proj((attn @ values).transpose(1, 2).reshape(B, T, C))
+
+
+class DotTOfProjection(_Base):
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.n_head, -1).transpose(1, 2)
+                   for t in self.c_attn(x).split(C, dim=2))
+        scores = q @ (k * 1.0).T / math.sqrt(self.head_size)  # BUG: reversed-transpose
+        return self.c_proj((scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C))
 
 
 class DotTCallKeys(_Base):
@@ -224,7 +253,8 @@ class KeysTransposedWrongAxes(_Base):
 
 
 BUGGY = [SplitJumbleReshape, SplitJumbleViewTuple, MergeWithoutTranspose,
-         MergeViewWithoutTranspose, DotTKeys, DotTCallKeys, SoftmaxDimOne, SoftmaxNoDim,
+         MergeViewWithoutTranspose, MergeProductWithoutTranspose, TimeFirstByView, DotTKeys,
+         DotTOfProjection, DotTCallKeys, SoftmaxDimOne, SoftmaxNoDim,
          SoftmaxMethodPositional, MaskedFillDropped, ClampDroppedFourLines, ViewAfterTranspose,
          ViewAfterPermute, ScaleSqrtEmbd, ScaleMulHeads, ScaledTwiceEinsum, ValuesNeverTransposed,
          KeysTransposedWrongAxes]
