@@ -120,13 +120,17 @@ def _operand_fix(analysis: Analysis, rec, slot: int, name: str):
         then = "" if composed == tuple(range(len(composed))) else perm_call(composed)
         fix = with_receiver(seg, then)
     else:
-        fix = seg.insert_after(seg.node, perm_call(order))
+        then = perm_call(order)
+        fix = seg.insert_after(seg.node, then)
     if fix is None:
         return None
     wanted = analysis.shape_of(meta)
     shape = _shape_in(analysis, meta, order)
     made = "" if producer.line == rec.line else f", made so at line {producer.line}"
-    return f"{name} is {wanted}{made}; the product needs {shape}: {fix.shown()}", fix
+    advice = ("transpose the last two axes" if then == ".transpose(-2, -1)" else
+              f"use {then}" if then else "leave its axes as they were")
+    return (f"{name} is {wanted}{made}; the product needs {shape}, so {advice}: {fix.shown()}",
+            fix)
 
 
 def _shape_in(analysis: Analysis, meta, order) -> str:
