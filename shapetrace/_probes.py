@@ -6,11 +6,14 @@ results onto the record (``rec.weight_sums``, ``rec.non_finite``) and nothing el
 
 - **weight sums** (unnormalized-attention): for an operand of a matmul-like op that descends
   from a softmax a few ops back, how far it is from summing to 1 over its last two axes;
-- **non-finite** (non-finite): the first op whose outputs hold a NaN (or an Inf) that none of
-  its inputs held. Outputs are looked at (one sum each) only where something can appear: ops
-  such as softmax, div, log, sqrt, exp; half precision; a non-finite number in the call
-  (``x * -inf``). Inputs are looked at only when an output is not finite, while they still
-  exist; after the first finding nothing is.
+- **non-finite** (non-finite): each op whose outputs hold a NaN (or an Inf) that none of its
+  inputs held (``rec.non_finite``, origin None), and the ops that pass it on (``origin``: the
+  record that made it), so that the rule can tell a NaN that reaches an output from one the
+  model drops (T5's ``log(0)`` in its position buckets, discarded by ``torch.where``). Outputs
+  are looked at (one sum each) only where something can appear: ops such as softmax, div, log,
+  sqrt, exp; half precision; a non-finite number in the call (``x * -inf``); an op that reads
+  a tensor already found non-finite. Inputs are looked at only when an output is not finite,
+  while they still exist.
 """
 
 from __future__ import annotations
@@ -20,27 +23,28 @@ import math
 import torch
 
 from ._compat import disable_torch_function, fake_constant, is_fake
-from ._ops import SOFTMAXES
+from ._ops import SOFTMAXES, einsum_letters, einsum_terms
 from ._records import NonFinite, OpRecord, WeightSums
 
 Tensor = torch.Tensor
 HALF = (torch.float16, torch.bfloat16)
 
 #: How many ops after a softmax an operand may be and still count as attention weights.
-SOFTMAX_DEPTH = 6
+SOFTMAX_DEPTH = 8
 
 
 class ValueProbes:
     """The probes of one trace, with the little state they keep between ops."""
 
-    __slots__ = ("records", "near_softmax", "found_non_finite")
+    __slots__ = ("records", "near_softmax", "tainted")
 
     def __init__(self, records: list[OpRecord]):
         self.records = records
         #: record index -> ops from the nearest softmax, kept for records within SOFTMAX_DEPTH
         #: of one: the weight probe walks back only from operands listed here.
         self.near_softmax: dict[int, int] = {}
-        self.found_non_finite = False
+        #: record index -> the record that made the NaN or Inf its outputs hold
+        self.tainted: dict[int, int] = {}
 
     def softmax(self, rec: OpRecord) -> None:
         self.near_softmax[rec.index] = 0
@@ -62,7 +66,7 @@ class ValueProbes:
         """Runs the probes an op needs, with torch functions disabled: the probes' own ops must
         not reach an enclosing trace."""
         with disable_torch_function():
-            if finite and not self.found_non_finite:
+            if finite:
                 self._finite(rec, outs, args, kwargs)
             if weights:
                 self._weights(rec, args, kwargs)
@@ -77,11 +81,27 @@ class ValueProbes:
                 tensors = operands(args, kwargs)
             if i >= len(tensors):
                 break
-            sums = weight_sums(tensors[i])
+            sums = weight_sums(tensors[i], _einsum_contracted(rec, i))
             if sums is not None:
                 if rec.weight_sums is None:
                     rec.weight_sums = {}
                 rec.weight_sums[i] = sums
+
+    def reads_tainted(self, rec: OpRecord) -> bool:
+        """Whether ``rec`` reads a tensor found to hold a NaN or an Inf."""
+        tainted = self.tainted
+        for meta in rec.inputs:
+            if meta.src is not None and meta.src[0] in tainted:
+                return True
+        return False
+
+    def _origin_of_inputs(self, rec: OpRecord) -> int | None:
+        for meta in rec.inputs:
+            if meta.src is not None:
+                origin = self.tainted.get(meta.src[0])
+                if origin is not None:
+                    return origin
+        return None
 
     def _finite(self, rec: OpRecord, outs, args, kwargs) -> None:
         literal = non_finite_literals(rec)
@@ -98,17 +118,22 @@ class ValueProbes:
                 found = slot, "Inf"
                 break
         if found is None:
+            return  # finite again (a where, a cast to integers dropped it) or never touched
+        slot, what = found
+        origin = self._origin_of_inputs(rec)
+        if origin is not None:  # passed on from an op already found
+            rec.non_finite = NonFinite(what, slot, None, origin)
+            self.tainted[rec.index] = origin
             return
-        self.found_non_finite = True  # from here on, everything downstream may be non-finite
         in_nan = in_inf = False
         for t in operands(args, kwargs):
             state = finiteness(t)
             if state is not None:
                 in_nan, in_inf = in_nan or state[0], in_inf or state[1]
-        slot, what = found
         if in_nan or (what == "Inf" and in_inf):
             return  # it came in with the inputs: made upstream, by an op not looked at
         rec.non_finite = NonFinite(what, slot, _first_index(outs[slot], what))
+        self.tainted[rec.index] = rec.index
 
 
 def has_value(t: Tensor) -> bool:
@@ -117,19 +142,21 @@ def has_value(t: Tensor) -> bool:
 
 
 def _after_softmax(records: list[OpRecord], index: int, depth: int = SOFTMAX_DEPTH,
-                   budget: int = 16) -> bool:
-    """Whether record ``index`` is a softmax or descends from one within ``depth`` ops."""
-    stack, seen = [(index, 0)], set()
-    while stack and len(seen) < budget:
-        idx, level = stack.pop()
-        if idx in seen:
-            continue
-        seen.add(idx)
+                   budget: int = 48) -> bool:
+    """Whether record ``index`` is a softmax or descends from one within ``depth`` ops.
+    Breadth first, so that each record is reached by its shortest path (a renormalisation
+    ``att / att.sum(...)`` reaches ``att`` both directly and through the sum)."""
+    queue, seen = [(index, 0)], {index}
+    for idx, level in queue:
         rec = records[idx]
         if rec.op in SOFTMAXES:
             return True
-        if level < depth:
-            stack.extend((m.src[0], level + 1) for m in rec.inputs if m.src is not None)
+        if level >= depth or len(seen) >= budget:
+            continue
+        for m in rec.inputs:
+            if m.src is not None and m.src[0] not in seen:
+                seen.add(m.src[0])
+                queue.append((m.src[0], level + 1))
     return False
 
 
@@ -217,16 +244,30 @@ def non_finite_literals(rec: OpRecord) -> set[str]:
     return found
 
 
-def weight_sums(t: Tensor) -> WeightSums | None:
-    """How far ``t`` is from summing to 1 over each of its last two axes, the ones a matmul or
-    an attention einsum contracts, and its minimum."""
+def _einsum_contracted(rec: OpRecord, slot: int) -> tuple[int, ...]:
+    """The axes of einsum operand ``slot`` that the einsum sums over (none for other ops)."""
+    if rec.op != "torch.einsum":
+        return ()
+    parsed = einsum_terms(rec)
+    if parsed is None or slot >= len(rec.inputs):
+        return ()
+    terms, rhs = parsed
+    letters = einsum_letters(terms[slot], rec.inputs[slot].ndim)
+    if letters is None:
+        return ()
+    return tuple(i for i, c in enumerate(letters) if c != "." and c not in rhs)
+
+
+def weight_sums(t: Tensor, extra: tuple[int, ...] = ()) -> WeightSums | None:
+    """How far ``t`` is from summing to 1 over each of its last two axes, the ones a matmul
+    contracts, and over the ``extra`` axes (those an einsum contracts), and its minimum."""
     if t.ndim == 0 or not _readable(t):
         return None
     try:
         x = _values(t)
         if x.dtype in HALF:
             x = x.float()
-        axes = range(max(x.ndim - 2, 0), x.ndim)
+        axes = sorted({*range(max(x.ndim - 2, 0), x.ndim), *(a for a in extra if a < x.ndim)})
         sums = [x.sum(dim=axis) for axis in axes]
         # The extremes of each axis's sums and the minimum, read back in one go.
         extremes = [v for s in sums for v in torch.aminmax(s)]

@@ -77,11 +77,13 @@ class WeightSums(NamedTuple):
 
 
 class NonFinite(NamedTuple):
-    """An op whose output holds a NaN or an Inf that none of its inputs held."""
+    """An op whose output holds a NaN or an Inf: made there from finite inputs (``origin``
+    None), or carried on from the op ``origin`` that made it."""
 
     kind: str  # "NaN" | "Inf"
     slot: int  # the output that holds it
-    where: list[int] | None  # the index of the first such element
+    where: list[int] | None  # the index of the first such element (where it was made)
+    origin: int | None = None  # the record that made it, when this one only passed it on
 
 
 _NO_WARNINGS: tuple = ()

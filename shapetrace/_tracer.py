@@ -393,6 +393,8 @@ class _Mode(TorchFunctionMode):
                 probes.note_near_softmax(rec)
             # Values are looked at only where the op can make a NaN or an Inf.
             finite = (kind & _RISKY or numbers or half) and not kind & _UNINITIALISED
+            if not finite and probes.tainted:
+                finite = probes.reads_tainted(rec)  # follow a NaN or Inf towards the outputs
             if finite or kind & _MULTIPLIES:
                 probes.after(rec, outs, args, kwargs, finite=bool(finite),
                              weights=bool(kind & _MULTIPLIES))

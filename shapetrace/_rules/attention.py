@@ -7,6 +7,8 @@ handed over in ``Analysis.attentions``; these rules judge them.
 
 from __future__ import annotations
 
+import ast
+import linecache
 import math
 from dataclasses import dataclass
 
@@ -21,6 +23,7 @@ from .._ops import (
 )
 from .._provenance import axis_label
 from .._records import TensorArg
+from .fixes import segment, set_dim, with_fix
 from .registry import diagnostic
 
 #: Ops followed back from q and k to find a scale applied to them: the moves, less indexing,
@@ -86,7 +89,14 @@ def _softmax_axis(analysis: Analysis, att: Attention):
     label = axis_label(meta.axes[att.dim], analysis.dims) if meta.axes else str(meta.shape[att.dim])
     roles = output_roles(att.scores.rec) if att.scores is not None else None
     role = roles[att.scores.pos] if roles else None
-    bad = [u for u in att.uses if u.pos not in (contracted_positions(u.matmul, u.slot) or {u.pos})]
+    verdicts = [_sums_to_one(u) for u in att.uses]
+    if verdicts and all(verdicts) and not _keys_first(graph, att, role):
+        # Every contraction with the values averages them: the weights sum to 1 along the axis
+        # contracted (a softmax over that axis, or one renormalised over it afterwards, as Slot
+        # Attention and doubly normalised attention do).
+        return None
+    bad = [u for u, ok in zip(att.uses, verdicts)
+           if not ok and u.pos not in (contracted_positions(u.matmul, u.slot) or {u.pos})]
     how = f"no dim given, so torch picks dim={att.dim}" if att.implicit else f"dim={rec.arg(1, 'dim')}"
     data = {"dim": att.dim, "implicit": att.implicit}
     if role in ("query", "batch"):
@@ -110,7 +120,9 @@ def _softmax_axis(analysis: Analysis, att: Attention):
         hint = f"Normalise over the keys: softmax(..., {want_text})."
         if att.implicit:
             hint += " Always pass dim= to softmax."
-        return diagnostic("softmax-axis", message, hint, rec=rec, expected=want, **data)
+        fix = _dim_fix(rec, want, n)
+        return diagnostic("softmax-axis", message, with_fix(hint, fix), rec=rec, expected=want,
+                          fix=fix.data() if fix else None, **data)
     if not bad:
         return None
     use = bad[0]
@@ -134,7 +146,43 @@ def _softmax_axis(analysis: Analysis, att: Attention):
             if got is not None else "Normalise over the axis that is contracted with the values.")
     if att.implicit:
         hint += " Always pass dim= to softmax."
-    return diagnostic("softmax-axis", message, hint, rec=rec, expected=got, **data)
+    fix = _dim_fix(rec, got, n)
+    return diagnostic("softmax-axis", message, with_fix(hint, fix), rec=rec, expected=got,
+                      fix=fix.data() if fix else None, **data)
+
+
+def _dim_fix(rec, dim: int | None, n: int):
+    """The softmax line with ``dim`` set to the axis it should normalise."""
+    if dim is None:
+        return None
+    seg = segment(rec)
+    return set_dim(seg, _dim_text(dim, n), method_slot=0, function_slot=1) if seg else None
+
+
+def _sums_to_one(use: ValueUse) -> bool | None:
+    """Whether the weights that ``use.matmul`` contracts with the values sum to 1 along the
+    contracted axis (measured by the weight probe); None when not known (no values, several
+    contracted axes, training-mode dropout rescaling them)."""
+    want = contracted_positions(use.matmul, use.slot)
+    if not want or len(want) != 1 or any(_dropout_active(r) for r in use.path):
+        return None
+    sums = (use.matmul.weight_sums or {}).get(use.slot)
+    if sums is None:
+        return None
+    off = sums.deviations.get(next(iter(want)))
+    if off is None or math.isnan(off) or math.isnan(sums.minimum):
+        return None
+    tol = _tolerance(use.matmul.inputs[use.slot])
+    return off <= tol and sums.minimum >= -tol
+
+
+def _keys_first(graph: Graph, att: Attention, role: str | None) -> bool:
+    """An einsum that writes the key axis of its scores before the query axis, normalised and
+    contracted over the queries: the weights sum to 1, over the wrong tokens."""
+    if role != "query" or att.implicit:
+        return False
+    want = _key_dim(graph, att)
+    return want is not None and want < att.dim
 
 
 def _scores_pos(graph: Graph, att: Attention, p: int) -> int | None:
@@ -257,8 +305,9 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor):
         message = (f"attention scores scaled twice by 1/sqrt({name}): {_describe(first)} and again "
                    f"{_describe(second)}, so they are divided by {name} in all")
         hint = "Scale once: drop one of the two factors."
-        return diagnostic("attention-scale", message, hint, rec=second.rec, factor=total,
-                          expected=right)
+        fix = _scale_fix(second.rec, None)
+        return diagnostic("attention-scale", message, with_fix(hint, fix), rec=second.rec,
+                          factor=total, expected=right, fix=fix.data() if fix else None)
     explained = _explain(total, dims, d, name)
     if explained is None:
         return None  # a learned temperature or a scale we cannot name: say nothing
@@ -273,7 +322,82 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor):
         hint = "Divide by math.sqrt(head_size), not by head_size itself."
     else:
         hint = "Divide the scores by math.sqrt(head_size) (multiply by head_size ** -0.5)."
-    return diagnostic("attention-scale", message, hint, rec=target, factor=total, expected=right)
+    fix = None
+    if culprit is not None and culprit.where != "sdpa" and len(factors) == 1:
+        fix = _scale_fix(culprit.rec, _head_size_text(anchor, d))
+    return diagnostic("attention-scale", message, with_fix(hint, fix), rec=target, factor=total,
+                      expected=right, fix=fix.data() if fix else None)
+
+
+def _scalarish(node) -> bool:
+    """Whether an expression reads as a plain number: ``math.sqrt(C)``, ``self.n_head ** -0.5``,
+    ``1.0 / d``. Tensors (names, calls of torch functions, matrix products) do not."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float))
+    if isinstance(node, ast.UnaryOp):
+        return _scalarish(node.operand)
+    if isinstance(node, ast.Call):
+        return ast.unparse(node.func).startswith("math.")
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, ast.Pow):
+            return isinstance(node.right, (ast.Constant, ast.UnaryOp))
+        return _scalarish(node.left) and _scalarish(node.right) \
+            and not isinstance(node.op, ast.MatMult)
+    return False
+
+
+def _head_size_text(product, d: int) -> str | None:
+    """``q.size(-1)``: the head size read off the query operand of the scores product, when
+    the user named it and its last axis is the head size."""
+    seg = segment(product)
+    if seg is None:
+        return None
+    node = seg.node
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        left = node.left
+    elif isinstance(node, ast.Call) and node.args:
+        left = node.args[1] if product.op == "torch.einsum" and len(node.args) > 2 else node.args[0]
+        if product.op == "torch.einsum" and len(node.args) <= 2:
+            return None
+    else:
+        return None
+    first = product.inputs[1 if product.op.endswith("baddbmm") else 0]
+    if not isinstance(left, ast.Name) or not first.shape or first.shape[-1] != d:
+        return None
+    return f"{left.id}.size(-1)"
+
+
+def _scale_fix(rec, head_size: str | None):
+    """The line of a scaling op rewritten: its factor replaced by 1/sqrt(head size) (given as
+    ``head_size``), or dropped (``head_size`` None: scaled twice)."""
+    seg = segment(rec)
+    if seg is None or not isinstance(seg.node, ast.BinOp):
+        return None
+    node = seg.node
+    if isinstance(node.op, ast.Div):
+        if not _scalarish(node.right) or _scalarish(node.left):
+            return None
+        scalar, tensor = node.right, node.left
+    elif isinstance(node.op, ast.Mult):
+        if _scalarish(node.right) == _scalarish(node.left):
+            return None
+        scalar, tensor = (node.right, node.left) if _scalarish(node.right) else (node.left, node.right)
+    else:
+        return None
+    if head_size is None:
+        kept = seg.piece(tensor)
+        if isinstance(tensor, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp)):
+            kept = f"({kept})"
+        return seg.replace(node, kept)
+    if isinstance(node.op, ast.Div):
+        new = f"math.sqrt({head_size})" if _imports_math(seg.filename) else f"{head_size} ** 0.5"
+    else:
+        new = f"{head_size} ** -0.5"
+    return seg.replace(scalar, new)
+
+
+def _imports_math(filename: str) -> bool:
+    return any(line.strip() == "import math" for line in linecache.getlines(filename))
 
 
 def _describe(f: Factor) -> str:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from itertools import permutations
+
 from .._analysis import Analysis
-from .._ops import PLAIN_MATMULS
+from .._ops import PERMUTES, PLAIN_MATMULS, permutation
+from .._provenance import format_axes
 from .._source import binop_operands, call_receiver
+from .fixes import perm_call, rename_method, segment, with_fix, with_receiver
 from .registry import diagnostic
 
 
@@ -39,11 +43,15 @@ def _noncontiguous(analysis: Analysis, rec):
         why = f"{receiver} {shape} is not contiguous in memory"
     message = f"view of a non-contiguous tensor: {why}; .view never copies"
     hint = "Use .reshape(...), or call .contiguous() before .view(...)."
-    return diagnostic("noncontiguous-view", message, hint, rec=rec,
-                      made_by=maker.index if maker is not None else None)
+    seg = segment(rec)
+    fix = rename_method(seg, "reshape") if seg is not None else None
+    return diagnostic("noncontiguous-view", message, with_fix(hint, fix), rec=rec,
+                      made_by=maker.index if maker is not None else None,
+                      fix=fix.data() if fix else None)
 
 
-def _matmul_hint(analysis: Analysis, rec) -> tuple[str, str]:
+def _matmul_hint(analysis: Analysis, rec):
+    """(the operands in words, the hint, the corrected line or None)."""
     a, b = rec.inputs[0], rec.inputs[1]
     sa, sb = analysis.shape_of(a), analysis.shape_of(b)
     operands = binop_operands(rec.source) or ("the left operand", "the right operand")
@@ -65,19 +73,83 @@ def _matmul_hint(analysis: Analysis, rec) -> tuple[str, str]:
     producer = analysis.records[b.src[0]] if b.src is not None else None
     if producer is not None and producer.op in ("Tensor.transpose", "torch.transpose") and b.ndim > 2:
         hint = f"transpose the last two axes: {call_receiver(producer.source) or 'k'}.transpose(-2, -1)."
-    return text, hint[:1].upper() + hint[1:] if hint else ""
+    for slot, name in ((1, right), (0, left)):
+        found = _operand_fix(analysis, rec, slot, name)
+        if found is not None:
+            return text, *found
+    return text, hint[:1].upper() + hint[1:] if hint else "", None
+
+
+def _layouts(meta, other, slot: int) -> list[tuple[int, ...]]:
+    """The orders of ``meta``'s axes that would make the product work (identity excluded)."""
+    n = meta.ndim
+    if n < 2 or n > 6 or other.ndim < 2:
+        return []
+    found = []
+    for order in permutations(range(n)):
+        if order == tuple(range(n)):
+            continue
+        shape = tuple(meta.shape[i] for i in order)
+        inner = shape[-2] == other.shape[-1] if slot == 1 else shape[-1] == other.shape[-2]
+        if not inner:
+            continue
+        mine, theirs = shape[:-2], other.shape[:-2]
+        if all(x == y or x == 1 or y == 1 for x, y in zip(reversed(mine), reversed(theirs))):
+            found.append(order)
+    shapes = {tuple(meta.shape[i] for i in o) for o in found}
+    return found if len(shapes) == 1 else []  # ambiguous: say nothing
+
+
+def _operand_fix(analysis: Analysis, rec, slot: int, name: str):
+    """When operand ``slot`` only has its axes in the wrong order, the fix where it was made:
+    the line of the op that made it (``v`` split into heads but never transposed)."""
+    meta, other = rec.inputs[slot], rec.inputs[1 - slot]
+    orders = _layouts(meta, other, slot)
+    if len(orders) != 1 or meta.src is None:
+        return None
+    order = orders[0]
+    producer = analysis.records[meta.src[0]]
+    if producer.error is not None or producer.internal or producer.line is None:
+        return None
+    seg = segment(producer)
+    if seg is None:
+        return None
+    before = permutation(producer) if producer.op in PERMUTES else None
+    if before is not None and len(before) == len(order):
+        composed = tuple(before[i] for i in order)
+        then = "" if composed == tuple(range(len(composed))) else perm_call(composed)
+        fix = with_receiver(seg, then)
+    else:
+        then = perm_call(order)
+        fix = seg.insert_after(seg.node, then)
+    if fix is None:
+        return None
+    wanted = analysis.shape_of(meta)
+    shape = _shape_in(analysis, meta, order)
+    made = "" if producer.line == rec.line else f", made so at line {producer.line}"
+    advice = ("transpose the last two axes" if then == ".transpose(-2, -1)" else
+              f"use {then}" if then else "leave its axes as they were")
+    return (f"{name} is {wanted}{made}; the product needs {shape}, so {advice}: {fix.shown()}",
+            fix)
+
+
+def _shape_in(analysis: Analysis, meta, order) -> str:
+    if meta.axes:
+        return format_axes(tuple(meta.axes[i] for i in order), analysis.dims)
+    return str(tuple(meta.shape[i] for i in order))
 
 
 def _op_failed(analysis: Analysis, rec):
     kind, text = rec.error
     shapes = ", ".join(analysis.shape_of(m) for m in rec.inputs)
-    hint = ""
+    hint, fix = "", None
     if rec.op in PLAIN_MATMULS and len(rec.inputs) >= 2:
-        operands, hint = _matmul_hint(analysis, rec)
+        operands, hint, fix = _matmul_hint(analysis, rec)
         message = f"{rec.op} failed: {operands} ({kind}: {_first_line(text)})"
     else:
         message = f"{rec.op} failed on {shapes or 'its arguments'}: {kind}: {_first_line(text)}"
-    return diagnostic("op-failed", message, hint, rec=rec, exception=kind)
+    return diagnostic("op-failed", message, hint, rec=rec, exception=kind,
+                      fix=fix.data() if fix else None)
 
 
 def _is_noncontiguous_view(rec) -> bool:

@@ -10,6 +10,7 @@ from .._analysis import Analysis
 from .._ops import REVERSALS, WRITES, next_prime, permutation
 from .._provenance import format_axes
 from .._source import call_receiver
+from .fixes import assign_statement, segment, swap_last_two, with_fix
 from .registry import diagnostic
 
 # --- reversed-transpose -----------------------------------------------------------------------
@@ -39,7 +40,10 @@ def check_reversed(analysis: Analysis):
         message = (f"{what} on {receiver} {before} reverses all {n} axes, giving {after}; "
                    f"a batched matrix transpose swaps only the last two")
         hint = f"Use {receiver}.transpose(-2, -1) (or {receiver}.mT) to swap the last two axes."
-        yield diagnostic("reversed-transpose", message, hint, rec=rec, before=before, after=after)
+        seg = segment(rec)
+        fix = swap_last_two(seg) if seg is not None else None
+        yield diagnostic("reversed-transpose", message, with_fix(hint, fix), rec=rec,
+                         before=before, after=after, fix=fix.data() if fix else None)
 
 
 # --- discarded-result -------------------------------------------------------------------------
@@ -58,6 +62,10 @@ def _in_library(rec) -> bool:
 
 
 def check_discarded(analysis: Analysis):
+    """Only a result that goes nowhere is flagged: the value of an expression statement
+    (``scores.masked_fill(mask, -inf)``), or a local variable that nothing reads afterwards.
+    A result handed to code that is not traced (``nn.Parameter(torch.rand(...))``,
+    ``register_buffer``, an attribute, a list, a return) is used."""
     first_error = next((rec.index for rec in analysis.records if rec.error is not None), None)
     sources = _Statements()
     for rec in analysis.records:
@@ -72,47 +80,53 @@ def check_discarded(analysis: Analysis):
             continue
         if _in_library(rec):
             continue  # unused intermediates inside an installed library are not the user's bug
-        kind = sources.kind(rec)
-        if kind == "returned":
-            continue  # handed back to a caller, which dropped it: not this line's doing
+        kind, statement = sources.kind(rec)
+        if kind not in ("alone", "dead"):
+            continue  # returned, or passed to code the trace does not see
         if first_error is not None and kind != "alone":
             continue  # assigned, but the line that would have used it never ran
-        yield _discarded(rec, name, kind)
+        yield _discarded(rec, name, kind, statement)
 
 
 class _Statements:
     """What the statement around an op does with its value: ``"alone"`` (an expression
-    statement, ``scores.masked_fill(...)``), ``"returned"`` (return, yield, a lambda's body),
-    or ``"other"``. Each file is parsed once per check."""
+    statement, ``scores.masked_fill(...)``), ``"dead"`` (assigned to a local variable that the
+    function never reads), ``"returned"`` (return, yield, a lambda's body), or ``"other"``.
+    Each file is parsed once per check."""
 
     def __init__(self):
         self._trees: dict[str, ast.AST | None] = {}
 
-    def kind(self, rec) -> str:
+    def kind(self, rec) -> tuple[str, ast.stmt | None]:
         filename, line, col, end_col = rec.where
         tree = self._tree(filename)
         if tree is None or line is None:
-            return "other"
+            return "other", None
         inside = []  # nodes enclosing the op, outermost first
         for node in ast.walk(tree):
-            if not isinstance(node, (ast.stmt, ast.Lambda)) or not _spans(node, line, col, end_col):
-                continue
-            inside.append(node)
+            if isinstance(node, (ast.stmt, ast.Lambda)) and _spans(node, line, col, end_col):
+                inside.append(node)
         if not inside:
-            return "other"
+            return "other", None
         if any(isinstance(n, (ast.Return, ast.Lambda)) for n in inside):
-            return "returned"
+            return "returned", None
         innermost = min((n for n in inside if isinstance(n, ast.stmt)),
                         key=lambda n: (n.end_lineno - n.lineno, n.end_col_offset - n.col_offset),
                         default=None)
         if isinstance(innermost, ast.Expr):
             value = innermost.value
             if isinstance(value, (ast.Yield, ast.YieldFrom, ast.Await)):
-                return "returned"
-            if (value.lineno, value.col_offset, value.end_col_offset) == (line, col, end_col) \
-                    or ast.unparse(value) == _normalise(rec.source):
-                return "alone"
-        return "other"
+                return "returned", None
+            if _is_op(value, rec, line, col, end_col):
+                return "alone", innermost
+        if isinstance(innermost, ast.Assign) and len(innermost.targets) == 1 \
+                and isinstance(innermost.targets[0], ast.Name) \
+                and _is_op(innermost.value, rec, line, col, end_col):
+            function = next((n for n in reversed(inside)
+                             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+            if function is not None and not _reads(function, innermost.targets[0].id):
+                return "dead", innermost
+        return "other", None
 
     def _tree(self, filename):
         if filename not in self._trees:
@@ -122,6 +136,29 @@ class _Statements:
             except SyntaxError:
                 self._trees[filename] = None
         return self._trees[filename]
+
+
+def _is_op(value: ast.expr, rec, line, col, end_col) -> bool:
+    """Whether ``value`` is the expression the op ran (over one line or several)."""
+    if (value.lineno, value.col_offset) != (line, col):
+        return False
+    if end_col is None:  # the op's text goes on over more lines: its start must match
+        return value.end_lineno != value.lineno
+    return value.end_lineno == line and value.end_col_offset == end_col \
+        or ast.unparse(value) == _normalise(rec.source)
+
+
+def _reads(function: ast.AST, name: str) -> bool:
+    """Whether a function reads the local ``name`` anywhere (or may reach it some other way)."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Store):
+            return True
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in ("locals", "vars", "eval", "exec"):
+            return True
+    return False
 
 
 def _spans(node, line, col, end_col) -> bool:
@@ -151,23 +188,37 @@ _IN_PLACE_FIX = {"masked_fill", "clamp", "clip", "add", "sub", "mul", "div", "tr
                  "index_copy", "normal", "uniform", "zero", "copy", "clamp_min", "clamp_max"}
 
 
-def _discarded(rec, name: str, kind: str):
-    receiver = call_receiver(rec.source) if rec.op.startswith("Tensor.") else None
-    source = rec.source or rec.op
-    if kind != "alone":
-        message = f"the result of {source} is never used: no later op reads it"
-        hint = ("Use it where it was meant to go (a later line may read the variable it came "
-                "from instead), or delete the line.")
+def _statement_text(rec, statement) -> str:
+    """The whole expression of the statement, over as many lines as it takes, on one line."""
+    if statement is None:
+        return rec.source or rec.op
+    value = statement.value
+    if value.end_lineno == value.lineno:
+        return rec.source or ast.unparse(value)
+    return ast.unparse(value)
+
+
+def _discarded(rec, name: str, kind: str, statement):
+    source = _statement_text(rec, statement)
+    receiver = call_receiver(source) if rec.op.startswith("Tensor.") else None
+    if kind == "dead":
+        variable = statement.targets[0].id
+        message = (f"the result of {source} is never used: no later op reads it ({variable} "
+                   f"is never read after line {statement.lineno})")
+        hint = (f"Use {variable} where it was meant to go (a later line may read the variable "
+                f"it came from instead), or delete the line.")
     elif receiver:
         message = (f"the result of {source} is never used: {name} returns a new tensor and leaves "
                    f"{receiver} unchanged")
-        if receiver.isidentifier():
-            hint = f"Assign it: {receiver} = {source}"
+        fix = assign_statement(rec, statement)
+        if fix is not None or receiver.isidentifier():
+            hint = f"Assign it: {receiver} = {receiver}.{name}(...)"
             if name in _IN_PLACE_FIX:
                 hint += f", or use the in-place {receiver}.{name}_(...)"
-            hint += "."
-        else:
-            hint = "Assign the result to a variable and use it."
+            hint = with_fix(hint + ".", fix)
+            return diagnostic("discarded-result", message, hint, rec=rec, statement=kind,
+                              fix=fix.data() if fix else None)
+        hint = "Assign the result to a variable and use it."
     else:
         message = f"the result of {source} is never used"
         hint = "Assign the result to a variable and use it, or delete the line."
@@ -214,34 +265,68 @@ def check_collisions(analysis: Analysis):
 
 # --- non-finite -------------------------------------------------------------------------------
 
+def _reaches_output(analysis: Analysis, origin: int, carriers: list) -> bool:
+    """Whether the NaN or Inf made by record ``origin`` reaches what the traced code keeps: a
+    tensor no recorded op reads that is returned or still alive at the end (a module's output,
+    a loss), or a read that turns it into a Python number (``.item()``, ``.backward()``).
+    A NaN that every later op drops (a ``where``, a cast to integers) does not."""
+    consumers = analysis.graph.consumers
+    for rec in carriers:
+        slot = rec.non_finite.slot
+        if slot >= len(rec.outputs):
+            continue
+        readers = consumers.get((rec.index, slot), ())
+        if not readers:
+            meta = rec.outputs[slot]
+            if meta.used or meta.ref:
+                return True
+            continue
+        if any(not r.outputs and r.error is None for r, _ in readers):
+            return True
+    return False
+
+
 def check_non_finite(analysis: Analysis):
+    carried: dict[int, list] = {}
+    origins = []
     for rec in analysis.records:
         found = rec.non_finite
         if found is None or rec.error is not None:
             continue
-        kind, slot, where = found
-        out = analysis.shape_of(rec.outputs[slot]) if slot < len(rec.outputs) else "its output"
-        name = rec.op.split(".")[-1]
-        if name in ("softmax", "log_softmax") and where is not None:
-            row = tuple(where[:-1])
-            message = (f"{name} made {kind}: row {row} of {out} has no finite score (every key "
-                       f"masked with -inf), and a softmax over nothing is 0/0")
-            hint = ("Make sure every query can see at least one key (check padding and causal "
-                    "masks), or mask with torch.finfo(scores.dtype).min instead of -inf.")
+        if found.origin is None:
+            origins.append(rec)
+            carried.setdefault(rec.index, []).append(rec)
         else:
-            at_index = f" at index {tuple(where)}" if where is not None else ""
-            inputs = ", ".join(analysis.shape_of(m) for m in rec.inputs) or "no tensor inputs"
-            message = f"{name} made {kind}{at_index} of its output {out}, from inputs {inputs} that held none"
-            if name in ("mul", "*", "matmul", "@") and _multiplies_by_inf(rec):
-                message += ": 0 * inf is NaN"
-                hint = ("Build additive masks with masked_fill(mask, float('-inf')) or torch.where, "
-                        "not by multiplying a 0/1 mask by -inf.")
-            elif name in ("log", "log2", "log10", "rsqrt", "sqrt", "reciprocal", "div", "__rdiv__", "pow"):
-                hint = "Keep the argument away from 0 (and from negatives): add an epsilon or clamp it first."
-            else:
-                hint = "Check the values reaching this op: masks of -inf, divisions by 0, overflow."
-        yield diagnostic("non-finite", message, hint, rec=rec, kind=kind, where=where)
-        return  # the first one only: everything after it inherits the NaN
+            carried.setdefault(found.origin, []).append(rec)
+    for rec in origins:
+        if _reaches_output(analysis, rec.index, carried[rec.index]):
+            yield _non_finite(analysis, rec)
+            return  # the first one only: everything after it inherits the NaN
+
+
+def _non_finite(analysis: Analysis, rec):
+    kind, slot, where, _ = rec.non_finite
+    out = analysis.shape_of(rec.outputs[slot]) if slot < len(rec.outputs) else "its output"
+    name = rec.op.split(".")[-1]
+    if name in ("softmax", "log_softmax") and where is not None:
+        row = tuple(where[:-1])
+        message = (f"{name} made {kind}: row {row} of {out} has no finite score (every key "
+                   f"masked with -inf), and a softmax over nothing is 0/0")
+        hint = ("Make sure every query can see at least one key (check padding and causal "
+                "masks), or mask with torch.finfo(scores.dtype).min instead of -inf.")
+    else:
+        at_index = f" at index {tuple(where)}" if where is not None else ""
+        inputs = ", ".join(analysis.shape_of(m) for m in rec.inputs) or "no tensor inputs"
+        message = f"{name} made {kind}{at_index} of its output {out}, from inputs {inputs} that held none"
+        if name in ("mul", "*", "matmul", "@") and _multiplies_by_inf(rec):
+            message += ": 0 * inf is NaN"
+            hint = ("Build additive masks with masked_fill(mask, float('-inf')) or torch.where, "
+                    "not by multiplying a 0/1 mask by -inf.")
+        elif name in ("log", "log2", "log10", "rsqrt", "sqrt", "reciprocal", "div", "__rdiv__", "pow"):
+            hint = "Keep the argument away from 0 (and from negatives): add an epsilon or clamp it first."
+        else:
+            hint = "Check the values reaching this op: masks of -inf, divisions by 0, overflow."
+    return diagnostic("non-finite", message, hint, rec=rec, kind=kind, where=where)
 
 
 def _multiplies_by_inf(rec) -> bool:

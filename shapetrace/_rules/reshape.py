@@ -8,6 +8,9 @@ from .._analysis import Analysis
 from .._dims import Dims
 from .._ops import SPLIT_MERGES
 from .._provenance import axis_label, axis_size, fresh_axes, reshape_axes, target_shape
+from .fixes import (
+    call_parts, move_before_call, perm_call, reorder_call, segment, with_fix, with_receiver,
+)
 from .registry import diagnostic
 
 
@@ -19,15 +22,10 @@ def call(names_: list[str]) -> str:
     return "(" + ", ".join(names_) + ")"
 
 
-def _perm_call(order: tuple[int, ...]) -> str:
-    moved = [i for i, j in enumerate(order) if i != j]
-    if len(moved) == 2:
-        return f".transpose({moved[0]}, {moved[1]})"
-    return f".permute({', '.join(map(str, order))})"
-
-
-def fix_hint(src_axes, shape, dims, verb: str) -> str:
-    """How to get ``shape`` from ``src_axes`` legally: permute first, or split then permute."""
+def fix_plan(src_axes, shape, dims, verb: str) -> tuple[str, str | None, tuple[int, ...] | None]:
+    """How to get ``shape`` from ``src_axes`` legally: ``(hint, kind, order)``. ``kind``:
+    ``"reorder"`` (a permute alone does it), ``"move"`` (permute by ``order``, then the same
+    call), ``"split"`` (the call's sizes in ``order``, then the inverse permute), or None."""
     n, m = len(src_axes), len(shape)
     target = names(fresh_axes(shape, dims), dims)
     if n <= 6:
@@ -44,8 +42,9 @@ def fix_hint(src_axes, shape, dims, verb: str) -> str:
         if legal:
             _, order, moved = min(legal, key=lambda item: item[0])
             if tuple(axis_size(a) for a in moved) == tuple(shape):
-                return f"Reorder axes with {_perm_call(order)} instead: a {verb} cannot move axes."
-            return f"Move the axes first: {_perm_call(order)}, then .{verb}{call(target)}."
+                return (f"Reorder axes with {perm_call(order)} instead: a {verb} cannot move axes.",
+                        "reorder", order)
+            return f"Move the axes first: {perm_call(order)}, then .{verb}{call(target)}.", "move", order
     if m <= 6:
         for order in permutations(range(m)):
             if order == tuple(range(m)):
@@ -54,8 +53,26 @@ def fix_hint(src_axes, shape, dims, verb: str) -> str:
             if reshape_axes(src_axes, split_shape, dims).ok:
                 inverse = tuple(order.index(i) for i in range(m))
                 split_names = [target[i] for i in order]
-                return f"Split with .{verb}{call(split_names)}, then {_perm_call(inverse)}."
-    return "Split or merge neighbouring axes only, and move axes with transpose/permute."
+                return (f"Split with .{verb}{call(split_names)}, then {perm_call(inverse)}.",
+                        "split", order)
+    return "Split or merge neighbouring axes only, and move axes with transpose/permute.", None, None
+
+
+def fix_hint(src_axes, shape, dims, verb: str) -> str:
+    return fix_plan(src_axes, shape, dims, verb)[0]
+
+
+def _fix_line(rec, kind: str | None, order, verb: str):
+    """The user's reshape line, rewritten as the plan says (their own size expressions)."""
+    seg = segment(rec) if kind is not None else None
+    if seg is None:
+        return None
+    if kind == "reorder":
+        return with_receiver(seg, perm_call(order)) if call_parts(seg) else None
+    if kind == "move":
+        return move_before_call(seg, order, contiguous=verb == "view")
+    inverse = tuple(order.index(i) for i in range(len(order)))
+    return reorder_call(seg, order, perm_call(inverse))
 
 
 def check_jumble(analysis: Analysis):
@@ -79,5 +96,7 @@ def check_jumble(analysis: Analysis):
         mixed = [m for m in mixed if m != bad] or mixed
         message = (f"{what} mixes {' and '.join(mixed)} into {bad}: a {verb} can only split or "
                    f"merge neighbouring axes in their current order")
-        yield diagnostic("reshape-jumble", message, fix_hint(src, shape, dims, verb), rec=rec,
-                         before=before, after=after)
+        hint, kind, order = fix_plan(src, shape, dims, verb)
+        fix = _fix_line(rec, kind, order, verb)
+        yield diagnostic("reshape-jumble", message, with_fix(hint, fix), rec=rec,
+                         before=before, after=after, fix=fix.data() if fix else None)
