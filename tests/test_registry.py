@@ -87,6 +87,8 @@ INLINE = {
     "nondeterministic-eval": ("DropoutAlwaysOn", "DropoutFollowsMode", {}),
     "non-finite": ("FullyMaskedRow", "FiniteMaskedRow", {}),
     "op-failed": ("KeyNotTransposed", "MaskBeforeSoftmax", {}),
+    # 6 query heads in 2 groups of 3 (the default H=11 is prime: only one key/value head fits)
+    "head-grouping": ("TiledKVHeads", "InterleavedKVHeads", {"dims": {"H": 6}}),
 }
 
 

@@ -259,6 +259,26 @@ _ALL = [
        """
        python -m shapetrace model.py --dims B=3
        """, check="misc:check_collisions"),
+    _r("ST017", "head-grouping", "warning",
+       "grouped-query key/value heads repeated in an order that does not match the query groups",
+       """
+       In grouped-query attention H query heads share Hkv key/value heads in groups of
+       G = H / Hkv: query heads 0..G-1 use key/value head 0, and so on. Every pretrained
+       checkpoint (Llama, Mistral, Qwen) and SDPA's `enable_gqa=True` use this layout, so the
+       key/value heads must be repeated in place: `repeat_interleave(G, dim=1)`, HF's
+       `repeat_kv`, einops `b h t d -> b (h g) t d`. `k.repeat(1, G, 1, 1)` tiles them
+       (kv0, kv1, kv0, kv1, ...) and pairs query heads with the wrong key/value heads; every
+       shape is right and the model still trains. shapetrace follows each head axis back to
+       the projection it was cut from and reads whether the copy index lies major or minor to
+       the key/value head index. With one key/value head (multi-query attention) both orders
+       are the same and nothing is flagged.
+       """,
+       """
+       k = k.repeat(1, self.n_rep, 1, 1)        # (B, Hkv, T, d) -> (B, H, T, d): kv0, kv1, kv0, ...
+       """,
+       """
+       k = k.repeat_interleave(self.n_rep, dim=1)   # kv0, kv0, kv0, kv1, kv1, kv1
+       """, check="heads:check_grouping"),
 ]
 
 RULES: dict[str, Rule] = {r.name: r for r in _ALL}

@@ -1,0 +1,383 @@
+"""head-grouping: grouped-query attention whose key/value heads are repeated in the wrong order.
+
+In grouped-query attention H query heads share Hkv key/value heads in groups of G = H / Hkv:
+query heads 0..G-1 use key/value head 0, the next G use head 1, and so on. Every pretrained
+checkpoint (Llama, Mistral, Qwen ...) and SDPA's ``enable_gqa=True`` are laid out this way. To
+line the key/value heads up with the query heads they must be repeated *in place*
+(``repeat_interleave(G, dim=1)``, HF's ``repeat_kv``, einops ``b h t d -> b (h g) t d``);
+``k.repeat(1, G, 1, 1)`` tiles them instead (kv0, kv1, kv0, kv1, ...), so query head 1 meets
+key/value head 1 where it should meet head 0. Every shape is right and the model trains.
+
+The rule is decided from axis provenance, not from op names: for every product that pairs a
+query-side head axis with a key/value-side one (a matmul, an einsum, SDPA), it follows each
+operand's head axis back through moves, reshapes and repeats and writes it as factors, major
+to minor: a factor cut from a projection's feature axis (a real head index) or a factor made by
+a repeat or expand (a copy index). A key/value head axis whose copy index is *major* to its head
+index, met by a query head axis with no copy index, pairs the wrong heads. One key/value head
+(multi-query attention) has no head index to misplace, so repeat and repeat_interleave agree.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from .._analysis import Analysis
+from .._graph import backward_positions
+from .._ops import (
+    EINSUMS, EXPANDS, KEEPS_VALUES_IN_PLACE, PERMUTES, PLAIN_MATMULS, RESHAPES, SAME_AXES, SDPA,
+    base_name, einsum_letters, einsum_terms, ints, is_arithmetic, norm_dim, permutation,
+)
+from .._source import call_receiver
+from .registry import diagnostic
+
+#: Steps followed back from a product before giving up (an unknown axis is never flagged).
+DEPTH = 48
+
+REPEATS = frozenset({"Tensor.repeat", "torch.tile", "Tensor.tile"})
+INTERLEAVES = frozenset({"Tensor.repeat_interleave", "torch.repeat_interleave"})
+CATS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
+
+
+class Factor(NamedTuple):
+    kind: str  # "head": cut from a feature axis; "copy": made by a repeat/expand; "other"
+    size: int
+    rec: object = None  # for a copy: the record that made it
+
+
+def _terminal(meta, pos: int) -> list[Factor]:
+    size = meta.shape[pos]
+    if size == 1:
+        return []
+    feature = meta.ndim >= 2 and pos == meta.ndim - 1
+    return [Factor("head" if feature else "other", size)]
+
+
+def _cut(factors: list[Factor], skip: int, take: int) -> list[Factor] | None:
+    """The factors of the piece of an axis that lies after the major ``skip`` and spans ``take``."""
+    queue = list(factors)
+    while skip > 1:
+        if not queue:
+            return None
+        f = queue[0]
+        if skip % f.size == 0:
+            skip //= f.size
+            queue.pop(0)
+        elif f.size % skip == 0:
+            queue[0] = f._replace(size=f.size // skip)
+            skip = 1
+        else:
+            return None
+    out = []
+    while take > 1:
+        if not queue:
+            return None
+        f = queue.pop(0)
+        if take % f.size == 0:
+            out.append(f)
+            take //= f.size
+        elif f.size % take == 0:
+            out.append(f._replace(size=take))
+            take = 1
+        else:
+            return None
+    return out
+
+
+class HeadAxes:
+    """Follows one axis back through the ops that only move values, as factors."""
+
+    def __init__(self, analysis: Analysis):
+        self.graph = analysis.graph
+        self.memo: dict = {}
+
+    def factors(self, meta, pos: int, depth: int = 0) -> list[Factor] | None:
+        if meta.shape[pos] == 1:
+            return []
+        rec = self.graph.producer(meta)
+        if rec is None or depth > DEPTH or rec.error is not None:
+            return _terminal(meta, pos)
+        key = (meta.src, pos)
+        if key not in self.memo:
+            self.memo[key] = self._through(rec, meta, pos, depth + 1)
+        return self.memo[key]
+
+    def _through(self, rec, meta, pos, depth):
+        op = rec.op
+        ins = rec.inputs
+        size = meta.shape[pos]
+        if not ins:
+            return _terminal(meta, pos)
+        src = ins[0]
+        lead = meta.ndim - src.ndim
+        if op in PERMUTES:
+            perm = permutation(rec)
+            return None if perm is None else self.factors(src, perm[pos], depth)
+        if op in EXPANDS:
+            j = pos - lead
+            if j < 0 or src.shape[j] == 1:
+                return [Factor("copy", size, rec)]
+            return self.factors(src, j, depth)
+        if op in REPEATS:
+            return self._repeat(rec, src, pos, size, depth)
+        if op in INTERLEAVES:
+            reps, dim = rec.arg(1, "repeats"), rec.arg(2, "dim")
+            if not isinstance(reps, int) or dim is None:
+                return None
+            if norm_dim(dim, src.ndim) != pos:
+                return self.factors(src, pos, depth)
+            inner = self.factors(src, pos, depth)
+            return None if inner is None else [*inner, Factor("copy", reps, rec)] if reps > 1 else inner
+        if op in RESHAPES:
+            return self._reshape(src, meta, pos, depth)
+        if op == "Tensor.unbind":
+            d = norm_dim(rec.arg(1, "dim", 0), src.ndim)
+            return self.factors(src, pos if pos < d else pos + 1, depth)
+        if base_name(op) in ("chunk", "split", "tensor_split"):
+            return self._piece(rec, src, pos, size, depth)
+        if op == "[]":
+            return self._getitem(rec, src, meta, pos, depth)
+        if op in CATS:
+            return self._cat(rec, src, pos, depth)
+        if op in PLAIN_MATMULS or op == SDPA or op in EINSUMS:
+            return self._product(rec, meta, pos, depth)
+        if op in KEEPS_VALUES_IN_PLACE or op in SAME_AXES or is_arithmetic(op):
+            for slot, p in backward_positions(rec, pos) if op in KEEPS_VALUES_IN_PLACE else (
+                    [(0, pos)] if src.shape == meta.shape else []):
+                return self.factors(ins[slot], p, depth)
+        return _terminal(meta, pos)
+
+    def _repeat(self, rec, src, pos, size, depth):
+        given = rec.args[1:] if len(rec.args) > 1 else (rec.kwargs.get("repeats",
+                                                                        rec.kwargs.get("dims")),)
+        reps = ints(given)
+        if not reps:
+            return None
+        n = max(len(reps), src.ndim)
+        reps = (1,) * (n - len(reps)) + tuple(reps)
+        j = pos - (n - src.ndim)
+        r = reps[pos]
+        inner = self.factors(src, j, depth) if j >= 0 else []
+        if inner is None:
+            return None
+        return [Factor("copy", r, rec), *inner] if r > 1 else inner
+
+    def _reshape(self, src, meta, pos, depth):
+        outer, size = math.prod(meta.shape[:pos]), meta.shape[pos]
+        spans = []  # (start, end) of each source axis in the row-major order, as products
+        acc = 1
+        for s in src.shape:
+            spans.append((acc, acc * s))
+            acc *= s
+        lo, hi = outer, outer * size
+        merged = [j for j, (a, b) in enumerate(spans) if src.shape[j] > 1 and a >= lo and b <= hi]
+        if merged and spans[merged[0]][0] == lo and spans[merged[-1]][1] == hi:
+            out = []
+            for j in merged:
+                part = self.factors(src, j, depth)
+                if part is None:
+                    return None
+                out.extend(part)
+            return out
+        for j, (a, b) in enumerate(spans):
+            if src.shape[j] > 1 and a <= lo and hi <= b and lo % a == 0 and b % hi == 0:
+                whole = self.factors(src, j, depth)
+                return None if whole is None else _cut(whole, lo // a, size)
+        return None
+
+    def _piece(self, rec, src, pos, size, depth):
+        dim = rec.arg(2, "dim", 0)
+        if not isinstance(dim, int):
+            return None
+        if norm_dim(dim, src.ndim) != pos:
+            return self.factors(src, pos, depth)
+        whole = self.factors(src, pos, depth)
+        if whole is None or src.shape[pos] % size:
+            return None
+        return _cut(whole, src.shape[pos] // size, size)  # the pieces' axis, from the minor end
+
+    def _cat(self, rec, src, pos, depth):
+        """``torch.cat([k] * G, dim=1)`` tiles like ``repeat``; other concatenations are
+        followed only along the axes they keep."""
+        dim = rec.arg(1, "dim", 0)
+        if not isinstance(dim, int):
+            return None
+        if norm_dim(dim, src.ndim) != pos:
+            return self.factors(src, pos, depth)
+        ins = rec.inputs
+        if len(ins) > 1 and src.src is not None and all(m.src == src.src for m in ins):
+            inner = self.factors(src, pos, depth)
+            return None if inner is None else [Factor("copy", len(ins), rec), *inner]
+        return None
+
+    def _getitem(self, rec, src, meta, pos, depth):
+        index = rec.arg(1)
+        if not isinstance(index, tuple):
+            index = (index,)
+        n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+        out_pos, j = 0, 0
+        for item in index:
+            if item is None:
+                if out_pos == pos:
+                    return []
+                out_pos += 1
+            elif item is Ellipsis:
+                k = src.ndim - n_real
+                if out_pos <= pos < out_pos + k:
+                    return self.factors(src, j + pos - out_pos, depth)
+                out_pos, j = out_pos + k, j + k
+            elif isinstance(item, int) and not isinstance(item, bool):
+                j += 1
+            elif isinstance(item, slice):
+                if out_pos == pos:
+                    full = item == slice(None)
+                    return self.factors(src, j, depth) if full else _terminal(meta, pos)
+                out_pos, j = out_pos + 1, j + 1
+            else:
+                return None
+        j += pos - out_pos
+        return self.factors(src, j, depth) if 0 <= j < src.ndim else None
+
+    def _product(self, rec, meta, pos, depth):
+        """An output batch axis of a product, followed into the operand that brings it."""
+        for slot, p in product_axes(rec, pos):
+            if rec.inputs[slot].shape[p] == meta.shape[pos]:
+                return self.factors(rec.inputs[slot], p, depth)
+        return _terminal(meta, pos)
+
+
+def product_axes(rec, pos: int) -> list[tuple[int, int]]:
+    """The (operand slot, axis) pairs that output batch axis ``pos`` of a product comes from."""
+    out = rec.outputs[0]
+    if rec.op in EINSUMS:
+        parsed = einsum_terms(rec)
+        if parsed is None:
+            return []
+        terms, rhs = parsed
+        out_letters = einsum_letters(rhs, out.ndim)
+        if out_letters is None or pos >= len(out_letters):
+            return []
+        found = []
+        for slot, term in enumerate(terms[:len(rec.inputs)]):
+            letters = einsum_letters(term, rec.inputs[slot].ndim)
+            if letters and out_letters[pos] != "." and out_letters[pos] in letters:
+                found.append((slot, letters.index(out_letters[pos])))
+        return found
+    if pos >= out.ndim - 2:
+        return []
+    slots = (0, 1, 2) if rec.op == SDPA else (0, 1)
+    found = []
+    for slot in slots:
+        if slot < len(rec.inputs):
+            meta = rec.inputs[slot]
+            p = pos - (out.ndim - meta.ndim)
+            if 0 <= p < meta.ndim - 2:
+                found.append((slot, p))
+    return found
+
+
+def _pairs(rec):
+    """(query-side slot, key/value-side slot, query axis, key/value axis) for the head axes a
+    product pairs: every batch axis two operands share."""
+    if rec.op in EINSUMS:
+        parsed = einsum_terms(rec)
+        if parsed is None or len(rec.inputs) != 2:
+            return
+        terms, rhs = parsed
+        left = einsum_letters(terms[0], rec.inputs[0].ndim)
+        right = einsum_letters(terms[1], rec.inputs[1].ndim)
+        if left is None or right is None:
+            return
+        for i, c in enumerate(left):
+            if c != "." and c in right and c in rhs:
+                yield 0, 1, i, right.index(c)
+        return
+    out = rec.outputs[0]
+    kv_slots = (1, 2) if rec.op == SDPA else (1,)
+    for pos in range(out.ndim - 2):
+        q = rec.inputs[0]
+        pq = pos - (out.ndim - q.ndim)
+        for slot in kv_slots:
+            if slot >= len(rec.inputs):
+                continue
+            kv = rec.inputs[slot]
+            pk = pos - (out.ndim - kv.ndim)
+            if 0 <= pq < q.ndim - 2 and 0 <= pk < kv.ndim - 2:
+                yield 0, slot, pq, pk
+
+
+def _misordered(factors: list[Factor]) -> Factor | None:
+    """The copy factor that lies major to a real head factor, if any."""
+    copy = None
+    for f in factors:
+        if f.size <= 1:
+            continue
+        if f.kind == "copy" and copy is None:
+            copy = f
+        elif f.kind == "head" and copy is not None:
+            return copy
+    return None
+
+
+def check_grouping(analysis: Analysis):
+    ops = [op for op in analysis.by_op if op in PLAIN_MATMULS or op == SDPA or op in EINSUMS]
+    walker = HeadAxes(analysis)
+    reported = set()
+    for rec in analysis.records_of(ops):
+        if rec.error is not None or not rec.outputs or len(rec.inputs) < 2:
+            continue
+        for a_slot, b_slot, pa, pb in _pairs(rec):
+            a, b = rec.inputs[a_slot], rec.inputs[b_slot]
+            if a.shape[pa] != b.shape[pb] or a.shape[pa] <= 1:
+                continue
+            fa, fb = walker.factors(a, pa), walker.factors(b, pb)
+            if fa is None or fb is None:
+                continue
+            for side, other in ((fb, fa), (fa, fb)):
+                copy = _misordered(side)
+                if copy is None or copy.rec.index in reported:
+                    continue
+                if any(f.kind == "copy" for f in other) or not any(f.kind == "head" for f in other):
+                    continue  # the other side is tiled too (consistently), or is no head axis
+                reported.add(copy.rec.index)
+                yield _finding(analysis, copy.rec, side, copy)
+
+
+def _finding(analysis: Analysis, rep, factors: list[Factor], copy: Factor):
+    heads = math.prod(f.size for f in factors if f.kind == "head" and f.size > 1)
+    groups = copy.size
+    what = call_receiver(rep.source) or "the key/value tensor"
+    order = ", ".join(f"kv{i % heads}" for i in range(min(heads * 2, 6))) + ", ..."
+    message = (f"{what} is repeated as whole blocks: its {heads} key/value heads come out as "
+               f"{order}, so query head 1 meets key/value head 1; in grouped-query attention query "
+               f"heads 0..{groups - 1} share key/value head 0 (the layout of every pretrained "
+               f"checkpoint and of SDPA's enable_gqa=True)")
+    fix = _fixed_call(rep, groups)
+    hint = (f"Repeat each head in place: {fix}" if fix else
+            f"Repeat each key/value head in place: .repeat_interleave({groups}, dim=...) on the "
+            f"head axis, or [:, :, None].expand(...).reshape(...)")
+    return diagnostic("head-grouping", message, hint, rec=rep, heads=heads, groups=groups)
+
+
+def _fixed_call(rep, groups: int) -> str | None:
+    """``k.repeat(1, self.n_rep, 1, 1)`` rewritten as ``k.repeat_interleave(self.n_rep, dim=1)``,
+    from the user's own source text."""
+    import ast
+
+    if rep.op != "Tensor.repeat":
+        return None
+    try:
+        node = ast.parse(rep.source.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "repeat" and node.args and not node.keywords):
+        return None
+    reps = ints(rep.args[1:])
+    if reps is None or len(reps) != len(node.args):
+        return None
+    dims = [i for i, r in enumerate(reps) if r > 1]
+    if len(dims) != 1 or reps[dims[0]] != groups:
+        return None
+    count = ast.unparse(node.args[dims[0]])
+    return f"{ast.unparse(node.func.value)}.repeat_interleave({count}, dim={dims[0]})"
