@@ -43,9 +43,14 @@ class Factor(NamedTuple):
     kind: str  # "head": cut from a feature axis; "copy": made by a repeat/expand; "other"
     size: int
     rec: object = None  # for a copy: the record that made it
+    #: For a head factor: the product of the sizes more major than it in the feature axis it
+    #: was cut from (1 for the leading piece): which digits of the head index it carries.
+    outer: int = 1
 
 
 def _terminal(meta, pos: int) -> list[Factor]:
+    """An axis whose history is not followed further: a head factor when it is the feature
+    (last) axis of its tensor, as a projection's output is."""
     size = meta.shape[pos]
     if size == 1:
         return []
@@ -64,7 +69,7 @@ def _cut(factors: list[Factor], skip: int, take: int) -> list[Factor] | None:
             skip //= f.size
             queue.pop(0)
         elif f.size % skip == 0:
-            queue[0] = f._replace(size=f.size // skip)
+            queue[0] = f._replace(size=f.size // skip, outer=f.outer * skip)
             skip = 1
         else:
             return None
@@ -306,16 +311,46 @@ def _pairs(rec):
                 yield 0, slot, pq, pk
 
 
-def _misordered(factors: list[Factor]) -> Factor | None:
-    """The copy factor that lies major to a real head factor, if any."""
-    copy = None
-    for f in factors:
-        if f.size <= 1:
+def _refine(left: list[Factor], right: list[Factor]) -> list[tuple[Factor, Factor]] | None:
+    """The two factor lists of one axis cut into common pieces, paired, major to minor."""
+    a, b = [f for f in left if f.size > 1], [f for f in right if f.size > 1]
+    pairs = []
+    while a and b:
+        x, y = a.pop(0), b.pop(0)
+        if x.size != y.size:
+            small, big, rest = (x, y, b) if y.size % x.size == 0 else (y, x, a)
+            if big.size % small.size:
+                return None
+            rest.insert(0, big._replace(size=big.size // small.size, outer=big.outer * small.size))
+            big = big._replace(size=small.size)
+            x, y = (small, big) if small is x else (big, small)
+        pairs.append((x, y))
+    return None if a or b else pairs
+
+
+def _wrong_copy(kv: list[Factor], query: list[Factor]) -> Factor | None:
+    """The copy factor that makes a key/value head axis meet the wrong query heads, if any.
+
+    Query head j of a group layout uses key/value head j // G: the key/value head index must
+    sit on the *major* digits of the query head index it meets. ``kv`` holds copies and head
+    factors; ``query`` only head (and other) factors."""
+    copies = [f for f in kv if f.kind == "copy" and f.size > 1]
+    if not copies or not any(f.kind == "head" and f.size > 1 for f in kv):
+        return None
+    pairs = _refine(kv, query)
+    if pairs is None:
+        return None
+    heads = [q for _, q in pairs if q.kind == "head"]
+    if not heads:
+        return None
+    expected = min(q.outer for q in heads)
+    for k, q in pairs:
+        if k.kind != "head":
             continue
-        if f.kind == "copy" and copy is None:
-            copy = f
-        elif f.kind == "head" and copy is not None:
-            return copy
+        if q.kind != "head" or q.outer != expected:
+            before = [f for f in kv[:kv.index(k)] if f.kind == "copy" and f.size > 1] if k in kv else []
+            return (before or copies)[0]
+        expected *= k.size
     return None
 
 
@@ -334,11 +369,11 @@ def check_grouping(analysis: Analysis):
             if fa is None or fb is None:
                 continue
             for side, other in ((fb, fa), (fa, fb)):
-                copy = _misordered(side)
+                if any(f.kind == "copy" and f.size > 1 for f in other):
+                    continue  # both sides copied: compared where the copies were made, if at all
+                copy = _wrong_copy(side, other)
                 if copy is None or copy.rec.index in reported:
                     continue
-                if any(f.kind == "copy" for f in other) or not any(f.kind == "head" for f in other):
-                    continue  # the other side is tiled too (consistently), or is no head axis
                 reported.add(copy.rec.index)
                 yield _finding(analysis, copy.rec, side, copy)
 
