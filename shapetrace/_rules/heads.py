@@ -97,6 +97,8 @@ class HeadAxes:
         self.memo: dict = {}
 
     def factors(self, meta, pos: int, depth: int = 0) -> list[Factor] | None:
+        if not 0 <= pos < meta.ndim:
+            return None  # an op whose shapes this walk does not understand: say nothing
         if meta.shape[pos] == 1:
             return []
         rec = self.graph.producer(meta)
@@ -202,17 +204,24 @@ class HeadAxes:
         return _cut(whole, src.shape[pos] // size, size)  # the pieces' axis, from the minor end
 
     def _cat(self, rec, src, pos, depth):
-        """``torch.cat([k] * G, dim=1)`` tiles like ``repeat``; other concatenations are
-        followed only along the axes they keep."""
+        """``torch.cat([k] * G, dim=1)`` tiles like ``repeat``. Along the other axes a
+        concatenation is followed into its last traced piece (a KV cache appends the new keys
+        last; a legacy empty ``(0,)`` piece is skipped)."""
         dim = rec.arg(1, "dim", 0)
-        if not isinstance(dim, int):
+        n = rec.outputs[0].ndim
+        ins = [m for m in rec.inputs if m.ndim == n]
+        if not isinstance(dim, int) or not ins or any(m.ndim != n and m.shape != (0,)
+                                                      for m in rec.inputs):
             return None
-        if norm_dim(dim, src.ndim) != pos:
-            return self.factors(src, pos, depth)
-        ins = rec.inputs
-        if len(ins) > 1 and src.src is not None and all(m.src == src.src for m in ins):
-            inner = self.factors(src, pos, depth)
+        if norm_dim(dim, n) != pos:
+            traced = [m for m in ins if m.src is not None] or ins
+            return self.factors(traced[-1], pos, depth)
+        first = ins[0]
+        if len(ins) > 1 and first.src is not None and all(m.src == first.src for m in ins):
+            inner = self.factors(first, pos, depth)
             return None if inner is None else [Factor("copy", len(ins), rec), *inner]
+        if len(ins) == 1:
+            return self.factors(first, pos, depth)
         return None
 
     def _getitem(self, rec, src, meta, pos, depth):
