@@ -19,7 +19,9 @@ index, met by a query head axis with no copy index, pairs the wrong heads. One k
 
 from __future__ import annotations
 
+import ast
 import math
+import re
 from typing import NamedTuple
 
 from .._analysis import Analysis
@@ -28,7 +30,7 @@ from .._ops import (
     EINSUMS, EXPANDS, KEEPS_VALUES_IN_PLACE, PERMUTES, PLAIN_MATMULS, RESHAPES, SAME_AXES, SDPA,
     base_name, einsum_letters, einsum_terms, ints, is_arithmetic, norm_dim, permutation,
 )
-from .._source import call_receiver
+from .._source import call_receiver, source_line
 from .registry import diagnostic
 
 #: Steps followed back from a product before giving up (an unknown axis is never flagged).
@@ -36,6 +38,7 @@ DEPTH = 48
 
 REPEATS = frozenset({"Tensor.repeat", "torch.tile", "Tensor.tile"})
 INTERLEAVES = frozenset({"Tensor.repeat_interleave", "torch.repeat_interleave"})
+COMPLEX_VIEWS = frozenset({"torch.view_as_complex", "torch.view_as_real"})
 CATS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
 
 
@@ -146,6 +149,8 @@ class HeadAxes:
             return self._getitem(rec, src, meta, pos, depth)
         if op in CATS:
             return self._cat(rec, src, pos, depth)
+        if op in COMPLEX_VIEWS:  # (..., n, 2) <-> (..., n) complex: the leading axes stay
+            return self.factors(src, pos, depth) if pos < min(src.ndim, meta.ndim) - 1 else None
         if op in PLAIN_MATMULS or op == SDPA or op in EINSUMS:
             return self._product(rec, meta, pos, depth)
         if op in KEEPS_VALUES_IN_PLACE or op in SAME_AXES or is_arithmetic(op):
@@ -396,32 +401,70 @@ def _finding(analysis: Analysis, rep, factors: list[Factor], copy: Factor):
                f"{order}, so query head 1 meets key/value head 1; in grouped-query attention query "
                f"heads 0..{groups - 1} share key/value head 0 (the layout of every pretrained "
                f"checkpoint and of SDPA's enable_gqa=True)")
-    fix = _fixed_call(rep, groups)
-    hint = (f"Repeat each head in place: {fix}" if fix else
-            f"Repeat each key/value head in place: .repeat_interleave({groups}, dim=...) on the "
-            f"head axis, or [:, :, None].expand(...).reshape(...)")
+    fix = _fixed_line(rep, groups)
+    if fix is not None:
+        hint = f"Repeat each key/value head in place: {fix[0]}  {fix[1]}"
+    else:
+        hint = (f"Repeat each key/value head in place: .repeat_interleave({groups}, dim=...) on "
+                f"the head axis, or [:, :, None].expand(...).reshape(...) as Llama's repeat_kv")
     return diagnostic("head-grouping", message, hint, rec=rep, heads=heads, groups=groups)
 
 
-def _fixed_call(rep, groups: int) -> str | None:
-    """``k.repeat(1, self.n_rep, 1, 1)`` rewritten as ``k.repeat_interleave(self.n_rep, dim=1)``,
-    from the user's own source text."""
-    import ast
-
-    if rep.op != "Tensor.repeat":
+def _fixed_line(rep, groups: int) -> tuple[int, str] | None:
+    """The user's line with the tiling call rewritten to repeat in place, from the source text:
+    ``k = k.repeat(1, self.n_rep, 1, 1)`` -> ``k = k.repeat_interleave(self.n_rep, dim=1)``."""
+    segment = rep.source.strip()
+    filename, line, _, _ = rep.where
+    if not segment or filename is None or line is None:
         return None
     try:
-        node = ast.parse(rep.source.strip(), mode="eval").body
+        node = ast.parse(segment, mode="eval").body
     except SyntaxError:
         return None
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "repeat" and node.args and not node.keywords):
+    fixed = _fixed_call(node, segment, rep, groups)
+    text = source_line(filename, line)
+    if fixed is None or text.count(segment) != 1:
         return None
-    reps = ints(rep.args[1:])
-    if reps is None or len(reps) != len(node.args):
+    text = text.replace(segment, fixed).strip()
+    code, hash_, _ = text.partition("#")
+    if hash_:  # leave the user's comment out when the code before it stands alone
+        try:
+            ast.parse(code.strip())
+            text = code.strip()
+        except SyntaxError:
+            pass
+    return line, text
+
+
+def _fixed_call(node, segment: str, rep, groups: int) -> str | None:
+    if not isinstance(node, ast.Call):
         return None
-    dims = [i for i, r in enumerate(reps) if r > 1]
-    if len(dims) != 1 or reps[dims[0]] != groups:
-        return None
-    count = ast.unparse(node.args[dims[0]])
-    return f"{ast.unparse(node.func.value)}.repeat_interleave({count}, dim={dims[0]})"
+    func, args = node.func, node.args
+    if rep.op == "Tensor.repeat" and isinstance(func, ast.Attribute) and func.attr == "repeat" \
+            and args and not node.keywords:
+        reps = ints(rep.args[1:])
+        if reps is None or len(reps) != len(args):
+            return None
+        dims = [i for i, r in enumerate(reps) if r > 1]
+        if len(dims) != 1 or reps[dims[0]] != groups:
+            return None
+        return f"{ast.unparse(func.value)}.repeat_interleave({ast.unparse(args[dims[0]])}, dim={dims[0]})"
+    if rep.op in CATS and args and isinstance(args[0], ast.BinOp) \
+            and isinstance(args[0].op, ast.Mult) and isinstance(args[0].left, ast.List) \
+            and len(args[0].left.elts) == 1:
+        dim = rec_dim = rep.arg(1, "dim", 0)
+        if not isinstance(rec_dim, int):
+            return None
+        tensor, count = ast.unparse(args[0].left.elts[0]), ast.unparse(args[0].right)
+        return f"{tensor}.repeat_interleave({count}, dim={dim})"
+    pattern = next((a for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                    and "->" in a.value), None)
+    if pattern is not None:  # einops: b h t d -> b (g h) t d  becomes  b (h g) t d
+        left, _, right = pattern.value.partition("->")
+        new = [n for n in re.findall(r"\w+", right) if n not in re.findall(r"\w+", left)]
+        group = re.search(r"\((\w+)\s+(\w+)\)", right)
+        if len(new) != 1 or group is None or group.group(1) != new[0]:
+            return None
+        old, new_group = group.group(0), f"({group.group(2)} {group.group(1)})"
+        return segment.replace(old, new_group) if segment.count(old) == 1 else None
+    return None

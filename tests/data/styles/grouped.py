@@ -262,3 +262,32 @@ class TiledFusedKV(nn.Module):
         q, k, v = (t.reshape(B * self.n_head, T, self.d) for t in (q, k, v))
         att = torch.bmm(q, k.transpose(1, 2)).div(math.sqrt(self.d)).softmax(-1)
         return torch.bmm(att, v).view(B, self.n_head, T, self.d).transpose(1, 2).reshape(B, T, C)
+
+
+class MetaTiledKV(nn.Module):
+    """Meta's Llama layout, (B, T, Hkv, d), with the heads tiled along axis 2 after a complex
+    rotary embedding."""
+
+    INIT = {"dim": "C", "n_heads": "H", "n_kv_heads": 2}
+    INPUTS = ["x=B,T,C"]
+    DIMS = {"H": 6, "d": 8}
+    BUG = "head-grouping"
+
+    def __init__(self, dim, n_heads, n_kv_heads):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.d = n_heads, n_kv_heads, dim // n_heads
+        self.wq = nn.Linear(dim, dim, bias=False)
+        self.wkv = nn.Linear(dim, 2 * n_kv_heads * self.d, bias=False)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        n_rep = self.n_heads // self.n_kv_heads
+        xq = self.wq(x).view(B, T, self.n_heads, self.d)
+        xk, xv = self.wkv(x).view(B, T, 2 * self.n_kv_heads, self.d).chunk(2, dim=2)
+        angles = torch.outer(torch.arange(T).float(), torch.ones(self.d // 2))
+        rot = torch.polar(torch.ones_like(angles), angles).view(1, T, 1, self.d // 2)
+        xk = torch.view_as_real(torch.view_as_complex(xk.reshape(B, T, -1, self.d // 2, 2)) * rot).flatten(3)
+        keys = xk.repeat(1, 1, n_rep, 1)  # BUG
+        values = xv[:, :, :, None].expand(B, T, self.n_kv_heads, n_rep, self.d).flatten(2, 3)
+        q, k, v = (t.transpose(1, 2) for t in (xq, keys, values))
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).flatten(2)
