@@ -5,9 +5,15 @@ a (1, 1, T, T) mask, a (C,) bias, rotary tables, ALiBi slopes. The suspicious ca
 elementwise op where each operand brings an axis the other one lacks *and* those two axes carry
 the same name: ``pred (B, 1) - target (B,)`` is (B, B), every prediction against every target.
 Tensors built only from constants (``arange[:, None] - arange[None, :]``) and comparisons, which
-build masks, are left alone. A matmul is flagged when both operands stretch batch axes, or when
-a size-1 batch axis cut from batched data meets the batch (``att @ v[:1]``); a size-1 head axis
-(multi-query keys and values) is the legal idiom.
+build masks, are left alone.
+
+A matmul is flagged when both operands stretch batch axes, or when one operand's size-1 batch
+axis came about by accident (a slice to one element, a keepdim reduction, a factory given a 1)
+and meets a real axis: the batch (``att @ v[:1]``, one sample's data for every sample), or an
+axis after one both operands share (``(7, 2, 3, 4) @ (7, 1, 4, 5)``: a batch of matrices with
+one missing). Legal, and quiet: a size-1 axis put there on purpose (``unsqueeze``, ``None``, a
+view), a parameter or constant shared by every sample, a 2-D weight (a missing axis is not a
+size-1 axis), and one key/value head met by the query heads (multi-query attention).
 """
 
 from __future__ import annotations

@@ -86,6 +86,11 @@ _ALL = [
        quietly becomes an outer product: `(B, 1) - (B,)` is (B, B), and a loss averaged over it
        is wrong but finite. shapetrace warns unless the pattern is a known idiom (masks,
        biases, ALiBi slopes, multi-query keys, rotary tables, `arange[:, None] >= arange[None, :]`).
+       A matmul broadcasts its batch axes the same way: `(7, 2, 3, 4) @ (7, 1, 4, 5)` reuses one
+       matrix for both of the 2. That is flagged when the size-1 axis came about by accident (a
+       slice to one element such as `v[:1]`, a keepdim reduction, a factory given a 1), not when
+       it was put there on purpose (`unsqueeze`, `None`, a view), is a parameter shared by every
+       sample, or is one key/value head met by the query heads (multi-query attention).
        """,
        """
        loss = ((pred - target) ** 2).mean()     # pred (B, 1), target (B,) -> (B, B)
