@@ -27,8 +27,8 @@ from typing import NamedTuple
 from .._analysis import Analysis
 from .._graph import backward_positions
 from .._ops import (
-    EINSUMS, EXPANDS, KEEPS_VALUES_IN_PLACE, PERMUTES, PLAIN_MATMULS, RESHAPES, SAME_AXES, SDPA,
-    base_name, einsum_letters, einsum_terms, ints, is_arithmetic, norm_dim, permutation,
+    EINSUMS, ELEMENTWISE_NAMES, EXPANDS, KEEPS_VALUES_IN_PLACE, PERMUTES, PLAIN_MATMULS, RESHAPES,
+    SAME_AXES, SDPA, base_name, einsum_letters, einsum_terms, ints, is_arithmetic, norm_dim, permutation,
 )
 from .._source import call_receiver, source_line
 from .registry import diagnostic
@@ -153,7 +153,8 @@ class HeadAxes:
             return self.factors(src, pos, depth) if pos < min(src.ndim, meta.ndim) - 1 else None
         if op in PLAIN_MATMULS or op == SDPA or op in EINSUMS:
             return self._product(rec, meta, pos, depth)
-        if op in KEEPS_VALUES_IN_PLACE or op in SAME_AXES or is_arithmetic(op):
+        if op in KEEPS_VALUES_IN_PLACE or op in SAME_AXES or is_arithmetic(op) \
+                or base_name(op) in ELEMENTWISE_NAMES:
             for slot, p in backward_positions(rec, pos) if op in KEEPS_VALUES_IN_PLACE else (
                     [(0, pos)] if src.shape == meta.shape else []):
                 return self.factors(ins[slot], p, depth)

@@ -291,3 +291,31 @@ class MetaTiledKV(nn.Module):
         values = xv[:, :, :, None].expand(B, T, self.n_kv_heads, n_rep, self.d).flatten(2, 3)
         q, k, v = (t.transpose(1, 2) for t in (xq, keys, values))
         return F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).flatten(2)
+
+
+class FeatureMapGQA(_GQA):
+    """Grouped-query linear attention: elu + 1 feature maps, keys and values repeated in place."""
+
+    def forward(self, x):
+        q, k, v = self.qkv(x)
+        B, H, T, d = q.shape
+        q, k = F.elu(q) + 1, F.elu(k) + 1
+        k, v = repeat_kv(k, self.n_rep), repeat_kv(v, self.n_rep)
+        kv = torch.einsum("bhtd,bhte->bhde", k, v)
+        z = torch.einsum("bhtd,bhd->bht", q, k.sum(dim=2)).unsqueeze(-1)
+        y = torch.einsum("bhtd,bhde->bhte", q, kv) / z
+        return self.o_proj(y.transpose(1, 2).reshape(B, T, H * d))
+
+
+class FeatureMapTiled(_GQA):
+    BUG = "head-grouping"
+
+    def forward(self, x):
+        q, k, v = self.qkv(x)
+        B, H, T, d = q.shape
+        q, k = F.elu(q) + 1, F.elu(k) + 1
+        k = k.repeat(1, self.n_rep, 1, 1)  # BUG
+        v = repeat_kv(v, self.n_rep)
+        kv = torch.einsum("bhtd,bhte->bhde", k, v)
+        y = torch.einsum("bhtd,bhde->bhte", q, kv)
+        return self.o_proj(y.transpose(1, 2).reshape(B, T, H * d))
