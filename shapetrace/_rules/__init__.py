@@ -2,8 +2,8 @@
 
 The registry (``registry.RULES``) lists every rule; a rule read from the trace names its function
 there (``check="reshape:check_jumble"``). Adding a rule is adding its row to the registry and its
-function to a family module (``reshape.py``, ``attention.py``, ``broadcast.py``, ``failures.py``,
-``misc.py``).
+function to a family module (``reshape.py``, ``attention.py``, ``broadcast.py``, ``heads.py``,
+``failures.py``, ``misc.py``).
 """
 
 from __future__ import annotations
