@@ -24,8 +24,11 @@ def diagnostic_renderable(d):
     if d.location:
         header.append("  ")
         header.append(d.location, style="underline")
-    if d.module:
-        header.append(f"  in {d.module}", style="dim")
+    where = d.module_span
+    if where:
+        header.append(f"  in {where}", style="dim")
+    if d.count > 1:
+        header.append(f" ({d.count} times)", style="dim")
     parts = [header, Padding(_message_text(d.message), (0, 0, 0, 4), expand=False)]
     if d.hint:
         hint = Text("hint: ", style="green")

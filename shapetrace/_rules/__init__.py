@@ -2,8 +2,8 @@
 
 The registry (``registry.RULES``) lists every rule; a rule read from the trace names its function
 there (``check="reshape:check_jumble"``). Adding a rule is adding its row to the registry and its
-function to a family module (``reshape.py``, ``attention.py``, ``broadcast.py``, ``failures.py``,
-``misc.py``).
+function to a family module (``reshape.py``, ``attention.py``, ``broadcast.py``, ``heads.py``,
+``failures.py``, ``misc.py``).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from .._report import merge_repeats
 from .registry import RULES, Rule, diagnostic
 
 if TYPE_CHECKING:
@@ -35,7 +36,9 @@ def trace_checks() -> dict:
 
 
 def run_trace_rules(analysis: Analysis, skip=()) -> list:
-    """All trace-rule diagnostics, in trace order (ties in registry order)."""
+    """All trace-rule diagnostics, in trace order (ties in registry order), one per bug: the
+    same rule at the same line in repeated modules is one finding with a count
+    (``_report.merge_repeats``)."""
     diagnostics = []
     order = {name: i for i, name in enumerate(RULES)}
     for name, check in trace_checks().items():
@@ -43,7 +46,7 @@ def run_trace_rules(analysis: Analysis, skip=()) -> list:
             continue
         diagnostics.extend(check(analysis))
     diagnostics.sort(key=lambda d: (d.data.get("index", 1 << 30), order.get(d.rule, 99)))
-    return diagnostics
+    return merge_repeats(diagnostics)
 
 
-__all__ = ["RULES", "Rule", "diagnostic", "run_trace_rules", "trace_checks"]
+__all__ = ["RULES", "Rule", "diagnostic", "merge_repeats", "run_trace_rules", "trace_checks"]

@@ -5,17 +5,28 @@ a (1, 1, T, T) mask, a (C,) bias, rotary tables, ALiBi slopes. The suspicious ca
 elementwise op where each operand brings an axis the other one lacks *and* those two axes carry
 the same name: ``pred (B, 1) - target (B,)`` is (B, B), every prediction against every target.
 Tensors built only from constants (``arange[:, None] - arange[None, :]``) and comparisons, which
-build masks, are left alone. A matmul is flagged when both operands stretch batch axes, or when
-a size-1 batch axis cut from batched data meets the batch (``att @ v[:1]``); a size-1 head axis
-(multi-query keys and values) is the legal idiom.
+build masks, are left alone.
+
+A matmul is flagged when both operands stretch batch axes, or when one operand's size-1 batch
+axis came about by accident (a slice to one element, a keepdim reduction, a factory given a 1)
+and meets a real axis: the batch (``att @ v[:1]``, one sample's data for every sample), or an
+axis after one both operands share (``(7, 2, 3, 4) @ (7, 1, 4, 5)``: a batch of matrices with
+one missing). Legal, and quiet: a size-1 axis put there on purpose (``unsqueeze``, ``None``, a
+view), a parameter or constant shared by every sample, a 2-D weight (a missing axis is not a
+size-1 axis), and one key/value head met by the query heads (multi-query attention).
 """
 
 from __future__ import annotations
 
 from .._analysis import Analysis
-from .._ops import PLAIN_MATMULS, SIMPLE_MOVES, is_arithmetic
+from .._graph import backward_positions
+from .._ops import (
+    EXPANDS, KEEPS_VALUES_IN_PLACE, PLAIN_MATMULS, REDUCTIONS, RESHAPES, SAME_AXES, SIMPLE_MOVES,
+    base_name, is_arithmetic, permutation, reduced_axes,
+)
 from .._provenance import axis_label
 from .._source import binop_operands
+from .heads import HeadAxes
 from .registry import diagnostic
 
 #: Batched products: the operand shapes of ``torch.mm`` (2-D only) cannot stretch a batch.
@@ -93,19 +104,88 @@ def _matmul(analysis: Analysis, rec):
                    f"batch axes of both operands to {analysis.shape_of(out)}")
         hint = "Give both operands the same leading (batch) axes; broadcast one side at most."
         return diagnostic("silent-broadcast", message, hint, rec=rec)
-    for stretched, real, meta, text in ((stretched_a, bb, a, left), (stretched_b, ba, b, right)):
+    walker = None
+    for stretched, mine, real, meta, other, text in (
+            (stretched_a, ba, bb, a, b, left), (stretched_b, bb, ba, b, a, right)):
         for i in stretched:
             axis = real[i][1]
-            if not axis or not any(name == "B" for _, name in axis):
-                continue  # e.g. one key/value head against H query heads: multi-query attention
-            if not analysis.lineage.batched(meta):
-                continue  # a parameter or a constant shared by every sample
-            message = (f"matmul broadcasts {text} {analysis.shape_of(meta)} over the batch: its size-1 "
-                       f"axis meets {axis_label(axis, dims)} of the other operand, so one sample's "
-                       f"data is used for every sample")
-            hint = f"Keep the batch axis of {text} (size {dims['B']}), or index each sample explicitly."
-            return diagnostic("silent-broadcast", message, hint, rec=rec)
+            if walker is None:
+                walker = HeadAxes(analysis)
+            if _heads_idiom(axis, walker, other, i - (nb - (other.ndim - 2))):
+                continue  # one key/value head against H query heads: multi-query attention
+            origin, where = _size_one_origin(analysis, meta, i - (nb - (meta.ndim - 2)))
+            if origin not in _ACCIDENTAL:
+                continue  # an axis made on purpose (unsqueeze, None, a view), or a parameter
+            over_batch = bool(axis) and any(name == "B" for _, name in axis)
+            if over_batch and analysis.lineage.batched(meta):
+                message = (f"matmul broadcasts {text} {analysis.shape_of(meta)} over the batch: its "
+                           f"size-1 axis meets {axis_label(axis, dims)} of the other operand, so one "
+                           f"sample's data is used for every sample")
+                hint = f"Keep the batch axis of {text} (size {dims['B']}), or index each sample explicitly."
+                return diagnostic("silent-broadcast", message, hint, rec=rec)
+            shared = [j for j in range(i) if mine[j][0] not in (None, 1) and mine[j][0] == real[j][0]]
+            if shared:
+                label = axis_label(axis, dims) if axis else str(real[i][0])
+                message = (f"matmul of {left} {analysis.shape_of(a)} and {right} {analysis.shape_of(b)}: "
+                           f"{text} has size 1 where the other operand has {label} (axis {i} of the "
+                           f"batch axes), so its one matrix is reused for each of the {label}; "
+                           f"its size-1 axis comes from {where}")
+                hint = (f"If {text} should have {label} there, keep that axis where it was lost; if "
+                        f"sharing is meant, make it explicit with .expand(...)")
+                return diagnostic("silent-broadcast", message, hint, rec=rec)
     return None
+
+
+#: Where a size-1 batch axis is likely an accident: a keepdim reduction, a slice to one element,
+#: or a tensor made that way (``torch.rand(7, 1, 4, 5)``).
+_ACCIDENTAL = frozenset({"reduced", "sliced", "made"})
+
+
+def _heads_idiom(axis, walker, other, pos: int) -> bool:
+    """Whether the other operand's axis is a head axis (named H, or cut from a projection's
+    features): one key/value head broadcast over the query heads is multi-query attention."""
+    if axis and any(name == "H" for _, name in axis):
+        return True
+    if pos < 0:
+        return False
+    factors = walker.factors(other, pos)
+    return factors is None or any(f.kind == "head" for f in factors)
+
+
+def _size_one_origin(analysis: Analysis, meta, pos: int) -> tuple[str, str]:
+    """How a size-1 axis came about: "inserted" (unsqueeze, None, a view or reshape), "reduced"
+    (a keepdim reduction), "sliced" (an index range of one), "made" (a factory), "given" (from
+    outside the trace: a parameter or an input), or "other"; and the op's place in words."""
+    graph = analysis.graph
+    for _ in range(64):
+        rec = graph.producer(meta)
+        if rec is None:
+            return "given", "outside the trace"
+        where = f"{rec.op} at line {rec.line}" if rec.line else rec.op
+        if rec.error is not None or not rec.inputs:
+            return ("made" if not rec.inputs else "other"), where
+        if rec.op in RESHAPES or rec.op in EXPANDS:
+            return "inserted", where
+        reduced = reduced_axes(rec)
+        if reduced is not None and base_name(rec.op) in REDUCTIONS:
+            src = rec.inputs[0]
+            return ("reduced" if src.ndim == meta.ndim and src.shape[pos] > 1 else "other"), where
+        if rec.op == "[]":
+            src = rec.inputs[0]
+            if src.ndim == meta.ndim and src.shape[pos] > 1:
+                return "sliced", where
+            return ("inserted" if src.ndim < meta.ndim else "other"), where
+        perm = permutation(rec)
+        if perm is not None:
+            meta, pos = rec.inputs[0], perm[pos]
+            continue
+        steps = backward_positions(rec, pos) if rec.op in KEEPS_VALUES_IN_PLACE else (
+            [(0, pos)] if rec.op in SAME_AXES and rec.inputs[0].shape == meta.shape else [])
+        steps = [(s, p) for s, p in steps if rec.inputs[s].shape[p] == 1]
+        if not steps:
+            return "other", where
+        meta, pos = rec.inputs[steps[0][0]], steps[0][1]
+    return "other", ""
 
 
 def _aligned_batch(meta, nb: int):

@@ -86,6 +86,11 @@ _ALL = [
        quietly becomes an outer product: `(B, 1) - (B,)` is (B, B), and a loss averaged over it
        is wrong but finite. shapetrace warns unless the pattern is a known idiom (masks,
        biases, ALiBi slopes, multi-query keys, rotary tables, `arange[:, None] >= arange[None, :]`).
+       A matmul broadcasts its batch axes the same way: `(7, 2, 3, 4) @ (7, 1, 4, 5)` reuses one
+       matrix for both of the 2. That is flagged when the size-1 axis came about by accident (a
+       slice to one element such as `v[:1]`, a keepdim reduction, a factory given a 1), not when
+       it was put there on purpose (`unsqueeze`, `None`, a view), is a parameter shared by every
+       sample, or is one key/value head met by the query heads (multi-query attention).
        """,
        """
        loss = ((pred - target) ** 2).mean()     # pred (B, 1), target (B,) -> (B, B)
@@ -281,6 +286,26 @@ _ALL = [
        def forward(self, x):
            x = x + self.pos_emb[: x.shape[1]]
        """, kind="behaviour", needs_values=True),
+    _r("ST017", "head-grouping", "warning",
+       "grouped-query key/value heads repeated in an order that does not match the query groups",
+       """
+       In grouped-query attention H query heads share Hkv key/value heads in groups of
+       G = H / Hkv: query heads 0..G-1 use key/value head 0, and so on. Every pretrained
+       checkpoint (Llama, Mistral, Qwen) and SDPA's `enable_gqa=True` use this layout, so the
+       key/value heads must be repeated in place: `repeat_interleave(G, dim=1)`, HF's
+       `repeat_kv`, einops `b h t d -> b (h g) t d`. `k.repeat(1, G, 1, 1)` tiles them
+       (kv0, kv1, kv0, kv1, ...) and pairs query heads with the wrong key/value heads; every
+       shape is right and the model still trains. shapetrace follows each head axis back to
+       the projection it was cut from and reads whether the copy index lies major or minor to
+       the key/value head index. With one key/value head (multi-query attention) both orders
+       are the same and nothing is flagged.
+       """,
+       """
+       k = k.repeat(1, self.n_rep, 1, 1)        # (B, Hkv, T, d) -> (B, H, T, d): kv0, kv1, kv0, ...
+       """,
+       """
+       k = k.repeat_interleave(self.n_rep, dim=1)   # kv0, kv0, kv0, kv1, kv1, kv1
+       """, check="heads:check_grouping"),
     _r("ST018", "reference-mismatch", "error",
        "with the same weights, the output differs from the reference implementation's",
        """

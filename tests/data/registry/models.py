@@ -165,3 +165,35 @@ class PositionsAdded(nn.Module):
     def forward(self, x):
         x = x + self.pos[: x.shape[1]]
         return self.proj(x)
+
+
+class TiledKVHeads(nn.Module):
+    """Grouped-query attention with its key/value heads tiled instead of repeated in place."""
+
+    def __init__(self, n_embd, n_head, n_kv_head=2):
+        super().__init__()
+        self.n_head, self.n_kv_head, self.d = n_head, n_kv_head, n_embd // n_head
+        self.q = nn.Linear(n_embd, n_embd)
+        self.kv = nn.Linear(n_embd, 2 * n_kv_head * self.d)
+
+    def heads(self, x):
+        B, T, C = x.shape
+        q = _heads(self.q(x), self.n_head)
+        k, v = self.kv(x).view(B, T, 2, self.n_kv_head, self.d).permute(2, 0, 3, 1, 4)
+        return q, k, v, self.n_head // self.n_kv_head
+
+    def forward(self, x):
+        q, k, v, G = self.heads(x)
+        k = k.repeat(1, G, 1, 1)  # BUG: head-grouping
+        v = v.repeat_interleave(G, dim=1)
+        y = F.softmax(q @ k.transpose(-2, -1) / math.sqrt(self.d), dim=-1) @ v
+        return y.transpose(1, 2).flatten(2)
+
+
+class InterleavedKVHeads(TiledKVHeads):
+    def forward(self, x):
+        q, k, v, G = self.heads(x)
+        k = k.repeat_interleave(G, dim=1)
+        v = v.repeat_interleave(G, dim=1)
+        y = F.softmax(q @ k.transpose(-2, -1) / math.sqrt(self.d), dim=-1) @ v
+        return y.transpose(1, 2).flatten(2)
