@@ -24,11 +24,8 @@ pytest.importorskip("einops")
 STYLES = Path(__file__).with_name("data") / "styles"
 #: The rules this corpus holds to "no finding at all" on correct code (warnings included).
 STRICT = ("head-grouping", "silent-broadcast")
-#: Correct styles on which a rule owned elsewhere still raises a false alarm.
-KNOWN_FALSE_ALARMS: dict[str, str] = {
-    "more::SlotAttention": "softmax-axis: Slot Attention normalises over the slots, then "
-                           "renormalises over the inputs before the einsum contracts them",
-}
+#: Correct styles on which a rule still raises a false alarm (strict xfail: a fix shows up).
+KNOWN_FALSE_ALARMS: dict[str, str] = {}
 
 
 def _load(name: str):
@@ -145,10 +142,7 @@ def _config_model(name: str, impl: str):
 
 HF_DIMS = {"llama": {"d": 8}, "llama-gqa": {"d": 8, "H": 6}, "llama-mqa": {"d": 8},
            "gpt-neox": {"d": 8}}
-T5_LOG_ZERO = ("non-finite: T5's relative-position buckets take log(0) and drop it through "
-               "torch.where; the rule owned elsewhere still flags the discarded Inf")
-HF = [pytest.param(name, impl, id=f"{name}-{impl}",
-                   marks=[pytest.mark.xfail(strict=True, reason=T5_LOG_ZERO)] if name == "t5" else [])
+HF = [pytest.param(name, impl, id=f"{name}-{impl}")
       for name in ("gpt2", "bert", "llama", "llama-gqa", "llama-mqa", "t5", "gpt-neox")
       for impl in ("eager", "sdpa")]
 
