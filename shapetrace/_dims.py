@@ -209,7 +209,7 @@ def _strict_label(size: int, sizes: Mapping[str, int], by_size: Mapping[int, str
     if not product.isdigit() and not any(part.isdigit() for part in product.split("*")):
         return product
     found = {(size // n, by_size[n]) for n in sizes.values()
-             if n > 1 and size % n == 0 and size // n in (2, 3, 4)}
+             if n > 4 and size % n == 0 and size // n in (2, 3, 4)}
     if len(found) == 1:
         k, name = found.pop()
         n = size // k
@@ -259,6 +259,7 @@ def resolve_dims(known: Mapping[str, int], sizes) -> Dims:
     used: set[str] = set()  # default names that explain a size
     pure: set[str] = set()  # ... alone, with no literal factor (429 = 3*C is not pure)
     unexplained = False  # a size no name explains, or only with a big literal (64, 5*T)
+    literal = False  # a size explained with a small literal factor (10 = 2*B)
     for size in set(sizes):
         if size <= 4:
             continue  # 1 to 4: literals as often as sizes, they prove nothing either way
@@ -269,9 +270,11 @@ def resolve_dims(known: Mapping[str, int], sizes) -> Dims:
         names = {other for part in parts if not part.isdigit()
                  for other, n in full.items() if n == full[part] and other not in known}
         used |= names
-        if not any(map(str.isdigit, parts)):
+        if any(map(str.isdigit, parts)):
+            literal = True
+        else:
             pure |= names
-    if len(pure) >= 3 or (not unexplained and (len(used) >= 2 or pure)):
+    if len(pure) >= 3 or (not unexplained and (len(used) >= 2 or (pure and not literal))):
         # B, T, C seen as themselves: a model's own constant (a 16-wide buffer) does not
         # undo that; with fewer, one size no name explains says these are not probe sizes
         return full
