@@ -269,6 +269,8 @@ def resolve_dims(known: Mapping[str, int], sizes) -> Dims:
             continue
         names = {other for part in parts if not part.isdigit()
                  for other, n in full.items() if n == full[part] and other not in known}
+        if "C" in names and "C" not in full.explicit:
+            names |= {"H", "d"} - set(known)  # 143 = H*d: two probe primes, no coincidence
         used |= names
         if any(map(str.isdigit, parts)):
             literal = True
