@@ -25,17 +25,11 @@ class Dims(Mapping[str, int]):
     88
     """
 
-    __slots__ = ("_sizes", "_by_size", "_explicit", "_labels")
+    __slots__ = ("_sizes", "_by_size", "_explicit", "_labels", "_strict", "_ambiguous",
+                 "_factor_names")
 
     def __init__(self, overrides: Mapping[str, int] | None = None):
-        overrides = dict(overrides or {})
-        for name, size in overrides.items():
-            if not isinstance(name, str) or not _NAME.match(name):
-                raise UsageError(f"invalid dimension name {name!r}: use a Python identifier such as K")
-            if isinstance(size, bool) or not isinstance(size, int):
-                raise UsageError(f"dimension {name} must be an integer size, got {size!r}")
-            if size <= 0:
-                raise UsageError(f"dimension {name} must be a positive size, got {size}")
+        overrides = _validated(overrides)
         sizes = dict(DEFAULT_SIZES)
         sizes.update({k: v for k, v in overrides.items() if k != "C"})
         ordered: dict[str, int] = {}
@@ -47,12 +41,53 @@ class Dims(Mapping[str, int]):
         ordered.update(sizes)  # user-added names, in the order given
         if "L" not in overrides and ordered["L"] < ordered["T"]:
             ordered["L"] = next_prime(ordered["T"] + 1, avoid=set(ordered.values()))
+        self._setup(ordered, frozenset(overrides), strict=False)
+
+    @classmethod
+    def declared(cls, sizes: Mapping[str, int]) -> "Dims":
+        """Only the names given (a user's own sizes, or sizes proven from a model's config):
+        no probe defaults. ``C`` is ``H*d`` and ``d`` is ``C/H`` when only the other two are
+        given. A size shared by two names, or one no name explains, prints as its number.
+
+        >>> Dims.declared({"B": 2, "T": 10, "C": 64, "H": 8}).label(10)
+        'T'
+        >>> Dims.declared({"B": 2, "T": 10, "C": 64, "H": 8}).label(20)
+        '20'
+        """
+        sizes = _validated(sizes)
+        ordered = {n: sizes[n] for n in ("B", "T", "S", "H", "d") if n in sizes}
+        if "C" in sizes:
+            ordered["C"] = sizes["C"]
+        elif "H" in sizes and "d" in sizes:
+            ordered["C"] = sizes["H"] * sizes["d"]
+        if "d" not in ordered and "H" in ordered and "C" in ordered \
+                and ordered["C"] % ordered["H"] == 0:
+            ordered["d"] = ordered["C"] // ordered["H"]
+        ordered.update((k, v) for k, v in sizes.items() if k not in ordered)
+        self = cls.__new__(cls)
+        self._setup(ordered, frozenset(sizes), strict=True)
+        return self
+
+    def _setup(self, ordered: dict[str, int], explicit: frozenset, strict: bool) -> None:
         self._sizes = ordered
-        self._explicit = frozenset(overrides)
+        self._explicit = explicit
+        self._strict = strict
         by_size: dict[int, str] = {}
+        counts: dict[int, int] = {}
         for name, size in ordered.items():
             by_size.setdefault(size, name)
+            counts[size] = counts.get(size, 0) + 1
+        self._ambiguous = frozenset(s for s, n in counts.items() if n > 1)
         self._by_size = by_size
+        # Names that may stand for a factor of a size no name equals (429 -> 3*C): only those
+        # no literal in the code is likely to equal, a prime of 5 or more, or C = H*d of two.
+        factor_names = {s: n for s, n in by_size.items() if _is_prime(s) and s >= 5
+                        and s not in self._ambiguous}
+        h, d, c = ordered.get("H"), ordered.get("d"), ordered.get("C")
+        if c and c == (h or 0) * (d or 0) and h in factor_names and d in factor_names \
+                and c not in self._ambiguous:
+            factor_names[c] = "C"
+        self._factor_names = factor_names
         self._labels: dict[int, str] = {}  # size -> label, filled as sizes are asked for
 
     # Mapping protocol -------------------------------------------------------------------------
@@ -76,6 +111,11 @@ class Dims(Mapping[str, int]):
 
     # Queries ----------------------------------------------------------------------------------
     @property
+    def strict(self) -> bool:
+        """True for declared sizes (``Dims.declared``): no probe defaults, no guessed names."""
+        return self._strict
+
+    @property
     def explicit(self) -> frozenset[str]:
         """The names the user set (everything else is a default)."""
         return self._explicit
@@ -85,8 +125,17 @@ class Dims(Mapping[str, int]):
         # Remembered: naming the axes of a trace asks for the same few sizes over and over.
         label = self._labels.get(size)
         if label is None:
-            label = self._labels[size] = _label(size, self._by_size)
+            label = self._labels[size] = self._label(size)
         return label
+
+    def _label(self, size: int) -> str:
+        if size in self._by_size:
+            if self._strict and size in self._ambiguous:
+                return str(size)  # H = d = 8: either name could be wrong
+            return self._by_size[size]
+        if self._strict:
+            return _strict_label(size, self._sizes, self._by_size, self._factor_names)
+        return _label(size, self._by_size, self._factor_names)
 
     def collisions(self) -> list[tuple[str, str, int]]:
         """Pairs of names that share one size (``B=T`` hides a batch/time swap)."""
@@ -103,20 +152,78 @@ class Dims(Mapping[str, int]):
         return {k: v for k, v in self._sizes.items() if used is None or k in used}
 
 
-def _label(size: int, by_size: Mapping[int, str]) -> str:
-    if size in by_size:
-        return by_size[size]
+def _validated(sizes: Mapping[str, int] | None) -> dict[str, int]:
+    sizes = dict(sizes or {})
+    for name, size in sizes.items():
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise UsageError(f"invalid dimension name {name!r}: use a Python identifier such as K")
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise UsageError(f"dimension {name} must be an integer size, got {size!r}")
+        if size <= 0:
+            raise UsageError(f"dimension {name} must be a positive size, got {size}")
+    return sizes
+
+
+def _is_prime(n: int) -> bool:
+    return n >= 2 and all(n % p for p in range(2, int(n ** 0.5) + 1))
+
+
+def _label(size: int, by_size: Mapping[int, str], factor_names: Mapping[int, str]) -> str:
+    """Probe sizes: the largest named divisor, the rest named only from distinct primes.
+
+    With ``--dims H=4`` a model's ``4*C`` stays ``4*C``: the 4 is a literal in the code as
+    likely as the head count, so only a size no literal is likely to equal names a cofactor.
+    """
     if size <= 1:  # an empty axis (a KV cache before the first token)
         return str(size)
     # Largest named divisor first: 429 -> 3*C rather than 3*H*d.
     for named in sorted(by_size, reverse=True):
-        if named > 1 and size % named == 0:
+        # a named size of 2, 3 or 4 (B=2, H=4) is as likely a literal: it names no divisor
+        if (named > 4 or named in factor_names) and size % named == 0:
             rest = size // named
-            rest_label = _label(rest, by_size)
+            rest_label = _factor_label(rest, factor_names)
             if rest_label.isdigit() and rest > 64:
                 continue  # a big unexplained cofactor says less than the number itself
             return f"{rest_label}*{by_size[named]}"
     return str(size)
+
+
+def _factor_label(size: int, factor_names: Mapping[int, str]) -> str:
+    if size in factor_names:
+        return factor_names[size]
+    for named in sorted(factor_names, reverse=True):
+        if size % named == 0:
+            rest = _factor_label(size // named, factor_names)
+            if not rest.isdigit():
+                return f"{rest}*{factor_names[named]}"
+    return str(size)
+
+
+def _strict_label(size: int, sizes: Mapping[str, int], by_size: Mapping[int, str],
+                  factor_names: Mapping[int, str]) -> str:
+    """Declared sizes: a product of distinct primes, or ``k*NAME`` (k = 2, 3, 4) when exactly
+    one name explains it and k is no name's size; else the number."""
+    if size <= 1:
+        return str(size)
+    product = _factor_label(size, factor_names)
+    if not product.isdigit() and not any(part.isdigit() for part in product.split("*")):
+        return product
+    found = {(size // n, by_size[n]) for n in sizes.values()
+             if n > 4 and size % n == 0 and size // n in (2, 3, 4)}
+    if len(found) == 1:
+        k, name = found.pop()
+        n = size // k
+        if k not in by_size and n not in _ambiguous_sizes(sizes):
+            return f"{k}*{name}"
+    return str(size)
+
+
+def _ambiguous_sizes(sizes: Mapping[str, int]) -> set[int]:
+    seen: set[int] = set()
+    twice: set[int] = set()
+    for size in sizes.values():
+        (twice if size in seen else seen).add(size)
+    return twice
 
 
 def parse_dims(text: str) -> dict[str, int]:
@@ -137,3 +244,40 @@ def parse_dims(text: str) -> dict[str, int]:
             raise UsageError(f"--dims: size of {name} must be positive, got {size}")
         out[name] = size
     return out
+
+
+def resolve_dims(known: Mapping[str, int], sizes) -> Dims:
+    """The names for a trace run at sizes nobody chose for it (``trace()`` around user code).
+
+    ``known`` are the sizes the user declared or the model proves (its ``n_embd``, ``n_head``,
+    ...). The probe defaults name the rest only when the tensors that entered the trace all
+    came at probe sizes (``sizes``: their axis sizes), as in shapetrace's own runs and tests:
+    every size is explained by names, at least two of them defaults. Otherwise only ``known``
+    names anything (``Dims.declared``): at B=2, T=10 a 10 is ``10``, never ``2*B``.
+    """
+    full = Dims(known)
+    used: set[str] = set()  # default names that explain a size
+    pure: set[str] = set()  # ... alone, with no literal factor (429 = 3*C is not pure)
+    unexplained = False  # a size no name explains, or only with a big literal (64, 5*T)
+    literal = False  # a size explained with a small literal factor (10 = 2*B)
+    for size in set(sizes):
+        if size <= 4:
+            continue  # 1 to 4: literals as often as sizes, they prove nothing either way
+        parts = full.label(size).split("*")
+        if any(part.isdigit() and int(part) > 4 for part in parts) or all(map(str.isdigit, parts)):
+            unexplained = True
+            continue
+        names = {other for part in parts if not part.isdigit()
+                 for other, n in full.items() if n == full[part] and other not in known}
+        if "C" in names and "C" not in full.explicit:
+            names |= {"H", "d"} - set(known)  # 143 = H*d: two probe primes, no coincidence
+        used |= names
+        if any(map(str.isdigit, parts)):
+            literal = True
+        else:
+            pure |= names
+    if len(pure) >= 3 or (not unexplained and (len(used) >= 2 or (pure and not literal))):
+        # B, T, C seen as themselves: a model's own constant (a 16-wide buffer) does not
+        # undo that; with fewer, one size no name explains says these are not probe sizes
+        return full
+    return Dims.declared(known)

@@ -29,8 +29,8 @@ class Job:
         from ._dims import Dims
         from ._targets import resolve_targets
 
-        Dims(self.dims)  # bad sizes are a usage error before anything is imported
-        return resolve_targets(self.spec, root=self.root)
+        dims = Dims(self.dims)  # bad sizes are a usage error before anything is imported
+        return resolve_targets(self.spec, root=self.root, dims=dims)
 
     def run(self, target, *, fake: bool = False):
         from ._check import check_target
@@ -45,7 +45,15 @@ class Job:
                 reference = resolve_reference(self.reference, root=self.root, like=target.cls)
             except ShapetraceError as exc:
                 return TargetResult(target.display, error=f"reference: {exc}", exception=exc)
-        return check_target(target.cls, init=self.init, inputs=self.inputs, dims=self.dims,
+        dims = self.dims
+        own = getattr(target, "own_dims", None)
+        if own:  # module-level sizes that could not be set to the probe sizes: run at them
+            from ._dims import DEFAULT_SIZES, Dims
+
+            probe = Dims(self.dims)
+            sized = {k: probe[k] for k in ("B", "T", "S") if k not in own}
+            dims = Dims.declared({**sized, "V": DEFAULT_SIZES["V"], **own})
+        return check_target(target.cls, init=self.init, inputs=self.inputs, dims=dims,
                             causal=self.causal, fake=fake, target=target.display,
                             reference=reference)
 

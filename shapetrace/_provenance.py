@@ -49,7 +49,8 @@ def axis_label(axis: Axis, dims: Dims) -> str:
 
 def _collapse(names: list[str], dims: Dims) -> list[str]:
     """``H*d`` reads as ``C`` when C is H*d."""
-    if dims["C"] == dims["H"] * dims["d"]:
+    h, d = dims.get("H"), dims.get("d")
+    if h and d and dims.get("C") == h * d:
         out, i = [], 0
         while i < len(names):
             if names[i] == "H" and i + 1 < len(names) and names[i + 1] == "d":

@@ -449,7 +449,9 @@ class ShapetraceFixture:
         """``with shapetrace.trace(model) as t:`` records the block; ``t`` is a ``Trace``."""
         from ._trace import Trace
 
-        recorded = Trace(model, dims=self.dims)
+        # names from the declared sizes, the model's config, or the probe sizes if it runs at
+        # them (as for trace() itself): a test at its own sizes gets no guessed names
+        recorded = Trace(model, dims=dict(self._dims_overrides))
         raised = True
         try:
             with recorded:

@@ -614,3 +614,41 @@ def _config_class(cls: type, p: inspect.Parameter) -> type | None:
                   if isinstance(v, type) and dataclasses.is_dataclass(v)
                   and k.lower().endswith(("config", "cfg"))] if module else []
     return candidates[0] if len(candidates) == 1 else None
+
+
+# Sizes a built model proves ---------------------------------------------------------------------
+
+#: attribute names whose int value is a dim's size. Narrower than the constructor names above:
+#: ``nn.Linear.in_features`` or a ``dim`` attribute says nothing about the model width.
+_PROVING = (
+    (_names("d_model", "n_embd", "n_embed", "embed_dim", "hidden_size", "model_dim"), "C"),
+    (_names("num_heads", "n_head", "n_heads", "nhead", "num_attention_heads"), "H"),
+    (_names("head_size", "head_dim", "d_k", "d_head", "dim_head"), "d"),
+    (_names("block_size", "context_length", "max_position_embeddings", "n_positions",
+            "max_seq_len", "n_ctx"), "L"),
+    (_VOCAB, "V"),
+)
+
+
+def proven_dims(model) -> dict[str, int]:
+    """Sizes the model itself states: attributes of it and its submodules, and of their
+    ``config`` (a dataclass or a Hugging Face config): ``n_embd`` -> C, ``n_head`` -> H,
+    ``head_size`` -> d, ``block_size`` -> L, ``vocab_size`` -> V. A name given two different
+    sizes by two modules proves nothing and is left out.
+    """
+    if model is None or not hasattr(model, "modules"):
+        return {}
+    seen: dict[str, set[int]] = {}
+    for module in model.modules():
+        sources = [vars(module)]
+        for key in _CONFIG:
+            config = vars(module).get(key)
+            if config is not None and hasattr(config, "__dict__") and not callable(config):
+                sources.append(vars(config))
+        for attrs in sources:
+            for names, dim in _PROVING:
+                for name in names & attrs.keys():
+                    value = attrs[name]
+                    if isinstance(value, int) and not isinstance(value, bool) and value > 1:
+                        seen.setdefault(dim, set()).add(value)
+    return {dim: next(iter(values)) for dim, values in seen.items() if len(values) == 1}

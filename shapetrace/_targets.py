@@ -36,14 +36,19 @@ class Target:
     spec: str
     cls: type
     display: str
+    #: The file's own sizes when its module-level configuration could not be set to the probe
+    #: sizes (``n_embd = 384`` with ``head_size = 50``): run there, named from that config.
+    own_dims: dict | None = None
 
 
-def resolve_targets(spec: str, *, root: str | os.PathLike | None = None) -> list[Target]:
+def resolve_targets(spec: str, *, root: str | os.PathLike | None = None,
+                    dims=None) -> list[Target]:
     """The nn.Module classes that ``spec`` names, in source order.
 
     A relative file path is taken relative to ``root`` (a config file's directory; default the
     working directory), and ``root`` is on ``sys.path`` while a ``package.module`` imports.
-    Displays keep the path as the user wrote it.
+    Displays keep the path as the user wrote it. With ``dims`` (probe sizes), a file's
+    module-level configuration (``n_embd = 384``) is set to them as it loads (``_config_at``).
     """
     spec = spec.strip()
     base = Path(root) if root is not None else Path.cwd()
@@ -56,7 +61,7 @@ def resolve_targets(spec: str, *, root: str | os.PathLike | None = None) -> list
         raise UsageError(f"target {spec!r}: more than one '::'; expected {_FORMS}")
 
     if _looks_like_path(location, base):
-        module = _import_file(location, base)
+        module = _import_file(location, base, dims)
         where = location
     elif sep:
         module = _import_module(location, base)
@@ -64,13 +69,14 @@ def resolve_targets(spec: str, *, root: str | os.PathLike | None = None) -> list
     else:
         raise UsageError(f"target {spec!r}: no such file; expected {_FORMS}")
 
+    own = getattr(module, "__shapetrace_own_dims__", None)
     if name:
         cls = _lookup(module, name, where)
-        return [Target(spec, cls, f"{where}::{name}")]
+        return [Target(spec, cls, f"{where}::{name}", own)]
     classes = _module_classes(module)
     if not classes:
         raise TargetError(f"no nn.Module subclasses defined in {where}")
-    return [Target(spec, cls, f"{where}::{cls.__qualname__}") for cls in classes]
+    return [Target(spec, cls, f"{where}::{cls.__qualname__}", own) for cls in classes]
 
 
 def _looks_like_path(location: str, base: Path) -> bool:
@@ -81,7 +87,7 @@ def _looks_like_path(location: str, base: Path) -> bool:
 # Importing ------------------------------------------------------------------------------------
 
 
-def _import_file(location: str, base: Path):
+def _import_file(location: str, base: Path, dims=None):
     path = Path(location).expanduser()
     path = path if path.is_absolute() else base / path
     if not path.exists():
@@ -90,7 +96,8 @@ def _import_file(location: str, base: Path):
         raise UsageError(f"not a Python file: {location} (expected {_FORMS})")
     path = path.resolve()
     mtime = path.stat().st_mtime_ns
-    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    sizes = "" if dims is None else repr(sorted(dict(dims).items()))
+    digest = hashlib.sha1((str(path) + sizes).encode()).hexdigest()[:10]
     module_name = f"_shapetrace_target_{_identifier(path.stem)}_{digest}"
 
     cached = sys.modules.get(module_name)
@@ -102,9 +109,16 @@ def _import_file(location: str, base: Path):
     except (OSError, UnicodeDecodeError) as exc:
         raise TargetError(f"cannot read {location}: {exc}") from None
     try:
-        compile(source, str(path), "exec", dont_inherit=True)
+        code = compile(source, str(path), "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise TargetError(_syntax_message(exc, path, location)) from None
+    config = None
+    if dims is not None:
+        from ._modconfig import config_at
+
+        config = config_at(source, dims)
+        if config is not None:
+            code = compile(config.tree, str(path), "exec", dont_inherit=True)
 
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
@@ -114,7 +128,12 @@ def _import_file(location: str, base: Path):
     _forget_shadowed(path.parent)
     try:
         with _on_sys_path(path.parent):
-            spec.loader.exec_module(module)
+            if config is None:
+                spec.loader.exec_module(module)
+            else:
+                module.__file__ = str(path)
+                exec(code, module.__dict__)  # noqa: S102 - the user's own file, as import runs it
+                config.finish(module)
     except BaseException as exc:
         sys.modules.pop(module_name, None)
         if isinstance(exc, KeyboardInterrupt):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from ._analysis import Analysis, analyse
+from ._dims import Dims, resolve_dims
 from ._records import OpRecord, TensorMeta, TraceData
 from ._spans import OptimizerSpans
 from ._tracer import Observer, Recorder
@@ -28,16 +29,50 @@ class Trace(TraceData):
 
     def __init__(self, model: torch.nn.Module | None = None, *, dims=None, rules: bool = True,
                  root: str | None = None, probes: bool = True, observer: Observer | None = None):
-        super().__init__(dims)
+        if isinstance(dims, Dims):  # check() and the plugin's fixture: probe sizes, as given
+            super().__init__(dims)
+            self._known = None
+        else:  # the user's own sizes: names from dims=, the model's config, or probe sizes seen
+            from ._spec import proven_dims
+
+            Dims.declared(dims or {})  # a bad size is the caller's error, raised here
+            self._known = {**proven_dims(model), **dict(dims or {})}
+            super().__init__(None)
         self.model = model
         self._run_rules = rules
         self._diagnostics = None
         self._recorder = Recorder(self, model, root=root, probes=probes, observer=observer)
         self._entered = False
+        self._exited = False
         self._analysis: Analysis | None = None
         #: optimizer steps, each shown as one line (``_spans``)
         self.spans: list = []
         self._spans = OptimizerSpans(self.records, self.spans)
+
+    @property
+    def dims(self) -> Dims:
+        """The names of sizes: as given (a ``Dims``), else resolved from what the block ran.
+
+        ``dims={...}`` and the model's own ``n_embd``/``n_head``/... name sizes; the probe
+        defaults name the rest only when the block ran at probe sizes (``resolve_dims``).
+        """
+        if self._known is None:
+            return self._dims
+        if self._resolved is not None:
+            return self._resolved
+        own = _weight_shapes(self.model)  # a model's constants (a 64-wide buffer) say nothing
+        sizes = [s for rec in self.records  # of the sizes it runs at: the data's do
+                 for m in (rec.inputs if rec.inputs else rec.outputs)  # torch.randn(...)
+                 if (m.src is None or not rec.inputs) and m.shape not in own for s in m.shape]
+        dims = resolve_dims(self._known, sizes)
+        if self._exited:
+            self._resolved = dims
+        return dims
+
+    @dims.setter
+    def dims(self, value) -> None:
+        self._dims = value
+        self._resolved = None
 
     # context manager
     def __enter__(self) -> "Trace":
@@ -60,13 +95,14 @@ class Trace(TraceData):
                 self._spans.__exit__(exc_type, exc, tb)
         finally:
             self.exception = exc
+            self._exited = True
         return False
 
     # results
     def _analyse(self) -> Analysis:
         """The analysis of the records, made on first use after the block, then kept."""
         if self._analysis is None:
-            self._analysis = analyse(self)
+            self._analysis = analyse(self)  # reads self.dims: resolved once, here
         return self._analysis
 
     @property
@@ -118,6 +154,13 @@ class Trace(TraceData):
 
     def __iter__(self):
         return iter(self.records)
+
+
+def _weight_shapes(model) -> set[tuple[int, ...]]:
+    if not isinstance(model, torch.nn.Module):
+        return set()
+    tensors = (*model.parameters(), *model.buffers())
+    return {tuple(t.shape) for t in tensors}
 
 
 def trace(model: torch.nn.Module | None = None, *, dims=None, rules: bool = True) -> Trace:

@@ -270,13 +270,23 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=2e-3)
 
 
+_AMBIGUOUS = "ambiguous"
+
+
 def _explain(value: float, dims, d: int, d_name: str) -> str | None:
+    """The scale in named sizes (``1/sqrt(C)``); ``_AMBIGUOUS`` when two names explain it
+    (at H = d, 1/d is 1/sqrt(C)), or when 1/d could be 1/sqrt of a width no name holds."""
+    found = []
     for name, n in _dim_names(dims, d, d_name):
         for text, expect in ((f"1/sqrt({name})", n ** -0.5), (f"1/{name}", 1 / n),
                              (f"sqrt({name})", n ** 0.5), (name, float(n))):
             if _close(value, expect):
-                return text
-    return None
+                found.append(text)
+                break
+    if len(found) > 1 or (found == [f"1/{d_name}"] and getattr(dims, "strict", False)
+                          and dims.get("C") is None):
+        return _AMBIGUOUS
+    return found[0] if found else None
 
 
 def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor):
@@ -316,7 +326,12 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor):
     target = culprit.rec if culprit is not None else anchor
     message = (f"attention scores scaled by {explained} instead of 1/sqrt({name}) "
                f"(factor {total:.4g}, {size})")
-    if explained.startswith("1/sqrt("):
+    if explained == _AMBIGUOUS:  # say what is sure: the factor, not which size it came from
+        message = (f"attention scores scaled by {total:.4g} instead of 1/sqrt({name}) = "
+                   f"{right:.4g} ({size})")
+        hint = ("Divide the scores by math.sqrt(head_size), the size of the axis q·k sums "
+                "over.")
+    elif explained.startswith("1/sqrt("):
         hint = "Divide by math.sqrt(head_size), the size of the axis q·k sums over, not by sqrt of the model width or of the head count."
     elif explained.startswith("1/"):
         hint = "Divide by math.sqrt(head_size), not by head_size itself."
