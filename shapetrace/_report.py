@@ -82,6 +82,8 @@ class TargetResult:
     notes: list[str] = field(default_factory=list)
     #: The exception behind ``error``, for ``--debug`` (not part of the JSON report).
     exception: BaseException | None = field(default=None, repr=False, compare=False)
+    #: How long the check took, in seconds (shown by the HTML report; not part of the JSON).
+    seconds: float | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:
