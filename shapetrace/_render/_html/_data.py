@@ -11,8 +11,6 @@ import linecache
 
 #: Lines of the user's source shown before and after the line of a finding.
 CONTEXT = 2
-#: The most attention heatmaps one target shows (a 96-layer model has 96 attentions).
-MAX_HEADS = 12
 
 
 def html_extras(result) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from ._pictures import grid_svg, heatmap_svg
 from ._style import SCRIPT, STYLE
@@ -18,6 +19,7 @@ from ._tree import trace_tree
 
 TITLE = "shapetrace report"
 SEVERITIES = ("error", "warning", "info")
+MAX_FIGURES = 12  # heatmaps per target
 
 
 class _Ids:
@@ -152,19 +154,30 @@ def _finding_html(d: dict, j: int, ids: _Ids, sources: dict, prefix: str) -> str
     return "".join(parts)
 
 
+_NUMBERED = re.compile(r"\.\d+(?=\.|$)")
+
+
 def _heads_html(heads: list[dict], ids: _Ids) -> str:
+    """A heatmap per attention written in the code: the attentions of repeated blocks
+    (``blocks.0.attn`` ... ``blocks.95.attn``, same line) show once, with their count."""
     if not heads:
         return ""
+    groups: dict[tuple, list[dict]] = {}
+    for h in heads:
+        key = (h.get("file"), h.get("line"), _NUMBERED.sub(".N", h.get("module") or ""))
+        groups.setdefault(key, []).append(h)
     figures = []
-    for h in heads[:12]:
+    for same in list(groups.values())[:MAX_FIGURES]:
+        h = same[0]
         where = esc(f"{h.get('file')}:{h.get('line')}" if h.get("file") else h.get("op", ""))
         if h["index"] in ids.shown:
             where = f'<a href="#{ids.op(h["index"])}">{where}</a>'
+        more = f" (and {len(same) - 1} more like it)" if len(same) > 1 else ""
         figures.append(f'<figure class="heat">{heatmap_svg(h["weights"], h["rows"], h["cols"])}'
-                       f'<figcaption><code>{esc(h.get("module") or "")}</code> {where}'
+                       f'<figcaption><code>{esc(h.get("module") or "")}</code>{more} {where}'
                        f'</figcaption></figure>')
-    more = (f'<p class="muted">and {len(heads) - 12} more attentions</p>'
-            if len(heads) > 12 else "")
+    more = (f'<p class="muted">and {len(groups) - MAX_FIGURES} more attentions</p>'
+            if len(groups) > MAX_FIGURES else "")
     return ('<section class="heads"><h3>Attention weights</h3><p class="muted">One head of '
             'sample 0 at the probe sizes: rows are queries, columns keys; darker is more '
             'weight, hatched is masked out (exactly 0). Hover a cell for its value.</p>'
