@@ -66,6 +66,7 @@ body:has(> .st){margin:0}
 .st table.source{width:100%;background:var(--panel);border-radius:4px;margin:.4em 0}
 .st table.source td{border:0;padding:0 .5em}
 .st table.source code{white-space:pre-wrap;word-break:break-word}
+.st table.source td:last-child{width:100%}
 .st table.source .n{color:var(--muted);text-align:right;width:3em;user-select:none}
 .st table.source .mk{width:1em;color:var(--error);font-weight:700}
 .st table.source tr.bad{background:var(--badbg)}
