@@ -127,6 +127,6 @@ class Report:
         return {"shapetrace": __version__, "targets": [t.to_json() for t in self.targets]}
 
     def print(self, console=None, **options) -> None:
-        from ._render import print_report
+        from ._render._console import print_report
 
         print_report(self, console=console, **options)

@@ -175,3 +175,25 @@ def test_export_is_the_document_of_the_entries():
     result = check_target(JumbledSelfAttention, target="jumbled")
     exporter = EXPORTERS["html"]
     assert exporter.export(Report([result])) == exporter.document([exporter.entry(result)])
+
+
+@pytest.mark.parametrize("name", [pytest.param("Attention", id="softmax"),
+                                  pytest.param("Jumbled", id="sdpa-is-causal")])
+def test_kept_head_is_causal_attention_weights(name):
+    """``_probes.head_weights``: one head's weights, rows summing to 1, the future exactly 0."""
+    import sys
+
+    from html_pages import ROOT
+    from shapetrace._check import check_target
+
+    sys.path.insert(0, str(ROOT / "tests" / "data" / "html"))
+    try:
+        import models
+    finally:
+        sys.path.pop(0)
+    result = check_target(getattr(models, name), behaviour=False)
+    (weights,) = result.trace.head_weights.values()
+    assert len(weights) == 7 and all(len(row) == 7 for row in weights)
+    assert all(abs(sum(row) - 1) < 1e-3 for row in weights)
+    assert all(weights[r][c] == 0 for r in range(7) for c in range(r + 1, 7))
+    assert all(weights[r][c] > 0 for r in range(7) for c in range(r + 1))

@@ -67,8 +67,8 @@ body:has(> .st){margin:0}
 .st table.source td{border:0;padding:0 .5em}
 .st table.source code{white-space:pre-wrap;word-break:break-word}
 .st table.source td:last-child{width:100%}
-.st table.source .n{color:var(--muted);text-align:right;width:3em;user-select:none}
-.st table.source .mk{width:1em;color:var(--error);font-weight:700}
+.st table.source .n{color:var(--muted);text-align:right;width:1%;white-space:nowrap;user-select:none}
+.st table.source .mk{width:1%;white-space:nowrap;color:var(--error);font-weight:700}
 .st table.source tr.bad{background:var(--badbg)}
 .st table.source tr.fix{background:var(--fixbg)}.st table.source tr.fix .mk{color:var(--ok)}
 .st .clean{color:var(--ok);font-weight:600}
