@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ from ._analysis import Analysis
 from ._dims import Dims
 from ._errors import ShapetraceError, TargetError, UsageError
 from ._fake import NeedsValuesError, fake_mode
+from ._ops import SDPA, SOFTMAXES
 from ._records import TraceData
 from ._report import Diagnostic, Report, TargetResult
 from ._source import display_path, innermost_user_frame
@@ -47,6 +49,7 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
                  target=None, behaviour=True, seed=0, reference=None) -> TargetResult:
     """Like ``check`` but returns one TargetResult; problems building it go to ``.error``."""
     display = target or _name_of(module)
+    started = time.perf_counter()
     try:
         dims = dims if isinstance(dims, Dims) else Dims(dims)
     except ShapetraceError as exc:
@@ -69,6 +72,7 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
     except ShapetraceError as exc:
         result.error = str(exc)
         result.exception = exc
+    result.seconds = time.perf_counter() - started
     return result
 
 
@@ -214,7 +218,15 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
         from ._behaviour.mutation import MutationWatch
 
         watch = MutationWatch(args, names)
-    trace = Trace(model, dims=dims, rules=False, observer=watch)
+    heads: dict[int, list] = {}
+    keep = _head_keeper(heads)
+
+    def observe(rec, outs, op_args, op_kwargs) -> None:
+        keep(rec, outs, op_args, op_kwargs)
+        if watch is not None:
+            watch(rec, outs, op_args, op_kwargs)
+
+    trace = Trace(model, dims=dims, rules=False, observer=observe)
     exc_seen = None
     with torch.no_grad():
         try:
@@ -229,6 +241,7 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
         except BaseException as exc:  # the user's forward raised (a BaseException of their
             exc_seen = exc            # own, GeneratorExit too): becomes a diagnostic
     result.trace = trace
+    trace.head_weights = heads
     analysis = trace._analyse()
     result.dims = _used_dims(analysis, dims)
     diagnostics = run_trace_rules(analysis, skip=result.skipped)
@@ -241,6 +254,20 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
         diagnostics.extend(found)
         result.notes.extend(notes)
     result.diagnostics = diagnostics
+
+
+def _head_keeper(heads: dict[int, list]):
+    """An observer that keeps one head of each attention's weights (``_probes.head_weights``),
+    by record index, for the report's heatmaps."""
+    from ._probes import head_weights
+
+    def keep(rec, outs, args, kwargs) -> None:
+        if rec.op in SOFTMAXES or rec.op == SDPA:
+            weights = head_weights(rec, outs, args, kwargs)
+            if weights is not None:
+                heads[rec.index] = weights
+
+    return keep
 
 
 def _drop_frames(exc: BaseException) -> None:

@@ -135,6 +135,8 @@ class TargetResult:
     notes: list[str] = field(default_factory=list)
     #: The exception behind ``error``, for ``--debug`` (not part of the JSON report).
     exception: BaseException | None = field(default=None, repr=False, compare=False)
+    #: How long the check took, in seconds (shown by the HTML report; not part of the JSON).
+    seconds: float | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -178,7 +180,7 @@ class Report:
         return {"shapetrace": __version__, "targets": [t.to_json() for t in self.targets]}
 
     def print(self, console=None, **options) -> None:
-        from ._render import print_report
+        from ._render._console import print_report
 
         print_report(self, console=console, **options)
 

@@ -13,11 +13,13 @@ Two ways to use an exporter:
   JSON-able data: the result's JSON report with a ``test`` key, and for a painted format the
   result painted once in colour (ANSI), which the document repaints in the format. The document
   has a title, a "N checked: X failed, Y passed" line and a heading for each entry.
+
+HTML is built from data rather than painted (``_html``): its entries carry ``extras`` instead of
+a painting, and ``export`` makes entries and the same page the plugin writes.
 """
 
 from __future__ import annotations
 
-import html
 import io
 import json
 import os
@@ -29,11 +31,13 @@ from rich.text import Text
 
 from ._console import make_console
 from ._findings import report_renderable, target_renderable
+from ._html import heading as _heading
 from ._safe import SafeConsole
 from ._text import WIDTH, finish_plain, plain_console
 
 TITLE = "shapetrace report"
 _PAINTED = "_painted"  # an entry's key for its ANSI painting; keys starting "_" stay out of JSON
+_EXTRAS = "_html"  # an entry's key for its exporter's extras
 
 
 class UnknownFormat(ValueError):
@@ -59,18 +63,6 @@ def _summary(entries: list[dict]) -> str:
             if entries else "nothing was checked")
 
 
-def _heading(entry: dict) -> str:
-    """The test and the target, once when one names the other, and how it went."""
-    test, target = entry.get("test") or "", entry["target"]
-    if not test or target.startswith(test):
-        title = target
-    elif test.endswith(target):
-        title = test
-    else:
-        title = f"{test} \N{EM DASH} {target}"
-    return f"{title} ({'passed' if entry['ok'] else 'failed'})"
-
-
 def _painting(entry: dict) -> Text:
     painted = entry.get(_PAINTED)
     if painted is None:
@@ -91,39 +83,23 @@ def _console_page(exporter: Exporter, entries: list[dict]) -> str:
     return exporter.record(draw)
 
 
-_PAGE = """<!DOCTYPE html>
-<html>
-<head>
-<meta charset="UTF-8">
-<title>{title}</title>
-<style>
-body {{ color: #000; background: #fff; font-family: system-ui, sans-serif; margin: 2em; }}
-pre {{ font-family: Menlo, 'DejaVu Sans Mono', Consolas, 'Courier New', monospace;
-       font-size: 13px; line-height: 1.35; }}
-h2 {{ font-size: 1em; margin-top: 2em; }}
-.failed {{ color: #b00; }} .passed {{ color: #070; }}
-</style>
-</head>
-<body>
-<h1>{title}</h1>
-<p>{summary}</p>
-{body}
-</body>
-</html>
-"""
+def _html_page(exporter: Exporter, entries: list[dict], **options) -> str:
+    from ._html import html_page
+
+    return html_page(entries, **options)
 
 
-def _html_page(exporter: Exporter, entries: list[dict]) -> str:
-    blocks = []
-    for e in entries:
-        status = "passed" if e["ok"] else "failed"
-        blocks.append(f'<h2 class="{status}">{html.escape(_heading(e))}</h2>')
-        console = make_console(color=True, width=WIDTH, file=io.StringIO(), record=True)
-        console.print(_painting(e), soft_wrap=True)
-        blocks.append(f"<pre><code>{console.export_html(inline_styles=True, code_format='{code}')}"
-                      f"</code></pre>")
-    return _PAGE.format(title=TITLE, summary=html.escape(_summary(entries)),
-                        body="\n".join(blocks))
+def _html_finish(console: Console) -> str:
+    """Painted renderables (the demo, the rules table) in the report page's frame."""
+    from ._html import shell
+
+    return shell(console.export_html(inline_styles=True, code_format="{code}"))
+
+
+def _html_extras(result) -> dict:
+    from ._html import html_extras
+
+    return html_extras(result)
 
 
 @dataclass(frozen=True)
@@ -136,7 +112,12 @@ class Exporter:
     suffixes: tuple[str, ...]
     coloured: bool
     finish: Callable[[Console], str] | None
-    page: Callable[[Exporter, list[dict]], str] = _console_page
+    page: Callable[..., str] = _console_page
+    #: Plain data an entry carries for ``page`` beyond the result's JSON, under ``_html``
+    #: (HTML: source lines, attention weights, the module table), made where the result lives.
+    #: An exporter with extras builds ``export``'s text from entries too, so the command line's
+    #: page and the plugin's are the same page.
+    extras: Callable[[object], dict] | None = None
 
     @property
     def painted(self) -> bool:
@@ -147,6 +128,9 @@ class Exporter:
         """The whole report as this format's text."""
         if not self.painted:
             return _json_text(report.to_json())
+        if self.extras is not None:
+            return self.page(self, [self.entry(r) for r in report.targets],
+                             show_trace=show_trace, max_ops=max_ops)
         return self.paint(report_renderable(report, width=width, show_trace=show_trace,
                                             max_ops=max_ops), width=width)
 
@@ -169,7 +153,9 @@ class Exporter:
         """One result as plain data for ``document``, made where the result lives."""
         entry = result.to_json()
         entry["test"] = test
-        if self.painted:
+        if self.extras is not None:
+            entry[_EXTRAS] = self.extras(result)
+        elif self.painted:
             buffer = io.StringIO()
             console = SafeConsole(file=buffer, force_terminal=True, color_system="truecolor",
                               width=WIDTH, highlight=False, soft_wrap=False)
@@ -185,8 +171,8 @@ class Exporter:
 EXPORTERS: dict[str, Exporter] = {e.name: e for e in (
     Exporter("text", (".txt", ".log"), coloured=False, finish=finish_plain),
     Exporter("json", (".json",), coloured=False, finish=None, page=_json_page),
-    Exporter("html", (".html", ".htm"), coloured=True, page=_html_page,
-             finish=lambda console: console.export_html(inline_styles=True)),
+    Exporter("html", (".html", ".htm"), coloured=True, page=_html_page, finish=_html_finish,
+             extras=_html_extras),
     Exporter("svg", (".svg",), coloured=True,
              finish=lambda console: console.export_svg(title=TITLE)),
 )}

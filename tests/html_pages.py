@@ -1,0 +1,115 @@
+"""Reports for the HTML tests (``test_html_report``, ``test_html_browser``): made once per
+session, from the command line and the Python API, clean, buggy and 96 layers deep."""
+
+from __future__ import annotations
+
+import os
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = "tests/data/html/models.py"
+NASTY = "<img src=x onerror=__pwned=1>"  # as in tests/data/html/models.py
+BUGGY_LINE = 43  # the jumbled reshape in Jumbled.forward
+
+
+def cli_page(tmp: Path, *targets: str) -> str:
+    """The page ``python -m shapetrace TARGET... --output page.html`` writes."""
+    from shapetrace._cli import main
+
+    path = tmp / "page.html"
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        main([*targets, "--output", str(path)])
+    finally:
+        os.chdir(cwd)
+    return path.read_text(encoding="utf-8")
+
+
+def deep_page() -> str:
+    """96 identical blocks, checked from Python (without the behaviour checks, for time)."""
+    from shapetrace._check import check_target
+    from shapetrace._render import EXPORTERS
+    from shapetrace._report import Report
+
+    sys.path.insert(0, str(ROOT / "tests" / "data" / "html"))
+    try:
+        import models
+    finally:
+        sys.path.pop(0)
+    result = check_target(models.Deep, target=f"{MODELS}::Deep", behaviour=False)
+    return EXPORTERS["html"].export(Report([result]))
+
+
+def make_pages(tmp: Path) -> dict[str, str]:
+    pages = {}
+    for name, targets in (("clean", [f"{MODELS}::Attention"]),
+                          ("buggy", [f"{MODELS}::Attention", f"{MODELS}::Markup"])):
+        folder = tmp / name
+        folder.mkdir()
+        pages[name] = cli_page(folder, *targets)
+    pages["deep"] = deep_page()
+    return pages
+
+
+class Element:
+    def __init__(self, tag: str, attrs: dict, parent: Element | None):
+        self.tag, self.attrs, self.parent = tag, attrs, parent
+        self.children: list = []  # Element or str
+
+    @property
+    def classes(self) -> set[str]:
+        return set((self.attrs.get("class") or "").split())
+
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def iter(self):
+        for c in self.children:
+            if isinstance(c, Element):
+                yield c
+                yield from c.iter()
+
+    def find_all(self, tag: str | None = None, cls: str | None = None) -> list[Element]:
+        return [e for e in self.iter() if (tag is None or e.tag == tag)
+                and (cls is None or cls in e.classes)]
+
+    def ancestors(self):
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+
+class Dom(HTMLParser):
+    """The page as a tree of Elements; fails on a closing tag that closes the wrong element."""
+
+    VOID = {"meta", "br", "hr", "img", "input", "link", "col", "area", "base", "wbr", "source"}
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.root = Element("#root", {}, None)
+        self.node = self.root
+        self.feed(text)
+        self.close()
+        assert self.node is self.root, f"unclosed <{self.node.tag}>"
+
+    def handle_starttag(self, tag, attrs):
+        element = Element(tag, dict(attrs), self.node)
+        self.node.children.append(element)
+        if tag not in self.VOID:
+            self.node = element
+
+    def handle_startendtag(self, tag, attrs):
+        self.node.children.append(Element(tag, dict(attrs), self.node))
+
+    def handle_endtag(self, tag):
+        if tag in self.VOID:
+            return
+        assert self.node.tag == tag, f"</{tag}> closes <{self.node.tag}>"
+        self.node = self.node.parent
+
+    def handle_data(self, data):
+        self.node.children.append(data)

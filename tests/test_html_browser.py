@@ -1,0 +1,140 @@
+"""The HTML report in a real browser: Debian's ``chromium``, headless.
+
+Each page gets two small scripts (one first in ``<head>`` that records script errors, one at
+the end that reads the rendered DOM on ``load`` and writes what it found into a ``<pre>``), and
+``chromium --dump-dom`` prints the DOM back. Skips only where chromium is missing and cannot be
+installed (``.ci/run`` installs it with apt-get).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from html_pages import NASTY, make_pages
+from test_pytest_plugin import BUGGY_TARGET, FIXED_TARGET, make_project, run
+
+pytest_plugins = ["pytester"]
+
+_FIRST = ('<script>window.__errors=[];addEventListener("error",function(e){'
+          '__errors.push(String(e.message||e));});</script>')
+_CHECK = """<script>addEventListener("load",function(){
+var q=function(s){return [].slice.call(document.querySelectorAll(s));};
+var r={errors:window.__errors,pwned:typeof __pwned!=="undefined",images:q("img").length,
+ scripts:q("script").length,
+ rows:q("table.summary tbody tr").map(function(tr){return [].map.call(tr.cells,function(c){
+  return c.textContent;});}),
+ unresolved:q('a[href^="#"]').map(function(a){return a.getAttribute("href");})
+  .filter(function(h){return !document.getElementById(decodeURIComponent(h.slice(1)));}),
+ heatmaps:q("figure.heat svg").map(function(s){return s.querySelectorAll("rect").length;}),
+ heatmapWidth:q("figure.heat svg").map(function(s){return s.getBoundingClientRect().width;}),
+ text:document.querySelector(".st").textContent,
+ background:getComputedStyle(document.querySelector(".st")).backgroundColor,
+ scrollWidth:document.documentElement.scrollWidth,innerWidth:innerWidth,
+ target:location.hash.slice(1),
+ targetOpen:(function(){var el=document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  var all=true;for(;el;el=el.parentElement){if(el.tagName==="DETAILS"&&!el.open){all=false;}}
+  return all;})()};
+var pre=document.createElement("pre");pre.id="st-check";pre.textContent=JSON.stringify(r);
+document.body.appendChild(pre);});</script>"""
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    found = _chromium()
+    if found is None and shutil.which("apt-get") and os.geteuid() == 0:
+        subprocess.run("apt-get update -qq && apt-get install -y -qq chromium", shell=True,
+                       capture_output=True, timeout=900)
+        found = _chromium()
+    if found is None:
+        pytest.skip("chromium is not installed and could not be installed here (needs apt-get "
+                    "as root: `apt-get install chromium`, as .ci/run does)")
+    return found
+
+
+def browse(chromium: str, page: str, folder: Path, *, fragment: str = "", width: int = 1400,
+           dark: bool = False) -> dict:
+    """What the check script saw in the rendered page."""
+    page = page.replace("<head>", "<head>" + _FIRST, 1).replace("</body>", _CHECK + "</body>")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "page.html"
+    path.write_text(page, encoding="utf-8")
+    args = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            f"--user-data-dir={folder / 'profile'}", f"--window-size={width},900",
+            "--virtual-time-budget=3000", "--dump-dom", path.as_uri() + fragment]
+    if dark:
+        args.insert(2, "--force-dark-mode")
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    out = done.stdout
+    found = re.search(r'<pre id="st-check">(.*?)</pre>', out, re.S)
+    assert found, f"the check script did not run: {out[-300:]} {done.stderr[-300:]}"
+    return json.loads(html.unescape(found.group(1)))
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    return make_pages(tmp_path_factory.mktemp("pages"))
+
+
+@pytest.mark.parametrize(("name", "rows", "verdicts"), [
+    pytest.param("clean", 1, ["passed"], id="cli-clean"),
+    pytest.param("buggy", 2, ["failed", "passed"], id="cli-buggy"),
+    pytest.param("deep", 1, ["passed"], id="96-layers-folded"),
+])
+def test_page_renders(chromium, pages, tmp_path, name, rows, verdicts):
+    seen = browse(chromium, pages[name], tmp_path)
+    assert seen["errors"] == []
+    assert seen["unresolved"] == []
+    assert [r[1] for r in seen["rows"]] == verdicts and len(seen["rows"]) == rows
+    assert seen["heatmaps"] and all(n == 49 for n in seen["heatmaps"])  # 7 x 7 cells
+    assert all(w > 50 for w in seen["heatmapWidth"])
+    assert seen["images"] == 0 and seen["scripts"] == 3  # the page's one and the two checks
+    assert not seen["pwned"]
+
+
+def test_user_text_shows_as_text(chromium, pages, tmp_path):
+    seen = browse(chromium, pages["buggy"], tmp_path)
+    assert NASTY in seen["text"] and "</code><script>__pwned=2</script>" in seen["text"]
+    assert seen["images"] == 0 and not seen["pwned"] and seen["errors"] == []
+
+
+def test_anchor_opens_the_folds_around_it(chromium, pages, tmp_path):
+    ids = re.findall(r'<div class="op" id="([^"]+)"', pages["clean"])
+    seen = browse(chromium, pages["clean"], tmp_path, fragment=f"#{ids[-1]}")
+    assert seen["target"] == ids[-1] and seen["targetOpen"] and seen["errors"] == []
+
+
+def test_phone_width_and_dark_scheme(chromium, pages, tmp_path):
+    light = browse(chromium, pages["buggy"], tmp_path / "light", width=390)
+    dark = browse(chromium, pages["buggy"], tmp_path / "dark", width=390, dark=True)
+    for seen in (light, dark):
+        assert seen["scrollWidth"] <= seen["innerWidth"]  # nothing wider than the phone
+        assert seen["errors"] == []
+    assert light["background"] == "rgb(255, 255, 255)"
+    assert dark["background"] != light["background"]
+
+
+def test_plugin_report_renders(chromium, pytester, tmp_path):
+    make_project(pytester)
+    run(pytester, "--shapetrace-report=report.html")
+    page = (pytester.path / "report.html").read_text(encoding="utf-8")
+    seen = browse(chromium, page, tmp_path)
+    assert seen["errors"] == [] and seen["unresolved"] == []
+    assert [r[0] for r in seen["rows"]] == [BUGGY_TARGET, FIXED_TARGET]
+    assert [r[1] for r in seen["rows"]] == ["failed", "passed"]
+    assert len(seen["heatmaps"]) == 2
