@@ -219,15 +219,18 @@ def test_a_target_that_cannot_be_built_fails_with_one_line(pytester):
     assert "Traceback" not in result.stdout.str()
 
 
-def test_a_broken_config_is_one_collection_error(pytester):
-    make_project(pytester)
+@pytest.mark.parametrize("args", RUNS)
+def test_a_broken_config_fails_its_own_item_only(pytester, args):
+    make_project(pytester, tests="def test_plain():\n    pass\n")
     pytester.makepyprojecttoml("[tool.shapetrace]\n[[tool.shapetrace.targets]]\ntraget = 'x.py'\n")
-    result = run(pytester)
+    result = run(pytester, *args)
+    assert outcomes(result) == {"shapetrace::pyproject.toml": "FAILED",
+                                "test_course.py::test_plain": "PASSED"}
     result.stdout.fnmatch_lines([
-        "*ERROR collecting shapetrace*",
-        "shapetrace: pyproject.toml: tool.shapetrace.targets[[]0] has no 'target' key*"])
+        "shapetrace could not run the shapetrace config: pyproject.toml: "
+        "tool.shapetrace.targets[[]0] has no 'target' key*"])
     assert "Traceback" not in result.stdout.str()
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
 def test_shapetrace_toml_is_read_too(pytester):
