@@ -52,7 +52,7 @@ def test_user_text_cannot_end_the_command_or_start_another():
     command = diagnostic_command(d)
     assert "\n" not in command and "\x1b" not in command
     assert command.startswith("::error title=shapetrace op-failed::")
-    assert command.count("::") == 3  # ::error, ::message start, and the escaped text's own
+    assert command.splitlines() == [command]  # the forged one is not at a line's start
     assert "%0A::error::forged\\x1b[31m 100%25" in command
 
 
