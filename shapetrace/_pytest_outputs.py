@@ -24,6 +24,7 @@ from pathlib import Path
 
 MAX_REPORT_OPS = 3000  # ops of one trace kept in the report file, after folding repeated steps
 MIN_REPEATS = 2  # a run of steps folds when the first step is followed by this many repeats
+MIN_FOLDED = 50  # ... and folding saves at least this many ops
 
 
 # --- where the item ran ------------------------------------------------------------------------
@@ -120,7 +121,7 @@ def compact_trace(trace, diagnostics) -> tuple[object, list[str]]:
         if rec.index in flagged or rec.error:
             sigs.append(-1 - rec.index)  # unique: never part of a repeat
             continue
-        key = (rec.op, rec.file, rec.line, rec.module,
+        key = (rec.op, rec.site, rec.module,  # the site: one call site, resolved lazily
                tuple(getattr(m, "shape", None) for m in rec.inputs),
                tuple(getattr(m, "shape", None) for m in rec.outputs))
         sigs.append(ids.setdefault(key, len(ids)))
@@ -161,7 +162,7 @@ def _runs(sigs: list[int]):
             while k + p <= n and sigs[k] == block[0] and sigs[k:k + p] == block:
                 k += p
             repeats = (k - i) // p - 1
-            if repeats >= MIN_REPEATS:
+            if repeats >= MIN_REPEATS and p * repeats >= MIN_FOLDED:
                 if plain < i:
                     yield plain, i, i - plain, 0
                 yield i, k, p, repeats

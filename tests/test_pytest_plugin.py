@@ -434,6 +434,68 @@ def test_html_report_and_ini_option(pytester):
     assert "style=" in page  # coloured like the terminal
 
 
+LOOPING_TESTS = '''
+import gc
+import weakref
+
+import torch
+import torch.nn.functional as F
+
+from student.fixed import Attention
+
+TRACES = []
+
+
+def test_training_loop(shapetrace):
+    torch.manual_seed(0)
+    model = Attention(n_embd=143, n_head=11)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(5, 7, 143)
+    with shapetrace.trace(model) as t:
+        for _ in range(40):
+            loss = F.mse_loss(model(x), x)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    TRACES.append(weakref.ref(t))
+
+
+def test_the_trace_was_released_with_its_report():
+    gc.collect()
+    assert TRACES and TRACES[0]() is None
+'''
+
+
+def test_records_are_released_and_long_traces_fold_in_the_report(pytester):
+    make_project(pytester, targets=(), tests=LOOPING_TESTS, ini='pythonpath = ["."]')
+    result = run(pytester, "-p", "no:randomly", "--shapetrace-report=report.json")
+    assert outcomes(result) == {"test_course.py::test_training_loop": "PASSED",
+                                "test_course.py::test_the_trace_was_released_with_its_report":
+                                    "PASSED"}
+    entry, = json.loads((pytester.path / "report.json").read_text())["targets"]
+    notes = [n for n in entry.get("notes", []) if n.startswith("trace folded")]
+    assert len(notes) == 1 and "repeat 38 more times" in notes[0]
+    step = int(notes[0].split("the ")[1].split(" ops")[0])
+    assert step < len(entry["trace"]) < 3 * step  # one step shown, not forty
+
+
+@pytest.mark.parametrize("sigs, runs", [
+    pytest.param([1, 2, 3], [(0, 3, 3, 0)], id="no-repeat"),
+    pytest.param([7] * 60, [(0, 60, 1, 59)], id="one-op-repeated"),
+    pytest.param([9] + [1, 2, 3] * 30 + [8], [(0, 1, 1, 0), (1, 91, 3, 29), (91, 92, 1, 0)],
+                 id="steps-between-setup-and-teardown"),
+    pytest.param([1, 2] * 3, [(0, 6, 6, 0)], id="too-short-to-fold"),
+    pytest.param([1, 2, 3] * 20 + [1, 2, 4] + [1, 2, 3] * 20,
+                 [(0, 60, 3, 19), (60, 63, 3, 0), (63, 123, 3, 19)], id="a-different-step-stays"),
+])
+def test_repeated_steps_are_found(sigs, runs):
+    from shapetrace._pytest_outputs import _runs
+
+    found = list(_runs(sigs))
+    assert found == runs
+    assert sum(stop - start for start, stop, _, _ in found) == len(sigs)  # covers everything
+
+
 def test_report_file_must_have_a_known_suffix(pytester):
     result = run(pytester, "--shapetrace-report=report.pdf")
     result.stderr.fnmatch_lines(["*--shapetrace-report report.pdf: cannot tell the report format "
