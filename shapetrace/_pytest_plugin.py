@@ -11,14 +11,18 @@ Three ways in:
   ``shapetrace = true``) runs the whole test call inside ``shapetrace.trace()``. The fixture
   ``shapetrace`` is the explicit form: the test traces only the blocks it names
   (``with shapetrace.trace(model): ...``) and can run full checks (``shapetrace.check(Cls)``).
-* **Report.** ``--shapetrace-report=FILE`` (ini ``shapetrace_report``) writes every target and
-  traced test in the format that FILE's suffix selects from the render layer's table of
-  exporters, the one the command line uses: JSON (``.json``, the CLI's schema plus a ``test``
-  key), HTML (``.html``), SVG (``.svg``) or plain text (``.txt``).
+* **Outputs.** ``--shapetrace-report=FILE`` (ini ``shapetrace_report``) writes every target and
+  traced test in the format FILE's suffix selects from the render layer's exporters (the CLI's
+  table); ``--shapetrace-gradescope=PATH`` writes Gradescope's ``results.json``; under GitHub
+  Actions every finding is printed as a workflow command at the end of the session. All three
+  live in ``_pytest_outputs``.
 
 An item fails on an error-level finding. Its failure message lists the findings and how to fix
 them; a ``shapetrace trace`` report section shows the ops, plain text at a fixed width, so CI
-logs read like a terminal.
+logs read like a terminal. A broken config is one failing item (``shapetrace::pyproject.toml``)
+and a target that cannot be imported fails its own item; other tests run as usual. What a
+target imports is kept out of ``sys.modules`` outside its own import and run (``_isolation``),
+so a student's ``helpers.py`` never shadows the course's.
 
 Collection: a ``pytest_make_collect_report`` wrapper appends the targets collector to the
 Session's collect report whenever the run covers the rootdir (no path arguments, or a path
@@ -29,11 +33,10 @@ rootdir. ``pytest pyproject.toml`` (or ``shapetrace.toml``) collects only the ta
 them out.
 
 Importing this module imports neither torch nor rich: both load inside hooks, and only when the
-session has targets, traced tests or a report file. Results travel from xdist workers to the
-controller on the test reports (a ``shapetrace_results`` attribute, a JSON string of the
-exporter's entries); only the controller writes the report file. Everything shown (failure
-messages, report sections, the report file) is made by the render layer; this module is the
-pytest glue.
+session has targets, traced tests or output files. Results travel from xdist workers to the
+controller as strings on the test reports (``_pytest_outputs.attach``); only the controller
+writes files. An item's records are released as soon as its report is made. Everything shown is
+made by the render layer; this module is the pytest glue.
 """
 
 from __future__ import annotations
