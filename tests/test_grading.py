@@ -157,23 +157,36 @@ DIFFERENT = "shapetrace::student/attention_residual.py::MultiHeadAttention"
 
 
 @pytest.mark.parametrize("args", RUNS)
-def test_course_template_grades_correct_and_buggy(pytester, args):
+def test_course_template_grades_correct_and_buggy(pytester, monkeypatch, args):
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
     copy_course_template(pytester.path)
-    _, document = gradescope(pytester, *args)
+    result, document = gradescope(pytester, *args)
     tests = by_name(document)
     for name, verdict in SUBMISSIONS.items():
         assert tests[name]["status"] == verdict, name
     assert "reshape-jumble" in tests["shapetrace::student/attention.py::MultiHeadAttention"]["output"]
+    # the same verdicts as annotations on the student's commit
+    annotations = [line for line in result.outlines if line.startswith("::")]
+    assert any(a.startswith("::error file=student/attention.py,line=")
+               and "title=shapetrace reshape-jumble::" in a for a in annotations)
+    assert not any("attention_fixed.py" in a for a in annotations)
 
 
 @pytest.mark.xfail(not config_accepts("reference"), strict=False,
                    reason="reference = ... arrives with the reference comparison")
-def test_course_template_grades_a_submission_that_differs_from_the_reference(pytester):
+def test_course_template_grades_a_submission_that_differs_from_the_reference(pytester,
+                                                                            monkeypatch):
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
     copy_course_template(pytester.path)
-    _, document = gradescope(pytester)
-    different = by_name(document)[DIFFERENT]
+    result, document = gradescope(pytester)
+    tests = by_name(document)
+    different = tests[DIFFERENT]
     assert different["status"] == "failed"
     assert "reference-mismatch" in different["output"]
+    assert tests["shapetrace::student/attention_fixed.py::MultiHeadAttention"]["status"] == "passed"
+    assert (tests[DIFFERENT]["max_score"], tests[DIFFERENT]["score"]) == (2.0, 0.0)
+    assert any(line.startswith("::error ") and "title=shapetrace reference-mismatch::" in line
+               for line in result.outlines)
 
 
 def test_run_autograder_writes_results_json(tmp_path):

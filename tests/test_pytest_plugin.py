@@ -566,3 +566,4 @@ def test_course_template_as_an_instructor_runs_it(pytester):
     result.stdout.fnmatch_lines(["*reshape-jumble at student/attention.py:*"])
     workflow = (pytester.path / ".github" / "workflows" / "shapetrace.yml").read_text()
     assert "pytest" in workflow and "download.pytorch.org/whl/cpu" in workflow
+    assert "--shapetrace-gradescope=" in workflow and "GITHUB_ACTIONS" in workflow
