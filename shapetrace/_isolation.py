@@ -17,18 +17,8 @@ from __future__ import annotations
 
 import os
 import sys
-import sysconfig
-from pathlib import Path
 
 _MISSING = object()
-
-
-def _library_dirs() -> tuple[str, ...]:
-    keys = ("stdlib", "platstdlib", "purelib", "platlib")
-    dirs = {str(Path(sysconfig.get_paths()[key]).resolve()) for key in keys}
-    dirs.add(str(Path(__file__).resolve().parent))
-    dirs.update(str(Path(p).resolve()) for p in sys.path if p and "site-packages" in p)
-    return tuple(d + os.sep for d in dirs)
 
 
 _LIBRARY: tuple[str, ...] | None = None
@@ -44,6 +34,8 @@ def _is_users(module) -> bool:
     known = _SEEN.get(filename)
     if known is None:
         if _LIBRARY is None:
+            from ._targets import _library_dirs  # Python's, installed packages', shapetrace's
+
             _LIBRARY = _library_dirs()
         known = _SEEN[filename] = not os.path.realpath(filename).startswith(_LIBRARY)
     return known
