@@ -303,9 +303,10 @@ class ShapetraceTargets(pytest.Collector):
             yield _child(self, path.name, kind=ShapetraceSetupError, spec="the shapetrace config",
                          error=state.project_error, points=1)
             return
-        for job in jobs_from_config(state.project()):
+        project = state.project()
+        for entry, job in zip(project.targets, jobs_from_config(project)):  # one job per entry
             isolation = Isolation()  # what the target imports stays out of the course's tests
-            points = getattr(job, "points", 1)
+            points = _points(job, entry)
             try:
                 with isolation:
                     targets = job.resolve()
@@ -334,6 +335,15 @@ class ShapetraceTargets(pytest.Collector):
         if isinstance(excinfo.value, ShapetraceError):
             return f"shapetrace: {excinfo.value}"
         return super().repr_failure(excinfo)
+
+
+def _points(job, entry) -> float:
+    """The target's ``points`` (its Gradescope max_score), from the job or its config entry."""
+    for holder in (job, entry):
+        points = getattr(holder, "points", None)
+        if isinstance(points, (int, float)) and not isinstance(points, bool) and points >= 0:
+            return points
+    return 1
 
 
 class ShapetraceTargetGroup(pytest.Collector):

@@ -61,6 +61,21 @@ def test_long_output_is_cut():
     assert len(test["output"]) < 21_000 and test["output"].endswith("more characters)")
 
 
+@pytest.mark.parametrize("job, entry, points", [
+    pytest.param({}, {}, 1, id="default"),
+    pytest.param({"points": 3}, {}, 3, id="on-the-job"),
+    pytest.param({"points": None}, {"points": 2.5}, 2.5, id="on-the-config-entry"),
+    pytest.param({"points": True}, {}, 1, id="a-bool-is-not-points"),
+    pytest.param({"points": 0}, {"points": 4}, 0, id="zero-counts"),
+])
+def test_points_are_read_from_the_job_or_its_config_entry(job, entry, points):
+    from types import SimpleNamespace
+
+    from shapetrace._pytest_plugin import _points
+
+    assert _points(SimpleNamespace(**job), SimpleNamespace(**entry)) == points
+
+
 # --- the plugin --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args", RUNS)
