@@ -318,6 +318,7 @@ def _report(results: list, args) -> int:
 
     report = Report(results)
     _emit(report, args)
+    _annotate(results, args)
     failed = [r for r in results if r.error]
     for r in failed:
         _fail(f"{r.target}: {r.error}")
@@ -335,6 +336,20 @@ def _emit(report, args) -> None:
         print_report(report, console=console, show_trace=show_trace)
         return
     _write(args.exporter.export(report, width=_export_width(args), show_trace=show_trace), args)
+
+
+def _annotate(results: list, args) -> None:
+    """Under GitHub Actions, every finding as a workflow command (an inline annotation): on
+    stdout after the report, or on stderr when stdout carries a JSON/HTML/SVG report (the
+    runner reads both; a machine-readable stream stays parseable)."""
+    from ._render._annotations_gh import github_actions, results_commands
+
+    if not github_actions():
+        return
+    stream = sys.stderr if args.exporter.name != "text" and not args.output else sys.stdout
+    for command in results_commands(results):
+        stream.write(command + "\n")
+    stream.flush()
 
 
 def _paint(paint, args) -> None:

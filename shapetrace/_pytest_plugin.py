@@ -11,14 +11,18 @@ Three ways in:
   ``shapetrace = true``) runs the whole test call inside ``shapetrace.trace()``. The fixture
   ``shapetrace`` is the explicit form: the test traces only the blocks it names
   (``with shapetrace.trace(model): ...``) and can run full checks (``shapetrace.check(Cls)``).
-* **Report.** ``--shapetrace-report=FILE`` (ini ``shapetrace_report``) writes every target and
-  traced test in the format that FILE's suffix selects from the render layer's table of
-  exporters, the one the command line uses: JSON (``.json``, the CLI's schema plus a ``test``
-  key), HTML (``.html``), SVG (``.svg``) or plain text (``.txt``).
+* **Outputs.** ``--shapetrace-report=FILE`` (ini ``shapetrace_report``) writes every target and
+  traced test in the format FILE's suffix selects from the render layer's exporters (the CLI's
+  table); ``--shapetrace-gradescope=PATH`` writes Gradescope's ``results.json``; under GitHub
+  Actions every finding is printed as a workflow command at the end of the session. All three
+  live in ``_pytest_outputs``.
 
 An item fails on an error-level finding. Its failure message lists the findings and how to fix
 them; a ``shapetrace trace`` report section shows the ops, plain text at a fixed width, so CI
-logs read like a terminal.
+logs read like a terminal. A broken config is one failing item (``shapetrace::pyproject.toml``)
+and a target that cannot be imported fails its own item; other tests run as usual. What a
+target imports is kept out of ``sys.modules`` outside its own import and run (``_isolation``),
+so a student's ``helpers.py`` never shadows the course's.
 
 Collection: a ``pytest_make_collect_report`` wrapper appends the targets collector to the
 Session's collect report whenever the run covers the rootdir (no path arguments, or a path
@@ -29,17 +33,17 @@ rootdir. ``pytest pyproject.toml`` (or ``shapetrace.toml``) collects only the ta
 them out.
 
 Importing this module imports neither torch nor rich: both load inside hooks, and only when the
-session has targets, traced tests or a report file. Results travel from xdist workers to the
-controller on the test reports (a ``shapetrace_results`` attribute, a JSON string of the
-exporter's entries); only the controller writes the report file. Everything shown (failure
-messages, report sections, the report file) is made by the render layer; this module is the
-pytest glue.
+session has targets, traced tests or output files. Results travel from xdist workers to the
+controller as strings on the test reports (``_pytest_outputs.attach``); only the controller
+writes files. An item's records are released as soon as its report is made. Everything shown is
+made by the render layer; this module is the pytest glue.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -59,6 +63,10 @@ def pytest_addoption(parser):
                     help="write every shapetrace target and traced test to FILE, in the "
                          "format its suffix says: .json, .html, .svg or .txt "
                          "(ini: shapetrace_report)")
+    group.addoption("--shapetrace-gradescope", metavar="PATH", default=None,
+                    dest="shapetrace_gradescope",
+                    help="write Gradescope's results.json to PATH: one test per target and "
+                         "traced test, max_score from the target's points (default 1)")
     parser.addini("shapetrace", type="bool", default=False,
                   help="trace every test with shapetrace (like --shapetrace)")
     parser.addini("shapetrace_report", type="string", default="",
@@ -75,6 +83,12 @@ class _PluginState:
         self.trace_all = bool(config.getini("shapetrace") if option is None else option)
         self.report_path, self.report_exporter = self._report_path(config)
         self.report_shown = _shown(self.report_path) if self.report_path else None
+        given = config.getoption("shapetrace_gradescope")
+        self.gradescope_path = Path(config.invocation_params.dir) / given if given else None
+        self.gradescope_shown = _shown(self.gradescope_path) if given else None
+        # findings as workflow commands in the log (as _render._annotations_gh.github_actions,
+        # read here so that a session without shapetrace work loads no renderer)
+        self.annotate = os.environ.get("GITHUB_ACTIONS", "").strip().lower() == "true"
         self._project = None
         self._project_error: str | None = None
         self._project_path: Path | None = None
@@ -156,7 +170,7 @@ class _PluginState:
 
 
 _STATE = pytest.StashKey[_PluginState]()
-_WRITER = "shapetrace-report"
+_WRITER = "shapetrace-outputs"
 _RECORDING = pytest.StashKey["_Recording"]()
 
 
@@ -194,8 +208,11 @@ def pytest_configure(config):
         "run through the shapetrace fixture")
     state = _PluginState(config)
     config.stash[_STATE] = state
-    if state.report_path is not None and not hasattr(config, "workerinput"):
-        config.pluginmanager.register(_ReportWriter(state), _WRITER)
+    wanted = state.report_path or state.gradescope_path or state.annotate
+    if wanted and not hasattr(config, "workerinput"):
+        from ._pytest_outputs import Outputs
+
+        config.pluginmanager.register(Outputs(state), _WRITER)
 
 
 def pytest_unconfigure(config):
@@ -267,6 +284,7 @@ class ShapetraceTargets(pytest.Collector):
 
     def collect(self):
         from ._errors import ShapetraceError
+        from ._isolation import Isolation
         from ._jobs import jobs_from_config
 
         groups: dict[str, dict[str, dict]] = {}  # location -> item name -> item arguments
@@ -279,19 +297,31 @@ class ShapetraceTargets(pytest.Collector):
                 unique = f"{name} ({n})"
             where[unique] = kwargs
 
-        for job in jobs_from_config(_state(self.config).project()):
+        state = _state(self.config)
+        if state.project_error is not None:  # a broken config fails its one item, not the run
+            path = state.project_path
+            yield _child(self, path.name, kind=ShapetraceSetupError, spec="the shapetrace config",
+                         error=state.project_error, points=1)
+            return
+        project = state.project()
+        for entry, job in zip(project.targets, jobs_from_config(project)):  # one job per entry
+            isolation = Isolation()  # what the target imports stays out of the course's tests
+            points = _points(job, entry)
             try:
-                targets = job.resolve()
-            except ShapetraceError as exc:
+                with isolation:
+                    targets = job.resolve()
+            except Exception as exc:  # one broken target fails its own item
+                message = str(exc) if isinstance(exc, ShapetraceError) else \
+                    f"internal error while importing: {type(exc).__name__}: {exc}"
                 location, _, name = (part.strip() for part in job.spec.partition("::"))
                 where = groups.setdefault(location, {}) if name else direct
                 add(where, name or location, kind=ShapetraceSetupError, spec=job.spec,
-                    error=str(exc))
+                    error=message, points=points)
                 continue
             for target in targets:
                 location, _, name = target.display.partition("::")
                 add(groups.setdefault(location, {}), name, kind=ShapetraceItem, job=job,
-                    target=target)
+                    target=target, isolation=isolation, points=points)
 
         for name, kwargs in direct.items():
             yield _child(self, name, **kwargs)
@@ -305,6 +335,15 @@ class ShapetraceTargets(pytest.Collector):
         if isinstance(excinfo.value, ShapetraceError):
             return f"shapetrace: {excinfo.value}"
         return super().repr_failure(excinfo)
+
+
+def _points(job, entry) -> float:
+    """The target's ``points`` (its Gradescope max_score), from the job or its config entry."""
+    for holder in (job, entry):
+        points = getattr(holder, "points", None)
+        if isinstance(points, (int, float)) and not isinstance(points, bool) and points >= 0:
+            return points
+    return 1
 
 
 class ShapetraceTargetGroup(pytest.Collector):
@@ -344,27 +383,32 @@ class _TargetItemBase(pytest.Item):
 
 
 class ShapetraceItem(_TargetItemBase):
-    """One module class from the config, checked like ``python -m shapetrace``."""
+    """One module class from the config, checked like ``python -m shapetrace``. Its modules
+    are in ``sys.modules`` only while it runs (``isolation``, shared by a file's classes)."""
 
-    def __init__(self, *, job, target, **kwargs):
+    def __init__(self, *, job, target, isolation, points=1, **kwargs):
         super().__init__(**kwargs)
         self.job = job
         self.target = target
+        self.isolation = isolation
+        self.points = points
 
     def runtest(self):
         recording = _Recording(self.nodeid, max_ops=None)
         self.stash[_RECORDING] = recording
-        recording.results.append(self.job.run(self.target))
+        with self.isolation:
+            recording.results.append(self.job.run(self.target))
         recording.check()
 
 
 class ShapetraceSetupError(_TargetItemBase):
     """A target spec that names nothing runnable: fails with the one-line reason."""
 
-    def __init__(self, *, spec: str, error: str, **kwargs):
+    def __init__(self, *, spec: str, error: str, points=1, **kwargs):
         super().__init__(**kwargs)
         self.spec = spec
         self.error = error
+        self.points = points
 
     def runtest(self):
         from ._report import TargetResult
@@ -596,63 +640,33 @@ def _finish_quietly(recording: _Recording) -> None:
         recording.results.append(TargetResult(recording.name, error=error))
 
 
-# --- reports -----------------------------------------------------------------------------------
+# --- reports ---------------------------------------------------------------------------------
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
-    recording = item.stash.get(_RECORDING, None) if call.when == "call" else None
-    if recording is not None and recording.results:
-        _attach(report, recording, _state(item.config))
+    if call.when == "call":
+        recording = item.stash.get(_RECORDING, None)
+        if recording is not None:
+            from ._pytest_outputs import attach
+
+            attach(report, recording, _state(item.config), points=getattr(item, "points", 1))
+            # the records go with the report: nothing of the trace outlives the item's call
+            del item.stash[_RECORDING]
+            recording.results = []
+    elif call.when == "setup" and report.failed and _graded(item):
+        # a traced test whose fixtures failed never runs: it still counts, as failed
+        from ._pytest_outputs import gradescope_entry
+
+        report.shapetrace_gradescope = json.dumps(gradescope_entry(report, [], 1))
     return report
 
 
-def _attach(report, recording: _Recording, state: _PluginState | None) -> None:
-    from ._render import failed_traces_text, results_text
-
-    results = recording.results
-    if recording.failed:
-        section = failed_traces_text(results, max_ops=recording.max_ops)
-        if section:
-            report.sections.append(("shapetrace trace", section))
-    elif report.failed or any(r.diagnostics for r in results):
-        report.sections.append(("shapetrace", results_text(results, max_ops=recording.max_ops)))
-    if state is not None and state.report_exporter is not None:
-        exporter = state.report_exporter
-        entries = [exporter.entry(r, test=report.nodeid) for r in results]
-        report.shapetrace_results = json.dumps(entries, allow_nan=False)
-
-
-class _ReportWriter:
-    """Gathers every result and writes ``--shapetrace-report`` (the controller only, under
-    xdist: workers send their results on the test reports)."""
-
-    def __init__(self, state: _PluginState):
-        self.state = state
-        self.results: dict[str, list[dict]] = {}  # nodeid -> JSON results, arrival order
-        self.write_error: str | None = None
-
-    def pytest_runtest_logreport(self, report):
-        data = getattr(report, "shapetrace_results", None)
-        if data and report.when == "call":
-            self.results[report.nodeid] = json.loads(data)  # a rerun replaces the first try
-
-    def pytest_sessionfinish(self, session):
-        # the config's targets first, then traced tests, each in the order their reports came
-        entries = [e for results in self.results.values() for e in results]
-        entries.sort(key=lambda e: not e["test"].startswith("shapetrace::"))
-        path = self.state.report_path
-        text = self.state.report_exporter.document(entries)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            self.write_error = f"cannot write {self.state.report_shown}: {exc.strerror}"
-
-    def pytest_terminal_summary(self, terminalreporter):
-        if self.write_error is not None:
-            terminalreporter.write_sep("-", f"shapetrace report: {self.write_error}", red=True)
-            return
-        n = sum(len(r) for r in self.results.values())
-        counted = f"{n} result{'s' if n != 1 else ''}"
-        terminalreporter.write_sep("-", f"shapetrace report ({counted}): {self.state.report_shown}")
+def _graded(item) -> bool:
+    state = _state(item.config)
+    if state is None or state.gradescope_path is None:
+        return False
+    try:
+        return isinstance(item, _TargetItemBase) or _plan(item) is not None
+    except Exception:  # a marker mistake: the item fails, and is graded
+        return True

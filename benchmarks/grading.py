@@ -1,0 +1,137 @@
+"""Grading N submissions with ``pytest -n 2`` and the plugin, against a bare grader that only
+builds each module and runs one forward pass.
+
+The submissions are the repository's own modules (``examples/*/{buggy,fixed}.py``,
+``reference_models/m*.py`` and the test models), each copied as a student folder
+``sub_NNN/attention.py`` into a temporary course repository whose ``pyproject.toml`` names
+every one as a target (all its ``nn.Module`` classes, constructor arguments and inputs
+inferred). The bare grader imports the same files and, for every class, builds it at the probe
+sizes and runs one forward, split over two processes like ``-n 2``. Both are charged their whole
+CPU time (children's ``getrusage``), imports and start-up included. Goal: <= 1.3x.
+
+    python benchmarks/grading.py [--submissions 144] [--reference]
+
+``--reference`` grades each submission against the solution with ``reference = ...`` as well
+(needs the config's ``reference`` key), which runs a second model per target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCES = sorted([*REPO.glob("examples/*/buggy.py"), *REPO.glob("examples/*/fixed.py"),
+                  *REPO.glob("reference_models/m[0-9]*.py"), REPO / "tests" / "rule_models.py",
+                  REPO / "tests" / "models_basic.py", REPO / "tests" / "behaviour_models.py",
+                  REPO / "tests" / "data" / "registry" / "models.py"])
+SOLUTION = "examples/jumbled_heads/fixed.py"
+
+BARE = '''
+import importlib.util, sys, torch
+from shapetrace._check import _build
+from shapetrace._dims import Dims
+from shapetrace._targets import _module_classes
+
+torch.set_num_threads(1)
+built = ran = 0
+for i, path in enumerate(sys.argv[1:]):
+    spec = importlib.util.spec_from_file_location(f"submission_{i}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception:
+        continue
+    for cls in _module_classes(module):
+        try:
+            model, args, _ = _build(cls, None, None, Dims(), 0, None)
+            built += 1
+            with torch.no_grad():
+                model(*args)
+            ran += 1
+        except Exception:
+            pass
+print(built, ran)
+'''
+
+
+def course(root: Path, n: int, reference: bool) -> list[Path]:
+    files = []
+    lines = ["[tool.pytest.ini_options]\n", "[tool.shapetrace]\n"]
+    for i in range(n):
+        source = SOURCES[i % len(SOURCES)]
+        folder = root / f"sub_{i:03d}"
+        folder.mkdir()
+        shutil.copy(source, folder / "attention.py")
+        files.append(folder / "attention.py")
+        lines.append(f'\n[[tool.shapetrace.targets]]\ntarget = "sub_{i:03d}/attention.py"\n')
+        if reference:
+            lines.append(f'reference = "{REPO / SOLUTION}::MultiHeadAttention"\n')
+    (root / "pyproject.toml").write_text("".join(lines))
+    return files
+
+
+def cpu_of(commands: list[list[str]], cwd: Path, env: dict) -> tuple[float, float, list[str]]:
+    """(CPU seconds of the children, wall seconds, their stdouts), the commands run at once."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    procs = [subprocess.Popen(c, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for c in commands]
+    outs = [p.communicate()[0] for p in procs]
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall, outs
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--submissions", type=int, default=144)
+    parser.add_argument("--reference", action="store_true")
+    parser.add_argument("--keep", type=Path, help="build the course repository here and keep it")
+    args = parser.parse_args()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+           "OMP_NUM_THREADS": "1"}
+    env.pop("GITHUB_ACTIONS", None)
+    # as installed: bytecode caches written and read (PYTHONDONTWRITEBYTECODE recompiles torch
+    # in every process), and no pytest plugins of a development environment (hypothesis, anyio)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    pytest_args = ["-q", "-n", "2", "-p", "no:cacheprovider", "-p", "no:randomly",
+                   "-p", "no:hypothesispytest", "-p", "no:anyio"]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        if args.keep:
+            shutil.rmtree(args.keep, ignore_errors=True)
+            root = args.keep
+            root.mkdir(parents=True)
+        files = course(root, args.submissions, args.reference)
+        halves = [[str(f) for f in files[0::2]], [str(f) for f in files[1::2]]]
+        # a first run of each fills the bytecode caches; the second is measured
+        cpu_of([[sys.executable, "-c", BARE, *files_[:1]] for files_ in halves], root, env)
+        cpu_of([[sys.executable, "-m", "pytest", *pytest_args, "--co"]], root, env)
+        bare_cpu, bare_wall, outs = cpu_of(
+            [[sys.executable, "-c", BARE, *half] for half in halves], root, env)
+        built = sum(int(o.split()[-2]) for o in outs)
+        ran = sum(int(o.split()[-1]) for o in outs)
+        st_cpu, st_wall, (out,) = cpu_of(
+            [[sys.executable, "-m", "pytest", *pytest_args]], root, env)
+    summary = out.strip().splitlines()[-1] if out.strip() else "(no output)"
+    print(f"grading {args.submissions} submissions ({len(SOURCES)} distinct files)"
+          f"{' with the reference comparison' if args.reference else ''}")
+    print(f"  bare grader (build + one forward, 2 processes): {built} modules built, {ran} ran; "
+          f"{bare_cpu:.1f} s CPU, {bare_wall:.1f} s wall")
+    print(f"  pytest -n 2 with shapetrace: {summary}; {st_cpu:.1f} s CPU, {st_wall:.1f} s wall")
+    print(f"  CPU ratio: {st_cpu / bare_cpu:.2f}x (goal: <= 1.3)   wall ratio: "
+          f"{st_wall / bare_wall:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
