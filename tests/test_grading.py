@@ -17,7 +17,7 @@ import pytest
 
 from shapetrace._gradescope import gradescope_test, mark_failed, results_document
 from test_pytest_plugin import (BUGGY_LINE, BUGGY_TARGET, FIXED_TARGET, REPO, RUNS, TRACED_TESTS,
-                                config_accepts, copy_course_template, make_project, outcomes, run)
+                                copy_course_template, make_project, outcomes, run)
 
 pytest_plugins = ["pytester"]
 
@@ -144,8 +144,6 @@ def test_a_broken_target_scores_zero_and_the_rest_still_grade(pytester, args):
     assert document["score"] == 1.0
 
 
-@pytest.mark.xfail(not config_accepts("points"), strict=False,
-                   reason="the config's points key arrives with the reference comparison")
 @pytest.mark.parametrize("args", RUNS)
 def test_points_set_max_score(pytester, args):
     make_project(pytester)
@@ -187,8 +185,6 @@ def test_course_template_grades_correct_and_buggy(pytester, monkeypatch, args):
     assert not any("attention_fixed.py" in a for a in annotations)
 
 
-@pytest.mark.xfail(not config_accepts("reference"), strict=False,
-                   reason="reference = ... arrives with the reference comparison")
 def test_course_template_grades_a_submission_that_differs_from_the_reference(pytester,
                                                                             monkeypatch):
     monkeypatch.setenv("GITHUB_ACTIONS", "true")

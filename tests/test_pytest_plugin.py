@@ -538,23 +538,9 @@ def test_assertion_rewriting_still_works(pytester, args):
 
 # --- the course template -----------------------------------------------------------------------
 
-def config_accepts(key: str) -> bool:
-    """Whether ``[[tool.shapetrace.targets]]`` takes ``key`` (``points`` and ``reference``
-    arrive with the reference comparison)."""
-    from shapetrace import _config
-
-    return key in getattr(_config, "_TARGET_KEYS", ())
-
-
 def copy_course_template(destination: Path) -> None:
-    """The course template as an instructor copies it. Before the reference comparison lands,
-    its ``reference``/``points`` keys are dropped, so that the other verdicts still show."""
+    """The course template as an instructor copies it."""
     shutil.copytree(REPO / "examples" / "course", destination, dirs_exist_ok=True)
-    if not config_accepts("reference"):
-        config = destination / "pyproject.toml"
-        lines = config.read_text().splitlines(keepends=True)
-        config.write_text("".join(line for line in lines
-                                  if not line.startswith(("reference =", "points ="))))
 
 
 def test_course_template_as_an_instructor_runs_it(pytester):
