@@ -38,6 +38,13 @@ _LAZY = {
 }
 
 
+def load_ipython_extension(ipython):
+    """``%load_ext shapetrace`` in a notebook: the ``%%shapetrace`` cell magic."""
+    from ._notebook import load_ipython_extension as load
+
+    load(ipython)
+
+
 def __getattr__(name):
     module = _LAZY.get(name)
     if module is None:

@@ -22,7 +22,6 @@ from ._compat import quiet_numpy_warning
 from ._errors import ShapetraceError, TargetError, UsageError
 from ._version import __version__
 
-_EXPORT_WIDTH = 100  # text that does not go to a terminal: pipes, CI logs, --output
 _MIN_WIDTH, _MAX_WIDTH = 40, 1000  # --width
 
 EPILOG = """\
@@ -30,6 +29,8 @@ targets:
   path/to/file.py              every nn.Module subclass defined in the file
   path/to/file.py::Name        one class
   package.module::Name         one class from an importable module
+  path/to/script.py            a file without nn.Module subclasses (or any file with
+                               --script) runs as a script, traced at its own sizes
 
 examples:
   python -m shapetrace                                  the built-in demo
@@ -86,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="text (default; coloured on a terminal), json, html or svg "
                         "(default with --output: from its extension)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE")
+    p.add_argument("--script", action="store_true",
+                   help="run each file as a script (as __main__, at its own sizes) instead of "
+                        "checking its nn.Module classes; files without any run so anyway")
     p.add_argument("--fake", action="store_true",
                    help="shapes only, on fake tensors: no values, no memory; value-based "
                         "rules are skipped")
@@ -96,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="shapetrace.toml or a pyproject.toml with [tool.shapetrace]")
     p.add_argument("--no-trace", action="store_true", help="show findings only, not every op")
     p.add_argument("--width", type=_width, default=None, metavar="COLUMNS",
-                   help="text width (default: the terminal's; 100 for pipes and files)")
+                   help="text width (default: COLUMNS or the terminal's; 100 for files and "
+                        "when there is no terminal)")
     p.add_argument("--rules", action="store_true", help="list the rules and exit")
     p.add_argument("--version", action="version", version=f"shapetrace {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks for errors")
@@ -153,7 +158,7 @@ def _main(args) -> int:
         try:
             jobs = _jobs(args)
             if args.output:  # a package.module::Name target is a file only known once imported
-                _check_not_input(args.output, [_source_file(target.cls) for _, target in jobs])
+                _check_not_input(args.output, [_source_file(getattr(target, "cls", None)) for _, target in jobs])
             results = _run(jobs, args)
         except SystemExit as exc:  # sys.exit() in the user's constructor or forward
             raise TargetError(f"the checked code called exit({exc.code}); put script code under "
@@ -285,11 +290,16 @@ def _jobs(args) -> list[tuple]:
                                  reference=args.reference)
         if not config.targets and not args.targets:
             raise UsageError(f"{args.config}: no targets configured")
-    if args.reference and args.fake:
-        raise UsageError("--reference compares values: it cannot run with --fake")
-    jobs += [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal,
-                 reference=args.reference) for spec in args.targets]
-    return [(job, target) for job in jobs for target in job.resolve()]
+    if args.reference and (args.fake or args.script):
+        raise UsageError("--reference compares a module's values: it cannot run with --fake or --script")
+    from ._script import script_jobs
+
+    if args.script and (args.init or args.input or args.fake):
+        raise UsageError("--init/--input/--fake apply to nn.Module targets, not --script")
+    config_jobs = [(job, target) for job in jobs for target in job.resolve()]
+    cli_jobs = [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal,
+                    reference=args.reference) for spec in args.targets]
+    return config_jobs + script_jobs(cli_jobs, force=args.script, dims=cli_dims)
 
 
 def _run(jobs: list[tuple], args) -> list:
@@ -324,21 +334,28 @@ def _emit(report, args) -> None:
 
         print_report(report, console=console, show_trace=show_trace)
         return
-    _write(args.exporter.export(report, width=args.width or _EXPORT_WIDTH, show_trace=show_trace),
-           args)
+    _write(args.exporter.export(report, width=_export_width(args), show_trace=show_trace), args)
 
 
 def _paint(paint, args) -> None:
     """Run ``paint(console)`` on the terminal, or have the exporter record it.
 
-    Text that does not go to a terminal (a pipe, a CI log, ``--output``) is plain, 100 columns
-    wide unless ``--width`` says otherwise, without trailing spaces.
+    Text that does not go to a terminal (a pipe, a CI log, ``--output``) is plain, without
+    trailing spaces, as wide as ``--width``, else (pipes) ``COLUMNS`` or the terminal's width,
+    else 100 columns.
     """
     console = _terminal(args)
     if console is not None:
         paint(console)
         return
-    _write(args.exporter.record(paint, width=args.width or _EXPORT_WIDTH), args)
+    _write(args.exporter.record(paint, width=_export_width(args)), args)
+
+
+def _export_width(args) -> int:
+    """``--width``; for a file 100 columns; for a pipe ``COLUMNS`` or the terminal's, else 100."""
+    from ._render import FILE_WIDTH, default_width
+
+    return args.width or (FILE_WIDTH if args.output else default_width())
 
 
 def _terminal(args):

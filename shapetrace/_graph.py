@@ -19,8 +19,8 @@ import math
 from dataclasses import dataclass, field
 
 from ._ops import (
-    EXPANDS, KEEPS_VALUES_IN_PLACE, MASKED_FILLS, MATMULS, RESHAPES, WHERES, einsum_letters,
-    einsum_terms, matmul_operands, permutation, softmax_dim,
+    EXPANDS, KEEPS_VALUES_IN_PLACE, MASKED_FILLS, MATMULS, RANDOM_FACTORIES, RESHAPES, WHERES,
+    einsum_letters, einsum_terms, matmul_operands, permutation, softmax_dim,
 )
 from ._records import OpRecord, TensorMeta
 
@@ -322,13 +322,15 @@ class Lineage:
         self._batched: list[bool] | None = None
 
     def constant(self, meta: TensorMeta) -> bool:
-        """Built from factories only (arange, ones, full ...), not from inputs or parameters."""
+        """Built from factories only (arange, ones, full ...), not from inputs, parameters or
+        random draws (a script's data)."""
         if meta.src is None:
             return False
         if self._constant is None:
             constant: list[bool] = []
             for rec in self.records:  # producers always come before their consumers
-                constant.append(all(m.src is not None and constant[m.src[0]] for m in rec.inputs))
+                constant.append(rec.op not in RANDOM_FACTORIES
+                                and all(m.src is not None and constant[m.src[0]] for m in rec.inputs))
             self._constant = constant
         return self._constant[meta.src[0]]
 

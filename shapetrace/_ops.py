@@ -234,6 +234,12 @@ SAME_AXES = frozenset({
     "torch.sort", "Tensor.argsort", "torch.argsort", "Tensor.cummax", "Tensor.cumprod",
     "torch.cumprod", "Tensor.__abs__", "F.batch_norm", "F.instance_norm",
 })
+#: Random draws: data (a script's stand-in for inputs), not constants such as an ``arange``.
+RANDOM_FACTORIES = frozenset({
+    "torch.rand", "torch.randn", "torch.randint", "torch.rand_like", "torch.randn_like",
+    "torch.randint_like", "torch.normal", "torch.randperm", "torch.bernoulli",
+    "torch.multinomial", "Tensor.uniform_", "Tensor.normal_",
+})
 #: Base names of ops that can make a NaN or an Inf out of finite numbers.
 RISKY_NAMES = frozenset({
     "softmax", "log_softmax", "softmin", "div", "div_", "true_divide", "__rdiv__", "__rtruediv__",

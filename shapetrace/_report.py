@@ -128,3 +128,8 @@ class Report:
         from ._render import print_report
 
         print_report(self, console=console, **options)
+
+    def _repr_html_(self) -> str:  # a notebook shows the report as the HTML report does
+        from ._render._notebook import report_html
+
+        return report_html(self)

@@ -12,6 +12,7 @@ import torch
 
 from ._analysis import Analysis, analyse
 from ._records import OpRecord, TensorMeta, TraceData
+from ._spans import OptimizerSpans
 from ._tracer import Observer, Recorder
 
 
@@ -34,18 +35,29 @@ class Trace(TraceData):
         self._recorder = Recorder(self, model, root=root, probes=probes, observer=observer)
         self._entered = False
         self._analysis: Analysis | None = None
+        #: optimizer steps, each shown as one line (``_spans``)
+        self.spans: list = []
+        self._spans = OptimizerSpans(self.records, self.spans)
 
     # context manager
     def __enter__(self) -> "Trace":
         if self._entered:
             raise RuntimeError("a shapetrace.trace() block cannot be entered twice")
         self._entered = True
-        self._recorder.__enter__()
+        self._spans.__enter__()
+        try:
+            self._recorder.__enter__()
+        except BaseException:
+            self._spans.__exit__(None, None, None)
+            raise
         return self
 
     def __exit__(self, exc_type, exc, tb):
         try:
-            self._recorder.__exit__(exc_type, exc, tb)
+            try:
+                self._recorder.__exit__(exc_type, exc, tb)
+            finally:
+                self._spans.__exit__(exc_type, exc, tb)
         finally:
             self.exception = exc
         return False
@@ -95,6 +107,11 @@ class Trace(TraceData):
         from ._render import print_trace
 
         print_trace(self, console=console, **options)
+
+    def _repr_html_(self) -> str:  # a notebook shows the trace as the HTML report does
+        from ._render._notebook import trace_html
+
+        return trace_html(self)
 
     def __len__(self):
         return len(self.records)

@@ -80,8 +80,6 @@ BAD_INPUTS = [
                  id="import-error"),
     pytest.param([f"{TARGETS}/imports_raising.py"], ["weights.pt is missing", "raising_helper.py:5"],
                  id="import-raises"),
-    pytest.param([f"{TARGETS}/no_modules.py"], ["no nn.Module subclasses", "no_modules.py"],
-                 id="no-modules"),
     pytest.param([f"{MODELS}::Atention"], ["no class 'Atention'", "Attention"], id="unknown-class"),
     pytest.param(["nosuchpackage.attention::Head"], ["cannot import module", "nosuchpackage"],
                  id="unknown-package"),

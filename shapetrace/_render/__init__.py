@@ -10,7 +10,7 @@
   pytest plugin read.
 """
 
-from ._console import make_console, print_report, print_trace
+from ._console import FILE_WIDTH, default_width, make_console, print_report, print_trace
 from ._exporters import (EXPORTERS, Exporter, UnknownFormat, exporter_for_path, exporter_named,
                          format_choices)
 from ._findings import (diagnostic_renderable, report_renderable, rules_renderable, summary_text,
@@ -21,7 +21,7 @@ from ._text import failed_traces_text, failure_text, plain_text, results_text
 from ._trace import trace_renderable
 
 __all__ = [
-    "DIM_STYLES", "EXPORTERS", "SEVERITY_STYLES", "Exporter", "UnknownFormat", "diagnostic_renderable",
+    "DIM_STYLES", "EXPORTERS", "FILE_WIDTH", "default_width", "SEVERITY_STYLES", "Exporter", "UnknownFormat", "diagnostic_renderable",
     "dim_style", "exporter_for_path", "exporter_named", "failed_traces_text", "failure_text",
     "format_choices", "make_console", "plain_text", "print_report", "print_trace",
     "SafeConsole", "report_renderable", "results_text", "rules_renderable", "safe_text",
