@@ -4,15 +4,16 @@ A target is the user's code (its import, its constructor, its forward), which ma
 The deadline is a timer signal that raises :class:`TimedOut` in the main thread wherever that
 code is. ``TimedOut`` is a ``KeyboardInterrupt``, so every place that lets Ctrl-C through lets
 the deadline through too, and ``except Exception`` in the user's code does not swallow it. If the
-user's code catches it anyway (a bare ``except:`` in a retry loop), it is raised again every
-quarter of a second, only ever inside the user's own code, until it gets out: shapetrace's and
-torch's cleanup on the way out (restoring the model, removing hooks) is never interrupted twice.
+user's code catches it anyway (a bare ``except:`` around the loop body), a line tracer raises it
+again at each of the user's lines until it gets out. shapetrace's and torch's cleanup on the way
+out (restoring the model, removing hooks) is never interrupted.
 """
 
 from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 
 from ._source import is_library_file
@@ -33,6 +34,15 @@ def supported() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
+def _in_user_code(frame) -> bool:
+    """Whether the user's code is on the stack (still running, having caught the deadline)."""
+    while frame is not None:
+        if not is_library_file(frame.f_code.co_filename):
+            return True
+        frame = frame.f_back
+    return False
+
+
 @contextlib.contextmanager
 def deadline(seconds: float | None):
     """Raise :class:`TimedOut` in the block once ``seconds`` have passed (None: no deadline).
@@ -47,15 +57,39 @@ def deadline(seconds: float | None):
 
     def expire(signum, frame):
         nonlocal raised
-        if raised and (frame is None or is_library_file(frame.f_code.co_filename)):
-            return  # on the way out: let the cleanup finish, stop the user's code next time
+        if raised:
+            if _in_user_code(frame):  # the user's code caught it: stop it at its next line
+                _raise_on_user_lines(frame, seconds)
+            return  # else on the way out: let the cleanup finish
         raised = True
         raise TimedOut(seconds)
 
     previous = signal.signal(signal.SIGALRM, expire)
+    tracer = sys.gettrace()
     signal.setitimer(signal.ITIMER_REAL, seconds, _AGAIN)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if sys.gettrace() is not tracer:
+            sys.settrace(tracer)
+
+
+def _raise_on_user_lines(frame, seconds: float) -> None:
+    """A line tracer that raises :class:`TimedOut` at every line of the user's code, so a bare
+    ``except:`` around the loop body cannot keep it running (the handler's own line raises)."""
+
+    def on_line(frame, event, arg):
+        if event == "line" and not is_library_file(frame.f_code.co_filename):
+            raise TimedOut(seconds)
+        return on_line
+
+    def on_call(frame, event, arg):
+        return None if is_library_file(frame.f_code.co_filename) else on_line
+
+    while frame is not None:  # frames already running: sys.settrace only sees new calls
+        if not is_library_file(frame.f_code.co_filename):
+            frame.f_trace = on_line
+        frame = frame.f_back
+    sys.settrace(on_call)
