@@ -61,6 +61,16 @@ def _width(text: str) -> int:
     return width
 
 
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return seconds
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="shapetrace",
@@ -98,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "inputs (reference-mismatch); overrides the config's reference")
     p.add_argument("--config", metavar="FILE",
                    help="shapetrace.toml or a pyproject.toml with [tool.shapetrace]")
+    p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="stop a target still running after SECONDS (an endless loop in forward) "
+                        "and report it as a target error (exit 2)")
     p.add_argument("--no-trace", action="store_true", help="show findings only, not every op")
     p.add_argument("--width", type=_width, default=None, metavar="COLUMNS",
                    help="text width (default: COLUMNS or the terminal's; 100 for files and "
@@ -156,7 +169,7 @@ def _main(args) -> int:
         return _demo(args)
     with _stdout_to_stderr():  # nothing the user's code prints may mix into the report
         try:
-            jobs = _jobs(args)
+            jobs = _imported(args)
             if args.output:  # a package.module::Name target is a file only known once imported
                 _check_not_input(args.output, [_source_file(getattr(target, "cls", None)) for _, target in jobs])
             results = _run(jobs, args)
@@ -302,10 +315,39 @@ def _jobs(args) -> list[tuple]:
     return config_jobs + script_jobs(cli_jobs, force=args.script, dims=cli_dims)
 
 
+def _imported(args) -> list[tuple]:
+    """The (job, target) pairs, importing the target files within ``--timeout``."""
+    from ._deadline import TimedOut, deadline
+
+    if args.timeout:  # shapetrace's own imports are not the target's time, and never cut short
+        from . import _check, _script  # noqa: F401 - imports torch and the pipeline
+    try:
+        with deadline(args.timeout):
+            return _jobs(args)
+    except TimedOut as exc:
+        raise TargetError(_stopped(exc, "importing the targets")) from None
+
+
+def _stopped(exc, doing: str) -> str:
+    """One line for a target stopped by ``--timeout``: how long, and where its code was."""
+    from ._source import display_path, innermost_user_frame
+
+    found = innermost_user_frame(exc.__traceback__, installed_is_library=False)
+    where = f", still running at {display_path(found[0])}:{found[1]}" if found else ""
+    return f"stopped after {exc.seconds:g} s (--timeout) while {doing}{where}"
+
+
 def _run(jobs: list[tuple], args) -> list:
+    from ._deadline import TimedOut, deadline
+    from ._report import TargetResult
+
     results = []
     for job, target in jobs:
-        result = job.run(target, fake=args.fake)
+        try:
+            with deadline(args.timeout):
+                result = job.run(target, fake=args.fake)
+        except TimedOut as exc:
+            result = TargetResult(target.display, error=_stopped(exc, "running it"), exception=exc)
         if result.error and args.debug:
             exc = result.exception
             raise getattr(exc, "original", None) or exc or ShapetraceError(result.error)
