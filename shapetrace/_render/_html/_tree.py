@@ -2,7 +2,7 @@
 
 Built from the trace's JSON (what a pytest-xdist worker sends). A clean trace is collapsed; the
 modules down to the first finding are open. Repeated blocks fold as on the terminal
-(``_render._trace._folded``): one copy, then a line with the count.
+(``_render._fold``): one copy, then a line with the count.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..._ops import display_name
-from .._trace import _folded
+from .._fold import Fold, _blocks
 from ._text import esc, shape_html
 
 
@@ -85,13 +85,14 @@ def trace_tree(trace: list[dict], flagged: dict[int, str], ids, *, clean: bool,
                 top = node
         return top
 
-    for kind, item in _folded(ops, flagged, lambda s: s):
-        if kind == "fold":
-            first, last, count = item
+    for node_or_fold in _blocks(ops, flagged, lambda s: s):
+        if isinstance(node_or_fold, Fold):
+            first, last, count = node_or_fold.first, node_or_fold.last, node_or_fold.count
             node = enter(first.rpartition(".")[0])
             node.parts.append(f'<div class="fold">… {esc(first)} to {esc(last)} repeat the '
                               f'ops above (<b>{count}</b> blocks)</div>')
             continue
+        item = node_or_fold.rec
         node = enter(item.module)
         severity = flagged.get(item.index)
         node.parts.append(_op_html(item, severity, ids))
