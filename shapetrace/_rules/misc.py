@@ -85,7 +85,17 @@ def check_discarded(analysis: Analysis):
             continue  # returned, or passed to code the trace does not see
         if first_error is not None and kind != "alone":
             continue  # assigned, but the line that would have used it never ran
+        if not rec.module and not _has_inplace_twin(name):
+            continue  # script or notebook code outside any module: a bare `(a - b).sum()` is
+            # a look at a value; only an op that reads as in-place (masked_fill) is a slip there
         yield _discarded(rec, name, kind, statement)
+
+
+def _has_inplace_twin(name: str) -> bool:
+    """Whether ``Tensor.<name>_`` exists: ``masked_fill`` reads as if it changed its tensor."""
+    import torch
+
+    return hasattr(torch.Tensor, name + "_")
 
 
 class _Statements:
