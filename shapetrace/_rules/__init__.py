@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from .._report import merge_repeats
+from .._diagnostics import merge_repeats
 from .registry import RULES, Rule, diagnostic
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def trace_checks() -> dict:
 def run_trace_rules(analysis: Analysis, skip=()) -> list:
     """All trace-rule diagnostics, in trace order (ties in registry order), one per bug: the
     same rule at the same line in repeated modules is one finding with a count
-    (``_report.merge_repeats``)."""
+    (``_diagnostics.merge_repeats``)."""
     diagnostics = []
     order = {name: i for i, name in enumerate(RULES)}
     for name, check in trace_checks().items():

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from textwrap import dedent
 
-from .._report import Diagnostic
+from .._diagnostics import Diagnostic
 
 
 @dataclass(frozen=True)
