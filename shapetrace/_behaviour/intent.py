@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._ops import COMPARISONS, SDPA, TRIANGULAR
+from .._ops import COMPARISONS, RANDOM_FACTORIES, SDPA, TRIANGULAR
 
 #: Flag names, compared after lower-casing and dropping leading underscores.
 _FLAGS = frozenset({"causal", "is_causal", "autoregressive", "is_autoregressive", "use_causal_mask",
@@ -171,6 +171,7 @@ def trace_evidence(trace: Any) -> str:
     """The first sign in the trace that the module is built to be causal, as words, or ""."""
     dims = trace.dims
     T = dims["T"]
+    data = _DataLineage(trace.records)
     for rec in trace.records:
         op = rec.op
         if op in TRIANGULAR:
@@ -185,11 +186,38 @@ def trace_evidence(trace: Any) -> str:
         if op in COMPARISONS and len(rec.inputs) == 2 and rec.outputs:
             a, b = rec.inputs[0].shape, rec.inputs[1].shape
             out = rec.outputs[0].shape
-            if len(out) >= 2 and out[-1] == out[-2] and a != b and out[-1] in (T, dims["L"]):
+            if len(out) >= 2 and out[-1] == out[-2] and a != b and out[-1] in (T, dims["L"]) \
+                    and not any(data.carries(m) for m in rec.inputs):
                 return "a comparison of positions (a causal mask)"
         if op in _CUMULATIVE and _running_sum_over_time(rec, T):
             return f"a running sum over T ({op}): causal by construction"
     return ""
+
+
+class _DataLineage:
+    """Which tensors carry the module's data: computed from a floating-point tensor that came
+    from outside the trace (an input, a weight) or from a random draw. Positions (aranges, an
+    integer buffer, lengths) carry none: comparing them builds a mask; comparing scores with a
+    threshold (top-k attention) selects by value and says nothing about causality."""
+
+    def __init__(self, records):
+        self._records = records
+        self._data: list[bool] | None = None
+
+    def carries(self, meta) -> bool:
+        if meta.src is None:
+            return _floating(meta)
+        if self._data is None:
+            data: list[bool] = []
+            for rec in self._records:  # producers come before their consumers
+                data.append(rec.op in RANDOM_FACTORIES or any(
+                    _floating(m) if m.src is None else data[m.src[0]] for m in rec.inputs))
+            self._data = data
+        return self._data[meta.src[0]]
+
+
+def _floating(meta) -> bool:
+    return bool(getattr(meta.dtype, "is_floating_point", False))
 
 
 def _running_sum_over_time(rec: Any, T: int) -> bool:
