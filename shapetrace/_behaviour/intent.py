@@ -172,9 +172,10 @@ def trace_evidence(trace: Any) -> str:
     dims = trace.dims
     T = dims["T"]
     data = _DataLineage(trace.records)
+    reshaped = _pattern_writes(trace.records)
     for rec in trace.records:
         op = rec.op
-        if op in TRIANGULAR:
+        if op in TRIANGULAR and (rec.index, 0) not in reshaped:
             return f"a triangular mask ({op})"
         if rec.kwargs.get("is_causal") is True or (op == SDPA
                                                    and len(rec.args) > 5 and rec.args[5] is True):
@@ -192,6 +193,34 @@ def trace_evidence(trace: Any) -> str:
         if op in _CUMULATIVE and _running_sum_over_time(rec, T):
             return f"a running sum over T ({op}): causal by construction"
     return ""
+
+
+def _pattern_writes(records) -> set:
+    """The tensors (``(record, slot)``) whose pattern a later write changes: ``mask[:3, :3] =
+    True`` on a ``tril`` makes a prefix-LM mask, no longer a causal one. A write indexed by the
+    tensor itself (``mask[mask == 0] = float('-inf')``) only recodes its values and keeps it."""
+    found = set()
+    for rec in records:
+        if rec.op != "[]=" or not rec.inputs or rec.inputs[0].src is None:
+            continue
+        target = rec.inputs[0].src
+        if not any(_derives_from(records, m, target) for m in rec.inputs[1:]):
+            found.add(target)
+    return found
+
+
+def _derives_from(records, meta, target, budget: int = 64) -> bool:
+    stack, seen = [meta], set()
+    while stack and budget > 0:
+        budget -= 1
+        m = stack.pop()
+        if m.src is None or m.src in seen:
+            continue
+        if m.src == target:
+            return True
+        seen.add(m.src)
+        stack.extend(records[m.src[0]].inputs)
+    return False
 
 
 class _DataLineage:

@@ -459,6 +459,8 @@ def check_scale(analysis: Analysis):
         alpha = product.kwargs.get("alpha")
         if isinstance(alpha, (int, float)) and product.op.endswith("baddbmm"):
             factors.append(Factor(float(alpha), product, "scores"))
+        if _temperature(scores.path) or _cosine(graph, product.inputs[pair[0]], product.inputs[pair[1]]):
+            continue  # a learned temperature, or cosine similarities: no 1/sqrt(d) is owed
         factors += _operand_factors(graph, product.inputs[pair[0]], "q")
         factors += _operand_factors(graph, product.inputs[pair[1]], "k")
         found = _judge(analysis, factors, d, product)
@@ -476,6 +478,36 @@ def check_scale(analysis: Analysis):
         found = _judge(analysis, factors, rec.inputs[0].shape[-1], rec)
         if found is not None:
             yield found
+
+
+def _temperature(path) -> bool:
+    """Whether the scores are multiplied or divided on their way to the softmax by a tensor
+    that is not one known number (a learned temperature, ``logit_scale.exp()``): the scale is
+    then the model's to learn, and no factor can be judged."""
+    for rec in path:
+        if rec.op not in MULS and rec.op not in DIVS:
+            continue
+        tracked = _tracked_slot(rec)
+        if tracked is not None and _scalar(rec, tracked) is None and len(rec.inputs) == 2:
+            return True
+    return False
+
+
+def _cosine(graph, q, k) -> bool:
+    """Whether q and k are both L2-normalised (``F.normalize``): their product is a cosine
+    similarity in [-1, 1], which a temperature scales, not 1/sqrt(d)."""
+    def normalised(meta) -> bool:
+        for _ in range(DEPTH):
+            rec = graph.producer(meta)
+            if rec is None or not rec.inputs:
+                return False
+            if rec.op == "F.normalize":
+                return True
+            if rec.op not in _TO_SCALE or meta.src[1] != 0:
+                return False
+            meta = rec.inputs[0]
+        return False
+    return normalised(q) and normalised(k)
 
 
 def _tracked_slot(rec) -> int | None:

@@ -490,3 +490,46 @@ class TopKMaskAfterSoftmax(nn.Module):
         top, _ = attn.topk(self.topk, dim=-1)
         attn = attn.masked_fill(attn < top[..., -1:], 0.0)  # BUG
         return (attn @ v).transpose(1, 2).reshape(B, T, C)
+
+
+# --- a padded sequence read back with its axes swapped ------------------------------------------------------
+
+class PaddedSequenceSwapped(nn.Module):
+    """A start token padded in front, then (B, T + 1, C) viewed as (B, C, T + 1) for a Conv1d."""
+
+    BUG = "reshape-jumble"
+    INIT = {"dim": "C"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, dim):
+        super().__init__()
+        self.conv = nn.Conv1d(dim, dim, 2)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        padded = F.pad(x, (0, 0, 1, 0))
+        h = padded.reshape(B, C, T + 1)  # BUG
+        return self.conv(h).transpose(1, 2)
+
+
+class RecodedMaskNeverAdded(nn.Module):
+    """An additive causal mask built in place (``mask[mask == 0] = -inf``), then forgotten."""
+
+    BUG = "causal-leak"
+    INIT = {"dim": "C", "heads": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).reshape(B, T, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        mask = torch.tril(torch.ones(T, T))
+        mask[mask == 0] = float("-inf")
+        mask[mask == 1] = 0.0
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        w = scores.softmax(dim=-1)  # BUG
+        return (w @ v).transpose(1, 2).reshape(B, T, C)
