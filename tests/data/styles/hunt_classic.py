@@ -435,3 +435,16 @@ class LearnedQueryPooling(nn.Module):
         w = (q @ k.transpose(-1, -2) / d ** 0.5).softmax(dim=-1)               # (B, H, 1, T)
         pooled = (w @ v).reshape(B, C)
         return pooled
+
+
+# --- a first lesson: self-attention without trainable weights, unscaled by design ---------------------
+
+class SimplifiedSelfAttention(nn.Module):
+    """``inputs @ inputs.T`` per sample, softmax, weighted sum: no projection, so no 1/sqrt(d)."""
+
+    INPUTS = ["inputs=B,T,C"]
+
+    def forward(self, inputs):
+        attn_scores = inputs @ inputs.transpose(1, 2)
+        attn_weights = torch.softmax(attn_scores, dim=-1)
+        return attn_weights @ inputs
