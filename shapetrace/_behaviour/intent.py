@@ -83,11 +83,13 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
 
 def causal_name(name: str) -> bool:
     """A class name that says causal unambiguously: ``CausalSelfAttention``, ``GPT2Model``,
-    ``NanoGPT``, ``AutoRegressiveDecoder``; not ``NonCausalConv`` nor ``AcausalFilter``."""
+    ``NanoGPT``, ``AutoRegressiveDecoder``, ``ALiBiCausalAttention``; not ``NonCausalConv``,
+    ``BiCausal`` nor ``AcausalFilter``."""
     words = _WORD.findall(name)
     lower = [w.lower() for w in words]
     for i, w in enumerate(lower):
-        negated = i > 0 and lower[i - 1] in ("non", "not", "anti", "bi")
+        negated = i > 0 and lower[i - 1] in ("non", "not", "anti", "bi") \
+            and not (lower[i - 1] == "bi" and i > 1 and lower[i - 2] == "ali")  # ALiBiCausal
         if w == "causal" and not negated:
             return True
         if w in ("autoregressive", "autoreg") and not negated:

@@ -533,3 +533,200 @@ class RecodedMaskNeverAdded(nn.Module):
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
         w = scores.softmax(dim=-1)  # BUG
         return (w @ v).transpose(1, 2).reshape(B, T, C)
+
+
+# --- more twins: timm, d2l, KV cache, grouped heads, ALiBi, einops ----------------------------------------
+
+class TimmMergeWithoutTranspose(nn.Module):
+    BUG = "reshape-jumble"
+    INIT = {"dim": "C", "num_heads": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, dim, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.scale = (dim // num_heads) ** -0.5
+        self.qkv = nn.Linear(dim, dim * 3)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        attn = ((q * self.scale) @ k.transpose(-2, -1)).softmax(dim=-1)
+        return (attn @ v).reshape(B, N, C)  # BUG
+
+
+class D2LTransposeOutputForgotten(nn.Module):
+    BUG = "reshape-jumble"
+    INIT = {"num_hiddens": "C", "num_heads": "H"}
+    INPUTS = ["X=B,T,C"]
+
+    def __init__(self, num_hiddens, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.W_qkv = nn.Linear(num_hiddens, 3 * num_hiddens, bias=False)
+
+    def forward(self, X):
+        B, T, C = X.shape
+        q, k, v = self.W_qkv(X).chunk(3, dim=-1)
+        q, k, v = (t.reshape(B, T, self.num_heads, -1).permute(0, 2, 1, 3).reshape(B * self.num_heads, T, -1)
+                   for t in (q, k, v))
+        out = torch.bmm(torch.softmax(torch.bmm(q, k.transpose(1, 2)) / math.sqrt(q.shape[-1]), dim=-1), v)
+        return out.reshape(B, T, -1)  # BUG
+
+
+class KVCacheConcatOverHeads(nn.Module):
+    """The new key appended along the heads axis instead of the time axis."""
+
+    BUG = "op-failed"
+    INIT = {"d_model": "C", "n_heads": "H"}
+    INPUTS = ["x=B,1,C", "past_k=B,H,S,d", "past_v=B,H,S,d"]
+
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.h, self.dk = n_heads, d_model // n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+
+    def forward(self, x, past_k, past_v):
+        B, one, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q = q.view(B, one, self.h, self.dk).transpose(1, 2)
+        k = torch.cat([past_k, k.view(B, one, self.h, self.dk).transpose(1, 2)], dim=1)  # BUG
+        v = torch.cat([past_v, v.view(B, one, self.h, self.dk).transpose(1, 2)], dim=2)
+        w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(self.dk), dim=-1)
+        return (w @ v).transpose(1, 2).reshape(B, one, C)
+
+
+class GQATiledExpand(nn.Module):
+    """Key/value heads tiled with expand on the wrong side of the group axis."""
+
+    BUG = "head-grouping"
+    INIT = {"dim": "C", "n_heads": "H", "n_kv_heads": 2}
+    INPUTS = ["x=B,T,C"]
+    DIMS = {"H": 6}
+
+    def __init__(self, dim, n_heads, n_kv_heads):
+        super().__init__()
+        self.h, self.kvh, self.hd = n_heads, n_kv_heads, dim // n_heads
+        self.wq = nn.Linear(dim, dim, bias=False)
+        self.wkv = nn.Linear(dim, 2 * n_kv_heads * self.hd, bias=False)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        rep = self.h // self.kvh
+        q = self.wq(x).view(B, T, self.h, self.hd).transpose(1, 2)
+        k, v = self.wkv(x).view(B, T, 2, self.kvh, self.hd).permute(2, 0, 3, 1, 4)
+        k = k[:, None].expand(B, rep, self.kvh, T, self.hd).reshape(B, self.h, T, self.hd)  # BUG
+        v = v.repeat_interleave(rep, dim=1)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class ALiBiCausalMaskForgotten(nn.Module):
+    """ALiBi biases, but the causal mask of a causal model was left out."""
+
+    BUG = "causal-leak"
+    INIT = {"d_model": "C", "n_heads": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.h, self.dk = n_heads, d_model // n_heads
+        self.wqkv = nn.Linear(d_model, 3 * d_model, bias=False)
+        self.register_buffer("slopes", torch.tensor([2 ** (-8 * (i + 1) / n_heads) for i in range(n_heads)]))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.wqkv(x).view(B, T, 3, self.h, self.dk).unbind(2)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        pos = torch.arange(T)
+        bias = self.slopes[:, None, None] * (pos[None, :] - pos[:, None])[None]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.dk) + bias
+        y = scores.softmax(dim=-1) @ v  # BUG
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class CausalFlagMaskSkipped(nn.Module):
+    """``causal=True`` given, but the mask is only applied when a mask argument comes in."""
+
+    BUG = "causal-leak"
+    INIT = {"dim": "C", "heads": "H", "causal": True}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, dim, heads, causal=False):
+        super().__init__()
+        self.heads, self.causal = heads, causal
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x, mask=None):
+        B, T, C = x.shape
+        q, k, v = (rearrange(t, "b n (h d) -> b h n d", h=self.heads) for t in self.qkv(x).chunk(3, dim=-1))
+        sim = torch.einsum("bhid,bhjd->bhij", q, k) * q.shape[-1] ** -0.5
+        if mask is not None:
+            sim = sim.masked_fill(~mask, float("-inf"))
+        attn = sim.softmax(dim=-1)  # BUG
+        return rearrange(torch.einsum("bhij,bhjd->bhid", attn, v), "b h n d -> b n (h d)")
+
+
+class DiscardedMaskFillMultiline(nn.Module):
+    """A masked_fill over several lines whose result is dropped."""
+
+    BUG = "discarded-result"
+    INIT = {"dim": "C", "heads": "H", "block_size": "L"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, dim, heads, block_size):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size)))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        wei = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5
+        wei.masked_fill(  # BUG
+            self.tril[:T, :T] == 0,
+            float("-inf"),
+        )
+        wei = F.softmax(wei, dim=-1)
+        return (wei @ v).transpose(1, 2).reshape(B, T, C)
+
+
+class ScaleAfterSoftmax(nn.Module):
+    BUG = "unnormalized-attention"
+    INIT = {"dim": "C", "heads": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+        attn = attn / math.sqrt(q.shape[-1])  # BUG
+        return (attn @ v).transpose(1, 2).reshape(B, T, C)
+
+
+class FullyMaskedRows(nn.Module):
+    """A padding mask on the queries too, with -inf: padded queries' rows are all -inf."""
+
+    BUG = "non-finite"
+    INIT = {"dim": "C"}
+    INPUTS = ["x=B,T,C", "lengths=B:long:T"]
+
+    def __init__(self, dim):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x, lengths):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        real = torch.arange(T)[None, :] < lengths.clamp(max=T - 2)[:, None]
+        pair = real[:, :, None] & real[:, None, :]
+        scores = (q @ k.transpose(1, 2) / math.sqrt(C)).masked_fill(~pair, float("-inf"))
+        w = scores.softmax(dim=-1)  # BUG
+        return w @ v

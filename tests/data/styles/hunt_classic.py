@@ -448,3 +448,24 @@ class SimplifiedSelfAttention(nn.Module):
         attn_scores = inputs @ inputs.transpose(1, 2)
         attn_weights = torch.softmax(attn_scores, dim=-1)
         return attn_weights @ inputs
+
+
+class ALiBiBidirectional(nn.Module):
+    """An encoder with symmetric ALiBi biases, -slope * |i - j|: no mask, not causal."""
+
+    INIT = {"d_model": "C", "n_heads": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.h, self.dk = n_heads, d_model // n_heads
+        self.wqkv = nn.Linear(d_model, 3 * d_model)
+        self.register_buffer("slopes", _alibi_slopes(n_heads).view(1, n_heads, 1, 1))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.wqkv(x).view(B, T, 3, self.h, self.dk).permute(2, 0, 3, 1, 4)
+        pos = torch.arange(T, dtype=x.dtype)
+        bias = -self.slopes * (pos[None, :] - pos[:, None]).abs()
+        scores = q @ k.transpose(-2, -1) * self.dk ** -0.5 + bias
+        return (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
