@@ -262,8 +262,9 @@ class Graph:
             if consumer.error is not None:
                 continue
             if consumer.op in MATMULS:
-                found.append(ValueUse(consumer, slot, pos, list(path)))
-                continue
+                if _mixes_heads(consumer, slot, pos) is None:
+                    found.append(ValueUse(consumer, slot, pos, list(path)))
+                continue  # weights mixed across heads (talking heads) are no longer normalised
             nxt = forward_position(consumer, slot, pos)
             if nxt is not None:
                 self._forward(consumer, 0, nxt, (*path, consumer), found, seen)
@@ -278,7 +279,11 @@ class Graph:
         if rec is None or len(path) > DEPTH or rec.error is not None:
             return None
         if rec.op in MATMULS:
-            return Scores(rec, pos, list(path)) if meta.src[1] == 0 else None
+            through = _mixes_heads(rec, None, pos) if meta.src[1] == 0 else None
+            if through is None:
+                return Scores(rec, pos, list(path)) if meta.src[1] == 0 else None
+            slot, p = through  # scores mixed across heads: the scores are further back
+            return self._backward(rec.inputs[slot], p, (rec, *path), seen)
         if (rec.index, pos) in seen:
             return None
         seen.add((rec.index, pos))
@@ -287,6 +292,39 @@ class Graph:
             if found is not None:
                 return found
         return None
+
+
+def _mixes_heads(rec: OpRecord, slot: int | None, pos: int) -> tuple[int, int] | None:
+    """For an einsum that contracts nothing but the head axis (H) of one operand and carries
+    axis ``pos`` of it through unchanged (talking-heads attention mixes scores or weights with a
+    learned (H, H) matrix), ``(that operand's slot, the axis in the output)`` going forward
+    (``slot`` given, ``pos`` in the operand) or ``(slot, the axis in the operand)`` going
+    backward (``slot`` None, ``pos`` in the output); else None. Not a q.k product, nor a
+    contraction with the values."""
+    if rec.op != "torch.einsum" or len(rec.inputs) != 2 or not rec.outputs:
+        return None
+    parsed = einsum_terms(rec)
+    if parsed is None:
+        return None
+    terms, rhs = parsed
+    out = einsum_letters(rhs, rec.outputs[0].ndim)
+    for s in ((slot,) if slot is not None else (0, 1)):
+        meta = rec.inputs[s]
+        letters = einsum_letters(terms[s], meta.ndim)
+        if letters is None or out is None or not meta.axes:
+            continue
+        summed = [i for i, c in enumerate(letters) if c != "." and c not in out]
+        if not summed or not all({n for _, n in meta.axes[i]} == {"H"} for i in summed):
+            continue
+        if slot is not None:
+            c = letters[pos]
+            if c != "." and c in out:
+                return s, out.index(c)
+        else:
+            c = out[pos]
+            if c != "." and c in letters:
+                return s, letters.index(c)
+    return None
 
 
 def find_attentions(softmaxes: list[OpRecord], graph: Graph) -> list[Attention]:

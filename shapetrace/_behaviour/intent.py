@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._ops import COMPARISONS, SDPA, TRIANGULAR
+from .._ops import COMPARISONS, RANDOM_FACTORIES, SDPA, TRIANGULAR
 
 #: Flag names, compared after lower-casing and dropping leading underscores.
 _FLAGS = frozenset({"causal", "is_causal", "autoregressive", "is_autoregressive", "use_causal_mask",
@@ -83,11 +83,13 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
 
 def causal_name(name: str) -> bool:
     """A class name that says causal unambiguously: ``CausalSelfAttention``, ``GPT2Model``,
-    ``NanoGPT``, ``AutoRegressiveDecoder``; not ``NonCausalConv`` nor ``AcausalFilter``."""
+    ``NanoGPT``, ``AutoRegressiveDecoder``, ``ALiBiCausalAttention``; not ``NonCausalConv``,
+    ``BiCausal`` nor ``AcausalFilter``."""
     words = _WORD.findall(name)
     lower = [w.lower() for w in words]
     for i, w in enumerate(lower):
-        negated = i > 0 and lower[i - 1] in ("non", "not", "anti", "bi")
+        negated = i > 0 and lower[i - 1] in ("non", "not", "anti", "bi") \
+            and not (lower[i - 1] == "bi" and i > 1 and lower[i - 2] == "ali")  # ALiBiCausal
         if w == "causal" and not negated:
             return True
         if w in ("autoregressive", "autoreg") and not negated:
@@ -171,9 +173,11 @@ def trace_evidence(trace: Any) -> str:
     """The first sign in the trace that the module is built to be causal, as words, or ""."""
     dims = trace.dims
     T = dims["T"]
+    data = _DataLineage(trace.records)
+    reshaped = _pattern_writes(trace.records)
     for rec in trace.records:
         op = rec.op
-        if op in TRIANGULAR:
+        if op in TRIANGULAR and (rec.index, 0) not in reshaped:
             return f"a triangular mask ({op})"
         if rec.kwargs.get("is_causal") is True or (op == SDPA
                                                    and len(rec.args) > 5 and rec.args[5] is True):
@@ -185,11 +189,66 @@ def trace_evidence(trace: Any) -> str:
         if op in COMPARISONS and len(rec.inputs) == 2 and rec.outputs:
             a, b = rec.inputs[0].shape, rec.inputs[1].shape
             out = rec.outputs[0].shape
-            if len(out) >= 2 and out[-1] == out[-2] and a != b and out[-1] in (T, dims["L"]):
+            if len(out) >= 2 and out[-1] == out[-2] and a != b and out[-1] in (T, dims["L"]) \
+                    and not any(data.carries(m) for m in rec.inputs):
                 return "a comparison of positions (a causal mask)"
         if op in _CUMULATIVE and _running_sum_over_time(rec, T):
             return f"a running sum over T ({op}): causal by construction"
     return ""
+
+
+def _pattern_writes(records) -> set:
+    """The tensors (``(record, slot)``) whose pattern a later write changes: ``mask[:3, :3] =
+    True`` on a ``tril`` makes a prefix-LM mask, no longer a causal one. A write indexed by the
+    tensor itself (``mask[mask == 0] = float('-inf')``) only recodes its values and keeps it."""
+    found = set()
+    for rec in records:
+        if rec.op != "[]=" or not rec.inputs or rec.inputs[0].src is None:
+            continue
+        target = rec.inputs[0].src
+        if not any(_derives_from(records, m, target) for m in rec.inputs[1:]):
+            found.add(target)
+    return found
+
+
+def _derives_from(records, meta, target, budget: int = 64) -> bool:
+    stack, seen = [meta], set()
+    while stack and budget > 0:
+        budget -= 1
+        m = stack.pop()
+        if m.src is None or m.src in seen:
+            continue
+        if m.src == target:
+            return True
+        seen.add(m.src)
+        stack.extend(records[m.src[0]].inputs)
+    return False
+
+
+class _DataLineage:
+    """Which tensors carry the module's data: computed from a floating-point tensor that came
+    from outside the trace (an input, a weight) or from a random draw. Positions (aranges, an
+    integer buffer, lengths) carry none: comparing them builds a mask; comparing scores with a
+    threshold (top-k attention) selects by value and says nothing about causality."""
+
+    def __init__(self, records):
+        self._records = records
+        self._data: list[bool] | None = None
+
+    def carries(self, meta) -> bool:
+        if meta.src is None:
+            return _floating(meta)
+        if self._data is None:
+            data: list[bool] = []
+            for rec in self._records:  # producers come before their consumers
+                data.append(rec.op in RANDOM_FACTORIES or any(
+                    _floating(m) if m.src is None else data[m.src[0]] for m in rec.inputs))
+            self._data = data
+        return self._data[meta.src[0]]
+
+
+def _floating(meta) -> bool:
+    return bool(getattr(meta.dtype, "is_floating_point", False))
 
 
 def _running_sum_over_time(rec: Any, T: int) -> bool:

@@ -18,7 +18,7 @@ from .._graph import (
     output_roles,
 )
 from .._ops import (
-    CASTS, DIVS, DROPOUTS, EXPANDS, MOVES, MULS, PERMUTES, RESHAPES, REVERSALS, SDPA,
+    CASTS, DIVS, DROPOUTS, EXPANDS, MATMULS, MOVES, MULS, PERMUTES, RESHAPES, REVERSALS, SDPA,
     matmul_operands,
 )
 from .._provenance import axis_label
@@ -459,9 +459,16 @@ def check_scale(analysis: Analysis):
         alpha = product.kwargs.get("alpha")
         if isinstance(alpha, (int, float)) and product.op.endswith("baddbmm"):
             factors.append(Factor(float(alpha), product, "scores"))
+        if _temperature(scores.path) or _cosine(graph, product.inputs[pair[0]], product.inputs[pair[1]]):
+            continue  # a learned temperature, or cosine similarities: no 1/sqrt(d) is owed
         factors += _operand_factors(graph, product.inputs[pair[0]], "q")
         factors += _operand_factors(graph, product.inputs[pair[1]], "k")
         found = _judge(analysis, factors, d, product)
+        if found is not None and found.severity == "warning":  # not scaled at all
+            if not (_projected(analysis, product.inputs[pair[0]])
+                    and _projected(analysis, product.inputs[pair[1]])):
+                continue  # dot-product attention over raw states (Luong's, a first lesson's
+                # inputs @ inputs.T) is unscaled by design; the 1/sqrt(d) belongs to projections
         if found is not None:
             yield found
     for rec in analysis.records_of((SDPA,)):
@@ -476,6 +483,65 @@ def check_scale(analysis: Analysis):
         found = _judge(analysis, factors, rec.inputs[0].shape[-1], rec)
         if found is not None:
             yield found
+
+
+def _temperature(path) -> bool:
+    """Whether the scores are multiplied or divided on their way to the softmax by a tensor
+    that is not one known number (a learned temperature, ``logit_scale.exp()``): the scale is
+    then the model's to learn, and no factor can be judged."""
+    for rec in path:
+        if rec.op not in MULS and rec.op not in DIVS:
+            continue
+        tracked = _tracked_slot(rec)
+        if tracked is not None and _scalar(rec, tracked) is None and len(rec.inputs) == 2:
+            return True
+    return False
+
+
+def _projected(analysis: Analysis, meta) -> bool:
+    """Whether q (or k) is a learned projection of the tokens: a linear map (``F.linear``, or a
+    product with a weight that has no batch axis) reached through moves and scalar factors."""
+    graph = analysis.graph
+    for _ in range(DEPTH):
+        rec = graph.producer(meta)
+        if rec is None or not rec.inputs or rec.error is not None:
+            return False
+        if rec.op in _LINEAR_MAPS:
+            return True
+        if rec.op in MATMULS:
+            return any(not analysis.lineage.batched(m) for m in rec.inputs)
+        slot = 0
+        if _scalar(rec, 0) is None and len(rec.inputs) == 2 and _scalar(rec, 1) is not None:
+            slot = 1
+        elif rec.op not in _TO_SCALE and _scalar(rec, 0) is None and rec.op not in _ALONG_FEATURES:
+            return False
+        meta = rec.inputs[slot]
+    return False
+
+
+#: Linear maps of the features, and ops between a projection and q or k that keep it one
+#: (rotary embeddings' elementwise products with tables, norms of q and k).
+_LINEAR_MAPS = frozenset({"F.linear", "F.conv1d", "F.conv2d", "torch.addmm", "Tensor.addmm"})
+_ALONG_FEATURES = frozenset({"+", "Tensor.add", "torch.add", "-", "Tensor.sub", "*", "Tensor.mul",
+                             "torch.mul", "F.layer_norm", "F.rms_norm", "Tensor.float",
+                             "Tensor.to", "Tensor.type_as", "Tensor.contiguous"})
+
+
+def _cosine(graph, q, k) -> bool:
+    """Whether q and k are both L2-normalised (``F.normalize``): their product is a cosine
+    similarity in [-1, 1], which a temperature scales, not 1/sqrt(d)."""
+    def normalised(meta) -> bool:
+        for _ in range(DEPTH):
+            rec = graph.producer(meta)
+            if rec is None or not rec.inputs:
+                return False
+            if rec.op == "F.normalize":
+                return True
+            if rec.op not in _TO_SCALE or meta.src[1] != 0:
+                return False
+            meta = rec.inputs[0]
+        return False
+    return normalised(q) and normalised(k)
 
 
 def _tracked_slot(rec) -> int | None:

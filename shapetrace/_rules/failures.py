@@ -6,7 +6,7 @@ from itertools import permutations
 
 from .._analysis import Analysis
 from .._ops import PERMUTES, PLAIN_MATMULS, permutation
-from .._provenance import format_axes
+from .._provenance import axis_label, format_axes
 from .._source import binop_operands, call_receiver
 from .fixes import perm_call, rename_method, segment, with_fix, with_receiver
 from .registry import diagnostic
@@ -148,8 +148,39 @@ def _op_failed(analysis: Analysis, rec):
         message = f"{rec.op} failed: {operands} ({kind}: {_first_line(text)})"
     else:
         message = f"{rec.op} failed on {shapes or 'its arguments'}: {kind}: {_first_line(text)}"
+        if rec.op in _JOINS:
+            hint, fix = _join_hint(analysis, rec), None
     return diagnostic("op-failed", message, hint, rec=rec, exception=kind,
                       fix=fix.data() if fix else None)
+
+
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
+
+
+def _join_hint(analysis: Analysis, rec) -> str:
+    """For a cat whose pieces differ in exactly one axis other than the one it joins along
+    (a KV cache appended over the heads instead of the time axis): join along that axis."""
+    metas = rec.inputs
+    if len(metas) < 2 or len({m.ndim for m in metas}) != 1:
+        return ""
+    n = metas[0].ndim
+    dim = rec.arg(1, "dim", 0)
+    if not isinstance(dim, int) or not -n <= dim < n:
+        return ""
+    dim %= n
+    differ = [i for i in range(n) if len({m.shape[i] for m in metas}) > 1]
+    if rec.op == "torch.stack":
+        return ("torch.stack needs tensors of one shape; use torch.cat to join along an "
+                "existing axis.") if differ else ""
+    others = [i for i in differ if i != dim]
+    if len(others) != 1:
+        return ""
+    axis = others[0]
+    label = axis_label(metas[0].axes[axis], analysis.dims) if metas[0].axes else f"axis {axis}"
+    negative = axis - n
+    return (f"The pieces differ only in axis {axis} ({label} vs "
+            f"{', '.join(str(m.shape[axis]) for m in metas[1:])}), so they join along it: "
+            f"dim={negative if dim < 0 or negative >= -2 else axis}, not dim={rec.arg(1, 'dim', 0)}.")
 
 
 def _is_noncontiguous_view(rec) -> bool:

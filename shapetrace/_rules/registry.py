@@ -119,8 +119,10 @@ _ALL = [
        Scaled dot-product attention divides the scores by sqrt(d), the head size, so their
        variance does not grow with d. Dividing by sqrt(C) (the model width) flattens the
        softmax by a factor sqrt(H); scaling twice is a common refactoring slip. With prime probe
-       sizes shapetrace can read which factor was used. No scale at all is only a warning:
-       some architectures (T5) fold it into their initialisation.
+       sizes shapetrace can read which factor was used. No scale at all is only a warning,
+       and only where q and k are learned projections: some architectures (T5) fold it into
+       their initialisation. Dot products of raw states (Luong attention), cosine similarities
+       and scores multiplied by a learned temperature owe no 1/sqrt(d) and are not judged.
        """,
        """
        scores = q @ k.transpose(-2, -1) / math.sqrt(self.n_embd)

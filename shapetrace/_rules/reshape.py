@@ -79,7 +79,7 @@ def check_jumble(analysis: Analysis):
     dims = analysis.dims
     for rec in analysis.records_of(SPLIT_MERGES):
         result = analysis.reshape(rec)
-        if result is None or result.ok:
+        if result is None or result.ok or _skew(analysis, rec):
             continue
         src = rec.inputs[0].axes
         shape = target_shape(rec)
@@ -100,3 +100,42 @@ def check_jumble(analysis: Analysis):
         fix = _fix_line(rec, kind, order, verb)
         yield diagnostic("reshape-jumble", message, with_fix(hint, fix), rec=rec,
                          before=before, after=after, fix=fix.data() if fix else None)
+
+
+_PADS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "F.pad"})
+
+
+def _skew(analysis: Analysis, rec) -> bool:
+    """The relative-shift trick (Transformer-XL's ``_rel_shift``, Music Transformer's skew):
+    a (T_q, T_k) grid padded with one column of zeros and read back as (T_k + 1, T_q), so that
+    each row slides by one place. Only two neighbouring axes are regrouped, one of them is the
+    padded one, one longer than before, and the other is no longer than the keys."""
+    src, out = rec.inputs[0].shape, rec.outputs[0].shape if rec.outputs else None
+    if out is None or len(src) != len(out):
+        return False
+    changed = [i for i in range(len(src)) if src[i] != out[i]]
+    if len(changed) != 2 or changed[1] != changed[0] + 1:
+        return False
+    i, j = changed
+    if src[i] * src[j] != out[i] * out[j] or (src[i], src[j]) != (out[j], out[i]):
+        return False
+    producer = analysis.graph.producer(rec.inputs[0])
+    if producer is None or producer.op not in _PADS or not producer.inputs:
+        return False
+    grid = producer.inputs[0] if producer.op == "F.pad" else max(producer.inputs, key=_numel)
+    if grid.ndim != len(src):
+        return False
+    grown = [p for p in (i, j) if src[p] == grid.shape[p] + 1]
+    if len(grown) != 1 or src[i + j - grown[0]] > grid.shape[grown[0]]:
+        return False  # a skew slides the queries (no more of them than keys) along the keys
+    if producer.op == "F.pad":
+        return True
+    lineage = analysis.lineage
+    return all(lineage.constant(m) for m in producer.inputs if m is not grid)
+
+
+def _numel(meta) -> int:
+    n = 1
+    for s in meta.shape:
+        n *= s
+    return n
