@@ -55,7 +55,37 @@ def fix_plan(src_axes, shape, dims, verb: str) -> tuple[str, str | None, tuple[i
                 split_names = [target[i] for i in order]
                 return (f"Split with .{verb}{call(split_names)}, then {perm_call(inverse)}.",
                         "split", order)
+    regroup = _regroup_hint(src_axes, shape, dims, verb)
+    if regroup is not None:
+        return regroup, None, None
     return "Split or merge neighbouring axes only, and move axes with transpose/permute.", None, None
+
+
+def _inversions(order) -> int:
+    return sum(1 for i in range(len(order)) for j in range(i + 1, len(order)) if order[i] > order[j])
+
+
+def _regroup_hint(src_axes, shape, dims, verb: str) -> str | None:
+    """Axes that hold several factors (windows merged into the batch, ``(B*Y/4*X/4, 4, 4, C)``)
+    split apart, moved and merged again: the three steps that undo a windowing."""
+    factors = [(f,) for axis in src_axes for f in axis]
+    if len(factors) == len(src_axes) or len(factors) > 7:
+        return None  # nothing merged to split apart, or too many orders to try
+    target = names(fresh_axes(shape, dims), dims)
+    best = None
+    for order in permutations(range(len(factors))):
+        if order == tuple(range(len(factors))):
+            continue
+        result = reshape_axes(tuple(factors[i] for i in order), shape, dims)
+        if result.ok:
+            key = (names(result.axes, dims) != target, _inversions(order))
+            if best is None or key < best[0]:
+                best = (key, order)
+    if best is None or best[0][0]:
+        return None  # no order reads as the names asked for: say less
+    split = names(factors, dims)
+    return (f"Split the merged axes apart with .{verb}{call(split)}, then {perm_call(best[1])}, "
+            f"then .reshape{call(target)}.")
 
 
 def fix_hint(src_axes, shape, dims, verb: str) -> str:
