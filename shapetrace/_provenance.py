@@ -24,11 +24,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ._dims import DEFAULT_SIZES, Dims
+from ._dims import Dims
 from ._ops import (
     ELEMENTWISE_NAMES, REDUCTIONS, SAME_AXES, SPLIT_MERGES, einsum_terms, einsum_tokens, ints,
     movedim_order, norm_dim,
 )
+from ._pieces import cut, foreign, fuse
 from ._records import OpRecord, TensorArg
 
 Factor = tuple  # (size, name)
@@ -87,125 +88,6 @@ def axis_size(axis: Axis) -> int:
     return size
 
 
-# --- pieces: factors cut by size, tied to the factor they came from --------------------------
-
-def _size_of(name: "Piece") -> int:
-    return name.whole[0] // (name.outer * name.inner)
-
-
-class Piece(str):
-    """The name of a factor cut from ``whole`` (a ``(size, name)`` factor) by size: a string, so
-    it prints and compares like any factor name, that remembers where it lies in ``whole``:
-    ``outer`` (the sizes of the pieces before it) times its own size times ``inner`` (the sizes
-    after it) is ``whole``'s size. ``root`` is shared by all the pieces of one cut."""
-
-    whole: tuple
-    root: object
-    outer: int
-    inner: int
-
-
-#: Names of the probe defaults: a cut piece never borrows one because its size matches.
-_DEFAULT_NAMES = frozenset(DEFAULT_SIZES) | {"C"}
-
-
-def _tokens(label: str, dims: Dims) -> list[str]:
-    """``3*C`` -> [3, H, d] (C read as H*d when it is)."""
-    out = []
-    h, d = dims.get("H"), dims.get("d")
-    for part in label.split("*"):
-        if part == "C" and h and d and dims.get("C") == h * d:
-            out += ["H", "d"]
-        else:
-            out.append(part)
-    return out
-
-
-def _literal(size: int, dims: Dims) -> str:
-    """A cut piece's own size as text: a name only when the user declared it for this size
-    (``--dims w=4``), never a default such as ``T`` that merely has the same size."""
-    name = dims.label(size)
-    if name in dims.explicit and name not in _DEFAULT_NAMES:
-        return name
-    return str(size)
-
-
-def _piece_name(whole_name: str, outer: int, size: int, inner: int, dims: Dims) -> str:
-    if not whole_name.isidentifier():
-        # pieces of an unnamed size (96) or of a product (28*T): numbers, or the names the
-        # user declared for them (96 cut into Y and X)
-        return _literal(size, dims)
-    if outer == 1:
-        return f"{whole_name}/{_literal(inner, dims)}"
-    if inner == 1:
-        return _literal(size, dims)
-    return str(size)
-
-
-def _piece(whole: tuple, root, outer: int, size: int, inner: int, dims: Dims) -> Factor:
-    if outer == 1 and inner == 1:
-        return whole
-    name = Piece(_piece_name(whole[1], outer, size, inner, dims))
-    name.whole, name.root, name.outer, name.inner = whole, root, outer, inner
-    return (size, name)
-
-
-def _cut(f: Factor, need: int, dims: Dims) -> tuple[Factor, Factor]:
-    """``f`` cut into a major factor of size ``need`` and the minor rest."""
-    size, name = f
-    rest = size // need
-    if isinstance(name, Piece):
-        root, whole, outer, inner = name.root, name.whole, name.outer, name.inner
-        return (_piece(whole, root, outer, need, rest * inner, dims),
-                _piece(whole, root, outer * need, rest, inner, dims))
-    major, minor = dims.label(need), dims.label(rest)
-    own = [t for t in _tokens(name, dims) if not t.isdigit()]
-    if own:
-        parts = _tokens(major, dims) + _tokens(minor, dims)
-        if all(own.count(t) <= parts.count(t) for t in own):
-            # the names explain the cut: C -> H, d; 3*C -> 3, C; 2*d -> K, d
-            return (need, major), (rest, minor)
-    root = object()
-    return _piece(f, root, 1, need, rest, dims), _piece(f, root, need, rest, 1, dims)
-
-
-def _fuse(taken: list, dims: Dims) -> tuple:
-    """Neighbouring pieces of one cut, in order, joined again (whole again: the factor itself)."""
-    if len(taken) < 2:
-        return tuple(taken)
-    out = [taken[0]]
-    for f in taken[1:]:
-        prev = out[-1][1]
-        name = f[1]
-        if isinstance(prev, Piece) and isinstance(name, Piece) and prev.root is name.root \
-                and prev.inner == f[0] * name.inner:
-            size = out[-1][0] * f[0]
-            out[-1] = _piece(prev.whole, prev.root, prev.outer, size, name.inner, dims)
-        else:
-            out.append(f)
-    return tuple(out)
-
-
-def _foreign(f: Factor, taken: list) -> bool:
-    """Whether cutting the piece ``f`` would join it to pieces it does not follow. A piece is
-    cut to fill an axis alone, after whole factors (``B``), or to continue the run of pieces
-    of its own cut just before it (``Y/4`` then half of the ``4``): never after pieces of
-    another axis (``Y/4``, ``X/4``, then half of ``Y``'s window: a jumble)."""
-    name = f[1]
-    if not isinstance(name, Piece):
-        return False
-    run = [t[1] for t in taken if isinstance(t[1], Piece)]
-    if not run:
-        return False
-    if not isinstance(taken[-1][1], Piece) or len(run) != len(taken) - taken.index(
-            next(t for t in taken if isinstance(t[1], Piece))):
-        return True  # a whole factor after a piece
-    for a, b in zip(run, run[1:] + [name]):
-        if a.root is not b.root or a.inner != b.inner * _size_of(b):
-            return True
-    return False
-
-
 # --- reshape ----------------------------------------------------------------------------------
 
 @dataclass
@@ -238,8 +120,8 @@ def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> Reshape
                 prod *= f[0]
                 continue
             need, rem = divmod(size, prod)
-            if rem == 0 and f[0] % need == 0 and not _foreign(f, taken):
-                major, queue[0] = _cut(f, need, dims)
+            if rem == 0 and f[0] % need == 0 and not foreign(f, taken):
+                major, queue[0] = cut(f, need, dims)
                 taken.append(major)
                 prod *= need
                 continue
@@ -247,7 +129,7 @@ def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> Reshape
         if prod != size:
             mixed = tuple(taken) + tuple(queue[:1])
             return ReshapeCheck(False, fresh_axes(new_shape, dims), i, mixed)
-        out.append(_fuse(taken, dims))
+        out.append(fuse(taken, dims))
     if queue:
         return ReshapeCheck(False, fresh_axes(new_shape, dims), len(new_shape) - 1, tuple(queue))
     return ReshapeCheck(True, tuple(out))
