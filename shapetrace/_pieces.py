@@ -62,8 +62,10 @@ def _piece_name(parent: str, outer: int, size: int, inner: int, dims: Dims) -> s
     """A piece's name: a name the user declared for its size, else relative to the factor it
     was cut from (``Y/4`` for the major piece, the window's own size for the minor one)."""
     own = _literal(size, dims)
-    if not own.isdigit() or not parent.isidentifier():
-        return own  # a declared name (96 cut into Y and X); pieces of 14 or 28*T are numbers
+    if not own.isdigit() or not parent.isidentifier() or parent == "C":
+        # a declared name (96 cut into Y and X); pieces of 14 or 28*T are numbers, and so are
+        # those of the model width: a cut of C is a head split, (H, d) when those are declared
+        return own
     if outer == 1:
         return f"{parent}/{_literal(inner, dims)}"
     return own
@@ -78,6 +80,22 @@ def _piece(whole: tuple, root, outer: int, size: int, inner: int, dims: Dims,
     return (size, piece)
 
 
+def _on_a_boundary(name: str, need: int, dims: Dims) -> bool:
+    """Whether the cut falls between the names of ``name`` (C = H*d cut after H)."""
+    tokens = label_tokens(name, dims)
+    if len(tokens) < 2:
+        return False
+    product = 1
+    for token in tokens[:-1]:
+        size = int(token) if token.isdigit() else dims.get(token)
+        if not size:
+            return False
+        product *= size
+        if product == need:
+            return True
+    return False
+
+
 def cut(f: Factor, need: int, dims: Dims) -> tuple[Factor, Factor]:
     """``f`` cut into a major factor of size ``need`` and the minor rest."""
     size, name = f
@@ -89,6 +107,8 @@ def cut(f: Factor, need: int, dims: Dims) -> tuple[Factor, Factor]:
                 _piece(whole, root, outer * need, rest, inner, dims,
                        _piece_name(name, need, rest, 1, dims)))
     major, minor = dims.label(need), dims.label(rest)
+    if _on_a_boundary(name, need, dims):
+        return (need, major), (rest, minor)  # C -> (H, d) at H = d = 8: the sizes print as 8, 8
     own = [t for t in label_tokens(name, dims) if not t.isdigit()]
     if own:
         parts = label_tokens(major, dims) + label_tokens(minor, dims)
