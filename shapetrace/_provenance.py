@@ -10,6 +10,13 @@ no factors.
 The reshape rule follows from this: a reshape is legal exactly when the new axes can be cut from
 the old factor sequence, in order, splitting a factor only where its size allows. Ops this module
 does not know name their outputs by size alone; it never claims a provenance it did not derive.
+
+A factor cut by size where no names explain the cut (an image height ``Y`` into windows,
+``view(B, Y // 4, 4, ...)``; a sequence into chunks) becomes *pieces* tied to the factor they came
+from: named relative to it (``Y/4`` and ``4``, never a name that only shares the size, such as
+``T`` for a window of 7), and merged back into it when they meet again whole and in order. A
+reshape that must cut one such piece to fill an axis already holding pieces of another factor
+(windows merged back without their permute) is not a split or merge.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from ._ops import (
     ELEMENTWISE_NAMES, REDUCTIONS, SAME_AXES, SPLIT_MERGES, einsum_terms, einsum_tokens, ints,
     movedim_order, norm_dim,
 )
+from ._pieces import cut, foreign, fuse
 from ._records import OpRecord, TensorArg
 
 Factor = tuple  # (size, name)
@@ -112,17 +120,16 @@ def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> Reshape
                 prod *= f[0]
                 continue
             need, rem = divmod(size, prod)
-            if rem == 0 and f[0] % need == 0:
-                rest = f[0] // need
-                queue[0] = (rest, dims.label(rest))
-                taken.append((need, dims.label(need)))
+            if rem == 0 and f[0] % need == 0 and not foreign(f, taken):
+                major, queue[0] = cut(f, need, dims)
+                taken.append(major)
                 prod *= need
                 continue
             break
         if prod != size:
             mixed = tuple(taken) + tuple(queue[:1])
             return ReshapeCheck(False, fresh_axes(new_shape, dims), i, mixed)
-        out.append(tuple(taken))
+        out.append(fuse(taken, dims))
     if queue:
         return ReshapeCheck(False, fresh_axes(new_shape, dims), len(new_shape) - 1, tuple(queue))
     return ReshapeCheck(True, tuple(out))

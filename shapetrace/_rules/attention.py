@@ -7,8 +7,6 @@ handed over in ``Analysis.attentions``; these rules judge them.
 
 from __future__ import annotations
 
-import ast
-import linecache
 import math
 from dataclasses import dataclass
 
@@ -24,6 +22,7 @@ from .._ops import (
 from .._provenance import axis_label
 from .._records import TensorArg
 from .fixes import segment, set_dim, with_fix
+from .scale_fixes import add_factor, drop_keyword, head_size_text, replace_factor
 from .registry import diagnostic
 
 #: Ops followed back from q and k to find a scale applied to them: the moves, less indexing,
@@ -306,8 +305,15 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor):
                    f"factor ({size})")
         hint = ("Multiply the scores by 1/math.sqrt(head_size) before the softmax (fine to ignore "
                 "if the scale is folded into the weights, as in T5).")
-        return diagnostic("attention-scale", message, hint, rec=anchor, variant="unscaled",
-                          factor=total, expected=right)
+        fix = None
+        if not factors:
+            size_text = head_size_text(analysis.records, anchor, d)
+            fix = add_factor(anchor, size_text) if size_text else None
+        elif len(factors) == 1 and factors[0].where == "sdpa" and not factors[0].implicit:
+            fix = drop_keyword(factors[0].rec, "scale")  # the default scale is 1/sqrt(head size)
+        return diagnostic("attention-scale", message, with_fix(hint, fix), rec=anchor,
+                          variant="unscaled", factor=total, expected=right,
+                          fix=fix.data() if fix else None)
     ones = [f for f in factors if _close(f.value, right)]
     if len(ones) >= 2:
         second = max(ones, key=lambda f: f.rec.index)
@@ -315,7 +321,7 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor):
         message = (f"attention scores scaled twice by 1/sqrt({name}): {_describe(first)} and again "
                    f"{_describe(second)}, so they are divided by {name} in all")
         hint = "Scale once: drop one of the two factors."
-        fix = _scale_fix(second.rec, None)
+        fix = replace_factor(second.rec, None)
         return diagnostic("attention-scale", message, with_fix(hint, fix), rec=second.rec,
                           factor=total, expected=right, fix=fix.data() if fix else None)
     explained = _explain(total, dims, d, name)
@@ -338,81 +344,17 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor):
     else:
         hint = "Divide the scores by math.sqrt(head_size) (multiply by head_size ** -0.5)."
     fix = None
-    if culprit is not None and culprit.where != "sdpa" and len(factors) == 1:
-        fix = _scale_fix(culprit.rec, _head_size_text(anchor, d))
+    if culprit is not None and len(factors) == 1:
+        if culprit.where != "sdpa":
+            size_text = head_size_text(analysis.records, anchor, d)
+            fix = replace_factor(culprit.rec, size_text) if size_text else None
+        elif not culprit.implicit and anchor.inputs[0].shape[-1] == d:
+            fix = drop_keyword(culprit.rec, "scale")  # the default scale is 1/sqrt(head size)
+        if fix is not None and culprit.where == "sdpa":
+            hint = "Leave out scale=: scaled_dot_product_attention divides by sqrt(q.size(-1))."
+
     return diagnostic("attention-scale", message, with_fix(hint, fix), rec=target, factor=total,
                       expected=right, fix=fix.data() if fix else None)
-
-
-def _scalarish(node) -> bool:
-    """Whether an expression reads as a plain number: ``math.sqrt(C)``, ``self.n_head ** -0.5``,
-    ``1.0 / d``. Tensors (names, calls of torch functions, matrix products) do not."""
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, (int, float))
-    if isinstance(node, ast.UnaryOp):
-        return _scalarish(node.operand)
-    if isinstance(node, ast.Call):
-        return ast.unparse(node.func).startswith("math.")
-    if isinstance(node, ast.BinOp):
-        if isinstance(node.op, ast.Pow):
-            return isinstance(node.right, (ast.Constant, ast.UnaryOp))
-        return _scalarish(node.left) and _scalarish(node.right) \
-            and not isinstance(node.op, ast.MatMult)
-    return False
-
-
-def _head_size_text(product, d: int) -> str | None:
-    """``q.size(-1)``: the head size read off the query operand of the scores product, when
-    the user named it and its last axis is the head size."""
-    seg = segment(product)
-    if seg is None:
-        return None
-    node = seg.node
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
-        left = node.left
-    elif isinstance(node, ast.Call) and node.args:
-        left = node.args[1] if product.op == "torch.einsum" and len(node.args) > 2 else node.args[0]
-        if product.op == "torch.einsum" and len(node.args) <= 2:
-            return None
-    else:
-        return None
-    first = product.inputs[1 if product.op.endswith("baddbmm") else 0]
-    if not isinstance(left, ast.Name) or not first.shape or first.shape[-1] != d:
-        return None
-    return f"{left.id}.size(-1)"
-
-
-def _scale_fix(rec, head_size: str | None):
-    """The line of a scaling op rewritten: its factor replaced by 1/sqrt(head size) (given as
-    ``head_size``), or dropped (``head_size`` None: scaled twice)."""
-    seg = segment(rec)
-    if seg is None or not isinstance(seg.node, ast.BinOp):
-        return None
-    node = seg.node
-    if isinstance(node.op, ast.Div):
-        if not _scalarish(node.right) or _scalarish(node.left):
-            return None
-        scalar, tensor = node.right, node.left
-    elif isinstance(node.op, ast.Mult):
-        if _scalarish(node.right) == _scalarish(node.left):
-            return None
-        scalar, tensor = (node.right, node.left) if _scalarish(node.right) else (node.left, node.right)
-    else:
-        return None
-    if head_size is None:
-        kept = seg.piece(tensor)
-        if isinstance(tensor, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp)):
-            kept = f"({kept})"
-        return seg.replace(node, kept)
-    if isinstance(node.op, ast.Div):
-        new = f"math.sqrt({head_size})" if _imports_math(seg.filename) else f"{head_size} ** 0.5"
-    else:
-        new = f"{head_size} ** -0.5"
-    return seg.replace(scalar, new)
-
-
-def _imports_math(filename: str) -> bool:
-    return any(line.strip() == "import math" for line in linecache.getlines(filename))
 
 
 def _describe(f: Factor) -> str:

@@ -7,6 +7,7 @@ from itertools import permutations
 from .._analysis import Analysis
 from .._dims import Dims
 from .._ops import SPLIT_MERGES
+from .._pieces import label_tokens
 from .._provenance import axis_label, axis_size, fresh_axes, reshape_axes, target_shape
 from .fixes import (
     call_parts, move_before_call, perm_call, reorder_call, segment, with_fix, with_receiver,
@@ -29,8 +30,10 @@ def fix_plan(src_axes, shape, dims, verb: str) -> tuple[str, str | None, tuple[i
     n, m = len(src_axes), len(shape)
     target = names(fresh_axes(shape, dims), dims)
     if n <= 6:
-        # Prefer the order whose result reads as the names asked for: from (B, d, T, H) to
-        # (B, T, C) the fix is (B, T, H, d), not (B, T, d, H), which merges to d*H.
+        # Only orders whose result reads as the names asked for, and of those the one that
+        # reads exactly so: from (B, d, T, H) to (B, T, C) the fix is (B, T, H, d), not
+        # (B, T, d, H), which merges to d*H. Where two orders read alike and the names do not
+        # say which (2*Y: Y*2 or 2*Y?), there is no sure fix.
         legal = []
         for order in permutations(range(n)):
             if order == tuple(range(n)):
@@ -38,8 +41,12 @@ def fix_plan(src_axes, shape, dims, verb: str) -> tuple[str, str | None, tuple[i
             moved = tuple(src_axes[i] for i in order)
             result = reshape_axes(moved, shape, dims)
             if result.ok:
-                legal.append((names(result.axes, dims) != target, order, moved))
-        if legal:
+                got = names(result.axes, dims)
+                if _reads_as(got, target, dims):
+                    legal.append((got != target, order, moved))
+        exact = [item for item in legal if not item[0]]
+        numeric = any(part.isdigit() for name in target for part in name.split("*"))
+        if legal and not (numeric and len(legal) > 1) and (exact or len(legal) == 1):
             _, order, moved = min(legal, key=lambda item: item[0])
             if tuple(axis_size(a) for a in moved) == tuple(shape):
                 return (f"Reorder axes with {perm_call(order)} instead: a {verb} cannot move axes.",
@@ -50,12 +57,48 @@ def fix_plan(src_axes, shape, dims, verb: str) -> tuple[str, str | None, tuple[i
             if order == tuple(range(m)):
                 continue
             split_shape = tuple(shape[i] for i in order)
-            if reshape_axes(src_axes, split_shape, dims).ok:
+            result = reshape_axes(src_axes, split_shape, dims)
+            split_names = [target[i] for i in order]
+            if result.ok and _reads_as(names(result.axes, dims), split_names, dims):
                 inverse = tuple(order.index(i) for i in range(m))
-                split_names = [target[i] for i in order]
                 return (f"Split with .{verb}{call(split_names)}, then {perm_call(inverse)}.",
                         "split", order)
+    regroup = _regroup_hint(src_axes, shape, dims, verb)
+    if regroup is not None:
+        return regroup, None, None
     return "Split or merge neighbouring axes only, and move axes with transpose/permute.", None, None
+
+
+def _reads_as(got: list[str], want: list[str], dims) -> bool:
+    """Whether each axis holds the names asked for, in any order (``d*H`` holds C's H and d)."""
+    return all(sorted(label_tokens(a, dims)) == sorted(label_tokens(b, dims)) for a, b in zip(got, want))
+
+
+def _inversions(order) -> int:
+    return sum(1 for i in range(len(order)) for j in range(i + 1, len(order)) if order[i] > order[j])
+
+
+def _regroup_hint(src_axes, shape, dims, verb: str) -> str | None:
+    """Axes that hold several factors (windows merged into the batch, ``(B*Y/4*X/4, 4, 4, C)``)
+    split apart, moved and merged again: the three steps that undo a windowing."""
+    factors = [(f,) for axis in src_axes for f in axis]
+    if len(factors) == len(src_axes) or len(factors) > 7:
+        return None  # nothing merged to split apart, or too many orders to try
+    target = names(fresh_axes(shape, dims), dims)
+    best = None
+    for order in permutations(range(len(factors))):
+        if order == tuple(range(len(factors))):
+            continue
+        result = reshape_axes(tuple(factors[i] for i in order), shape, dims)
+        if result.ok:
+            key = (names(result.axes, dims) != target, _inversions(order))
+            if best is None or key < best[0]:
+                best = (key, order)
+    if best is None or best[0][0]:
+        return None  # no order reads as the names asked for: say less
+    split = names(factors, dims)
+    return (f"Split the merged axes apart with .{verb}{call(split)}, then {perm_call(best[1])}, "
+            f"then .reshape{call(target)}.")
 
 
 def fix_hint(src_axes, shape, dims, verb: str) -> str:
