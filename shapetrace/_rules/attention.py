@@ -16,7 +16,8 @@ from .._graph import (
     output_roles,
 )
 from .._ops import (
-    CASTS, DIVS, DROPOUTS, EXPANDS, MATMULS, MOVES, MULS, PERMUTES, RESHAPES, REVERSALS, SDPA,
+    CASTS, DIVS, DROPOUTS, EXPANDS, MATMULS, MOVES, MULS, PERMUTES, PICKS, RESHAPES, REVERSALS,
+    SDPA, base_name,
     matmul_operands,
 )
 from .._provenance import axis_label
@@ -455,6 +456,8 @@ def _projected(analysis: Analysis, meta) -> bool:
         slot = 0
         if _scalar(rec, 0) is None and len(rec.inputs) == 2 and _scalar(rec, 1) is not None:
             slot = 1
+        elif base_name(rec.op) in PICKS:
+            pass  # q cut from a fused qkv projection (split, chunk, unbind, [i]) is still one
         elif rec.op not in _TO_SCALE and _scalar(rec, 0) is None and rec.op not in _ALONG_FEATURES:
             return False
         meta = rec.inputs[slot]
