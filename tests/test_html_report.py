@@ -73,7 +73,11 @@ def test_finding_shows_rule_source_and_module(doms):
     assert len(bad) == 1 and bad[0].find_all("td", "n")[0].text() == str(BUGGY_LINE)
     assert "q.reshape(B, self.n_head, T, C // self.n_head)" in bad[0].text()
     numbers = [td.text() for td in finding.find_all("td", "n")]
-    assert numbers == [str(n) for n in range(BUGGY_LINE - 2, BUGGY_LINE + 3)]
+    assert numbers == [str(n) for n in range(BUGGY_LINE - 2, BUGGY_LINE + 1)] + [""] + \
+        [str(n) for n in range(BUGGY_LINE + 1, BUGGY_LINE + 3)]
+    fix = finding.find_all("tr", "fix")  # the rule's corrected line (``Fix.data()``), below
+    assert len(fix) == 1 and fix[0].find_all("td", "mk")[0].text() == "+"
+    assert "q.reshape(B, T, self.n_head, C // self.n_head).transpose(1, 2)" in fix[0].text()
     assert f"Markup.layers.{NASTY}" in finding.find_all("p", "module")[0].text()
 
 
