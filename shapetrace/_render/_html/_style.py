@@ -79,6 +79,9 @@ body:has(> .st){margin:0}
 .st details.trace>summary,.st details.modules>summary{font-weight:600}
 .st details.mod{margin-left:1em;border-left:1px dotted var(--line);padding-left:.5em}
 .st .tree>details.mod{margin-left:0}
+.st details.loop{margin:.1em 0 .1em 1em;border-left:2px solid var(--muted);padding-left:.5em}
+.st .tree>details.loop{margin-left:0}
+.st .times{font-weight:600}
 .st .mname{font-weight:600}
 .st .badge{color:var(--error);font-size:.85em;font-weight:600}
 .st .op{display:flex;flex-wrap:wrap;gap:0 .8em;padding:.05em 0 .05em 1em;align-items:baseline}
