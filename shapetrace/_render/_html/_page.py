@@ -94,9 +94,12 @@ def _summary_table(order: list[tuple[int, dict]], prefix: str) -> str:
         rows.append(f'<tr class="{cls}"><td><a href="#{prefix}t{i}">{esc(_title(e))}</a>'
                     f'</td><td><span class="verdict {cls}">{word}</span></td>{cells}'
                     f'<td class="num">{seconds}</td></tr>')
+    heads = "".join(f'<th class="num" title="{word}"><span class="wide">{word}</span>'
+                    f'<span class="narrow">{short}</span></th>'
+                    for word, short in (("errors", "✗"), ("warnings", "!"), ("info", "i")))
     return ('<div class="scroll"><table class="summary"><thead><tr><th>target</th><th>verdict</th>'
-            '<th class="num">errors</th><th class="num">warnings</th><th class="num">info</th>'
-            f'<th class="num">time</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+            f'{heads}<th class="num">time</th></tr></thead><tbody>{"".join(rows)}</tbody>'
+            '</table></div>')
 
 
 def _title(entry: dict) -> str:
