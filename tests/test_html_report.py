@@ -304,3 +304,38 @@ def test_notebook_shows_the_report_page_with_its_style():
     root = Dom(t._repr_html_()).root
     assert root.find_all("style") and root.find_all("table", "summary")
     assert root.find_all("details", "trace") and root.find_all("article", "finding")
+
+
+def test_plugin_report_of_a_folded_trace_links_findings_to_their_ops():
+    """The plugin's report keeps a repeated training step once (``compact_trace``): the tree
+    shows it as a loop of its count, and a finding after it still links to its own op."""
+    import sys
+
+    import torch
+
+    import shapetrace
+    from html_pages import ROOT
+    from shapetrace._pytest_outputs import compact_result
+
+    sys.path.insert(0, str(ROOT / "tests" / "data" / "html"))
+    try:
+        import models
+    finally:
+        sys.path.pop(0)
+    model = models.Jumbled(143, 11)
+    with shapetrace.trace(dims={"B": 5, "T": 7, "H": 11, "d": 13, "C": 143}) as t:
+        models.train(30)
+        model(torch.randn(5, 7, 143))
+    result = TargetResult("test_x", dims=t.dims.as_dict(), diagnostics=t.diagnostics, trace=t)
+    compact = compact_result(result)
+    assert len(compact.trace.records) < len(t.records) // 5
+    exporter = EXPORTERS["html"]
+    root = Dom(exporter.document([exporter.entry(compact, test="test_x")])).root
+    loops = [s.text() for s in root.find_all("span", "times")]
+    assert [text for text in loops if text.startswith("x 29 iterations")]
+    jumble = [f for f in root.find_all("article", "finding")
+              if f.find_all("a", "rule")[0].text() == "reshape-jumble"][0]
+    target = jumble.find_all("span", "loc")[0].find_all("a")[0].attrs["href"][1:]
+    op = [e for e in root.iter() if e.attrs.get("id") == target][0]
+    assert op.find_all("span", "ln")[0].text() == str(BUGGY_LINE)
+    assert "q.reshape(B, self.n_head, T, C // self.n_head)" in op.text()

@@ -254,7 +254,7 @@ def _section(i: int, e: dict, prefix: str, *, show_trace: bool, max_ops: int | N
     dims = " ".join(f'{shape_html(k)}<span class="muted">={esc(v)}</span>'
                     for k, v in (e.get("dims") or {}).items())
     parts = [f'<section class="target {cls}" id="{ids.section}">',
-             f'<h2><span class="verdict {cls}">{esc(_verdict(e)[1])}</span> {esc(_title(e))}</h2>']
+             f'<h2><span class="verdict {cls}">{esc(_verdict(e)[1])}</span> {esc(heading(e))}</h2>']
     if dims and not e.get("error"):
         parts.append(f'<p class="dims">probe sizes: {dims}</p>')
     if e.get("error"):
