@@ -256,15 +256,22 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
     result.diagnostics = diagnostics
 
 
-def _head_keeper(heads: dict[int, list]):
+def _head_keeper(heads: dict[int, list], limit: int | None = None):
     """An observer that keeps one head of each attention's weights (``_probes.head_weights``),
-    by record index, for the report's heatmaps."""
+    by record index, for the report's heatmaps: the first call of each attention (module and
+    line; a loop runs it again), at most ``limit`` of them."""
     from ._probes import head_weights
+
+    seen: set = set()
 
     def keep(rec, outs, args, kwargs) -> None:
         if rec.op in SOFTMAXES or rec.op == SDPA:
+            key = (rec.module, rec.site)
+            if key in seen or (limit is not None and len(heads) >= limit):
+                return
             weights = head_weights(rec, outs, args, kwargs)
             if weights is not None:
+                seen.add(key)
                 heads[rec.index] = weights
 
     return keep

@@ -272,6 +272,11 @@ def _demo(args) -> int:
     if not args.exporter.painted or args.fake:
         flag = "--fake" if args.fake else f"--format {args.exporter.name}"
         raise UsageError(f"{flag} needs a TARGET or --config (the demo has no {flag[2:]} mode)")
+    if args.exporter.extras is not None:  # HTML: the report page, as for targets
+        from ._demo import export
+
+        _write(export(args.exporter, show_trace=not args.no_trace), args)
+        return 0
     from ._demo import run
 
     _paint(lambda console: run(console=console), args)

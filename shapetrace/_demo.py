@@ -56,16 +56,30 @@ class JumbledSelfAttention(nn.Module):
         return self.proj(y)
 
 
-def run(console=None) -> int:
+TRY = "Try it on your own code:  python -m shapetrace path/to/attention.py"
+
+
+def report():
+    """Both modules checked, as ``python -m shapetrace TARGET`` checks a target."""
     from ._check import check_target
     from ._report import Report
+
+    return Report([
+        check_target(CausalSelfAttention, target="demo: CausalSelfAttention (correct)"),
+        check_target(JumbledSelfAttention, target="demo: JumbledSelfAttention (one line wrong)"),
+    ])
+
+
+def run(console=None) -> int:
     from ._render import make_console, print_report
 
     console = console or make_console()
-    results = [
-        check_target(CausalSelfAttention, target="demo: CausalSelfAttention (correct)"),
-        check_target(JumbledSelfAttention, target="demo: JumbledSelfAttention (one line wrong)"),
-    ]
-    print_report(Report(results), console=console)
-    console.print("Try it on your own code:  python -m shapetrace path/to/attention.py", style="dim")
+    print_report(report(), console=console)
+    console.print(TRY, style="dim")
     return 0
+
+
+def export(exporter, *, show_trace: bool = True) -> str:
+    """The demo as a report file in a format built from results (HTML): the same page as for
+    targets."""
+    return exporter.export(report(), show_trace=show_trace)

@@ -22,12 +22,30 @@ import json
 import tempfile
 from pathlib import Path
 
+MAX_HEADS = 48  # attention heatmaps kept per traced test, for an HTML report
 MAX_REPORT_OPS = 3000  # ops of one trace kept in the report file, after folding repeated steps
 MIN_REPEATS = 2  # a run of steps folds when the first step is followed by this many repeats
 MIN_FOLDED = 50  # ... and folding saves at least this many ops
 
 
 # --- where the item ran ------------------------------------------------------------------------
+
+def new_trace(state, model=None, **options):
+    """A ``Trace`` for a traced test. For an HTML report it also keeps one head of each
+    attention's weights for the heatmaps, as ``check()`` does: a few hundred floats for the
+    first call of each attention, at most ``MAX_HEADS`` per trace."""
+    from ._trace import Trace
+
+    exporter = getattr(state, "report_exporter", None)
+    if exporter is None or exporter.extras is None:
+        return Trace(model, **options)
+    from ._check import _head_keeper
+
+    heads: dict[int, list] = {}
+    trace = Trace(model, observer=_head_keeper(heads, limit=MAX_HEADS), **options)
+    trace.head_weights = heads
+    return trace
+
 
 def attach(report, recording, state, *, points: float = 1) -> None:
     """Put the item's shapetrace outputs on its test report, as strings (they cross to the
@@ -85,10 +103,19 @@ def compact_result(result):
 class _TraceView:
     """Some of a trace's records, read like the ``Trace`` (renderers and ``to_json``)."""
 
-    def __init__(self, trace, records: list):
+    def __init__(self, trace, records: list, repeats: list | None = None):
         self._trace = trace
         self.records = records
         self.dims = trace.dims
+        self.model = getattr(trace, "model", None)
+        #: ``(first index, ops, times run)`` for each run of steps kept once (the HTML tree
+        #: shows it as a loop)
+        self.repeats = repeats or []
+        kept = {rec.index for rec in records}
+        self.spans = [s for s in getattr(trace, "spans", ())
+                      if all(i in kept for i in range(s.start, s.end))]
+        self.head_weights = {i: w for i, w in (getattr(trace, "head_weights", None) or {}).items()
+                             if i in kept}
 
     def _analyse(self):
         return self._trace._analyse()
@@ -125,11 +152,12 @@ def compact_trace(trace, diagnostics) -> tuple[object, list[str]]:
                tuple(getattr(m, "shape", None) for m in rec.inputs),
                tuple(getattr(m, "shape", None) for m in rec.outputs))
         sigs.append(ids.setdefault(key, len(ids)))
-    kept, notes = [], []
+    kept, notes, runs = [], [], []
     for start, stop, period, repeats in _runs(sigs):
         kept.extend(records[start:start + period])
         if repeats:
             first = records[start]
+            runs.append((first.index, period, repeats + 1))
             where = f"{first.file}:{first.line}" if first.file else first.op
             notes.append(f"trace folded: the {period} ops from {where} (op {start}) repeat "
                          f"{repeats} more times (ops {start + period} to {stop - 1}); shown once")
@@ -139,7 +167,7 @@ def compact_trace(trace, diagnostics) -> tuple[object, list[str]]:
         kept = kept[:MAX_REPORT_OPS]
     if len(kept) == len(records):
         return trace, []
-    return _TraceView(trace, kept), notes
+    return _TraceView(trace, kept, runs), notes
 
 
 def _runs(sigs: list[int]):

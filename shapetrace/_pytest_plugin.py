@@ -480,8 +480,9 @@ class ShapetraceFixture:
     marker; ``check`` takes both per call too.
     """
 
-    def __init__(self, recording: _Recording, dims: dict, causal: bool | None):
+    def __init__(self, recording: _Recording, dims: dict, causal: bool | None, state=None):
         self._recording = recording
+        self._state = state
         self._dims_overrides = dict(dims)
         self.causal = causal
         from ._dims import Dims
@@ -491,11 +492,11 @@ class ShapetraceFixture:
     @contextlib.contextmanager
     def trace(self, model=None):
         """``with shapetrace.trace(model) as t:`` records the block; ``t`` is a ``Trace``."""
-        from ._trace import Trace
+        from ._pytest_outputs import new_trace
 
         # names from the declared sizes, the model's config, or the probe sizes if it runs at
         # them (as for trace() itself): a test at its own sizes gets no guessed names
-        recorded = Trace(model, dims=dict(self._dims_overrides))
+        recorded = new_trace(self._state, model, dims=dict(self._dims_overrides))
         raised = True
         try:
             with recorded:
@@ -582,7 +583,7 @@ def shapetrace(request):
     recording = _Recording(request.node.nodeid)
     request.node.stash[_RECORDING] = recording
     try:
-        return ShapetraceFixture(recording, plan.dims, plan.causal)
+        return ShapetraceFixture(recording, plan.dims, plan.causal, _state(request.config))
     except Exception as exc:  # bad dims in the config or marker
         pytest.fail(f"shapetrace: {exc}", pytrace=False)
 
@@ -608,10 +609,10 @@ def pytest_runtest_call(item):
         return result
 
     from ._errors import ShapetraceError
-    from ._trace import Trace
+    from ._pytest_outputs import new_trace
 
     try:
-        trace = Trace(dims=plan.dims)
+        trace = new_trace(_state(item.config), dims=plan.dims)
     except ShapetraceError as exc:
         pytest.fail(f"shapetrace: {exc}", pytrace=False)
     recording = _Recording(item.nodeid)

@@ -1,5 +1,7 @@
 """Reports for the HTML tests (``test_html_report``, ``test_html_browser``): made once per
-session, from the command line and the Python API, clean, buggy and 96 layers deep."""
+session, from the command line (targets, and the demo without one), the Python API and a
+notebook's display: clean, buggy, 96 layers deep, a finding merged across twelve modules, a
+forward that raises, a traced training loop."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = "tests/data/html/models.py"
 NASTY = "<img src=x onerror=__pwned=1>"  # as in tests/data/html/models.py
+QUOTED = "q\"uo'te"  # a ModuleDict key, as in tests/data/html/models.py
+RAISED = "<script>__pwned=3</script> \"double\" 'single' & <b>bold</b>"  # Raises' message
 BUGGY_LINE = 43  # the jumbled reshape in Jumbled.forward
 
 
@@ -34,23 +38,45 @@ def deep_page() -> str:
     from shapetrace._render import EXPORTERS
     from shapetrace._report import Report
 
+    result = check_target(_models().Deep, target=f"{MODELS}::Deep", behaviour=False)
+    return EXPORTERS["html"].export(Report([result]))
+
+
+def _models():
     sys.path.insert(0, str(ROOT / "tests" / "data" / "html"))
     try:
         import models
     finally:
         sys.path.pop(0)
-    result = check_target(models.Deep, target=f"{MODELS}::Deep", behaviour=False)
-    return EXPORTERS["html"].export(Report([result]))
+    return models
+
+
+def notebook_page(html: str) -> str:
+    """What a notebook shows (``_repr_html_``), in a page of its own for the browser."""
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"UTF-8\">\n"
+            f"<title>notebook</title>\n</head>\n<body>\n{html}\n</body>\n</html>\n")
+
+
+def loop_page() -> str:
+    """A training loop traced with ``shapetrace.trace()``, as a notebook shows the Trace."""
+    import shapetrace
+
+    with shapetrace.trace() as t:
+        _models().train(8)
+    return notebook_page(t._repr_html_())
 
 
 def make_pages(tmp: Path) -> dict[str, str]:
     pages = {}
     for name, targets in (("clean", [f"{MODELS}::Attention"]),
-                          ("buggy", [f"{MODELS}::Attention", f"{MODELS}::Markup"])):
+                          ("buggy", [f"{MODELS}::Attention", f"{MODELS}::Markup"]),
+                          ("stack", [f"{MODELS}::Stack", f"{MODELS}::Raises"]),
+                          ("demo", ["--format", "html"])):
         folder = tmp / name
         folder.mkdir()
         pages[name] = cli_page(folder, *targets)
     pages["deep"] = deep_page()
+    pages["loop"] = loop_page()
     return pages
 
 

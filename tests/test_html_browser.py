@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from html_pages import NASTY, make_pages
+from html_pages import NASTY, QUOTED, RAISED, make_pages
 from test_pytest_plugin import BUGGY_TARGET, FIXED_TARGET, make_project, run
 
 pytest_plugins = ["pytester"]
@@ -39,11 +39,23 @@ var r={errors:window.__errors,pwned:typeof __pwned!=="undefined",images:q("img")
  background:getComputedStyle(document.querySelector(".st")).backgroundColor,
  scrollWidth:document.documentElement.scrollWidth,innerWidth:innerWidth,
  target:location.hash.slice(1),
+ loops:q("details.loop > summary .times").map(function(s){return s.textContent;}),
+ closed:q(".st details:not([open])").length,
+ color:getComputedStyle(document.querySelector(".st")).color,
+ printHidden:q(".st section.target").filter(function(s){return !s.offsetHeight;}).length,
  targetOpen:(function(){var el=document.getElementById(decodeURIComponent(location.hash.slice(1)));
   var all=true;for(;el;el=el.parentElement){if(el.tagName==="DETAILS"&&!el.open){all=false;}}
   return all;})()};
 var pre=document.createElement("pre");pre.id="st-check";pre.textContent=JSON.stringify(r);
 document.body.appendChild(pre);});</script>"""
+
+
+#: Print preview without a printer: the ``@media print`` rules made to apply on screen, and the
+#: ``beforeprint`` event the page listens to, before the check script reads the page.
+_PRINT = """<script>addEventListener("load",function(){
+[].forEach.call(document.styleSheets,function(sheet){[].forEach.call(sheet.cssRules,function(r){
+ if(r.media&&r.media.mediaText==="print"){r.media.mediaText="all";}});});
+dispatchEvent(new Event("beforeprint"));});</script>"""
 
 
 def _chromium() -> str | None:
@@ -68,9 +80,10 @@ def chromium() -> str:
 
 
 def browse(chromium: str, page: str, folder: Path, *, fragment: str = "", width: int = 1400,
-           dark: bool = False) -> dict:
-    """What the check script saw in the rendered page."""
-    page = page.replace("<head>", "<head>" + _FIRST, 1).replace("</body>", _CHECK + "</body>")
+           dark: bool = False, printed: bool = False) -> dict:
+    """What the check script saw in the rendered page (``printed``: as it prints)."""
+    checks = (_PRINT if printed else "") + _CHECK
+    page = page.replace("<head>", "<head>" + _FIRST, 1).replace("</body>", checks + "</body>")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "page.html"
     path.write_text(page, encoding="utf-8")
@@ -91,20 +104,30 @@ def pages(tmp_path_factory):
     return make_pages(tmp_path_factory.mktemp("pages"))
 
 
-@pytest.mark.parametrize(("name", "rows", "verdicts"), [
-    pytest.param("clean", 1, ["passed"], id="cli-clean"),
-    pytest.param("buggy", 2, ["failed", "passed"], id="cli-buggy"),
-    pytest.param("deep", 1, ["passed"], id="96-layers-folded"),
+@pytest.mark.parametrize(("name", "verdicts", "heatmaps"), [
+    pytest.param("clean", ["passed"], 1, id="cli-clean"),
+    pytest.param("buggy", ["failed", "passed"], 2, id="cli-buggy"),
+    pytest.param("deep", ["passed"], 1, id="96-layers-folded"),
+    pytest.param("demo", ["failed", "passed"], 2, id="cli-demo"),
+    pytest.param("stack", ["failed", "failed"], 2, id="merged-and-raised"),
+    pytest.param("loop", ["passed"], 0, id="notebook-training-loop"),
 ])
-def test_page_renders(chromium, pages, tmp_path, name, rows, verdicts):
+def test_page_renders(chromium, pages, tmp_path, name, verdicts, heatmaps):
     seen = browse(chromium, pages[name], tmp_path)
     assert seen["errors"] == []
     assert seen["unresolved"] == []
-    assert [r[1] for r in seen["rows"]] == verdicts and len(seen["rows"]) == rows
-    assert seen["heatmaps"] and all(n == 49 for n in seen["heatmaps"])  # 7 x 7 cells
+    assert [r[1] for r in seen["rows"]] == verdicts
+    assert len(seen["heatmaps"]) == heatmaps and all(n == 49 for n in seen["heatmaps"])  # 7 x 7
     assert all(w > 50 for w in seen["heatmapWidth"])
     assert seen["images"] == 0 and seen["scripts"] == 3  # the page's one and the two checks
     assert not seen["pwned"]
+
+
+def test_loops_fold_in_the_browser(chromium, pages, tmp_path):
+    seen = browse(chromium, pages["loop"], tmp_path)
+    assert any(text.startswith("x 7 iterations, lines ") for text in seen["loops"])
+    assert any(text.startswith("x 3 iterations") for text in seen["loops"])
+    assert seen["errors"] == []
 
 
 def test_user_text_shows_as_text(chromium, pages, tmp_path):
@@ -113,15 +136,31 @@ def test_user_text_shows_as_text(chromium, pages, tmp_path):
     assert seen["images"] == 0 and not seen["pwned"] and seen["errors"] == []
 
 
+def test_exception_messages_and_quoted_keys_show_as_text(chromium, pages, tmp_path):
+    seen = browse(chromium, pages["stack"], tmp_path)
+    assert RAISED in seen["text"] and f"Stack.extra.{QUOTED}" in seen["text"]
+    assert seen["scripts"] == 3 and not seen["pwned"] and seen["errors"] == []
+
+
+@pytest.mark.parametrize("name", ["buggy", "demo", "loop"])
+def test_prints_with_every_fold_open_in_black_on_white(chromium, pages, tmp_path, name):
+    seen = browse(chromium, pages[name], tmp_path, printed=True)
+    assert seen["closed"] == 0 and seen["printHidden"] == 0
+    assert seen["color"] == "rgb(0, 0, 0)" and seen["background"] == "rgb(255, 255, 255)"
+    assert seen["errors"] == []
+
+
 def test_anchor_opens_the_folds_around_it(chromium, pages, tmp_path):
     ids = re.findall(r'<div class="op" id="([^"]+)"', pages["clean"])
     seen = browse(chromium, pages["clean"], tmp_path, fragment=f"#{ids[-1]}")
     assert seen["target"] == ids[-1] and seen["targetOpen"] and seen["errors"] == []
 
 
-def test_phone_width_and_dark_scheme(chromium, pages, tmp_path):
-    light = browse(chromium, pages["buggy"], tmp_path / "light", width=390)
-    dark = browse(chromium, pages["buggy"], tmp_path / "dark", width=390, dark=True)
+@pytest.mark.parametrize("name", ["buggy", "demo", "stack", "loop"])
+@pytest.mark.parametrize("width", [390, 1400])
+def test_phone_width_and_dark_scheme(chromium, pages, tmp_path, name, width):
+    light = browse(chromium, pages[name], tmp_path / "light", width=width)
+    dark = browse(chromium, pages[name], tmp_path / "dark", width=width, dark=True)
     for seen in (light, dark):
         assert seen["scrollWidth"] <= seen["innerWidth"]  # nothing wider than the phone
         assert seen["errors"] == []
@@ -129,12 +168,35 @@ def test_phone_width_and_dark_scheme(chromium, pages, tmp_path):
     assert dark["background"] != light["background"]
 
 
+TRAINING_TEST = """
+import pytest
+import torch
+
+from student.fixed import Attention
+
+
+@pytest.mark.shapetrace
+def test_training():
+    model = Attention(143, 11)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(30):
+        loss = model(torch.randn(5, 7, 143)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
 def test_plugin_report_renders(chromium, pytester, tmp_path):
-    make_project(pytester)
+    """Targets and a traced training test: the test's steps fold into one loop, and its
+    attention has a heatmap as the targets' have."""
+    make_project(pytester, tests=TRAINING_TEST)
     run(pytester, "--shapetrace-report=report.html")
     page = (pytester.path / "report.html").read_text(encoding="utf-8")
     seen = browse(chromium, page, tmp_path)
     assert seen["errors"] == [] and seen["unresolved"] == []
-    assert [r[0] for r in seen["rows"]] == [BUGGY_TARGET, FIXED_TARGET]
-    assert [r[1] for r in seen["rows"]] == ["failed", "passed"]
-    assert len(seen["heatmaps"]) == 2
+    assert [r[0] for r in seen["rows"]] == [BUGGY_TARGET, FIXED_TARGET,
+                                            "test_course.py::test_training"]
+    assert [r[1] for r in seen["rows"]] == ["failed", "passed", "passed"]
+    assert len(seen["heatmaps"]) == 3 and all(n == 49 for n in seen["heatmaps"])
+    assert [t for t in seen["loops"] if re.match(r"x 29 iterations", t)]

@@ -9,12 +9,12 @@ import re
 
 import pytest
 
-from html_pages import BUGGY_LINE, MODELS, NASTY, Dom, make_pages
+from html_pages import BUGGY_LINE, MODELS, NASTY, QUOTED, RAISED, Dom, make_pages
 from shapetrace._render import EXPORTERS, dim_style
 from shapetrace._render._html._text import colour_class
 from shapetrace._report import Diagnostic, Report, TargetResult
 
-PAGES = ["clean", "buggy", "deep"]
+PAGES = ["clean", "buggy", "deep", "stack", "demo", "loop"]
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,11 @@ def test_finding_shows_rule_source_and_module(doms):
     assert len(bad) == 1 and bad[0].find_all("td", "n")[0].text() == str(BUGGY_LINE)
     assert "q.reshape(B, self.n_head, T, C // self.n_head)" in bad[0].text()
     numbers = [td.text() for td in finding.find_all("td", "n")]
-    assert numbers == [str(n) for n in range(BUGGY_LINE - 2, BUGGY_LINE + 3)]
+    assert numbers == [str(n) for n in range(BUGGY_LINE - 2, BUGGY_LINE + 1)] + [""] + \
+        [str(n) for n in range(BUGGY_LINE + 1, BUGGY_LINE + 3)]
+    fix = finding.find_all("tr", "fix")  # the rule's corrected line (``Fix.data()``), below
+    assert len(fix) == 1 and fix[0].find_all("td", "mk")[0].text() == "+"
+    assert "q.reshape(B, T, self.n_head, C // self.n_head).transpose(1, 2)" in fix[0].text()
     assert f"Markup.layers.{NASTY}" in finding.find_all("p", "module")[0].text()
 
 
@@ -141,7 +145,7 @@ def test_dependency_grid_shows_the_leak(doms):
     assert grids and grids[0].find_all("rect", "leak")
 
 
-@pytest.mark.parametrize("name", PAGES)
+@pytest.mark.parametrize("name", ["clean", "buggy", "deep", "stack", "demo"])
 def test_dims_have_their_terminal_colours(doms, name):
     spans = [s for shape in doms[name].find_all("span", "shape") for s in shape.find_all("span")]
     named = [(s.text(), s.classes) for s in spans if s.text().isidentifier()]
@@ -197,3 +201,141 @@ def test_kept_head_is_causal_attention_weights(name):
     assert all(abs(sum(row) - 1) < 1e-3 for row in weights)
     assert all(weights[r][c] == 0 for r in range(7) for c in range(r + 1, 7))
     assert all(weights[r][c] > 0 for r in range(7) for c in range(r + 1))
+
+
+def test_demo_is_the_report_page(pages, doms):
+    """``python -m shapetrace --format html`` without a target: the report page of the demo's
+    two attentions, not the terminal's text in a frame."""
+    root = doms["demo"]
+    assert root.find_all("pre", "painted") == []
+    assert root.find_all("title")[0].text() == "shapetrace report"
+    rows = root.find_all("table", "summary")[0].find_all("tbody")[0].find_all("tr")
+    assert [[c.text() for c in r.find_all("td")][:2] for r in rows] == [
+        ["demo: JumbledSelfAttention (one line wrong)", "failed"],
+        ["demo: CausalSelfAttention (correct)", "passed"]]
+    buggy, correct = sections(root)
+    finding = buggy.find_all("article", "finding")[0]
+    assert finding.find_all("a", "rule")[0].text() == "reshape-jumble"
+    assert len(finding.find_all("tr", "bad")) == 1
+    assert "q.reshape(B, T, self.n_head, C // self.n_head).transpose(1, 2)" in \
+        finding.find_all("tr", "fix")[0].text()
+    for section in (buggy, correct):
+        assert len(section.find_all("figure", "heat")) == 1
+        assert section.find_all("details", "trace") and section.find_all("table", "modules")
+
+
+def test_merged_finding_shows_its_modules_and_count(doms):
+    """One finding for the same line in twelve modules (``merge_repeats``): the span of modules
+    and the count, as the terminal shows them, and the twelve paths."""
+    section = sections(doms["stack"])[0]
+    jumbles = [f for f in section.find_all("article", "finding")
+               if f.find_all("a", "rule")[0].text() == "reshape-jumble"
+               and f.find_all("span", "loc")[0].text().endswith(f":{BUGGY_LINE}")]
+    assert len(jumbles) == 1
+    where = jumbles[0].find_all("p", "module")[0].text()
+    assert where == f"in Stack.blocks.0 ... extra.{QUOTED} (12 times)"
+    listed = [li.text() for li in jumbles[0].find_all("details", "modules-list")[0].find_all("li")]
+    assert listed == [f"Stack.blocks.{i}" for i in range(11)] + [f"Stack.extra.{QUOTED}"]
+
+
+def test_exception_message_and_quoted_names_are_escaped(pages, doms):
+    root = doms["stack"]
+    text = root.text()
+    assert RAISED in text and QUOTED in text
+    assert len(root.find_all("script")) == 1  # the page's own
+    assert [b.text() for b in root.find_all("b") if b.text() == "bold"] == []
+    assert RAISED not in pages["stack"] and "<script>__pwned" not in pages["stack"]
+    assert f"Stack.extra.{QUOTED}" not in pages["stack"]  # quotes escaped in the file
+
+
+def _iterations(text: str) -> list[int]:
+    return [int(n) for n in re.findall(r"x (\d+) iterations", text)]
+
+
+def test_loops_fold_in_the_tree_as_on_the_terminal():
+    """A traced training loop: the loops the terminal folds (``x 7 iterations``) fold in the
+    tree, nested the same way; optimizer steps and layer initialisation are one line each."""
+    import io
+    import sys
+
+    from rich.console import Console
+
+    import shapetrace
+    from html_pages import ROOT
+
+    sys.path.insert(0, str(ROOT / "tests" / "data" / "html"))
+    try:
+        import models
+    finally:
+        sys.path.pop(0)
+    with shapetrace.trace() as t:
+        models.train(8)
+    out = io.StringIO()
+    t.print(console=Console(file=out, width=120, color_system=None))
+    terminal = _iterations(out.getvalue())
+    assert terminal and max(terminal) == 7  # the first step differs (no gradients to zero yet)
+    root = Dom(t._repr_html_()).root
+    loops = root.find_all("details", "loop")
+    assert [_iterations(d.find_all("span", "times")[0].text())[0] for d in loops] == terminal
+    outer = [d for d in loops if _iterations(d.find_all("span", "times")[0].text()) == [7]][0]
+    assert [d for d in outer.find_all("details", "loop")]  # the layers' loop inside the step's
+    calls = [c.find_all("span", "name")[0].text() for c in root.find_all("div", "call")]
+    assert "AdamW.step" in calls and "nn.init" in calls
+    assert len(root.find_all("div", "op")) < len(t.records) // 5
+
+
+def test_notebook_shows_the_report_page_with_its_style():
+    """``Report._repr_html_`` and ``Trace._repr_html_``: the page's stylesheet and body."""
+    import shapetrace
+    from shapetrace._check import check_target
+    from shapetrace._demo import JumbledSelfAttention
+
+    report = Report([check_target(JumbledSelfAttention, target="jumbled", behaviour=False)])
+    page = EXPORTERS["html"].export(report)
+    fragment = report._repr_html_()
+    assert fragment.startswith("<style>") and "<!DOCTYPE" not in fragment
+    body = page[page.index("<body>") + len("<body>"):page.index("</body>")].strip()
+    assert fragment.endswith(body)
+    model = JumbledSelfAttention(143, 11)
+    import torch
+
+    with shapetrace.trace(model) as t:
+        model(torch.randn(5, 7, 143))
+    root = Dom(t._repr_html_()).root
+    assert root.find_all("style") and root.find_all("table", "summary")
+    assert root.find_all("details", "trace") and root.find_all("article", "finding")
+
+
+def test_plugin_report_of_a_folded_trace_links_findings_to_their_ops():
+    """The plugin's report keeps a repeated training step once (``compact_trace``): the tree
+    shows it as a loop of its count, and a finding after it still links to its own op."""
+    import sys
+
+    import torch
+
+    import shapetrace
+    from html_pages import ROOT
+    from shapetrace._pytest_outputs import compact_result
+
+    sys.path.insert(0, str(ROOT / "tests" / "data" / "html"))
+    try:
+        import models
+    finally:
+        sys.path.pop(0)
+    model = models.Jumbled(143, 11)
+    with shapetrace.trace(dims={"B": 5, "T": 7, "H": 11, "d": 13, "C": 143}) as t:
+        models.train(30)
+        model(torch.randn(5, 7, 143))
+    result = TargetResult("test_x", dims=t.dims.as_dict(), diagnostics=t.diagnostics, trace=t)
+    compact = compact_result(result)
+    assert len(compact.trace.records) < len(t.records) // 5
+    exporter = EXPORTERS["html"]
+    root = Dom(exporter.document([exporter.entry(compact, test="test_x")])).root
+    loops = [s.text() for s in root.find_all("span", "times")]
+    assert [text for text in loops if text.startswith("x 29 iterations")]
+    jumble = [f for f in root.find_all("article", "finding")
+              if f.find_all("a", "rule")[0].text() == "reshape-jumble"][0]
+    target = jumble.find_all("span", "loc")[0].find_all("a")[0].attrs["href"][1:]
+    op = [e for e in root.iter() if e.attrs.get("id") == target][0]
+    assert op.find_all("span", "ln")[0].text() == str(BUGGY_LINE)
+    assert "q.reshape(B, self.n_head, T, C // self.n_head)" in op.text()

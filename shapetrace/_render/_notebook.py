@@ -1,34 +1,35 @@
 """HTML for a notebook's rich display (``Trace._repr_html_``, ``Report._repr_html_``, the
-``%%shapetrace`` magic): the HTML report's own page (``EXPORTERS["html"]``), cut to its body."""
+``%%shapetrace`` magic): the HTML report's own page (``EXPORTERS["html"]``), cut to its
+stylesheet and body. Everything on the page is scoped under ``.st``, so the notebook around it
+keeps its own look."""
 
 from __future__ import annotations
 
 import re
 
-from rich.console import Group
-from rich.padding import Padding
-
 from ._exporters import EXPORTERS
-from ._findings import diagnostic_renderable, summary_text
-from ._trace import trace_renderable
 
 _BODY = re.compile(r"<body[^>]*>(.*)</body>", re.S | re.I)
+_STYLE = re.compile(r"<style>.*?</style>", re.S | re.I)
 
 
 def _fragment(page: str) -> str:
     found = _BODY.search(page)
-    return found.group(1).strip() if found else page
+    if not found:
+        return page
+    style = _STYLE.search(page)
+    return (style.group(0) if style else "") + found.group(1).strip()
 
 
-def report_html(report) -> str:
+def report_html(report, *, show_trace: bool = True) -> str:
     """The HTML report of ``report``, as a fragment to show in a notebook."""
-    return _fragment(EXPORTERS["html"].export(report))
+    return _fragment(EXPORTERS["html"].export(report, show_trace=show_trace))
 
 
-def trace_html(trace) -> str:
-    """A trace as the HTML report paints a traced block: every op, then the findings."""
-    diagnostics = trace.diagnostics
-    parts = [trace_renderable(trace, diagnostics=diagnostics)]
-    parts += [Padding(diagnostic_renderable(d), (0, 0, 0, 2), expand=False) for d in diagnostics]
-    parts.append(Padding(summary_text(diagnostics), (1, 0, 0, 2), expand=False))
-    return _fragment(EXPORTERS["html"].paint(Group(*parts)))
+def trace_html(trace, *, name: str = "trace") -> str:
+    """A trace as the HTML report shows a traced block: its findings, then the trace tree."""
+    from .._report import Report, TargetResult
+
+    result = TargetResult(name, dims=trace.dims.as_dict(), diagnostics=list(trace.diagnostics),
+                          trace=trace)
+    return report_html(Report([result]))

@@ -20,12 +20,36 @@ def html_extras(result) -> dict:
                  "heads": [], "modules": []}
     trace = result.trace
     if trace is not None:
+        out.update(_folding(trace))
         try:
             analysis = trace._analyse()
         except Exception:  # noqa: BLE001 - a trace that cannot be analysed still has a page
             return out
         out["heads"] = _heads(trace, analysis)
         out["modules"] = _modules(trace, analysis)
+    return out
+
+
+def _folding(trace) -> dict:
+    """What the trace tree needs to fold as the terminal does, beyond the trace's JSON: the
+    records' indices where the trace is a view of some of them (the plugin's report keeps a
+    repeated step once: ``repeats``, ``[first index, ops, times run]``), the optimizer steps
+    (``spans``) and the ops library code ran (``internal``: a layer's initialisation)."""
+    records = trace.records
+    out: dict = {}
+    if any(rec.index != i for i, rec in enumerate(records)):
+        out["indices"] = [rec.index for rec in records]
+    kept = {rec.index for rec in records}
+    spans = [[s.start, s.end, s.label] for s in getattr(trace, "spans", ())
+             if all(i in kept for i in range(s.start, s.end))]
+    if spans:
+        out["spans"] = spans
+    internal = [rec.index for rec in records if rec.internal and not rec.module]
+    if internal:
+        out["internal"] = internal
+    repeats = getattr(trace, "repeats", None)
+    if repeats:
+        out["repeats"] = [list(r) for r in repeats]
     return out
 
 
@@ -52,9 +76,12 @@ def _heads(trace, analysis) -> list[dict]:
 
     kept = getattr(trace, "head_weights", None) or {}
     attentions = {a.softmax.index for a in analysis.attentions}
+    records = {rec.index: rec for rec in trace.records} if kept else {}
     heads = []
     for index in sorted(kept):
-        rec = trace.records[index]
+        rec = records.get(index)
+        if rec is None:  # a record the report does not keep
+            continue
         if rec.op == SDPA and len(rec.inputs) >= 2:
             rows = _axis_names(analysis.shape_of(rec.inputs[0]))[-2:-1]
             cols = _axis_names(analysis.shape_of(rec.inputs[1]))[-2:-1]

@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 
+from ..._report import module_span
 from ._pictures import grid_svg, heatmap_svg
 from ._style import SCRIPT, STYLE
 from ._text import esc, message_html, prose_html, shape_html
@@ -20,6 +21,7 @@ from ._tree import trace_tree
 TITLE = "shapetrace report"
 SEVERITIES = ("error", "warning", "info")
 MAX_FIGURES = 12  # heatmaps per target
+MAX_MODULES = 100  # module paths listed under a finding merged across repeated modules
 
 
 class _Ids:
@@ -92,9 +94,12 @@ def _summary_table(order: list[tuple[int, dict]], prefix: str) -> str:
         rows.append(f'<tr class="{cls}"><td><a href="#{prefix}t{i}">{esc(_title(e))}</a>'
                     f'</td><td><span class="verdict {cls}">{word}</span></td>{cells}'
                     f'<td class="num">{seconds}</td></tr>')
+    heads = "".join(f'<th class="num" title="{word}"><span class="wide">{word}</span>'
+                    f'<span class="narrow">{short}</span></th>'
+                    for word, short in (("errors", "✗"), ("warnings", "!"), ("info", "i")))
     return ('<div class="scroll"><table class="summary"><thead><tr><th>target</th><th>verdict</th>'
-            '<th class="num">errors</th><th class="num">warnings</th><th class="num">info</th>'
-            f'<th class="num">time</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+            f'{heads}<th class="num">time</th></tr></thead><tbody>{"".join(rows)}</tbody>'
+            '</table></div>')
 
 
 def _title(entry: dict) -> str:
@@ -109,13 +114,19 @@ def _source_html(d: dict, sources: dict) -> str:
         return ""
     data = d.get("data") or {}
     fix = data.get("fix") or data.get("corrected")
+    fix_line = d.get("line")
+    if isinstance(fix, dict):  # ``Fix.data()``: the whole new line, for the line it replaces
+        fix_line, fix = fix.get("line", fix_line), fix.get("text")
+    if not isinstance(fix, str):
+        fix = None
     rows = []
     for n, text in enumerate(found["lines"], start=found["start"]):
         bad = n == d.get("line")
-        rows.append(f'<tr class="{"bad" if bad else ""}"><td class="n">{n}</td>'
-                    f'<td class="mk">{"−" if bad and fix else ("✗" if bad else "")}</td>'
-                    f'<td><code>{esc(text)}</code></td></tr>')
-        if bad and isinstance(fix, str):
+        fixed = fix is not None and n == fix_line
+        mark = "−" if fixed else ("✗" if bad else "")
+        rows.append(f'<tr class="{"bad" if bad or fixed else ""}"><td class="n">{n}</td>'
+                    f'<td class="mk">{mark}</td><td><code>{esc(text)}</code></td></tr>')
+        if fixed:
             indent = text[:len(text) - len(text.lstrip())]
             shown = fix if fix.startswith((" ", "\t")) else indent + fix
             rows.append(f'<tr class="fix"><td class="n"></td><td class="mk">+</td>'
@@ -144,14 +155,33 @@ def _finding_html(d: dict, j: int, ids: _Ids, sources: dict, prefix: str) -> str
     if d.get("hint"):
         parts.append(f'<p class="hint"><b>hint:</b> {message_html(d["hint"])}</p>')
     parts.append(_source_html(d, sources))
-    if d.get("module"):
-        parts.append(f'<p class="module">in <code>{esc(d["module"])}</code></p>')
+    parts.append(_where_html(d))
     if isinstance(data.get("grid"), dict):
         parts.append(f'<figure class="grid">{grid_svg(data["grid"])}<figcaption>'
                      f'<span class="key used"></span> used <span class="key unused"></span> '
                      f'unused <span class="key leak"></span> leak</figcaption></figure>')
     parts.append("</article>")
     return "".join(parts)
+
+
+def _where_html(d: dict) -> str:
+    """The module path, and for a finding merged across repeated modules (``merge_repeats``)
+    how often and where: ``in Model.blocks.0 ... blocks.11.attn (12 times)``."""
+    modules = [m for m in d.get("modules") or () if isinstance(m, str)]
+    span = module_span(modules) or d.get("module") or ""
+    count = d.get("count") if isinstance(d.get("count"), int) else 1
+    if not span:
+        return ""
+    times = f' <span class="times">({count} times)</span>' if count > 1 else ""
+    listed = ""
+    if len(modules) > 2:
+        shown = modules[:MAX_MODULES]
+        more = (f"<li>… and {len(modules) - MAX_MODULES} more</li>"
+                if len(modules) > MAX_MODULES else "")
+        listed = (f'<details class="modules-list"><summary>{len(modules)} modules</summary>'
+                  f'<ul>{"".join(f"<li><code>{esc(m)}</code></li>" for m in shown)}{more}</ul>'
+                  '</details>')
+    return f'<p class="module">in <code>{esc(span)}</code>{times}</p>{listed}'
 
 
 _NUMBERED = re.compile(r"\.\d+(?=\.|$)")
@@ -218,7 +248,7 @@ def _section(i: int, e: dict, prefix: str, *, show_trace: bool, max_ops: int | N
     tree = ""
     if show_trace and trace:
         body, ids.shown = trace_tree(trace, flagged, ids, clean=bool(e["ok"] and not diagnostics),
-                                     max_ops=max_ops)
+                                     max_ops=max_ops, extras=extras)
         tree = (f'<details class="trace"{" open" if diagnostics else ""}><summary>Trace '
                 f'({len(trace)} ops)</summary><div class="tree">{body}</div></details>')
     dims = " ".join(f'{shape_html(k)}<span class="muted">={esc(v)}</span>'
@@ -270,7 +300,9 @@ def _rules_html(entries: list[dict], prefix: str) -> str:
 def html_page(entries: list[dict], *, show_trace: bool = True, max_ops: int | None = None,
               title: str = TITLE) -> str:
     """The page for entries made by ``Exporter.entry``, failures first."""
-    digest = hashlib.sha1(json.dumps([(e.get("test"), e.get("target"), e.get("ok"))
+    digest = hashlib.sha1(json.dumps([(e.get("test"), e.get("target"), e.get("ok"),
+                                       len(e.get("trace") or ()),
+                                       [d.get("message") for d in e.get("diagnostics") or ()])
                                       for e in entries]).encode()).hexdigest()[:6]
     prefix = f"st{digest}-"
     order = sorted(enumerate(entries), key=lambda item: item[1].get("ok", False))

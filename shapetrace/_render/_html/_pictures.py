@@ -8,16 +8,21 @@ from __future__ import annotations
 from ._text import esc
 
 CELL = 16
-MARGIN = 28
+MARGIN = 34
+SCALE = 1.5  # how much larger a grid of at most 12 x 12 cells shows
 
 
 def _frame(n_rows: int, n_cols: int, label: str, rows: str, cols: str, body: list[str]) -> str:
+    """The picture's frame: the column axis' name above, the row axis' name to the left
+    (reading downwards, clear of the row numbers), every fifth number when there are many.
+    A small grid shows larger than its cells (it is drawn at ``SCALE``)."""
     width, height = MARGIN + n_cols * CELL + 4, MARGIN + n_rows * CELL + 4
+    scale = SCALE if max(n_rows, n_cols) <= 12 else 1
     head = [f'<svg class="pic" xmlns="http://www.w3.org/2000/svg" role="img" '
-            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-            f'aria-label="{esc(label)}">',
+            f'width="{width * scale:g}" height="{height * scale:g}" '
+            f'viewBox="0 0 {width} {height}" aria-label="{esc(label)}">',
             f'<text class="axis" x="{MARGIN}" y="9">{esc(cols)} →</text>',
-            f'<text class="axis" x="9" y="{MARGIN}" transform="rotate(90 9 {MARGIN})">'
+            f'<text class="axis" x="2" y="{MARGIN}" transform="rotate(90 2 {MARGIN})">'
             f'{esc(rows)} →</text>']
     for c in range(n_cols):
         if n_cols <= 12 or c % 5 == 0:

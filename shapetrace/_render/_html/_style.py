@@ -50,7 +50,9 @@ body:has(> .st){margin:0}
 .st .num{text-align:right;font-variant-numeric:tabular-nums}
 .st td.error{color:var(--error);font-weight:700}.st td.warning{color:var(--warning);font-weight:700}
 .st td.info{color:var(--info)}
-.st .verdict{display:inline-block;padding:0 .5em;border-radius:1em;font-size:.85em;font-weight:600;
+.st table.summary th,.st table.summary td.num{white-space:nowrap;overflow-wrap:normal}
+.st .narrow{display:none}
+.st .verdict{white-space:nowrap;display:inline-block;padding:0 .5em;border-radius:1em;font-size:.85em;font-weight:600;
  border:1px solid currentColor}
 .st .verdict.failed,.st .verdict.broken{color:var(--error)}.st .verdict.passed{color:var(--ok)}
 .st .sev{font-weight:700}.st .sev.error{color:var(--error)}.st .sev.warning{color:var(--warning)}
@@ -79,6 +81,9 @@ body:has(> .st){margin:0}
 .st details.trace>summary,.st details.modules>summary{font-weight:600}
 .st details.mod{margin-left:1em;border-left:1px dotted var(--line);padding-left:.5em}
 .st .tree>details.mod{margin-left:0}
+.st details.loop{margin:.1em 0 .1em 1em;border-left:2px solid var(--muted);padding-left:.5em}
+.st .tree>details.loop{margin-left:0}
+.st .times{font-weight:600}
 .st .mname{font-weight:600}
 .st .badge{color:var(--error);font-size:.85em;font-weight:600}
 .st .op{display:flex;flex-wrap:wrap;gap:0 .8em;padding:.05em 0 .05em 1em;align-items:baseline}
@@ -110,7 +115,7 @@ body:has(> .st){margin:0}
 .st pre.painted{background:none;padding:0}
 .st .rules{margin-top:2.5em}
 .st .ruledoc{border-top:1px solid var(--line);padding-top:.3em}
-@media (max-width:640px){.st{font-size:14px}.st .op .name{min-width:0}.st .op .io{min-width:0}
+@media (max-width:640px){.st{font-size:14px}.st .wide{display:none}.st .narrow{display:inline}.st .op .name{min-width:0}.st .op .io{min-width:0}
  .st th,.st td{padding:.25em .4em}}
 @media print{.st{max-width:none;padding:0;font-size:11px}
  .st,.st *{background:#fff !important;color:#000 !important}

@@ -82,3 +82,59 @@ class Deep(nn.Module):
         for block in self.blocks:
             x = block(x)
         return x
+
+
+QUOTED = "q\"uo'te"  # a ModuleDict key with both quotes
+
+
+class Stack(nn.Module):
+    """Twelve jumbled attentions, one under a key with quotes: the finding at the one buggy
+    line is merged across the twelve modules (``merge_repeats``)."""
+
+    def __init__(self, n_embd: int, n_head: int):
+        super().__init__()
+        self.blocks = nn.ModuleList(Jumbled(n_embd, n_head) for _ in range(11))
+        self.extra = nn.ModuleDict({QUOTED: Jumbled(n_embd, n_head)})
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.extra[QUOTED](x)
+
+
+RAISED = "<script>__pwned=3</script> \"double\" 'single' & <b>bold</b>"
+
+
+class Raises(nn.Module):
+    """A forward that raises with markup and quotes in its message."""
+
+    def __init__(self, n_embd: int, n_head: int):
+        super().__init__()
+        self.proj = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        y = self.proj(x)
+        raise ValueError(RAISED)
+
+
+class Tiny(nn.Module):
+    """Three layers run in a loop, for a traced training loop."""
+
+    def __init__(self, width: int = 8):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(3))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return x
+
+
+def train(steps: int = 8):
+    model = Tiny()
+    opt = torch.optim.AdamW(model.parameters())
+    for _ in range(steps):
+        loss = model(torch.randn(4, 8)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
