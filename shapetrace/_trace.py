@@ -145,9 +145,12 @@ class Trace(TraceData):
         print_trace(self, console=console, **options)
 
     def _repr_html_(self) -> str:  # a notebook shows the trace as the HTML report does
-        from ._render._notebook import trace_html
+        from ._render._notebook import report_html
+        from ._report import Report, TargetResult
 
-        return trace_html(self)
+        result = TargetResult("trace", dims=self.dims.as_dict(),
+                              diagnostics=list(self.diagnostics), trace=self)
+        return report_html(Report([result]))
 
     def __len__(self):
         return len(self.records)

@@ -24,12 +24,3 @@ def _fragment(page: str) -> str:
 def report_html(report, *, show_trace: bool = True) -> str:
     """The HTML report of ``report``, as a fragment to show in a notebook."""
     return _fragment(EXPORTERS["html"].export(report, show_trace=show_trace))
-
-
-def trace_html(trace, *, name: str = "trace") -> str:
-    """A trace as the HTML report shows a traced block: its findings, then the trace tree."""
-    from .._report import Report, TargetResult
-
-    result = TargetResult(name, dims=trace.dims.as_dict(), diagnostics=list(trace.diagnostics),
-                          trace=trace)
-    return report_html(Report([result]))

@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 
-from ..._report import module_span
+from ..._diagnostics import module_span
 from ._pictures import grid_svg, heatmap_svg
 from ._style import SCRIPT, STYLE
 from ._text import esc, message_html, prose_html, shape_html
