@@ -12,6 +12,7 @@ from ._analysis import Analysis
 from ._dims import Dims
 from ._errors import ShapetraceError, TargetError, UsageError
 from ._fake import NeedsValuesError, fake_mode
+from ._fastpath import FastPathWatch
 from ._fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from ._ops import SDPA, SOFTMAXES
 from ._records import TraceData
@@ -246,7 +247,7 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
 
     trace = Trace(model, dims=dims, rules=False, observer=observe)
     exc_seen = None
-    with torch.no_grad():
+    with torch.no_grad(), FastPathWatch(model) as fast:
         try:
             with trace:
                 model(*args)
@@ -264,6 +265,8 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
             exc_seen = exc
     result.trace = trace
     trace.head_weights = heads
+    if fast.note:
+        result.notes.append(fast.note)
     analysis = trace._analyse()
     result.dims = _used_dims(analysis, dims)
     diagnostics = run_trace_rules(analysis, skip=result.skipped)
