@@ -12,6 +12,8 @@ from ._analysis import Analysis
 from ._dims import Dims
 from ._errors import ShapetraceError, TargetError, UsageError
 from ._fake import NeedsValuesError, fake_mode
+from ._fastpath import FastPathWatch
+from ._fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from ._ops import SDPA, SOFTMAXES
 from ._records import TraceData
 from ._report import Diagnostic, Report, TargetResult
@@ -63,13 +65,25 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
         module = module._orig_mod
         result.notes.append("traced the eager module behind torch.compile")
     try:
+        if not fake:  # sizes whose tensors would not fit are refused before anything is allocated
+            with _preserved(module):
+                note = ensure_fits(lambda meter: _build(module, init, inputs, dims, seed, meter),
+                                   dims, init, behaviour=behaviour)
+            if note:
+                behaviour = False
+                result.notes.append(note)
         with _preserved(module), fake_mode(fake) as mode:
             model, args, names, built_with = _build(module, init, inputs, dims, seed, mode)
             _run(result, model, args, names, dims, causal=causal,
                  behaviour=behaviour and not fake, init=built_with)
             if reference is not None and not fake and result.trace.exception is None:
                 _compare(result, module, model, args, reference, init, dims, seed)
-    except ShapetraceError as exc:
+    except (ShapetraceError, RuntimeError, MemoryError) as exc:
+        if out_of_memory(exc):  # building it or its inputs: the sizes, not the user's code
+            _drop_frames(exc)
+            exc = allocation_failed(exc, dims, _in(exc))
+        elif not isinstance(exc, ShapetraceError):
+            raise
         result.error = str(exc)
         result.exception = exc
     result.seconds = time.perf_counter() - started
@@ -200,6 +214,11 @@ def _one_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
+def _in(exc: BaseException) -> str:
+    site = user_frame(exc) or (exc.__cause__ is not None and user_frame(exc.__cause__))
+    return f" in {site[0]}:{site[1]}" if site else ""
+
+
 def _where(exc: BaseException) -> str:
     site = user_frame(exc)
     return f" at {site[0]}:{site[1]}" if site else ""
@@ -228,7 +247,7 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
 
     trace = Trace(model, dims=dims, rules=False, observer=observe)
     exc_seen = None
-    with torch.no_grad():
+    with torch.no_grad(), FastPathWatch(model) as fast:
         try:
             with trace:
                 model(*args)
@@ -239,9 +258,15 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
         except (KeyboardInterrupt, SystemExit):  # the command line explains an exit() itself
             raise
         except BaseException as exc:  # the user's forward raised (a BaseException of their
-            exc_seen = exc            # own, GeneratorExit too): becomes a diagnostic
+            if out_of_memory(exc):    # own, GeneratorExit too): becomes a diagnostic, unless
+                where = _in(exc)      # the sizes did not fit
+                _drop_frames(exc)
+                raise allocation_failed(exc, dims, where) from None
+            exc_seen = exc
     result.trace = trace
     trace.head_weights = heads
+    if fast.note:
+        result.notes.append(fast.note)
     analysis = trace._analyse()
     result.dims = _used_dims(analysis, dims)
     diagnostics = run_trace_rules(analysis, skip=result.skipped)
@@ -336,8 +361,12 @@ def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None):
         roles = infer_roles(args, dims, names=names)
         outcome = run_behaviour(model, args, roles, causal=intent.causal, dims=dims)
     except InternalCheckError as exc:  # shapetrace's bug, not the module's: say so, keep going
+        if out_of_memory(exc.error):  # unless the sizes were too large for the checks
+            return [], [behaviour_out_of_memory(dims)]
         return [], [str(exc)]
     except Exception as exc:  # noqa: BLE001 - the module's failures are handled inside
+        if out_of_memory(exc):
+            return [], [behaviour_out_of_memory(dims)]
         return [], [str(InternalCheckError("behaviour", exc))]
     notes = [*outcome.skipped, *(n for n in outcome.notes if n != outcome.causal_note)]
     if intent.causal is None and causal is None and outcome.causal_checkable:

@@ -110,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="shapetrace.toml or a pyproject.toml with [tool.shapetrace]")
     p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
                    help="stop a target still running after SECONDS (an endless loop in forward) "
-                        "and report it as a target error (exit 2)")
+                        "and report it as a target error (exit 2); overrides the config's "
+                        "timeout")
     p.add_argument("--no-trace", action="store_true", help="show findings only, not every op")
     p.add_argument("--width", type=_width, default=None, metavar="COLUMNS",
                    help="text width (default: COLUMNS or the terminal's; 100 for files and "
@@ -305,7 +306,7 @@ def _jobs(args) -> list[tuple]:
 
         config = load_config(args.config)
         jobs += jobs_from_config(config, dims=cli_dims, causal=args.causal,
-                                 reference=args.reference)
+                                 reference=args.reference, timeout=args.timeout)
         if not config.targets and not args.targets:
             raise UsageError(f"{args.config}: no targets configured")
     if args.reference and (args.fake or args.script):
@@ -316,43 +317,34 @@ def _jobs(args) -> list[tuple]:
         raise UsageError("--init/--input/--fake apply to nn.Module targets, not --script")
     config_jobs = [(job, target) for job in jobs for target in job.resolve()]
     cli_jobs = [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal,
-                    reference=args.reference) for spec in args.targets]
+                    reference=args.reference, timeout=args.timeout) for spec in args.targets]
     return config_jobs + script_jobs(cli_jobs, force=args.script, dims=cli_dims)
 
 
 def _imported(args) -> list[tuple]:
-    """The (job, target) pairs, importing the target files within ``--timeout``."""
-    from ._deadline import TimedOut, deadline
+    """The (job, target) pairs, importing the target files (each job within its timeout:
+    ``--timeout``, else the config's)."""
+    from . import _check, _script  # noqa: F401 - shapetrace's own imports are not a target's time
 
-    if args.timeout:  # shapetrace's own imports are not the target's time, and never cut short
-        from . import _check, _script  # noqa: F401 - imports torch and the pipeline
-    try:
-        with deadline(args.timeout):
-            return _jobs(args)
-    except TimedOut as exc:
-        raise TargetError(_stopped(exc, "importing the targets")) from None
+    return _jobs(args)
 
 
-def _stopped(exc, doing: str) -> str:
-    """One line for a target stopped by ``--timeout``: how long, and where its code was."""
-    from ._source import display_path, innermost_user_frame
-
-    found = innermost_user_frame(exc.__traceback__, installed_is_library=False)
-    where = f", still running at {display_path(found[0])}:{found[1]}" if found else ""
-    return f"stopped after {exc.seconds:g} s (--timeout) while {doing}{where}"
-
-
-def _run(jobs: list[tuple], args) -> list:
-    from ._deadline import TimedOut, deadline
+def _run(jobs: list, args) -> list:
+    from ._deadline import TimedOut, deadline, stopped
+    from ._jobs import Job
     from ._report import TargetResult
 
     results = []
     for job, target in jobs:
-        try:
-            with deadline(args.timeout):
-                result = job.run(target, fake=args.fake)
-        except TimedOut as exc:
-            result = TargetResult(target.display, error=_stopped(exc, "running it"), exception=exc)
+        if isinstance(job, Job):  # keeps to its own timeout
+            result = job.run(target, fake=args.fake)
+        else:  # a script: --timeout
+            try:
+                with deadline(args.timeout):
+                    result = job.run(target, fake=args.fake)
+            except TimedOut as exc:
+                result = TargetResult(target.display, error=stopped(exc, "running it"),
+                                      exception=exc)
         if result.error and args.debug:
             exc = result.exception
             raise getattr(exc, "original", None) or exc or ShapetraceError(result.error)

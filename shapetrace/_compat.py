@@ -41,6 +41,16 @@ def disable_torch_function():
     return torch._C.DisableTorchFunction()
 
 
+def is_compiling() -> bool:
+    """Whether the caller runs inside a ``torch.compile`` region being traced (dynamo): the
+    value probes stay out of it, since a probe's ``.item()`` would break the user's graph."""
+    import torch
+
+    compiler = getattr(torch, "compiler", None)
+    check = getattr(compiler, "is_compiling", None)
+    return bool(check()) if check is not None else False
+
+
 def is_fake(t) -> bool:
     """Whether ``t`` is a FakeTensor (shapes and dtypes only, no values)."""
     return type(t).__name__ == "FakeTensor"

@@ -3,6 +3,7 @@
 ```toml
 [tool.shapetrace]
 dims = { B = 5, T = 7 }
+timeout = 60                       # seconds, for every target
 
 [[tool.shapetrace.targets]]
 target = "student/attention.py::MultiHeadAttention"
@@ -12,6 +13,7 @@ dims = { d = 8 }
 causal = true
 reference = "solution/attention.py::MultiHeadAttention"
 points = 2
+timeout = 10                       # seconds, this target's own
 ```
 In ``shapetrace.toml`` the same keys sit at the top level (``[[targets]]``). Every mistake is
 one :class:`UsageError` line naming the file and the key. Importing this module does not import
@@ -30,8 +32,8 @@ from ._errors import ShapetraceError, UsageError
 from ._spec import parse_input
 
 CONFIG_NAMES = ("shapetrace.toml", "pyproject.toml")
-_TOP_KEYS = ("dims", "targets")
-_TARGET_KEYS = ("target", "init", "inputs", "dims", "causal", "reference", "points")
+_TOP_KEYS = ("dims", "targets", "timeout")
+_TARGET_KEYS = ("target", "init", "inputs", "dims", "causal", "reference", "points", "timeout")
 
 
 @dataclass
@@ -47,6 +49,8 @@ class TargetConfig:
     #: A TARGET to compare with at the same weights (relative to the config's directory).
     reference: str | None = None
     points: float = 1  # what the target is worth when graded (Gradescope's max_score)
+    #: Seconds the target may run (its import, constructor and checks); None: the global one.
+    timeout: float | None = None
 
 
 @dataclass
@@ -57,10 +61,15 @@ class Config:
     targets: list[TargetConfig]
     path: Path
     root: Path
+    timeout: float | None = None  # seconds, for every target without its own
 
     def dims_for(self, target: TargetConfig) -> dict[str, int]:
         """The global dims overridden by the target's own."""
         return {**self.dims, **target.dims}
+
+    def timeout_for(self, target: TargetConfig) -> float | None:
+        """The target's own timeout, else the global one (None: no limit)."""
+        return target.timeout if target.timeout is not None else self.timeout
 
 
 def load_config(path: str | Path) -> Config:
@@ -136,7 +145,8 @@ class _Reader:
             array = f"[[{self.prefix}targets]]"
             raise self.error("targets", f"must be an array of tables, written {array}")
         targets = [self.target(entry, i, dims) for i, entry in enumerate(raw_targets)]
-        return Config(dims=dims, targets=targets, path=path, root=path.resolve().parent)
+        return Config(dims=dims, targets=targets, path=path, root=path.resolve().parent,
+                      timeout=self.timeout(data.get("timeout"), "timeout"))
 
     def target(self, entry: dict, index: int, global_dims: dict) -> TargetConfig:
         name = entry.get("target")
@@ -182,7 +192,17 @@ class _Reader:
         if isinstance(points, bool) or not isinstance(points, (int, float)) or points < 0:
             raise self.error(f"{key}.points", f"must be a number of points >= 0, got {points!r}")
         return TargetConfig(target=name.strip(), init=init, inputs=inputs, dims=dims, causal=causal,
-                            reference=reference.strip() if reference else None, points=points)
+                            reference=reference.strip() if reference else None, points=points,
+                            timeout=self.timeout(entry.get("timeout"), f"{key}.timeout"))
+
+    def timeout(self, value: object, key: str) -> float | None:
+        """A number of seconds, positive and finite, or None when not given."""
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not 0 < value < float("inf"):
+            raise self.error(key, f"must be a positive number of seconds, got {value!r}")
+        return float(value)
 
     def dims(self, value: object, key: str) -> dict[str, int]:
         if not isinstance(value, dict):

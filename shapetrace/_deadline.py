@@ -1,4 +1,5 @@
-"""``--timeout``: stop a target that is still running after a given time.
+"""``--timeout`` (or ``timeout = SECONDS`` in the config): stop a target that is still running
+after a given time.
 
 A target is the user's code (its import, its constructor, its forward), which may loop forever.
 The deadline is a timer signal that raises :class:`TimedOut` in the main thread wherever that
@@ -6,7 +7,8 @@ code is. ``TimedOut`` is a ``KeyboardInterrupt``, so every place that lets Ctrl-
 the deadline through too, and ``except Exception`` in the user's code does not swallow it. If the
 user's code catches it anyway (a bare ``except:`` around the loop body), a line tracer raises it
 again at each of the user's lines until it gets out. shapetrace's and torch's cleanup on the way
-out (restoring the model, removing hooks) is never interrupted.
+out (restoring the model, removing hooks) is never interrupted. A timer that was already set
+(pytest-timeout's, an enclosing deadline) is set again afterwards with the time it had left.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import contextlib
 import signal
 import sys
 import threading
+import time
 
 from ._source import is_library_file
 
@@ -66,7 +69,8 @@ def deadline(seconds: float | None):
 
     previous = signal.signal(signal.SIGALRM, expire)
     tracer = sys.gettrace()
-    signal.setitimer(signal.ITIMER_REAL, seconds, _AGAIN)
+    left, repeat = signal.setitimer(signal.ITIMER_REAL, seconds, _AGAIN)  # an earlier timer's
+    started = time.monotonic()
     try:
         yield
     finally:
@@ -74,6 +78,20 @@ def deadline(seconds: float | None):
         signal.signal(signal.SIGALRM, previous)
         if sys.gettrace() is not tracer:
             sys.settrace(tracer)
+        if left:  # the earlier timer goes on, less the time spent here (at once if it is past)
+            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - started), 1e-3),
+                             repeat)
+
+
+def stopped(exc: TimedOut, doing: str, source: str = "--timeout") -> str:
+    """One line for a target stopped by its deadline: how long, which setting, what it was
+    doing, and where its code was (``stopped after 1 s (--timeout) while running it, still
+    running at model.py:12``)."""
+    from ._source import display_path, innermost_user_frame
+
+    found = innermost_user_frame(exc.__traceback__, installed_is_library=False)
+    where = f", still running at {display_path(found[0])}:{found[1]}" if found else ""
+    return f"stopped after {exc.seconds:g} s ({source}) while {doing}{where}"
 
 
 def _raise_on_user_lines(frame, seconds: float) -> None:

@@ -1,7 +1,9 @@
 """What to check: targets from the command line or a config file, with their settings.
 
 Shared by the CLI and the pytest plugin. Resolving a job imports the user's file; building and
-running it is ``_check.check_target``.
+running it is ``_check.check_target``. A job's ``timeout`` (``--timeout``, or ``timeout`` in the
+config) bounds its import and its run alike: a target still running then is stopped and becomes
+a target error naming where its code was (``_deadline``).
 """
 
 from __future__ import annotations
@@ -23,16 +25,41 @@ class Job:
     #: A TARGET to compare with at the same weights (``reference-mismatch``), relative to root.
     reference: str | None = None
     points: float = 1  # the target's worth when graded
+    #: Seconds the target may take to import, and again to run (None: no limit).
+    timeout: float | None = None
+    #: Where the timeout was set, for the message: ``--timeout`` or ``timeout in FILE``.
+    timeout_source: str = "--timeout"
 
     def resolve(self):
-        """The ``_targets.Target`` objects this spec names (imports the file)."""
+        """The ``_targets.Target`` objects this spec names (imports the file, within the
+        timeout)."""
+        from ._deadline import TimedOut, deadline, stopped
         from ._dims import Dims
+        from ._errors import TargetError
         from ._targets import resolve_targets
 
         dims = Dims(self.dims)  # bad sizes are a usage error before anything is imported
-        return resolve_targets(self.spec, root=self.root, dims=dims)
+        _own_imports(self.timeout)
+        try:
+            with deadline(self.timeout):
+                return resolve_targets(self.spec, root=self.root, dims=dims)
+        except TimedOut as exc:
+            raise TargetError(stopped(exc, "importing it", self.timeout_source)) from None
 
     def run(self, target, *, fake: bool = False):
+        """A ``TargetResult``: the target built and checked, within the timeout."""
+        from ._deadline import TimedOut, deadline, stopped
+        from ._report import TargetResult
+
+        _own_imports(self.timeout)
+        try:
+            with deadline(self.timeout):
+                return self._run(target, fake)
+        except TimedOut as exc:
+            return TargetResult(target.display, exception=exc,
+                                error=stopped(exc, "running it", self.timeout_source))
+
+    def _run(self, target, fake: bool):
         from ._check import check_target
         from ._errors import ShapetraceError
         from ._report import TargetResult
@@ -58,17 +85,34 @@ class Job:
                             reference=reference)
 
 
+def _own_imports(timeout: float | None) -> None:
+    """Import torch and the pipeline before a deadline starts: they are not the target's time,
+    and an import cut short would leave torch half-initialised for every later target."""
+    if timeout:
+        from . import _check, _reference  # noqa: F401
+
+
 def jobs_from_config(config, *, dims: dict | None = None, causal: bool | None = None,
-                     reference: str | None = None) -> list[Job]:
+                     reference: str | None = None, timeout: float | None = None) -> list[Job]:
     """One Job per ``[[tool.shapetrace.targets]]`` entry; ``dims``/``causal``/``reference``
-    (``--reference``, relative to the working directory) override all."""
+    (``--reference``, relative to the working directory) and ``timeout`` (``--timeout``)
+    override all."""
     dims = dims or {}
     return [Job(spec=t.target, init=t.init, inputs=t.inputs,
                 dims={**config.dims_for(t), **dims},
                 causal=t.causal if causal is None else causal, root=config.root,
                 reference=t.reference if reference is None else str(Path(reference).absolute())
-                if _is_path(reference) else reference, points=t.points)
+                if _is_path(reference) else reference, points=t.points,
+                **_timeout(config, t, timeout))
             for t in config.targets]
+
+
+def _timeout(config, target, given: float | None) -> dict:
+    """The job's ``timeout`` and where it was set: ``--timeout``, else the config's."""
+    if given is not None:
+        return {"timeout": given, "timeout_source": "--timeout"}
+    seconds = config.timeout_for(target)
+    return {"timeout": seconds, "timeout_source": f"timeout in {Path(config.path).name}"}
 
 
 def _is_path(spec: str) -> bool:

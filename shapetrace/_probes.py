@@ -22,7 +22,7 @@ import math
 
 import torch
 
-from ._compat import disable_torch_function, fake_constant, is_fake
+from ._compat import disable_torch_function, fake_constant, is_compiling, is_fake
 from ._ops import SDPA, SOFTMAXES, einsum_letters, einsum_terms
 from ._records import NonFinite, OpRecord, WeightSums
 
@@ -64,7 +64,10 @@ class ValueProbes:
 
     def after(self, rec: OpRecord, outs, args, kwargs, *, finite: bool, weights: bool) -> None:
         """Runs the probes an op needs, with torch functions disabled: the probes' own ops must
-        not reach an enclosing trace."""
+        not reach an enclosing trace. Inside a ``torch.compile`` region they do not run: their
+        reads of values (``.item()``) would break the user's compiled graph."""
+        if is_compiling():
+            return
         with disable_torch_function():
             if finite:
                 self._finite(rec, outs, args, kwargs)

@@ -1,5 +1,6 @@
-"""--timeout: a target still running after the deadline is stopped and reported as a target
-error (exit 2, one line naming where it was), and everything around it is left as it was."""
+"""--timeout and ``timeout = SECONDS`` in the config: a target still running after the deadline is
+stopped and reported as a target error (exit 2, one line naming where it was; in the pytest plugin
+its own item fails), and everything around it is left as it was."""
 
 from __future__ import annotations
 
@@ -149,3 +150,126 @@ def test_deadline_leaves_signal_handler_tracer_and_grad_mode_as_they_were():
 def test_no_deadline_when_none():
     with deadline(None):
         assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_deadline_gives_an_earlier_timer_back_what_it_had_left():
+    """A timer already set (pytest-timeout's, an enclosing deadline) runs on afterwards."""
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *a: fired.append(True))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        with deadline(5):
+            pass
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 25 < left <= 30
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert not fired
+
+
+def test_nested_deadlines_keep_the_outer_one():
+    with pytest.raises(TimedOut) as exc:
+        with deadline(0.5):
+            with deadline(30):
+                pass
+            while True:
+                torch.ones(3).sum()
+    assert exc.value.seconds == 0.5
+
+
+# --- timeout = SECONDS in the config file -------------------------------------------------------
+
+QUICK = HEADER + "        return self.lin(x)\n"
+ENDLESS = HEADER + FORWARDS["plain-loop"]
+
+
+def _project(tmp_path: Path, config: str, **files: str) -> str:
+    for name, text in files.items():
+        _write(tmp_path / f"{name}.py", text)
+    return _write(tmp_path / "shapetrace.toml", config)
+
+
+@pytest.mark.parametrize("config", [
+    pytest.param('timeout = 1\n[[targets]]\ntarget = "endless.py"\n', id="global"),
+    pytest.param('[[targets]]\ntarget = "endless.py"\ntimeout = 1\n', id="per-target"),
+    pytest.param('timeout = 600\n[[targets]]\ntarget = "endless.py"\ntimeout = 1\n',
+                 id="per-target-overrides-global"),
+])
+def test_config_timeout_stops_a_target(capsys, tmp_path, monkeypatch, config):
+    monkeypatch.chdir(tmp_path)
+    _project(tmp_path, config, endless=ENDLESS)
+    assert main(["--config", "shapetrace.toml", "--format", "json"]) == 2
+    out, err = capsys.readouterr()
+    (target,) = json.loads(out)["targets"]
+    assert target["error"].startswith("stopped after 1 s (timeout in shapetrace.toml) while "
+                                      "running it, still running at endless.py:")
+    assert_one_line_error(err, "endless.py::Endless", "timeout in shapetrace.toml")
+
+
+def test_config_timeout_is_per_target(capsys, tmp_path, monkeypatch):
+    """Only the target with the short timeout is stopped; the other has none of its own and
+    the global one is generous."""
+    monkeypatch.chdir(tmp_path)
+    _project(tmp_path, 'timeout = 120\n[[targets]]\ntarget = "endless.py"\ntimeout = 1\n'
+                       '[[targets]]\ntarget = "quick.py"\n', endless=ENDLESS, quick=QUICK)
+    assert main(["--config", "shapetrace.toml", "--format", "json"]) == 2
+    targets = {t["target"]: t for t in json.loads(capsys.readouterr().out)["targets"]}
+    assert targets["endless.py::Endless"]["error"].startswith("stopped after 1 s")
+    assert targets["quick.py::Endless"]["error"] is None and targets["quick.py::Endless"]["ok"]
+
+
+def test_command_line_timeout_overrides_the_config(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _project(tmp_path, 'timeout = 600\n[[targets]]\ntarget = "endless.py"\n', endless=ENDLESS)
+    assert main(["--config", "shapetrace.toml", "--timeout", "1", "--format", "json"]) == 2
+    (target,) = json.loads(capsys.readouterr().out)["targets"]
+    assert target["error"].startswith("stopped after 1 s (--timeout) while running it")
+
+
+def test_config_timeout_stops_an_endless_import(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _project(tmp_path, '[[targets]]\ntarget = "hangs.py::Never"\ntimeout = 1\n',
+             hangs="import torch.nn as nn\nwhile True:\n    pass\n")
+    assert main(["--config", "shapetrace.toml"]) == 2
+    err = capsys.readouterr().err
+    assert_one_line_error(err, "stopped after 1 s (timeout in shapetrace.toml) while importing it",
+                          "hangs.py:")
+
+
+PLUGIN_PROJECT = """\
+[tool.shapetrace]
+timeout = 120
+
+[[tool.shapetrace.targets]]
+target = "student/endless.py"
+timeout = 1
+
+[[tool.shapetrace.targets]]
+target = "student/quick.py"
+"""
+
+
+def test_plugin_fails_the_target_that_runs_too_long(tmp_path):
+    """Under pytest, the slow target fails its own item with one line; the quick one passes."""
+    import os
+    import subprocess
+
+    student = tmp_path / "student"
+    student.mkdir()
+    _write(student / "endless.py", ENDLESS)
+    _write(student / "quick.py", QUICK)
+    (tmp_path / "pyproject.toml").write_text(PLUGIN_PROJECT)
+    repo = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": repo + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    out = proc.stdout
+    assert proc.returncode == 1, out + proc.stderr
+    assert "1 failed, 1 passed" in out, out
+    assert "PASSED shapetrace::student/quick.py::Endless" in out, out
+    failed = [line for line in out.splitlines()
+              if line.startswith("FAILED shapetrace::student/endless.py::Endless")]
+    assert len(failed) == 1, out
+    assert "stopped after 1 s (timeout in pyproject.toml) while running it, still running at " \
+           "student/endless.py:" in out, out

@@ -1,0 +1,72 @@
+"""Value probes stay out of ``torch.compile`` regions: a probe reading a value (``.item()``)
+inside one would break the user's compiled graph (and dynamo would warn about shapetrace's code)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+import shapetrace as st
+import shapetrace._probes as probes
+
+REPO = str(Path(__file__).resolve().parents[1])
+
+
+def attention(q, k, v):
+    w = (q @ k.transpose(-2, -1) / 4.0).softmax(-1)
+    return w @ v
+
+
+def nan_maker(x):
+    return torch.log(x - 10.0)  # log of a negative number: NaN from finite inputs
+
+
+def test_probes_run_outside_compiled_regions():
+    x = torch.rand(2, 3)
+    with st.trace() as t:
+        nan_maker(x)
+    (log,) = [r for r in t.records if "log" in r.op]
+    assert log.non_finite is not None
+
+
+def test_probes_skip_inside_compiled_regions(monkeypatch):
+    """Stand-in for a dynamo trace: with ``is_compiling()`` true the probes leave the record
+    alone, though the op made a NaN."""
+    monkeypatch.setattr(probes, "is_compiling", lambda: True)
+    x = torch.rand(2, 3)
+    with st.trace() as t:
+        nan_maker(x)
+    (log,) = [r for r in t.records if "log" in r.op]
+    assert log.non_finite is None
+
+
+SCRIPT = """
+import torch, shapetrace as st
+
+def attention(q, k, v):
+    w = (q @ k.transpose(-2, -1) / 4.0).softmax(-1)
+    w = w.masked_fill(w < 0, 0.0)
+    return w @ v
+
+q = torch.randn(2, 3, 4, 4)
+with st.trace() as t:
+    y = torch.compile(attention, backend="eager")(q, q, q)
+assert torch.equal(y, attention(q, q, q))
+print(sorted({r.op for r in t.records}))
+"""
+
+
+def test_compiled_function_under_trace_has_no_graph_break_from_probes(tmp_path):
+    """Dynamo traces into the trace's mode; the probes' ``.item()`` would be a graph break that
+    dynamo reports, naming ``_probes.py``."""
+    env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Tensor.softmax" in proc.stdout
+    assert "_probes.py" not in proc.stderr
+    assert "Tensor.item()" not in proc.stderr
