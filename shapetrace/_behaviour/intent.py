@@ -170,7 +170,7 @@ def init_arguments(cls: type, given: Mapping[str, Any]) -> dict[str, Any]:
 def trace_evidence(trace: Any) -> str:
     """The first sign in the trace that the module is built to be causal, as words, or ""."""
     dims = trace.dims
-    T = dims["T"]
+    T = dims.get("T")  # None at the user's own sizes when nothing names T
     for rec in trace.records:
         op = rec.op
         if op in TRIANGULAR:
@@ -185,7 +185,7 @@ def trace_evidence(trace: Any) -> str:
         if op in COMPARISONS and len(rec.inputs) == 2 and rec.outputs:
             a, b = rec.inputs[0].shape, rec.inputs[1].shape
             out = rec.outputs[0].shape
-            if len(out) >= 2 and out[-1] == out[-2] and a != b and out[-1] in (T, dims["L"]):
+            if len(out) >= 2 and out[-1] == out[-2] and a != b and out[-1] in (T, dims.get("L")):
                 return "a comparison of positions (a causal mask)"
         if op in _CUMULATIVE and _running_sum_over_time(rec, T):
             return f"a running sum over T ({op}): causal by construction"
