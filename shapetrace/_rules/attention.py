@@ -277,14 +277,17 @@ def _explain(value: float, dims, d: int, d_name: str) -> str | None:
     """The scale in named sizes (``1/sqrt(C)``); ``_AMBIGUOUS`` when two names explain it
     (at H = d, 1/d is 1/sqrt(C)), or when 1/d could be 1/sqrt of a width no name holds."""
     found = []
+    shared = False  # a size two names hold (B = H = 2): either name could be the wrong one
+    sizes = list(dims.values())
     for name, n in _dim_names(dims, d, d_name):
         for text, expect in ((f"1/sqrt({name})", n ** -0.5), (f"1/{name}", 1 / n),
                              (f"sqrt({name})", n ** 0.5), (name, float(n))):
             if _close(value, expect):
                 found.append(text)
+                shared = shared or sizes.count(n) > 1
                 break
-    if len(found) > 1 or (found == [f"1/{d_name}"] and getattr(dims, "strict", False)
-                          and dims.get("C") is None):
+    if len(found) > 1 or shared or (found == [f"1/{d_name}"] and getattr(dims, "strict", False)
+                                    and dims.get("C") is None):
         return _AMBIGUOUS
     return found[0] if found else None
 
