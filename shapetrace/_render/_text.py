@@ -1,7 +1,8 @@
-"""Plain text at a fixed width, for logs: pytest failure messages and report sections.
+"""Plain text for logs: pytest failure messages and report sections, Gradescope output.
 
-CI logs should read like a terminal, whatever the runner's terminal is: no colour, 100 columns,
-no trailing spaces.
+No colour and no trailing spaces, at the width the caller says: the pytest plugin passes the
+width of the terminal pytest runs in (``COLUMNS`` when set, as for the command line), and files
+(Gradescope's output, a report file) are 100 columns.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ import io
 
 from rich.text import Text
 
+from .._width import FILE_WIDTH
 from ._console import make_console
 from ._findings import target_renderable
 from ._trace import trace_renderable
 
-WIDTH = 100
+WIDTH = FILE_WIDTH
 
 
 def plain_console(width: int = WIDTH):
