@@ -76,8 +76,20 @@ def failed_traces_text(results, *, max_ops: int | None = None, width: int = WIDT
     for r in results:
         if r.trace is None or r.ok:
             continue
-        sizes = " ".join(f"{k}={v}" for k, v in r.dims.items())
-        parts.append(f"{r.target}   {sizes}")
+        sizes = [f"{k}={v}" for k, v in r.dims.items()]
+        parts.append(_packed([f"{r.target}  ", *sizes], width))
         parts.append(trace_renderable(r.trace, width=width, diagnostics=r.diagnostics,
                                       max_ops=max_ops))
     return plain_text(*parts, width=width) if parts else ""
+
+
+def _packed(words: list[str], width: int) -> str:
+    """Words on lines of at most ``width`` columns, broken only between words (one longer than
+    the width stands alone on its line, whole)."""
+    lines: list[str] = []
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(line.rstrip() for line in lines)
