@@ -137,6 +137,19 @@ class Dims(Mapping[str, int]):
             return _strict_label(size, self._sizes, self._by_size, self._factor_names)
         return _label(size, self._by_size, self._factor_names)
 
+    def piece_label(self, parent: str, size: int) -> str:
+        """The label of a piece of ``size`` cut from a factor labelled ``parent`` (a view
+        splitting C into heads). At declared sizes a piece takes only a name of the parent's own
+        (C = H*d: H or d; 3*C: C), never one that merely shares its size: T = 8 does not name a
+        head axis of 8 cut from C."""
+        label = self.label(size)
+        if not self._strict or label.isdigit():
+            return label
+        own = set(parent.split("*"))
+        if "C" in own and self._sizes.get("C") == self._sizes.get("H", 0) * self._sizes.get("d", 0):
+            own |= {"H", "d"}
+        return label if {p for p in label.split("*") if not p.isdigit()} <= own else str(size)
+
     def collisions(self) -> list[tuple[str, str, int]]:
         """Pairs of names that share one size (``B=T`` hides a batch/time swap)."""
         seen: dict[int, str] = {}

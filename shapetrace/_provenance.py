@@ -114,8 +114,8 @@ def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> Reshape
             need, rem = divmod(size, prod)
             if rem == 0 and f[0] % need == 0:
                 rest = f[0] // need
-                queue[0] = (rest, dims.label(rest))
-                taken.append((need, dims.label(need)))
+                queue[0] = (rest, dims.piece_label(f[1], rest))
+                taken.append((need, dims.piece_label(f[1], need)))
                 prod *= need
                 continue
             break

@@ -258,7 +258,10 @@ def _operand_factors(graph, meta, where: str, depth: int = 0) -> list[Factor]:
 def _dim_names(dims, d: int, d_name: str) -> list[tuple[str, int]]:
     """Named sizes to explain a factor by, the contracted size first."""
     out, seen = [(d_name, d)], {d}
-    for name in ("C", "H", "T", "S", "B", "V", "L", *dims):
+    # at the user's own sizes only the sizes a scale is made of explain it: a batch or a length
+    # that happens to equal the factor's size (B = H = 2) is chance, not the code's choice
+    names = ("C", "H") if getattr(dims, "strict", False) else ("C", "H", "T", "S", "B", "V", "L", *dims)
+    for name in names:
         size = dims.get(name)
         if size and size > 1 and size not in seen:
             seen.add(size)
