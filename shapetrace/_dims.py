@@ -269,6 +269,8 @@ def resolve_dims(known: Mapping[str, int], sizes) -> Dims:
     names anything (``Dims.declared``): at B=2, T=10 a 10 is ``10``, never ``2*B``.
     """
     full = Dims(known)
+    probe = Dims()  # a name stated at its probe size (x=B,T,C at 5, 7, 143) counts as seen
+    known = {k: v for k, v in known.items() if probe.get(k) != v}
     used: set[str] = set()  # default names that explain a size
     pure: set[str] = set()  # ... alone, with no literal factor (429 = 3*C is not pure)
     unexplained = False  # a size no name explains, or only with a big literal (64, 5*T)
@@ -293,4 +295,4 @@ def resolve_dims(known: Mapping[str, int], sizes) -> Dims:
         # B, T, C seen as themselves: a model's own constant (a 16-wide buffer) does not
         # undo that; with fewer, one size no name explains says these are not probe sizes
         return full
-    return Dims.declared(known)
+    return Dims.declared(dict(full.as_dict(set(full.explicit))))
