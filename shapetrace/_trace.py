@@ -29,8 +29,11 @@ class Trace(TraceData):
 
     def __init__(self, model: torch.nn.Module | None = None, *, dims=None, inputs=None,
                  rules: bool = True, root: str | None = None, probes: bool = True,
-                 observer: Observer | None = None):
+                 observer: Observer | None = None, probe_names: bool = True):
         self._witness = None
+        # False for a script or a notebook cell: sizes nobody chose for shapetrace, even when
+        # they happen to be 5 and 7, are never read as the probe sizes
+        self._probe_names = probe_names
         if isinstance(dims, Dims):  # check(): probe sizes (or a file's own), as given
             super().__init__(dims)
             self._declared = None
@@ -72,7 +75,7 @@ class Trace(TraceData):
         sizes = [s for rec in self.records  # of the sizes it runs at: the data's do
                  for m in (rec.inputs if rec.inputs else rec.outputs)  # torch.randn(...)
                  if (m.src is None or not rec.inputs) and m.shape not in own for s in m.shape]
-        dims = resolve_dims(known, sizes)
+        dims = resolve_dims(known, sizes) if self._probe_names else Dims.declared(known)
         if self._exited:
             self._resolved = dims
         return dims
