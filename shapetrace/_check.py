@@ -245,7 +245,11 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
         if watch is not None:
             watch(rec, outs, op_args, op_kwargs)
 
-    trace = Trace(model, dims=dims, rules=False, observer=observe)
+    # tensors the caller passed come at their own sizes: name them as trace() does, from the
+    # dims given and what the model proves (probe names only if they came at probe sizes)
+    given = any(isinstance(a, torch.Tensor) and n.startswith("input ") for a, n in zip(args, names))
+    trace = Trace(model, dims={k: dims[k] for k in dims.explicit} if given else dims, rules=False,
+                  observer=observe)
     exc_seen = None
     with torch.no_grad(), FastPathWatch(model) as fast:
         try:
@@ -268,7 +272,7 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
     if fast.note:
         result.notes.append(fast.note)
     analysis = trace._analyse()
-    result.dims = _used_dims(analysis, dims)
+    result.dims = _used_dims(analysis, trace.dims)
     diagnostics = run_trace_rules(analysis, skip=result.skipped)
     if exc_seen is not None:
         diagnostics.extend(_exception_diagnostics(trace, exc_seen, diagnostics))
@@ -322,7 +326,7 @@ def _used_dims(analysis: Analysis, dims: Dims) -> dict[str, int]:
     for rec in analysis.records:
         for meta in (*rec.inputs, *rec.outputs):
             used.update(word.findall(analysis.shape_of(meta)))
-    if "C" in used and dims["C"] == dims["H"] * dims["d"]:
+    if "C" in used and dims.get("C") == (dims.get("H") or 0) * (dims.get("d") or 0):
         used.update(("H", "d"))
     return dims.as_dict(used)
 

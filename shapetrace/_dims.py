@@ -137,6 +137,19 @@ class Dims(Mapping[str, int]):
             return _strict_label(size, self._sizes, self._by_size, self._factor_names)
         return _label(size, self._by_size, self._factor_names)
 
+    def piece_label(self, parent: str, size: int) -> str:
+        """The label of a piece of ``size`` cut from a factor labelled ``parent`` (a view
+        splitting C into heads). At declared sizes a piece takes only a name of the parent's own
+        (C = H*d: H or d; 3*C: C), never one that merely shares its size: T = 8 does not name a
+        head axis of 8 cut from C."""
+        label = self.label(size)
+        if not self._strict or label.isdigit():
+            return label
+        own = set(parent.split("*"))
+        if "C" in own and self._sizes.get("C") == self._sizes.get("H", 0) * self._sizes.get("d", 0):
+            own |= {"H", "d"}
+        return label if {p for p in label.split("*") if not p.isdigit()} <= own else str(size)
+
     def collisions(self) -> list[tuple[str, str, int]]:
         """Pairs of names that share one size (``B=T`` hides a batch/time swap)."""
         seen: dict[int, str] = {}
@@ -256,6 +269,8 @@ def resolve_dims(known: Mapping[str, int], sizes) -> Dims:
     names anything (``Dims.declared``): at B=2, T=10 a 10 is ``10``, never ``2*B``.
     """
     full = Dims(known)
+    probe = Dims()  # a name stated at its probe size (x=B,T,C at 5, 7, 143) counts as seen
+    known = {k: v for k, v in known.items() if probe.get(k) != v}
     used: set[str] = set()  # default names that explain a size
     pure: set[str] = set()  # ... alone, with no literal factor (429 = 3*C is not pure)
     unexplained = False  # a size no name explains, or only with a big literal (64, 5*T)
@@ -280,4 +295,4 @@ def resolve_dims(known: Mapping[str, int], sizes) -> Dims:
         # B, T, C seen as themselves: a model's own constant (a 16-wide buffer) does not
         # undo that; with fewer, one size no name explains says these are not probe sizes
         return full
-    return Dims.declared(known)
+    return Dims.declared(dict(full.as_dict(set(full.explicit))))

@@ -106,7 +106,7 @@ def cut(f: Factor, need: int, dims: Dims) -> tuple[Factor, Factor]:
                        _piece_name(name, 1, need, rest, dims)),
                 _piece(whole, root, outer * need, rest, inner, dims,
                        _piece_name(name, need, rest, 1, dims)))
-    major, minor = dims.label(need), dims.label(rest)
+    major, minor = dims.piece_label(name, need), dims.piece_label(name, rest)
     if _on_a_boundary(name, need, dims):
         return (need, major), (rest, minor)  # C -> (H, d) at H = d = 8: the sizes print as 8, 8
     own = [t for t in label_tokens(name, dims) if not t.isdigit()]

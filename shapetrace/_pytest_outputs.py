@@ -53,14 +53,15 @@ def attach(report, recording, state, *, points: float = 1) -> None:
     from ._render import failed_traces_text, results_text
 
     results = recording.results
+    width = {"width": recording.width} if getattr(recording, "width", None) else {}
     if results:
         if recording.failed:
-            section = failed_traces_text(results, max_ops=recording.max_ops)
+            section = failed_traces_text(results, max_ops=recording.max_ops, **width)
             if section:
                 report.sections.append(("shapetrace trace", section))
         elif report.failed or any(r.diagnostics for r in results):
-            report.sections.append(("shapetrace", results_text(results,
-                                                                max_ops=recording.max_ops)))
+            report.sections.append(("shapetrace", results_text(results, max_ops=recording.max_ops,
+                                                                **width)))
     if state is None:
         return
     if state.report_exporter is not None and results:

@@ -18,8 +18,8 @@ Three ways in:
   live in ``_pytest_outputs``.
 
 An item fails on an error-level finding. Its failure message lists the findings and how to fix
-them; a ``shapetrace trace`` report section shows the ops, plain text at a fixed width, so CI
-logs read like a terminal. A broken config is one failing item (``shapetrace::pyproject.toml``)
+them; a ``shapetrace trace`` report section shows the ops, plain text at the command line's
+width (the terminal's, ``COLUMNS`` when set, else 100), so CI logs read like a terminal. A broken config is one failing item (``shapetrace::pyproject.toml``)
 and a target that cannot be imported fails its own item; other tests run as usual. What a
 target imports is kept out of ``sys.modules`` outside its own import and run (``_isolation``),
 so a student's ``helpers.py`` never shadows the course's.
@@ -93,6 +93,13 @@ class _PluginState:
         self._project_error: str | None = None
         self._project_path: Path | None = None
         self._project_loaded = False
+        # the width of failure messages and report sections: the terminal pytest runs in
+        # (measured now, while output is not captured), COLUMNS, else 100; xdist workers get
+        # the controller's (pytest_configure_node)
+        workerinput = getattr(config, "workerinput", None) or {}
+        from ._width import default_width
+
+        self.width = workerinput.get("shapetrace_width") or default_width()
 
     @staticmethod
     def _report_path(config: pytest.Config) -> tuple[Path | None, object]:
@@ -178,6 +185,11 @@ def _state(config: pytest.Config) -> _PluginState | None:
     return config.stash.get(_STATE, None)
 
 
+def _width(config: pytest.Config) -> int | None:
+    state = _state(config)
+    return state.width if state is not None else None
+
+
 def _shown(path: Path) -> str:
     from ._source import display_path
 
@@ -213,6 +225,14 @@ def pytest_configure(config):
         from ._pytest_outputs import Outputs
 
         config.pluginmanager.register(Outputs(state), _WRITER)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist: a worker writes at the width of the controller's terminal."""
+    state = _state(node.config)
+    if state is not None:
+        node.workerinput["shapetrace_width"] = state.width
 
 
 def pytest_unconfigure(config):
@@ -394,7 +414,7 @@ class ShapetraceItem(_TargetItemBase):
         self.points = points
 
     def runtest(self):
-        recording = _Recording(self.nodeid, max_ops=None)
+        recording = _Recording(self.nodeid, max_ops=None, width=_width(self.config))
         self.stash[_RECORDING] = recording
         with self.isolation:
             recording.results.append(self.job.run(self.target))
@@ -413,7 +433,7 @@ class ShapetraceSetupError(_TargetItemBase):
     def runtest(self):
         from ._report import TargetResult
 
-        recording = _Recording(self.nodeid, max_ops=None)
+        recording = _Recording(self.nodeid, max_ops=None, width=_width(self.config))
         self.stash[_RECORDING] = recording
         recording.results.append(TargetResult(self.spec, error=self.error))
         recording.check()
@@ -424,9 +444,10 @@ class ShapetraceSetupError(_TargetItemBase):
 class _Recording:
     """The shapetrace results of one test item: targets run, blocks traced, checks made."""
 
-    def __init__(self, name: str, *, max_ops: int | None = MAX_TEST_OPS):
+    def __init__(self, name: str, *, max_ops: int | None = MAX_TEST_OPS, width: int | None = None):
         self.name = name
         self.max_ops = max_ops
+        self.width = width  # of the failure message and sections; None: 100 (a file's)
         self.results: list = []  # TargetResult
         self.failed = False  # shapetrace failed the item (vs. the test failing by itself)
         self._traces: list[tuple[str, object, bool]] = []  # (name, Trace, block raised)
@@ -454,7 +475,7 @@ class _Recording:
         """Fail the item (``pytest.fail``, no traceback) when a result has an error."""
         from ._render import failure_text
 
-        message = failure_text(self.results)
+        message = failure_text(self.results, **({"width": self.width} if self.width else {}))
         if message is not None:
             self.failed = True
             pytest.fail(message, pytrace=False)
@@ -580,7 +601,7 @@ def shapetrace(request):
     """Trace blocks of this test (``with shapetrace.trace(model):``) and run checks
     (``shapetrace.check(Module, init=...)``); error-level findings fail the test."""
     plan = _plan_or_fail(request.node) or _Plan({}, None, True)
-    recording = _Recording(request.node.nodeid)
+    recording = _Recording(request.node.nodeid, width=_width(request.config))
     request.node.stash[_RECORDING] = recording
     try:
         return ShapetraceFixture(recording, plan.dims, plan.causal, _state(request.config))
@@ -615,7 +636,7 @@ def pytest_runtest_call(item):
         trace = new_trace(_state(item.config), dims=plan.dims)
     except ShapetraceError as exc:
         pytest.fail(f"shapetrace: {exc}", pytrace=False)
-    recording = _Recording(item.nodeid)
+    recording = _Recording(item.nodeid, width=_width(item.config))
     item.stash[_RECORDING] = recording
     try:
         with trace:

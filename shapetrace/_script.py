@@ -4,8 +4,10 @@ The lecture notes' scripts define no ``nn.Module``: they build tensors at the si
 chose (``B, T, C = 4, 8, 2``) and average, project and mask them line by line. Such a file runs
 as ``python file.py`` would (as ``__main__``, its directory first on ``sys.path``, ``sys.argv``
 naming the file) inside ``shapetrace.trace(dims=...)``; the trace rules then read every op.
-Nothing is built at probe sizes: names come from ``--dims`` only (``trace(dims=...)``), and the
-behaviour checks, which need a module to re-run, do not apply.
+Nothing is built at probe sizes, and sizes that happen to be probe primes (a cheatsheet's 7 and 5)
+are not read as B and T: names come from ``--dims`` and from the jaxtyping annotations of the
+forwards the script calls, numbers elsewhere; the behaviour checks, which need a module to
+re-run, do not apply.
 
 A script that cannot run at all (missing file, syntax error, a failed import, ``exit(1)``) is a
 :class:`TargetResult` with ``error`` set (exit code 2); one that raises while running is an
@@ -133,7 +135,7 @@ def run_traced(run, display: str, *, dims=None, what: str = "the script"):
     from ._trace import Trace
 
     try:
-        trace = Trace(dims=dict(dims or {}), rules=True)
+        trace = Trace(dims=dict(dims or {}), rules=True, probe_names=False)
     except ShapetraceError as exc:
         return TargetResult(display, error=str(exc), exception=exc)
     raised = None

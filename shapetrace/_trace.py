@@ -27,16 +27,22 @@ class Trace(TraceData):
     ``t.exception = None`` (or dropping the trace) frees them once the caller's reference is gone.
     """
 
-    def __init__(self, model: torch.nn.Module | None = None, *, dims=None, rules: bool = True,
-                 root: str | None = None, probes: bool = True, observer: Observer | None = None):
-        if isinstance(dims, Dims):  # check() and the plugin's fixture: probe sizes, as given
+    def __init__(self, model: torch.nn.Module | None = None, *, dims=None, inputs=None,
+                 rules: bool = True, root: str | None = None, probes: bool = True,
+                 observer: Observer | None = None, probe_names: bool = True):
+        self._witness = None
+        # False for a script or a notebook cell: sizes nobody chose for shapetrace, even when
+        # they happen to be 5 and 7, are never read as the probe sizes
+        self._probe_names = probe_names
+        if isinstance(dims, Dims):  # check(): probe sizes (or a file's own), as given
             super().__init__(dims)
-            self._known = None
-        else:  # the user's own sizes: names from dims=, the model's config, or probe sizes seen
-            from ._spec import proven_dims
+            self._declared = None
+        else:  # the user's own sizes: names from dims=, or what the model and its run prove
+            from ._proven import SizeWitness
 
             Dims.declared(dims or {})  # a bad size is the caller's error, raised here
-            self._known = {**proven_dims(model), **dict(dims or {})}
+            self._declared = dict(dims or {})
+            self._witness = SizeWitness(model, inputs)
             super().__init__(None)
         self.model = model
         self._run_rules = rules
@@ -56,15 +62,20 @@ class Trace(TraceData):
         ``dims={...}`` and the model's own ``n_embd``/``n_head``/... name sizes; the probe
         defaults name the rest only when the block ran at probe sizes (``resolve_dims``).
         """
-        if self._known is None:
+        if self._witness is None:
             return self._dims
         if self._resolved is not None:
             return self._resolved
+        from ._spec import proven_dims
+
+        # the model's attributes, the annotations of the forwards that ran and the declared
+        # inputs; a name they give two sizes is left out, and dims= overrides them all
+        known = {**self._witness.proven(proven_dims(self.model)), **self._declared}
         own = _weight_shapes(self.model)  # a model's constants (a 64-wide buffer) say nothing
         sizes = [s for rec in self.records  # of the sizes it runs at: the data's do
                  for m in (rec.inputs if rec.inputs else rec.outputs)  # torch.randn(...)
                  if (m.src is None or not rec.inputs) and m.shape not in own for s in m.shape]
-        dims = resolve_dims(self._known, sizes)
+        dims = resolve_dims(known, sizes) if self._probe_names else Dims.declared(known)
         if self._exited:
             self._resolved = dims
         return dims
@@ -81,9 +92,13 @@ class Trace(TraceData):
         self._entered = True
         self._spans.__enter__()
         try:
+            if self._witness is not None:
+                self._witness.__enter__()
             self._recorder.__enter__()
         except BaseException:
             self._spans.__exit__(None, None, None)
+            if self._witness is not None:
+                self._witness.__exit__(None, None, None)
             raise
         return self
 
@@ -93,6 +108,8 @@ class Trace(TraceData):
                 self._recorder.__exit__(exc_type, exc, tb)
             finally:
                 self._spans.__exit__(exc_type, exc, tb)
+                if self._witness is not None:
+                    self._witness.__exit__(exc_type, exc, tb)
         finally:
             self.exception = exc
             self._exited = True
@@ -166,17 +183,22 @@ def _weight_shapes(model) -> set[tuple[int, ...]]:
     return {tuple(t.shape) for t in tensors}
 
 
-def trace(model: torch.nn.Module | None = None, *, dims=None, rules: bool = True) -> Trace:
+def trace(model: torch.nn.Module | None = None, *, dims=None, inputs=None,
+          rules: bool = True) -> Trace:
     """Record every tensor op run inside the ``with`` block.
 
     >>> with trace(model) as t:
     ...     y = model(x)
     >>> t.print()
 
-    ``model`` is optional: it only gives modules their attribute paths (``blocks.0.attn``).
-    ``dims`` overrides probe sizes used to name axes (``{"B": 5, "T": 7}``).
+    ``model`` is optional: it gives modules their attribute paths (``blocks.0.attn``) and its
+    attributes (``n_embd``, ``n_head``, ...) name sizes. ``dims`` declares the sizes the block
+    runs at (``{"B": 2, "T": 10, "C": 64}``); ``inputs`` declares the model's forward inputs
+    as ``--input`` does (``["x=B,T,C"]``): the sizes ``x`` comes with name B, T and C. The
+    jaxtyping annotations of the forwards that run (``x: Float[Tensor, "B T C"]``) name sizes
+    too. A size nothing names prints as its number.
     """
-    return Trace(model, dims=dims, rules=rules)
+    return Trace(model, dims=dims, inputs=inputs, rules=rules)
 
 
 __all__ = ["OpRecord", "Trace", "trace"]

@@ -15,6 +15,8 @@ import shapetrace
 from shapetrace._cli import main
 from shapetrace._render import default_width
 
+pytest_plugins = ["pytester"]
+
 ROOT = Path(__file__).resolve().parent.parent
 SHAPE = re.compile(r"\((?:[0-9A-Za-z_*]+, )+[0-9A-Za-z_*]+\)")
 RAISES = "tests/data/scripts/raises.py"
@@ -116,3 +118,60 @@ def test_print_width_wider_than_80_is_kept(monkeypatch, capsys):
     t.print(width=110)
     out = capsys.readouterr().out
     assert 80 < _widest(out) <= 110
+
+
+# --- the pytest plugin: the same rules as the command line ------------------------------------
+
+_PLUGIN_TEST = '''
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Jumbled(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = (t.reshape(B, self.n_head, T, C // self.n_head) for t in (q, k, v))
+        return F.softmax(q @ k.transpose(-2, -1) * k.size(-1) ** -0.5, dim=-1) @ v
+
+
+@pytest.mark.shapetrace
+def test_attention():
+    model = Jumbled(143, 11)
+    model(torch.randn(5, 7, 143))
+'''
+
+
+def _shapetrace_lines(output: str) -> list[str]:
+    """The lines shapetrace wrote into pytest's output: its failure message after the
+    headline, and its trace section."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if "shapetrace found" in line)
+    end = next(i for i, line in enumerate(lines) if line.startswith("=") and "short test" in line)
+    return [line for line in lines[start + 1:end] if not line.startswith(("_", "-", "="))]
+
+
+@pytest.mark.parametrize("columns", [pytest.param("64", id="COLUMNS=64"),
+                                     pytest.param(None, id="no-terminal-100")])
+def test_plugin_text_follows_the_command_lines_width(pytester, monkeypatch, columns):
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)  # pytester's subprocess has no terminal
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    width = int(columns or 100)
+    pytester.makepyfile(test_student=_PLUGIN_TEST)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rf")
+    result.assert_outcomes(failed=1)
+    lines = _shapetrace_lines(result.stdout.str())
+    assert any("reshape-jumble" in line for line in lines)
+    assert max(len(line.rstrip()) for line in lines) <= width
+    assert max(len(line.rstrip()) for line in lines) > 60  # the width is used, not a narrow one
+    text = "\n".join(lines)
+    assert "(B, T, C)" in text and "(B, H, T, d)" in text  # whole shapes, never cut in two

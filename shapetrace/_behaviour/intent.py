@@ -172,7 +172,7 @@ def init_arguments(cls: type, given: Mapping[str, Any]) -> dict[str, Any]:
 def trace_evidence(trace: Any) -> str:
     """The first sign in the trace that the module is built to be causal, as words, or ""."""
     dims = trace.dims
-    T = dims["T"]
+    T = dims.get("T")  # None at the user's own sizes when nothing names T
     data = _DataLineage(trace.records)
     reshaped = _pattern_writes(trace.records)
     for rec in trace.records:
@@ -189,8 +189,8 @@ def trace_evidence(trace: Any) -> str:
         if op in COMPARISONS and len(rec.inputs) == 2 and rec.outputs:
             a, b = rec.inputs[0].shape, rec.inputs[1].shape
             out = rec.outputs[0].shape
-            if len(out) >= 2 and out[-1] == out[-2] and a != b and out[-1] in (T, dims["L"]) \
-                    and not any(data.carries(m) for m in rec.inputs):
+            if len(out) >= 2 and out[-1] == out[-2] and a != b \
+                    and out[-1] in (T, dims.get("L")) and not any(data.carries(m) for m in rec.inputs):
                 return "a comparison of positions (a causal mask)"
         if op in _CUMULATIVE and _running_sum_over_time(rec, T):
             return f"a running sum over T ({op}): causal by construction"

@@ -7,33 +7,14 @@ an 80-column terminal is 80 columns); else 100, for files and CI logs.
 
 from __future__ import annotations
 
-import os
-
 from rich.console import Console
 from rich.padding import Padding
 
+from .._width import FILE_WIDTH, default_width  # noqa: F401 - the render layer's too
 from ._safe import SafeConsole
 
 from ._findings import diagnostic_renderable, report_renderable
 from ._trace import trace_renderable
-
-
-FILE_WIDTH = 100  # no terminal and no COLUMNS: files, CI logs
-
-
-def default_width() -> int:
-    """``COLUMNS`` when set, else the width of the terminal on stdout, stderr or stdin, else 100."""
-    columns = os.environ.get("COLUMNS", "").strip()
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    for fd in (1, 2, 0):
-        try:
-            size = os.get_terminal_size(fd).columns
-        except (OSError, ValueError):
-            continue
-        if size > 0:
-            return size
-    return FILE_WIDTH
 
 
 def make_console(*, color: bool | None = None, width: int | None = None, file=None,

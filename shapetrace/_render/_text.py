@@ -1,7 +1,8 @@
-"""Plain text at a fixed width, for logs: pytest failure messages and report sections.
+"""Plain text for logs: pytest failure messages and report sections, Gradescope output.
 
-CI logs should read like a terminal, whatever the runner's terminal is: no colour, 100 columns,
-no trailing spaces.
+No colour and no trailing spaces, at the width the caller says: the pytest plugin passes the
+width of the terminal pytest runs in (``COLUMNS`` when set, as for the command line), and files
+(Gradescope's output, a report file) are 100 columns.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ import io
 
 from rich.text import Text
 
+from .._width import FILE_WIDTH
 from ._console import make_console
 from ._findings import target_renderable
 from ._trace import trace_renderable
 
-WIDTH = 100
+WIDTH = FILE_WIDTH
 
 
 def plain_console(width: int = WIDTH):
@@ -74,8 +76,20 @@ def failed_traces_text(results, *, max_ops: int | None = None, width: int = WIDT
     for r in results:
         if r.trace is None or r.ok:
             continue
-        sizes = " ".join(f"{k}={v}" for k, v in r.dims.items())
-        parts.append(f"{r.target}   {sizes}")
+        sizes = [f"{k}={v}" for k, v in r.dims.items()]
+        parts.append(_packed([f"{r.target}  ", *sizes], width))
         parts.append(trace_renderable(r.trace, width=width, diagnostics=r.diagnostics,
                                       max_ops=max_ops))
     return plain_text(*parts, width=width) if parts else ""
+
+
+def _packed(words: list[str], width: int) -> str:
+    """Words on lines of at most ``width`` columns, broken only between words (one longer than
+    the width stands alone on its line, whole)."""
+    lines: list[str] = []
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(line.rstrip() for line in lines)

@@ -258,7 +258,10 @@ def _operand_factors(graph, meta, where: str, depth: int = 0) -> list[Factor]:
 def _dim_names(dims, d: int, d_name: str) -> list[tuple[str, int]]:
     """Named sizes to explain a factor by, the contracted size first."""
     out, seen = [(d_name, d)], {d}
-    for name in ("C", "H", "T", "S", "B", "V", "L", *dims):
+    # at the user's own sizes only the sizes a scale is made of explain it: a batch or a length
+    # that happens to equal the factor's size (B = H = 2) is chance, not the code's choice
+    names = ("C", "H") if getattr(dims, "strict", False) else ("C", "H", "T", "S", "B", "V", "L", *dims)
+    for name in names:
         size = dims.get(name)
         if size and size > 1 and size not in seen:
             seen.add(size)
@@ -277,14 +280,17 @@ def _explain(value: float, dims, d: int, d_name: str) -> str | None:
     """The scale in named sizes (``1/sqrt(C)``); ``_AMBIGUOUS`` when two names explain it
     (at H = d, 1/d is 1/sqrt(C)), or when 1/d could be 1/sqrt of a width no name holds."""
     found = []
+    shared = False  # a size two names hold (B = H = 2): either name could be the wrong one
+    sizes = list(dims.values())
     for name, n in _dim_names(dims, d, d_name):
         for text, expect in ((f"1/sqrt({name})", n ** -0.5), (f"1/{name}", 1 / n),
                              (f"sqrt({name})", n ** 0.5), (name, float(n))):
             if _close(value, expect):
                 found.append(text)
+                shared = shared or sizes.count(n) > 1
                 break
-    if len(found) > 1 or (found == [f"1/{d_name}"] and getattr(dims, "strict", False)
-                          and dims.get("C") is None):
+    if len(found) > 1 or shared or (found == [f"1/{d_name}"] and getattr(dims, "strict", False)
+                                    and dims.get("C") is None):
         return _AMBIGUOUS
     return found[0] if found else None
 

@@ -249,28 +249,61 @@ _HIDDEN = {
     frozenset("BH"): "a softmax or mean over the batch looks like one over the heads",
     frozenset("TH"): "a softmax over the heads looks like one over the keys",
     frozenset("Bd"): "batch and head-size axes can be swapped unseen",
+    frozenset("TL"): "a mask or position table not cut to the sequence ([:T, :T]) runs only "
+                     "because T is the full block size",
 }
+
+
+def _shared_sizes(dims) -> list[tuple[list[str], int]]:
+    """The names that share one size, grouped: ``(["T", "H", "d"], 8)``."""
+    groups: dict[int, list[str]] = {}
+    for a, b, size in dims.collisions():
+        names = groups.setdefault(size, [a])
+        if b not in names:
+            names.append(b)
+    return [(names, size) for size, names in groups.items()]
+
+
+def _listed(names: list[str]) -> str:
+    return " and ".join(names) if len(names) == 2 else ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
 def check_collisions(analysis: Analysis):
     dims = analysis.dims
-    collisions = dims.collisions()
-    if not collisions:
+    groups = _shared_sizes(dims)
+    if not groups:
         return
     in_use = {s for rec in analysis.records for m in (*rec.inputs, *rec.outputs) for s in m.shape}
-    for a, b, size in collisions:
+    own_sizes = getattr(dims, "strict", False)  # the user's sizes: a shared size prints as a number
+    for names, size in groups:
         if analysis.records and size not in in_use:
             continue  # no axis of that size was traced: nothing can be confused
-        hidden = _HIDDEN.get(frozenset((a, b))) if len(a) == len(b) == 1 else None
-        hidden = hidden or (f"an axis of size {size} could be {a} or {b}, so a swap or mix of "
-                            f"the two cannot be seen")
-        message = (f"{a} and {b} are both {size} in this run: {hidden}. reshape-jumble, "
-                   f"softmax-axis and silent-broadcast lose their power over these axes, and "
-                   f"shapes print {a} for both")
-        change = a if a in dims.explicit and b not in dims.explicit else b
+        pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+        hidden = [_HIDDEN[frozenset(p)] for p in pairs
+                  if len(p[0]) == len(p[1]) == 1 and frozenset(p) in _HIDDEN]
+        if len(hidden) > 3:
+            hidden = [*hidden[:3], "and more"]
+        if not hidden:
+            hidden = [f"an axis of size {size} could be {' or '.join(names)}, so a swap or mix "
+                      f"of them cannot be seen"]
+        both = "both" if len(names) == 2 else "all"
+        printed = (f"shapes print the number {size}, not a name, for {both} of them" if own_sizes
+                   else f"shapes print {names[0]} for {both}")
+        message = (f"{_listed(names)} are {both} {size} in this run: {'; '.join(hidden)}. "
+                   f"reshape-jumble, softmax-axis and silent-broadcast lose their power over "
+                   f"these axes, and {printed}")
         suggestion = next_prime(3, avoid=set(dims.values()))
-        hint = f"Give {change} a size of its own, a prime no other dim uses (e.g. {change}={suggestion})."
-        yield diagnostic("dim-collision", message, hint, index=-1, names=[a, b], size=size)
+        if own_sizes:  # sizes the code runs at: the data's are the easiest to change
+            change = next((n for n in ("B", "T", "S") if n in names), None)
+            hint = ("To tell them apart, check the module with python -m shapetrace, which "
+                    "gives every dim a distinct prime")
+            hint = (f"{hint}, or run once with {change}={suggestion}." if change else f"{hint}.")
+        else:
+            a, b = names[0], names[1]
+            change = a if a in dims.explicit and b not in dims.explicit else b
+            hint = (f"Give {change} a size of its own, a prime no other dim uses "
+                    f"(e.g. {change}={suggestion}).")
+        yield diagnostic("dim-collision", message, hint, index=-1, names=names, size=size)
 
 
 # --- non-finite -------------------------------------------------------------------------------
