@@ -54,11 +54,10 @@ class ValueProbes:
         softmax. Kept as ops are recorded, so that a matmul operand far from every softmax (q,
         k, v, an MLP weight) is settled by one lookup rather than by a walk."""
         near, hops = self.near_softmax, SOFTMAX_DEPTH
-        for meta in rec.inputs:
-            if meta.src is not None:
-                h = near.get(meta.src[0])
-                if h is not None and h < hops:
-                    hops = h
+        for meta in rec.inputs:  # runs for every op after a softmax: meta.src spelt out
+            h = near.get(meta._made_by)  # None for a tensor from outside the trace
+            if h is not None and h < hops:
+                hops = h
         if hops < SOFTMAX_DEPTH:
             near[rec.index] = hops + 1
 
@@ -91,7 +90,7 @@ class ValueProbes:
         """Whether ``rec`` reads a tensor found to hold a NaN or an Inf."""
         tainted = self.tainted
         for meta in rec.inputs:
-            if meta.src is not None and meta.src[0] in tainted:
+            if meta._made_by in tainted:  # None (from outside the trace) never is
                 return True
         return False
 

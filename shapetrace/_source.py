@@ -122,15 +122,27 @@ def user_site(depth: int = 1, func_code=None):
     ``nn.Linear.forward``) rather than written by the user on that line. Frames of torch's
     dispatch machinery and of the dispatched function itself (``func_code``) do not count.
     """
-    frame = caller_frame(depth + 1)
-    while frame is not None and (frame.f_code is func_code or frame.f_code.co_filename == _DISPATCH_FILE):
-        frame = frame.f_back
-    first = frame
+    return site_from(caller_frame(depth + 1), func_code)
+
+
+def site_from(frame, func_code=None):
+    """:func:`user_site`, from ``frame`` outwards (the tracer's hot path hands its caller's
+    frame over itself, saving the calls in between)."""
     internal = _internal
     while frame is not None:
         code = frame.f_code
+        if code is not func_code and code.co_filename != _DISPATCH_FILE:
+            break
+        frame = frame.f_back
+    else:
+        return None
+    if not internal[code]:  # the common case: a Tensor method written on the user's line
+        return code, frame.f_lasti, False
+    frame = frame.f_back
+    while frame is not None:
+        code = frame.f_code
         if not internal[code]:
-            return code, frame.f_lasti, frame is not first
+            return code, frame.f_lasti, True
         frame = frame.f_back
     return None
 
