@@ -268,9 +268,10 @@ def weight_sums(t: Tensor, extra: tuple[int, ...] = ()) -> WeightSums | None:
             x = x.float()
         axes = sorted({*range(max(x.ndim - 2, 0), x.ndim), *(a for a in extra if a < x.ndim)})
         sums = [x.sum(dim=axis) for axis in axes]
-        # The extremes of each axis's sums and the minimum, read back in one go.
-        extremes = [v for s in sums for v in torch.aminmax(s)]
-        *extremes, minimum = torch.stack([*extremes, x.amin()]).tolist()
+        # The extremes of each axis's sums and the minimum, read back one number at a time
+        # (cheaper than stacking a handful of scalars into one tensor to read it in one go).
+        extremes = [v.item() for s in sums for v in torch.aminmax(s)]
+        minimum = x.amin().item()
         deviations = {}
         for axis, s, low, high in zip(axes, sums, extremes[::2], extremes[1::2]):
             if low > 1e-6 or high < -1e-6:

@@ -20,7 +20,7 @@ class TensorMeta:
                  "used")
 
     def __init__(self, shape: tuple[int, ...], dtype, contiguous: bool, made_by=None,
-                 slot: int = 0):
+                 slot: int = 0, ref=None):
         self.shape: tuple[int, ...] = shape
         self.dtype = dtype
         self.contiguous: bool = contiguous
@@ -29,7 +29,7 @@ class TensorMeta:
         self.value = None  # the number, for one-element tensors (scales, fill values)
         self.axes = None  # provenance: one tuple of (size, name) factors per axis (_provenance)
         #: For an output: a weakref while tracing, then whether it was still alive at the end.
-        self.ref = None
+        self.ref = ref
         self.used = 0  # how often it was consumed by a recorded op or returned by a module
 
     @property

@@ -256,19 +256,6 @@ class _Mode(TorchFunctionMode):
             pass
         return described
 
-    def _site(self, frame, code):
-        """The shared ``(code, lasti, internal)`` of the user's frame for this op, or None."""
-        found = site_from(frame, code)
-        if found is None:
-            return None
-        user = found[0]
-        entry = self.sites.get(id(user))
-        if entry is None or entry[0] is not user:
-            entry = self.sites[id(user)] = (user, {})
-        # Keyed by the instruction and whether library code sat in between: one call in the
-        # user's code may reach torch directly on one run and through a helper on another.
-        return entry[1].setdefault(found[1] * 2 + found[2], found)
-
     def _meta(self, t: Tensor, made_by=None, slot: int = 0) -> TensorMeta:
         """The metadata of ``t``; the value too for one-element tensors (even when autograd
         tracks it: a learned temperature is a scale the rules want to read)."""
@@ -394,9 +381,21 @@ class _Mode(TorchFunctionMode):
                 recorded = found
         else:
             recorded = _EMPTY_KWARGS
+        # The shared ``(code, lasti, internal)`` of the user's frame for this op, or None: one
+        # tuple per place in the user's code, keyed by the instruction and whether library
+        # code sat in between (one call may reach torch directly on one run and through a
+        # helper on another).
+        site = site_from(self._getframe(1), code)
+        if site is not None:
+            user = site[0]
+            entry = self.sites.get(id(user))
+            if entry is None or entry[0] is not user:
+                entry = self.sites[id(user)] = (user, {})
+            site = entry[1].setdefault(site[1] * 2 + site[2], site)
         records = self.records
-        rec = OpRecord(len(records), name, self._site(self._getframe(1), code), recorder.module,
-                       tuple(inputs) if inputs else (), rec_args, recorded)
+        index = len(records)
+        rec = OpRecord(index, name, site, recorder.module, tuple(inputs) if inputs else (),
+                       rec_args, recorded)
         records.append(rec)
         previous, self.current = self.current, rec
         try:
@@ -411,11 +410,22 @@ class _Mode(TorchFunctionMode):
         finally:
             self.current = previous
 
-        # The outputs (inlined for the usual single tensor: see _outputs).
+        # The outputs (inlined for the usual single tensor: see _meta and _outputs).
         if type(result) is Tensor:
             outs = (result,)
-            meta = self._meta(result, rec.index, 0)
-            meta.ref = weakref.ref(result)
+            ref = weakref.ref(result)
+            try:
+                size = result.shape
+                shape = self.shapes.get(size)
+                if shape is None:
+                    shape = self.shapes[size] = tuple(size)
+                meta = TensorMeta(shape, result.dtype, result.is_contiguous(), index, 0, ref)
+                if not shape or (shape[-1] == 1 and shape.count(1) == len(shape)):
+                    if not result.is_meta and has_value(result):
+                        meta.value = result.item()
+            except Exception:  # sparse, nested: shape only
+                meta = _odd_meta(result, index, 0)
+                meta.ref = ref
             live[id(result)] = meta
             rec.outputs = (meta,)
             half = meta.dtype in HALF
