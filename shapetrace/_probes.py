@@ -64,6 +64,11 @@ class ValueProbes:
     def after(self, rec: OpRecord, outs, args, kwargs, *, finite: bool, weights: bool) -> None:
         """Runs the probes an op needs, with torch functions disabled: the probes' own ops must
         not reach an enclosing trace."""
+        if weights:  # only operands a few ops after a softmax: most products (q @ k) have none
+            near = self.near_softmax
+            weights = any(meta._made_by in near for meta in rec.inputs)
+            if not weights and not finite:
+                return
         with disable_torch_function():
             if finite:
                 self._finite(rec, outs, args, kwargs)
@@ -73,8 +78,8 @@ class ValueProbes:
     def _weights(self, rec: OpRecord, args, kwargs) -> None:
         tensors = None
         for i, meta in enumerate(rec.inputs):
-            if meta.src is None or meta.src[0] not in self.near_softmax \
-                    or not _after_softmax(self.records, meta.src[0]):
+            made_by = meta._made_by
+            if made_by not in self.near_softmax or not _after_softmax(self.records, made_by):
                 continue
             if tensors is None:
                 tensors = operands(args, kwargs)
