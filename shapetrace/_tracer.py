@@ -325,8 +325,12 @@ class _Mode(TorchFunctionMode):
                 stripped.append(_TENSOR_ARGS[len(inputs)] if len(inputs) < 16
                                 else tensor_arg(len(inputs)))
                 meta = live.get(id(a))
-                if meta is not None and meta._made_by is not None and meta.ref() is a \
-                        and meta.shape == a.shape and meta.dtype == a.dtype:
+                try:  # free unless it raises (Python 3.11): a strided nested tensor has no sizes
+                    usual = meta is not None and meta._made_by is not None and meta.ref() is a \
+                        and meta.shape == a.shape and meta.dtype == a.dtype
+                except Exception:
+                    usual = False
+                if usual:
                     meta.used += 1  # an op output read again, as it was made: the usual case
                 else:
                     meta = self._meta_in(a)
