@@ -13,7 +13,10 @@ CPU time of this thread per forward, median of interleaved repeats:
   consumer graph and the attentions they share);
 - free: dropping the trace.
 
-    python benchmarks/profile_trace.py [--repeats 40]
+    python benchmarks/profile_trace.py [--repeats 40] [--small]
+
+``--small``: the student size of overhead.py (2 layers, C=32, T=16, B=2), where per-op costs
+dominate; by default the larger one (4 layers, C=128, T=64, B=8).
 """
 
 from __future__ import annotations
@@ -35,11 +38,16 @@ from overhead import GPT, BareMode
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=40)
+    parser.add_argument("--small", action="store_true", help="the student size")
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    model = GPT().eval()
-    idx = torch.randint(0, 65, (8, 64))
+    if args.small:
+        model = GPT(n_embd=32, n_head=4, n_layer=2, block_size=16).eval()
+        idx = torch.randint(0, 65, (2, 16))
+    else:
+        model = GPT().eval()
+        idx = torch.randint(0, 65, (8, 64))
     checks = trace_checks()
     times: dict[str, list[float]] = {}
     probes = {"finite": 0.0, "weights": 0.0}

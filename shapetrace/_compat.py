@@ -107,6 +107,12 @@ def caller_frame(depth: int):
     return sys._getframe(depth + 1)
 
 
+def frame_getter():
+    """``sys._getframe`` itself, for a hot path that cannot afford the call of
+    :func:`caller_frame` (``frame_getter()(1)`` is the caller of the function that calls it)."""
+    return sys._getframe
+
+
 def instruction_position(code, lasti: int) -> tuple[int | None, int | None, int | None, int | None]:
     """``(line, end_line, col, end_col)`` of the instruction at byte offset ``lasti`` in
     ``code`` (CPython's code units are two bytes)."""
@@ -115,6 +121,25 @@ def instruction_position(code, lasti: int) -> tuple[int | None, int | None, int 
     if 0 <= index < len(positions):
         return positions[index]
     return None, None, None, None
+
+
+def module_tensors(model) -> list:
+    """Every parameter and buffer of ``model`` and its submodules, each module visited once, in
+    no particular order. Read from the private ``_modules`` / ``_parameters`` / ``_buffers``
+    dicts: ``model.parameters()`` runs a few nested generators per module, which shows on every
+    trace of a small model."""
+    found: list = []
+    seen: set[int] = set()
+    stack = [model]
+    while stack:
+        module = stack.pop()
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        found += [t for t in module._parameters.values() if t is not None]
+        found += [t for t in module._buffers.values() if t is not None]
+        stack += [m for m in module._modules.values() if m is not None]
+    return found
 
 
 def dropout_base_class():

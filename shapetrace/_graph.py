@@ -238,14 +238,24 @@ class Graph:
     def __init__(self, records: list[OpRecord]):
         # Only the records, never the trace: the trace holds its analysis, which holds this.
         self.records = records
-        self.consumers: dict[tuple[int, int], list[tuple[OpRecord, int]]] = {}
+        consumers: dict[tuple[int, int], list[tuple[OpRecord, int]]] = {}
         for rec in records:
-            for slot, meta in enumerate(rec.inputs):
-                if meta.src is not None:
-                    self.consumers.setdefault(meta.src, []).append((rec, slot))
+            slot = 0
+            for meta in rec.inputs:
+                made_by = meta._made_by  # meta.src, without making the tuple twice
+                if made_by is not None:
+                    key = (made_by, meta._slot)
+                    found = consumers.get(key)
+                    if found is None:
+                        consumers[key] = [(rec, slot)]
+                    else:
+                        found.append((rec, slot))
+                slot += 1
+        self.consumers = consumers
 
     def producer(self, meta: TensorMeta) -> OpRecord | None:
-        return None if meta.src is None else self.records[meta.src[0]]
+        made_by = meta._made_by
+        return None if made_by is None else self.records[made_by]
 
     def uses(self, rec: OpRecord, out_slot: int, pos: int) -> list[ValueUse]:
         """The matmuls and einsums that axis ``pos`` of an output reaches, through ops that
@@ -368,7 +378,8 @@ class Lineage:
             constant: list[bool] = []
             for rec in self.records:  # producers always come before their consumers
                 constant.append(rec.op not in RANDOM_FACTORIES
-                                and all(m.src is not None and constant[m.src[0]] for m in rec.inputs))
+                                and all(m._made_by is not None and constant[m._made_by]
+                                        for m in rec.inputs))
             self._constant = constant
         return self._constant[meta.src[0]]
 
@@ -381,7 +392,7 @@ class Lineage:
         if self._batched is None:
             batched: list[bool] = []
             for rec in self.records:
-                batched.append(any(_has_batch(m) or (m.src is not None and batched[m.src[0]])
+                batched.append(any(_has_batch(m) or (m._made_by is not None and batched[m._made_by])
                                    for m in rec.inputs))
             self._batched = batched
         return self._batched[meta.src[0]]

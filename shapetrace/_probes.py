@@ -54,11 +54,10 @@ class ValueProbes:
         softmax. Kept as ops are recorded, so that a matmul operand far from every softmax (q,
         k, v, an MLP weight) is settled by one lookup rather than by a walk."""
         near, hops = self.near_softmax, SOFTMAX_DEPTH
-        for meta in rec.inputs:
-            if meta.src is not None:
-                h = near.get(meta.src[0])
-                if h is not None and h < hops:
-                    hops = h
+        for meta in rec.inputs:  # runs for every op after a softmax: meta.src spelt out
+            h = near.get(meta._made_by)  # None for a tensor from outside the trace
+            if h is not None and h < hops:
+                hops = h
         if hops < SOFTMAX_DEPTH:
             near[rec.index] = hops + 1
 
@@ -68,6 +67,11 @@ class ValueProbes:
         reads of values (``.item()``) would break the user's compiled graph."""
         if is_compiling():
             return
+        if weights:  # only operands a few ops after a softmax: most products (q @ k) have none
+            near = self.near_softmax
+            weights = any(meta._made_by in near for meta in rec.inputs)
+            if not weights and not finite:
+                return
         with disable_torch_function():
             if finite:
                 self._finite(rec, outs, args, kwargs)
@@ -77,8 +81,8 @@ class ValueProbes:
     def _weights(self, rec: OpRecord, args, kwargs) -> None:
         tensors = None
         for i, meta in enumerate(rec.inputs):
-            if meta.src is None or meta.src[0] not in self.near_softmax \
-                    or not _after_softmax(self.records, meta.src[0]):
+            made_by = meta._made_by
+            if made_by not in self.near_softmax or not _after_softmax(self.records, made_by):
                 continue
             if tensors is None:
                 tensors = operands(args, kwargs)
@@ -94,7 +98,7 @@ class ValueProbes:
         """Whether ``rec`` reads a tensor found to hold a NaN or an Inf."""
         tainted = self.tainted
         for meta in rec.inputs:
-            if meta.src is not None and meta.src[0] in tainted:
+            if meta._made_by in tainted:  # None (from outside the trace) never is
                 return True
         return False
 
@@ -272,9 +276,10 @@ def weight_sums(t: Tensor, extra: tuple[int, ...] = ()) -> WeightSums | None:
             x = x.float()
         axes = sorted({*range(max(x.ndim - 2, 0), x.ndim), *(a for a in extra if a < x.ndim)})
         sums = [x.sum(dim=axis) for axis in axes]
-        # The extremes of each axis's sums and the minimum, read back in one go.
-        extremes = [v for s in sums for v in torch.aminmax(s)]
-        *extremes, minimum = torch.stack([*extremes, x.amin()]).tolist()
+        # The extremes of each axis's sums and the minimum, read back one number at a time
+        # (cheaper than stacking a handful of scalars into one tensor to read it in one go).
+        extremes = [v.item() for s in sums for v in torch.aminmax(s)]
+        minimum = x.amin().item()
         deviations = {}
         for axis, s, low, high in zip(axes, sums, extremes[::2], extremes[1::2]):
             if low > 1e-6 or high < -1e-6:

@@ -20,7 +20,7 @@ class TensorMeta:
                  "used")
 
     def __init__(self, shape: tuple[int, ...], dtype, contiguous: bool, made_by=None,
-                 slot: int = 0):
+                 slot: int = 0, ref=None):
         self.shape: tuple[int, ...] = shape
         self.dtype = dtype
         self.contiguous: bool = contiguous
@@ -29,7 +29,7 @@ class TensorMeta:
         self.value = None  # the number, for one-element tensors (scales, fill values)
         self.axes = None  # provenance: one tuple of (size, name) factors per axis (_provenance)
         #: For an output: a weakref while tracing, then whether it was still alive at the end.
-        self.ref = None
+        self.ref = ref
         self.used = 0  # how often it was consumed by a recorded op or returned by a module
 
     @property
@@ -95,7 +95,8 @@ class OpRecord:
     __slots__ = ("index", "op", "site", "module", "inputs", "args", "kwargs",
                  "outputs", "error", "warnings", "weight_sums", "non_finite")
 
-    def __init__(self, index: int, op: str, site, module: str):
+    def __init__(self, index: int, op: str, site, module: str, inputs: tuple = (),
+                 args: tuple = (), kwargs: dict | None = None):
         self.index = index
         self.op: str = op  # "F.softmax", "@", "Tensor.view" (see _ops.op_name)
         #: ``(code, lasti, internal)`` of the user's frame, shared by every op of that site and
@@ -103,9 +104,9 @@ class OpRecord:
         #: called from library code (``F.linear`` inside ``nn.Linear``) on that line.
         self.site: tuple | None = site
         self.module: str = module  # the running module's path ("GPT.blocks.0.attn"), or ""
-        self.inputs: tuple[TensorMeta, ...] = ()
-        self.args: tuple = ()  # the call's arguments, tensors replaced by TensorArg
-        self.kwargs: dict = _EMPTY
+        self.inputs: tuple[TensorMeta, ...] = inputs
+        self.args: tuple = args  # the call's arguments, tensors replaced by TensorArg
+        self.kwargs: dict = _EMPTY if kwargs is None else kwargs
         self.outputs: tuple[TensorMeta, ...] = ()
         self.error: tuple[str, str] | None = None  # (exception type, message)
         self.warnings: tuple[str, ...] | list[str] = _NO_WARNINGS

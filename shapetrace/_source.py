@@ -76,15 +76,22 @@ def is_library_file(filename: str, *, installed_is_library: bool = False) -> boo
     return filename.startswith(_STDLIB)
 
 
-class _Internal(dict):
-    """code object -> True when its frames belong to torch/shapetrace/helpers (cached)."""
+# id(code) -> (code, kind) for every code object the frame walk met: _USER, _LIBRARY (torch,
+# shapetrace, helpers, Python itself) or _DISPATCH (torch's __torch_function__ machinery). Keyed
+# by id, the code object kept alongside to tell a reused id: hashing a code object is not cached
+# and costs as much as the rest of the walk.
+_USER, _LIBRARY, _DISPATCH = 0, 1, 2
+_kinds: dict[int, tuple] = {}
 
-    def __missing__(self, code):
-        internal = self[code] = is_library_file(code.co_filename)
-        return internal
 
-
-_internal = _Internal()
+def _kind(code) -> int:
+    entry = _kinds.get(id(code))
+    if entry is None or entry[0] is not code:
+        filename = code.co_filename
+        kind = _DISPATCH if filename == _DISPATCH_FILE else \
+            _LIBRARY if is_library_file(filename) else _USER
+        entry = _kinds[id(code)] = (code, kind)
+    return entry[1]
 
 
 def innermost_user_frame(tb, *, installed_is_library: bool = True) -> tuple[str, int] | None:
@@ -122,15 +129,31 @@ def user_site(depth: int = 1, func_code=None):
     ``nn.Linear.forward``) rather than written by the user on that line. Frames of torch's
     dispatch machinery and of the dispatched function itself (``func_code``) do not count.
     """
-    frame = caller_frame(depth + 1)
-    while frame is not None and (frame.f_code is func_code or frame.f_code.co_filename == _DISPATCH_FILE):
+    return site_from(caller_frame(depth + 1), func_code)
+
+
+def site_from(frame, func_code=None):
+    """:func:`user_site`, from ``frame`` outwards (the tracer's hot path hands its caller's
+    frame over itself, saving the calls in between)."""
+    kinds = _kinds
+    while frame is not None:  # torch's dispatch and the dispatched function itself
+        code = frame.f_code
+        entry = kinds.get(id(code))
+        kind = entry[1] if entry is not None and entry[0] is code else _kind(code)
+        if code is not func_code and kind != _DISPATCH:
+            break
         frame = frame.f_back
-    first = frame
-    internal = _internal
+    else:
+        return None
+    if kind == _USER:  # the common case: a Tensor method written on the user's line
+        return code, frame.f_lasti, False
+    frame = frame.f_back
     while frame is not None:
         code = frame.f_code
-        if not internal[code]:
-            return code, frame.f_lasti, frame is not first
+        entry = kinds.get(id(code))
+        kind = entry[1] if entry is not None and entry[0] is code else _kind(code)
+        if kind == _USER:
+            return code, frame.f_lasti, True
         frame = frame.f_back
     return None
 

@@ -630,6 +630,9 @@ _PROVING = (
 )
 
 
+_PROVING_NAMES = frozenset().union(*(names for names, _ in _PROVING))
+
+
 def proven_dims(model) -> dict[str, int]:
     """Sizes the model itself states: attributes of it and its submodules, and of their
     ``config`` (a dataclass or a Hugging Face config): ``n_embd`` -> C, ``n_head`` -> H,
@@ -640,14 +643,18 @@ def proven_dims(model) -> dict[str, int]:
         return {}
     seen: dict[str, set[int]] = {}
     for module in model.modules():
-        sources = [vars(module)]
-        for key in _CONFIG:
-            config = vars(module).get(key)
+        own = vars(module)
+        sources = [own]
+        for key in own.keys() & _CONFIG:  # one pass over the module's attributes
+            config = own[key]
             if config is not None and hasattr(config, "__dict__") and not callable(config):
                 sources.append(vars(config))
         for attrs in sources:
+            hits = attrs.keys() & _PROVING_NAMES  # most modules (Linear, LayerNorm): none
+            if not hits:
+                continue
             for names, dim in _PROVING:
-                for name in names & attrs.keys():
+                for name in names & hits:
                     value = attrs[name]
                     if isinstance(value, int) and not isinstance(value, bool) and value > 1:
                         seen.setdefault(dim, set()).add(value)

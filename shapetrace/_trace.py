@@ -179,8 +179,9 @@ class Trace(TraceData):
 def _weight_shapes(model) -> set[tuple[int, ...]]:
     if not isinstance(model, torch.nn.Module):
         return set()
-    tensors = (*model.parameters(), *model.buffers())
-    return {tuple(t.shape) for t in tensors}
+    from ._compat import module_tensors
+
+    return {tuple(t.shape) for t in module_tensors(model)}
 
 
 def trace(model: torch.nn.Module | None = None, *, dims=None, inputs=None,

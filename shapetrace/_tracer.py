@@ -21,14 +21,16 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ._compat import transparent_bodies
+from ._compat import frame_getter, transparent_bodies
 from ._ops import (MATMULS, RISKY_NAMES, SOFTMAXES, UNINITIALISED, base_name, is_passthrough,
                    op_name)
 from ._probes import HALF, ValueProbes, has_value
-from ._records import OpRecord, ReadOnlyDict, TensorMeta, TraceData, tensor_arg
-from ._source import is_own_file, user_site
+from ._records import (_EMPTY as _EMPTY_KWARGS, _TENSOR_ARGS, OpRecord, ReadOnlyDict, TensorMeta,
+                       TraceData, tensor_arg)
+from ._source import is_own_file, site_from
 
 Tensor = torch.Tensor
+_get_ident = threading.get_ident
 
 # Kinds of function, worked out once per function and trace (bit flags).
 _PASSTHROUGH = 1  # makes no tensor worth recording (x.shape, x.size()): only a use of its input
@@ -121,6 +123,9 @@ class Recorder:
             for meta in rec.outputs:
                 ref = meta.ref
                 meta.ref = ref is not None and ref() is not None
+            for meta in rec.inputs:
+                if meta._made_by is None:
+                    meta.ref = None  # a tensor from outside: only outputs say whether they live
         if mode is not None:
             for table in (mode.live, mode.funcs, mode.shapes, mode.sites, mode.arg_tuples,
                           mode.kwarg_dicts):
@@ -129,6 +134,11 @@ class Recorder:
         if self.probes is not None:
             self.probes.near_softmax.clear()
         self.observer = None
+        # The trace holds this recorder: without its data, a dropped trace (and every record)
+        # is freed by reference counting at once, not by the garbage collector's next pass,
+        # which would otherwise find a few hundred objects per forward to collect.
+        self.data = None
+        self.names.clear()
 
     # --- module hooks -----------------------------------------------------------------------
 
@@ -146,7 +156,7 @@ class Recorder:
         return name
 
     def _pre_hook(self, module, args):
-        if threading.get_ident() != self.owner:
+        if _get_ident() != self.owner:
             return
         if self._paused or torch.jit.is_tracing():
             # Inside torch.jit.trace: reading a tensor's sizes there would put them into the
@@ -155,25 +165,32 @@ class Recorder:
             self._paused += 1
             self.thread = None
             return
-        self.module = self._module_name(module)
-        self._stack.append((module, self.module))
+        name = self.names.get(id(module))
+        if name is None:
+            name = self._module_name(module)
+        self.module = name
+        self._stack.append((module, name))
 
     def _post_hook(self, module, args, output):
-        if threading.get_ident() != self.owner:
+        if _get_ident() != self.owner:
             return
         if self._paused:
             self._paused -= 1
             if not self._paused:
                 self.thread = self.owner
             return
-        if self._stack and self._stack[-1][0] is module:
-            self._stack.pop()
-            self.module = self._stack[-1][1] if self._stack else ""
+        stack = self._stack
+        if stack and stack[-1][0] is module:
+            stack.pop()
+            self.module = stack[-1][1] if stack else ""
         mode = self.mode
         if mode is None or output is None:
             return
-        for t in (output,) if isinstance(output, Tensor) else _tensors_in(output):
-            mode.count_use(t)
+        if isinstance(output, Tensor):
+            mode.count_use(output)
+        else:
+            for t in _tensors_in(output):
+                mode.count_use(t)
 
     def _showwarning(self, message, category, filename, lineno, file=None, line=None):
         mode = self.mode
@@ -191,7 +208,11 @@ def _is_own_file(filename: str | None) -> bool:
 
 
 class _Mode(TorchFunctionMode):
-    """The hot path: runs for every tensor op of the traced thread."""
+    """The hot path: runs for every tensor op of the traced thread.
+
+    Written for speed at a student's sizes, where an op's kernel takes microseconds: attribute
+    lookups are hoisted into locals, the common argument shapes are handled inline, and every
+    table below turns a repeated question into one dict lookup."""
 
     def __init__(self, recorder: Recorder):
         super().__init__()
@@ -199,10 +220,11 @@ class _Mode(TorchFunctionMode):
         self.records = recorder.data.records
         self.probes = recorder.probes
         self.observer = recorder.observer
-        # id(tensor) -> (weakref, meta) for every tensor seen: an op's output meta (its ``src``
-        # says which op made it), or the meta of a tensor from outside the trace (``src`` None).
-        # Every consumer of the tensor shares that one meta object.
-        self.live: dict[int, tuple] = {}
+        # id(tensor) -> meta for every tensor seen: an op's output meta (its ``src`` says which
+        # op made it), or the meta of a tensor from outside the trace (``src`` None). Every
+        # consumer of the tensor shares that one meta object; ``meta.ref``, a weak reference to
+        # the tensor while recording, tells a live tensor from a dead one whose id was reused.
+        self.live: dict[int, TensorMeta] = {}
         self.funcs: dict[Any, tuple] = {}  # func -> (kind, name, code, transparent body)
         self.shapes: dict[tuple, tuple] = {}  # one tuple per distinct shape, shared by records
         self.arg_tuples: dict[tuple, tuple] = {}  # the same for recorded arguments
@@ -212,12 +234,13 @@ class _Mode(TorchFunctionMode):
         self.sites: dict[int, tuple] = {}
         self.current: OpRecord | None = None
         self.bodies = transparent_bodies()
+        self._getframe = frame_getter()
 
     def count_use(self, t: Tensor) -> None:
         """Counts a use of ``t`` that is not a recorded op (``x.shape``, a module's return)."""
-        entry = self.live.get(id(t))
-        if entry is not None and entry[0]() is t and entry[1]._made_by is not None:
-            entry[1].used += 1
+        meta = self.live.get(id(t))
+        if meta is not None and meta._made_by is not None and meta.ref() is t:
+            meta.used += 1
 
     def _describe(self, func) -> tuple:
         """What the hot path needs to know about a function: ``(kind, op name, code,
@@ -232,18 +255,6 @@ class _Mode(TorchFunctionMode):
         except TypeError:
             pass
         return described
-
-    def _site(self, depth: int, code):
-        """The shared ``(code, lasti, internal)`` of the user's frame for this op, or None."""
-        found = user_site(depth + 1, code)
-        if found is None:
-            return None
-        entry = self.sites.get(id(found[0]))
-        if entry is None or entry[0] is not found[0]:
-            entry = self.sites[id(found[0])] = (found[0], {})
-        # Keyed by the instruction and whether library code sat in between: one call in the
-        # user's code may reach torch directly on one run and through a helper on another.
-        return entry[1].setdefault(found[1] * 2 + found[2], found)
 
     def _meta(self, t: Tensor, made_by=None, slot: int = 0) -> TensorMeta:
         """The metadata of ``t``; the value too for one-element tensors (even when autograd
@@ -265,9 +276,8 @@ class _Mode(TorchFunctionMode):
         """The metadata of an operand: the very meta object of the op output it is, or of its
         first use when it came from outside the trace, so that each tensor is described once.
         A tensor changed behind the trace's back (``p.data = ...``) gets a meta of its own."""
-        entry = self.live.get(id(t))
-        if entry is not None and entry[0]() is t:
-            meta = entry[1]
+        meta = self.live.get(id(t))
+        if meta is not None and meta.ref() is t:
             made_by = meta._made_by
             if made_by is not None:
                 meta.used += 1
@@ -281,16 +291,17 @@ class _Mode(TorchFunctionMode):
                 return self._meta(t, made_by, meta._slot)
         meta = self._meta(t, None)
         try:
-            self.live[id(t)] = (weakref.ref(t), meta)
+            meta.ref = weakref.ref(t)
         except TypeError:  # a tensor subclass without weak references
-            pass
+            return meta
+        self.live[id(t)] = meta
         return meta
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
             kwargs = {}
         recorder = self.recorder
-        if recorder is None or threading.get_ident() != recorder.thread:
+        if recorder is None or _get_ident() != recorder.thread:
             return func(*args, **kwargs)
         try:
             kind, name, code, inner = self.funcs[func]
@@ -301,8 +312,7 @@ class _Mode(TorchFunctionMode):
                 self.count_use(args[0])
             return func(*args, **kwargs)
 
-        records = self.records
-        rec = OpRecord(len(records), name, self._site(1, code), recorder.module)
+        live = self.live
         inputs: list[TensorMeta] = []
         stripped = []
         # Whether the call may pass an inf or a nan itself (x * -inf, a -inf fill value): a float
@@ -312,8 +322,18 @@ class _Mode(TorchFunctionMode):
         shared = True  # whether the stripped arguments may be one tuple shared by many records
         for a in args:  # the common cases inline: this runs for every op
             if isinstance(a, Tensor):
-                stripped.append(tensor_arg(len(inputs)))
-                meta = self._meta_in(a)
+                stripped.append(_TENSOR_ARGS[len(inputs)] if len(inputs) < 16
+                                else tensor_arg(len(inputs)))
+                meta = live.get(id(a))
+                try:  # free unless it raises (Python 3.11): a strided nested tensor has no sizes
+                    usual = meta is not None and meta._made_by is not None and meta.ref() is a \
+                        and meta.shape == a.shape and meta.dtype == a.dtype
+                except Exception:
+                    usual = False
+                if usual:
+                    meta.used += 1  # an op output read again, as it was made: the usual case
+                else:
+                    meta = self._meta_in(a)
                 inputs.append(meta)
                 if meta.value is not None:
                     numbers = True
@@ -335,9 +355,9 @@ class _Mode(TorchFunctionMode):
             # Equal tuples of these types are interchangeable (no 1 == True == 1.0 confusion):
             # a loop records the same (<tensor 0>, -1) thousands of times, kept once.
             key = tuple(stripped)
-            rec.args = self.arg_tuples.setdefault(key, key)
+            rec_args = self.arg_tuples.setdefault(key, key)
         else:
-            rec.args = tuple(stripped)
+            rec_args = tuple(stripped)
         if kwargs:
             recorded = {}
             shared = True
@@ -362,11 +382,24 @@ class _Mode(TorchFunctionMode):
                 found = self.kwarg_dicts.get(key)
                 if found is None:
                     found = self.kwarg_dicts[key] = ReadOnlyDict(recorded)
-                rec.kwargs = found
-            else:
-                rec.kwargs = recorded
-        if inputs:
-            rec.inputs = tuple(inputs)
+                recorded = found
+        else:
+            recorded = _EMPTY_KWARGS
+        # The shared ``(code, lasti, internal)`` of the user's frame for this op, or None: one
+        # tuple per place in the user's code, keyed by the instruction and whether library
+        # code sat in between (one call may reach torch directly on one run and through a
+        # helper on another).
+        site = site_from(self._getframe(1), code)
+        if site is not None:
+            user = site[0]
+            entry = self.sites.get(id(user))
+            if entry is None or entry[0] is not user:
+                entry = self.sites[id(user)] = (user, {})
+            site = entry[1].setdefault(site[1] * 2 + site[2], site)
+        records = self.records
+        index = len(records)
+        rec = OpRecord(index, name, site, recorder.module, tuple(inputs) if inputs else (),
+                       rec_args, recorded)
         records.append(rec)
         previous, self.current = self.current, rec
         try:
@@ -380,11 +413,32 @@ class _Mode(TorchFunctionMode):
             raise
         finally:
             self.current = previous
-        outs, half = self._outputs(rec, result, func, args)
-        if not outs:
-            if not inputs and records[-1] is rec:
-                records.pop()  # no tensor in or out: torch._C._set_grad_enabled and the like
-            return result
+
+        # The outputs (inlined for the usual single tensor: see _meta and _outputs).
+        if type(result) is Tensor:
+            outs = (result,)
+            ref = weakref.ref(result)
+            try:
+                size = result.shape
+                shape = self.shapes.get(size)
+                if shape is None:
+                    shape = self.shapes[size] = tuple(size)
+                meta = TensorMeta(shape, result.dtype, result.is_contiguous(), index, 0, ref)
+                if not shape or (shape[-1] == 1 and shape.count(1) == len(shape)):
+                    if not result.is_meta and has_value(result):
+                        meta.value = result.item()
+            except Exception:  # sparse, nested: shape only
+                meta = _odd_meta(result, index, 0)
+                meta.ref = ref
+            live[id(result)] = meta
+            rec.outputs = (meta,)
+            half = meta.dtype in HALF
+        else:
+            outs, half = self._outputs(rec, result, func, args)
+            if not outs:
+                if not inputs and records[-1] is rec:
+                    records.pop()  # no tensor in or out: torch._C._set_grad_enabled and the like
+                return result
         probes = self.probes
         if probes is not None:
             if kind & _SOFTMAX:
@@ -427,13 +481,22 @@ class _Mode(TorchFunctionMode):
         metas = []
         for slot, t in enumerate(outs):
             meta = self._meta(t, index, slot)
-            meta.ref = ref = weakref.ref(t)
+            try:
+                meta.ref = weakref.ref(t)
+            except TypeError:  # a tensor subclass without weak references: never found again
+                meta.ref = _dead
+            else:
+                live[id(t)] = meta
             metas.append(meta)
-            live[id(t)] = (ref, meta)
             if meta.dtype in HALF:
                 half = True
         rec.outputs = tuple(metas)
         return outs, half
+
+
+def _dead():
+    """The weak reference of a tensor that could not have one: reads as gone."""
+    return None
 
 
 def _describe(func) -> tuple:

@@ -108,3 +108,21 @@ def test_caller_frame_and_instruction_positions():
     line, end_line, col, end_col = _compat.instruction_position(caller.f_code, caller.f_lasti)
     assert line is not None and line > caller.f_code.co_firstlineno
     assert col is not None and end_col is not None
+
+
+def test_module_tensors_are_every_parameter_and_buffer_once():
+    shared = nn.Linear(2, 2)
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3), shared, nn.Sequential(shared))
+    model.register_buffer("scale", torch.ones(5))
+    found = _compat.module_tensors(model)
+    assert len(found) == len({id(t) for t in found})
+    assert {id(t) for t in found} == {id(t) for t in (*model.parameters(), *model.buffers())}
+
+
+def test_frame_getter_is_the_frame_lookup():
+    def here():
+        return _compat.frame_getter()(0), _compat.frame_getter()(1)
+
+    mine, caller = here()
+    assert mine.f_code.co_name == "here"
+    assert caller.f_code is sys._getframe().f_code

@@ -40,6 +40,8 @@ REPEATS = frozenset({"Tensor.repeat", "torch.tile", "Tensor.tile"})
 INTERLEAVES = frozenset({"Tensor.repeat_interleave", "torch.repeat_interleave"})
 COMPLEX_VIEWS = frozenset({"torch.view_as_complex", "torch.view_as_real"})
 CATS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
+#: The ops that make a copy factor (``HeadAxes``): without one, no finding is possible.
+_COPIES = EXPANDS | REPEATS | INTERLEAVES | CATS
 
 
 class Factor(NamedTuple):
@@ -370,6 +372,8 @@ def _wrong_copy(kv: list[Factor], query: list[Factor]) -> Factor | None:
 
 
 def check_grouping(analysis: Analysis):
+    if not any(op in _COPIES for op in analysis.by_op):
+        return  # no op that makes a copy factor ran: no head axis can be tiled
     ops = [op for op in analysis.by_op if op in PLAIN_MATMULS or op == SDPA or op in EINSUMS]
     walker = HeadAxes(analysis)
     reported = set()
