@@ -442,6 +442,11 @@ def _print_rules(args) -> int:
                   "needs_values": r.needs_values} for r in RULES.values()]
         _write(json.dumps(rules, indent=2, allow_nan=False) + "\n", args)
         return 0
+    if args.exporter.name == "html":  # a page of its own, like the report's
+        from ._render._html import rules_page
+
+        _write(rules_page(RULES.values()), args)
+        return 0
     from ._render import rules_renderable
 
     table = rules_renderable(RULES.values())

@@ -9,6 +9,6 @@
 """
 
 from ._data import html_extras
-from ._page import TITLE, heading, html_page, shell
+from ._page import TITLE, heading, html_page, rules_page, shell
 
-__all__ = ["TITLE", "heading", "html_extras", "html_page", "shell"]
+__all__ = ["TITLE", "heading", "html_extras", "html_page", "rules_page", "shell"]

@@ -278,6 +278,16 @@ def _section(i: int, e: dict, prefix: str, *, show_trace: bool, max_ops: int | N
     return "".join(parts)
 
 
+def _rule_article(r, prefix: str) -> str:
+    return (f'<article class="ruledoc" id="{prefix}rule-{esc(r.name)}"><h3>'
+            f'{esc(r.name)} <code class="code">{esc(r.code)}</code> '
+            f'<span class="sev {esc(r.severity)}">{esc(r.severity)}</span></h3>'
+            f'<p class="muted">{message_html(r.summary)} · docs/rules.md#{esc(r.name)}</p>'
+            f'{prose_html(r.explanation)}<div class="pair"><div><b>Wrong</b>'
+            f'<pre><code>{esc(r.wrong)}</code></pre></div><div><b>Right</b>'
+            f'<pre><code>{esc(r.right)}</code></pre></div></div></article>')
+
+
 def _rules_html(entries: list[dict], prefix: str) -> str:
     from ..._rules.registry import RULES
 
@@ -285,16 +295,27 @@ def _rules_html(entries: list[dict], prefix: str) -> str:
     shown = [r for name, r in RULES.items() if name in used]
     if not shown:
         return ""
-    items = []
-    for r in shown:
-        items.append(f'<article class="ruledoc" id="{prefix}rule-{esc(r.name)}"><h3>'
-                     f'{esc(r.name)} <code class="code">{esc(r.code)}</code> '
-                     f'<span class="sev {esc(r.severity)}">{esc(r.severity)}</span></h3>'
-                     f'<p class="muted">{esc(r.summary)} · docs/rules.md#{esc(r.name)}</p>'
-                     f'{prose_html(r.explanation)}<div class="pair"><div><b>Wrong</b>'
-                     f'<pre><code>{esc(r.wrong)}</code></pre></div><div><b>Right</b>'
-                     f'<pre><code>{esc(r.right)}</code></pre></div></div></article>')
-    return f'<section class="rules"><h2>Rules in this report</h2>{"".join(items)}</section>'
+    items = "".join(_rule_article(r, prefix) for r in shown)
+    return f'<section class="rules"><h2>Rules in this report</h2>{items}</section>'
+
+
+def rules_page(rules, title: str = "shapetrace rules") -> str:
+    """Every rule on one page (``--rules --format html``): a table of codes, names, severities
+    and summaries, each linked to its explanation with a wrong and a right example."""
+    rules = list(rules)
+    rows = "".join(f'<tr><td><code class="code">{esc(r.code)}</code></td>'
+                   f'<td><a href="#rule-{esc(r.name)}">{esc(r.name)}</a></td>'
+                   f'<td><span class="sev {esc(r.severity)}">{esc(r.severity)}</span></td>'
+                   f'<td>{message_html(r.summary)}</td></tr>' for r in rules)
+    table = (f'<table class="summary"><thead><tr><th>code</th><th>rule</th><th>severity</th>'
+             f'<th>what it finds</th></tr></thead><tbody>{rows}</tbody></table>')
+    articles = "".join(_rule_article(r, "") for r in rules)
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"UTF-8\">\n"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{esc(title)}</title>\n<style>{STYLE}</style>\n</head>\n"
+            f'<body>\n<div class="st">\n<header class="top"><h1>{esc(title)}</h1>'
+            f'<p class="summary-line">{len(rules)} rules</p></header>\n<main>{table}'
+            f'<section class="rules">{articles}</section></main>\n</div>\n</body>\n</html>\n')
 
 
 def html_page(entries: list[dict], *, show_trace: bool = True, max_ops: int | None = None,
