@@ -184,3 +184,19 @@ def test_note_in_json_and_text(capsys, monkeypatch):
     assert "causal-leak not checked" in out and "TransformerDecoder" in out
     assert main([target, "--init", "d_model=C,nhead=H", "--no-trace", "--no-causal"]) == 0
     assert "causal-leak not checked" not in capsys.readouterr().out
+
+
+def test_a_mask_that_lets_the_future_through_is_named_in_the_hint_not_called_missing():
+    path = Path(__file__).parent / "data" / "causal" / "inverted_mask.py"
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("inverted_mask", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    report = st.check(module.CausalSelfAttention, init={"n_embd": "C", "n_head": "H"},
+                      inputs=["x=B,T,C"])
+    (leak,) = [d for d in report.targets[0].diagnostics if d.rule == "causal-leak"]
+    mask_line = next(i for i, line in enumerate(path.read_text().splitlines(), 1)
+                     if "att.masked_fill(" in line)
+    assert "without a causal mask" not in leak.hint
+    assert f"inverted_mask.py:{mask_line}" in leak.hint and "j > i" in leak.hint

@@ -291,6 +291,14 @@ def _causal_hint(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]
                 f"future included: normalise or reduce over the features (dim=-1, as nn.LayerNorm "
                 f"does) instead.")
     note = _mask_note(probe, rec, records)
+    if softmax and not note:
+        applied = _applied_mask(probe, rec, records)
+        if applied is not None:
+            at = where(probe, applied)
+            return (f"The scores are masked at {at.file}:{at.line} (`{at.segment}`), but later "
+                    f"positions still get weight there: the mask must hide the keys after each "
+                    f"query (j > i), e.g. torch.triu(torch.ones(T, T, dtype=torch.bool), "
+                    f"diagonal=1) as masked_fill's mask, or tril(...) == 0 on a 0/1 tril buffer.")
     if softmax:
         return ("The scores reach the softmax without a causal mask: fill later positions with "
                 "float('-inf') first, scores = scores.masked_fill(future, float('-inf'))." + note)
@@ -298,6 +306,22 @@ def _causal_hint(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]
         return ("The attention weights give non-zero weight to later positions: fill the masked scores "
                 "with float('-inf') or torch.finfo(scores.dtype).min before the softmax." + note)
     return "A causal model's output at position t must depend on inputs 0..t only." + note
+
+
+def _applied_mask(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]):
+    """The last masked_fill / where on (.., T, T) scores before ``rec`` whose result is used:
+    a mask that is there but lets the future through (triu for tril, ``== 1`` for ``== 0``)."""
+    found = None
+    for earlier in records:
+        if rec is not None and earlier.index == rec.index:
+            break
+        if not (earlier.op in MASKED_FILLS or earlier.op in WHERES) or not earlier.outputs:
+            continue
+        if sum(size == probe.T for size in earlier.outputs[0].shape) < 2:
+            continue
+        if earlier.op.endswith("_") or earlier.outputs[0].used:
+            found = earlier
+    return found
 
 
 def _mask_note(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]) -> str:
