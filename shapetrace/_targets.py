@@ -112,18 +112,19 @@ def _import_file(location: str, base: Path, dims=None):
         tree = ast.parse(source, str(path))
     except SyntaxError as exc:
         raise TargetError(_syntax_message(exc, path, location)) from None
+    order = _class_lines(tree)
     config = None
     if dims is not None:
         from ._modconfig import config_at
 
-        config = config_at(source, dims)
+        config = config_at(source, dims, tree=tree)  # may rewrite the tree
         if config is not None:
             code = compile(config.tree, str(path), "exec", dont_inherit=True)
 
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     module.__shapetrace_mtime__ = mtime
-    module.__shapetrace_source_order__ = _class_lines(tree)
+    module.__shapetrace_source_order__ = order
     sys.modules[module_name] = module
     _forget_shadowed(path.parent)
     try:
