@@ -17,6 +17,8 @@ start-up included. Goal: <= 1.3x.
 
     python benchmarks/grading.py [--submissions 144] [--no-reference] [--baseline DIR]
 
+It also runs the pytest session with every item deselected, to show how much of the cost is
+start-up and collection, which each xdist worker repeats for every submission.
 ``--no-reference`` grades without the comparison. ``--baseline DIR`` grades the same course
 with another shapetrace source tree too (e.g. ``git archive`` of an older commit unpacked in
 DIR), in the same run, so that the two ratios share the machine's load.
@@ -156,15 +158,21 @@ def main():
         for name, grader_env in graders:
             cpu, wall, (out,) = cpu_of([[sys.executable, "-m", "pytest", *pytest_args]], root,
                                        grader_env)
-            graded.append((name, cpu, wall, out))
+            # the same session with every item deselected: start-up and collection only, which
+            # each xdist worker repeats (every worker imports every submission)
+            floor, _, _ = cpu_of([[sys.executable, "-m", "pytest", *pytest_args, "-k",
+                                   "no_such_item"]], root, grader_env)
+            graded.append((name, cpu, wall, out, floor))
     print(f"grading {args.submissions} submissions ({len(SOURCES)} distinct files)"
           f"{' with the reference comparison' if args.reference else ''}")
     print(f"  bare grader (build + one forward, 2 processes): {built} modules built, {ran} ran; "
           f"{bare_cpu:.1f} s CPU, {bare_wall:.1f} s wall")
-    for name, cpu, wall, out in graded:
+    for name, cpu, wall, out, floor in graded:
         summary = out.strip().splitlines()[-1] if out.strip() else "(no output)"
         print(f"  pytest -n 2 with shapetrace ({name}): {summary}; {cpu:.1f} s CPU, "
               f"{wall:.1f} s wall")
+        print(f"    of which start-up and collection (no item run): {floor:.1f} s CPU, "
+              f"{floor / bare_cpu:.2f}x the bare grader")
         print(f"    CPU ratio: {cpu / bare_cpu:.2f}x (goal: <= 1.3)   wall ratio: "
               f"{wall / bare_wall:.2f}x")
 
