@@ -5,14 +5,23 @@ The submissions are the repository's own modules (``examples/*/{buggy,fixed}.py`
 ``reference_models/m*.py`` and the test models), each copied as a student folder
 ``sub_NNN/attention.py`` into a temporary course repository whose ``pyproject.toml`` names
 every one as a target (all its ``nn.Module`` classes, constructor arguments and inputs
-inferred). The bare grader imports the same files and, for every class, builds it at the probe
-sizes and runs one forward, split over two processes like ``-n 2``. Both are charged their whole
-CPU time (children's ``getrusage``), imports and start-up included. Goal: <= 1.3x.
+inferred). Each target is graded against a solution with ``reference = ...``, which builds and
+runs a second model: a buggy example against its ``fixed.py`` (the comparison finds where they
+part), every other file against the repository's own copy of itself (the solution a correct
+student matches). The bare grader imports the same files and, for every class, builds it at the
+probe sizes and runs one forward, split over two processes like ``-n 2``; it imports only the
+constructor and input inference it needs (``_spec``), not the checks, and finds the classes in
+the module's namespace. Both are charged their
+whole CPU time (children's ``getrusage``, which includes the xdist workers), imports and
+start-up included. Goal: <= 1.3x.
 
-    python benchmarks/grading.py [--submissions 144] [--reference]
+    python benchmarks/grading.py [--submissions 144] [--no-reference] [--baseline DIR]
 
-``--reference`` grades each submission against the solution with ``reference = ...`` as well
-(needs the config's ``reference`` key), which runs a second model per target.
+It also runs the pytest session with every item deselected, to show how much of the cost is
+start-up and collection, which each xdist worker repeats for every submission.
+``--no-reference`` grades without the comparison. ``--baseline DIR`` grades the same course
+with another shapetrace source tree too (e.g. ``git archive`` of an older commit unpacked in
+DIR), in the same run, so that the two ratios share the machine's load.
 """
 
 from __future__ import annotations
@@ -32,13 +41,11 @@ SOURCES = sorted([*REPO.glob("examples/*/buggy.py"), *REPO.glob("examples/*/fixe
                   *REPO.glob("reference_models/m[0-9]*.py"), REPO / "tests" / "rule_models.py",
                   REPO / "tests" / "models_basic.py", REPO / "tests" / "behaviour_models.py",
                   REPO / "tests" / "data" / "registry" / "models.py"])
-SOLUTION = "examples/jumbled_heads/fixed.py"
 
 BARE = '''
 import importlib.util, sys, torch
-from shapetrace._check import _build
 from shapetrace._dims import Dims
-from shapetrace._targets import _module_classes
+from shapetrace._spec import infer_init, infer_inputs, make_input
 
 torch.set_num_threads(1)
 built = ran = 0
@@ -50,10 +57,18 @@ for i, path in enumerate(sys.argv[1:]):
         spec.loader.exec_module(module)
     except Exception:
         continue
-    for cls in _module_classes(module):
+    # the classes the file defines, in the order its namespace holds them (no source parsing:
+    # inspect.getsourcelines re-parses the whole file for every class)
+    for cls in [v for v in list(vars(module).values()) if isinstance(v, type)
+                and issubclass(v, torch.nn.Module) and v.__module__ == module.__name__]:
         try:
-            model, args, _ = _build(cls, None, None, Dims(), 0, None)
+            dims = Dims()
+            torch.manual_seed(0)
+            model = cls(**infer_init(cls, dims, given={})).eval()
             built += 1
+            generator = torch.Generator().manual_seed(0)
+            args = [make_input(spec, dims, generator=generator)
+                    for spec in infer_inputs(cls, dims)]
             with torch.no_grad():
                 model(*args)
             ran += 1
@@ -61,6 +76,12 @@ for i, path in enumerate(sys.argv[1:]):
             pass
 print(built, ran)
 '''
+
+
+def solution_of(source: Path) -> Path:
+    """The solution a submission copied from ``source`` is graded against."""
+    fixed = source.with_name("fixed.py")
+    return fixed if source.name == "buggy.py" and fixed.exists() else source
 
 
 def course(root: Path, n: int, reference: bool) -> list[Path]:
@@ -74,7 +95,7 @@ def course(root: Path, n: int, reference: bool) -> list[Path]:
         files.append(folder / "attention.py")
         lines.append(f'\n[[tool.shapetrace.targets]]\ntarget = "sub_{i:03d}/attention.py"\n')
         if reference:
-            lines.append(f'reference = "{REPO / SOLUTION}::MultiHeadAttention"\n')
+            lines.append(f'reference = "{solution_of(source)}"\n')
     (root / "pyproject.toml").write_text("".join(lines))
     return files
 
@@ -95,17 +116,28 @@ def cpu_of(commands: list[list[str]], cwd: Path, env: dict) -> tuple[float, floa
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--submissions", type=int, default=144)
-    parser.add_argument("--reference", action="store_true")
+    parser.add_argument("--no-reference", dest="reference", action="store_false",
+                        help="grade without the comparison with a solution")
+    parser.add_argument("--baseline", type=Path,
+                        help="a second shapetrace source tree to grade with in the same run")
     parser.add_argument("--keep", type=Path, help="build the course repository here and keep it")
     args = parser.parse_args()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-           "OMP_NUM_THREADS": "1"}
-    env.pop("GITHUB_ACTIONS", None)
-    # as installed: bytecode caches written and read (PYTHONDONTWRITEBYTECODE recompiles torch
-    # in every process), and no pytest plugins of a development environment (hypothesis, anyio)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+
+    def env_for(tree: Path) -> dict:
+        env = {**os.environ, "OMP_NUM_THREADS": "1",
+               "PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])}
+        env.pop("GITHUB_ACTIONS", None)
+        # as installed: bytecode caches written and read (PYTHONDONTWRITEBYTECODE recompiles
+        # torch in every process), and no pytest plugins of a development environment
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        return env
+
+    env = env_for(REPO)
     pytest_args = ["-q", "-n", "2", "-p", "no:cacheprovider", "-p", "no:randomly",
                    "-p", "no:hypothesispytest", "-p", "no:anyio"]
+    graders = [("this tree", env)]
+    if args.baseline:
+        graders.append((f"baseline {args.baseline}", env_for(args.baseline.resolve())))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         if args.keep:
@@ -116,21 +148,33 @@ def main():
         halves = [[str(f) for f in files[0::2]], [str(f) for f in files[1::2]]]
         # a first run of each fills the bytecode caches; the second is measured
         cpu_of([[sys.executable, "-c", BARE, *files_[:1]] for files_ in halves], root, env)
-        cpu_of([[sys.executable, "-m", "pytest", *pytest_args, "--co"]], root, env)
+        for _, grader_env in graders:
+            cpu_of([[sys.executable, "-m", "pytest", *pytest_args, "--co"]], root, grader_env)
         bare_cpu, bare_wall, outs = cpu_of(
             [[sys.executable, "-c", BARE, *half] for half in halves], root, env)
         built = sum(int(o.split()[-2]) for o in outs)
         ran = sum(int(o.split()[-1]) for o in outs)
-        st_cpu, st_wall, (out,) = cpu_of(
-            [[sys.executable, "-m", "pytest", *pytest_args]], root, env)
-    summary = out.strip().splitlines()[-1] if out.strip() else "(no output)"
+        graded = []
+        for name, grader_env in graders:
+            cpu, wall, (out,) = cpu_of([[sys.executable, "-m", "pytest", *pytest_args]], root,
+                                       grader_env)
+            # the same session with every item deselected: start-up and collection only, which
+            # each xdist worker repeats (every worker imports every submission)
+            floor, _, _ = cpu_of([[sys.executable, "-m", "pytest", *pytest_args, "-k",
+                                   "no_such_item"]], root, grader_env)
+            graded.append((name, cpu, wall, out, floor))
     print(f"grading {args.submissions} submissions ({len(SOURCES)} distinct files)"
           f"{' with the reference comparison' if args.reference else ''}")
     print(f"  bare grader (build + one forward, 2 processes): {built} modules built, {ran} ran; "
           f"{bare_cpu:.1f} s CPU, {bare_wall:.1f} s wall")
-    print(f"  pytest -n 2 with shapetrace: {summary}; {st_cpu:.1f} s CPU, {st_wall:.1f} s wall")
-    print(f"  CPU ratio: {st_cpu / bare_cpu:.2f}x (goal: <= 1.3)   wall ratio: "
-          f"{st_wall / bare_wall:.2f}x")
+    for name, cpu, wall, out, floor in graded:
+        summary = out.strip().splitlines()[-1] if out.strip() else "(no output)"
+        print(f"  pytest -n 2 with shapetrace ({name}): {summary}; {cpu:.1f} s CPU, "
+              f"{wall:.1f} s wall")
+        print(f"    of which start-up and collection (no item run): {floor:.1f} s CPU, "
+              f"{floor / bare_cpu:.2f}x the bare grader")
+        print(f"    CPU ratio: {cpu / bare_cpu:.2f}x (goal: <= 1.3)   wall ratio: "
+              f"{wall / bare_wall:.2f}x")
 
 
 if __name__ == "__main__":

@@ -166,8 +166,9 @@ def _copy(t: torch.Tensor):
 
 def _build(module, init, inputs, dims: Dims, seed: int, mode):
     from . import _spec
+    from ._behaviour.probe import seed as seed_all
 
-    torch.manual_seed(seed)
+    seed_all(seed)
     if isinstance(module, type):
         if not issubclass(module, torch.nn.Module):
             raise TargetError(f"{module.__qualname__} is not an nn.Module subclass")

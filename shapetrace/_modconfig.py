@@ -65,12 +65,15 @@ def _number(value: ast.expr) -> int | float | None:
     return None
 
 
-def config_at(source: str, dims: Mapping[str, int]) -> ModuleConfig | None:
-    """How to load ``source`` with its module-level sizes at ``dims``; None when it has none."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
+def config_at(source: str, dims: Mapping[str, int], *,
+              tree: ast.Module | None = None) -> ModuleConfig | None:
+    """How to load ``source`` with its module-level sizes at ``dims``; None when it has none.
+    ``tree``: ``source`` already parsed, which this may rewrite."""
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return None
     literal: dict[str, tuple[ast.Constant, object]] = {}  # name -> (node, its number)
     computed: set[str] = set()
     for node in tree.body:

@@ -108,22 +108,23 @@ def _import_file(location: str, base: Path, dims=None):
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TargetError(f"cannot read {location}: {exc}") from None
-    try:
-        code = compile(source, str(path), "exec", dont_inherit=True)
+    try:  # parsed once, here: a syntax error is one line, and the tree gives the class order
+        tree = ast.parse(source, str(path))
     except SyntaxError as exc:
         raise TargetError(_syntax_message(exc, path, location)) from None
+    order = _class_lines(tree)
     config = None
     if dims is not None:
         from ._modconfig import config_at
 
-        config = config_at(source, dims)
+        config = config_at(source, dims, tree=tree)  # may rewrite the tree
         if config is not None:
             code = compile(config.tree, str(path), "exec", dont_inherit=True)
 
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     module.__shapetrace_mtime__ = mtime
-    module.__shapetrace_source_order__ = _class_lines(source)
+    module.__shapetrace_source_order__ = order
     sys.modules[module_name] = module
     _forget_shadowed(path.parent)
     try:
@@ -138,6 +139,8 @@ def _import_file(location: str, base: Path, dims=None):
         sys.modules.pop(module_name, None)
         if isinstance(exc, KeyboardInterrupt):
             raise
+        if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == path:
+            raise TargetError(_syntax_message(exc, path, location)) from None  # found compiling
         if isinstance(exc, SyntaxError):  # in a file the target imports
             raise TargetError(f"cannot import {location}: {_syntax_message(exc, path, location)}") from None
         raise _keeping(TargetError(_import_message(exc, location, path)), exc) from None
@@ -181,8 +184,13 @@ def _forget_shadowed(directory: Path) -> None:
     ``import helpers`` would get the first one's module from ``sys.modules``.
     """
     library = _library_dirs()
+    try:  # one listing, not two stat calls for each of the hundreds of top-level modules
+        entries = set(os.listdir(directory))
+    except OSError:
+        return
     for name in [n for n in sys.modules if "." not in n]:
-        if not ((directory / f"{name}.py").is_file() or (directory / name / "__init__.py").is_file()):
+        if not ((f"{name}.py" in entries and (directory / f"{name}.py").is_file())
+                or (name in entries and (directory / name / "__init__.py").is_file())):
             continue
         filename = getattr(sys.modules.get(name), "__file__", None)
         if not filename:
@@ -251,12 +259,8 @@ def _shown(filename: str) -> str:
 # Finding classes ------------------------------------------------------------------------------
 
 
-def _class_lines(source: str) -> dict[str, int]:
+def _class_lines(tree: ast.Module) -> dict[str, int]:
     """Top-level class name -> line, for the classes a file defines."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return {}
     return {node.name: node.lineno for node in tree.body if isinstance(node, ast.ClassDef)}
 
 

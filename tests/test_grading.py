@@ -170,34 +170,33 @@ DIFFERENT = "shapetrace::student/attention_residual.py::MultiHeadAttention"
 
 
 @pytest.mark.parametrize("args", RUNS)
-def test_course_template_grades_correct_and_buggy(pytester, monkeypatch, args):
+def test_course_template_shows_the_three_verdicts(pytester, monkeypatch, args):
+    """Correct, buggy and different from the solution: in results.json (status, score, the
+    finding) and as workflow annotations at the student's lines, serial and under -n 2."""
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     copy_course_template(pytester.path)
     result, document = gradescope(pytester, *args)
     tests = by_name(document)
     for name, verdict in SUBMISSIONS.items():
         assert tests[name]["status"] == verdict, name
-    assert "reshape-jumble" in tests["shapetrace::student/attention.py::MultiHeadAttention"]["output"]
-    # the same verdicts as annotations on the student's commit
+    buggy = tests["shapetrace::student/attention.py::MultiHeadAttention"]
+    assert "reshape-jumble" in buggy["output"]
+    different = tests[DIFFERENT]
+    assert different["status"] == "failed" and "reference-mismatch" in different["output"]
+    assert "reshape-jumble" not in different["output"]  # right shapes: only the comparison fails
+    fixed = tests["shapetrace::student/attention_fixed.py::MultiHeadAttention"]
+    assert (fixed["score"], fixed["max_score"]) == (2.0, 2.0)
+    assert (different["score"], different["max_score"]) == (0.0, 2.0)
+    assert (buggy["score"], buggy["max_score"]) == (0.0, 2.0)
+    assert document["score"] == sum(t["score"] for t in document["tests"])
+    # the same verdicts as annotations on the student's commit, each finding once
     annotations = [line for line in result.outlines if line.startswith("::")]
     assert any(a.startswith("::error file=student/attention.py,line=")
                and "title=shapetrace reshape-jumble::" in a for a in annotations)
+    assert any(a.startswith("::error file=student/attention_residual.py,line=")
+               and "title=shapetrace reference-mismatch::" in a for a in annotations)
     assert not any("attention_fixed.py" in a for a in annotations)
-
-
-def test_course_template_grades_a_submission_that_differs_from_the_reference(pytester,
-                                                                            monkeypatch):
-    monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    copy_course_template(pytester.path)
-    result, document = gradescope(pytester)
-    tests = by_name(document)
-    different = tests[DIFFERENT]
-    assert different["status"] == "failed"
-    assert "reference-mismatch" in different["output"]
-    assert tests["shapetrace::student/attention_fixed.py::MultiHeadAttention"]["status"] == "passed"
-    assert (tests[DIFFERENT]["max_score"], tests[DIFFERENT]["score"]) == (2.0, 0.0)
-    assert any(line.startswith("::error ") and "title=shapetrace reference-mismatch::" in line
-               for line in result.outlines)
+    assert len(annotations) == len(set(annotations))
 
 
 def test_run_autograder_writes_results_json(tmp_path):

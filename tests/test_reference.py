@@ -19,6 +19,7 @@ from shapetrace._config import load_config
 from shapetrace._errors import UsageError
 from shapetrace._reference_weights import role
 from shapetrace._targets import resolve_targets
+from test_pytest_plugin import RUNS
 
 pytest_plugins = ["pytester"]
 
@@ -216,7 +217,9 @@ def test_config_reference_is_relative_to_the_config(capsys, tmp_path):
 
 # --- the pytest plugin's target items ----------------------------------------------------------
 
-def test_plugin_target_item_compares_with_the_reference(pytester):
+@pytest.mark.parametrize("args", RUNS)
+def test_plugin_target_item_compares_with_the_reference(pytester, args):
+    """Serial and under -n 2: the items' verdicts, and Gradescope's results.json with them."""
     for folder in ("student", "solution"):
         pytester.mkpydir(folder)
     (pytester.path / "solution" / "attention.py").write_text(
@@ -227,10 +230,18 @@ def test_plugin_target_item_compares_with_the_reference(pytester):
         f'reference = "solution/attention.py::MultiHeadAttention"\npoints = 2\n'
         for name in ("Correct", "ScaledBySqrtC", "PerHeadList"))
     pytester.makepyprojecttoml(f"[tool.shapetrace]\n{targets}")
-    result = pytester.runpytest_subprocess("-rA", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-rA", "-p", "no:cacheprovider",
+                                           "--shapetrace-gradescope=results.json", *args)
     text = result.stdout.str()
     assert "PASSED shapetrace::student/attention.py::Correct" in text
     assert "FAILED shapetrace::student/attention.py::ScaledBySqrtC" in text
     assert "FAILED shapetrace::student/attention.py::PerHeadList" in text
     assert "reference-mismatch" in text and "sqrt(d/C)" in text
     assert "cannot give the reference" in text
+    tests = {t["name"]: t for t in json.loads((pytester.path / "results.json").read_text())["tests"]}
+    correct, scaled, per_head = (tests[f"shapetrace::student/attention.py::{name}"]
+                                 for name in ("Correct", "ScaledBySqrtC", "PerHeadList"))
+    assert (correct["status"], correct["score"], correct["max_score"]) == ("passed", 2.0, 2.0)
+    assert (scaled["status"], scaled["score"], scaled["max_score"]) == ("failed", 0.0, 2.0)
+    assert "reference-mismatch" in scaled["output"] and "sqrt(d/C)" in scaled["output"]
+    assert per_head["status"] == "failed" and "cannot give the reference" in per_head["output"]

@@ -91,8 +91,9 @@ about 14 below the row's largest score.
 
 Cost
 ----
-A correct module costs six forwards (two for determinism, three on reordered batches, one with
-gradients), B more per integer or boolean side input, and B + T backward passes, on one
+A correct module costs six or seven forwards (the first run and a second one, or two with its
+dropout rates raised when it has any, three on reordered batches, one with gradients), B more
+per integer or boolean side input, and B + T backward passes, on one
 thread (probe-size tensors are too small to gain from more, and stall when the cores are
 busy): about 40 ms of CPU time for a multi-head
 attention at the default probe sizes (``benchmarks/behaviour_cost.py``). A leak adds one or

@@ -54,7 +54,7 @@ def dependencies(module: nn.Module, inputs: Sequence[Any],
         probe = Probe(copy_module(module), inputs, roles, dims, kwargs, root=type(module).__name__)
         try:
             with torch.random.fork_rng(devices=[]), one_thread():
-                torch.manual_seed(0)
+                torch.default_generator.manual_seed(0)  # what fork_rng restores
                 reference = probe.reference()
                 return probe.dependencies(reference, rtol, batched)
         finally:
@@ -92,7 +92,7 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
             probe = Probe(copied, inputs, roles, dims, kwargs, root=type(module).__name__)
             try:
                 with torch.random.fork_rng(devices=[]), one_thread():
-                    torch.manual_seed(0)
+                    torch.default_generator.manual_seed(0)  # what fork_rng restores
                     _run_checks(probe, result, causal, stage)
             finally:
                 probe.close()
@@ -137,14 +137,15 @@ _PROBE_P = 0.1
 
 @contextmanager
 def _dropout_switched_on(model: nn.Module):
-    """Dropout rates of 0 raised to 0.1 for the determinism check, then put back.
+    """Dropout rates of 0 raised to 0.1 for the determinism check, then put back; yields
+    whether there was any rate to raise.
 
     Modules are built with dropout=0.0 so every other check sees a deterministic function;
     that would also hide ``F.dropout(x, self.dropout)`` left on in eval. With a real rate, eval
     stays deterministic exactly when every dropout follows ``self.training``.
     """
     dropout = dropout_base_class()
-    saved = []
+    saved: list = []
     for sub in model.modules():
         if isinstance(sub, dropout) and sub.p == 0.0:
             saved.append((sub, "p", sub.p))
@@ -155,10 +156,43 @@ def _dropout_switched_on(model: nn.Module):
                 saved.append((sub, key, value))
                 setattr(sub, key, _PROBE_P)
     try:
-        yield
+        yield bool(saved)
     finally:
         for sub, key, value in reversed(saved):
             setattr(sub, key, value)
+
+
+def _determinism(probe: Probe, first, result: BehaviourResult) -> bool:
+    """``nondeterministic-eval``: whether two runs on the same inputs agree at the rates the
+    module was built with (dropout 0), which the batch-reorder check needs; the finding, if any,
+    goes to ``result``.
+
+    A second run at the built rates, then two with the dropout rates raised
+    (``_dropout_switched_on``) to catch dropout left on in eval. The runs are shared: with rates
+    to raise, the raised pair comes first, and when both agree with ``first`` the module gave
+    the same output three times, so the run at the built rates is not repeated. When the raised
+    pair differs, or agrees with itself but not with ``first`` (an eval output that depends on
+    the rate, as in ``x * (1 - p)``), the built rates are run again to tell which finding it
+    is. Without rates to raise, the raised pair would repeat the first two runs, so it is left
+    out.
+    """
+    raised_finding = None  # (largest change, op) of two runs with the rates raised
+    with torch.no_grad(), _dropout_switched_on(probe.model) as raised:
+        if raised:
+            once, twice = probe.call(probe.args), probe.call(probe.args)
+            if not outputs_equal(once, twice):  # the op is located with the rates still raised
+                raised_finding = (max_change(once, twice), _quietly(locate.first_difference, probe))
+            elif outputs_equal(first, once):
+                return True
+    with torch.no_grad():
+        second = probe.call(probe.args)
+    if not outputs_equal(first, second):
+        rec = _quietly(locate.first_difference, probe)
+        result.diagnostics.append(messages.nondeterministic(probe, max_change(first, second), rec))
+        return False
+    if raised_finding is not None:
+        result.diagnostics.append(messages.nondeterministic(probe, *raised_finding))
+    return True
 
 
 def _quietly(find, *args, **kwargs):
@@ -175,19 +209,7 @@ def _quietly(find, *args, **kwargs):
 def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stage: _Stage) -> None:
     stage.check = "nondeterministic-eval"
     first = probe.reference()
-    with torch.no_grad():
-        second = probe.call(probe.args)
-    deterministic = outputs_equal(first, second)
-    if not deterministic:
-        rec = _quietly(locate.first_difference, probe)
-        result.diagnostics.append(messages.nondeterministic(probe, max_change(first, second), rec))
-    else:  # random only with a real dropout rate: the op is located with the rates raised too
-        with torch.no_grad(), _dropout_switched_on(probe.model):
-            once, twice = probe.call(probe.args), probe.call(probe.args)
-            if not outputs_equal(once, twice):
-                rec = _quietly(locate.first_difference, probe)
-                result.diagnostics.append(messages.nondeterministic(probe, max_change(once, twice),
-                                                                    rec))
+    deterministic = _determinism(probe, first, result)
 
     stage.check = "batch-leak and causal-leak"
     reason = _ambiguity(probe.dims, probe.roles)
