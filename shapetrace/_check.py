@@ -74,8 +74,15 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
                 result.notes.append(note)
         with _preserved(module), fake_mode(fake) as mode:
             model, args, names, built_with = _build(module, init, inputs, dims, seed, mode)
+            notes = list(result.notes)
             _run(result, model, args, names, dims, causal=causal,
                  behaviour=behaviour and not fake, init=built_with)
+            retry = _as_tokens(result, module, inputs, dims)
+            if retry is not None:  # the inferred inputs were ids, not vectors: an embedding said so
+                result.notes = notes
+                model, args, names, built_with = _build(module, init, retry, dims, seed, mode)
+                _run(result, model, args, names, dims, causal=causal,
+                     behaviour=behaviour and not fake, init=built_with)
             if reference is not None and not fake and result.trace.exception is None:
                 _compare(result, module, model, args, reference, init, dims, seed)
     except (ShapetraceError, RuntimeError, MemoryError) as exc:
@@ -207,6 +214,22 @@ def _build(module, init, inputs, dims: Dims, seed: int, mode):
             args.append(_spec.make_input(spec, dims, generator=generator))
             names.append(spec.name)
     return model, args, names, kwargs
+
+
+def _as_tokens(result: TargetResult, module, inputs, dims: Dims):
+    """The inferred inputs with token ids in place of the name-inferred vectors, when the run
+    with vectors failed at an embedding handed floats (``src``/``tgt``/``x`` of a model that
+    embeds them): shapetrace's guess was wrong, not the user's code. None otherwise."""
+    from . import _spec
+
+    exc = result.trace.exception if result.trace is not None else None
+    if inputs is not None or exc is None or "'indices'" not in str(exc):
+        return None
+    forward_owner = module if isinstance(module, type) else type(module)
+    try:
+        return _spec.as_tokens(_spec.infer_inputs(forward_owner, dims))
+    except ShapetraceError:
+        return None
 
 
 def _one_line(exc: BaseException) -> str:

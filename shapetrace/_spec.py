@@ -371,6 +371,20 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
     return specs
 
 
+def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
+    """``specs`` with the name-inferred embeddings (``src=B,T,C``) as token ids instead
+    (``src=B,T:long``), or None when there is none: a name such as ``src``, ``x`` or ``tgt``
+    holds ids in one model and vectors in another, and an embedding that was handed floats
+    says which."""
+    out, changed = [], False
+    for spec in specs:
+        if (spec.dtype == "float" and spec.dims in (("B", "T", "C"), ("B", "S", "C"))
+                and (spec.name in _QUERY_INPUTS or spec.name in _SOURCE_INPUTS)):
+            spec, changed = InputSpec(spec.name, spec.dims[:2], "long"), True
+        out.append(spec)
+    return out if changed else None
+
+
 def _forward_of(obj) -> tuple[Callable, str]:
     if isinstance(obj, type):
         forward = getattr(obj, "forward", None)
@@ -500,13 +514,14 @@ def _names(*names: str) -> frozenset[str]:
 _WIDTH = _names("d_model", "n_embd", "n_embed", "embed_dim", "emb_dim", "embedding_dim", "dim",
                 "hidden_size", "d_in", "d_out", "model_dim", "in_dim", "out_dim", "input_dim",
                 "output_dim", "in_features", "out_features", "ndim", "normalized_shape",
-                "embed_size", "emb_size", "d_embed")
-_HEADS = _names("num_heads", "n_head", "n_heads", "heads", "nhead", "num_attention_heads")
+                "embed_size", "emb_size", "d_embed", "features")
+_HEADS = _names("num_heads", "n_head", "n_heads", "heads", "nhead", "num_attention_heads", "h")
 _HEAD_SIZE = _names("head_size", "head_dim", "d_k", "d_head", "d_v", "dim_head")
 _LENGTH = _names("block_size", "context_length", "max_len", "max_seq_len", "max_length",
                  "max_seq_length", "max_position_embeddings", "seq_len", "seq_length",
                  "n_positions", "context_size", "n_ctx", "maxlen")
-_VOCAB = _names("vocab_size", "n_vocab")
+_VOCAB = _names("vocab_size", "n_vocab", "vocab", "src_vocab", "tgt_vocab", "src_vocab_size",
+                "tgt_vocab_size", "ntoken", "n_token", "num_tokens", "num_embeddings")
 _LAYERS = _names("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layers")
 _FFN = _names("ffn_dim", "d_ff", "hidden_dim", "intermediate_size", "dim_feedforward",
               "mlp_dim", "d_ffn", "ff_dim")
