@@ -205,6 +205,9 @@ class EncoderDecoder(nn.Module):
 class Translator(nn.Module):
     """Builds the masks itself from padded token ids (pad = 0), as the Batch class does."""
 
+    INIT = {"vocab_size": "V", "d_model": "C", "n_head": "H"}
+    INPUTS = ["src=B,T:long:V", "tgt=B,T:long:V"]
+
     def __init__(self, vocab_size, d_model, n_head):
         super().__init__()
         self.model = EncoderDecoder(vocab_size, vocab_size, N=2, d_model=d_model,
@@ -240,6 +243,8 @@ class BahdanauAttention(nn.Module):
 
 
 class AttnSeq2Seq(nn.Module):
+    INIT = {"vocab_size": "V", "hidden_size": "C"}
+    INPUTS = ["src=B,S:long:V", "tgt=B,T:long:V"]
     def __init__(self, vocab_size, hidden_size):
         super().__init__()
         self.embedding = nn.Embedding(vocab_size, hidden_size)
@@ -260,3 +265,17 @@ class AttnSeq2Seq(nn.Module):
             step, (h, c) = self.decoder(torch.cat((emb, context), dim=2), (h, c))
             outputs.append(self.out(step))
         return F.log_softmax(torch.cat(outputs, dim=1), dim=-1)
+
+
+class LeakyTranslator(Translator):
+    """The target mask lets each position see the next one too."""
+
+    BUG = "causal-leak"
+
+    def forward(self, src, tgt):
+        src, tgt = src.clamp(min=1), tgt.clamp(min=1)
+        src_mask = (src != self.pad).unsqueeze(-2)
+        size = tgt.size(-1)
+        future = torch.triu(torch.ones(1, size, size), diagonal=2) == 0  # BUG
+        out = self.model(src, tgt, src_mask, (tgt != self.pad).unsqueeze(-2) & future)
+        return self.model.generator(out)
