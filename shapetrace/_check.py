@@ -74,8 +74,17 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
                 result.notes.append(note)
         with _preserved(module), fake_mode(fake) as mode:
             model, args, names, built_with = _build(module, init, inputs, dims, seed, mode)
+            notes = list(result.notes)
             _run(result, model, args, names, dims, causal=causal,
                  behaviour=behaviour and not fake, init=built_with)
+            retry = _as_tokens(result, module, inputs, dims)
+            if retry is not None:  # the inferred inputs were ids, not vectors: an embedding said so
+                result.notes = notes
+                model, args, names, built_with = _build(module, init, retry, dims, seed, mode)
+                _run(result, model, args, names, dims, causal=causal,
+                     behaviour=behaviour and not fake, init=built_with)
+            if inputs is None and not fake:
+                _guess_failed(result, args, names)
             if reference is not None and not fake and result.trace.exception is None:
                 _compare(result, module, model, args, reference, init, dims, seed)
     except (ShapetraceError, RuntimeError, MemoryError) as exc:
@@ -208,6 +217,53 @@ def _build(module, init, inputs, dims: Dims, seed: int, mode):
             args.append(_spec.make_input(spec, dims, generator=generator))
             names.append(spec.name)
     return model, args, names, kwargs
+
+
+def _as_tokens(result: TargetResult, module, inputs, dims: Dims):
+    """The inferred inputs with token ids in place of the name-inferred vectors, when the run
+    with vectors failed at an embedding handed floats (``src``/``tgt``/``x`` of a model that
+    embeds them): shapetrace's guess was wrong, not the user's code. None otherwise."""
+    from . import _spec
+
+    exc = result.trace.exception if result.trace is not None else None
+    if inputs is not None or exc is None or "'indices'" not in str(exc):
+        return None
+    forward_owner = module if isinstance(module, type) else type(module)
+    try:
+        return _spec.as_tokens(_spec.infer_inputs(forward_owner, dims))
+    except ShapetraceError:
+        return None
+
+
+def _guess_failed(result: TargetResult, args, names) -> None:
+    """When the forward failed at an op that read an inferred input as it came in (a ViT's
+    ``x`` guessed as (B, T, C) and handed to a Conv2d), the guess was wrong, not the user's
+    code: the run becomes a target error asking for the inputs, not an op-failed finding."""
+    trace = result.trace
+    if trace is None or trace.exception is None:
+        return
+    failed = [r for r in trace.records if r.error is not None]
+    if not failed:
+        return
+    rec = failed[-1]
+    for arg, name in zip(args, names):
+        if not isinstance(arg, torch.Tensor):
+            continue
+        if any(m.src is None and tuple(m.shape) == tuple(arg.shape) and m.dtype == arg.dtype
+               for m in rec.inputs):
+            shown = ", ".join(str(n) for n in arg.shape)
+            result.error = (f"input {name!r}, guessed from its name as ({shown}), does not fit "
+                            f"{rec.op}, the first op that reads it ({rec.error[0]}: "
+                            f"{_one_line_text(rec.error[1])}); give forward's inputs with "
+                            f"--input NAME=DIMS (or inputs in the config), e.g. "
+                            f"--input {name}=B,3,32,32 for images")
+            result.diagnostics = []
+            return
+
+
+def _one_line_text(text: str) -> str:
+    text = text.strip()
+    return text.splitlines()[0] if text else ""
 
 
 def _one_line(exc: BaseException) -> str:

@@ -268,7 +268,8 @@ def _size(item: str | int, dims: Mapping[str, int], spec: InputSpec) -> int:
 def make_input(spec: InputSpec, dims: Mapping[str, int], *, generator=None):
     """A tensor for ``spec`` at these probe sizes.
 
-    Floats are ``randn``; integers are uniform in ``[0, HIGH)`` (``HIGH`` defaults to ``V``);
+    Floats are ``randn``; integers are uniform in ``[0, HIGH)`` (``HIGH`` defaults to ``V``),
+    except a 0/1 ``attention_mask`` (B, T), which is right-padded as a tokenizer makes it;
     a bool input that is square in its last two axes is a lower-triangular causal mask
     (True = may attend), any other bool input is random.
     """
@@ -278,6 +279,10 @@ def make_input(spec: InputSpec, dims: Mapping[str, int], *, generator=None):
     dtype = getattr(torch, _TORCH_DTYPES[spec.dtype])
     if spec.dtype in _INTEGER_DTYPES:
         high = _size(spec.high if spec.high is not None else "V", dims, spec)
+        if high == 2 and spec.name in _PADDING_INPUTS and len(shape) == 2:
+            # each sequence: its real tokens first (at least one), then padding, as tokenized
+            lengths = torch.randint(1, shape[1] + 1, (shape[0], 1), generator=generator)
+            return (torch.arange(shape[1]) < lengths).to(dtype)
         return torch.randint(0, high, shape, generator=generator, dtype=dtype)
     if spec.dtype == "bool":
         if len(shape) >= 2 and shape[-1] == shape[-2]:
@@ -295,6 +300,8 @@ _QUERY_INPUTS = {"x", "hidden_states", "inputs_embeds", "query", "q", "input", "
 _SOURCE_INPUTS = {"context", "encoder_hidden_states", "memory", "encoder_out", "encoder_output",
                   "encoder_outputs", "enc_out", "kv", "x_kv", "cond"}
 _KEY_VALUE_INPUTS = {"key", "value", "k", "v"}
+#: a tokenizer's 0/1 mask beside token ids (1 = a real token): made as a tokenizer makes it
+_PADDING_INPUTS = {"attention_mask", "input_mask"}
 _MASK_INPUTS = re.compile(r"(^|_)mask\Z")
 
 #: dim names in annotations that mean a shapetrace dim (looked up after an exact match)
@@ -362,6 +369,20 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         raise UsageError(f"cannot infer forward input{'s' if len(missing) > 1 else ''} {which} of "
                          f"{owner}: give every input in forward's order, e.g. {args}")
     return specs
+
+
+def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
+    """``specs`` with the name-inferred embeddings (``src=B,T,C``) as token ids instead
+    (``src=B,T:long``), or None when there is none: a name such as ``src``, ``x`` or ``tgt``
+    holds ids in one model and vectors in another, and an embedding that was handed floats
+    says which."""
+    out, changed = [], False
+    for spec in specs:
+        if (spec.dtype == "float" and spec.dims in (("B", "T", "C"), ("B", "S", "C"))
+                and (spec.name in _QUERY_INPUTS or spec.name in _SOURCE_INPUTS)):
+            spec, changed = InputSpec(spec.name, spec.dims[:2], "long"), True
+        out.append(spec)
+    return out if changed else None
 
 
 def _forward_of(obj) -> tuple[Callable, str]:
@@ -474,6 +495,8 @@ def _spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
         return InputSpec(name, ("B", "T"), "long")
     if name in _SOURCE_INPUTS:
         return InputSpec(name, ("B", "S", "C"))
+    if name in _PADDING_INPUTS and all_names & _TOKEN_INPUTS:
+        return InputSpec(name, ("B", "T"), "long", 2)
     if name in _KEY_VALUE_INPUTS and all_names & {"query", "q"}:
         return InputSpec(name, ("B", "S", "C"))
     if name in _QUERY_INPUTS:
@@ -490,13 +513,15 @@ def _names(*names: str) -> frozenset[str]:
 
 _WIDTH = _names("d_model", "n_embd", "n_embed", "embed_dim", "emb_dim", "embedding_dim", "dim",
                 "hidden_size", "d_in", "d_out", "model_dim", "in_dim", "out_dim", "input_dim",
-                "output_dim", "in_features", "out_features")
-_HEADS = _names("num_heads", "n_head", "n_heads", "heads", "nhead", "num_attention_heads")
+                "output_dim", "in_features", "out_features", "ndim", "normalized_shape",
+                "embed_size", "emb_size", "d_embed", "features")
+_HEADS = _names("num_heads", "n_head", "n_heads", "heads", "nhead", "num_attention_heads", "h")
 _HEAD_SIZE = _names("head_size", "head_dim", "d_k", "d_head", "d_v", "dim_head")
 _LENGTH = _names("block_size", "context_length", "max_len", "max_seq_len", "max_length",
                  "max_seq_length", "max_position_embeddings", "seq_len", "seq_length",
                  "n_positions", "context_size", "n_ctx", "maxlen")
-_VOCAB = _names("vocab_size", "n_vocab")
+_VOCAB = _names("vocab_size", "n_vocab", "vocab", "src_vocab", "tgt_vocab", "src_vocab_size",
+                "tgt_vocab_size", "ntoken", "n_token", "num_tokens", "num_embeddings")
 _LAYERS = _names("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layers")
 _FFN = _names("ffn_dim", "d_ff", "hidden_dim", "intermediate_size", "dim_feedforward",
               "mlp_dim", "d_ffn", "ff_dim")

@@ -265,7 +265,9 @@ def _class_lines(tree: ast.Module) -> dict[str, int]:
 
 
 def _module_classes(module) -> list[type]:
-    """nn.Module subclasses defined (not imported) in ``module``, in source order."""
+    """nn.Module subclasses defined (not imported) in ``module``, in source order. A base class
+    without a ``forward`` whose subclasses there define one runs nothing and is left out; named
+    with ``::Name`` it is still checked."""
     from torch import nn
 
     order = getattr(module, "__shapetrace_source_order__", None) or {}
@@ -274,6 +276,10 @@ def _module_classes(module) -> list[type]:
         if (isinstance(value, type) and issubclass(value, nn.Module)
                 and value.__module__ == module.__name__):
             found.setdefault(value)
+    bases = {base for cls in found if getattr(cls, "forward", None) is not nn.Module.forward
+             for base in cls.__mro__[1:]}
+    found = {cls: None for cls in found
+             if not (cls in bases and getattr(cls, "forward", None) is nn.Module.forward)}
 
     def line(cls: type) -> float:
         if cls.__qualname__ in order:

@@ -45,6 +45,8 @@ class Axes:
 def axes_of(shape: Sequence[int], dims: Dims) -> Axes:
     B, T = dims["B"], dims["T"]
     batch = next((i for i, s in enumerate(shape) if s == B), None)
+    if batch is not None and list(shape).count(B) > 1:
+        batch = None  # (B, B): sample i against sample j (in-batch negatives), mixed by design
     time = tuple(i for i, s in enumerate(shape) if s == T and i != batch)
     batch_merged = time_merged = False
     for i, s in enumerate(shape):

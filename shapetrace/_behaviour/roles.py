@@ -58,7 +58,8 @@ def infer_roles(inputs: Sequence[Any], dims: Dims | None = None,
     """Guess each input's role from its sizes: the axis of size B is the batch axis, an axis of
     size T the time axis (query stream), else an axis of size S (context stream). Integer
     tensors with a batch and a time axis are tokens; a tensor without a batch axis is shared
-    by all samples and held fixed. Non-tensors get None."""
+    by all samples and held fixed. Non-tensors get None. An input named as a source sequence
+    (``src`` beside ``tgt``, ``memory``) is a context stream whatever its length."""
     dims = dims or Dims()
     roles: list[InputRole | None] = []
     for i, value in enumerate(inputs):
@@ -81,4 +82,23 @@ def infer_roles(inputs: Sequence[Any], dims: Dims | None = None,
                   and not value.is_complex() and time is not None)
         default = ("idx" if tokens else "x") if i == 0 else f"input {i}"
         roles.append(InputRole(given or default, batch, time, stream, tokens))
-    return roles
+    return _sources_as_context(roles)
+
+
+#: Names of an encoder-decoder's source sequence: read by the decoder as a whole, like a
+#: cross-attention context, even when it happens to be as long as the target.
+_SOURCE = frozenset({"src", "source", "src_ids", "source_ids", "src_tokens", "src_seq", "memory",
+                     "encoder_out", "encoder_output", "encoder_outputs", "encoder_hidden_states",
+                     "enc_out", "enc_output", "enc_outputs", "context", "ctx"})
+
+
+def _sources_as_context(roles: list[InputRole | None]) -> list[InputRole | None]:
+    """An input named as a source sequence (``src`` beside ``tgt``) is a context stream when
+    another input is time-aligned with the output: a translation model's output position 0
+    legitimately reads every source position."""
+    queries = [r for r in roles if r is not None and r.stream == "query" and r.time is not None]
+    sources = [r for r in queries if r.name.lower() in _SOURCE]
+    if not sources or len(sources) == len(queries):
+        return roles
+    return [InputRole(r.name, r.batch, r.time, "context", r.tokens) if r in sources else r
+            for r in roles]
