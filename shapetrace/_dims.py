@@ -44,7 +44,7 @@ class Dims(Mapping[str, int]):
         self._setup(ordered, frozenset(overrides), strict=False)
 
     @classmethod
-    def declared(cls, sizes: Mapping[str, int]) -> "Dims":
+    def declared(cls, sizes: Mapping[str, int], unnamed=()) -> "Dims":
         """Only the names given (a user's own sizes, or sizes proven from a model's config):
         no probe defaults. ``C`` is ``H*d`` and ``d`` is ``C/H`` when only the other two are
         given. A size shared by two names, or one no name explains, prints as its number.
@@ -53,6 +53,13 @@ class Dims(Mapping[str, int]):
         'T'
         >>> Dims.declared({"B": 2, "T": 10, "C": 64, "H": 8}).label(20)
         '20'
+
+        ``unnamed``: sizes that axes no name stands for also take (a batch of 8 beside a width
+        C = 8 that only the model's ``n_embd`` proves). A name of such a size could be the wrong
+        one, so the size prints as its number, as a size two names share does.
+
+        >>> Dims.declared({"C": 8, "H": 2}, unnamed={8}).label(8)
+        '8'
         """
         sizes = _validated(sizes)
         ordered = {n: sizes[n] for n in ("B", "T", "S", "H", "d") if n in sizes}
@@ -65,10 +72,12 @@ class Dims(Mapping[str, int]):
             ordered["d"] = ordered["C"] // ordered["H"]
         ordered.update((k, v) for k, v in sizes.items() if k not in ordered)
         self = cls.__new__(cls)
-        self._setup(ordered, frozenset(sizes), strict=True)
+        self._setup(ordered, frozenset(sizes), strict=True,
+                    unnamed=frozenset(unnamed) & set(ordered.values()))
         return self
 
-    def _setup(self, ordered: dict[str, int], explicit: frozenset, strict: bool) -> None:
+    def _setup(self, ordered: dict[str, int], explicit: frozenset, strict: bool,
+               unnamed: frozenset = frozenset()) -> None:
         self._sizes = ordered
         self._explicit = explicit
         self._strict = strict
@@ -77,7 +86,7 @@ class Dims(Mapping[str, int]):
         for name, size in ordered.items():
             by_size.setdefault(size, name)
             counts[size] = counts.get(size, 0) + 1
-        self._ambiguous = frozenset(s for s, n in counts.items() if n > 1)
+        self._ambiguous = frozenset(s for s, n in counts.items() if n > 1) | unnamed
         self._by_size = by_size
         # Names that may stand for a factor of a size no name equals (429 -> 3*C): only those
         # no literal in the code is likely to equal, a prime of 5 or more, or C = H*d of two.
@@ -134,7 +143,8 @@ class Dims(Mapping[str, int]):
                 return str(size)  # H = d = 8: either name could be wrong
             return self._by_size[size]
         if self._strict:
-            return _strict_label(size, self._sizes, self._by_size, self._factor_names)
+            return _strict_label(size, self._sizes, self._by_size, self._factor_names,
+                                 self._ambiguous)
         return _label(size, self._by_size, self._factor_names)
 
     def piece_label(self, parent: str, size: int) -> str:
@@ -149,6 +159,11 @@ class Dims(Mapping[str, int]):
         if "C" in own and self._sizes.get("C") == self._sizes.get("H", 0) * self._sizes.get("d", 0):
             own |= {"H", "d"}
         return label if {p for p in label.split("*") if not p.isdigit()} <= own else str(size)
+
+    def shared(self, size: int) -> bool:
+        """Whether a name of ``size`` could be the wrong one: two names share it, or (at the
+        user's sizes) an axis no name stands for has it too."""
+        return size in self._ambiguous
 
     def collisions(self) -> list[tuple[str, str, int]]:
         """Pairs of names that share one size (``B=T`` hides a batch/time swap)."""
@@ -213,7 +228,7 @@ def _factor_label(size: int, factor_names: Mapping[int, str]) -> str:
 
 
 def _strict_label(size: int, sizes: Mapping[str, int], by_size: Mapping[int, str],
-                  factor_names: Mapping[int, str]) -> str:
+                  factor_names: Mapping[int, str], ambiguous=frozenset()) -> str:
     """Declared sizes: a product of distinct primes, or ``k*NAME`` (k = 2, 3, 4) when exactly
     one name explains it and k is no name's size; else the number."""
     if size <= 1:
@@ -226,7 +241,7 @@ def _strict_label(size: int, sizes: Mapping[str, int], by_size: Mapping[int, str
     if len(found) == 1:
         k, name = found.pop()
         n = size // k
-        if k not in by_size and n not in _ambiguous_sizes(sizes):
+        if k not in by_size and n not in _ambiguous_sizes(sizes) and n not in ambiguous:
             return f"{k}*{name}"
     return str(size)
 

@@ -65,7 +65,8 @@ def shapetrace_magic(line: str, cell: str, ipython=None):
     width = args.width or 100
     text = plain_text(report_renderable(report, width=width, show_trace=not args.no_trace),
                       width=width)
-    display({"text/plain": text, "text/html": report_html(report)}, raw=True)
+    display({"text/plain": text, "text/html": report_html(report, show_trace=not args.no_trace)},
+            raw=True)
     return None
 
 

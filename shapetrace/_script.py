@@ -9,7 +9,8 @@ are not read as B and T: names come from ``--dims`` and from the jaxtyping annot
 forwards the script calls, numbers elsewhere; the behaviour checks, which need a module to
 re-run, do not apply.
 
-A script that cannot run at all (missing file, syntax error, a failed import, ``exit(1)``) is a
+A script that cannot run at all (missing file, syntax error, a failed import, ``exit(1)``, an
+``input()`` with nothing to read) is a
 :class:`TargetResult` with ``error`` set (exit code 2); one that raises while running is an
 ``op-failed`` finding at the user's line, like a forward that raises (exit code 1).
 """
@@ -150,6 +151,17 @@ def run_traced(run, display: str, *, dims=None, what: str = "the script"):
     except ImportError as exc:
         return TargetResult(display, error=f"{what} could not import: {str(exc).strip()}",
                             exception=exc)
+    except EOFError as exc:
+        if str(exc) != "EOF when reading a line":
+            raised = exc
+        else:  # input() with nothing to read: the run could not go on, no bug of the code's
+            from ._check import user_frame
+
+            site = user_frame(exc)
+            where = f" at line {site[1]}" if site else ""
+            return TargetResult(display, error=f"{what} asked for input (input(){where}) and "
+                                f"none was given: pipe it in, e.g. < answers.txt",
+                                exception=exc)
     except BaseException as exc:  # the user's code raised: a finding at its line
         raised = exc
     result = TargetResult(display, dims=dict(dims or {}), trace=trace)

@@ -70,12 +70,23 @@ class Trace(TraceData):
 
         # the model's attributes, the annotations of the forwards that ran and the declared
         # inputs; a name they give two sizes is left out, and dims= overrides them all
-        known = {**self._witness.proven(proven_dims(self.model)), **self._declared}
+        attributes = proven_dims(self.model)
+        proven = self._witness.proven(attributes)
+        known = {**proven, **self._declared}
         own = _weight_shapes(self.model)  # a model's constants (a 64-wide buffer) say nothing
-        sizes = [s for rec in self.records  # of the sizes it runs at: the data's do
-                 for m in (rec.inputs if rec.inputs else rec.outputs)  # torch.randn(...)
-                 if (m.src is None or not rec.inputs) and m.shape not in own for s in m.shape]
-        dims = resolve_dims(known, sizes) if self._probe_names else Dims.declared(known)
+        entering = [m.shape for rec in self.records  # of the sizes it runs at: the data's do
+                    for m in (rec.inputs if rec.inputs else rec.outputs)  # torch.randn(...)
+                    if (m.src is None or not rec.inputs) and m.shape not in own]
+        sizes = [s for shape in entering for s in shape]
+        if self._probe_names and not _off_probe(proven, self._declared):
+            dims = resolve_dims(known, sizes)
+        else:
+            dims = Dims.declared(known)
+        if dims.strict:
+            stated = set(self._declared) | set(self._witness.seen)
+            unnamed = _unnamed_sizes(dims, stated, entering, self.records)
+            if unnamed:
+                dims = Dims.declared(known, unnamed=unnamed)
         if self._exited:
             self._resolved = dims
         return dims
@@ -174,6 +185,52 @@ class Trace(TraceData):
 
     def __iter__(self):
         return iter(self.records)
+
+
+#: the probe names a model's own sizes are compared with: a vocabulary or a block size is
+#: never the probe's (19, 23) and says nothing about whether the block ran at probe sizes
+_PROBED = ("B", "T", "S", "H", "d", "C")
+
+
+def _off_probe(proven: dict, declared: dict) -> bool:
+    """Whether the model states a size that is not its probe size (``n_embd = 16``, where the
+    probe C is 143, or what ``dims=`` makes it): then the block did not run at probe sizes, and a
+    7 in it is not T nor a 10 ``2*B``."""
+    probe = Dims(declared)
+    return any(name in probe and probe[name] != size
+               for name, size in proven.items() if name in _PROBED and name not in declared)
+
+
+#: names of a model's insides: the data a model is given has no axis of these (its mask of
+#: block_size is a buffer), so an axis of the data that has their size is something else
+_INNER = frozenset(("H", "d", "L"))
+
+
+def _unnamed_sizes(dims: Dims, stated: set, entering: list, records) -> set[int]:
+    """Sizes that a name only the model's attributes prove (``n_embd = 8`` -> C) shares with an
+    axis of the data that nothing names: in ``x`` of shape ``(3, 8, 8)`` one 8 is C and the
+    other is T, and ``(2, 2, 8)`` beside a head size of 2 has no head axis at all. Printing the
+    name there would call the time axis C or the batch d; the size prints as its number.
+
+    Only the data that enters the model is read (tensors from outside the block, and tensors
+    made outside any module, such as ``torch.randn(2, 10, 64)`` in the block), and only names
+    nobody stated for this run (``dims=``, an annotation, a declared input): those name the
+    axes they were bound from.
+    """
+    guessed = {name: size for name, size in dims.items() if name not in stated and size > 1}
+    if not guessed:
+        return set()
+    outside = [m.shape for rec in records if not rec.inputs and not rec.module
+               for m in rec.outputs]
+    unnamed: set[int] = set()
+    shapes = [*entering, *outside]
+    for name, size in guessed.items():
+        for shape in shapes:
+            count = sum(1 for s in shape if s == size)
+            if count > (0 if name in _INNER else 1):
+                unnamed.add(size)
+                break
+    return unnamed
 
 
 def _weight_shapes(model) -> set[tuple[int, ...]]:

@@ -287,7 +287,7 @@ def _explain(value: float, dims, d: int, d_name: str) -> str | None:
                              (f"sqrt({name})", n ** 0.5), (name, float(n))):
             if _close(value, expect):
                 found.append(text)
-                shared = shared or sizes.count(n) > 1
+                shared = shared or sizes.count(n) > 1 or dims.shared(n)
                 break
     if len(found) > 1 or shared or (found == [f"1/{d_name}"] and getattr(dims, "strict", False)
                                     and dims.get("C") is None):

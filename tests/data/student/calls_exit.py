@@ -1,0 +1,5 @@
+import torch
+
+x = torch.randn(2, 3)
+print(x.shape)
+exit()
