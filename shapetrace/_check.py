@@ -365,8 +365,8 @@ def _head_keeper(heads: dict[int, list], limit: int | None = None):
 
 def _drop_frames(exc: BaseException) -> None:
     """Lets the frames of a forward that raised go: ``check()`` caught the exception and no one
-    else sees it, but ``result.trace.exception`` keeps it, and its traceback would keep every
-    local of the forward (activations) alive as long as the result."""
+    else sees it, but the result keeps it, and its traceback would keep every local of the
+    forward (activations) alive as long as the result."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))

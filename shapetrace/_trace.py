@@ -8,6 +8,9 @@ later stages: this module is where they meet.
 
 from __future__ import annotations
 
+import copy
+
+
 import torch
 
 from ._analysis import Analysis, analyse
@@ -21,10 +24,10 @@ class Trace(TraceData):
     """The ops recorded inside a ``with shapetrace.trace(...)`` block.
 
     ``records`` are in execution order. ``diagnostics`` are the rule findings, computed on first
-    access after the block. ``exception`` is the exception that ended the block, the very object
-    the caller caught and left as it was: its traceback keeps the frames of the code that raised
-    (and their local tensors) alive while it is held. Records keep no frames nor tracebacks, so
-    ``t.exception = None`` (or dropping the trace) frees them once the caller's reference is gone.
+    access after the block. ``exception`` is what ended the block: a copy of the exception the
+    caller caught (same type, message and attributes) without its traceback, so that a trace kept
+    after a failure does not keep the frames of the code that raised, and their tensors, alive.
+    The caller's own exception propagates untouched, traceback and all.
     """
 
     def __init__(self, model: torch.nn.Module | None = None, *, dims=None, inputs=None,
@@ -122,7 +125,7 @@ class Trace(TraceData):
                 if self._witness is not None:
                     self._witness.__exit__(exc_type, exc, tb)
         finally:
-            self.exception = exc
+            self.exception = detached(exc)
             self._exited = True
         return False
 
@@ -260,3 +263,24 @@ def trace(model: torch.nn.Module | None = None, *, dims=None, inputs=None,
 
 
 __all__ = ["OpRecord", "Trace", "trace"]
+
+
+def detached(exc: BaseException | None) -> BaseException | None:
+    """A copy of ``exc`` with no traceback, cause or context: the exception as data (type,
+    message, attributes), holding no frames. The original is left as it was."""
+    if exc is None:
+        return None
+    cls = type(exc)
+    try:  # no __init__ runs: the user's exception class is not called again
+        clone = cls.__new__(cls, *exc.args)
+        clone.args = exc.args
+        clone.__dict__.update(getattr(exc, "__dict__", {}))
+        if str(clone) != str(exc) and cls.__module__ == "builtins":
+            clone = copy.copy(exc)  # OSError's filename, UnicodeError's fields: set by __init__
+        if str(clone) != str(exc):
+            raise TypeError
+    except Exception:
+        clone = RuntimeError(f"{cls.__name__}: {exc}")
+    clone.__traceback__ = None
+    clone.__cause__ = clone.__context__ = None
+    return clone
