@@ -253,12 +253,25 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
         hidden = _quietly(locate.dependency_leak, probe, batch=False, causal=True)
         if hidden is not None and hidden[0] is None:
             hidden = None
+        elif hidden is not None and hidden[0].used is None:
+            # the first op to combine positions removes the time axis (a mean or max pooled
+            # over T for a classifier): no position sees a later one, nothing leaks
+            hidden = None
+            result.notes.append("causal-leak: no output has a time axis and the positions are "
+                                "first combined by pooling over T, so there is no output position "
+                                "that could see a later one")
 
     stage.check = "batch-leak"
     if mixing:
         leak = located.get("batch")
         result.diagnostics.append(messages.batch_mixing(probe, dep, mixing,
                                                         leak[0].rec if leak else None))
+    elif probe.per_sample_state:
+        result.skipped.append(
+            f"batch-leak: whether outputs follow their sample when the batch is reordered was not "
+            f"checked, as the module keeps per-sample state across calls "
+            f"({', '.join(f'`{n}`' for n in dict.fromkeys(probe.per_sample_state))}), "
+            f"which a reordered batch would not match")
     elif deterministic:
         change, order = shuffle.reorder_change(probe, first)
         if change > PERMUTATION_RTOL:
