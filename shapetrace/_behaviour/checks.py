@@ -217,6 +217,8 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
         result.skipped.append(f"batch-leak and causal-leak not checked: {reason}")
         return
     dep = probe.dependencies(first)
+    if deterministic and not dep.reason:
+        probe.confirm(dep, first)
     side = shuffle.side_pairs(probe, first) if not dep.reason else []
     dep.pairs.extend(side)
     result.dependency = dep

@@ -266,6 +266,56 @@ class Probe:
             result.pairs.extend(self._perturbation_pairs(arg, outputs, axes, rtol))
         return result
 
+    def confirm(self, dep: DependencyResult, reference) -> None:
+        """What autograd cannot see: a dependency through ``torch.no_grad()`` or ``.detach()``
+        (a batch mean or a sequence maximum taken as a stop-gradient constant). The last sample,
+        then the last position, of each floating input is changed, and an output of another
+        sample (or of an earlier position) that changes is a dependency, added to ``dep``.
+        Two forwards per input; run only when the module is deterministic, so that a change
+        can only come from the input."""
+        outputs = [(label, get(reference, path)) for label, path in self.paths]
+        for src in self.sources():
+            if src.embedding is not None:
+                continue
+            role = src.role
+            for kind, axis, n in (("batch", role.batch, self.B), ("time", role.time, self.T)):
+                if axis is None or (kind == "time" and role.stream != "query"):
+                    continue
+                if src.value.dim() <= axis or src.value.shape[axis] != n:
+                    continue
+                changed = src.value.clone()
+                index = [slice(None)] * changed.dim()
+                index[axis] = n - 1
+                changed[tuple(index)] += 1.0 + changed[tuple(index)].abs()
+                args = list(self.args)
+                args[src.arg] = changed
+                with torch.no_grad():
+                    out = self.call(args)
+                for (label, ref), (_, path) in zip(outputs, self.paths):
+                    got = get(out, path)
+                    if got.shape != ref.shape:
+                        continue
+                    delta = (got - ref).abs().nan_to_num(0.0, 0.0, 0.0)
+                    ax = axes_of(ref.shape, self.dims)
+                    if kind == "time" and not ax.time:
+                        continue
+                    index_r, n_rows = group_index(delta.shape, ax, kind, self.B, self.T)
+                    if n_rows != n:
+                        continue
+                    per_row = torch.zeros(n, dtype=delta.dtype).scatter_add_(
+                        0, index_r.reshape(-1), delta.reshape(-1))
+                    per_row = normalise(per_row)
+                    pair = next((p for p in dep.pairs if p.output == label and p.source == src.name),
+                                None)
+                    if pair is None:
+                        continue
+                    strength = pair.batch_strength if kind == "batch" else pair.time_strength
+                    if strength is None or strength.shape != (n, n):
+                        continue
+                    # only what autograd found nothing for, so the grid keeps its strengths
+                    unseen = (strength[:, n - 1] <= pair.rtol) & (per_row > pair.rtol)
+                    strength[:, n - 1] = torch.where(unseen, per_row, strength[:, n - 1])
+
     def rows(self, rows: list, k: int, t: Tensor, ax: Axes, kind: str) -> slice:
         """Append the cotangent rows of output ``k`` grouped by ``kind``; return their span."""
         start = len(rows)

@@ -1,6 +1,6 @@
 """Leaks that autograd cannot see: the mixing happens under ``torch.no_grad()`` or behind
-``.detach()``, so the dependency check (which differentiates) misses them. Kept to show the
-limit, and that nothing false is said of them; each has ``BUG`` and a ``# BUG`` line."""
+``.detach()``, so differentiating misses them; changing the last sample and the last position
+finds them (no single op can always be named). Each has ``BUG``."""
 
 import math
 
