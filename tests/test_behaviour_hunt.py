@@ -146,3 +146,17 @@ def test_mean_pooled_classifier_gets_a_note_not_a_causal_leak():
                            [torch.randn(D["B"], D["T"], D["C"])], causal=True, dims=D)
     assert result.diagnostics == []
     assert any("pooling over T" in n for n in result.notes), result.notes
+
+
+def test_moe_dropping_tokens_past_capacity_depends_on_batch_order():
+    # Switch-style capacity: which tokens are dropped depends on where they sit in the batch.
+    # That is what batch-leak states, truthfully; at a capacity every token fits in it is quiet.
+    correct = _load("correct")
+    torch.manual_seed(0)
+    x = torch.randn(D["B"], D["T"], D["C"])
+    tight = correct.Top1MoECapacity(D["C"], capacity=1)
+    roomy = correct.Top1MoECapacity(D["C"], capacity=D["T"])
+    roomy.load_state_dict(tight.state_dict())
+    tight_rules = [d.rule for d in run_behaviour(tight, [x], causal=None, dims=D).diagnostics]
+    assert tight_rules == ["batch-leak"]
+    assert run_behaviour(roomy, [x], causal=None, dims=D).diagnostics == []

@@ -138,3 +138,20 @@ class ClassifierLeakBeforePooling(nn.Module):
         scores = q @ k.transpose(-2, -1) / math.sqrt(C)
         scores.masked_fill(torch.ones(T, T).tril() == 0, float("-inf"))
         return self.head((scores.softmax(-1) @ v).mean(dim=1))  # BUG
+
+
+class UnsqueezeCallersTensor(nn.Module):
+    """``unsqueeze_`` on the caller's tensor: no value changes, but the caller's x now has
+    another shape, and a second call on it gives an output of another shape."""
+
+    INIT = {"dim": "C"}
+    INPUTS = ["x=B,T,C"]
+    BUG = "input-mutated"
+
+    def __init__(self, dim):
+        super().__init__()
+        self.lin = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        x.unsqueeze_(1)  # BUG
+        return self.lin(x.squeeze(1))

@@ -363,3 +363,79 @@ class ClassifierMeanPool(nn.Module):
 
     def forward(self, x):
         return self.head(causal_attention(x, self.qkv, self.heads).mean(dim=1))
+
+
+class CausalAttnPoolClassifier(nn.Module):
+    """Causal attention, then attention pooling over T (a softmax over positions)."""
+
+    INIT = {"dim": "C"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, dim):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.score = nn.Linear(dim, 1)
+        self.head = nn.Linear(dim, 3)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        s = (q @ k.transpose(-2, -1) / math.sqrt(C)).masked_fill(
+            torch.ones(T, T).tril() == 0, float("-inf"))
+        h = s.softmax(-1) @ v
+        w = self.score(h).softmax(dim=1)
+        return self.head((w * h).sum(1))
+
+
+class ContrastiveLoss(nn.Module):
+    INIT = {"dim": "C"}
+    INPUTS = ["a=B,C", "b=B,C"]
+
+    def __init__(self, dim):
+        super().__init__()
+        self.lin = nn.Linear(dim, dim)
+
+    def forward(self, a, b):
+        za, zb = F.normalize(self.lin(a), dim=-1), F.normalize(self.lin(b), dim=-1)
+        logits = za @ zb.T
+        return F.cross_entropy(logits, torch.arange(a.shape[0]))
+
+
+class GPTEmaInEval(nn.Module):
+    """EMA updated in every call (eval too) after use; deterministic given state."""
+    INIT = {"dim": "C"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("ema", torch.zeros(dim))
+        self.lin = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        out = self.lin(x - self.ema)
+        with torch.no_grad():
+            self.ema.lerp_(x.mean((0, 1)), 0.1)
+        return out.cumsum(1)
+
+
+class Top1MoECapacity(nn.Module):
+    """Top-1 routing with an expert capacity that every token fits in at these sizes."""
+
+    INIT = {"dim": "C"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, dim, experts=4, capacity=8):
+        super().__init__()
+        self.gate = nn.Linear(dim, experts)
+        self.experts = nn.ModuleList(nn.Linear(dim, dim) for _ in range(experts))
+        self.capacity = capacity
+
+    def forward(self, x):
+        B, T, C = x.shape
+        flat = x.reshape(B * T, C)
+        choice = self.gate(flat).argmax(-1)
+        out = torch.zeros_like(flat)
+        for e, expert in enumerate(self.experts):
+            idx = (choice == e).nonzero().flatten()[: self.capacity * B]
+            out[idx] = expert(flat[idx])
+        return (flat + out).view(B, T, C)
