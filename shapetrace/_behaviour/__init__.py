@@ -89,10 +89,20 @@ while real couplings through a softmax over O(1) scores are 1e-3 or more. A fill
 leaves the future weights near 1/T, far above the threshold; the threshold sits at a fill
 about 14 below the row's largest score.
 
+What autograd cannot see is found by changing values: a batch mean or a sequence maximum
+taken under ``torch.no_grad()`` or behind ``.detach()`` is a constant to autograd, so after the
+gradients the last sample, then the last position, of each floating input is changed and an
+output of another sample (or an earlier position) that moves counts as a dependency too (two
+forwards per input, only for a deterministic module). Every run starts from the module's state
+as copied: a cache kept across calls, a call counter or running statistics changed by one run
+are put back before the next, so state is never taken for randomness; a module that keeps
+per-sample state (an axis of size B) across calls is not checked for batch reordering.
+
 Cost
 ----
-A correct module costs six or seven forwards (the first run and a second one, or two with its
-dropout rates raised when it has any, three on reordered batches, one with gradients), B more
+A correct module costs eight or nine forwards (the first run and a second one, or two with its
+dropout rates raised when it has any, three on reordered batches, one with gradients, two
+with the last sample and the last position changed), B more
 per integer or boolean side input, and B + T backward passes, on one
 thread (probe-size tensors are too small to gain from more, and stall when the cores are
 busy): about 40 ms of CPU time for a multi-head

@@ -195,6 +195,15 @@ def _determinism(probe: Probe, first, result: BehaviourResult) -> bool:
     return True
 
 
+def _pools_time(leak: locate.Leak, T: int) -> bool:
+    """Whether the first op that combines positions is a pooling over T rather than attention
+    among positions: its output has no time axis, or a single one."""
+    if leak.used is None:
+        return True
+    outputs = leak.rec.outputs
+    return bool(outputs) and tuple(outputs[0].shape).count(T) <= 1
+
+
 def _quietly(find, *args, **kwargs):
     """``find(...)``, or None when the module raises on this run: the finding stands even when
     no op can be named. shapetrace's own failures propagate."""
@@ -217,6 +226,8 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
         result.skipped.append(f"batch-leak and causal-leak not checked: {reason}")
         return
     dep = probe.dependencies(first)
+    if deterministic and not dep.reason:
+        probe.confirm(dep, first)
     side = shuffle.side_pairs(probe, first) if not dep.reason else []
     dep.pairs.extend(side)
     result.dependency = dep
@@ -253,12 +264,27 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
         hidden = _quietly(locate.dependency_leak, probe, batch=False, causal=True)
         if hidden is not None and hidden[0] is None:
             hidden = None
+        elif hidden is not None and _pools_time(hidden[0], probe.T):
+            # the first op to combine positions removes the time axis (a mean or max pooled
+            # over T for a classifier) or weighs the positions for such a pooling (a softmax
+            # over T with no second T axis): a pooled output has no position that could see a
+            # later one. Attention among positions has a (T, T) grid of scores and is checked.
+            hidden = None
+            result.notes.append("causal-leak: no output has a time axis and the positions are "
+                                "first combined by pooling over T, so there is no output position "
+                                "that could see a later one")
 
     stage.check = "batch-leak"
     if mixing:
         leak = located.get("batch")
         result.diagnostics.append(messages.batch_mixing(probe, dep, mixing,
                                                         leak[0].rec if leak else None))
+    elif probe.per_sample_state:
+        result.skipped.append(
+            f"batch-leak: whether outputs follow their sample when the batch is reordered was not "
+            f"checked, as the module keeps per-sample state across calls "
+            f"({', '.join(f'`{n}`' for n in dict.fromkeys(probe.per_sample_state))}), "
+            f"which a reordered batch would not match")
     elif deterministic:
         change, order = shuffle.reorder_change(probe, first)
         if change > PERMUTATION_RTOL:

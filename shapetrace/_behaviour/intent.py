@@ -62,7 +62,7 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
     root = modules[0][1] if modules else None
     own = _flag(init or {}) if init else None
     if own is None and root is not None:
-        own = _flag(vars(root))
+        own = _flag(_attributes(root))
     if own is True:
         return Intent(True, f"{_class(root)} has a true causal flag")
     if trace is not None:
@@ -74,7 +74,7 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
     for path, sub in modules:
         if causal_name(_class(sub)):
             return Intent(True, f"the class name {_class(sub)}")
-    flags = [_flag(vars(sub)) for _, sub in modules[1:]]
+    flags = [_flag(_attributes(sub)) for _, sub in modules[1:]]
     if any(f is True for f in flags) and not any(f is False for f in flags):
         return Intent(True, "its attention modules have is_causal=True")
     suggestion = next((_class(sub) for _, sub in modules if _suggestive(_class(sub))), "")
@@ -118,6 +118,18 @@ def _modules(model: Any):
         yield from named()
     except Exception:  # noqa: BLE001 - a module tree that cannot be walked gives no evidence
         return
+
+
+def _attributes(module) -> dict:
+    """A module's attributes, with the true/false flags its classes set (``causal = True`` in
+    the class body) under the instance's own."""
+    attrs: dict = {}
+    for klass in reversed(type(module).__mro__):
+        if klass.__module__.startswith("torch.") or klass is object:
+            continue
+        attrs.update((k, v) for k, v in vars(klass).items() if isinstance(v, bool))
+    attrs.update(vars(module))
+    return attrs
 
 
 def _flag(attrs: Mapping[str, Any]) -> bool | None:

@@ -76,6 +76,7 @@ def record(probe: Probe, args: Sequence[Any], kwargs: Mapping[str, Any] | None =
     replaced = probe.embedding("replace", embeddings) if embeddings else nullcontext()
     with context, replaced, math_sdpa(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        probe.restore_state()
         with trace:
             probe.model(*args, **kwargs)
     steps = [Step(rec, outputs[rec.index]) for rec in trace.records if rec.index in outputs]

@@ -133,6 +133,9 @@ class Probe:
         self.B, self.T = dims["B"], dims["T"]
         self.root = root
         self.model = _to_float64(copied)
+        self._state = ModuleState(self.model)
+        #: attributes or buffers with a batch axis that a run changed: a cache kept across calls
+        self.per_sample_state: list[str] = []
         self.args = [_float64(a) for a in inputs]
         self.kwargs = {k: _float64(v) for k, v in (kwargs or {}).items()}
         self.roles = list(roles) + [None] * (len(self.args) - len(roles))
@@ -158,9 +161,16 @@ class Probe:
     def call(self, args: Sequence[Any], kwargs: Mapping[str, Any] | None = None):
         """One forward on fresh copies of the inputs (a module may change its inputs in place)."""
         args, kwargs = fresh(args), fresh(self.kwargs if kwargs is None else kwargs)
+        self.restore_state()
         with math_sdpa(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return self.model(*args, **kwargs)
+
+    def restore_state(self) -> None:
+        """Put back what an earlier run changed in the module (a cache kept across calls, a
+        call counter, running statistics): every run starts from the same state, so two runs
+        differ only through randomness, and each check sees the same function."""
+        self._state.restore()
 
     def _embedding_hook(self, path: str):
         def hook(module, inputs, output):
@@ -203,6 +213,8 @@ class Probe:
         self.embeddings = []
         with torch.no_grad(), self.embedding("record"):
             out = self.call(self.args)
+        self.per_sample_state = [name for name, value in self._state.changed()
+                                 if any(self.B in t.shape for t in _tensors_in(value))]
         self.paths = [(label, path) for label, path, t in flatten(out)
                       if t.is_floating_point() and self.B in t.shape]
         return out
@@ -253,6 +265,56 @@ class Probe:
         for arg in self.unembedded_tokens():
             result.pairs.extend(self._perturbation_pairs(arg, outputs, axes, rtol))
         return result
+
+    def confirm(self, dep: DependencyResult, reference) -> None:
+        """What autograd cannot see: a dependency through ``torch.no_grad()`` or ``.detach()``
+        (a batch mean or a sequence maximum taken as a stop-gradient constant). The last sample,
+        then the last position, of each floating input is changed, and an output of another
+        sample (or of an earlier position) that changes is a dependency, added to ``dep``.
+        Two forwards per input; run only when the module is deterministic, so that a change
+        can only come from the input."""
+        outputs = [(label, get(reference, path)) for label, path in self.paths]
+        for src in self.sources():
+            if src.embedding is not None:
+                continue
+            role = src.role
+            for kind, axis, n in (("batch", role.batch, self.B), ("time", role.time, self.T)):
+                if axis is None or (kind == "time" and role.stream != "query"):
+                    continue
+                if src.value.dim() <= axis or src.value.shape[axis] != n:
+                    continue
+                changed = src.value.clone()
+                index = [slice(None)] * changed.dim()
+                index[axis] = n - 1
+                changed[tuple(index)] += 1.0 + changed[tuple(index)].abs()
+                args = list(self.args)
+                args[src.arg] = changed
+                with torch.no_grad():
+                    out = self.call(args)
+                for (label, ref), (_, path) in zip(outputs, self.paths):
+                    got = get(out, path)
+                    if got.shape != ref.shape:
+                        continue
+                    delta = (got - ref).abs().nan_to_num(0.0, 0.0, 0.0)
+                    ax = axes_of(ref.shape, self.dims)
+                    if kind == "time" and not ax.time:
+                        continue
+                    index_r, n_rows = group_index(delta.shape, ax, kind, self.B, self.T)
+                    if n_rows != n:
+                        continue
+                    per_row = torch.zeros(n, dtype=delta.dtype).scatter_add_(
+                        0, index_r.reshape(-1), delta.reshape(-1))
+                    per_row = normalise(per_row)
+                    pair = next((p for p in dep.pairs if p.output == label and p.source == src.name),
+                                None)
+                    if pair is None:
+                        continue
+                    strength = pair.batch_strength if kind == "batch" else pair.time_strength
+                    if strength is None or strength.shape != (n, n):
+                        continue
+                    # only what autograd found nothing for, so the grid keeps its strengths
+                    unseen = (strength[:, n - 1] <= pair.rtol) & (per_row > pair.rtol)
+                    strength[:, n - 1] = torch.where(unseen, per_row, strength[:, n - 1])
 
     def rows(self, rows: list, k: int, t: Tensor, ax: Axes, kind: str) -> slice:
         """Append the cotangent rows of output ``k`` grouped by ``kind``; return their span."""
@@ -318,6 +380,118 @@ class Probe:
                            normalise(b) if role.batch is not None else None,
                            normalise(t) if t is not None and role.time is not None else None, rtol)
                 for (label, _), b, t in zip(outputs, by_sample, by_time)]
+
+
+# ---------------------------------------------------------------------------------------------
+# State kept across calls
+# ---------------------------------------------------------------------------------------------
+
+_CONTAINERS = (Tensor, list, tuple, dict, type(None))
+
+
+class ModuleState:
+    """The values of a module's parameters and buffers, and its public attributes that hold
+    tensors or containers (a ``self.cache = (k, v)`` kept for the next call), as they were when
+    taken; ``restore`` puts back whatever a run changed, and removes such attributes a run
+    added. Plain numbers and strings (dropout rates, which the determinism check raises on
+    purpose) are left alone."""
+
+    def __init__(self, model: nn.Module):
+        self.tensors: list[tuple[Tensor, Tensor]] = []
+        self.slots: list[tuple[dict, str, Any]] = []
+        self.attrs: dict[nn.Module, dict[str, Any]] = {}
+        with torch.no_grad():
+            for sub in model.modules():
+                for store in (sub._parameters, sub._buffers):
+                    for key, value in store.items():
+                        self.slots.append((store, key, value))
+                        if value is not None:
+                            self.tensors.append((value, value.detach().clone()))
+                kept = {}
+                for key, value in vars(sub).items():
+                    if (not key.startswith("_") and isinstance(value, _CONTAINERS)
+                            and not _holds_module(value)):
+                        kept[key] = _copy(value)
+                self.attrs[sub] = kept
+
+    def changed(self) -> list[tuple[str, Any]]:
+        """(name, current value) of every attribute, parameter or buffer a run changed."""
+        found = []
+        for sub, kept in self.attrs.items():
+            attrs = vars(sub)
+            for key, value in attrs.items():
+                if key.startswith("_") or not isinstance(value, _CONTAINERS) or _holds_module(value):
+                    continue
+                if key not in kept or not _same_value(value, kept[key]):
+                    found.append((key, value))
+        names = {id(t): k for sub in self.attrs for k, t in (*sub._parameters.items(),
+                                                              *sub._buffers.items())}
+        for store, key, value in self.slots:
+            if store.get(key) is not value:
+                found.append((key, store.get(key)))
+        for tensor, saved in self.tensors:
+            if not _same_value(tensor, saved):
+                found.append((names.get(id(tensor), "buffer"), tensor))
+        return found
+
+    def restore(self) -> None:
+        with torch.no_grad(), disable_torch_function():
+            for store, key, value in self.slots:
+                if store.get(key) is not value:
+                    store[key] = value
+            for tensor, saved in self.tensors:
+                if tensor.shape != saved.shape or tensor.dtype != saved.dtype:
+                    tensor.set_(saved.clone())
+                elif not _same_value(tensor, saved):
+                    tensor.copy_(saved)
+            for sub, kept in self.attrs.items():
+                attrs = vars(sub)
+                for key in [k for k, v in attrs.items() if k not in kept and not k.startswith("_")
+                            and isinstance(v, _CONTAINERS) and not _holds_module(v)]:
+                    del attrs[key]
+                for key, value in kept.items():
+                    if key not in attrs or not _same_value(attrs[key], value):
+                        attrs[key] = _copy(value)
+
+
+def _tensors_in(value) -> list[Tensor]:
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors_in(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors_in(v)]
+    return []
+
+
+def _holds_module(value) -> bool:
+    if isinstance(value, nn.Module):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_module(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_module(v) for v in value.values())
+    return False
+
+
+def _copy(value):
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 - not copyable: kept by reference
+        return value
+
+
+def _same_value(a, b) -> bool:
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return (isinstance(a, Tensor) and isinstance(b, Tensor) and same(a, b))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same_value, a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+    try:
+        return a is b or bool(a == b)
+    except Exception:  # noqa: BLE001
+        return False
 
 
 # ---------------------------------------------------------------------------------------------
