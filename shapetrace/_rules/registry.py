@@ -168,6 +168,10 @@ _ALL = [
        `causal` / `is_causal` / `autoregressive` argument or attribute, a class name that says so
        (`Causal...`, `GPT...`, `...AutoRegressive...`), a running sum over T (causal linear
        attention), or `--causal`; without it a note says that causal-leak was not checked.
+       A dependency that autograd cannot see (a maximum over T taken under `torch.no_grad()` or
+       through `.detach()`) is found by changing the last position and watching the earlier
+       ones. A model whose output has no time axis (a classifier that pools over T) is checked
+       up to the pooling.
        """,
        """
        scores.masked_fill(mask, float("-inf"))        # result dropped: no mask at all
@@ -180,7 +184,11 @@ _ALL = [
        """
        Samples in a batch must not talk to each other. A softmax or norm over the batch axis,
        `nn.MultiheadAttention` fed (B, T, C) without `batch_first=True`, or positions indexed by
-       the batch axis all mix samples and still train.
+       the batch axis all mix samples and still train. The check reorders the batch and also
+       changes one sample's values (a batch mean under `torch.no_grad()` is found too). Every
+       run starts from the model's state as it was (a cache kept across calls is put back);
+       a model whose run stores per-sample state (a KV cache) is not reordered, and a note
+       says so.
        """,
        """
        mha = nn.MultiheadAttention(C, H)              # expects (T, B, C)
