@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ._errors import TargetError, UsageError
+from ._layout import time_first
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT = re.compile(r"[+-]?\d+\Z")
@@ -361,6 +362,9 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
             suggestions.append(str(InputSpec(p.name, ("T", "T"), "bool")) if _MASK_INPUTS.search(p.name)
                                else f"{p.name}=...")
         else:
+            if annotation is None and time_first(forward, [q.name for q in params],
+                                                   cls_or_forward if isinstance(cls_or_forward, type) else None):
+                spec = _swapped(spec)
             specs.append(spec)
             suggestions.append(str(spec))
     if missing:
@@ -371,6 +375,21 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
     return specs
 
 
+def _swapped(spec: InputSpec) -> InputSpec:
+    """``spec`` time-first: (B, T, C) -> (T, B, C), (B, S, C) -> (S, B, C), (B, T) -> (T, B)."""
+    if len(spec.dims) >= 2 and spec.dims[0] == "B" and spec.dims[1] in ("T", "S"):
+        return dataclasses.replace(spec, dims=(spec.dims[1], "B", *spec.dims[2:]))
+    return spec
+
+
+def unbatched(specs: list[InputSpec]) -> list[InputSpec] | None:
+    """``specs`` without their leading batch axis (``x=B,T,C`` -> ``x=T,C``), or None when none
+    has one: a forward written for one sequence (``queries @ keys.T``) is handed one."""
+    out = [dataclasses.replace(s, dims=s.dims[1:]) if len(s.dims) >= 2 and s.dims[0] == "B" else s
+           for s in specs]
+    return out if out != specs else None
+
+
 def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
     """``specs`` with the name-inferred embeddings (``src=B,T,C``) as token ids instead
     (``src=B,T:long``), or None when there is none: a name such as ``src``, ``x`` or ``tgt``
@@ -378,7 +397,8 @@ def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
     says which."""
     out, changed = [], False
     for spec in specs:
-        if (spec.dtype == "float" and spec.dims in (("B", "T", "C"), ("B", "S", "C"))
+        if (spec.dtype == "float" and spec.dims in (("B", "T", "C"), ("B", "S", "C"),
+                                                    ("T", "B", "C"), ("S", "B", "C"))
                 and (spec.name in _QUERY_INPUTS or spec.name in _SOURCE_INPUTS)):
             spec, changed = InputSpec(spec.name, spec.dims[:2], "long"), True
         out.append(spec)
@@ -514,7 +534,7 @@ def _names(*names: str) -> frozenset[str]:
 _WIDTH = _names("d_model", "n_embd", "n_embed", "embed_dim", "emb_dim", "embedding_dim", "dim",
                 "hidden_size", "d_in", "d_out", "model_dim", "in_dim", "out_dim", "input_dim",
                 "output_dim", "in_features", "out_features", "ndim", "normalized_shape",
-                "embed_size", "emb_size", "d_embed", "features")
+                "embed_size", "emb_size", "d_embed", "features", "emb", "ninp")
 _HEADS = _names("num_heads", "n_head", "n_heads", "heads", "nhead", "num_attention_heads", "h")
 _HEAD_SIZE = _names("head_size", "head_dim", "d_k", "d_head", "d_v", "dim_head")
 _LENGTH = _names("block_size", "context_length", "max_len", "max_seq_len", "max_length",
@@ -522,9 +542,9 @@ _LENGTH = _names("block_size", "context_length", "max_len", "max_seq_len", "max_
                  "n_positions", "context_size", "n_ctx", "maxlen")
 _VOCAB = _names("vocab_size", "n_vocab", "vocab", "src_vocab", "tgt_vocab", "src_vocab_size",
                 "tgt_vocab_size", "ntoken", "n_token", "num_tokens", "num_embeddings")
-_LAYERS = _names("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layers")
+_LAYERS = _names("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layers", "nlayers")
 _FFN = _names("ffn_dim", "d_ff", "hidden_dim", "intermediate_size", "dim_feedforward",
-              "mlp_dim", "d_ffn", "ff_dim")
+              "mlp_dim", "d_ffn", "ff_dim", "d_hid", "nhid", "d_hidden")
 _KV_HEADS = _names("kv_heads", "n_kv_head", "n_kv_heads", "num_kv_heads", "num_key_value_heads")
 _DROPOUT = re.compile(r"(dropout|pdrop|drop_rate|drop_prob|dropout_rate|dropout_prob|dropout_p|p_drop)\Z")
 _CONFIG = _names("config", "cfg", "conf", "configs", "hparams", "params", "args", "model_args",

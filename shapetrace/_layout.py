@@ -1,0 +1,100 @@
+"""Whether a forward takes its sequences time-first, as its author states it.
+
+Inputs guessed from parameter names are batch-first (``x`` -> B,T,C). Some textbooks and
+libraries write time-first code (``[seq_len, batch_size, d_model]``: the framework's own
+language-model tutorial, nn.MultiheadAttention's default, labml's annotated implementations).
+Handing such a forward batch-first data makes a correct model mix samples, which would be a
+false batch-leak. Only the author's own words count as evidence, never a guess from the ops:
+
+- an unpacking of an argument's shape with named sizes, time first and batch second
+  (``seq_len, batch_size, _ = query.shape``);
+- a docstring that gives a shape as ``[seq_len, batch_size, ...]``.
+
+Either kind that says batch-first (``B, T, C = x.shape``) anywhere in the forward cancels it.
+Importing this module imports neither torch nor anything of shapetrace's.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import textwrap
+from collections.abc import Callable
+
+_TIME = frozenset({"t", "seq_len", "seq_length", "seqlen", "sequence_length", "src_len",
+                   "tgt_len", "num_tokens", "n_tokens", "ntokens", "len", "length",
+                   "time", "timesteps", "n_steps", "l", "seq", "n_ctx", "tokens", "steps"})
+_BATCH = frozenset({"b", "bs", "bsz", "batch", "batch_size", "n_batch", "nbatch", "batches",
+                    "n_batches", "num_batch", "batchsize"})
+_SHAPE_TEXT = re.compile(r"shape[^\[\(\n]{0,40}[\[\(]\s*`*([A-Za-z_]\w*)`*\s*,\s*`*([A-Za-z_]\w*)",
+                         re.IGNORECASE)
+
+
+def time_first(forward: Callable, params: list[str], owner: type | None = None) -> bool:
+    """True when ``forward``'s author says its sequences come time-first (see the module). A
+    forward that says nothing inherits what the nearest base class's forward says (a subclass
+    that builds a mask and calls ``super().forward(x, x, x, mask)``)."""
+    votes = set(_unpackings(forward, params)) | set(_docstring(forward))
+    if not votes and isinstance(owner, type):
+        for base in owner.__mro__[1:]:
+            other = vars(base).get("forward")
+            if other is None or not callable(other) or other is forward:
+                continue
+            try:
+                names = list(inspect.signature(other).parameters)[1:]
+            except (TypeError, ValueError):
+                break
+            votes = set(_unpackings(other, names)) | set(_docstring(other))
+            if votes:
+                break
+    return votes == {"time-first"}
+
+
+def _order(first: str, second: str) -> str | None:
+    a, b = first.lower(), second.lower()
+    if a in _TIME and b in _BATCH:
+        return "time-first"
+    if a in _BATCH and b in _TIME:
+        return "batch-first"
+    return None
+
+
+def _unpackings(forward: Callable, params: list[str]):
+    try:
+        source = textwrap.dedent(inspect.getsource(forward))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Tuple)):
+            continue
+        if _shape_of(node.value) not in params:
+            continue
+        names = [e.id for e in node.targets[0].elts if isinstance(e, ast.Name)]
+        if len(names) == len(node.targets[0].elts) and len(names) >= 2:
+            order = _order(names[0], names[1])
+            if order:
+                yield order
+
+
+def _shape_of(value: ast.expr) -> str | None:
+    """The argument whose shape ``value`` reads: ``x.shape``, ``x.size()``, ``x.shape[:2]``."""
+    if isinstance(value, ast.Subscript):
+        value = value.value
+    if isinstance(value, ast.Call) and not value.args and isinstance(value.func, ast.Attribute) \
+            and value.func.attr == "size":
+        value = value.func
+    elif not (isinstance(value, ast.Attribute) and value.attr == "shape"):
+        return None
+    inner = value.value
+    return inner.id if isinstance(inner, ast.Name) else None
+
+
+def _docstring(forward: Callable):
+    doc = inspect.getdoc(forward) or ""
+    for first, second in _SHAPE_TEXT.findall(doc):
+        order = _order(first, second)
+        if order:
+            yield order
