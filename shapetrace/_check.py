@@ -95,6 +95,7 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
                     shown = ", ".join(str(s) for s in retry)
                     result.notes.append(f"forward does not run on batched inputs; checked "
                                         f"with one unbatched sequence ({shown})")
+                    result.diagnostics.extend(_batched_only(tried[1]))
                 else:
                     result.trace, result.diagnostics, result.notes, result.dims = tried
             if inputs is None and not fake:
@@ -261,6 +262,16 @@ def _unbatched(result: TargetResult, module, inputs, dims: Dims):
         return _spec.unbatched(_spec.infer_inputs(forward_owner, dims))
     except ShapetraceError:
         return None
+
+
+def _batched_only(found) -> list:
+    """What made the batched run fail, as info: right for one sequence, not for a batch."""
+    import dataclasses
+
+    return [dataclasses.replace(
+        d, severity="info", hint=d.hint,
+        message=f"right for one sequence, as checked; with a batch: {d.message}")
+        for d in found if d.rule == "reversed-transpose"]
 
 
 def _guess_failed(result: TargetResult, args, names) -> None:

@@ -133,6 +133,8 @@ def test_single_sequence_forward_gets_one_sequence(capsys):
     target = report["targets"][0]
     assert (code, _loud(target)) == (0, [])
     assert any("unbatched" in n and "x=T,C" in n for n in target["notes"]), target["notes"]
+    told = [d for d in target["diagnostics"] if d["rule"] == "reversed-transpose"]
+    assert [(d["severity"], d["line"]) for d in told] == [("info", 23)]  # a batch would break it
     # a batched module with the same .T is still the bug: its shape unpacking needs the batch
     code, report = _cli(capsys, f"{STYLES / 'hunt4_raschka.py'}::RaschkaCausal3DTranspose")
     assert code == 1 and ("reversed-transpose", 181) in _loud(report["targets"][0])
