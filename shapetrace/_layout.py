@@ -17,6 +17,7 @@ Importing this module imports neither torch nor anything of shapetrace's.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import re
 import textwrap
@@ -98,3 +99,18 @@ def _docstring(forward: Callable):
         order = _order(first, second)
         if order:
             yield order
+
+
+def swapped(spec):
+    """``spec`` time-first: (B, T, C) -> (T, B, C), (B, S, C) -> (S, B, C), (B, T) -> (T, B)."""
+    if len(spec.dims) >= 2 and spec.dims[0] == "B" and spec.dims[1] in ("T", "S"):
+        return dataclasses.replace(spec, dims=(spec.dims[1], "B", *spec.dims[2:]))
+    return spec
+
+
+def unbatched(specs: list) -> list | None:
+    """``specs`` without their leading batch axis (``x=B,T,C`` -> ``x=T,C``), or None when none
+    has one: a forward written for one sequence (``queries @ keys.T``) is handed one."""
+    out = [dataclasses.replace(s, dims=s.dims[1:]) if len(s.dims) >= 2 and s.dims[0] == "B" else s
+           for s in specs]
+    return out if out != specs else None

@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ._errors import TargetError, UsageError
-from ._layout import time_first
+from ._layout import swapped as _swapped
+from ._layout import time_first, unbatched  # noqa: F401 - unbatched: for _check
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT = re.compile(r"[+-]?\d+\Z")
@@ -295,7 +296,7 @@ def make_input(spec: InputSpec, dims: Mapping[str, int], *, generator=None):
 
 # Inferring forward inputs ---------------------------------------------------------------------
 
-_TOKEN_INPUTS = {"idx", "input_ids", "tokens", "token_ids", "ids"}
+_TOKEN_INPUTS = {"idx", "input_ids", "tokens", "token_ids", "ids", "in_idx"}
 _QUERY_INPUTS = {"x", "hidden_states", "inputs_embeds", "query", "q", "input", "inputs", "h",
                  "hidden", "src", "tgt", "embeddings", "emb", "x_q"}
 _SOURCE_INPUTS = {"context", "encoder_hidden_states", "memory", "encoder_out", "encoder_output",
@@ -373,21 +374,6 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         raise UsageError(f"cannot infer forward input{'s' if len(missing) > 1 else ''} {which} of "
                          f"{owner}: give every input in forward's order, e.g. {args}")
     return specs
-
-
-def _swapped(spec: InputSpec) -> InputSpec:
-    """``spec`` time-first: (B, T, C) -> (T, B, C), (B, S, C) -> (S, B, C), (B, T) -> (T, B)."""
-    if len(spec.dims) >= 2 and spec.dims[0] == "B" and spec.dims[1] in ("T", "S"):
-        return dataclasses.replace(spec, dims=(spec.dims[1], "B", *spec.dims[2:]))
-    return spec
-
-
-def unbatched(specs: list[InputSpec]) -> list[InputSpec] | None:
-    """``specs`` without their leading batch axis (``x=B,T,C`` -> ``x=T,C``), or None when none
-    has one: a forward written for one sequence (``queries @ keys.T``) is handed one."""
-    out = [dataclasses.replace(s, dims=s.dims[1:]) if len(s.dims) >= 2 and s.dims[0] == "B" else s
-           for s in specs]
-    return out if out != specs else None
 
 
 def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
@@ -634,6 +620,10 @@ def _config_object(cls: type, p: inspect.Parameter, dims: Mapping[str, int]) -> 
     """Build a config dataclass for ``p`` from field names, or explain why that is not possible."""
     owner = cls.__qualname__
     config_cls = _config_class(cls, p)
+    if config_cls is None and p.annotation is p.empty:
+        found = _config_dict(cls, dims)
+        if found is not None:
+            return found
     if config_cls is None:
         raise TargetError(
             f"cannot infer constructor argument {p.name!r} of {owner}: it is a config object; "
@@ -643,6 +633,21 @@ def _config_object(cls: type, p: inspect.Parameter, dims: Mapping[str, int]) -> 
         return config_cls(**infer_init(config_cls, dims))
     except TargetError as exc:
         raise TargetError(f"{owner}({p.name}: {config_cls.__qualname__}): {exc}") from None
+
+
+def _config_dict(cls: type, dims: Mapping[str, int]) -> dict | None:
+    """The module's one dict of sizes (``GPT_CONFIG_124M = {"emb_dim": 768, "n_heads": 12}``,
+    read by the classes as ``cfg["emb_dim"]``), copied at the probe sizes; None when there is
+    none, or several that differ in their keys."""
+    module = sys.modules.get(cls.__module__)
+    found = [v for k, v in vars(module).items() if not k.startswith("_") and isinstance(v, dict)
+             and any(key in _WIDTH for key in v) and any(key in _HEADS for key in v)] if module else []
+    if not found or len({tuple(sorted(map(str, d))) for d in found}) != 1:
+        return None
+    return {key: _infer_argument(inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY,
+                                                   default=value), dims)
+            if isinstance(key, str) and isinstance(value, (int, float)) else value
+            for key, value in found[0].items()}
 
 
 def _config_class(cls: type, p: inspect.Parameter) -> type | None:

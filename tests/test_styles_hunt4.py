@@ -169,3 +169,20 @@ def test_script_bugs_found_at_their_lines(capsys):
     assert code == 1
     assert marked <= set(_loud(report["targets"][0])), report["targets"][0]["diagnostics"]
     assert len(marked) == 4
+
+
+def test_module_level_config_dict_is_read_at_probe_sizes(capsys):
+    """``GPTModel(cfg)`` reading ``cfg["emb_dim"]`` from a module-level dict: built at the probe
+    sizes (the dict's own 768 and 50257 would be unnamed and slow), every class exit 0."""
+    code, report = _cli(capsys, str(STYLES / "hunt4_raschka_gpt.py"))
+    assert [t["error"] for t in report["targets"]] == [None] * 6
+    assert (code, [_loud(t) for t in report["targets"]]) == (0, [[]] * 6)
+    from shapetrace._dims import Dims
+    from shapetrace._spec import infer_init
+
+    module, dims = _load("hunt4_raschka_gpt.py"), Dims()
+    cfg = infer_init(module.GPTModel, dims)["cfg"]
+    assert (cfg["emb_dim"], cfg["n_heads"], cfg["vocab_size"], cfg["drop_rate"]) == (
+        dims["C"], dims["H"], dims["V"], 0.0)
+    assert cfg["n_layers"] == 2 and cfg["qkv_bias"] is False and cfg["context_length"] >= dims["T"]
+    assert module.GPT_CONFIG_124M["emb_dim"] == 768  # the user's dict is left as it was
