@@ -8,7 +8,9 @@ false batch-leak. Only the author's own words count as evidence, never a guess f
 
 - an unpacking of an argument's shape with named sizes, time first and batch second
   (``seq_len, batch_size, _ = query.shape``);
-- a docstring that gives a shape as ``[seq_len, batch_size, ...]``.
+- a docstring that gives a shape as ``[seq_len, batch_size, ...]``;
+- a table of positions cut to the argument's first axis, ``self.pe[:x.size(0)]`` (the older
+  tutorial's positional encoding), where batch-first code cuts ``self.pe[:, :x.size(1)]``.
 
 Either kind that says batch-first (``B, T, C = x.shape``) anywhere in the forward cancels it.
 Importing this module imports neither torch nor anything of shapetrace's.
@@ -68,6 +70,9 @@ def _unpackings(forward: Callable, params: list[str]):
     except (OSError, TypeError, SyntaxError, IndentationError):
         return
     for node in ast.walk(tree):
+        order = _table_cut(node, params)
+        if order:
+            yield order
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Tuple)):
             continue
@@ -78,6 +83,49 @@ def _unpackings(forward: Callable, params: list[str]):
             order = _order(names[0], names[1])
             if order:
                 yield order
+
+
+def _table_cut(node: ast.AST, params: list[str]) -> str | None:
+    """``self.pe[:x.size(0)]`` says time-first, ``self.pe[:, :x.size(1)]`` batch-first."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+            and isinstance(node.value.value, ast.Name) and node.value.value.id == "self"):
+        return None
+    index = node.slice
+    items = list(index.elts) if isinstance(index, ast.Tuple) else [index]
+    for axis, item in enumerate(items[:2]):
+        if not isinstance(item, ast.Slice) or item.lower is not None or item.step is not None:
+            return None
+        if item.upper is None:
+            continue
+        size = _axis_size(item.upper, params)
+        if size is None:
+            return None
+        if (axis, size) == (0, 0):
+            return "time-first"
+        if (axis, size) == (1, 1):
+            return "batch-first"
+        return None
+    return None
+
+
+def _axis_size(value: ast.expr, params: list[str]) -> int | None:
+    """``x.size(0)`` / ``x.shape[0]`` / ``len(x)`` of an argument: the axis read, else None."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "len" \
+            and len(value.args) == 1 and isinstance(value.args[0], ast.Name) \
+            and value.args[0].id in params:
+        return 0
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and value.func.attr == "size" and len(value.args) == 1:
+        owner, axis = value.func.value, value.args[0]
+    elif isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) \
+            and value.value.attr == "shape":
+        owner, axis = value.value.value, value.slice
+    else:
+        return None
+    if isinstance(owner, ast.Name) and owner.id in params and isinstance(axis, ast.Constant) \
+            and isinstance(axis.value, int):
+        return axis.value
+    return None
 
 
 def _shape_of(value: ast.expr) -> str | None:

@@ -152,6 +152,8 @@ def test_time_first_is_read_from_the_authors_words():
     assert shown(more.LabmlMultiHeadAttention) == ["query=T,B,C", "key=S,B,C", "value=S,B,C"]
     assert shown(more.LabmlCausal) == ["x=T,B,C"]  # inherits its base's word
     assert shown(tut.TutPositionalEncoding) == ["x=T,B,C"]  # the docstring
+    assert shown(tut.OldTutPositionalEncoding) == ["x=T,B,C"]  # self.pe[:x.size(0), :]
+    assert shown(tut.TutPositionsOverBatch) == ["src=B,T,C"]  # another module's table: batch-first
     assert shown(more.MinGPTCausalSelfAttention) == ["x=B,T,C"]  # B, T, C = x.size()
     assert shown(more.LucidAttention) == ["x=B,T,C"]  # says nothing
 

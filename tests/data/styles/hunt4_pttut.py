@@ -129,3 +129,25 @@ class TutForgotSrcMask(nn.Module):
         """src: Tensor, shape ``[seq_len, batch_size]``"""
         output = self.transformer_encoder(self.embedding(src), src_mask)  # BUG
         return self.linear(output)
+
+
+class OldTutPositionalEncoding(nn.Module):
+    """The older tutorial's encoding: no docstring, the table cut to x's first axis."""
+
+    INIT = {"d_model": "C", "dropout": 0.0, "max_len": 64}
+    INPUTS = ["x=T,B,C"]
+
+    def __init__(self, d_model, dropout=0.1, max_len=5000):
+        super().__init__()
+        self.dropout = nn.Dropout(p=dropout)
+        pe = torch.zeros(max_len, d_model)
+        position = torch.arange(0, max_len, dtype=torch.float).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term[: d_model // 2])
+        pe = pe.unsqueeze(0).transpose(0, 1)
+        self.register_buffer("pe", pe)
+
+    def forward(self, x):
+        x = x + self.pe[: x.size(0), :]
+        return self.dropout(x)
