@@ -208,3 +208,15 @@ def test_module_level_config_dict_is_read_at_probe_sizes(capsys):
         dims["C"], dims["H"], dims["V"], 0.0)
     assert cfg["n_layers"] == 2 and cfg["qkv_bias"] is False and cfg["context_length"] >= dims["T"]
     assert module.GPT_CONFIG_124M["emb_dim"] == 768  # the user's dict is left as it was
+
+
+def test_folded_heads_generator_exit_0_and_checked_causal(capsys):
+    """Token ids guessed from the embedding, the triu_indices write read as a causal mask, and a
+    block whose ``mask`` flag cannot be guessed asks for it in one line (exit 2)."""
+    path = STYLES / "hunt4_bloem_gpt.py"
+    code, report = _cli(capsys, f"{path}::GTransformer")
+    target = report["targets"][0]
+    assert (code, target["error"], _loud(target)) == (0, None, [])
+    assert not any("causal-leak not checked" in n for n in target.get("notes") or [])
+    code, report = _cli(capsys, f"{path}::TransformerBlock")
+    assert code == 2 and "--init mask=VALUE" in report["targets"][0]["error"]
