@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ._errors import TargetError, UsageError
+from ._layout import swapped as _swapped
+from ._layout import time_first, unbatched  # noqa: F401 - unbatched: for _check
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT = re.compile(r"[+-]?\d+\Z")
@@ -294,7 +296,7 @@ def make_input(spec: InputSpec, dims: Mapping[str, int], *, generator=None):
 
 # Inferring forward inputs ---------------------------------------------------------------------
 
-_TOKEN_INPUTS = {"idx", "input_ids", "tokens", "token_ids", "ids"}
+_TOKEN_INPUTS = {"idx", "input_ids", "tokens", "token_ids", "ids", "in_idx"}
 _QUERY_INPUTS = {"x", "hidden_states", "inputs_embeds", "query", "q", "input", "inputs", "h",
                  "hidden", "src", "tgt", "embeddings", "emb", "x_q"}
 _SOURCE_INPUTS = {"context", "encoder_hidden_states", "memory", "encoder_out", "encoder_output",
@@ -361,6 +363,9 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
             suggestions.append(str(InputSpec(p.name, ("T", "T"), "bool")) if _MASK_INPUTS.search(p.name)
                                else f"{p.name}=...")
         else:
+            if annotation is None and time_first(forward, [q.name for q in params],
+                                                   cls_or_forward if isinstance(cls_or_forward, type) else None):
+                spec = _swapped(spec)
             specs.append(spec)
             suggestions.append(str(spec))
     if missing:
@@ -378,7 +383,8 @@ def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
     says which."""
     out, changed = [], False
     for spec in specs:
-        if (spec.dtype == "float" and spec.dims in (("B", "T", "C"), ("B", "S", "C"))
+        if (spec.dtype == "float" and spec.dims in (("B", "T", "C"), ("B", "S", "C"),
+                                                    ("T", "B", "C"), ("S", "B", "C"))
                 and (spec.name in _QUERY_INPUTS or spec.name in _SOURCE_INPUTS)):
             spec, changed = InputSpec(spec.name, spec.dims[:2], "long"), True
         out.append(spec)
@@ -514,7 +520,7 @@ def _names(*names: str) -> frozenset[str]:
 _WIDTH = _names("d_model", "n_embd", "n_embed", "embed_dim", "emb_dim", "embedding_dim", "dim",
                 "hidden_size", "d_in", "d_out", "model_dim", "in_dim", "out_dim", "input_dim",
                 "output_dim", "in_features", "out_features", "ndim", "normalized_shape",
-                "embed_size", "emb_size", "d_embed", "features")
+                "embed_size", "emb_size", "d_embed", "features", "emb", "ninp")
 _HEADS = _names("num_heads", "n_head", "n_heads", "heads", "nhead", "num_attention_heads", "h")
 _HEAD_SIZE = _names("head_size", "head_dim", "d_k", "d_head", "d_v", "dim_head")
 _LENGTH = _names("block_size", "context_length", "max_len", "max_seq_len", "max_length",
@@ -522,9 +528,9 @@ _LENGTH = _names("block_size", "context_length", "max_len", "max_seq_len", "max_
                  "n_positions", "context_size", "n_ctx", "maxlen")
 _VOCAB = _names("vocab_size", "n_vocab", "vocab", "src_vocab", "tgt_vocab", "src_vocab_size",
                 "tgt_vocab_size", "ntoken", "n_token", "num_tokens", "num_embeddings")
-_LAYERS = _names("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layers")
+_LAYERS = _names("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layers", "nlayers")
 _FFN = _names("ffn_dim", "d_ff", "hidden_dim", "intermediate_size", "dim_feedforward",
-              "mlp_dim", "d_ffn", "ff_dim")
+              "mlp_dim", "d_ffn", "ff_dim", "d_hid", "nhid", "d_hidden")
 _KV_HEADS = _names("kv_heads", "n_kv_head", "n_kv_heads", "num_kv_heads", "num_key_value_heads")
 _DROPOUT = re.compile(r"(dropout|pdrop|drop_rate|drop_prob|dropout_rate|dropout_prob|dropout_p|p_drop)\Z")
 _CONFIG = _names("config", "cfg", "conf", "configs", "hparams", "params", "args", "model_args",
@@ -614,6 +620,10 @@ def _config_object(cls: type, p: inspect.Parameter, dims: Mapping[str, int]) -> 
     """Build a config dataclass for ``p`` from field names, or explain why that is not possible."""
     owner = cls.__qualname__
     config_cls = _config_class(cls, p)
+    if config_cls is None and p.annotation is p.empty:
+        found = _config_dict(cls, dims)
+        if found is not None:
+            return found
     if config_cls is None:
         raise TargetError(
             f"cannot infer constructor argument {p.name!r} of {owner}: it is a config object; "
@@ -623,6 +633,21 @@ def _config_object(cls: type, p: inspect.Parameter, dims: Mapping[str, int]) -> 
         return config_cls(**infer_init(config_cls, dims))
     except TargetError as exc:
         raise TargetError(f"{owner}({p.name}: {config_cls.__qualname__}): {exc}") from None
+
+
+def _config_dict(cls: type, dims: Mapping[str, int]) -> dict | None:
+    """The module's one dict of sizes (``GPT_CONFIG_124M = {"emb_dim": 768, "n_heads": 12}``,
+    read by the classes as ``cfg["emb_dim"]``), copied at the probe sizes; None when there is
+    none, or several that differ in their keys."""
+    module = sys.modules.get(cls.__module__)
+    found = [v for k, v in vars(module).items() if not k.startswith("_") and isinstance(v, dict)
+             and any(key in _WIDTH for key in v) and any(key in _HEADS for key in v)] if module else []
+    if not found or len({tuple(sorted(map(str, d))) for d in found}) != 1:
+        return None
+    return {key: _infer_argument(inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY,
+                                                   default=value), dims)
+            if isinstance(key, str) and isinstance(value, (int, float)) else value
+            for key, value in found[0].items()}
 
 
 def _config_class(cls: type, p: inspect.Parameter) -> type | None:

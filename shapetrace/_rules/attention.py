@@ -255,9 +255,14 @@ def _operand_factors(graph, meta, where: str, depth: int = 0) -> list[Factor]:
     return []
 
 
-def _dim_names(dims, d: int, d_name: str) -> list[tuple[str, int]]:
-    """Named sizes to explain a factor by, the contracted size first."""
+def _dim_names(dims, d: int, d_name: str, width: int | None = None) -> list[tuple[str, int]]:
+    """Named sizes to explain a factor by, the contracted size first. ``width``: the size of
+    the features q and k were both projected from (at the user's sizes, where no C is named:
+    a script's ``C = 32``), the model width by what the code does with it."""
     out, seen = [(d_name, d)], {d}
+    if width and width > 1 and width != d and getattr(dims, "strict", False) and dims.get("C") is None:
+        out.append((str(width), width))  # a number: no name is proven at these sizes
+        seen.add(width)
     # at the user's own sizes only the sizes a scale is made of explain it: a batch or a length
     # that happens to equal the factor's size (B = H = 2) is chance, not the code's choice
     names = ("C", "H") if getattr(dims, "strict", False) else ("C", "H", "T", "S", "B", "V", "L", *dims)
@@ -276,13 +281,13 @@ def _close(a: float, b: float) -> bool:
 _AMBIGUOUS = "ambiguous"
 
 
-def _explain(value: float, dims, d: int, d_name: str) -> str | None:
+def _explain(value: float, dims, d: int, d_name: str, width: int | None = None) -> str | None:
     """The scale in named sizes (``1/sqrt(C)``); ``_AMBIGUOUS`` when two names explain it
     (at H = d, 1/d is 1/sqrt(C)), or when 1/d could be 1/sqrt of a width no name holds."""
     found = []
     shared = False  # a size two names hold (B = H = 2): either name could be the wrong one
     sizes = list(dims.values())
-    for name, n in _dim_names(dims, d, d_name):
+    for name, n in _dim_names(dims, d, d_name, width):
         for text, expect in ((f"1/sqrt({name})", n ** -0.5), (f"1/{name}", 1 / n),
                              (f"sqrt({name})", n ** 0.5), (name, float(n))):
             if _close(value, expect):
@@ -295,7 +300,7 @@ def _explain(value: float, dims, d: int, d_name: str) -> str | None:
     return found[0] if found else None
 
 
-def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor):
+def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor, width: int | None = None):
     """A diagnostic for the factors applied to one attention's scores, or None when right."""
     dims = analysis.dims
     right = d ** -0.5
@@ -331,7 +336,7 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor):
         fix = replace_factor(second.rec, None)
         return diagnostic("attention-scale", message, with_fix(hint, fix), rec=second.rec,
                           factor=total, expected=right, fix=fix.data() if fix else None)
-    explained = _explain(total, dims, d, name)
+    explained = _explain(total, dims, d, name, width)
     if explained is None:
         return None  # a learned temperature or a scale we cannot name: say nothing
     culprit = max((f for f in factors if not _close(f.value, 1.0)), key=lambda f: f.rec.index,
@@ -412,7 +417,9 @@ def check_scale(analysis: Analysis):
             continue  # a learned temperature, or cosine similarities: no 1/sqrt(d) is owed
         factors += _operand_factors(graph, product.inputs[pair[0]], "q")
         factors += _operand_factors(graph, product.inputs[pair[1]], "k")
-        found = _judge(analysis, factors, d, product)
+        widths = {_projection_width(analysis, product.inputs[pair[0]]),
+                  _projection_width(analysis, product.inputs[pair[1]])}
+        found = _judge(analysis, factors, d, product, widths.pop() if len(widths) == 1 else None)
         if found is not None and found.severity == "warning":  # not scaled at all
             if not (_projected(analysis, product.inputs[pair[0]])
                     and _projected(analysis, product.inputs[pair[1]])):
@@ -445,6 +452,26 @@ def _temperature(path) -> bool:
         if tracked is not None and _scalar(rec, tracked) is None and len(rec.inputs) == 2:
             return True
     return False
+
+
+def _projection_width(analysis: Analysis, meta) -> int | None:
+    """The feature size of the tokens q (or k) is a linear projection of: ``x`` (B, T, 32)
+    through ``nn.Linear(32, 16)`` gives 32. None when q is not one projection."""
+    graph = analysis.graph
+    for _ in range(DEPTH):
+        rec = graph.producer(meta)
+        if rec is None or not rec.inputs or rec.error is not None:
+            return None
+        if rec.op in _LINEAR_MAPS and rec.op in ("F.linear", "torch.addmm", "Tensor.addmm"):
+            source = rec.inputs[0] if rec.op == "F.linear" else rec.inputs[1]
+            return source.shape[-1] if source.shape else None
+        if rec.op in MATMULS and len(rec.inputs) == 2 and rec.inputs[0].shape \
+                and not analysis.lineage.batched(rec.inputs[1]):
+            return rec.inputs[0].shape[-1]
+        if base_name(rec.op) not in PICKS and rec.op not in _TO_SCALE:
+            return None
+        meta = rec.inputs[0]
+    return None
 
 
 def _projected(analysis: Analysis, meta) -> bool:

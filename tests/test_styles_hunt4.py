@@ -1,0 +1,222 @@
+"""Textbook and tutorial styles (tests/data/styles/hunt4_*.py): a from-scratch LLM book's
+chapter 3, a university tutorial's ``scaled_dot_product`` and fused ``qkv_proj``, the framework's
+time-first language-model tutorial, bmm over folded heads with the scale split between q and k,
+the lecture's ``Head``, minGPT, einops with finfo masking, heads-last einsum with the keys on
+axis 1, and step-by-step scripts. Every correct module checks with no error and no warning, on
+declared inputs and through ``python -m shapetrace FILE`` with nothing declared; every buggy
+twin is found by its rule at its ``# BUG`` line."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import shapetrace as st
+from shapetrace._rules.registry import RULES
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+pytest.importorskip("einops")
+
+STYLES = Path(__file__).with_name("data") / "styles"
+MODULE_FILES = ["hunt4_raschka.py", "hunt4_uva.py", "hunt4_pttut.py", "hunt4_more.py", "hunt4_wide.py"]
+SCRIPTS = ["hunt4_script_sentence.py", "hunt4_script_illustrated.py", "hunt4_script_trick.py",
+           "hunt4_script_ch3.py", "hunt4_script_numpy.py"]
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"styles4_{name[:-3]}", STYLES / name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _modules(kind: str):
+    for name in MODULE_FILES:
+        module = _load(name)
+        for cname, cls in vars(module).items():
+            if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)
+                    and cls.__module__ == module.__name__ and hasattr(cls, "INPUTS")
+                    and not cname.startswith("_")):
+                continue
+            if (getattr(cls, "BUG", None) is None) == (kind == "correct"):
+                yield pytest.param(cls, id=f"{name[:-3]}-{cname}")
+
+
+CORRECT = list(_modules("correct"))
+BUGGY = list(_modules("buggy"))
+
+
+def check(cls, **extra):
+    return st.check(cls, init=getattr(cls, "INIT", None), inputs=cls.INPUTS,
+                    dims=getattr(cls, "DIMS", None), **extra)
+
+
+def show(report) -> str:
+    return "\n".join(f"{d.severity} {d.rule} {d.line}: {d.message}" for d in report.diagnostics)
+
+
+def bug_line(cls) -> int:
+    lines, start = inspect.getsourcelines(cls)
+    hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith("# BUG")]
+    assert len(hits) == 1, f"{cls.__name__} must mark exactly one line with # BUG"
+    return hits[0]
+
+
+def test_the_corpus_is_there():
+    assert len(CORRECT) >= 24 and len(BUGGY) >= 16
+    assert {p.values[0].BUG for p in BUGGY} >= {
+        "reshape-jumble", "noncontiguous-view", "discarded-result", "reversed-transpose",
+        "softmax-axis", "attention-scale", "causal-leak", "batch-leak"}
+
+
+@pytest.mark.parametrize("cls", CORRECT)
+def test_correct_style_is_clean(cls):
+    report = check(cls)
+    assert report.targets[0].error is None, report.targets[0].error
+    loud = [d for d in report.diagnostics if d.severity in ("error", "warning")]
+    assert not loud, show(report)
+
+
+@pytest.mark.parametrize("cls", BUGGY)
+def test_buggy_twin_is_found_at_its_line(cls):
+    behaviour = RULES[cls.BUG].kind == "behaviour"
+    report = check(cls, behaviour=behaviour)
+    assert report.targets[0].error is None, report.targets[0].error
+    found = [d for d in report.diagnostics if d.rule == cls.BUG]
+    assert len(found) == 1, show(report)
+    assert found[0].line == bug_line(cls), show(report)
+    assert found[0].severity == RULES[cls.BUG].severity and found[0].hint, show(report)
+
+
+# --- the command line, nothing declared -----------------------------------------------------------
+
+def _cli(capsys, *args: str) -> tuple[int, dict]:
+    from shapetrace._cli import main
+
+    code = main([*args, "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _loud(target: dict) -> list[tuple[str, int]]:
+    return [(d["rule"], d["line"]) for d in target["diagnostics"]
+            if d["severity"] in ("error", "warning")]
+
+
+@pytest.mark.parametrize("name", MODULE_FILES)
+def test_whole_file_nothing_declared(capsys, name):
+    """Correct classes exit clean with inputs and arguments guessed (time-first where the
+    author says so, one sequence where forward takes one); buggy ones are found at their line."""
+    code, report = _cli(capsys, str(STYLES / name))
+    module = _load(name)
+    buggy = any(getattr(c, "BUG", None) for c in vars(module).values() if isinstance(c, type))
+    assert code == (1 if buggy else 0)
+    for target in report["targets"]:
+        cls = getattr(module, target["target"].rpartition("::")[2])
+        assert target["error"] is None, target
+        bug = getattr(cls, "BUG", None)
+        if bug is None:
+            assert _loud(target) == [], (cls.__name__, target["diagnostics"])
+        else:
+            assert (bug, bug_line(cls)) in _loud(target), (cls.__name__, target["diagnostics"])
+
+
+def test_single_sequence_forward_gets_one_sequence(capsys):
+    """``queries @ keys.T`` is written for one (T, C) sequence: a batched guess would make a
+    correct module a reversed-transpose; the run is redone unbatched and says so."""
+    code, report = _cli(capsys, f"{STYLES / 'hunt4_raschka.py'}::RaschkaSelfAttentionV1")
+    target = report["targets"][0]
+    assert (code, _loud(target)) == (0, [])
+    assert any("unbatched" in n and "x=T,C" in n for n in target["notes"]), target["notes"]
+    told = [d for d in target["diagnostics"] if d["rule"] == "reversed-transpose"]
+    assert [(d["severity"], d["line"]) for d in told] == [("info", 23)]  # a batch would break it
+    # a batched module with the same .T is still the bug: its shape unpacking needs the batch
+    code, report = _cli(capsys, f"{STYLES / 'hunt4_raschka.py'}::RaschkaCausal3DTranspose")
+    assert code == 1 and ("reversed-transpose", 181) in _loud(report["targets"][0])
+
+
+def test_time_first_is_read_from_the_authors_words():
+    from shapetrace._dims import Dims
+    from shapetrace._spec import infer_inputs
+
+    more, tut = _load("hunt4_more.py"), _load("hunt4_pttut.py")
+    dims = Dims()
+    shown = lambda cls: [str(s) for s in infer_inputs(cls, dims)]  # noqa: E731
+    assert shown(more.LabmlMultiHeadAttention) == ["query=T,B,C", "key=S,B,C", "value=S,B,C"]
+    assert shown(more.LabmlCausal) == ["x=T,B,C"]  # inherits its base's word
+    assert shown(tut.TutPositionalEncoding) == ["x=T,B,C"]  # the docstring
+    assert shown(tut.OldTutPositionalEncoding) == ["x=T,B,C"]  # self.pe[:x.size(0), :]
+    assert shown(tut.TutPositionsOverBatch) == ["src=B,T,C"]  # another module's table: batch-first
+    assert shown(more.MinGPTCausalSelfAttention) == ["x=B,T,C"]  # B, T, C = x.size()
+    assert shown(more.LucidAttention) == ["x=B,T,C"]  # says nothing
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_scripts_run_clean(capsys, name):
+    code, report = _cli(capsys, str(STYLES / name))
+    assert report["targets"][0]["error"] is None
+    assert (code, _loud(report["targets"][0])) == (0, [])
+
+
+def test_script_scaled_by_the_width_not_the_head(capsys, tmp_path):
+    """At the script's own sizes nothing is named, but q and k are projections of 32 features
+    into 16: a scale of 1/sqrt(32) is the width's, said in numbers; with a head as wide as the
+    width (16 -> 32 here) the same line is right."""
+    path = STYLES / "hunt4_script_scale.py"
+    code, report = _cli(capsys, str(path))
+    found = [d for d in report["targets"][0]["diagnostics"] if d["rule"] == "attention-scale"]
+    assert code == 1 and [(d["line"], d["severity"]) for d in found] == [(16, "error")]
+    assert "1/sqrt(32) instead of 1/sqrt(16)" in found[0]["message"]
+    assert " C" not in found[0]["message"].split("(")[0]  # no name is proven at these sizes
+    wide = tmp_path / "wide_head.py"
+    wide.write_text(path.read_text().replace("head_size = 16", "head_size = 32"))
+    code, report = _cli(capsys, str(wide))
+    assert (code, _loud(report["targets"][0])) == (0, [])
+
+
+@pytest.mark.parametrize("name", ["hunt4_script_bugs.py", "hunt4_script_ch3_bugs.py",
+                                  "hunt4_script_numpy_bugs.py"])
+def test_script_bugs_found_at_their_lines(capsys, name):
+    path = STYLES / name
+    marked = {(m.group(1), i) for i, text in enumerate(path.read_text().splitlines(), 1)
+              if (m := re.search(r"# BUG: ([a-z-]+)$", text))}
+    code, report = _cli(capsys, str(path))
+    assert code == 1
+    assert marked <= set(_loud(report["targets"][0])), report["targets"][0]["diagnostics"]
+    assert len(marked) >= 2
+
+
+def test_module_level_config_dict_is_read_at_probe_sizes(capsys):
+    """``GPTModel(cfg)`` reading ``cfg["emb_dim"]`` from a module-level dict: built at the probe
+    sizes (the dict's own 768 and 50257 would be unnamed and slow), every class exit 0."""
+    code, report = _cli(capsys, str(STYLES / "hunt4_raschka_gpt.py"))
+    assert [t["error"] for t in report["targets"]] == [None] * 6
+    assert (code, [_loud(t) for t in report["targets"]]) == (0, [[]] * 6)
+    from shapetrace._dims import Dims
+    from shapetrace._spec import infer_init
+
+    module, dims = _load("hunt4_raschka_gpt.py"), Dims()
+    cfg = infer_init(module.GPTModel, dims)["cfg"]
+    assert (cfg["emb_dim"], cfg["n_heads"], cfg["vocab_size"], cfg["drop_rate"]) == (
+        dims["C"], dims["H"], dims["V"], 0.0)
+    assert cfg["n_layers"] == 2 and cfg["qkv_bias"] is False and cfg["context_length"] >= dims["T"]
+    assert module.GPT_CONFIG_124M["emb_dim"] == 768  # the user's dict is left as it was
+
+
+def test_folded_heads_generator_exit_0_and_checked_causal(capsys):
+    """Token ids guessed from the embedding, the triu_indices write read as a causal mask, and a
+    block whose ``mask`` flag cannot be guessed asks for it in one line (exit 2)."""
+    path = STYLES / "hunt4_bloem_gpt.py"
+    code, report = _cli(capsys, f"{path}::GTransformer")
+    target = report["targets"][0]
+    assert (code, target["error"], _loud(target)) == (0, None, [])
+    assert not any("causal-leak not checked" in n for n in target.get("notes") or [])
+    code, report = _cli(capsys, f"{path}::TransformerBlock")
+    assert code == 2 and "--init mask=VALUE" in report["targets"][0]["error"]
