@@ -83,21 +83,6 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
                 model, args, names, built_with = _build(module, init, retry, dims, seed, mode)
                 _run(result, model, args, names, dims, causal=causal,
                      behaviour=behaviour and not fake, init=built_with)
-            retry = _unbatched(result, module, inputs, dims)
-            if retry is not None:  # written for one sequence (``queries @ keys.T``): give it one
-                tried = (result.trace, result.diagnostics, result.notes, result.dims)
-                result.notes = list(notes)
-                built = _build(module, init, retry, dims, seed, mode)
-                _run(result, built[0], built[1], built[2], dims, causal=causal,
-                     behaviour=behaviour and not fake, init=built[3])
-                if result.trace.exception is None:
-                    model, args, names, built_with = built
-                    shown = ", ".join(str(s) for s in retry)
-                    result.notes.append(f"forward does not run on batched inputs; checked "
-                                        f"with one unbatched sequence ({shown})")
-                    result.diagnostics.extend(_batched_only(tried[1]))
-                else:
-                    result.trace, result.diagnostics, result.notes, result.dims = tried
             if inputs is None and not fake:
                 _guess_failed(result, args, names)
             if reference is not None and not fake and result.trace.exception is None:
@@ -248,30 +233,6 @@ def _as_tokens(result: TargetResult, module, inputs, dims: Dims):
         return _spec.as_tokens(_spec.infer_inputs(forward_owner, dims))
     except ShapetraceError:
         return None
-
-
-def _unbatched(result: TargetResult, module, inputs, dims: Dims):
-    """The inferred inputs without their batch axis when the run with them raised, else None."""
-    from . import _spec
-
-    exc = result.trace.exception if result.trace is not None else None
-    if inputs is not None or exc is None:
-        return None
-    forward_owner = module if isinstance(module, type) else type(module)
-    try:
-        return _spec.unbatched(_spec.infer_inputs(forward_owner, dims))
-    except ShapetraceError:
-        return None
-
-
-def _batched_only(found) -> list:
-    """What made the batched run fail, as info: right for one sequence, not for a batch."""
-    import dataclasses
-
-    return [dataclasses.replace(
-        d, severity="info", hint=d.hint,
-        message=f"right for one sequence, as checked; with a batch: {d.message}")
-        for d in found if d.rule == "reversed-transpose"]
 
 
 def _guess_failed(result: TargetResult, args, names) -> None:

@@ -154,11 +154,3 @@ def swapped(spec):
     if len(spec.dims) >= 2 and spec.dims[0] == "B" and spec.dims[1] in ("T", "S"):
         return dataclasses.replace(spec, dims=(spec.dims[1], "B", *spec.dims[2:]))
     return spec
-
-
-def unbatched(specs: list) -> list | None:
-    """``specs`` without their leading batch axis (``x=B,T,C`` -> ``x=T,C``), or None when none
-    has one: a forward written for one sequence (``queries @ keys.T``) is handed one."""
-    out = [dataclasses.replace(s, dims=s.dims[1:]) if len(s.dims) >= 2 and s.dims[0] == "B" else s
-           for s in specs]
-    return out if out != specs else None

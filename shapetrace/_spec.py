@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ._errors import TargetError, UsageError
 from ._layout import swapped as _swapped
-from ._layout import time_first, unbatched  # noqa: F401 - unbatched: for _check
+from ._layout import time_first
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT = re.compile(r"[+-]?\d+\Z")
