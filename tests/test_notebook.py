@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
+import nbformat  # noqa: E402 - a test extra
+import nbclient  # noqa: E402 - a test extra
+import ipykernel  # noqa: E402,F401 - the kernel (a test extra)
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "tests" / "data" / "notebooks" / "attention_cells.ipynb"

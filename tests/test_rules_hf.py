@@ -16,7 +16,7 @@ import shapetrace
 from shapetrace._dims import Dims
 from shapetrace._analysis import analyse
 
-transformers = pytest.importorskip("transformers")
+import transformers  # noqa: E402 - a test extra
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -103,9 +103,9 @@ def test_input_piped_in_reaches_the_script():
 
 @pytest.fixture(scope="module")
 def executed():
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipykernel")
+    import nbformat
+    import nbclient
+    import ipykernel  # noqa: F401 - the kernel the notebook runs in (a test extra)
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
     nb = nbformat.read(STUDENT / "cells_hunt.ipynb", as_version=4)

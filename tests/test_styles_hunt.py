@@ -9,62 +9,20 @@ keys-first scores, cosine attention, talking heads, the relative-shift skew).
 
 from __future__ import annotations
 
-import importlib.util
-import inspect
-import sys
-from pathlib import Path
 
+import einops  # noqa: F401 - the corpus needs it (a test extra)
 import pytest
-import torch
 
-import shapetrace as st
+from style_corpus import STYLES, bug_line, check, load, modules, show
 from shapetrace._rules.registry import RULES
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-pytest.importorskip("einops")
 
-STYLES = Path(__file__).with_name("data") / "styles"
 FILES = sorted(STYLES.glob("hunt_*.py"))
 
 
-def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(f"styles_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _modules(kind: str):
-    for path in FILES:
-        module = _load(path)
-        for name, cls in vars(module).items():
-            if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)
-                    and cls.__module__ == module.__name__ and hasattr(cls, "INPUTS")
-                    and not name.startswith("_")):
-                continue
-            if (getattr(cls, "BUG", None) is None) == (kind == "correct"):
-                yield pytest.param(cls, id=f"{path.stem}-{name}")
-
-
-def check(cls, **extra):
-    return st.check(cls, init=getattr(cls, "INIT", None), inputs=cls.INPUTS,
-                    dims=getattr(cls, "DIMS", None), **extra)
-
-
-def show(report) -> str:
-    return "\n".join(f"{d.severity} {d.rule} {d.location}: {d.message}" for d in report.diagnostics)
-
-
-def bug_line(cls) -> int:
-    lines, start = inspect.getsourcelines(cls)
-    hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith("# BUG")]
-    assert len(hits) == 1, f"{cls.__name__} must mark exactly one line with # BUG"
-    return hits[0]
-
-
-CORRECT = list(_modules("correct"))
-BUGGY = list(_modules("buggy"))
+CORRECT = list(modules(FILES, "correct", "styles"))
+BUGGY = list(modules(FILES, "buggy", "styles"))
 
 
 def test_the_corpus_is_there():
@@ -125,17 +83,17 @@ def _cli(capsys, target: str, cls) -> tuple[int, list[str]]:
 
 @pytest.mark.parametrize("name", ["PrefixLM", "TalkingHeads", "CosineAttentionLearnedTemperature"])
 def test_cli_on_correct_styles_exits_0(capsys, name):
-    cls = getattr(_load(STYLES / "hunt_hard.py"), name)
+    cls = getattr(load(STYLES / "hunt_hard.py", "styles"), name)
     code, rules = _cli(capsys, f"hunt_hard.py::{name}", cls)
     assert (code, rules) == (0, [])
 
 
 def test_cli_on_the_relative_shift_exits_0(capsys):
-    cls = _load(STYLES / "hunt_models.py").TransformerXLRelative
+    cls = load(STYLES / "hunt_models.py", "styles").TransformerXLRelative
     assert _cli(capsys, "hunt_models.py::TransformerXLRelative", cls) == (0, [])
 
 
 def test_cli_on_a_buggy_style_exits_1(capsys):
-    cls = _load(STYLES / "hunt_bugs.py").TriuBufferKeepsFuture
+    cls = load(STYLES / "hunt_bugs.py", "styles").TriuBufferKeepsFuture
     code, rules = _cli(capsys, "hunt_bugs.py::TriuBufferKeepsFuture", cls)
     assert code == 1 and "causal-leak" in rules

@@ -7,62 +7,21 @@ correct module checks with no error and no warning; every buggy twin is found by
 
 from __future__ import annotations
 
-import importlib.util
-import inspect
 import json
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-import shapetrace as st
+from style_corpus import STYLES, bug_line, check, load, modules, show
 from shapetrace._rules.registry import RULES
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-STYLES = Path(__file__).with_name("data") / "styles"
 FILES = sorted(STYLES.glob("hunt2_*.py"))
 
 
-def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(f"styles2_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _modules(kind: str):
-    for path in FILES:
-        module = _load(path)
-        for name, cls in vars(module).items():
-            if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)
-                    and cls.__module__ == module.__name__ and hasattr(cls, "INPUTS")
-                    and not name.startswith("_")):
-                continue
-            if (getattr(cls, "BUG", None) is None) == (kind == "correct"):
-                yield pytest.param(cls, id=f"{path.stem}-{name}")
-
-
-def check(cls, **extra):
-    return st.check(cls, init=getattr(cls, "INIT", None), inputs=cls.INPUTS,
-                    dims=getattr(cls, "DIMS", None), **extra)
-
-
-def show(report) -> str:
-    return "\n".join(f"{d.severity} {d.rule} {d.location}: {d.message}" for d in report.diagnostics)
-
-
-def bug_line(cls) -> int:
-    lines, start = inspect.getsourcelines(cls)
-    hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith("# BUG")]
-    assert len(hits) == 1, f"{cls.__name__} must mark exactly one line with # BUG"
-    return hits[0]
-
-
-CORRECT = list(_modules("correct"))
-BUGGY = list(_modules("buggy"))
+CORRECT = list(modules(FILES, "correct", "styles2"))
+BUGGY = list(modules(FILES, "buggy", "styles2"))
 #: Found, but no single op can be named for it (the leak is spread over the decoder's layers).
 NO_LINE = {"LeakyTranslator"}
 
@@ -149,7 +108,7 @@ def test_attention_mask_beside_input_ids_is_a_padding_mask():
     from shapetrace._dims import Dims
     from shapetrace._spec import infer_inputs, make_input
 
-    cls = _load(STYLES / "hunt2_bert.py").BertForSequenceClassification
+    cls = load(STYLES / "hunt2_bert.py", "styles2").BertForSequenceClassification
     dims = Dims()
     specs = infer_inputs(cls, dims)
     assert [str(s) for s in specs] == ["input_ids=B,T:long", "attention_mask=B,T:long:2"]

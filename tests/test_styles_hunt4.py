@@ -8,66 +8,29 @@ twin is found by its rule at its ``# BUG`` line."""
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import json
 import re
-import sys
-from pathlib import Path
 
+import einops  # noqa: F401 - the corpus needs it (a test extra)
 import pytest
-import torch
 
-import shapetrace as st
+from style_corpus import STYLES, bug_line, check, load, modules, show
 from shapetrace._rules.registry import RULES
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-pytest.importorskip("einops")
 
-STYLES = Path(__file__).with_name("data") / "styles"
 MODULE_FILES = ["hunt4_raschka.py", "hunt4_uva.py", "hunt4_pttut.py", "hunt4_more.py", "hunt4_wide.py"]
 SCRIPTS = ["hunt4_script_sentence.py", "hunt4_script_illustrated.py", "hunt4_script_trick.py",
            "hunt4_script_ch3.py", "hunt4_script_numpy.py"]
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"styles4_{name[:-3]}", STYLES / name)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load(STYLES / name, "styles4")
 
 
-def _modules(kind: str):
-    for name in MODULE_FILES:
-        module = _load(name)
-        for cname, cls in vars(module).items():
-            if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)
-                    and cls.__module__ == module.__name__ and hasattr(cls, "INPUTS")
-                    and not cname.startswith("_")):
-                continue
-            if (getattr(cls, "BUG", None) is None) == (kind == "correct"):
-                yield pytest.param(cls, id=f"{name[:-3]}-{cname}")
-
-
-CORRECT = list(_modules("correct"))
-BUGGY = list(_modules("buggy"))
-
-
-def check(cls, **extra):
-    return st.check(cls, init=getattr(cls, "INIT", None), inputs=cls.INPUTS,
-                    dims=getattr(cls, "DIMS", None), **extra)
-
-
-def show(report) -> str:
-    return "\n".join(f"{d.severity} {d.rule} {d.line}: {d.message}" for d in report.diagnostics)
-
-
-def bug_line(cls) -> int:
-    lines, start = inspect.getsourcelines(cls)
-    hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith("# BUG")]
-    assert len(hits) == 1, f"{cls.__name__} must mark exactly one line with # BUG"
-    return hits[0]
+CORRECT = list(modules([STYLES / n for n in MODULE_FILES], "correct", "styles4"))
+BUGGY = list(modules([STYLES / n for n in MODULE_FILES], "buggy", "styles4"))
 
 
 def test_the_corpus_is_there():
