@@ -4,7 +4,6 @@ stochastic depth, pooling, caches, no_grad blocks, left padding) and on their bu
 from __future__ import annotations
 
 import importlib.util
-import inspect
 import sys
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import torch
 from torch import nn
 
 import shapetrace as st
+from style_corpus import bug_line, show
 from shapetrace._behaviour import run_behaviour
 from shapetrace._dims import Dims
 from shapetrace._rules.registry import RULES
@@ -44,17 +44,6 @@ def _classes(name: str):
 def check(cls):
     return st.check(cls, init=getattr(cls, "INIT", None), inputs=cls.INPUTS,
                     dims=getattr(cls, "DIMS", None), behaviour=True)
-
-
-def show(report) -> str:
-    return "\n".join(f"{d.severity} {d.rule} {d.location}: {d.message}" for d in report.diagnostics)
-
-
-def bug_line(cls) -> int:
-    lines, start = inspect.getsourcelines(cls)
-    hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith("# BUG")]
-    assert len(hits) == 1, f"{cls.__name__} must mark exactly one line with # BUG"
-    return hits[0]
 
 
 CORRECT = _classes("correct")

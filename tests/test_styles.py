@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-import sys
 from pathlib import Path
 
 import einops  # noqa: F401 - the corpus needs it (a test extra)
@@ -18,6 +17,7 @@ import pytest
 import torch
 
 import shapetrace as st
+from style_corpus import bug_line, check, load, show
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -29,11 +29,7 @@ KNOWN_FALSE_ALARMS: dict[str, str] = {}
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"styles_{name}", STYLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load(STYLES / f"{name}.py", "styles")
 
 
 def _modules(kind: str, known: bool = False):
@@ -54,22 +50,6 @@ def _modules(kind: str, known: bool = False):
                 if reason and known:
                     marks = (pytest.mark.xfail(strict=True, reason=reason),)
                 yield pytest.param(cls, id=f"{path.stem}-{name}", marks=marks)
-
-
-def check(cls, **extra):
-    return st.check(cls, init=getattr(cls, "INIT", None), inputs=cls.INPUTS,
-                    dims=getattr(cls, "DIMS", None), **extra)
-
-
-def show(report) -> str:
-    return "\n".join(f"{d.severity} {d.rule} {d.location}: {d.message}" for d in report.diagnostics)
-
-
-def bug_line(cls) -> int:
-    lines, start = inspect.getsourcelines(cls)
-    hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith("# BUG")]
-    assert len(hits) == 1, f"{cls.__name__} must mark exactly one line with # BUG"
-    return hits[0]
 
 
 @pytest.mark.parametrize("cls", list(_modules("correct", known=True)))
