@@ -14,7 +14,8 @@ mask cannot be the only evidence. It is taken, strongest first, from
    ``Causal``, a name starting with ``GPT`` (or a word ``GPT``: ``NanoGPT``), ``AutoRegressive``;
 5. ``causal`` / ``is_causal`` / ``autoregressive`` attributes of submodules that are all true
    (Hugging Face's ``GPT2Attention.is_causal``); a model whose submodules disagree (an
-   encoder-decoder: ``BartAttention.is_causal`` is False in the encoder) gets no intent from them.
+   encoder-decoder: ``BartAttention.is_causal`` is False in the encoder) gets no intent from them,
+   nor from the decoder's triangular mask in the trace (steps 3-4 are not taken for it).
 
 "Decoder" alone is not evidence (FastPitch's, DETR's and a VAE's decoders are bidirectional):
 it is named in the note that says causal-leak was not checked.
@@ -65,6 +66,10 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
         own = _flag(_attributes(root))
     if own is True:
         return Intent(True, f"{_class(root)} has a true causal flag")
+    mixed = _mixed_flags(modules[1:])
+    if own is None and mixed:
+        # an encoder-decoder: the decoder's triangular mask is not the whole model's intent
+        return Intent(None, mixed)
     if trace is not None:
         found = trace_evidence(trace)
         if found:
@@ -79,6 +84,20 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
         return Intent(True, "its attention modules have is_causal=True")
     suggestion = next((_class(sub) for _, sub in modules if _suggestive(_class(sub))), "")
     return Intent(None, "", suggestion)
+
+
+def _mixed_flags(modules) -> str:
+    """The reason, when some submodules say they are causal and others say they are not (an
+    encoder-decoder: Bart's decoder self-attention against its encoder and cross-attention)."""
+    said = {True: "", False: ""}
+    for path, sub in modules:
+        flag = _flag(_attributes(sub))
+        if flag is not None and not said[flag]:
+            said[flag] = path or _class(sub)
+    if not (said[True] and said[False]):
+        return ""
+    return (f"its submodules disagree ({said[True]} says it is causal, {said[False]} says it is "
+            f"not: an encoder-decoder), so the whole module is not held to causality")
 
 
 def causal_name(name: str) -> bool:
