@@ -169,6 +169,21 @@ def resolve_site(code, lasti: int) -> tuple[str, int, int | None, int | None]:
     return code.co_filename, code.co_firstlineno, None, None
 
 
+def file_tree(filename: str | None) -> ast.Module | None:
+    """The syntax tree of a file as ``linecache`` holds it, or None (no source, or it does
+    not parse). Parsed once per text and shared by the rules that read the user's code."""
+    text = "".join(linecache.getlines(filename)) if filename else ""
+    return _parsed(text) if text else None
+
+
+@lru_cache(maxsize=32)
+def _parsed(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
 def source_line(filename: str, line: int) -> str:
     return linecache.getline(filename, line).rstrip("\n")
 

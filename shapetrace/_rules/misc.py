@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import ast
-import linecache
 import math
 
 from .._analysis import Analysis
 from .._ops import REVERSALS, WRITES, next_prime, permutation
 from .._provenance import format_axes
-from .._source import call_receiver
+from .._source import call_receiver, file_tree
 from .fixes import assign_statement, segment, swap_last_two, with_fix
 from .registry import diagnostic
 
@@ -102,10 +101,7 @@ class _Statements:
     """What the statement around an op does with its value: ``"alone"`` (an expression
     statement, ``scores.masked_fill(...)``), ``"dead"`` (assigned to a local variable that the
     function never reads), ``"returned"`` (return, yield, a lambda's body), or ``"other"``.
-    Each file is parsed once per check."""
-
-    def __init__(self):
-        self._trees: dict[str, ast.AST | None] = {}
+    Each file is parsed once (``_source.file_tree``)."""
 
     def kind(self, rec) -> tuple[str, ast.stmt | None]:
         filename, line, col, end_col = rec.where
@@ -139,13 +135,7 @@ class _Statements:
         return "other", None
 
     def _tree(self, filename):
-        if filename not in self._trees:
-            text = "".join(linecache.getlines(filename)) if filename else ""
-            try:
-                self._trees[filename] = ast.parse(text) if text else None
-            except SyntaxError:
-                self._trees[filename] = None
-        return self._trees[filename]
+        return file_tree(filename)
 
 
 def _is_op(value: ast.expr, rec, line, col, end_col) -> bool:

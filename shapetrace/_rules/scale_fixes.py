@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import linecache
 
+from .._source import file_tree
 from .fixes import Fix, Segment, checked, segment
 
 #: Reshape methods whose positional arguments are the new sizes.
@@ -44,10 +45,9 @@ def imports_math(filename: str) -> bool:
 # --- the head size, in the user's words -------------------------------------------------------
 
 def _function_at(filename: str, lineno: int):
-    """The innermost function whose body holds ``lineno``, parsed from the file."""
-    try:
-        tree = ast.parse("".join(linecache.getlines(filename)))
-    except (SyntaxError, ValueError):
+    """The innermost function whose body holds ``lineno``, in the file's syntax tree."""
+    tree = file_tree(filename)
+    if tree is None:
         return None
     best = None
     for node in ast.walk(tree):
