@@ -142,6 +142,18 @@ def module_tensors(model) -> list:
     return found
 
 
+def own_hook_count(module) -> int:
+    """Forward hooks and pre-hooks registered on ``module`` itself (the private
+    ``_forward_hooks`` / ``_forward_pre_hooks`` tables that torch's fast-path check counts)."""
+    return len(module._forward_hooks) + len(module._forward_pre_hooks)
+
+
+def same_qkv_width(attn) -> bool:
+    """Whether an ``nn.MultiheadAttention`` projects q, k and v from one width (private
+    ``_qkv_same_embed_dim``: one packed ``in_proj_weight``)."""
+    return bool(attn._qkv_same_embed_dim)
+
+
 def dropout_base_class():
     """The class every ``nn.Dropout*`` module derives from (private: ``_DropoutNd``); its ``p``
     is the rate."""

@@ -15,6 +15,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ._compat import own_hook_count, same_qkv_width
+
 _DEVICES = ("cpu", "cuda")
 
 
@@ -93,13 +95,13 @@ def _encoder_layer(layer: nn.TransformerEncoderLayer, args, kwargs) -> bool:
     attn = layer.self_attn
     if not isinstance(src, torch.Tensor) or src.dim() != 3 or src.is_nested or layer.training:
         return False
-    if not attn.batch_first or attn.in_proj_bias is None or not attn._qkv_same_embed_dim:
+    if not attn.batch_first or attn.in_proj_bias is None or not same_qkv_width(attn):
         return False
     if not getattr(layer, "activation_relu_or_gelu", False) or layer.norm1.eps != layer.norm2.eps:
         return False
     if attn.num_heads % 2:
         return False
-    hooks = sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in layer.modules())
+    hooks = sum(own_hook_count(m) for m in layer.modules())
     if hooks > _watch_hooks(layer):
         return False  # the user's own hooks: torch takes the standard path anyway
     params = (attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
@@ -127,7 +129,7 @@ def _attention(attn: nn.MultiheadAttention, args, kwargs) -> bool:
         return False
     if attn.training or attn.num_heads % 2 or not attn.batch_first or attn.add_zero_attn:
         return False
-    if attn.bias_k is not None or attn.bias_v is not None or not attn._qkv_same_embed_dim:
+    if attn.bias_k is not None or attn.bias_v is not None or not same_qkv_width(attn):
         return False
     if query.is_nested:
         return False

@@ -126,3 +126,23 @@ def test_frame_getter_is_the_frame_lookup():
     mine, caller = here()
     assert mine.f_code.co_name == "here"
     assert caller.f_code is sys._getframe().f_code
+
+
+def test_own_hook_count_counts_forward_hooks_and_pre_hooks():
+    from shapetrace._compat import own_hook_count
+
+    layer = torch.nn.Linear(2, 2)
+    assert own_hook_count(layer) == 0
+    handles = [layer.register_forward_hook(lambda *a: None),
+               layer.register_forward_pre_hook(lambda *a: None)]
+    assert own_hook_count(layer) == 2
+    for handle in handles:
+        handle.remove()
+    assert own_hook_count(layer) == 0
+
+
+def test_same_qkv_width_reads_the_packed_projection():
+    from shapetrace._compat import same_qkv_width
+
+    assert same_qkv_width(torch.nn.MultiheadAttention(8, 2))
+    assert not same_qkv_width(torch.nn.MultiheadAttention(8, 2, kdim=4, vdim=4))
