@@ -414,22 +414,11 @@ class _Mode(TorchFunctionMode):
         finally:
             self.current = previous
 
-        # The outputs (inlined for the usual single tensor: see _meta and _outputs).
+        # The outputs (the usual single tensor handled here, the rest by _outputs).
         if type(result) is Tensor:
             outs = (result,)
-            ref = weakref.ref(result)
-            try:
-                size = result.shape
-                shape = self.shapes.get(size)
-                if shape is None:
-                    shape = self.shapes[size] = tuple(size)
-                meta = TensorMeta(shape, result.dtype, result.is_contiguous(), index, 0, ref)
-                if not shape or (shape[-1] == 1 and shape.count(1) == len(shape)):
-                    if not result.is_meta and has_value(result):
-                        meta.value = result.item()
-            except Exception:  # sparse, nested: shape only
-                meta = _odd_meta(result, index, 0)
-                meta.ref = ref
+            meta = self._meta(result, index, 0)
+            meta.ref = weakref.ref(result)
             live[id(result)] = meta
             rec.outputs = (meta,)
             half = meta.dtype in HALF
