@@ -1,14 +1,21 @@
 """Tracing overhead on GPT forwards at two sizes (CPU, one thread).
 
-Three ways of running the same forward, interleaved so that machine noise hits them alike:
+Four ways of running the same forward, interleaved so that machine noise hits them alike:
 untraced; under a bare recording TorchFunctionMode (appends the op to a list, the floor any
-TorchFunctionMode-based tracer pays); and under ``shapetrace.trace`` with the rules evaluated.
-Prints the median of each and the ratios, for
+TorchFunctionMode-based tracer pays); under a *minimal* recorder that keeps only what any
+tracer reporting "this op, on this line, in this module, made from those tensors" must keep
+(each operand's identity through a weak reference, its shape, the user's frame and
+instruction, the running module from global hooks: no probes, no names, no rules); and under
+``shapetrace.trace`` with the rules evaluated. Prints the median of each and the ratios, for
 
 - a student's size, 2 layers, C=32 H=4 T=16 B=2: per-op costs dominate (goal: <= 1.5x bare mode);
 - a larger one, 4 layers, C=128 H=4 T=64 B=8: the kernels dominate (goal: <= 1.2x bare mode).
 
     python benchmarks/overhead.py [--repeats 30]
+
+The minimal recorder's ratio is the part of the goal that recording alone uses up; what is
+left of the goal is printed as the time per forward that value probes, axis names and the
+fifteen rules would have to fit in.
 """
 
 from __future__ import annotations
@@ -16,7 +23,9 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+import sys
 import time
+import weakref
 
 import torch
 import torch.nn as nn
@@ -78,6 +87,57 @@ class BareMode(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+class MinimalRecorder(TorchFunctionMode):
+    """Operand identity (a weak reference per tensor, so that activations are freed as the
+    forward goes), shapes, the user's frame and instruction, and the module that ran the op
+    (global forward hooks): nothing else."""
+
+    def __init__(self):
+        super().__init__()
+        self.records = []
+        self.live = {}  # id(tensor) -> (weak reference, shape, record that made it)
+        self.module = ""
+        self._stack = []
+        self._handles = []
+
+    def __enter__(self):
+        from torch.nn.modules import module as nn_module
+
+        self._handles = [nn_module.register_module_forward_pre_hook(self._pre),
+                         nn_module.register_module_forward_hook(self._post, always_call=True)]
+        return super().__enter__()
+
+    def __exit__(self, *exc_info):
+        for handle in self._handles:
+            handle.remove()
+        self.live.clear()
+        return super().__exit__(*exc_info)
+
+    def _pre(self, module, args):
+        self._stack.append(self.module)
+        self.module = type(module).__name__
+
+    def _post(self, module, args, output):
+        self.module = self._stack.pop()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        live = self.live
+        inputs = []
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                meta = live.get(id(a))
+                if meta is None or meta[0]() is not a:
+                    meta = live[id(a)] = (weakref.ref(a), tuple(a.shape), None)
+                inputs.append(meta)
+        frame = sys._getframe(1)
+        rec = (func, inputs, (frame.f_code, frame.f_lasti), self.module)
+        result = func(*args, **(kwargs or {}))
+        if type(result) is torch.Tensor:
+            live[id(result)] = (weakref.ref(result), tuple(result.shape), rec)
+        self.records.append(rec)
+        return result
+
+
 SIZES = [
     # (label, model arguments, batch, goal for shapetrace / bare mode)
     ("2-layer GPT, C=32 H=4 T=16 B=2", dict(n_embd=32, n_head=4, n_layer=2, block_size=16), 2, 1.5),
@@ -107,12 +167,16 @@ def measure(title, kwargs, batch, goal, repeats):
         with torch.no_grad(), BareMode():
             model(idx)
 
+    def minimal():
+        with torch.no_grad(), MinimalRecorder():
+            model(idx)
+
     def traced():
         with torch.no_grad(), st.trace(model) as t:
             model(idx)
         t.diagnostics  # rules evaluated
 
-    runs = {"untraced": untraced, "bare mode": bare, "shapetrace": traced}
+    runs = {"untraced": untraced, "bare mode": bare, "minimal": minimal, "shapetrace": traced}
     wall = {name: [] for name in runs}
     cpu = {name: [] for name in runs}
     for fn in runs.values():  # warm up
@@ -134,6 +198,12 @@ def measure(title, kwargs, batch, goal, repeats):
               f"shapetrace / untraced {med['shapetrace'] / med['untraced']:.2f}x   "
               f"shapetrace / bare mode {med['shapetrace'] / med['bare mode']:.2f}x"
               + (f"   (goal: <= {goal:.2f}x)" if label == "cpu" else ""))
+    med = {name: statistics.median(ts) for name, ts in cpu.items()}
+    left = goal * med["bare mode"] - med["minimal"]
+    print(f"  cpu: minimal recorder / bare mode {med['minimal'] / med['bare mode']:.2f}x: "
+          f"the goal leaves {left * 1e3:.3f} ms ({left / len(t.records) * 1e6:.1f} us per op) "
+          f"for value probes, axis names and rules (shapetrace spends "
+          f"{(med['shapetrace'] - med['minimal']) * 1e3:.3f} ms on them and on its fuller record)")
     # On a shared machine the speed drifts between rounds; the ratio within each round does not.
     ratios = sorted(s / b for s, b in zip(cpu["shapetrace"], cpu["bare mode"]))
     quartile = len(ratios) // 4

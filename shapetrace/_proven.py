@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import re
 import threading
+import weakref
 from collections.abc import Iterable, Mapping
 
 from ._errors import UsageError
@@ -133,7 +134,7 @@ class SizeWitness:
         cls = type(module)
         params = self._forwards.get(cls, False)
         if params is False:
-            params = self._forwards[cls] = _annotated_params(module)
+            params = self._forwards[cls] = _class_params(cls, module)
         if not params:
             return
         bound: dict[str, int] = {}
@@ -184,6 +185,30 @@ def _specs(inputs) -> list:
             raise UsageError(f"trace(inputs=...) takes specs such as 'x=B,T,C', got "
                              f"{type(item).__name__}")
     return out
+
+
+#: a module class -> (its forward function, what _annotated_params found): signatures and type
+#: hints are read once per class, not once per trace (a training loop traced step by step)
+_CLASS_PARAMS: "weakref.WeakKeyDictionary[type, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _class_params(cls: type, module) -> tuple | None:
+    """:func:`_annotated_params` of ``module``, kept per class while the class's ``forward`` stays
+    the same function (a notebook that redefines it gets a new class or a new function)."""
+    forward = getattr(cls, "forward", None)
+    try:
+        entry = _CLASS_PARAMS.get(cls)
+    except TypeError:
+        entry = None
+    if entry is not None and entry[0] is forward:
+        return entry[1]
+    params = _annotated_params(module)
+    if "forward" not in getattr(module, "__dict__", {}):  # not an instance's own forward
+        try:
+            _CLASS_PARAMS[cls] = (forward, params)
+        except TypeError:
+            pass
+    return params
 
 
 def _annotated_params(module) -> tuple | None:
