@@ -3,7 +3,7 @@
 At the user's sizes nobody chose primes, so a size names an axis only when something states
 what it is:
 
-- the model's attributes and config (``n_embd`` -> C, ``n_head`` -> H: ``_spec.proven_dims``);
+- the model's attributes and config (``n_embd`` -> C, ``n_head`` -> H: :func:`proven_dims`);
 - the jaxtyping annotations of the forwards that ran: ``x: Float[Tensor, "B T C"]`` binds B, T
   and C to the sizes of the ``x`` each call received (``batch``/``seq``/... read as B/T/...);
 - declared inputs of the traced model's forward, as ``--input`` declares them:
@@ -18,65 +18,12 @@ calls of one trace; it records sizes only, never tensors.
 
 from __future__ import annotations
 
-import inspect
-import re
 import threading
-import weakref
 from collections.abc import Iterable, Mapping
 
 from ._errors import UsageError
-
-#: shapetrace's own names, kept as written; other annotation names go through the aliases
-_CANONICAL = frozenset(("B", "T", "S", "H", "d", "C", "V", "L"))
-_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
-
-
-def annotation_name(token: str) -> str | None:
-    """The dim name a jaxtyping token binds, or None when it binds no single size.
-
-    ``"B"`` -> B, ``"batch"`` -> B, ``"C={self.n_embd}"`` -> C, ``"#T"`` -> T (broadcastable);
-    ``"3*C"``, ``"*batch"``, ``"..."``, ``"_"``, ``"?T"`` (a size that may vary) and numbers
-    -> None.
-    """
-    from ._spec import _DIM_ALIASES
-
-    if token.startswith(("*", "?", "_")) or token == "...":
-        return None
-    name = token.split("=", 1)[0] if "=" in token else token
-    name = name.lstrip("#").rstrip("#")
-    if not _IDENTIFIER.match(name):
-        return None  # 3*C, T-1, a fixed size
-    if name in _CANONICAL:
-        return name
-    return _DIM_ALIASES.get(name.lower(), name)
-
-
-def bind_tokens(tokens: list[str], shape: tuple[int, ...]) -> dict[str, int] | None:
-    """The sizes ``shape`` gives the names in ``tokens`` (one variadic token may stand for any
-    number of axes); None when the shape does not fit the annotation at all."""
-    variadic = [i for i, t in enumerate(tokens) if t.startswith("*") or t == "..."]
-    if len(variadic) > 1:
-        return None
-    if variadic:
-        cut = variadic[0]
-        after = len(tokens) - cut - 1
-        if len(shape) < len(tokens) - 1:
-            return None
-        pairs = list(zip(tokens[:cut], shape[:cut]))
-        pairs += list(zip(tokens[cut + 1:], shape[len(shape) - after:])) if after else []
-    elif len(tokens) != len(shape):
-        return None
-    else:
-        pairs = list(zip(tokens, shape))
-    out: dict[str, int] = {}
-    for token, size in pairs:
-        name = annotation_name(token)
-        if name is None or size <= 1:  # a broadcast axis of 1 says nothing about the name
-            continue
-        if out.setdefault(name, size) != size:
-            return None  # the annotation is violated: annotation-mismatch says so, not names
-    return out
-
+from ._hints import bind_tokens, class_params
+from ._sizenames import CONFIG, PROVING, PROVING_NAMES
 
 class SizeWitness:
     """Watches the forward calls inside one trace (the thread that entered only) and keeps
@@ -134,7 +81,7 @@ class SizeWitness:
         cls = type(module)
         params = self._forwards.get(cls, False)
         if params is False:
-            params = self._forwards[cls] = _class_params(cls, module)
+            params = self._forwards[cls] = class_params(cls, module)
         if not params:
             return
         bound: dict[str, int] = {}
@@ -187,48 +134,29 @@ def _specs(inputs) -> list:
     return out
 
 
-#: a module class -> (its forward function, what _annotated_params found): signatures and type
-#: hints are read once per class, not once per trace (a training loop traced step by step)
-_CLASS_PARAMS: "weakref.WeakKeyDictionary[type, tuple]" = weakref.WeakKeyDictionary()
-
-
-def _class_params(cls: type, module) -> tuple | None:
-    """:func:`_annotated_params` of ``module``, kept per class while the class's ``forward`` stays
-    the same function (a notebook that redefines it gets a new class or a new function)."""
-    forward = getattr(cls, "forward", None)
-    try:
-        entry = _CLASS_PARAMS.get(cls)
-    except TypeError:
-        entry = None
-    if entry is not None and entry[0] is forward:
-        return entry[1]
-    params = _annotated_params(module)
-    if "forward" not in getattr(module, "__dict__", {}):  # not an instance's own forward
-        try:
-            _CLASS_PARAMS[cls] = (forward, params)
-        except TypeError:
-            pass
-    return params
-
-
-def _annotated_params(module) -> tuple | None:
-    """``((position, tokens), ...)`` for forward's positional parameters with a jaxtyping
-    array annotation, or None when it has none (most modules: nn.Linear, nn.LayerNorm)."""
-    from ._spec import _annotations, _tensor_annotation
-
-    forward = getattr(module, "forward", None)
-    if forward is None or not getattr(inspect.unwrap(forward), "__annotations__", None):
-        return None
-    try:
-        params = [p for p in inspect.signature(forward).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        return None
-    hints = _annotations(forward, params)
-    out = []
-    for position, p in enumerate(params):
-        annotation = _tensor_annotation(hints.get(p.name))
-        dim_str = getattr(annotation, "dim_str", None)
-        if isinstance(dim_str, str) and dim_str.strip():
-            out.append((position, dim_str.split()))
-    return tuple(out) or None
+def proven_dims(model) -> dict[str, int]:
+    """Sizes the model itself states: attributes of it and its submodules, and of their
+    ``config`` (a dataclass or a Hugging Face config): ``n_embd`` -> C, ``n_head`` -> H,
+    ``head_size`` -> d, ``block_size`` -> L, ``vocab_size`` -> V. A name given two different
+    sizes by two modules proves nothing and is left out.
+    """
+    if model is None or not hasattr(model, "modules"):
+        return {}
+    seen: dict[str, set[int]] = {}
+    for module in model.modules():
+        own = vars(module)
+        sources = [own]
+        for key in own.keys() & CONFIG:  # one pass over the module's attributes
+            config = own[key]
+            if config is not None and hasattr(config, "__dict__") and not callable(config):
+                sources.append(vars(config))
+        for attrs in sources:
+            hits = attrs.keys() & PROVING_NAMES  # most modules (Linear, LayerNorm): none
+            if not hits:
+                continue
+            for names, dim in PROVING:
+                for name in names & hits:
+                    value = attrs[name]
+                    if isinstance(value, int) and not isinstance(value, bool) and value > 1:
+                        seen.setdefault(dim, set()).add(value)
+    return {dim: next(iter(values)) for dim, values in seen.items() if len(values) == 1}

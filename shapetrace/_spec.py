@@ -15,14 +15,15 @@ import difflib
 import inspect
 import re
 import sys
-import types
-import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ._errors import TargetError, UsageError
 from ._layout import swapped as _swapped
+from ._hints import forward_hints, tensor_annotation
 from ._layout import time_first
+from ._sizenames import (CONFIG, DIM_ALIASES, DROPOUT, FFN, HEAD_SIZE, HEADS, KV_HEADS, LAYERS,
+                         LENGTH, VOCAB, WIDTH)
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT = re.compile(r"[+-]?\d+\Z")
@@ -306,19 +307,6 @@ _KEY_VALUE_INPUTS = {"key", "value", "k", "v"}
 _PADDING_INPUTS = {"attention_mask", "input_mask"}
 _MASK_INPUTS = re.compile(r"(^|_)mask\Z")
 
-#: dim names in annotations that mean a shapetrace dim (looked up after an exact match)
-_DIM_ALIASES = {
-    "b": "B", "batch": "B", "bs": "B", "batch_size": "B",
-    "t": "T", "n": "T", "seq": "T", "seq_len": "T", "seqlen": "T", "time": "T", "tokens": "T",
-    "s": "S", "src_len": "S", "source": "S", "seq_k": "S",
-    "h": "H", "nh": "H", "heads": "H", "n_head": "H", "n_heads": "H", "num_heads": "H",
-    "hs": "d", "dh": "d", "dk": "d", "d_k": "d", "d_head": "d", "head_size": "d", "head_dim": "d",
-    "c": "C", "e": "C", "dim": "C", "d_model": "C", "embed": "C", "emb": "C", "n_embd": "C",
-    "hidden": "C", "channels": "C",
-    "v": "V", "vocab": "V", "vocab_size": "V",
-}
-
-
 def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> list[InputSpec]:
     """The inputs to pass to forward, in its positional order.
 
@@ -343,14 +331,14 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         raise UsageError(f"cannot infer the inputs of {owner}: its forward takes "
                          f"{'/'.join(variadic)}; give each input in order with "
                          f"--input NAME=DIMS, e.g. --input x=B,T,C")
-    hints = _annotations(forward, params)
+    hints = forward_hints(forward, params)
     names = {p.name for p in params}
 
     specs: list[InputSpec] = []
     missing: list[str] = []
     suggestions: list[str] = []
     for p in params:
-        annotation = _tensor_annotation(hints.get(p.name))
+        annotation = tensor_annotation(hints.get(p.name))
         has_default = p.default is not p.empty
         if has_default and (annotation is None or _MASK_INPUTS.search(p.name)):
             break
@@ -405,42 +393,6 @@ def _forward_of(obj) -> tuple[Callable, str]:
     return obj, owner
 
 
-def _annotations(fn: Callable, params: list[inspect.Parameter]) -> dict[str, object]:
-    """Parameter annotations with string annotations (``from __future__``) evaluated."""
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # one unresolvable annotation: evaluate the others one by one
-        pass
-    namespace = getattr(inspect.unwrap(fn), "__globals__", {})
-    out = {}
-    for p in params:
-        ann = p.annotation
-        if isinstance(ann, str):
-            try:
-                ann = eval(ann, dict(namespace))  # noqa: S307 - the user's own annotation
-            except Exception:
-                continue
-        out[p.name] = ann
-    return out
-
-
-def _tensor_annotation(ann):
-    """The jaxtyping array type in ``ann`` (unwrapping Optional/Union/Annotated), or None."""
-    if ann is None:
-        return None
-    if all(hasattr(ann, attr) for attr in ("dim_str", "dims", "dtypes")):
-        return ann
-    origin = typing.get_origin(ann)
-    if origin is typing.Annotated:
-        return _tensor_annotation(typing.get_args(ann)[0])
-    if origin is typing.Union or origin is types.UnionType:
-        for arg in typing.get_args(ann):
-            found = _tensor_annotation(arg)
-            if found is not None:
-                return found
-    return None
-
-
 def _spec_from_annotation(name: str, ann, dims: Mapping[str, int], owner: str) -> InputSpec:
     where = f"annotation of {owner}.forward argument {name!r} ({ann.dim_str!r})"
     shape: list[str | int] = []
@@ -468,7 +420,7 @@ def _spec_from_annotation(name: str, ann, dims: Mapping[str, int], owner: str) -
 def _dim_name(name: str, dims: Mapping[str, int], where: str) -> str:
     if name in dims:
         return name
-    alias = _DIM_ALIASES.get(name.lower())
+    alias = DIM_ALIASES.get(name.lower())
     if alias is not None and alias in dims:
         return alias
     raise UsageError(_unknown_dim(name, where, dims))
@@ -512,29 +464,6 @@ def _spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
 
 # Inferring constructor arguments --------------------------------------------------------------
 
-
-def _names(*names: str) -> frozenset[str]:
-    return frozenset(names)
-
-
-_WIDTH = _names("d_model", "n_embd", "n_embed", "embed_dim", "emb_dim", "embedding_dim", "dim",
-                "hidden_size", "d_in", "d_out", "model_dim", "in_dim", "out_dim", "input_dim",
-                "output_dim", "in_features", "out_features", "ndim", "normalized_shape",
-                "embed_size", "emb_size", "d_embed", "features", "emb", "ninp")
-_HEADS = _names("num_heads", "n_head", "n_heads", "heads", "nhead", "num_attention_heads", "h")
-_HEAD_SIZE = _names("head_size", "head_dim", "d_k", "d_head", "d_v", "dim_head")
-_LENGTH = _names("block_size", "context_length", "max_len", "max_seq_len", "max_length",
-                 "max_seq_length", "max_position_embeddings", "seq_len", "seq_length",
-                 "n_positions", "context_size", "n_ctx", "maxlen")
-_VOCAB = _names("vocab_size", "n_vocab", "vocab", "src_vocab", "tgt_vocab", "src_vocab_size",
-                "tgt_vocab_size", "ntoken", "n_token", "num_tokens", "num_embeddings")
-_LAYERS = _names("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layers", "nlayers")
-_FFN = _names("ffn_dim", "d_ff", "hidden_dim", "intermediate_size", "dim_feedforward",
-              "mlp_dim", "d_ffn", "ff_dim", "d_hid", "nhid", "d_hidden")
-_KV_HEADS = _names("kv_heads", "n_kv_head", "n_kv_heads", "num_kv_heads", "num_key_value_heads")
-_DROPOUT = re.compile(r"(dropout|pdrop|drop_rate|drop_prob|dropout_rate|dropout_prob|dropout_p|p_drop)\Z")
-_CONFIG = _names("config", "cfg", "conf", "configs", "hparams", "params", "args", "model_args",
-                 "model_config")
 #: booleans that students leave without a default; the common value
 _BOOL_DEFAULTS = {"bias": True, "qkv_bias": False}
 
@@ -574,7 +503,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
         value = _infer_argument(p, dims)
         if value is not _MISSING:
             out[p.name] = value
-        elif p.name in _CONFIG:
+        elif p.name in CONFIG:
             out[p.name] = _config_object(cls, p, dims)
         else:
             missing.append(p.name)
@@ -595,19 +524,19 @@ _MISSING = object()
 def _infer_argument(p: inspect.Parameter, dims: Mapping[str, int]) -> object:
     name, default = p.name, p.default
     has_default = default is not p.empty
-    if name in _KV_HEADS:
+    if name in KV_HEADS:
         return default if has_default else dims["H"]
-    for names, dim in ((_WIDTH, "C"), (_HEADS, "H"), (_HEAD_SIZE, "d"), (_LENGTH, "L"),
-                       (_VOCAB, "V")):
+    for names, dim in ((WIDTH, "C"), (HEADS, "H"), (HEAD_SIZE, "d"), (LENGTH, "L"),
+                       (VOCAB, "V")):
         if name in names:
             return dims[dim]
-    if name in _FFN:
+    if name in FFN:
         return 4 * dims["C"]
-    if name in _LAYERS:
+    if name in LAYERS:
         return 2
     if has_default and isinstance(default, bool):
         return default  # use_dropout=True, bias=False: a switch, not a size
-    if _DROPOUT.search(name):
+    if DROPOUT.search(name):
         return 0.0
     if has_default:
         return default
@@ -641,7 +570,7 @@ def _config_dict(cls: type, dims: Mapping[str, int]) -> dict | None:
     none, or several that differ in their keys."""
     module = sys.modules.get(cls.__module__)
     found = [v for k, v in vars(module).items() if not k.startswith("_") and isinstance(v, dict)
-             and any(key in _WIDTH for key in v) and any(key in _HEADS for key in v)] if module else []
+             and any(key in WIDTH for key in v) and any(key in HEADS for key in v)] if module else []
     if not found or len({tuple(sorted(map(str, d))) for d in found}) != 1:
         return None
     return {key: _infer_argument(inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY,
@@ -664,48 +593,3 @@ def _config_class(cls: type, p: inspect.Parameter) -> type | None:
                   if isinstance(v, type) and dataclasses.is_dataclass(v)
                   and k.lower().endswith(("config", "cfg"))] if module else []
     return candidates[0] if len(candidates) == 1 else None
-
-
-# Sizes a built model proves ---------------------------------------------------------------------
-
-#: attribute names whose int value is a dim's size. Narrower than the constructor names above:
-#: ``nn.Linear.in_features`` or a ``dim`` attribute says nothing about the model width.
-_PROVING = (
-    (_names("d_model", "n_embd", "n_embed", "embed_dim", "hidden_size", "model_dim"), "C"),
-    (_names("num_heads", "n_head", "n_heads", "nhead", "num_attention_heads"), "H"),
-    (_names("head_size", "head_dim", "d_k", "d_head", "dim_head"), "d"),
-    (_names("block_size", "context_length", "max_position_embeddings", "n_positions",
-            "max_seq_len", "n_ctx"), "L"),
-    (_VOCAB, "V"),
-)
-
-
-_PROVING_NAMES = frozenset().union(*(names for names, _ in _PROVING))
-
-
-def proven_dims(model) -> dict[str, int]:
-    """Sizes the model itself states: attributes of it and its submodules, and of their
-    ``config`` (a dataclass or a Hugging Face config): ``n_embd`` -> C, ``n_head`` -> H,
-    ``head_size`` -> d, ``block_size`` -> L, ``vocab_size`` -> V. A name given two different
-    sizes by two modules proves nothing and is left out.
-    """
-    if model is None or not hasattr(model, "modules"):
-        return {}
-    seen: dict[str, set[int]] = {}
-    for module in model.modules():
-        own = vars(module)
-        sources = [own]
-        for key in own.keys() & _CONFIG:  # one pass over the module's attributes
-            config = own[key]
-            if config is not None and hasattr(config, "__dict__") and not callable(config):
-                sources.append(vars(config))
-        for attrs in sources:
-            hits = attrs.keys() & _PROVING_NAMES  # most modules (Linear, LayerNorm): none
-            if not hits:
-                continue
-            for names, dim in _PROVING:
-                for name in names & hits:
-                    value = attrs[name]
-                    if isinstance(value, int) and not isinstance(value, bool) and value > 1:
-                        seen.setdefault(dim, set()).add(value)
-    return {dim: next(iter(values)) for dim, values in seen.items() if len(values) == 1}

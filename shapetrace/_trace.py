@@ -69,7 +69,7 @@ class Trace(TraceData):
             return self._dims
         if self._resolved is not None:
             return self._resolved
-        from ._spec import proven_dims
+        from ._proven import proven_dims
 
         # the model's attributes, the annotations of the forwards that ran and the declared
         # inputs; a name they give two sizes is left out, and dims= overrides them all

@@ -1,0 +1,146 @@
+"""Reading jaxtyping annotations: the forward parameters that carry an array annotation, their
+dim tokens, and the sizes those tokens bind (``x: Float[Tensor, "batch T C"]`` with x of shape
+``(2, 10, 64)`` binds B=2, T=10, C=64). Constructor and input inference (``_spec``) and the
+sizes a run proves (``_proven``) both read annotations through here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+import typing
+import weakref
+from collections.abc import Callable
+
+from ._sizenames import DIM_ALIASES
+
+#: shapetrace's own names, kept as written; other annotation names go through the aliases
+_CANONICAL = frozenset(("B", "T", "S", "H", "d", "C", "V", "L"))
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+
+
+def annotation_name(token: str) -> str | None:
+    """The dim name a jaxtyping token binds, or None when it binds no single size.
+
+    ``"B"`` -> B, ``"batch"`` -> B, ``"C={self.n_embd}"`` -> C, ``"#T"`` -> T (broadcastable);
+    ``"3*C"``, ``"*batch"``, ``"..."``, ``"_"``, ``"?T"`` (a size that may vary) and numbers
+    -> None.
+    """
+    if token.startswith(("*", "?", "_")) or token == "...":
+        return None
+    name = token.split("=", 1)[0] if "=" in token else token
+    name = name.lstrip("#").rstrip("#")
+    if not _IDENTIFIER.match(name):
+        return None  # 3*C, T-1, a fixed size
+    if name in _CANONICAL:
+        return name
+    return DIM_ALIASES.get(name.lower(), name)
+
+
+def bind_tokens(tokens: list[str], shape: tuple[int, ...]) -> dict[str, int] | None:
+    """The sizes ``shape`` gives the names in ``tokens`` (one variadic token may stand for any
+    number of axes); None when the shape does not fit the annotation at all."""
+    variadic = [i for i, t in enumerate(tokens) if t.startswith("*") or t == "..."]
+    if len(variadic) > 1:
+        return None
+    if variadic:
+        cut = variadic[0]
+        after = len(tokens) - cut - 1
+        if len(shape) < len(tokens) - 1:
+            return None
+        pairs = list(zip(tokens[:cut], shape[:cut]))
+        pairs += list(zip(tokens[cut + 1:], shape[len(shape) - after:])) if after else []
+    elif len(tokens) != len(shape):
+        return None
+    else:
+        pairs = list(zip(tokens, shape))
+    out: dict[str, int] = {}
+    for token, size in pairs:
+        name = annotation_name(token)
+        if name is None or size <= 1:  # a broadcast axis of 1 says nothing about the name
+            continue
+        if out.setdefault(name, size) != size:
+            return None  # the annotation is violated: annotation-mismatch says so, not names
+    return out
+
+
+def forward_hints(fn: Callable, params: list[inspect.Parameter]) -> dict[str, object]:
+    """Parameter annotations with string annotations (``from __future__``) evaluated."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # one unresolvable annotation: evaluate the others one by one
+        pass
+    namespace = getattr(inspect.unwrap(fn), "__globals__", {})
+    out = {}
+    for p in params:
+        ann = p.annotation
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, dict(namespace))  # noqa: S307 - the user's own annotation
+            except Exception:
+                continue
+        out[p.name] = ann
+    return out
+
+
+def tensor_annotation(ann):
+    """The jaxtyping array type in ``ann`` (unwrapping Optional/Union/Annotated), or None."""
+    if ann is None:
+        return None
+    if all(hasattr(ann, attr) for attr in ("dim_str", "dims", "dtypes")):
+        return ann
+    origin = typing.get_origin(ann)
+    if origin is typing.Annotated:
+        return tensor_annotation(typing.get_args(ann)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        for arg in typing.get_args(ann):
+            found = tensor_annotation(arg)
+            if found is not None:
+                return found
+    return None
+
+
+#: a module class -> (its forward function, what annotated_params found): signatures and type
+#: hints are read once per class, not once per trace (a training loop traced step by step)
+_CLASS_PARAMS: "weakref.WeakKeyDictionary[type, tuple]" = weakref.WeakKeyDictionary()
+
+
+def class_params(cls: type, module) -> tuple | None:
+    """:func:`annotated_params` of ``module``, kept per class while the class's ``forward`` stays
+    the same function (a notebook that redefines it gets a new class or a new function)."""
+    forward = getattr(cls, "forward", None)
+    try:
+        entry = _CLASS_PARAMS.get(cls)
+    except TypeError:
+        entry = None
+    if entry is not None and entry[0] is forward:
+        return entry[1]
+    params = annotated_params(module)
+    if "forward" not in getattr(module, "__dict__", {}):  # not an instance's own forward
+        try:
+            _CLASS_PARAMS[cls] = (forward, params)
+        except TypeError:
+            pass
+    return params
+
+
+def annotated_params(module) -> tuple | None:
+    """``((position, tokens), ...)`` for forward's positional parameters with a jaxtyping
+    array annotation, or None when it has none (most modules: nn.Linear, nn.LayerNorm)."""
+    forward = getattr(module, "forward", None)
+    if forward is None or not getattr(inspect.unwrap(forward), "__annotations__", None):
+        return None
+    try:
+        params = [p for p in inspect.signature(forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return None
+    hints = forward_hints(forward, params)
+    out = []
+    for position, p in enumerate(params):
+        annotation = tensor_annotation(hints.get(p.name))
+        dim_str = getattr(annotation, "dim_str", None)
+        if isinstance(dim_str, str) and dim_str.strip():
+            out.append((position, dim_str.split()))
+    return tuple(out) or None
