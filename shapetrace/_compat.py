@@ -123,11 +123,10 @@ def instruction_position(code, lasti: int) -> tuple[int | None, int | None, int 
     return None, None, None, None
 
 
-def module_tensors(model) -> list:
-    """Every parameter and buffer of ``model`` and its submodules, each module visited once, in
-    no particular order. Read from the private ``_modules`` / ``_parameters`` / ``_buffers``
-    dicts: ``model.parameters()`` runs a few nested generators per module, which shows on every
-    trace of a small model."""
+def all_modules(model) -> list:
+    """``model`` and every submodule, each once, in no particular order: read from the private
+    ``_modules`` dicts, as :func:`module_tensors` does (``model.modules()`` runs a generator per
+    module)."""
     found: list = []
     seen: set[int] = set()
     stack = [model]
@@ -136,9 +135,36 @@ def module_tensors(model) -> list:
         if id(module) in seen:
             continue
         seen.add(id(module))
+        found.append(module)
+        stack += [m for m in module._modules.values() if m is not None]
+    return found
+
+
+def module_paths(model, prefix: str) -> dict[int, str]:
+    """``id(module) -> path`` for ``model`` (``prefix``) and every submodule (``prefix.blocks.0``),
+    as ``named_modules(prefix=...)`` names them (pre-order; a shared module keeps its first
+    path), read from the private ``_modules`` dicts."""
+    paths: dict[int, str] = {}
+    stack = [(model, prefix)]
+    while stack:
+        module, path = stack.pop()
+        if id(module) in paths:
+            continue
+        paths[id(module)] = path
+        stack += [(child, f"{path}.{name}" if path else name)
+                  for name, child in reversed(module._modules.items()) if child is not None]
+    return paths
+
+
+def module_tensors(model) -> list:
+    """Every parameter and buffer of ``model`` and its submodules, each module visited once, in
+    no particular order. Read from the private ``_modules`` / ``_parameters`` / ``_buffers``
+    dicts: ``model.parameters()`` runs a few nested generators per module, which shows on every
+    trace of a small model."""
+    found: list = []
+    for module in all_modules(model):
         found += [t for t in module._parameters.values() if t is not None]
         found += [t for t in module._buffers.values() if t is not None]
-        stack += [m for m in module._modules.values() if m is not None]
     return found
 
 

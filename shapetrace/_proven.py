@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 
+from ._compat import all_modules
 from ._errors import UsageError
 from ._hints import bind_tokens, class_params
 from ._sizenames import CONFIG, PROVING, PROVING_NAMES
@@ -134,6 +135,9 @@ def _specs(inputs) -> list:
     return out
 
 
+_READ = CONFIG | PROVING_NAMES
+
+
 def proven_dims(model) -> dict[str, int]:
     """Sizes the model itself states: attributes of it and its submodules, and of their
     ``config`` (a dataclass or a Hugging Face config): ``n_embd`` -> C, ``n_head`` -> H,
@@ -143,10 +147,13 @@ def proven_dims(model) -> dict[str, int]:
     if model is None or not hasattr(model, "modules"):
         return {}
     seen: dict[str, set[int]] = {}
-    for module in model.modules():
+    for module in all_modules(model):
         own = vars(module)
+        found = own.keys() & _READ  # one pass over the module's attributes; most find nothing
+        if not found:
+            continue
         sources = [own]
-        for key in own.keys() & CONFIG:  # one pass over the module's attributes
+        for key in found & CONFIG:
             config = own[key]
             if config is not None and hasattr(config, "__dict__") and not callable(config):
                 sources.append(vars(config))

@@ -174,7 +174,9 @@ class TraceData:
     """A recorded trace as data: the records in execution order, the sizes that name their
     axes, and the exception that ended the block, if any."""
 
-    def __init__(self, dims: Dims | Any = None):
-        self.dims: Dims = dims if isinstance(dims, Dims) else Dims(dims)
+    def __init__(self, dims: Dims | Any = None, *, later: bool = False):
+        #: ``later``: a subclass resolves the names after recording (``Trace`` at the user's
+        #: sizes), so none are made now
+        self.dims: Dims = None if later else dims if isinstance(dims, Dims) else Dims(dims)
         self.records: list[OpRecord] = []
         self.exception: BaseException | None = None

@@ -46,7 +46,7 @@ class Trace(TraceData):
             Dims.declared(dims or {})  # a bad size is the caller's error, raised here
             self._declared = dict(dims or {})
             self._witness = SizeWitness(model, inputs)
-            super().__init__(None)
+            super().__init__(later=True)
         self.model = model
         self._run_rules = rules
         self._diagnostics = None

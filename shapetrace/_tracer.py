@@ -21,7 +21,7 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ._compat import frame_getter, transparent_bodies
+from ._compat import frame_getter, module_paths, transparent_bodies
 from ._ops import (MATMULS, RISKY_NAMES, SOFTMAXES, UNINITIALISED, base_name, is_passthrough,
                    op_name)
 from ._probes import HALF, ValueProbes, has_value
@@ -60,10 +60,8 @@ class Recorder:
                  root: str | None = None, probes: bool = True, observer: Observer | None = None):
         self.data = data
         self.names: dict[int, str] = {}  # id(module) -> its path
-        if model is not None:
-            prefix = root or type(model).__name__
-            for name, m in model.named_modules():
-                self.names.setdefault(id(m), f"{prefix}.{name}" if name else prefix)
+        if isinstance(model, torch.nn.Module):
+            self.names = module_paths(model, root or type(model).__name__)
         self.probes = ValueProbes(data.records) if probes else None
         self.observer = observer
         self.mode: _Mode | None = None

@@ -119,6 +119,25 @@ def test_module_tensors_are_every_parameter_and_buffer_once():
     assert {id(t) for t in found} == {id(t) for t in (*model.parameters(), *model.buffers())}
 
 
+def test_all_modules_are_every_module_once():
+    shared = nn.Linear(2, 2)
+    model = nn.Sequential(nn.Linear(2, 3), shared, nn.Sequential(shared, nn.ReLU()))
+    model.add_module("missing", None)
+    found = _compat.all_modules(model)
+    assert len(found) == len({id(m) for m in found})
+    assert {id(m) for m in found} == {id(m) for m in model.modules()}
+
+
+def test_module_paths_name_modules_as_named_modules_does():
+    shared = nn.Linear(2, 2)
+    inner = nn.Sequential(nn.Linear(2, 2), shared)
+    model = nn.Sequential(inner, shared, nn.ModuleDict({"a": nn.ReLU(), "b": inner}))
+    model.add_module("missing", None)
+    expected = {id(m): f"Root.{name}" if name else "Root" for name, m in model.named_modules()}
+    assert _compat.module_paths(model, "Root") == expected
+    assert _compat.module_paths(model, "Root")[id(shared)] == "Root.0.1"  # its first path
+
+
 def test_frame_getter_is_the_frame_lookup():
     def here():
         return _compat.frame_getter()(0), _compat.frame_getter()(1)
