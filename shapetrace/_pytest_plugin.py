@@ -48,6 +48,8 @@ from pathlib import Path
 
 import pytest
 
+from ._pytest_targets import _points  # noqa: F401 - the grading tests read it here
+
 MAX_TEST_OPS = 300  # ops shown for a traced test in the failure section (targets show all)
 MARKER_KEYS = ("dims", "causal")
 
@@ -319,42 +321,20 @@ class ShapetraceTargets(pytest.Collector):
             yield _child(self, path.name, kind=ShapetraceSetupError, spec="the shapetrace config",
                          error=state.project_error, points=1)
             return
-        project = state.project()
         import torch  # noqa: F401 - every target needs it: loaded first, its objects are older
 
-        with _older_objects_skipped():  # importing every target makes many objects
-            self._import_targets(project, groups, direct, add)
+        from ._pytest_targets import item_arguments
+
+        kinds = {"item": ShapetraceItem, "error": ShapetraceSetupError}
+        with _older_objects_skipped():  # importing targets makes many objects
+            for where, name, kind, kwargs in item_arguments(state.project()):
+                add(groups.setdefault(where, {}) if where else direct, name, kind=kinds[kind],
+                    **kwargs)
         for name, kwargs in direct.items():
             yield _child(self, name, **kwargs)
         for location, members in groups.items():
             yield ShapetraceTargetGroup.from_parent(self, name=location, members=members,
                                                     nodeid=f"{self.nodeid}::{location}")
-
-    @staticmethod
-    def _import_targets(project, groups: dict, direct: dict, add) -> None:
-        """Resolve every target (importing its file) into item arguments, by location."""
-        from ._errors import ShapetraceError
-        from ._isolation import Isolation
-        from ._jobs import jobs_from_config
-
-        for entry, job in zip(project.targets, jobs_from_config(project)):  # one job per entry
-            isolation = Isolation()  # what the target imports stays out of the course's tests
-            points = _points(job, entry)
-            try:
-                with isolation:
-                    targets = job.resolve()
-            except Exception as exc:  # one broken target fails its own item
-                message = str(exc) if isinstance(exc, ShapetraceError) else \
-                    f"internal error while importing: {type(exc).__name__}: {exc}"
-                location, _, name = (part.strip() for part in job.spec.partition("::"))
-                where = groups.setdefault(location, {}) if name else direct
-                add(where, name or location, kind=ShapetraceSetupError, spec=job.spec,
-                    error=message, points=points)
-                continue
-            for target in targets:
-                location, _, name = target.display.partition("::")
-                add(groups.setdefault(location, {}), name, kind=ShapetraceItem, job=job,
-                    target=target, isolation=isolation, points=points)
 
     def repr_failure(self, excinfo):
         from ._errors import ShapetraceError
@@ -362,15 +342,6 @@ class ShapetraceTargets(pytest.Collector):
         if isinstance(excinfo.value, ShapetraceError):
             return f"shapetrace: {excinfo.value}"
         return super().repr_failure(excinfo)
-
-
-def _points(job, entry) -> float:
-    """The target's ``points`` (its Gradescope max_score), from the job or its config entry."""
-    for holder in (job, entry):
-        points = getattr(holder, "points", None)
-        if isinstance(points, (int, float)) and not isinstance(points, bool) and points >= 0:
-            return points
-    return 1
 
 
 class ShapetraceTargetGroup(pytest.Collector):
@@ -413,18 +384,24 @@ class ShapetraceItem(_TargetItemBase):
     """One module class from the config, checked like ``python -m shapetrace``. Its modules
     are in ``sys.modules`` only while it runs (``isolation``, shared by a file's classes)."""
 
-    def __init__(self, *, job, target, isolation, points=1, **kwargs):
+    def __init__(self, *, job, target, isolation, points=1, lazy=None, **kwargs):
         super().__init__(**kwargs)
         self.job = job
-        self.target = target
+        self.target = target  # None until its file is imported (``lazy``: where and which)
         self.isolation = isolation
         self.points = points
+        self.lazy = lazy
 
     def runtest(self):
+        from ._report import TargetResult
+
         recording = _Recording(self.nodeid, max_ops=None, width=_width(self.config))
         self.stash[_RECORDING] = recording
         with self.isolation:
-            recording.results.append(self.job.run(self.target))
+            target, error = (self.target, None) if self.lazy is None else \
+                self.lazy[0].target(self.lazy[1])
+            recording.results.append(self.job.run(target) if error is None else
+                                     TargetResult(self.job.spec, error=error))
         recording.check()
 
 
