@@ -84,10 +84,10 @@ def _points(job, entry) -> float:
 
 
 def names_read(job) -> list[str] | None:
-    """The pytest items of a ``_jobs.Job``'s target, named without importing it: the class of a
-    ``file.py::Name`` that exists, the classes ``declared_module_classes`` reads from a ``file.py``; None when
-    only importing it can tell (then it is imported at collection, and its errors are found
-    there, as for a package module)."""
+    """The pytest items of a ``_jobs.Job``'s target, named without importing it: the class of
+    a ``file.py::Name`` that exists, the classes ``declared_module_classes`` reads from a
+    ``file.py``; None when only importing it can tell (then it is imported at collection, and
+    its errors are found there, as for a package module)."""
     from ._dims import Dims
 
     location, sep, name = (part.strip() for part in job.spec.strip().partition("::"))

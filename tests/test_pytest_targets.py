@@ -11,28 +11,32 @@ import pytest
 from shapetrace._isolation import Isolation
 from shapetrace._pytest_targets import declared_module_classes
 from shapetrace._targets import resolve_targets
-from test_pytest_plugin import make_project, outcomes, run
+from test_pytest_plugin import RUNS, make_project, outcomes, run
 
 pytest_plugins = ["pytester"]
 
-HEADER = "import torch\nimport torch.nn as nn\nfrom torch import nn as tnn\nfrom dataclasses import dataclass\n"
+HEADER = ("import torch\nimport torch.nn as nn\nfrom torch import nn as tnn\n"
+          "from dataclasses import dataclass\n")
 
 READABLE = {
     "plain": "class A(nn.Module):\n    def forward(self, x):\n        return x\n",
-    "two-and-a-helper": ("def helper(x):\n    return x\n\nclass B(tnn.Module):\n    def forward(self, x):"
-                         "\n        return x\n\nclass A(torch.nn.Module):\n    forward = B.forward\n"),
+    "two-and-a-helper": ("def helper(x):\n    return x\n\nclass B(tnn.Module):\n"
+                         "    def forward(self, x):\n        return x\n\n"
+                         "class A(torch.nn.Module):\n    forward = B.forward\n"),
     "base-without-forward-left-out": ("class Base(nn.Module):\n    pass\n\nclass A(Base):\n"
                                       "    def forward(self, x):\n        return x\n"),
-    "base-with-forward-kept": ("class Base(nn.Module):\n    def forward(self, x):\n        return x\n\n"
-                               "class A(Base):\n    pass\n"),
+    "base-with-forward-kept": ("class Base(nn.Module):\n    def forward(self, x):\n"
+                               "        return x\n\nclass A(Base):\n    pass\n"),
     "torch-layer-as-base": "class A(nn.Linear):\n    pass\n",
     "config-dataclass-is-no-module": ("@dataclass\nclass Config:\n    n: int = 3\n\n"
-                                      "class A(nn.Module):\n    def forward(self, x):\n        return x\n"),
+                                      "class A(nn.Module):\n    def forward(self, x):\n"
+                                      "        return x\n"),
     "alone-without-forward": "class A(nn.Module):\n    pass\n",
 }
 
 UNSURE = {
-    "nested-class": "def make():\n    class A(nn.Module):\n        pass\n    return A\nA = make()\n",
+    "nested-class": ("def make():\n    class A(nn.Module):\n        pass\n    return A\n\n"
+                     "A = make()\n"),
     "rebound": "class A(nn.Module):\n    pass\nA = None\n",
     "decorated": "def deco(c):\n    return c\n\n@deco\nclass A(nn.Module):\n    pass\n",
     "forward-patched": "class A(nn.Module):\n    pass\nA.forward = lambda self, x: x\n",
@@ -93,7 +97,7 @@ IMPORT_MARK = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.parametrize("args", [pytest.param((), id="serial"), pytest.param(("-n", "2"), id="xdist")])
+@pytest.mark.parametrize("args", RUNS)
 def test_a_target_is_imported_only_when_one_of_its_items_runs(pytester, args):
     make_project(pytester, targets=("student/one.py", "student/two.py"))
     (pytester.path / "student" / "one.py").write_text(IMPORT_MARK.format(name="One"))
