@@ -17,6 +17,8 @@ import linecache
 import tokenize
 from typing import NamedTuple
 
+from .._source import file_tree
+
 
 class Fix(NamedTuple):
     line: int  # 1-based line in the user's file
@@ -117,16 +119,82 @@ def segment(rec) -> Segment | None:
 
 
 def checked(lineno: int, new_line: str, filename: str, more: bool = False) -> Fix | None:
-    """A Fix, if the new line still parses in place of the old one."""
+    """A Fix, if the new line still parses in place of the old one.
+
+    Only the statement that holds the line is parsed again, not the whole file: when the line
+    lies in a simple statement with lines of its own (the usual case), the patched lines must
+    parse as statements that start on the first of those lines, at the same indentation, and
+    end on the last. Elsewhere (a compound statement's header, a decorator, a line shared with
+    another statement) the whole patched file is parsed."""
     lines = linecache.getlines(filename)
     if not lines or lineno > len(lines):
         return None
+    span = _own_lines(filename, lines, lineno)
+    if span is not None:
+        first, last = span
+        patched = lines[first - 1:lineno - 1] + [new_line + "\n"] + lines[lineno:last]
+        text = "".join(patched)
+        indent = _indentation(text)
+        if indent != _indentation(lines[first - 1]):
+            return None  # the statement would move to another block
+        try:
+            body = ast.parse(text[len(indent):]).body
+        except SyntaxError:
+            return None
+        if not body or any(stmt.lineno != 1 for stmt in body) \
+                or body[-1].end_lineno != last - first + 1:
+            return None  # ``a; b`` on the first line is fine, a statement on a later one is not
+        return Fix(lineno, new_line, more)
     patched = lines[:lineno - 1] + [new_line + "\n"] + lines[lineno:]
     try:
         ast.parse("".join(patched))
     except SyntaxError:
         return None
     return Fix(lineno, new_line, more)
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _own_lines(filename: str, lines: list[str], lineno: int) -> tuple[int, int] | None:
+    """(first, last) lines of the simple statement that holds ``lineno``, when it starts its
+    first line (after indentation) and ends its last one (before a comment), and lines of its
+    own: patching them cannot change how the rest of the file parses. None otherwise."""
+    tree = file_tree(filename)
+    if tree is None:
+        return None
+    node: ast.AST = tree
+    while True:
+        inner = None
+        for field in _BODIES:
+            for child in getattr(node, field, None) or ():
+                start = getattr(child, "lineno", None)
+                if start is not None and start <= lineno <= child.end_lineno:
+                    inner = child
+                    break
+            if inner is not None:
+                break
+        if inner is None:
+            break
+        node = inner
+    if not isinstance(node, ast.stmt) or any(getattr(node, f, None) for f in _BODIES):
+        return None  # no statement there, or a compound statement's header
+    first, last = node.lineno, node.end_lineno
+    head, tail = lines[first - 1].encode(), lines[last - 1].encode()
+    if head[:node.col_offset].strip() or _code_after(tail[node.end_col_offset:].decode(
+            errors="replace")):
+        return None
+    return first, last
+
+
+def _indentation(line: str) -> str:
+    return line[:len(line) - len(line.lstrip(" \t"))]
+
+
+def _code_after(rest: str) -> bool:
+    """Whether anything but a comment follows a statement on its last line (``; b``)."""
+    rest = rest.strip()
+    return bool(rest) and not rest.startswith("#")
 
 
 def _plain(node: ast.AST) -> bool:
