@@ -6,6 +6,7 @@ and two axes can never be confused by their sizes alone. ``C`` is ``H*d`` unless
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
@@ -26,7 +27,7 @@ class Dims(Mapping[str, int]):
     """
 
     __slots__ = ("_sizes", "_by_size", "_explicit", "_labels", "_strict", "_ambiguous",
-                 "_factor_names")
+                 "_factor_names", "_derived")
 
     def __init__(self, overrides: Mapping[str, int] | None = None):
         overrides = _validated(overrides)
@@ -98,6 +99,7 @@ class Dims(Mapping[str, int]):
             factor_names[c] = "C"
         self._factor_names = factor_names
         self._labels: dict[int, str] = {}  # size -> label, filled as sizes are asked for
+        self._derived: dict = {}  # see derived()
 
     # Mapping protocol -------------------------------------------------------------------------
     def __getitem__(self, name: str) -> int:
@@ -147,6 +149,16 @@ class Dims(Mapping[str, int]):
                                  self._ambiguous)
         return _label(size, self._by_size, self._factor_names)
 
+    def derived(self, kind) -> dict:
+        """A cache, one per ``kind`` (the function that fills it), of what another stage derives
+        from these sizes and names alone: the axis of a size, the names a cut gives its pieces.
+        It holds only pure functions of the dims (never anything of one trace), so it lives as
+        long as they do, like the labels ``label`` remembers."""
+        found = self._derived.get(kind)
+        if found is None:
+            found = self._derived[kind] = {}
+        return found
+
     def piece_label(self, parent: str, size: int) -> str:
         """The label of a piece of ``size`` cut from a factor labelled ``parent`` (a view
         splitting C into heads). At declared sizes a piece takes only a name of the parent's own
@@ -192,6 +204,7 @@ def _validated(sizes: Mapping[str, int] | None) -> dict[str, int]:
     return sizes
 
 
+@functools.lru_cache(maxsize=1024)  # a pure fact of a number; every Dims asks of its sizes
 def _is_prime(n: int) -> bool:
     return n >= 2 and all(n % p for p in range(2, int(n ** 0.5) + 1))
 

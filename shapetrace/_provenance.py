@@ -90,7 +90,7 @@ def axis_size(axis: Axis) -> int:
 
 # --- reshape ----------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(slots=True)
 class ReshapeCheck:
     """The outcome of reading a reshape as splits and merges of factors."""
 
@@ -105,33 +105,40 @@ def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> Reshape
     if 0 in new_shape or any(f[0] == 0 for f in factors):
         # An empty tensor has no layout to keep or break: name its axes by size, claim nothing.
         return ReshapeCheck(True, fresh_axes(new_shape, dims))
-    queue = list(factors)
+    n = len(factors)
+    k = 0  # the next factor to take; factors[k] is replaced by the rest when one is cut
     out = []
     for i, size in enumerate(new_shape):
         if size == 1:
             out.append(())
             continue
+        if k < n and factors[k][0] == size:  # one whole factor: most axes
+            out.append((factors[k],))
+            k += 1
+            continue
         taken: list[Factor] = []
         prod = 1
-        while prod < size and queue:
-            f = queue[0]
+        while prod < size and k < n:
+            f = factors[k]
             if prod * f[0] <= size:
-                taken.append(queue.pop(0))
+                taken.append(f)
+                k += 1
                 prod *= f[0]
                 continue
             need, rem = divmod(size, prod)
             if rem == 0 and f[0] % need == 0 and not foreign(f, taken):
-                major, queue[0] = cut(f, need, dims)
+                major, factors[k] = cut(f, need, dims)
                 taken.append(major)
                 prod *= need
                 continue
             break
         if prod != size:
-            mixed = tuple(taken) + tuple(queue[:1])
+            mixed = tuple(taken) + tuple(factors[k:k + 1])
             return ReshapeCheck(False, fresh_axes(new_shape, dims), i, mixed)
         out.append(fuse(taken, dims))
-    if queue:
-        return ReshapeCheck(False, fresh_axes(new_shape, dims), len(new_shape) - 1, tuple(queue))
+    if k < n:
+        return ReshapeCheck(False, fresh_axes(new_shape, dims), len(new_shape) - 1,
+                            tuple(factors[k:]))
     return ReshapeCheck(True, tuple(out))
 
 
@@ -176,14 +183,17 @@ def _same(rec, ins, dims):
     return [ins[0]] * len(rec.outputs)
 
 
-def _reshape(rec, ins, dims):
+def _reshape(rec, ins, dims, found: dict | None = None):
     out_shape = rec.outputs[0].shape
     if math.prod(out_shape) != math.prod(rec.inputs[0].shape):
         # x.view(torch.uint8) reinterprets the bytes: only the last axis changes size
         if len(out_shape) == len(ins[0]) and out_shape[:-1] == rec.inputs[0].shape[:-1]:
             return [ins[0][:-1] + (fresh_axis(out_shape[-1], dims),)]
         return None
-    return [reshape_axes(ins[0], out_shape, dims).axes]
+    check = reshape_axes(ins[0], out_shape, dims)
+    if found is not None:
+        found[rec.index] = check  # reshape_check(rec) would read it again, to the same verdict
+    return [check.axes]
 
 
 def _transpose(rec, ins, dims):
@@ -547,12 +557,15 @@ _HANDLERS = {
 }
 
 
-def annotate(trace) -> None:
-    """Fill in ``meta.axes`` for every input and output of every record, in order."""
+def annotate(trace) -> dict[int, ReshapeCheck]:
+    """Fill in ``meta.axes`` for every input and output of every record, in order. Returns the
+    reshapes read on the way (record index -> ``ReshapeCheck``), which are what
+    ``reshape_check`` says of those records."""
     dims = trace.dims
     records = trace.records
     handlers: dict[str, object] = {}  # op name -> handler, looked up once per trace
     fresh: dict[tuple, tuple] = {}  # shape -> size-named axes: parameters come back every layer
+    reshapes: dict[int, ReshapeCheck] = {}
 
     def fresh_for(shape):
         axes = fresh.get(shape)
@@ -561,39 +574,46 @@ def annotate(trace) -> None:
         return axes
 
     for rec in records:
+        inputs = rec.inputs
         ins = []
-        for meta in rec.inputs:
+        for meta in inputs:
             axes = meta.axes  # named already: an earlier op's output, or a tensor read before
             if axes is None:
-                src = meta.src
-                if src is not None:
-                    producer = records[src[0]].outputs[src[1]]
+                made_by = meta._made_by
+                if made_by is not None:
+                    producer = records[made_by].outputs[meta._slot]
                     if producer.shape == meta.shape:
                         axes = producer.axes  # checked against its shape when it was made
                 meta.axes = axes = axes if axes is not None else fresh_for(meta.shape)
             ins.append(axes)
-        if not rec.outputs:
+        outputs = rec.outputs
+        if not outputs:
             continue
         result = None
         op = rec.op
         handler = handlers[op] if op in handlers else handlers.setdefault(op, _handler(op))
         if handler is not None and rec.error is None:
             try:
-                result = handler(rec, ins, dims)
+                if handler is _reshape:
+                    result = _reshape(rec, ins, dims, reshapes)
+                else:
+                    result = handler(rec, ins, dims)
             except (TypeError, ValueError, IndexError, KeyError, AttributeError):
                 result = None
         if result is None:
-            for meta in rec.outputs:
+            for meta in outputs:
                 meta.axes = fresh_for(meta.shape)
             continue
-        for i, meta in enumerate(rec.outputs):
+        # The first operand's axes handed on at its shape (x + bias, gelu, masked_fill) fit as
+        # they are; anything else is checked against the output's shape.
+        first, first_shape = (ins[0], inputs[0].shape) if ins else (None, None)
+        for i, meta in enumerate(outputs):
             axes = result[i] if i < len(result) else None
-            # The first operand's axes handed on at its shape (x + bias, gelu, masked_fill) fit
-            # as they are; anything else is checked against the output's shape.
-            if axes is None or not ((ins and axes is ins[0] and meta.shape == rec.inputs[0].shape)
+            if axes is None or not ((axes is first and meta.shape == first_shape)
                                     or _fits(axes, meta.shape)):
                 axes = fresh_for(meta.shape)
             meta.axes = axes
+    return reshapes
 
 
 def _fits(axes, shape) -> bool:
