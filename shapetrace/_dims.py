@@ -16,6 +16,13 @@ from ._ops import next_prime
 #: The default probe sizes; ``C`` is derived (H*d) unless given explicitly.
 DEFAULT_SIZES: dict[str, int] = {"B": 5, "T": 7, "S": 17, "H": 11, "d": 13, "V": 19, "L": 23}
 
+#: ``Dims.declared`` results by what they were declared from. A Dims never changes, so equal
+#: declarations (every trace of one model at one size, each resolving its dims anew) share one,
+#: and with it the labels and the other facts remembered of its sizes (``label``,
+#: ``derived``): pure functions of the sizes, nothing of any trace. The oldest go first.
+_DECLARED: dict[tuple, "Dims"] = {}
+_DECLARED_KEPT = 64
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -63,6 +70,11 @@ class Dims(Mapping[str, int]):
         '8'
         """
         sizes = _validated(sizes)
+        unnamed = frozenset(unnamed)
+        key = (tuple(sizes.items()), unnamed)
+        found = _DECLARED.get(key)
+        if found is not None:
+            return found
         ordered = {n: sizes[n] for n in ("B", "T", "S", "H", "d") if n in sizes}
         if "C" in sizes:
             ordered["C"] = sizes["C"]
@@ -74,7 +86,10 @@ class Dims(Mapping[str, int]):
         ordered.update((k, v) for k, v in sizes.items() if k not in ordered)
         self = cls.__new__(cls)
         self._setup(ordered, frozenset(sizes), strict=True,
-                    unnamed=frozenset(unnamed) & set(ordered.values()))
+                    unnamed=unnamed & set(ordered.values()))
+        if len(_DECLARED) >= _DECLARED_KEPT:
+            del _DECLARED[next(iter(_DECLARED))]  # the oldest
+        _DECLARED[key] = self
         return self
 
     def _setup(self, ordered: dict[str, int], explicit: frozenset, strict: bool,
@@ -110,6 +125,23 @@ class Dims(Mapping[str, int]):
 
     def __len__(self) -> int:
         return len(self._sizes)
+
+    # Read straight from the dict: Mapping's versions go through __getitem__ and raise and
+    # catch a KeyError for every name that is missing (``dims.get("d")`` at the user's sizes).
+    def __contains__(self, name) -> bool:
+        return name in self._sizes
+
+    def get(self, name, default=None):
+        return self._sizes.get(name, default)
+
+    def keys(self):
+        return self._sizes.keys()
+
+    def values(self):
+        return self._sizes.values()
+
+    def items(self):
+        return self._sizes.items()
 
     def __repr__(self) -> str:
         return "Dims(" + ", ".join(f"{k}={v}" for k, v in self._sizes.items()) + ")"

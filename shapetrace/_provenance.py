@@ -101,10 +101,10 @@ class ReshapeCheck:
 
 
 def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> ReshapeCheck:
-    factors = [f for axis in axes for f in axis if f[0] != 1]
-    if 0 in new_shape or any(f[0] == 0 for f in factors):
+    if 0 in new_shape:
         # An empty tensor has no layout to keep or break: name its axes by size, claim nothing.
         return ReshapeCheck(True, fresh_axes(new_shape, dims))
+    factors = [f for axis in axes for f in axis if f[0] != 1]
     n = len(factors)
     k = 0  # the next factor to take; factors[k] is replaced by the rest when one is cut
     out = []
@@ -133,13 +133,19 @@ def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> Reshape
                 continue
             break
         if prod != size:
-            mixed = tuple(taken) + tuple(factors[k:k + 1])
-            return ReshapeCheck(False, fresh_axes(new_shape, dims), i, mixed)
-        out.append(fuse(taken, dims))
+            return _not_split(factors, new_shape, dims, i, tuple(taken) + tuple(factors[k:k + 1]))
+        out.append(fuse(taken, dims) if len(taken) > 1 else tuple(taken))
     if k < n:
-        return ReshapeCheck(False, fresh_axes(new_shape, dims), len(new_shape) - 1,
-                            tuple(factors[k:]))
+        return _not_split(factors, new_shape, dims, len(new_shape) - 1, tuple(factors[k:]))
     return ReshapeCheck(True, tuple(out))
+
+
+def _not_split(factors: list, new_shape: tuple, dims: Dims, bad: int, took: tuple) -> ReshapeCheck:
+    if any(f[0] == 0 for f in factors):
+        # An empty tensor (a factor of size 0, whatever it is read as) has no layout to keep or
+        # break: name its axes by size, claim nothing. Its reading always ends here.
+        return ReshapeCheck(True, fresh_axes(new_shape, dims))
+    return ReshapeCheck(False, fresh_axes(new_shape, dims), bad, took)
 
 
 def target_shape(rec: OpRecord) -> tuple[int, ...] | None:
@@ -331,6 +337,8 @@ def _piece_axis(axis: Axis, piece: int, count: int, dims: Dims) -> Axis:
     """The axis of one piece when ``axis`` is cut into ``count`` pieces of ``piece``."""
     if axis_size(axis) == piece:
         return axis
+    if len(axis) == 1 and count > 1 and piece > 1:
+        return (cut(axis[0], count, dims)[1],)  # one factor, cut as reshape_axes would cut it
     check = reshape_axes((axis,), (count, piece), dims)
     if check.ok and axis_size(check.axes[0]) == count:
         return check.axes[1]
