@@ -64,7 +64,8 @@ class Analysis:
     @cached_property
     def attentions(self) -> list[Attention]:
         """Every softmax whose weights a matmul or einsum contracts, in trace order."""
-        return find_attentions(self.records_of(SOFTMAXES), self.graph)
+        softmaxes = self.records_of(SOFTMAXES)
+        return find_attentions(softmaxes, self.graph) if softmaxes else []
 
     @cached_property
     def lineage(self) -> Lineage:

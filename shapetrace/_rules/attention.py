@@ -413,10 +413,12 @@ def check_scale(analysis: Analysis):
         alpha = product.kwargs.get("alpha")
         if isinstance(alpha, (int, float)) and product.op.endswith("baddbmm"):
             factors.append(Factor(float(alpha), product, "scores"))
-        if _temperature(scores.path) or _cosine(graph, product.inputs[pair[0]], product.inputs[pair[1]]):
-            continue  # a learned temperature, or cosine similarities: no 1/sqrt(d) is owed
         factors += _operand_factors(graph, product.inputs[pair[0]], "q")
         factors += _operand_factors(graph, product.inputs[pair[1]], "k")
+        if _close(math.prod(f.value for f in factors), d ** -0.5):
+            continue  # scaled by 1/sqrt(d) in all: what _judge says first, without the walks below
+        if _temperature(scores.path) or _cosine(graph, product.inputs[pair[0]], product.inputs[pair[1]]):
+            continue  # a learned temperature, or cosine similarities: no 1/sqrt(d) is owed
         widths = {_projection_width(analysis, product.inputs[pair[0]]),
                   _projection_width(analysis, product.inputs[pair[1]])}
         found = _judge(analysis, factors, d, product, widths.pop() if len(widths) == 1 else None)
