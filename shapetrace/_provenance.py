@@ -565,6 +565,9 @@ _HANDLERS = {
 }
 
 
+_UNSEEN = object()
+
+
 def annotate(trace) -> dict[int, ReshapeCheck]:
     """Fill in ``meta.axes`` for every input and output of every record, in order. Returns the
     reshapes read on the way (record index -> ``ReshapeCheck``), which are what
@@ -599,7 +602,9 @@ def annotate(trace) -> dict[int, ReshapeCheck]:
             continue
         result = None
         op = rec.op
-        handler = handlers[op] if op in handlers else handlers.setdefault(op, _handler(op))
+        handler = handlers.get(op, _UNSEEN)
+        if handler is _UNSEEN:
+            handler = handlers[op] = _handler(op)
         if handler is not None and rec.error is None:
             try:
                 if handler is _reshape:
