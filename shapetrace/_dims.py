@@ -88,7 +88,7 @@ class Dims(Mapping[str, int]):
         self._setup(ordered, frozenset(sizes), strict=True,
                     unnamed=unnamed & set(ordered.values()))
         if len(_DECLARED) >= _DECLARED_KEPT:
-            del _DECLARED[next(iter(_DECLARED))]  # the oldest
+            _DECLARED.pop(next(iter(_DECLARED), None), None)  # the oldest
         _DECLARED[key] = self
         return self
 

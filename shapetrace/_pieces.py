@@ -114,7 +114,7 @@ def cut(f: Factor, need: int, dims: Dims) -> tuple[Factor, Factor]:
     # How a factor of this name and size is cut depends on its name's text, the sizes and
     # the dims alone: worked out once per dims (a repeated block cuts the same factors). Only
     # the pieces themselves are made anew each time: each cut has a root of its own.
-    key = (name, size, need, is_piece)
+    key = (str(name) if is_piece else name, size, need, is_piece)  # text only: no piece kept
     plans = dims.derived(cut)
     plan = plans.get(key)
     if plan is None:
