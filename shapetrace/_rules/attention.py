@@ -86,7 +86,6 @@ def _softmax_axis(analysis: Analysis, att: Attention):
     rec = att.softmax
     meta = rec.inputs[0]
     n = meta.ndim
-    label = axis_label(meta.axes[att.dim], analysis.dims) if meta.axes else str(meta.shape[att.dim])
     roles = output_roles(att.scores.rec) if att.scores is not None else None
     role = roles[att.scores.pos] if roles else None
     verdicts = [_sums_to_one(u) for u in att.uses]
@@ -95,6 +94,7 @@ def _softmax_axis(analysis: Analysis, att: Attention):
         # contracted (a softmax over that axis, or one renormalised over it afterwards, as Slot
         # Attention and doubly normalised attention do).
         return None
+    label = axis_label(meta.axes[att.dim], analysis.dims) if meta.axes else str(meta.shape[att.dim])
     bad = [u for u, ok in zip(att.uses, verdicts)
            if not ok and u.pos not in (contracted_positions(u.matmul, u.slot) or {u.pos})]
     how = f"no dim given, so torch picks dim={att.dim}" if att.implicit else f"dim={rec.arg(1, 'dim')}"
