@@ -26,11 +26,13 @@ class Analysis:
     """A trace after provenance: records with named axes, and the facts the rules share."""
 
     def __init__(self, records: list[OpRecord], dims: Dims,
-                 exception: BaseException | None = None):
+                 exception: BaseException | None = None,
+                 reshapes: dict[int, ReshapeCheck | None] | None = None):
         self.records = records
         self.dims = dims
         self.exception = exception
-        self._reshapes: dict[int, ReshapeCheck | None] = {}
+        #: record index -> its reading as a reshape: those provenance read, the rest on first use
+        self._reshapes: dict[int, ReshapeCheck | None] = reshapes if reshapes is not None else {}
 
     def shape_of(self, meta: TensorMeta) -> str:
         """A tensor's shape in named dims: ``(B, H, T, d)``."""
@@ -62,7 +64,8 @@ class Analysis:
     @cached_property
     def attentions(self) -> list[Attention]:
         """Every softmax whose weights a matmul or einsum contracts, in trace order."""
-        return find_attentions(self.records_of(SOFTMAXES), self.graph)
+        softmaxes = self.records_of(SOFTMAXES)
+        return find_attentions(softmaxes, self.graph) if softmaxes else []
 
     @cached_property
     def lineage(self) -> Lineage:
@@ -84,8 +87,8 @@ def _index(rec: OpRecord) -> int:
 
 def analyse(data: TraceData) -> Analysis:
     """Name every axis of ``data`` (in place: ``meta.axes``) and wrap it for the rules."""
-    annotate(data)
-    return Analysis(data.records, data.dims, data.exception)
+    reshapes = annotate(data)
+    return Analysis(data.records, data.dims, data.exception, reshapes)
 
 
 __all__ = ["Analysis", "analyse"]

@@ -6,6 +6,7 @@ and two axes can never be confused by their sizes alone. ``C`` is ``H*d`` unless
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
@@ -14,6 +15,13 @@ from ._ops import next_prime
 
 #: The default probe sizes; ``C`` is derived (H*d) unless given explicitly.
 DEFAULT_SIZES: dict[str, int] = {"B": 5, "T": 7, "S": 17, "H": 11, "d": 13, "V": 19, "L": 23}
+
+#: ``Dims.declared`` results by what they were declared from. A Dims never changes, so equal
+#: declarations (every trace of one model at one size, each resolving its dims anew) share one,
+#: and with it the labels and the other facts remembered of its sizes (``label``,
+#: ``derived``): pure functions of the sizes, nothing of any trace. The oldest go first.
+_DECLARED: dict[tuple, "Dims"] = {}
+_DECLARED_KEPT = 64
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -26,7 +34,7 @@ class Dims(Mapping[str, int]):
     """
 
     __slots__ = ("_sizes", "_by_size", "_explicit", "_labels", "_strict", "_ambiguous",
-                 "_factor_names")
+                 "_factor_names", "_derived")
 
     def __init__(self, overrides: Mapping[str, int] | None = None):
         overrides = _validated(overrides)
@@ -62,6 +70,11 @@ class Dims(Mapping[str, int]):
         '8'
         """
         sizes = _validated(sizes)
+        unnamed = frozenset(unnamed)
+        key = (tuple(sizes.items()), unnamed)
+        found = _DECLARED.get(key)
+        if found is not None:
+            return found
         ordered = {n: sizes[n] for n in ("B", "T", "S", "H", "d") if n in sizes}
         if "C" in sizes:
             ordered["C"] = sizes["C"]
@@ -73,7 +86,10 @@ class Dims(Mapping[str, int]):
         ordered.update((k, v) for k, v in sizes.items() if k not in ordered)
         self = cls.__new__(cls)
         self._setup(ordered, frozenset(sizes), strict=True,
-                    unnamed=frozenset(unnamed) & set(ordered.values()))
+                    unnamed=unnamed & set(ordered.values()))
+        if len(_DECLARED) >= _DECLARED_KEPT:
+            _DECLARED.pop(next(iter(_DECLARED), None), None)  # the oldest
+        _DECLARED[key] = self
         return self
 
     def _setup(self, ordered: dict[str, int], explicit: frozenset, strict: bool,
@@ -98,6 +114,7 @@ class Dims(Mapping[str, int]):
             factor_names[c] = "C"
         self._factor_names = factor_names
         self._labels: dict[int, str] = {}  # size -> label, filled as sizes are asked for
+        self._derived: dict = {}  # see derived()
 
     # Mapping protocol -------------------------------------------------------------------------
     def __getitem__(self, name: str) -> int:
@@ -108,6 +125,23 @@ class Dims(Mapping[str, int]):
 
     def __len__(self) -> int:
         return len(self._sizes)
+
+    # Read straight from the dict: Mapping's versions go through __getitem__ and raise and
+    # catch a KeyError for every name that is missing (``dims.get("d")`` at the user's sizes).
+    def __contains__(self, name) -> bool:
+        return name in self._sizes
+
+    def get(self, name, default=None):
+        return self._sizes.get(name, default)
+
+    def keys(self):
+        return self._sizes.keys()
+
+    def values(self):
+        return self._sizes.values()
+
+    def items(self):
+        return self._sizes.items()
 
     def __repr__(self) -> str:
         return "Dims(" + ", ".join(f"{k}={v}" for k, v in self._sizes.items()) + ")"
@@ -146,6 +180,16 @@ class Dims(Mapping[str, int]):
             return _strict_label(size, self._sizes, self._by_size, self._factor_names,
                                  self._ambiguous)
         return _label(size, self._by_size, self._factor_names)
+
+    def derived(self, kind) -> dict:
+        """A cache, one per ``kind`` (the function that fills it), of what another stage derives
+        from these sizes and names alone: the axis of a size, the names a cut gives its pieces.
+        It holds only pure functions of the dims (never anything of one trace), so it lives as
+        long as they do, like the labels ``label`` remembers."""
+        found = self._derived.get(kind)
+        if found is None:
+            found = self._derived[kind] = {}
+        return found
 
     def piece_label(self, parent: str, size: int) -> str:
         """The label of a piece of ``size`` cut from a factor labelled ``parent`` (a view
@@ -192,6 +236,7 @@ def _validated(sizes: Mapping[str, int] | None) -> dict[str, int]:
     return sizes
 
 
+@functools.lru_cache(maxsize=1024)  # a pure fact of a number; every Dims asks of its sizes
 def _is_prime(n: int) -> bool:
     return n >= 2 and all(n % p for p in range(2, int(n ** 0.5) + 1))
 

@@ -75,9 +75,19 @@ def _piece(whole: tuple, root, outer: int, size: int, inner: int, dims: Dims,
            name: str | None = None) -> Factor:
     if outer == 1 and inner == 1:
         return whole
-    piece = Piece(name if name is not None else _piece_name(whole[1], outer, size, inner, dims))
+    if name is None:
+        key = (whole[1], outer, size, inner)
+        names = dims.derived(_piece)
+        name = names.get(key)
+        if name is None:
+            name = names[key] = _piece_name(whole[1], outer, size, inner, dims)
+    return (size, _new(name, whole, root, outer, inner))
+
+
+def _new(name: str, whole: tuple, root, outer: int, inner: int) -> "Piece":
+    piece = Piece(name)
     piece.whole, piece.root, piece.outer, piece.inner = whole, root, outer, inner
-    return (size, piece)
+    return piece
 
 
 def _on_a_boundary(name: str, need: int, dims: Dims) -> bool:
@@ -100,12 +110,31 @@ def cut(f: Factor, need: int, dims: Dims) -> tuple[Factor, Factor]:
     """``f`` cut into a major factor of size ``need`` and the minor rest."""
     size, name = f
     rest = size // need
-    if isinstance(name, Piece):  # named relative to this piece, placed within the whole
+    is_piece = type(name) is Piece
+    # How a factor of this name and size is cut depends on its name's text, the sizes and
+    # the dims alone: worked out once per dims (a repeated block cuts the same factors). Only
+    # the pieces themselves are made anew each time: each cut has a root of its own.
+    key = (str(name) if is_piece else name, size, need, is_piece)  # text only: no piece kept
+    plans = dims.derived(cut)
+    plan = plans.get(key)
+    if plan is None:
+        plan = plans[key] = _cut_plan(name, need, rest, is_piece, dims)
+    if type(plan[0]) is tuple:
+        return plan  # the names explain the cut: two plain factors
+    major, minor = plan
+    if is_piece:  # named relative to this piece, placed within the whole
         root, whole, outer, inner = name.root, name.whole, name.outer, name.inner
-        return (_piece(whole, root, outer, need, rest * inner, dims,
-                       _piece_name(name, 1, need, rest, dims)),
-                _piece(whole, root, outer * need, rest, inner, dims,
-                       _piece_name(name, need, rest, 1, dims)))
+        return ((need, _new(major, whole, root, outer, rest * inner)),
+                (rest, _new(minor, whole, root, outer * need, inner)))
+    root = object()
+    return (need, _new(major, f, root, 1, rest)), (rest, _new(minor, f, root, need, 1))
+
+
+def _cut_plan(name: str, need: int, rest: int, is_piece: bool, dims: Dims) -> tuple:
+    """The two factors of a cut the names explain (``C`` -> ``H``, ``d``), or the names of the
+    two pieces it makes (``Y/4``, ``4``)."""
+    if is_piece:
+        return _piece_name(name, 1, need, rest, dims), _piece_name(name, need, rest, 1, dims)
     major, minor = dims.piece_label(name, need), dims.piece_label(name, rest)
     if _on_a_boundary(name, need, dims):
         return (need, major), (rest, minor)  # C -> (H, d) at H = d = 8: the sizes print as 8, 8
@@ -115,8 +144,7 @@ def cut(f: Factor, need: int, dims: Dims) -> tuple[Factor, Factor]:
         if all(own.count(t) <= parts.count(t) for t in own):
             # the names explain the cut: C -> H, d; 3*C -> 3, C; 2*d -> K, d
             return (need, major), (rest, minor)
-    root = object()
-    return _piece(f, root, 1, need, rest, dims), _piece(f, root, need, rest, 1, dims)
+    return _piece_name(name, 1, need, rest, dims), _piece_name(name, need, rest, 1, dims)
 
 
 def fuse(taken: list, dims: Dims) -> tuple:

@@ -90,7 +90,7 @@ def axis_size(axis: Axis) -> int:
 
 # --- reshape ----------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(slots=True)
 class ReshapeCheck:
     """The outcome of reading a reshape as splits and merges of factors."""
 
@@ -101,38 +101,51 @@ class ReshapeCheck:
 
 
 def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> ReshapeCheck:
-    factors = [f for axis in axes for f in axis if f[0] != 1]
-    if 0 in new_shape or any(f[0] == 0 for f in factors):
+    if 0 in new_shape:
         # An empty tensor has no layout to keep or break: name its axes by size, claim nothing.
         return ReshapeCheck(True, fresh_axes(new_shape, dims))
-    queue = list(factors)
+    factors = [f for axis in axes for f in axis if f[0] != 1]
+    n = len(factors)
+    k = 0  # the next factor to take; factors[k] is replaced by the rest when one is cut
     out = []
     for i, size in enumerate(new_shape):
         if size == 1:
             out.append(())
             continue
+        if k < n and factors[k][0] == size:  # one whole factor: most axes
+            out.append((factors[k],))
+            k += 1
+            continue
         taken: list[Factor] = []
         prod = 1
-        while prod < size and queue:
-            f = queue[0]
+        while prod < size and k < n:
+            f = factors[k]
             if prod * f[0] <= size:
-                taken.append(queue.pop(0))
+                taken.append(f)
+                k += 1
                 prod *= f[0]
                 continue
             need, rem = divmod(size, prod)
             if rem == 0 and f[0] % need == 0 and not foreign(f, taken):
-                major, queue[0] = cut(f, need, dims)
+                major, factors[k] = cut(f, need, dims)
                 taken.append(major)
                 prod *= need
                 continue
             break
         if prod != size:
-            mixed = tuple(taken) + tuple(queue[:1])
-            return ReshapeCheck(False, fresh_axes(new_shape, dims), i, mixed)
-        out.append(fuse(taken, dims))
-    if queue:
-        return ReshapeCheck(False, fresh_axes(new_shape, dims), len(new_shape) - 1, tuple(queue))
+            return _not_split(factors, new_shape, dims, i, tuple(taken) + tuple(factors[k:k + 1]))
+        out.append(fuse(taken, dims) if len(taken) > 1 else tuple(taken))
+    if k < n:
+        return _not_split(factors, new_shape, dims, len(new_shape) - 1, tuple(factors[k:]))
     return ReshapeCheck(True, tuple(out))
+
+
+def _not_split(factors: list, new_shape: tuple, dims: Dims, bad: int, took: tuple) -> ReshapeCheck:
+    if any(f[0] == 0 for f in factors):
+        # An empty tensor (a factor of size 0, whatever it is read as) has no layout to keep or
+        # break: name its axes by size, claim nothing. Its reading always ends here.
+        return ReshapeCheck(True, fresh_axes(new_shape, dims))
+    return ReshapeCheck(False, fresh_axes(new_shape, dims), bad, took)
 
 
 def target_shape(rec: OpRecord) -> tuple[int, ...] | None:
@@ -176,14 +189,17 @@ def _same(rec, ins, dims):
     return [ins[0]] * len(rec.outputs)
 
 
-def _reshape(rec, ins, dims):
+def _reshape(rec, ins, dims, found: dict | None = None):
     out_shape = rec.outputs[0].shape
     if math.prod(out_shape) != math.prod(rec.inputs[0].shape):
         # x.view(torch.uint8) reinterprets the bytes: only the last axis changes size
         if len(out_shape) == len(ins[0]) and out_shape[:-1] == rec.inputs[0].shape[:-1]:
             return [ins[0][:-1] + (fresh_axis(out_shape[-1], dims),)]
         return None
-    return [reshape_axes(ins[0], out_shape, dims).axes]
+    check = reshape_axes(ins[0], out_shape, dims)
+    if found is not None:
+        found[rec.index] = check  # reshape_check(rec) would read it again, to the same verdict
+    return [check.axes]
 
 
 def _transpose(rec, ins, dims):
@@ -321,6 +337,8 @@ def _piece_axis(axis: Axis, piece: int, count: int, dims: Dims) -> Axis:
     """The axis of one piece when ``axis`` is cut into ``count`` pieces of ``piece``."""
     if axis_size(axis) == piece:
         return axis
+    if len(axis) == 1 and count > 1 and piece > 1:
+        return (cut(axis[0], count, dims)[1],)  # one factor, cut as reshape_axes would cut it
     check = reshape_axes((axis,), (count, piece), dims)
     if check.ok and axis_size(check.axes[0]) == count:
         return check.axes[1]
@@ -547,12 +565,18 @@ _HANDLERS = {
 }
 
 
-def annotate(trace) -> None:
-    """Fill in ``meta.axes`` for every input and output of every record, in order."""
+_UNSEEN = object()
+
+
+def annotate(trace) -> dict[int, ReshapeCheck]:
+    """Fill in ``meta.axes`` for every input and output of every record, in order. Returns the
+    reshapes read on the way (record index -> ``ReshapeCheck``), which are what
+    ``reshape_check`` says of those records."""
     dims = trace.dims
     records = trace.records
     handlers: dict[str, object] = {}  # op name -> handler, looked up once per trace
     fresh: dict[tuple, tuple] = {}  # shape -> size-named axes: parameters come back every layer
+    reshapes: dict[int, ReshapeCheck] = {}
 
     def fresh_for(shape):
         axes = fresh.get(shape)
@@ -561,39 +585,48 @@ def annotate(trace) -> None:
         return axes
 
     for rec in records:
+        inputs = rec.inputs
         ins = []
-        for meta in rec.inputs:
+        for meta in inputs:
             axes = meta.axes  # named already: an earlier op's output, or a tensor read before
             if axes is None:
-                src = meta.src
-                if src is not None:
-                    producer = records[src[0]].outputs[src[1]]
+                made_by = meta._made_by
+                if made_by is not None:
+                    producer = records[made_by].outputs[meta._slot]
                     if producer.shape == meta.shape:
                         axes = producer.axes  # checked against its shape when it was made
                 meta.axes = axes = axes if axes is not None else fresh_for(meta.shape)
             ins.append(axes)
-        if not rec.outputs:
+        outputs = rec.outputs
+        if not outputs:
             continue
         result = None
         op = rec.op
-        handler = handlers[op] if op in handlers else handlers.setdefault(op, _handler(op))
+        handler = handlers.get(op, _UNSEEN)
+        if handler is _UNSEEN:
+            handler = handlers[op] = _handler(op)
         if handler is not None and rec.error is None:
             try:
-                result = handler(rec, ins, dims)
+                if handler is _reshape:
+                    result = _reshape(rec, ins, dims, reshapes)
+                else:
+                    result = handler(rec, ins, dims)
             except (TypeError, ValueError, IndexError, KeyError, AttributeError):
                 result = None
         if result is None:
-            for meta in rec.outputs:
+            for meta in outputs:
                 meta.axes = fresh_for(meta.shape)
             continue
-        for i, meta in enumerate(rec.outputs):
+        # The first operand's axes handed on at its shape (x + bias, gelu, masked_fill) fit as
+        # they are; anything else is checked against the output's shape.
+        first, first_shape = (ins[0], inputs[0].shape) if ins else (None, None)
+        for i, meta in enumerate(outputs):
             axes = result[i] if i < len(result) else None
-            # The first operand's axes handed on at its shape (x + bias, gelu, masked_fill) fit
-            # as they are; anything else is checked against the output's shape.
-            if axes is None or not ((ins and axes is ins[0] and meta.shape == rec.inputs[0].shape)
+            if axes is None or not ((axes is first and meta.shape == first_shape)
                                     or _fits(axes, meta.shape)):
                 axes = fresh_for(meta.shape)
             meta.axes = axes
+    return reshapes
 
 
 def _fits(axes, shape) -> bool:

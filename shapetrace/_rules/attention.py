@@ -86,7 +86,6 @@ def _softmax_axis(analysis: Analysis, att: Attention):
     rec = att.softmax
     meta = rec.inputs[0]
     n = meta.ndim
-    label = axis_label(meta.axes[att.dim], analysis.dims) if meta.axes else str(meta.shape[att.dim])
     roles = output_roles(att.scores.rec) if att.scores is not None else None
     role = roles[att.scores.pos] if roles else None
     verdicts = [_sums_to_one(u) for u in att.uses]
@@ -95,6 +94,7 @@ def _softmax_axis(analysis: Analysis, att: Attention):
         # contracted (a softmax over that axis, or one renormalised over it afterwards, as Slot
         # Attention and doubly normalised attention do).
         return None
+    label = axis_label(meta.axes[att.dim], analysis.dims) if meta.axes else str(meta.shape[att.dim])
     bad = [u for u, ok in zip(att.uses, verdicts)
            if not ok and u.pos not in (contracted_positions(u.matmul, u.slot) or {u.pos})]
     how = f"no dim given, so torch picks dim={att.dim}" if att.implicit else f"dim={rec.arg(1, 'dim')}"
@@ -413,10 +413,12 @@ def check_scale(analysis: Analysis):
         alpha = product.kwargs.get("alpha")
         if isinstance(alpha, (int, float)) and product.op.endswith("baddbmm"):
             factors.append(Factor(float(alpha), product, "scores"))
-        if _temperature(scores.path) or _cosine(graph, product.inputs[pair[0]], product.inputs[pair[1]]):
-            continue  # a learned temperature, or cosine similarities: no 1/sqrt(d) is owed
         factors += _operand_factors(graph, product.inputs[pair[0]], "q")
         factors += _operand_factors(graph, product.inputs[pair[1]], "k")
+        if _close(math.prod(f.value for f in factors), d ** -0.5):
+            continue  # scaled by 1/sqrt(d) in all: what _judge says first, without the walks below
+        if _temperature(scores.path) or _cosine(graph, product.inputs[pair[0]], product.inputs[pair[1]]):
+            continue  # a learned temperature, or cosine similarities: no 1/sqrt(d) is owed
         widths = {_projection_width(analysis, product.inputs[pair[0]]),
                   _projection_width(analysis, product.inputs[pair[1]])}
         found = _judge(analysis, factors, d, product, widths.pop() if len(widths) == 1 else None)

@@ -41,12 +41,16 @@ def _aligned(meta, n: int):
 
 
 def _elementwise(analysis: Analysis, rec):
-    if len(rec.args) < 2 or not all(hasattr(a, "index") for a in rec.args[:2]):
+    args = rec.args
+    if len(args) < 2:
+        return None
+    x, y = args[0], args[1]
+    if not (hasattr(x, "index") and hasattr(y, "index")):
         return None
     out = rec.outputs[0]
     if not out.dtype.is_floating_point:
         return None
-    a, b = (rec.inputs[arg.index] for arg in rec.args[:2])
+    a, b = rec.inputs[x.index], rec.inputs[y.index]
     if a.shape == b.shape:
         return None  # nothing stretched: the everyday case, settled before any list is built
     if not (a.dtype.is_floating_point or b.dtype.is_floating_point):
@@ -91,6 +95,8 @@ def _matmul(analysis: Analysis, rec):
     a, b, out = rec.inputs[0], rec.inputs[1], rec.outputs[0]
     if a.ndim < 3 or b.ndim < 3:
         return None  # (T, T) @ (B, T, C): a shared matrix, nothing stretched explicitly
+    if a.shape[:-2] == b.shape[:-2]:
+        return None  # the same batch axes: nothing stretched, settled before any list is built
     nb = out.ndim - 2
     ba, bb = _aligned_batch(a, nb), _aligned_batch(b, nb)
     stretched_a = [i for i in range(nb) if ba[i][0] == 1 and out.shape[i] > 1]

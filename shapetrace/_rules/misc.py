@@ -65,15 +65,21 @@ def check_discarded(analysis: Analysis):
     (``scores.masked_fill(mask, -inf)``), or a local variable that nothing reads afterwards.
     A result handed to code that is not traced (``nn.Parameter(torch.rand(...))``,
     ``register_buffer``, an attribute, a list, a return) is used."""
-    first_error = next((rec.index for rec in analysis.records if rec.error is not None), None)
-    sources = _Statements()
+    first_error = None
+    unused = []  # records whose results went nowhere, up to the first failure
     for rec in analysis.records:
-        if first_error is not None and rec.index >= first_error:
+        if rec.error is not None:
+            first_error = rec.index
             break  # the code after a failure never ran
-        if rec.internal or not rec.outputs or rec.site is None:
-            continue
-        if _result_used(rec):
-            continue
+        site = rec.site
+        if site is None or site[2] or not rec.outputs:
+            continue  # no user line, or called from library code (rec.internal)
+        if not _result_used(rec):
+            unused.append(rec)
+    if not unused:
+        return
+    sources = _Statements()
+    for rec in unused:
         name = rec.op.rsplit(".", 1)[-1]
         if name.endswith("_") or rec.op in WRITES or "out" in rec.kwargs:
             continue
