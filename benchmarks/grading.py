@@ -17,8 +17,14 @@ start-up included. Goal: <= 1.3x.
 
     python benchmarks/grading.py [--submissions 144] [--no-reference] [--baseline DIR]
 
+A *minimal* grader does what the bare one does plus the least that the comparison and the
+behaviour checks must do: build the solution's model and run it on the same inputs, and run
+the student's model once more on changed inputs. Its ratio to the bare grader is how much of
+the goal that work alone uses up.
+
 It also runs the pytest session with every item deselected, to show how much of the cost is
-start-up and collection, which each xdist worker repeats for every submission.
+start-up and collection (each xdist worker starts pytest and torch and reads the config's
+targets; a target file is imported only by the worker that runs one of its items).
 ``--no-reference`` grades without the comparison. ``--baseline DIR`` grades the same course
 with another shapetrace source tree too (e.g. ``git archive`` of an older commit unpacked in
 DIR), in the same run, so that the two ratios share the machine's load.
@@ -49,7 +55,8 @@ from shapetrace._spec import infer_init, infer_inputs, make_input
 
 torch.set_num_threads(1)
 built = ran = 0
-for i, path in enumerate(sys.argv[1:]):
+minimal = sys.argv[1] == "--minimal"  # also a second model and one more forward per class
+for i, path in enumerate(sys.argv[2:]):
     spec = importlib.util.spec_from_file_location(f"submission_{i}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -71,6 +78,15 @@ for i, path in enumerate(sys.argv[1:]):
                     for spec in infer_inputs(cls, dims)]
             with torch.no_grad():
                 model(*args)
+            if minimal:
+                # the least the reference comparison does: a second model, run on the same
+                # inputs; and the least a behaviour check does: one more forward, on inputs
+                # changed where the output must not depend on them
+                torch.manual_seed(0)
+                solution = cls(**infer_init(cls, dims, given={})).eval()
+                with torch.no_grad():
+                    solution(*args)
+                    model(*[a.flip(0) if a.is_floating_point() and a.ndim else a for a in args])
             ran += 1
         except Exception:
             pass
@@ -147,19 +163,21 @@ def main():
         files = course(root, args.submissions, args.reference)
         halves = [[str(f) for f in files[0::2]], [str(f) for f in files[1::2]]]
         # a first run of each fills the bytecode caches; the second is measured
-        cpu_of([[sys.executable, "-c", BARE, *files_[:1]] for files_ in halves], root, env)
+        cpu_of([[sys.executable, "-c", BARE, "--bare", *files_[:1]] for files_ in halves], root,
+               env)
         for _, grader_env in graders:
             cpu_of([[sys.executable, "-m", "pytest", *pytest_args, "--co"]], root, grader_env)
         bare_cpu, bare_wall, outs = cpu_of(
-            [[sys.executable, "-c", BARE, *half] for half in halves], root, env)
+            [[sys.executable, "-c", BARE, "--bare", *half] for half in halves], root, env)
+        minimal_cpu, _, _ = cpu_of(
+            [[sys.executable, "-c", BARE, "--minimal", *half] for half in halves], root, env)
         built = sum(int(o.split()[-2]) for o in outs)
         ran = sum(int(o.split()[-1]) for o in outs)
         graded = []
         for name, grader_env in graders:
             cpu, wall, (out,) = cpu_of([[sys.executable, "-m", "pytest", *pytest_args]], root,
                                        grader_env)
-            # the same session with every item deselected: start-up and collection only, which
-            # each xdist worker repeats (every worker imports every submission)
+            # the same session with every item deselected: start-up and collection only
             floor, _, _ = cpu_of([[sys.executable, "-m", "pytest", *pytest_args, "-k",
                                    "no_such_item"]], root, grader_env)
             graded.append((name, cpu, wall, out, floor))
@@ -167,6 +185,9 @@ def main():
           f"{' with the reference comparison' if args.reference else ''}")
     print(f"  bare grader (build + one forward, 2 processes): {built} modules built, {ran} ran; "
           f"{bare_cpu:.1f} s CPU, {bare_wall:.1f} s wall")
+    print(f"  minimal grader (the same, plus a solution's model built and run on the same inputs"
+          f" and one more forward, the least the reference comparison and a behaviour check "
+          f"do): {minimal_cpu:.1f} s CPU, {minimal_cpu / bare_cpu:.2f}x the bare grader")
     for name, cpu, wall, out, floor in graded:
         summary = out.strip().splitlines()[-1] if out.strip() else "(no output)"
         print(f"  pytest -n 2 with shapetrace ({name}): {summary}; {cpu:.1f} s CPU, "

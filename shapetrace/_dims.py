@@ -16,13 +16,6 @@ from ._ops import next_prime
 #: The default probe sizes; ``C`` is derived (H*d) unless given explicitly.
 DEFAULT_SIZES: dict[str, int] = {"B": 5, "T": 7, "S": 17, "H": 11, "d": 13, "V": 19, "L": 23}
 
-#: ``Dims.declared`` results by what they were declared from. A Dims never changes, so equal
-#: declarations (every trace of one model at one size, each resolving its dims anew) share one,
-#: and with it the labels and the other facts remembered of its sizes (``label``,
-#: ``derived``): pure functions of the sizes, nothing of any trace. The oldest go first.
-_DECLARED: dict[tuple, "Dims"] = {}
-_DECLARED_KEPT = 64
-
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -71,10 +64,6 @@ class Dims(Mapping[str, int]):
         """
         sizes = _validated(sizes)
         unnamed = frozenset(unnamed)
-        key = (tuple(sizes.items()), unnamed)
-        found = _DECLARED.get(key)
-        if found is not None:
-            return found
         ordered = {n: sizes[n] for n in ("B", "T", "S", "H", "d") if n in sizes}
         if "C" in sizes:
             ordered["C"] = sizes["C"]
@@ -87,9 +76,6 @@ class Dims(Mapping[str, int]):
         self = cls.__new__(cls)
         self._setup(ordered, frozenset(sizes), strict=True,
                     unnamed=unnamed & set(ordered.values()))
-        if len(_DECLARED) >= _DECLARED_KEPT:
-            _DECLARED.pop(next(iter(_DECLARED), None), None)  # the oldest
-        _DECLARED[key] = self
         return self
 
     def _setup(self, ordered: dict[str, int], explicit: frozenset, strict: bool,

@@ -10,7 +10,6 @@ import inspect
 import re
 import types
 import typing
-import weakref
 from collections.abc import Callable
 
 from ._sizenames import DIM_ALIASES
@@ -101,36 +100,13 @@ def tensor_annotation(ann):
     return None
 
 
-#: a module class -> (its forward function, what annotated_params found): signatures and type
-#: hints are read once per class, not once per trace (a training loop traced step by step)
-_CLASS_PARAMS: "weakref.WeakKeyDictionary[type, tuple]" = weakref.WeakKeyDictionary()
-
-
-def class_params(cls: type, module) -> tuple | None:
-    """:func:`annotated_params` of ``module``, kept per class while the class's ``forward`` stays
-    the same function (a notebook that redefines it gets a new class or a new function)."""
-    forward = getattr(cls, "forward", None)
-    try:
-        entry = _CLASS_PARAMS.get(cls)
-    except TypeError:
-        entry = None
-    if entry is not None and entry[0] is forward:
-        return entry[1]
-    params = annotated_params(module)
-    if "forward" not in getattr(module, "__dict__", {}):  # not an instance's own forward
-        try:
-            _CLASS_PARAMS[cls] = (forward, params)
-        except TypeError:
-            pass
-    return params
-
-
 def annotated_params(module) -> tuple | None:
     """``((position, tokens), ...)`` for forward's positional parameters with a jaxtyping
     array annotation, or None when it has none (most modules: nn.Linear, nn.LayerNorm)."""
     forward = getattr(module, "forward", None)
-    if forward is None or not getattr(inspect.unwrap(forward), "__annotations__", None):
-        return None
+    raw = getattr(inspect.unwrap(forward), "__annotations__", None) if forward is not None else None
+    if not raw or not any(_may_be_array(v) for k, v in raw.items() if k != "return"):
+        return None  # nothing annotated, or plain classes only (nn.Linear's ``input: Tensor``)
     try:
         params = [p for p in inspect.signature(forward).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -144,3 +120,16 @@ def annotated_params(module) -> tuple | None:
         if isinstance(dim_str, str) and dim_str.strip():
             out.append((position, dim_str.split()))
     return tuple(out) or None
+
+
+#: string annotations that are never an array type
+_PLAIN = frozenset(("Tensor", "torch.Tensor", "int", "float", "bool", "str", "None"))
+
+
+def _may_be_array(annotation) -> bool:
+    """Whether a raw annotation may hold a jaxtyping array type: one itself, a string to
+    evaluate (``from __future__ import annotations``), or a typing construct around one
+    (``Optional[...]``, ``Annotated[...]``)."""
+    if isinstance(annotation, str):  # an alias's name ("BTC") may stand for one too
+        return annotation not in _PLAIN
+    return hasattr(annotation, "dim_str") or typing.get_origin(annotation) is not None

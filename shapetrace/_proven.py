@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 
 from ._compat import all_modules
 from ._errors import UsageError
-from ._hints import bind_tokens, class_params
+from ._hints import annotated_params, bind_tokens
 from ._sizenames import CONFIG, PROVING, PROVING_NAMES
 
 class SizeWitness:
@@ -82,7 +82,7 @@ class SizeWitness:
         cls = type(module)
         params = self._forwards.get(cls, False)
         if params is False:
-            params = self._forwards[cls] = class_params(cls, module)
+            params = self._forwards[cls] = annotated_params(module)
         if not params:
             return
         bound: dict[str, int] = {}

@@ -1,8 +1,8 @@
 """What the analysis keeps and shares so that a trace is read once, and what that sharing must
 not blur.
 
-- Equal ``Dims.declared`` declarations are one object (its remembered labels and cuts with it);
-  declarations that differ in any size, name or unnamed size are not.
+- A ``Dims`` remembers its labels and cuts; one declared with an unnamed size does not share
+  them with one declared without.
 - A cut's names are worked out once per dims, but every cut makes pieces of its own: pieces of
   one cut merge back into their factor, pieces of two cuts of equal factors do not.
 - The rules read each reshape as provenance read it (``Analysis.reshape``), without reading it
@@ -30,25 +30,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 # --- Dims -----------------------------------------------------------------------------------------
 
-def test_equal_declarations_are_one_dims():
-    sizes = {"B": 2, "T": 10, "C": 64, "H": 8}
-    assert Dims.declared(dict(sizes)) is Dims.declared(dict(sizes))
-    assert Dims.declared(dict(sizes)).label(20) == "20"
-
-
-@pytest.mark.parametrize("first, second", [
-    pytest.param(({"C": 8, "H": 2}, ()), ({"C": 8, "H": 2}, {8}), id="an-unnamed-size"),
-    pytest.param(({"T": 10}, ()), ({"T": 12}, ()), id="a-size"),
-    pytest.param(({"T": 10}, ()), ({"T": 10, "B": 2}, ()), id="a-name"),
-])
-def test_declarations_that_differ_are_not_shared(first, second):
-    a = Dims.declared(first[0], unnamed=first[1])
-    b = Dims.declared(second[0], unnamed=second[1])
-    assert a is not b
-    assert a is Dims.declared(first[0], unnamed=first[1])
-
-
-def test_an_unnamed_size_keeps_its_number_beside_a_shared_declaration():
+def test_an_unnamed_size_keeps_its_number_beside_an_equal_declaration():
     named = Dims.declared({"C": 8, "H": 2})
     assert named.label(8) == "C"
     assert Dims.declared({"C": 8, "H": 2}, unnamed={8}).label(8) == "8"

@@ -78,6 +78,25 @@ def test_annotation_names_batch_time_and_width():
     assert _first_and_qkv(t) == ("(B, T, C)", "(B, T, 3*C)")
 
 
+#: an alias, which this file's ``from __future__ import annotations`` leaves as the string "Tokens"
+Tokens = Float[Tensor, "batch seq dim"]
+
+
+class AliasAnnotated(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(64, 192)
+
+    def forward(self, x: Tokens) -> Tokens:
+        return self.qkv(x)[..., :64]
+
+
+def test_an_annotation_through_a_string_alias_names_sizes():
+    t = _trace(AliasAnnotated(), (2, 10, 64))
+    assert dict(t.dims) == {"B": 2, "T": 10, "C": 64}
+    assert _first_and_qkv(t) == ("(B, T, C)", "(B, T, 3*C)")
+
+
 def test_without_annotation_nothing_is_named():
     t = _trace(AnonymousMHA(64, 4), (2, 10, 64))
     assert len(t.dims) == 0
