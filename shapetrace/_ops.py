@@ -164,6 +164,10 @@ DIVS = frozenset({"Tensor.div", "torch.div", "/", "Tensor.div_", "Tensor.true_di
 MASKED_FILLS = frozenset({"Tensor.masked_fill", "Tensor.masked_fill_", "torch.masked_fill"})
 WHERES = frozenset({"torch.where", "Tensor.where"})
 #: Ops that keep every element of the followed operand at its position (up to broadcasting).
+#: Ops whose outputs hold only their inputs' values and the values the call passes (a fill
+#: value): they make no NaN or Inf of their own, whatever the fill (``masked_fill(m, -inf)``).
+SELECTS_VALUES = MASKED_FILLS | WHERES | frozenset({
+    "torch.full", "torch.full_like", "Tensor.new_full", "Tensor.fill_", "torch.fill", "F.pad"})
 KEEPS_VALUES_IN_PLACE = MULS | DIVS | DROPOUTS | MASKED_FILLS | WHERES | CASTS | frozenset({
     "Tensor.add", "torch.add", "+", "Tensor.add_", "Tensor.sub", "torch.sub", "-", "Tensor.sub_",
     "torch.nan_to_num", "Tensor.nan_to_num", "Tensor.clamp", "torch.clamp", "Tensor.clamp_",

@@ -22,8 +22,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ._compat import frame_getter, module_paths, transparent_bodies
-from ._ops import (MATMULS, RISKY_NAMES, SOFTMAXES, UNINITIALISED, base_name, is_passthrough,
-                   op_name)
+from ._ops import (MATMULS, RISKY_NAMES, SELECTS_VALUES, SOFTMAXES, UNINITIALISED, base_name,
+                   is_passthrough, op_name)
 from ._probes import HALF, ValueProbes, has_value
 from ._records import (_EMPTY as _EMPTY_KWARGS, _TENSOR_ARGS, OpRecord, ReadOnlyDict, TensorMeta,
                        TraceData, tensor_arg)
@@ -38,6 +38,7 @@ _MULTIPLIES = 2  # a matmul-like op: also probe operands that may be attention w
 _RISKY = 4  # can make NaN or Inf out of finite numbers (0/0, log 0, exp overflow, 0 * inf)
 _UNINITIALISED = 8  # torch.empty and the like: whatever was in memory, not a NaN the user made
 _SOFTMAX = 16  # the weight probe looks at matmul operands a few ops after one of these
+_SELECTS = 32  # only moves values it is given (a -inf fill): makes no NaN or Inf of its own
 
 _WEIGHT_OPS = MATMULS - {"torch.addmm", "Tensor.addmm"}  # addmm is a linear layer, not attention
 # Argument types whose equal values are the same value (unlike 1 == True == 1.0).
@@ -432,8 +433,9 @@ class _Mode(TorchFunctionMode):
                 probes.softmax(rec)
             elif probes.near_softmax:
                 probes.note_near_softmax(rec)
-            # Values are looked at only where the op can make a NaN or an Inf.
-            finite = (kind & _RISKY or numbers or half) and not kind & _UNINITIALISED
+            # Values are looked at only where the op can make a NaN or an Inf: an op that only
+            # moves values (a -inf fill) passes on what its inputs hold, looked at when tainted.
+            finite = (kind & _RISKY or numbers or half) and not kind & (_UNINITIALISED | _SELECTS)
             if not finite and probes.tainted:
                 finite = probes.reads_tainted(rec)  # follow a NaN or Inf towards the outputs
             if finite or kind & _MULTIPLIES:
@@ -494,7 +496,8 @@ def _describe(func) -> tuple:
         kind = (_MULTIPLIES if name in _WEIGHT_OPS else 0) \
             | (_RISKY if base_name(name) in RISKY_NAMES else 0) \
             | (_UNINITIALISED if name in UNINITIALISED else 0) \
-            | (_SOFTMAX if name in SOFTMAXES else 0)
+            | (_SOFTMAX if name in SOFTMAXES else 0) \
+            | (_SELECTS if name in SELECTS_VALUES else 0)
     described = (kind, name, getattr(func, "__code__", None))
     try:
         _DESCRIBED[func] = described

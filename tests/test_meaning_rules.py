@@ -134,3 +134,24 @@ def test_masked_fill_quoted_whole_and_hint_says_assign_it(name):
     assert "float('-inf'))" in found.message or "-torch.inf)" in found.message, found.message
     assert found.hint.startswith("Assign it: attn_scores = attn_scores.masked_fill(...)")
     assert f"{found.line}  attn_scores = attn_scores.masked_fill(" in found.hint, found.hint
+
+
+class _NaNThroughFill(torch.nn.Module):
+    def forward(self, x):
+        y = torch.log(x - 2.0)  # x - 2 is negative somewhere: NaN made here
+        return y.masked_fill(x > 100.0, float("-inf")), torch.full_like(x, float("-inf"))
+
+
+def test_fills_pass_a_nan_on_and_make_none_of_their_own():
+    """A fill (masked_fill with -inf, full) only moves values: its own -inf is by design and
+    is not looked at, but a NaN it carries from an earlier op is still followed to the output
+    and reported where it was made."""
+    with shapetrace.trace() as t:
+        _NaNThroughFill()(torch.rand(3, 5))
+    log, fill, full = (next(r for r in t.records if r.op == op)
+                       for op in ("torch.log", "Tensor.masked_fill", "torch.full_like"))
+    assert log.non_finite and log.non_finite.origin is None
+    assert fill.non_finite and fill.non_finite.origin == log.index
+    assert full.non_finite is None
+    (found,) = [d for d in t.diagnostics if d.rule == "non-finite"]
+    assert found.op == "torch.log", show(t.diagnostics)
