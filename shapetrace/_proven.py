@@ -138,16 +138,17 @@ def _specs(inputs) -> list:
 _READ = CONFIG | PROVING_NAMES
 
 
-def proven_dims(model) -> dict[str, int]:
+def proven_dims(model, modules: list | None = None) -> dict[str, int]:
     """Sizes the model itself states: attributes of it and its submodules, and of their
     ``config`` (a dataclass or a Hugging Face config): ``n_embd`` -> C, ``n_head`` -> H,
     ``head_size`` -> d, ``block_size`` -> L, ``vocab_size`` -> V. A name given two different
-    sizes by two modules proves nothing and is left out.
+    sizes by two modules proves nothing and is left out. ``modules``: the model and its
+    submodules when the caller already has them (``_compat.all_modules``).
     """
     if model is None or not hasattr(model, "modules"):
         return {}
     seen: dict[str, set[int]] = {}
-    for module in all_modules(model):
+    for module in all_modules(model) if modules is None else modules:
         own = vars(module)
         found = own.keys() & _READ  # one pass over the module's attributes; most find nothing
         if not found:

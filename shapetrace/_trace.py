@@ -14,6 +14,7 @@ import copy
 import torch
 
 from ._analysis import Analysis, analyse
+from ._compat import all_modules, module_tensors
 from ._dims import Dims, resolve_dims
 from ._records import OpRecord, TensorMeta, TraceData
 from ._spans import OptimizerSpans
@@ -73,13 +74,14 @@ class Trace(TraceData):
 
         # the model's attributes, the annotations of the forwards that ran and the declared
         # inputs; a name they give two sizes is left out, and dims= overrides them all
-        attributes = proven_dims(self.model)
+        modules = all_modules(self.model) if isinstance(self.model, torch.nn.Module) else []
+        attributes = proven_dims(self.model, modules)
         proven = self._witness.proven(attributes)
         known = {**proven, **self._declared}
-        own = _weight_shapes(self.model)  # a model's constants (a 64-wide buffer) say nothing
+        own = _weight_shapes(modules)  # a model's constants (a 64-wide buffer) say nothing
         entering = [m.shape for rec in self.records  # of the sizes it runs at: the data's do
                     for m in (rec.inputs if rec.inputs else rec.outputs)  # torch.randn(...)
-                    if (m.src is None or not rec.inputs) and m.shape not in own]
+                    if (m._made_by is None or not rec.inputs) and m.shape not in own]
         sizes = [s for shape in entering for s in shape]
         if self._probe_names and not _off_probe(proven, self._declared):
             dims = resolve_dims(known, sizes)
@@ -236,12 +238,9 @@ def _unnamed_sizes(dims: Dims, stated: set, entering: list, records) -> set[int]
     return unnamed
 
 
-def _weight_shapes(model) -> set[tuple[int, ...]]:
-    if not isinstance(model, torch.nn.Module):
-        return set()
-    from ._compat import module_tensors
-
-    return {tuple(t.shape) for t in module_tensors(model)}
+def _weight_shapes(modules: list) -> set[tuple[int, ...]]:
+    """The shapes of the parameters and buffers of ``modules``."""
+    return {tuple(t.shape) for t in module_tensors(modules)}
 
 
 def trace(model: torch.nn.Module | None = None, *, dims=None, inputs=None,
