@@ -48,7 +48,7 @@ from pathlib import Path
 
 import pytest
 
-from ._pytest_targets import _points  # noqa: F401 - the grading tests read it here
+from ._pytest_targets import older_objects_skipped
 
 MAX_TEST_OPS = 300  # ops shown for a traced test in the failure section (targets show all)
 MARKER_KEYS = ("dims", "causal")
@@ -326,7 +326,7 @@ class ShapetraceTargets(pytest.Collector):
         from ._pytest_targets import item_arguments
 
         kinds = {"item": ShapetraceItem, "error": ShapetraceSetupError}
-        with _older_objects_skipped():  # importing targets makes many objects
+        with older_objects_skipped():  # importing targets makes many objects
             for where, name, kind, kwargs in item_arguments(state.project()):
                 add(groups.setdefault(where, {}) if where else direct, name, kind=kinds[kind],
                     **kwargs)
@@ -410,28 +410,8 @@ def pytest_runtest_protocol(item, nextitem):
     """A target item runs with the older objects skipped by the garbage collector."""
     if not isinstance(item, _TargetItemBase):
         return (yield)
-    with _older_objects_skipped():
+    with older_objects_skipped():
         return (yield)
-
-
-@contextlib.contextmanager
-def _older_objects_skipped():
-    """While a target runs and is reported, the cyclic garbage collector walks only the objects
-    made since it started (``gc.freeze``). torch and the session hold a few hundred thousand
-    objects that every full collection would walk again, a tenth of a second each time: about
-    a sixth of the CPU time of grading. Undone when the item ends, so an older object that
-    became garbage meanwhile is collected later as usual. A session that froze objects itself
-    is left as it is."""
-    import gc
-
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 class ShapetraceSetupError(_TargetItemBase):

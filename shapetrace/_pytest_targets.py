@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import sys
 from pathlib import Path
 
@@ -346,3 +347,23 @@ def _bound_at_top(node: ast.stmt) -> list[str]:
             names.append(current.rest)
         stack.extend(ast.iter_child_nodes(current))
     return names
+
+
+@contextlib.contextmanager
+def older_objects_skipped():
+    """While a target runs and is reported, the cyclic garbage collector walks only the objects
+    made since it started (``gc.freeze``). torch and the session hold a few hundred thousand
+    objects that every full collection would walk again, a tenth of a second each time: about
+    a sixth of the CPU time of grading. Undone when the item ends, so an older object that
+    became garbage meanwhile is collected later as usual. A session that froze objects itself
+    is left as it is."""
+    import gc
+
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

@@ -71,7 +71,7 @@ def test_long_output_is_cut():
 def test_points_are_read_from_the_job_or_its_config_entry(job, entry, points):
     from types import SimpleNamespace
 
-    from shapetrace._pytest_plugin import _points
+    from shapetrace._pytest_targets import _points
 
     assert _points(SimpleNamespace(**job), SimpleNamespace(**entry)) == points
 
