@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from ._analysis import Analysis
+from ._compat import module_tables
 from ._dims import Dims
 from ._errors import ShapetraceError, TargetError, UsageError
 from ._fake import NeedsValuesError, fake_mode
@@ -128,14 +129,15 @@ class _preserved:
             with torch.no_grad():
                 for m in self.module.modules():
                     tensors = {}
-                    for table in (m._parameters, m._buffers):
+                    params, buffers, modules = module_tables(m)
+                    for table in (params, buffers):
                         for t in table.values():
                             if isinstance(t, torch.Tensor) and id(t) not in tensors:
                                 grad = getattr(t, "grad", None)
                                 tensors[id(t)] = (t, _copy(t), t.requires_grad, grad,
                                                   None if grad is None else _copy(grad))
-                    self.saved.append((m, dict(m.__dict__), dict(m._parameters),
-                                       dict(m._buffers), dict(m._modules), tensors))
+                    self.saved.append((m, dict(m.__dict__), dict(params), dict(buffers),
+                                       dict(modules), tensors))
         return self
 
     def __exit__(self, *exc_info):
@@ -144,8 +146,7 @@ class _preserved:
             torch.cuda.set_rng_state_all(self.cuda_rng)
         with torch.no_grad():
             for m, attrs, params, buffers, modules, tensors in self.saved:
-                for table, old in ((m._parameters, params), (m._buffers, buffers),
-                                   (m._modules, modules)):
+                for table, old in zip(module_tables(m), (params, buffers, modules)):
                     table.clear()
                     table.update(old)
                 for key in [k for k in m.__dict__ if k not in attrs]:

@@ -123,6 +123,13 @@ def instruction_position(code, lasti: int) -> tuple[int | None, int | None, int 
     return None, None, None, None
 
 
+def module_tables(module) -> tuple[dict, dict, dict]:
+    """The private tables ``module`` keeps its parameters, buffers and submodules in
+    (``_parameters``, ``_buffers``, ``_modules``): the only place to read a slot that holds
+    None, and to put back an entry a run replaced, removed or added."""
+    return module._parameters, module._buffers, module._modules
+
+
 def all_modules(model) -> list:
     """``model`` and every submodule, each once, in no particular order: read from the private
     ``_modules`` dicts, as :func:`module_tensors` does (``model.modules()`` runs a generator per

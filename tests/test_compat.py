@@ -138,6 +138,16 @@ def test_module_paths_name_modules_as_named_modules_does():
     assert _compat.module_paths(model, "Root")[id(shared)] == "Root.0.1"  # its first path
 
 
+def test_module_tables_are_where_a_module_keeps_its_slots():
+    model = nn.Sequential(nn.Linear(2, 3))
+    model.register_buffer("scale", None)
+    params, buffers, modules = _compat.module_tables(model[0])
+    assert params["weight"] is model[0].weight and set(params) == {"weight", "bias"}
+    _, buffers, modules = _compat.module_tables(model)
+    assert "scale" in buffers and buffers["scale"] is None  # a slot holding None
+    assert modules["0"] is model[0]
+
+
 def test_frame_getter_is_the_frame_lookup():
     def here():
         return _compat.frame_getter()(0), _compat.frame_getter()(1)

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from .._compat import batched_grad_loaded, disable_torch_function
+from .._compat import batched_grad_loaded, disable_torch_function, module_tables
 from .._dims import Dims
 from .results import RTOL, Dependency, DependencyResult
 from .roles import InputRole
@@ -402,7 +402,7 @@ class ModuleState:
         self.attrs: dict[nn.Module, dict[str, Any]] = {}
         with torch.no_grad():
             for sub in model.modules():
-                for store in (sub._parameters, sub._buffers):
+                for store in module_tables(sub)[:2]:
                     for key, value in store.items():
                         self.slots.append((store, key, value))
                         if value is not None:
@@ -424,8 +424,8 @@ class ModuleState:
                     continue
                 if key not in kept or not _same_value(value, kept[key]):
                     found.append((key, value))
-        names = {id(t): k for sub in self.attrs for k, t in (*sub._parameters.items(),
-                                                              *sub._buffers.items())}
+        names = {id(t): k for sub in self.attrs for table in module_tables(sub)[:2]
+                 for k, t in table.items()}
         for store, key, value in self.slots:
             if store.get(key) is not value:
                 found.append((key, store.get(key)))
