@@ -57,9 +57,14 @@ def deadline(seconds: float | None):
         yield
         return
     raised = False
+    collecting = _Collecting()
 
     def expire(signum, frame):
         nonlocal raised
+        if collecting.now:
+            # inside a garbage-collector callback (hypothesis installs one), an exception is
+            # printed as "ignored" and lost: wait for the next repeat, a moment later
+            return
         if raised:
             if _in_user_code(frame):  # the user's code caught it: stop it at its next line
                 _raise_on_user_lines(frame, seconds)
@@ -68,6 +73,7 @@ def deadline(seconds: float | None):
         raise TimedOut(seconds)
 
     previous = signal.signal(signal.SIGALRM, expire)
+    collecting.__enter__()
     tracer = sys.gettrace()
     left, repeat = signal.setitimer(signal.ITIMER_REAL, seconds, _AGAIN)  # an earlier timer's
     started = time.monotonic()
@@ -76,11 +82,45 @@ def deadline(seconds: float | None):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        collecting.__exit__()
         if sys.gettrace() is not tracer:
             sys.settrace(tracer)
         if left:  # the earlier timer goes on, less the time spent here (at once if it is past)
             signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - started), 1e-3),
                              repeat)
+
+
+class _Collecting:
+    """Whether the garbage collector is running its callbacks: ``now`` is true from the first
+    callback of a collection to the last (two callbacks of its own, first and last in
+    ``gc.callbacks``)."""
+
+    def __init__(self):
+        self.now = False
+
+    def _start(self, phase, info):
+        if phase == "start":
+            self.now = True
+
+    def _stop(self, phase, info):
+        if phase == "stop":
+            self.now = False
+
+    def __enter__(self):
+        import gc
+
+        gc.callbacks.insert(0, self._start)
+        gc.callbacks.append(self._stop)
+        return self
+
+    def __exit__(self, *exc_info):
+        import gc
+
+        for callback in (self._start, self._stop):
+            if callback in gc.callbacks:
+                gc.callbacks.remove(callback)
+        self.now = False
+        return False
 
 
 def stopped(exc: TimedOut, doing: str, source: str = "--timeout") -> str:

@@ -152,6 +152,38 @@ def test_no_deadline_when_none():
         assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
+def _busy(seconds: float) -> None:
+    import time as clock
+
+    end = clock.monotonic() + seconds
+    while clock.monotonic() < end:
+        pass
+
+
+def test_a_deadline_passing_inside_a_gc_callback_is_raised_after_it(monkeypatch):
+    """An exception raised inside a garbage-collector callback (hypothesis installs one) is
+    printed as "ignored" and lost: the deadline waits until the collection is over."""
+    import gc
+
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+
+    def slow(phase, info):
+        if phase == "start":
+            _busy(0.4)
+
+    gc.callbacks.append(slow)
+    try:
+        with pytest.raises(TimedOut):
+            with deadline(0.1):
+                gc.collect()
+                _busy(5)  # stopped here, at the next repeat after the collection
+    finally:
+        gc.callbacks.remove(slow)
+    assert not unraisable
+    assert slow not in gc.callbacks and len(gc.callbacks) == len(set(map(id, gc.callbacks)))
+
+
 def test_deadline_gives_an_earlier_timer_back_what_it_had_left():
     """A timer already set (pytest-timeout's, an enclosing deadline) runs on afterwards."""
     fired = []
