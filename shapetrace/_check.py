@@ -15,7 +15,7 @@ from ._errors import ShapetraceError, TargetError, UsageError
 from ._fake import NeedsValuesError, fake_mode
 from ._fastpath import FastPathWatch
 from ._fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
-from ._ops import SDPA, SOFTMAXES
+from ._ops import SDPA, SOFTMAXES, next_prime
 from ._records import TraceData
 from ._report import Diagnostic, Report, TargetResult
 from ._source import display_path, innermost_user_frame
@@ -337,6 +337,12 @@ def _run(result: TargetResult, model, args, names, dims: Dims, *, causal, behavi
         _drop_frames(exc_seen)
     elif behaviour:
         diagnostics.extend(watch.diagnostics())
+        if given:  # the tensors' own batch and time sizes, where anything names them
+            dims = _sizes_named(dims, trace.dims, watch.originals())
+            if dims is None:
+                result.notes.append(_UNNAMED_BATCH)
+                result.diagnostics = diagnostics
+                return
         found, notes = _behaviour(model, watch.originals(), names, trace, dims, causal, init)
         diagnostics.extend(found)
         result.notes.extend(notes)
@@ -404,6 +410,30 @@ def _exception_diagnostics(trace: Trace, exc: BaseException, found: list) -> lis
         "op-failed", f"forward raised {type(exc).__name__}: {_one_line(exc)}",
         file=site[0] if site else None, line=site[1] if site else None,
         module=trace.records[-1].module if trace.records else None)]
+
+
+_UNNAMED_BATCH = ("batch-leak and causal-leak not checked: nothing names the batch axis of the "
+                  "tensors given; name their sizes, e.g. check(model, inputs=[x], "
+                  "dims={'B': 2, 'T': 10}), or annotate forward's inputs (Float[Tensor, 'B T C'])")
+
+
+def _sizes_named(probe: Dims, named: Dims, args) -> Dims | None:
+    """The sizes the behaviour checks read the batch, time and source axes by, for tensors the
+    caller passed at their own sizes: ``named`` (``dims=``, forward's annotations, what the model
+    proves) where it names B, else the probe sizes when the tensors came at them, else None
+    (nothing says which axis is the batch: the checks are left out, never guessed)."""
+    shapes = [tuple(a.shape) for a in args if isinstance(a, torch.Tensor)]
+    if "B" in named:
+        sizes = {k: named[k] for k in ("B", "T", "S") if k in named}
+        taken = {s for shape in shapes for s in shape} | set(sizes.values())
+        for name in ("T", "S"):  # one nothing names is no axis: a size no tensor has
+            if name not in sizes:
+                sizes[name] = next_prime(max(taken) + 1, avoid=taken)
+                taken.add(sizes[name])
+        return Dims(sizes)
+    if any(probe["B"] in shape for shape in shapes):
+        return probe
+    return None
 
 
 def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None):

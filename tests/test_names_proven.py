@@ -7,6 +7,7 @@ prints as its number.
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
 
@@ -179,3 +180,57 @@ def test_check_given_tensors_with_dims_names_them():
     (result,) = report.targets
     first = result.trace.records[0]
     assert result.trace.shape_of(first.inputs[0]) == "(B, T, C)"
+
+
+class _LeakyCausal(nn.Module):
+    """Meant to be causal (``is_causal``) but unmasked, and it mixes the batch."""
+
+    def __init__(self, width=64, heads=4):
+        super().__init__()
+        self.heads, self.is_causal = heads, True
+        self.qkv = nn.Linear(width, 3 * width)
+
+    def forward(self, x: Float[Tensor, "batch seq C"]) -> Float[Tensor, "batch seq C"]:
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.heads, -1).transpose(1, 2)
+                   for t in self.qkv(x).split(C, dim=-1))
+        att = (q @ k.transpose(-2, -1) / (C // self.heads) ** 0.5).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(B, T, C)
+        return y - y.mean(0)
+
+
+class _UnannotatedLeaky(_LeakyCausal):
+    def forward(self, x):
+        return super().forward(x)
+
+
+def _behaviour_of(result) -> dict[str, int]:
+    return {d.rule: d.line for d in result.diagnostics if d.rule in ("batch-leak", "causal-leak")}
+
+
+@pytest.mark.parametrize("model, dims", [
+    pytest.param(_LeakyCausal(), None, id="annotated"),
+    pytest.param(_UnannotatedLeaky(), {"B": 2, "T": 10}, id="dims-given"),
+])
+def test_check_given_tensors_checks_behaviour_at_their_sizes(model, dims):
+    (result,) = shapetrace.check(model, inputs=[torch.randn(2, 10, 64)], dims=dims).targets
+    source = inspect.getsource(_LeakyCausal.forward).splitlines()
+    first = _LeakyCausal.forward.__code__.co_firstlineno
+    softmax = first + next(i for i, line in enumerate(source) if "softmax" in line)
+    mean = first + next(i for i, line in enumerate(source) if "mean(0)" in line)
+    assert _behaviour_of(result) == {"causal-leak": softmax, "batch-leak": mean}
+    assert "sample 0" in next(d.message for d in result.diagnostics if d.rule == "batch-leak")
+
+
+def test_check_given_tensors_with_nothing_naming_the_batch_checks_no_behaviour():
+    """(2, 10, 64) could be batch-first or time-first: nothing says, so nothing is guessed."""
+    (result,) = shapetrace.check(_UnannotatedLeaky(), inputs=[torch.randn(2, 10, 64)]).targets
+    assert _behaviour_of(result) == {}
+    (note,) = [n for n in result.notes if "not checked" in n]
+    assert "nothing names the batch axis" in note and "B=5" not in note
+
+
+def test_check_given_tensors_of_a_correct_model_stays_quiet():
+    (result,) = shapetrace.check(AnnotatedMHA(64, 4), inputs=[torch.randn(2, 10, 64)]).targets
+    assert not [d for d in result.diagnostics if d.severity == "error"]
+    assert not [n for n in result.notes if "batch-leak and causal-leak not checked" in n]
