@@ -111,7 +111,7 @@ class ValueProbes:
         return None
 
     def _finite(self, rec: OpRecord, outs, args, kwargs) -> None:
-        literal = non_finite_literals(rec)
+        literal = non_finite_literals(rec, self.tainted)
         found = None
         for slot, t in enumerate(outs):
             state = finiteness(t, only_nan="inf" in literal)
@@ -235,11 +235,14 @@ def _first_index(t: Tensor, kind: str) -> list[int] | None:
         return None
 
 
-def non_finite_literals(rec: OpRecord) -> set[str]:
-    """"inf" / "nan" when the call itself passes such a number (a -inf fill value, a full())."""
+def non_finite_literals(rec: OpRecord, tainted: dict[int, int] | None = None) -> set[str]:
+    """"inf" / "nan" when the call itself passes such a number (a -inf fill value, a full()).
+    A one-element input made by an op already found non-finite (``tainted``: a NaN loss
+    read by ``-loss``) carries that NaN on; it is not a number the call chose."""
     found: set[str] = set()
     values = [*rec.args, *rec.kwargs.values()] if rec.kwargs else list(rec.args)
-    values += [meta.value for meta in rec.inputs]
+    values += [meta.value for meta in rec.inputs
+               if not (tainted and meta._made_by in tainted)]
     for a in values:
         if type(a) is float:
             if a != a:

@@ -86,7 +86,7 @@ def check_discarded(analysis: Analysis):
         if _in_library(rec):
             continue  # unused intermediates inside an installed library are not the user's bug
         kind, statement = sources.kind(rec)
-        if kind not in ("alone", "dead"):
+        if kind not in ("alone", "dead", "listed"):
             continue  # returned, or passed to code the trace does not see
         if first_error is not None and kind != "alone":
             continue  # assigned, but the line that would have used it never ran
@@ -105,7 +105,8 @@ def _has_inplace_twin(name: str) -> bool:
 
 class _Statements:
     """What the statement around an op does with its value: ``"alone"`` (an expression
-    statement, ``scores.masked_fill(...)``), ``"dead"`` (assigned to a local variable that the
+    statement, ``scores.masked_fill(...)``), ``"listed"`` (an element of a comprehension whose
+    list is such a statement), ``"dead"`` (assigned to a local variable that the
     function never reads), ``"returned"`` (return, yield, a lambda's body), or ``"other"``.
     Each file is parsed once (``_source.file_tree``)."""
 
@@ -131,6 +132,9 @@ class _Statements:
                 return "returned", None
             if _is_op(value, rec, line, col, end_col):
                 return "alone", innermost
+            if isinstance(value, (ast.ListComp, ast.SetComp)) \
+                    and _is_op(value.elt, rec, line, col, end_col):
+                return "listed", innermost  # [t.view(...) for t in qkv] on its own: list dropped
         if isinstance(innermost, ast.Assign) and len(innermost.targets) == 1 \
                 and isinstance(innermost.targets[0], ast.Name) \
                 and _is_op(innermost.value, rec, line, col, end_col):
@@ -205,6 +209,11 @@ def _statement_text(rec, statement) -> str:
 
 
 def _discarded(rec, name: str, kind: str, statement):
+    if kind == "listed":
+        message = (f"the result of {rec.source or rec.op} is never used: the list the comprehension "
+                   f"builds is not kept")
+        hint = "Assign the list and use it (q, k, v = [...]), or delete the line."
+        return diagnostic("discarded-result", message, hint, rec=rec, statement=kind)
     source = _statement_text(rec, statement)
     receiver = call_receiver(source) if rec.op.startswith("Tensor.") else None
     if kind == "dead":

@@ -1,0 +1,177 @@
+"""discarded-result, on results that are used in ways a line-pattern would miss (a masked_fill
+assigned inside an ``if``, a list comprehension, a lambda's expression, ``out=``, a print or an
+assert while debugging), and on results really thrown away (``x.add(y)`` as a residual, a
+masked_fill inside an ``if``, a softmax on its own line, a comprehension whose list is
+dropped)."""
+
+import math
+
+import torch
+import torch.nn as nn
+
+
+class _Heads(nn.Module):
+    INIT = {"d_model": "C", "n_head": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, d_model, n_head, causal=False):
+        super().__init__()
+        self.n_head, self.d_model, self.d_head = n_head, d_model, d_model // n_head
+        self.causal = causal
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+        self.v = nn.Linear(d_model, d_model)
+        self.o = nn.Linear(d_model, d_model)
+
+    def merge(self, t):
+        B, _, T, _ = t.shape
+        return self.o(t.transpose(1, 2).reshape(B, T, self.d_model))
+
+
+class MaskInsideIf(_Heads):
+    INIT = {"d_model": "C", "n_head": "H", "causal": True}
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = [p(x).view(B, T, self.n_head, self.d_head).transpose(1, 2)
+                   for p in (self.q, self.k, self.v)]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if self.causal:
+            scores = scores.masked_fill(torch.ones(T, T).triu(1).bool(), float("-inf"))
+        return self.merge(scores.softmax(-1) @ v)
+
+
+class MaskInsideIfDropped(_Heads):
+    BUG = "discarded-result"
+    INIT = {"d_model": "C", "n_head": "H", "causal": True}
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = [p(x).view(B, T, self.n_head, self.d_head).transpose(1, 2)
+                   for p in (self.q, self.k, self.v)]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if self.causal:
+            scores.masked_fill(torch.ones(T, T).triu(1).bool(), float("-inf"))  # BUG
+        return self.merge(scores.softmax(-1) @ v)
+
+
+class LambdaSplitAndMask(_Heads):
+    """Helpers written as lambdas: each one's expression is what it returns."""
+
+    def forward(self, x):
+        B, T, C = x.shape
+        split = lambda t: t.view(B, T, self.n_head, self.d_head).transpose(1, 2)  # noqa: E731
+        causal = torch.ones(T, T, dtype=torch.bool).tril()
+        mask = lambda s: s.masked_fill(~causal, float("-inf"))  # noqa: E731
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        scores = mask(q @ k.transpose(-2, -1) * self.d_head ** -0.5)
+        return self.merge(scores.softmax(-1) @ v)
+
+
+class ListOfHeadsDropped(_Heads):
+    """The heads split in a comprehension whose list nobody keeps."""
+
+    BUG = "discarded-result"
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        [t.view(B, T, self.n_head, self.d_head) for t in (q, k, v)]  # BUG
+        q, k, v = (t.view(B, T, self.n_head, self.d_head).transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-2, -1) * self.d_head ** -0.5).tril()
+        scores = scores.masked_fill(scores == 0, float("-inf"))
+        return self.merge(scores.softmax(-1) @ v)
+
+
+class DebugPrintAndAssert(_Heads):
+    """A student's debugging left in: the sums are read by print and by assert."""
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = [p(x).view(B, T, self.n_head, self.d_head).transpose(1, 2)
+                   for p in (self.q, self.k, self.v)]
+        attn = (q @ k.transpose(-2, -1) / math.sqrt(self.d_head)).softmax(dim=-1)
+        assert torch.allclose(attn.sum(-1), torch.ones(B, self.n_head, T, dtype=x.dtype))
+        if not self.training and T < 0:
+            print(attn.sum(-1).max())
+        return self.merge(attn @ v)
+
+
+class OutArgument(_Heads):
+    """``torch.matmul(..., out=buf)``: the result lands in ``buf``, the return value is not needed."""
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = [p(x).view(B, T, self.n_head, self.d_head).transpose(1, 2)
+                   for p in (self.q, self.k, self.v)]
+        scores = torch.empty(B, self.n_head, T, T, dtype=x.dtype)
+        torch.matmul(q, k.transpose(-2, -1), out=scores)
+        scores.mul_(self.d_head ** -0.5)
+        return self.merge(scores.softmax(-1) @ v)
+
+
+class ResidualAddInPlace(nn.Module):
+    """Pre-norm block with ``x.add_(...)`` on its own copy and ``torch.add(..., out=)``."""
+
+    INIT = {"d_model": "C", "n_head": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, d_model, n_head):
+        super().__init__()
+        self.ln = nn.LayerNorm(d_model)
+        self.attn = nn.MultiheadAttention(d_model, n_head, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(),
+                                 nn.Linear(4 * d_model, d_model))
+
+    def forward(self, x):
+        h = x.clone()
+        y = self.ln(h)
+        h.add_(self.attn(y, y, y, need_weights=False)[0])
+        return torch.add(h, self.mlp(self.ln(h)))
+
+
+class ResidualAddDropped(nn.Module):
+    """``x.add(y)`` read as if it were in place: the attention's output is thrown away."""
+
+    BUG = "discarded-result"
+    INIT = {"d_model": "C", "n_head": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, d_model, n_head):
+        super().__init__()
+        self.ln = nn.LayerNorm(d_model)
+        self.attn = nn.MultiheadAttention(d_model, n_head, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(),
+                                 nn.Linear(4 * d_model, d_model))
+
+    def forward(self, x):
+        y = self.ln(x)
+        x.add(self.attn(y, y, y, need_weights=False)[0])  # BUG
+        return x + self.mlp(self.ln(x))
+
+
+class SoftmaxOnItsOwnLine(_Heads):
+    BUG = "discarded-result"
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = [p(x).view(B, T, self.n_head, self.d_head).transpose(1, 2)
+                   for p in (self.q, self.k, self.v)]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        torch.softmax(scores, dim=-1)  # BUG
+        return self.merge(scores @ v)
+
+
+class WalrusMask(_Heads):
+    """The mask made and tested in one ``if``; the filled scores assigned in its body."""
+
+    INPUTS = ["x=B,T,C", "attention_mask=B,T:long:2"]
+
+    def forward(self, x, attention_mask):
+        B, T, C = x.shape
+        q, k, v = [p(x).view(B, T, self.n_head, self.d_head).transpose(1, 2)
+                   for p in (self.q, self.k, self.v)]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if (pad := attention_mask[:, None, None, :] == 0).any():
+            scores = scores.masked_fill(pad, torch.finfo(scores.dtype).min)
+        return self.merge(scores.softmax(-1) @ v)
