@@ -86,6 +86,22 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
                      behaviour=behaviour and not fake, init=built_with)
             if inputs is None and not fake:
                 _guess_failed(result, args, names)
+            other = None if fake or result.error is not None else \
+                _ambiguous_guess(result, built_with, init, dims)
+            if other is not None:  # a guessed constructor argument may have meant another size
+                name, size, reading, op = other
+                first = (result.trace, result.diagnostics, result.dims, list(result.notes))
+                result.notes = list(notes)
+                again = _build(module, {**(init or {}), name: size},
+                               retry if retry is not None else inputs, dims, seed, mode)
+                _run(result, *again[:3], dims, causal=causal, behaviour=behaviour,
+                     init=again[3])
+                if result.trace.exception is None:  # it did: the run at the other reading stands
+                    model, args, names, built_with = again
+                    result.notes.append(f"{name} read as {reading}: as the vocabulary size it "
+                                        f"did not fit {op}; give --init {name}=SIZE to choose")
+                else:  # it failed either way: the first run's finding is the user's bug
+                    result.trace, result.diagnostics, result.dims, result.notes = first
             if reference is not None and not fake and result.trace.exception is None:
                 _compare(result, module, model, args, reference, init, dims, seed)
     except (ShapetraceError, RuntimeError, MemoryError) as exc:
@@ -260,6 +276,34 @@ def _guess_failed(result: TargetResult, args, names) -> None:
                             f"--input {name}=B,3,32,32 for images")
             result.diagnostics = []
             return
+
+
+#: constructor parameter names that mean a different size in different codebases, guessed as
+#: the first meaning (``_sizenames``): ``num_tokens`` is the vocabulary in x-transformers and
+#: Bloem's GPT, the sequence length in an MLP-Mixer's token mixing. name -> (the other dim,
+#: how to say it)
+_AMBIGUOUS_INIT = {"num_tokens": ("T", "the sequence length (T)")}
+
+
+def _ambiguous_guess(result: TargetResult, built_with, init, dims: Dims):
+    """``(name, other size, reading, op)`` when the forward failed at an op that reads a tensor
+    sized by a constructor argument guessed from an ambiguous name; else None. The caller runs
+    the module again with the other reading, and keeps whichever runs: a guess is never reported
+    as the user's bug."""
+    trace = result.trace
+    if trace is None or trace.exception is None or not isinstance(built_with, Mapping):
+        return None
+    failed = [r for r in trace.records if r.error is not None]
+    if not failed:
+        return None
+    rec = failed[-1]
+    for name, (dim, reading) in _AMBIGUOUS_INIT.items():
+        value = built_with.get(name)
+        if name in (init or {}) or type(value) is not int or dims.get(dim) in (None, value):
+            continue
+        if any(value in m.shape for m in rec.inputs):
+            return name, dims[dim], reading, rec.op
+    return None
 
 
 def _one_line_text(text: str) -> str:

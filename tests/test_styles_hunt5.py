@@ -16,8 +16,10 @@ import json
 import einops  # noqa: F401 - the corpus needs it (a test extra)
 import pytest
 import torch
+import torch.nn as nn
 
 from style_corpus import STYLES, bug_line, check, load, modules, show
+import shapetrace as st
 from shapetrace._rules.registry import RULES
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -91,7 +93,6 @@ def test_comprehension_whose_list_is_dropped():
 
 def test_comprehension_kept_or_used_is_not_discarded():
     """The same comprehension assigned, unpacked, returned or handed to a call is used."""
-    import shapetrace as st
 
     def split(x, keep):
         parts = x.chunk(3, dim=-1)
@@ -111,7 +112,8 @@ def test_comprehension_kept_or_used_is_not_discarded():
 
 # --- the command line, nothing declared -----------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["hunt5_scale.py", "hunt5_axis.py", "hunt5_masks.py"])
+@pytest.mark.parametrize("name", ["hunt5_scale.py", "hunt5_axis.py", "hunt5_masks.py",
+                                  "hunt5_reshape.py"])
 def test_whole_file_nothing_declared(capsys, name):
     from shapetrace._cli import main
 
@@ -129,3 +131,33 @@ def test_whole_file_nothing_declared(capsys, name):
             assert loud == [], (cls.__name__, target["diagnostics"])
         else:
             assert (cls.BUG, bug_line(cls)) in loud, (cls.__name__, target["diagnostics"])
+
+
+# --- an ambiguous constructor name: num_tokens -------------------------------------------------
+
+class _VocabGPTBadHead(nn.Module):
+    """num_tokens is the vocabulary (Bloem's GPT); the head is applied to the wrong tensor."""
+
+    def __init__(self, emb, num_tokens):
+        super().__init__()
+        self.tokens = nn.Embedding(num_tokens, emb)
+        self.toprobs = nn.Linear(emb, num_tokens)
+
+    def forward(self, idx):
+        x = self.tokens(idx)
+        return self.toprobs(x.transpose(1, 2))  # BUG: op-failed (the head reads (B, C, T))
+
+
+def test_num_tokens_meant_as_the_sequence_length_is_read_so():
+    module = load(STYLES / "hunt5_reshape.py", "styles5")
+    (result,) = st.check(module.MixerTokenMixing).targets
+    assert result.error is None and not [d for d in result.diagnostics if d.severity == "error"]
+    assert any("num_tokens read as the sequence length" in n for n in result.notes)
+
+
+def test_num_tokens_as_the_vocabulary_keeps_the_users_bug():
+    """Run again with num_tokens as T, the module fails too: the first run's finding stands."""
+    (result,) = st.check(_VocabGPTBadHead).targets
+    assert result.error is None
+    assert [d.rule for d in result.diagnostics if d.severity == "error"] == ["op-failed"]
+    assert not any("num_tokens read as" in n for n in result.notes)
