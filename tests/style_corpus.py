@@ -54,3 +54,19 @@ def bug_line(cls) -> int:
     hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith("# BUG")]
     assert len(hits) == 1, f"{cls.__name__} must mark exactly one line with # BUG"
     return hits[0]
+
+
+def assert_found_once(cls, *, at_line: bool = True):
+    """The buggy twin ``cls`` is found once, by its ``BUG`` rule, at its ``# BUG`` line (unless
+    ``at_line`` is False), with the rule's severity and a hint; the report it made comes back."""
+    from shapetrace._rules.registry import RULES
+
+    rule = RULES[cls.BUG]
+    report = check(cls, behaviour=rule.kind == "behaviour")
+    assert report.targets[0].error is None, report.targets[0].error
+    found = [d for d in report.diagnostics if d.rule == cls.BUG]
+    assert len(found) == 1, show(report)
+    if at_line:
+        assert found[0].line == bug_line(cls), show(report)
+    assert found[0].severity == rule.severity and found[0].hint, show(report)
+    return report, found[0]

@@ -15,8 +15,7 @@ import re
 import einops  # noqa: F401 - the corpus needs it (a test extra)
 import pytest
 
-from style_corpus import STYLES, bug_line, check, load, modules, show
-from shapetrace._rules.registry import RULES
+from style_corpus import STYLES, assert_found_once, bug_line, check, load, modules, show
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -50,13 +49,7 @@ def test_correct_style_is_clean(cls):
 
 @pytest.mark.parametrize("cls", BUGGY)
 def test_buggy_twin_is_found_at_its_line(cls):
-    behaviour = RULES[cls.BUG].kind == "behaviour"
-    report = check(cls, behaviour=behaviour)
-    assert report.targets[0].error is None, report.targets[0].error
-    found = [d for d in report.diagnostics if d.rule == cls.BUG]
-    assert len(found) == 1, show(report)
-    assert found[0].line == bug_line(cls), show(report)
-    assert found[0].severity == RULES[cls.BUG].severity and found[0].hint, show(report)
+    assert_found_once(cls)
 
 
 # --- the command line, nothing declared -----------------------------------------------------------

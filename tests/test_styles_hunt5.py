@@ -18,9 +18,8 @@ import pytest
 import torch
 import torch.nn as nn
 
-from style_corpus import STYLES, bug_line, check, load, modules, show
+from style_corpus import STYLES, assert_found_once, bug_line, check, load, modules, show
 import shapetrace as st
-from shapetrace._rules.registry import RULES
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -61,13 +60,7 @@ def test_an_allowed_warning_is_the_unscaled_one(cls):
 
 @pytest.mark.parametrize("cls", BUGGY)
 def test_buggy_twin_is_found_at_its_line(cls):
-    behaviour = RULES[cls.BUG].kind == "behaviour"
-    report = check(cls, behaviour=behaviour)
-    assert report.targets[0].error is None, report.targets[0].error
-    found = [d for d in report.diagnostics if d.rule == cls.BUG]
-    assert len(found) == 1, show(report)
-    assert found[0].line == bug_line(cls), show(report)
-    assert found[0].severity == RULES[cls.BUG].severity and found[0].hint, show(report)
+    assert_found_once(cls)
 
 
 # --- what the misses found here were --------------------------------------------------------------
