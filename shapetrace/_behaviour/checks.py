@@ -133,10 +133,15 @@ def _ambiguity(dims: Dims, roles: Sequence[InputRole | None]) -> str | None:
 
 _DROPOUT_NAME = re.compile(r"drop|\Ap\Z|\Ap_\w+")  # dropout, attn_pdrop, drop_rate, p, p_attn
 _PROBE_P = 0.1
+#: The rate of the runs that tell a rate-dependent eval output from random draws that agreed:
+#: one keep/drop draw per sample (stochastic depth) gives B draws, which at 0.1 agree between
+#: two runs a third of the time; at 0.5, 1 in 2**B.
+_RECHECK_P = 0.5
+_RECHECK_RUNS = 3
 
 
 @contextmanager
-def _dropout_switched_on(model: nn.Module):
+def _dropout_switched_on(model: nn.Module, rate: float = _PROBE_P):
     """Dropout rates of 0 raised to 0.1 for the determinism check, then put back; yields
     whether there was any rate to raise.
 
@@ -149,12 +154,12 @@ def _dropout_switched_on(model: nn.Module):
     for sub in model.modules():
         if isinstance(sub, dropout) and sub.p == 0.0:
             saved.append((sub, "p", sub.p))
-            sub.p = _PROBE_P
+            sub.p = rate
         for key, value in list(vars(sub).items()):
             if (type(value) is float and value == 0.0 and _DROPOUT_NAME.search(key)
                     and not key.startswith("_")):
                 saved.append((sub, key, value))
-                setattr(sub, key, _PROBE_P)
+                setattr(sub, key, rate)
     try:
         yield bool(saved)
     finally:
@@ -174,7 +179,9 @@ def _determinism(probe: Probe, first, result: BehaviourResult) -> bool:
     pair differs, or agrees with itself but not with ``first`` (an eval output that depends on
     the rate, as in ``x * (1 - p)``), the built rates are run again to tell which finding it
     is. Without rates to raise, the raised pair would repeat the first two runs, so it is left
-    out.
+    out. A raised pair that agrees with itself but not with ``first`` may also be random draws
+    that happened to agree (per-sample stochastic depth keeps all B samples in both runs a
+    third of the time at 0.1), so a few more runs at a rate of 0.5 decide (``_recheck``).
     """
     raised_finding = None  # (largest change, op) of two runs with the rates raised
     with torch.no_grad(), _dropout_switched_on(probe.model) as raised:
@@ -184,6 +191,8 @@ def _determinism(probe: Probe, first, result: BehaviourResult) -> bool:
                 raised_finding = (max_change(once, twice), _quietly(locate.first_difference, probe))
             elif outputs_equal(first, once):
                 return True
+    if raised and raised_finding is None:
+        raised_finding = _recheck(probe)
     with torch.no_grad():
         second = probe.call(probe.args)
     if not outputs_equal(first, second):
@@ -193,6 +202,17 @@ def _determinism(probe: Probe, first, result: BehaviourResult) -> bool:
     if raised_finding is not None:
         result.diagnostics.append(messages.nondeterministic(probe, *raised_finding))
     return True
+
+
+def _recheck(probe: Probe):
+    """(largest change, op) when runs with the dropout rates at 0.5 differ, else None."""
+    with torch.no_grad(), _dropout_switched_on(probe.model, _RECHECK_P):
+        runs = [probe.call(probe.args)]
+        for _ in range(_RECHECK_RUNS - 1):
+            runs.append(probe.call(probe.args))
+            if not outputs_equal(runs[0], runs[-1]):
+                return max_change(runs[0], runs[-1]), _quietly(locate.first_difference, probe)
+    return None
 
 
 def _pools_time(leak: locate.Leak, T: int) -> bool:

@@ -5,8 +5,9 @@ mask cannot be the only evidence. It is taken, strongest first, from
 
 1. a declaration (``--causal`` / ``--no-causal``, ``causal = true``, ``check(causal=...)``);
 2. a ``causal`` / ``is_causal`` / ``autoregressive`` constructor argument or attribute of the
-   checked module (``False`` there means the module says it is not causal: names are then not
-   read, a mask in the trace still is);
+   checked module (``False`` there means the module says it is not causal: neither the trace
+   nor names are read, since a prefix-LM's mask, a triangle widened by its prefix, looks
+   causal and is not);
 3. the trace: a triangular mask (``tril``/``triu``, a square buffer sliced to (T, T), an outer
    comparison of positions), ``is_causal=True``, or a running sum over T of feature vectors
    (``torch.cumsum(k * v, dim=1)``: causal linear attention, causal by construction);
@@ -70,12 +71,14 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
     if own is None and mixed:
         # an encoder-decoder: the decoder's triangular mask is not the whole model's intent
         return Intent(None, mixed)
+    if own is False:
+        # the module says it is not causal: a prefix-LM's mask (a triangle widened by the
+        # prefix) or a bidirectional window in the trace does not overrule it
+        return Intent(None, f"{_class(root)} says it is not causal")
     if trace is not None:
         found = trace_evidence(trace)
         if found:
             return Intent(True, found)
-    if own is False:
-        return Intent(None, f"{_class(root)} says it is not causal")
     for path, sub in modules:
         if causal_name(_class(sub)):
             return Intent(True, f"the class name {_class(sub)}")

@@ -98,13 +98,18 @@ def dependency_leak(probe: Probe, *, batch: bool, causal: bool, rtol: float = RT
     leaves, args, emb = probe.leaves(sources)
     run = record(probe, args, grad=True, embeddings=emb)
     kinds = (["batch"] if batch else []) + (["time"] if causal else [])
+    lengthened: set[int] = set()  # sizes of time axes made longer (cached keys + new ones)
     for step in run.steps:
+        lengthened |= _lengthened_sizes(step.rec, probe.dims)
         for t in step.outputs:
             if not (t.is_floating_point() and t.requires_grad):
                 continue
             ax = axes_of(t.shape, probe.dims)
             rows: list[tuple[int, Tensor]] = []
-            spans = {kind: probe.rows(rows, 0, t, ax, kind) for kind in kinds}
+            judged = [k for k in kinds if k != "time" or not lengthened.intersection(t.shape)]
+            spans = {kind: probe.rows(rows, 0, t, ax, kind) for kind in judged}
+            if not spans:
+                continue
             try:
                 grads = row_grads([t], leaves, rows, batched)
             except RuntimeError:  # no path from the leaves to this output
@@ -213,7 +218,56 @@ def _sees_future(used: Tensor, ax: Axes, drops_time: bool) -> bool:
 
 
 def _drops_time(rec: OpRecord, T: int) -> bool:
-    """The op took a tensor with a time axis and does not merely pick positions from it."""
+    """The op took a tensor with a time axis and does not merely pick positions from it, nor
+    lengthen that axis: a ``cat`` of cached keys before the new ones (S + T), a left ``F.pad``
+    (T + 2) or a convolution padded on both sides keeps the positions along an axis no longer
+    of size T, where they cannot be told apart; the op that brings the axis back to T is
+    judged instead. An ``F.pad`` that adds slots after the last position is still judged: that
+    is what lets a convolution over it see later positions (``F.pad(h, (1, 1))``)."""
     if base_name(rec.op) in PICKS:
         return False
-    return any(T in meta.shape for meta in rec.inputs)
+    timed = [meta.shape for meta in rec.inputs if T in meta.shape]
+    if not timed:
+        return False
+    if _pads_after_time(rec, T):
+        return True
+    return not any(_lengthens_time(shape, out.shape, T) for shape in timed for out in rec.outputs)
+
+
+def _pads_after_time(rec: OpRecord, T: int) -> bool:
+    """``F.pad`` with slots added after the last position of a time axis of its input."""
+    if rec.op != "F.pad" or not rec.inputs:
+        return False
+    pad, shape = rec.arg(1, "pad"), rec.inputs[0].shape
+    if not isinstance(pad, (tuple, list)):
+        return False
+    for axis, size in enumerate(shape):
+        after = 2 * (len(shape) - 1 - axis) + 1
+        if size == T and after < len(pad) and isinstance(pad[after], int) and pad[after] > 0:
+            return True
+    return False
+
+
+def _lengthened_sizes(rec: OpRecord, dims) -> set[int]:
+    """Sizes of the axes this op made by lengthening a time axis, when no named dimension has
+    that size: positions lie along such an axis (the S + T keys after a cache, T + 2 after a
+    pad) but which is which is unknown, so an output with one is not judged for the future:
+    (T, S + T) scores are legal before masking like (T, T) ones. A size a named dimension has
+    is left out (it could be heads or features, which must stay judged)."""
+    T = dims["T"]
+    sizes: set[int] = set()
+    if _pads_after_time(rec, T):
+        return sizes  # judged as it is (``_drops_time``)
+    for meta in rec.inputs:
+        if T not in meta.shape:
+            continue
+        for out in rec.outputs:
+            if len(out.shape) == len(meta.shape):
+                sizes.update(a for b, a in zip(meta.shape, out.shape)
+                             if b == T and a > T and dims.label(a) == str(a))
+    return sizes
+
+
+def _lengthens_time(before: Sequence[int], after: Sequence[int], T: int) -> bool:
+    """``after`` has ``before``'s axes, with an axis of size T grown longer."""
+    return len(before) == len(after) and any(b == T and a > T for b, a in zip(before, after))
