@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 
 import intent_models as im
 import shapetrace as st
@@ -200,3 +201,63 @@ def test_a_mask_that_lets_the_future_through_is_named_in_the_hint_not_called_mis
                      if "att.masked_fill(" in line)
     assert "without a causal mask" not in leak.hint
     assert f"inverted_mask.py:{mask_line}" in leak.hint and "j > i" in leak.hint
+
+
+class _Masked(torch.nn.Module):
+    """One head of attention whose keep-mask (True where a query may look) ``seen`` builds."""
+
+    def __init__(self, n_embd=143):
+        super().__init__()
+        self.qkv = torch.nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=-1)
+        pos = torch.arange(T)
+        keep = self.seen(pos)
+        scores = (q @ k.transpose(-2, -1) / C ** 0.5).masked_fill(~keep, float("-inf"))
+        return scores.softmax(dim=-1) @ v
+
+
+class _PrefixLM(_Masked):
+    """Tokens see themselves and earlier tokens, and the first three see each other: read both
+    ways on purpose, so not meant to be causal."""
+
+    def seen(self, pos):
+        return (pos[None, :] <= pos[:, None]) | (pos[None, :] < 3)
+
+
+class _CausalWithPadding(_Masked):
+    def seen(self, pos):
+        return (pos[None, :] <= pos[:, None]) & (pos[None, :] < len(pos) - 1)  # last key padding
+
+
+class _HiddenFutureOrPadding(_Masked):
+    def seen(self, pos):
+        return ~((pos[None, :] > pos[:, None]) | (pos[None, :] >= len(pos) - 1))
+
+
+class _CausalReversedWithPadding(_Masked):
+    def seen(self, pos):
+        return (pos[None, :] >= pos[:, None]) & (pos[None, :] > 0)  # the future kept
+
+
+def _causal_findings(cls):
+    (result,) = st.check(cls, inputs=["x=B,T,C"]).targets
+    return result, [d for d in result.diagnostics if d.rule == "causal-leak"]
+
+
+def test_a_prefix_widened_by_or_is_no_sign_of_a_causal_module():
+    result, found = _causal_findings(_PrefixLM)
+    assert found == [] and any("causal-leak not checked" in n for n in result.notes)
+
+
+@pytest.mark.parametrize("cls", [_CausalWithPadding, _HiddenFutureOrPadding])
+def test_a_causal_comparison_combined_with_padding_is_still_causal(cls):
+    result, found = _causal_findings(cls)
+    assert found == [] and not any("causal-leak not checked" in n for n in result.notes)
+
+
+def test_a_reversed_comparison_combined_with_padding_is_still_caught():
+    _, found = _causal_findings(_CausalReversedWithPadding)
+    assert len(found) == 1

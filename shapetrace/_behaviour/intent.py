@@ -224,11 +224,65 @@ def trace_evidence(trace: Any) -> str:
             a, b = rec.inputs[0].shape, rec.inputs[1].shape
             out = rec.outputs[0].shape
             if len(out) >= 2 and out[-1] == out[-2] and a != b \
-                    and out[-1] in (T, dims.get("L")) and not any(data.carries(m) for m in rec.inputs):
+                    and out[-1] in (T, dims.get("L")) and not any(data.carries(m) for m in rec.inputs) \
+                    and not _widened(trace.records, rec):
                 return "a comparison of positions (a causal mask)"
         if op in _CUMULATIVE and _running_sum_over_time(rec, T):
             return f"a running sum over T ({op}): causal by construction"
     return ""
+
+
+_ORS = frozenset({"|", "torch.logical_or", "Tensor.logical_or", "torch.bitwise_or",
+                  "Tensor.bitwise_or"})
+_ANDS = frozenset({"&", "torch.logical_and", "Tensor.logical_and", "torch.bitwise_and",
+                   "Tensor.bitwise_and"})
+_NOTS = frozenset({"~", "torch.logical_not", "Tensor.logical_not", "torch.bitwise_not",
+                   "Tensor.bitwise_not"})
+_LESS = frozenset({"<", "<=", "torch.lt", "torch.le", "Tensor.lt", "Tensor.le"})
+
+
+def _sees(rec) -> bool | None:
+    """For a comparison of a query position ``i`` (an axis ``(..., N, 1)``) with a key position
+    ``j`` (``(..., 1, N)`` or ``(N,)``): True when it is true where the query may look (``j <=
+    i``, ``i >= j``), False when it is true where it may not (``j > i``); None for anything
+    else."""
+    def role(shape):
+        if len(shape) >= 2 and shape[-1] == 1 and shape[-2] > 1:
+            return "i"
+        if len(shape) == 1 or (len(shape) >= 2 and shape[-2] == 1 and shape[-1] > 1):
+            return "j"
+        return None
+
+    first, second = (role(m.shape) for m in rec.inputs[:2])
+    if {first, second} != {"i", "j"}:
+        return None
+    less = rec.op in _LESS
+    return less if first == "j" else not less
+
+
+def _widened(records, rec, hops: int = 4) -> bool:
+    """Whether the positions a comparison lets a query see are widened on purpose before the
+    mask is used: ``(j <= i) | (j < prefix)``, a prefix-LM whose prefix is read both ways. Such a
+    comparison is no sign of a causal module. A mask of hidden positions OR'ed with padding, or
+    a visible one AND'ed with it, still is."""
+    sees = _sees(rec)
+    if sees is None:
+        return False
+    frontier = [((rec.index, 0), sees)]
+    for _ in range(hops):
+        following = []
+        for src, sees in frontier:
+            for later in records[src[0] + 1:]:
+                if not any(m.src == src for m in later.inputs):
+                    continue
+                if sees and later.op in _ORS:
+                    return True
+                if later.op in _NOTS:
+                    following.append(((later.index, 0), not sees))
+                elif later.op in _ORS or later.op in _ANDS or later.op == "[]":
+                    following.append(((later.index, 0), sees))
+        frontier = following
+    return False
 
 
 def _pattern_writes(records) -> set:
