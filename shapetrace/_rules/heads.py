@@ -40,8 +40,9 @@ REPEATS = frozenset({"Tensor.repeat", "torch.tile", "Tensor.tile"})
 INTERLEAVES = frozenset({"Tensor.repeat_interleave", "torch.repeat_interleave"})
 COMPLEX_VIEWS = frozenset({"torch.view_as_complex", "torch.view_as_real"})
 CATS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
+STACKS = frozenset({"torch.stack"})
 #: The ops that make a copy factor (``HeadAxes``): without one, no finding is possible.
-_COPIES = EXPANDS | REPEATS | INTERLEAVES | CATS
+_COPIES = EXPANDS | REPEATS | INTERLEAVES | CATS | STACKS
 
 
 class Factor(NamedTuple):
@@ -151,6 +152,8 @@ class HeadAxes:
             return self._getitem(rec, src, meta, pos, depth)
         if op in CATS:
             return self._cat(rec, src, pos, depth)
+        if op in STACKS:
+            return self._stack(rec, pos, depth)
         if op in COMPLEX_VIEWS:  # (..., n, 2) <-> (..., n) complex: the leading axes stay
             return self.factors(src, pos, depth) if pos < min(src.ndim, meta.ndim) - 1 else None
         if op in PLAIN_MATMULS or op == SDPA or op in EINSUMS:
@@ -231,6 +234,20 @@ class HeadAxes:
         if len(ins) == 1:
             return self.factors(first, pos, depth)
         return None
+
+    def _stack(self, rec, pos, depth):
+        """``torch.stack([k] * G, dim)``: copies of one tensor, the new axis their copy index
+        and the other axes that tensor's. Different tensors stacked (q, k and v) are not
+        followed: which one a later index picks is not known here."""
+        dim, n = rec.arg(1, "dim", 0), rec.outputs[0].ndim
+        ins = rec.inputs
+        if not isinstance(dim, int) or not ins or ins[0].src is None \
+                or any(m.src != ins[0].src for m in ins):
+            return None
+        dim = norm_dim(dim, n)
+        if pos != dim:
+            return self.factors(ins[0], pos if pos < dim else pos - 1, depth)
+        return [Factor("copy", len(ins), rec)] if len(ins) > 1 else []
 
     def _getitem(self, rec, src, meta, pos, depth):
         index = rec.arg(1)
