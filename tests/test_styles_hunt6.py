@@ -209,3 +209,42 @@ def test_an_odd_size_the_error_does_not_blame_gets_no_advice():
         (other,) = st.check(Other, init={"reason": reason}, inputs=["x=B,T,C"]).targets
         assert reason in other.error
         assert "is odd" not in other.error and "--dims" not in other.error
+
+
+# --- head-grouping's rewritten line ---------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["TimeMajorTiledRepeat", "StackedCopiesOutermost", "TorchTile"])
+def test_head_grouping_rewrite_pasted_back_makes_the_module_clean(name, tmp_path):
+    import importlib.util
+
+    gqa = load(STYLES / "hunt6_gqa.py", "styles6")
+    (found,) = [d for d in check(getattr(gqa, name), behaviour=False).diagnostics
+                if d.rule == "head-grouping"]
+    number, _, fixed = found.hint.partition(": ")[2].partition("  ")
+    assert int(number) == found.line
+    lines = (STYLES / "hunt6_gqa.py").read_text().splitlines()
+    old = lines[found.line - 1]
+    lines[found.line - 1] = old[:len(old) - len(old.lstrip())] + fixed
+    copy = tmp_path / "hunt6_gqa.py"
+    copy.write_text("\n".join(lines) + "\n")
+    spec = importlib.util.spec_from_file_location(f"fixed_hunt6_{name}", copy)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    report = check(getattr(module, name), behaviour=False)
+    assert not [d for d in report.diagnostics if d.rule == "head-grouping"], show(report)
+    assert not report.errors, show(report)
+
+
+def test_flat_projection_tiled_gets_no_rewrite_that_copies_features():
+    """``t.repeat(1, 1, G)`` on a flat (B, T, Hkv*d) projection: repeat_interleave along that axis
+    would copy single features, not heads, so the hint says to split the heads off first."""
+    gqa = load(STYLES / "hunt6_gqa.py", "styles6")
+    report, found = assert_found_once(gqa.FlatProjectionTiled)
+    assert "repeat_interleave(self.h" not in found.hint and "split the 2 heads" in found.hint
+    assert found.message.startswith("t is repeated as whole blocks")
+
+
+def test_a_list_of_copies_is_named_by_its_tensor():
+    gqa = load(STYLES / "hunt6_gqa.py", "styles6")
+    report, found = assert_found_once(gqa.StackedCopiesOutermost)
+    assert found.message.startswith("v is repeated as whole blocks"), found.message
