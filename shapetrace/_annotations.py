@@ -62,6 +62,8 @@ _RANK = re.compile(r"this array has (\d+) dimensions, not the (\d+) expected")
 _RANK_MIN = re.compile(r"this array has (\d+) dimensions, which is fewer than (\d+)")
 _DTYPE = re.compile(r"this array has dtype (\S+), not .* as expected")
 _ATTRIBUTE = re.compile(r"(?:self\.)?([A-Za-z_]\w*)")
+#: beartype's reason for a union hint (``Optional[Float[...]]``): "... not <class ...> or <class ...>".
+_UNION = re.compile(r"not <class [^>]*> or <class")
 
 _CASTS = {"Float": ".float()", "Int": ".long()", "Integer": ".long()", "Bool": ".bool()"}
 
@@ -245,8 +247,8 @@ def _verdict(v: _Violation) -> _Verdict:
         return _Verdict(f"{arg}: dtype {m.group(1)}, expected {article} {kind} tensor {_pretty_dims(dims)}",
                         f"{{func}} declares {arg} as {v.annotation}; {fix} or fix the caller.",
                         {"got": m.group(1), "expected": kind})
-    variadic = any(t.startswith("*") or t == "..." for t in dims)
-    if not reason and v.shape is not None and dims and not variadic:
+    union = bool(_UNION.search(reason))  # Optional[Float[...]]: beartype's reason names no dim
+    if (not reason or union) and v.shape is not None and dims:
         inferred = _infer_without_reason(v, arg)
         if inferred is not None:
             return inferred
@@ -254,7 +256,7 @@ def _verdict(v: _Violation) -> _Verdict:
     expected = v.annotation or "its annotation"
     if m := re.fullmatch(r"<class '(.+)'>", expected):
         expected = m.group(1)
-    detail = f" ({reason})" if reason and "not instance of" not in reason else ""
+    detail = f" ({reason})" if reason and "not instance of" not in reason and not union else ""
     return _Verdict(f"{arg}: got {got}, expected {expected}{detail}",
                     f"{{func}} declares {arg} as {expected}; pass a value of that type.")
 
@@ -352,10 +354,23 @@ def _rank_verdict(v: _Violation, arg: str, got: int, expected: int) -> _Verdict:
 def _infer_without_reason(v: _Violation, arg: str) -> _Verdict | None:
     """The reason text was dropped: compare the actual shape with the dims bound so far."""
     dims, shape = v.dims or [], v.shape or ()
-    if len(dims) != len(shape):
+    variadic = [i for i, t in enumerate(dims) if t.startswith(("*", "#*")) or t == "..."]
+    if len(variadic) > 1:
+        return None
+    if not variadic and len(dims) != len(shape):
         return _rank_verdict(v, arg, len(shape), len(dims))
-    for token, size in zip(dims, shape):
+    if variadic and len(shape) < len(dims) - 1:
+        return None  # fewer axes than the fixed ones: the rank message needs no variadic count
+    if variadic:  # the fixed tokens before it meet the leading axes, those after it the trailing
+        cut = variadic[0]
+        tail = len(dims) - cut - 1
+        pairs = [*zip(dims[:cut], shape[:cut]), *zip(dims[cut + 1:], shape[len(shape) - tail:])]
+    else:
+        pairs = list(zip(dims, shape))
+    for token, size in pairs:
         name = _token_name(token)
+        if token.startswith("#") and size == 1:
+            continue  # broadcastable
         if "=" not in token and name in v.memo and v.memo[name] != size:
             return _dim_verdict(v, arg, name, size, v.memo[name])
     return None

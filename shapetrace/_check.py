@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -190,6 +192,27 @@ def _copy(t: torch.Tensor):
         return None
 
 
+_EVEN = re.compile(r"divisible by 2\b|\beven\b|% ?2\b", re.I)
+
+
+def _needs_even(exc: BaseException, dims: Dims) -> str:
+    """A constructor that wants an even size (sinusoidal or rotary positions: Whisper's
+    ``d_model``) refused an odd probe size: which ``--dims`` gives it one."""
+    text = str(exc)
+    if not _EVEN.search(text):
+        return ""
+    named = [n for n, size in dims.items() if size % 2 and re.search(rf"\b{size}\b", text)]
+    if not named:
+        return ""
+    name = named[0]
+    if name == "C" and "C" not in dims.explicit and "H" in dims and "d" in dims:
+        change = f"--dims d=8, which makes C={dims['H'] * 8}"
+    else:
+        change = f"--dims {name}={dims[name] + 1}"
+    return (f" (the probe sizes are odd primes and {name}={dims[name]} is odd: give it an even "
+            f"size, e.g. {change})")
+
+
 def _build(module, init, inputs, dims: Dims, seed: int, mode):
     from . import _spec
     from ._behaviour.probe import seed as seed_all
@@ -208,7 +231,7 @@ def _build(module, init, inputs, dims: Dims, seed: int, mode):
         except BaseException as exc:  # GeneratorExit or a BaseException of the user's own too
             shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
             raise TargetError(f"{module.__qualname__}({shown}) raised {type(exc).__name__}: "
-                              f"{_one_line(exc)}{_where(exc)}") from exc
+                              f"{_one_line(exc)}{_where(exc)}{_needs_even(exc, dims)}") from exc
         forward_owner = module
     elif isinstance(module, torch.nn.Module):
         if init:

@@ -1,4 +1,4 @@
-"""More randomly initialised Hugging Face architectures: correct attention, so no rule may flag them.
+"""More randomly initialised Hugging Face architectures (and ViT, Whisper): correct attention, so no rule may flag them.
 
 Tiny one-layer models built from configs at the probe sizes (nothing is downloaded), each checked
 whole with ``shapetrace.check`` in eager and sdpa attention where the architecture has both, and
@@ -133,3 +133,85 @@ def test_bart_attentions_are_read_and_decoder_is_not_a_leak():
     assert any("causal-leak not checked" in n and "encoder-decoder" in n for n in notes), notes
     declared = st.check(model, inputs=["input_ids=B,T:long:V"], causal=True, behaviour=True)
     assert [d for d in declared.diagnostics if d.rule == "causal-leak"]  # the encoder does leak
+
+
+# --- ViT and Whisper ------------------------------------------------------------------------------
+
+def vit(impl):
+    s = Dims(None)
+    return tf.ViTModel(tf.ViTConfig(hidden_size=s["C"], num_attention_heads=s["H"], num_hidden_layers=1,
+                                    intermediate_size=2 * s["C"], image_size=28, patch_size=7,
+                                    attn_implementation=impl))
+
+
+class Whisper(torch.nn.Module):
+    """WhisperModel called with the two inputs it needs, by keyword (its forward's second
+    positional parameter is an attention mask)."""
+
+    def __init__(self, d_model, n_head, vocab_size, max_source, impl="eager"):
+        super().__init__()
+        config = tf.WhisperConfig(d_model=d_model, encoder_attention_heads=n_head,
+                                  decoder_attention_heads=n_head, encoder_layers=1, decoder_layers=1,
+                                  encoder_ffn_dim=2 * d_model, decoder_ffn_dim=2 * d_model,
+                                  vocab_size=vocab_size, num_mel_bins=8, max_source_positions=max_source,
+                                  max_target_positions=32, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                                  decoder_start_token_id=1, attn_implementation=impl)
+        self.model = tf.WhisperModel(config)
+
+    def forward(self, input_features, decoder_input_ids):
+        return self.model(input_features=input_features,
+                          decoder_input_ids=decoder_input_ids).last_hidden_state
+
+
+WHISPER_INIT = {"d_model": "C", "n_head": "H", "vocab_size": "V", "max_source": "S"}
+WHISPER_INPUTS = ["input_features=B,8,34", "decoder_input_ids=B,T:long:V"]  # 34 = 2*S frames
+
+
+@pytest.mark.parametrize("impl", ["eager", "sdpa"])
+def test_vit_is_quiet(impl):
+    torch.manual_seed(0)
+    report = st.check(vit(impl), inputs=["pixel_values=B,3,28,28"])
+    assert report.targets[0].error is None, report.targets[0].error
+    assert not [d for d in report.diagnostics if d.rule in STRICT or d.severity != "info"], \
+        show(report.diagnostics)
+
+
+def test_vit_eager_attention_is_read():
+    torch.manual_seed(0)
+    model = vit("eager").eval()
+    with st.trace(model) as t:
+        model(torch.randn(5, 3, 28, 28))
+    (found,) = analyse(t).attentions
+    assert found.scores is not None
+    assert not [d for d in t.diagnostics if d.severity != "info"], show(t.diagnostics)
+
+
+@pytest.mark.parametrize("impl", ["eager", "sdpa"])
+def test_whisper_at_an_even_width_is_quiet(impl):
+    """Whisper's sinusoidal positions need an even width: d=8 makes C=88."""
+    report = st.check(Whisper, init={**WHISPER_INIT, "impl": impl}, inputs=WHISPER_INPUTS,
+                      dims={"d": 8})
+    assert report.targets[0].error is None, report.targets[0].error
+    assert not [d for d in report.diagnostics if d.rule in STRICT or d.severity != "info"], \
+        show(report.diagnostics)
+
+
+def test_whisper_eager_attentions_are_read():
+    sizes = Dims({"d": 8})
+    torch.manual_seed(0)
+    model = Whisper(sizes["C"], sizes["H"], sizes["V"], sizes["S"]).eval()
+    with st.trace(model, dims={"d": 8}) as t:
+        model(torch.randn(sizes["B"], 8, 2 * sizes["S"]),
+              torch.randint(0, sizes["V"], (sizes["B"], sizes["T"])))
+    assert len(analyse(t).attentions) == 3  # encoder, decoder, cross
+    assert not [d for d in t.diagnostics if d.severity != "info"], show(t.diagnostics)
+
+
+def test_whisper_at_the_default_width_is_a_target_error_with_the_way_out():
+    """At C=143 WhisperModel refuses to build (its sinusoidal table needs an even width): a
+    target error in one line, naming transformers' check and the dims that build it."""
+    (result,) = st.check(Whisper, init=WHISPER_INIT, inputs=WHISPER_INPUTS).targets
+    assert result.error is not None and "\n" not in result.error
+    assert "divisible by 2" in result.error and "modeling_whisper.py" in result.error
+    assert "--dims d=8, which makes C=88" in result.error
+    assert not result.diagnostics

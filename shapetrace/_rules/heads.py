@@ -40,8 +40,9 @@ REPEATS = frozenset({"Tensor.repeat", "torch.tile", "Tensor.tile"})
 INTERLEAVES = frozenset({"Tensor.repeat_interleave", "torch.repeat_interleave"})
 COMPLEX_VIEWS = frozenset({"torch.view_as_complex", "torch.view_as_real"})
 CATS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
+STACKS = frozenset({"torch.stack"})
 #: The ops that make a copy factor (``HeadAxes``): without one, no finding is possible.
-_COPIES = EXPANDS | REPEATS | INTERLEAVES | CATS
+_COPIES = EXPANDS | REPEATS | INTERLEAVES | CATS | STACKS
 
 
 class Factor(NamedTuple):
@@ -151,6 +152,8 @@ class HeadAxes:
             return self._getitem(rec, src, meta, pos, depth)
         if op in CATS:
             return self._cat(rec, src, pos, depth)
+        if op in STACKS:
+            return self._stack(rec, pos, depth)
         if op in COMPLEX_VIEWS:  # (..., n, 2) <-> (..., n) complex: the leading axes stay
             return self.factors(src, pos, depth) if pos < min(src.ndim, meta.ndim) - 1 else None
         if op in PLAIN_MATMULS or op == SDPA or op in EINSUMS:
@@ -231,6 +234,20 @@ class HeadAxes:
         if len(ins) == 1:
             return self.factors(first, pos, depth)
         return None
+
+    def _stack(self, rec, pos, depth):
+        """``torch.stack([k] * G, dim)``: copies of one tensor, the new axis their copy index
+        and the other axes that tensor's. Different tensors stacked (q, k and v) are not
+        followed: which one a later index picks is not known here."""
+        dim, n = rec.arg(1, "dim", 0), rec.outputs[0].ndim
+        ins = rec.inputs
+        if not isinstance(dim, int) or not ins or ins[0].src is None \
+                or any(m.src != ins[0].src for m in ins):
+            return None
+        dim = norm_dim(dim, n)
+        if pos != dim:
+            return self.factors(ins[0], pos if pos < dim else pos - 1, depth)
+        return [Factor("copy", len(ins), rec)] if len(ins) > 1 else []
 
     def _getitem(self, rec, src, meta, pos, depth):
         index = rec.arg(1)
@@ -401,21 +418,28 @@ def _finding(analysis: Analysis, rep, factors: list[Factor], copy: Factor):
     heads = math.prod(f.size for f in factors if f.kind == "head" and f.size > 1)
     groups = copy.size
     what = call_receiver(rep.source) or "the key/value tensor"
+    listed = re.fullmatch(r"\[\s*([\w.]+)\s*\]\s*\*.*", what)  # torch.cat([k] * G, ...)
+    what = listed.group(1) if listed else what
     order = ", ".join(f"kv{i % heads}" for i in range(min(heads * 2, 6))) + ", ..."
     message = (f"{what} is repeated as whole blocks: its {heads} key/value heads come out as "
                f"{order}, so query head 1 meets key/value head 1; in grouped-query attention query "
                f"heads 0..{groups - 1} share key/value head 0 (the layout of every pretrained "
                f"checkpoint and of SDPA's enable_gqa=True)")
-    fix = _fixed_line(rep, groups)
+    fix = _fixed_line(rep, groups, heads)
     if fix is not None:
         hint = f"Repeat each key/value head in place: {fix[0]}  {fix[1]}"
+    elif rep.inputs and heads not in rep.inputs[0].shape:  # copied before the heads were split
+        hint = (f"Repeat each key/value head in place: split the {heads} heads off the flat axis "
+                f"first (a .view that gives them an axis of their own), then "
+                f".repeat_interleave({groups}, dim=...) on that axis, or "
+                f"[:, :, None].expand(...).reshape(...) as Llama's repeat_kv")
     else:
         hint = (f"Repeat each key/value head in place: .repeat_interleave({groups}, dim=...) on "
                 f"the head axis, or [:, :, None].expand(...).reshape(...) as Llama's repeat_kv")
     return diagnostic("head-grouping", message, hint, rec=rep, heads=heads, groups=groups)
 
 
-def _fixed_line(rep, groups: int) -> tuple[int, str] | None:
+def _fixed_line(rep, groups: int, heads: int) -> tuple[int, str] | None:
     """The user's line with the tiling call rewritten to repeat in place, from the source text:
     ``k = k.repeat(1, self.n_rep, 1, 1)`` -> ``k = k.repeat_interleave(self.n_rep, dim=1)``."""
     segment = rep.source.strip()
@@ -426,7 +450,7 @@ def _fixed_line(rep, groups: int) -> tuple[int, str] | None:
         node = ast.parse(segment, mode="eval").body
     except SyntaxError:
         return None
-    fixed = _fixed_call(node, segment, rep, groups)
+    fixed = _fixed_call(node, segment, rep, groups, heads)
     text = source_line(filename, line)
     if fixed is None or text.count(segment) != 1:
         return None
@@ -441,27 +465,60 @@ def _fixed_line(rep, groups: int) -> tuple[int, str] | None:
     return line, text
 
 
-def _fixed_call(node, segment: str, rep, groups: int) -> str | None:
-    if not isinstance(node, ast.Call):
+def _is_head_axis(meta, dim: int, heads: int) -> bool:
+    """Whether axis ``dim`` of the tensor that was copied holds the key/value heads alone: a
+    repeat_interleave along it copies whole heads. Along a flat (Hkv*d) feature axis it would
+    copy single features, so no rewrite is offered there."""
+    return 0 <= dim < meta.ndim and meta.shape[dim] == heads
+
+
+def _fixed_call(node, segment: str, rep, groups: int, heads: int) -> str | None:
+    if not isinstance(node, ast.Call) or not rep.inputs:
         return None
     func, args = node.func, node.args
+    src = rep.inputs[0]
     if rep.op == "Tensor.repeat" and isinstance(func, ast.Attribute) and func.attr == "repeat" \
             and args and not node.keywords:
         reps = ints(rep.args[1:])
-        if reps is None or len(reps) != len(args):
+        if reps is None or len(reps) != len(args) or len(reps) != src.ndim:
             return None
         dims = [i for i, r in enumerate(reps) if r > 1]
-        if len(dims) != 1 or reps[dims[0]] != groups:
+        if len(dims) != 1 or reps[dims[0]] != groups or not _is_head_axis(src, dims[0], heads):
             return None
         return f"{ast.unparse(func.value)}.repeat_interleave({ast.unparse(args[dims[0]])}, dim={dims[0]})"
-    if rep.op in CATS and args and isinstance(args[0], ast.BinOp) \
-            and isinstance(args[0].op, ast.Mult) and isinstance(args[0].left, ast.List) \
-            and len(args[0].left.elts) == 1:
-        dim = rec_dim = rep.arg(1, "dim", 0)
-        if not isinstance(rec_dim, int):
+    if rep.op == "torch.tile" and len(args) == 2 and isinstance(args[1], (ast.Tuple, ast.List)) \
+            and not node.keywords:
+        reps = ints(rep.arg(1, "dims"))
+        if reps is None or len(reps) != len(args[1].elts) or len(reps) != src.ndim:
+            return None
+        dims = [i for i, r in enumerate(reps) if r > 1]
+        if len(dims) != 1 or reps[dims[0]] != groups or not _is_head_axis(src, dims[0], heads):
+            return None
+        count = ast.unparse(args[1].elts[dims[0]])
+        return f"{ast.unparse(args[0])}.repeat_interleave({count}, dim={dims[0]})"
+    copies = args and isinstance(args[0], ast.BinOp) and isinstance(args[0].op, ast.Mult) \
+        and isinstance(args[0].left, ast.List) and len(args[0].left.elts) == 1
+    if rep.op in CATS and copies:
+        dim = rep.arg(1, "dim", 0)
+        if not isinstance(dim, int) or not _is_head_axis(src, norm_dim(dim, src.ndim), heads):
             return None
         tensor, count = ast.unparse(args[0].left.elts[0]), ast.unparse(args[0].right)
         return f"{tensor}.repeat_interleave({count}, dim={dim})"
+    if rep.op in STACKS and copies:  # stack([v] * G, dim=j) before head axis j: stack after it
+        dim = rep.arg(1, "dim", 0)
+        if not isinstance(dim, int):
+            return None
+        j = norm_dim(dim, src.ndim + 1)
+        if not _is_head_axis(src, j, heads):
+            return None  # only the copy axis right before the heads moves by one, nothing else
+        keyword = next((k for k in node.keywords if k.arg == "dim"), None)
+        if keyword is not None:
+            rest = [ast.unparse(a) for a in args]
+        elif len(args) == 2:
+            rest = [ast.unparse(args[0])]
+        else:
+            return None
+        return f"{ast.unparse(func)}({', '.join([*rest, f'dim={j + 1}'])})"
     pattern = next((a for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str)
                     and "->" in a.value), None)
     if pattern is not None:  # einops: b h t d -> b (g h) t d  becomes  b (h g) t d
