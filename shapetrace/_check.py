@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
