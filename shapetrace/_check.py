@@ -255,7 +255,41 @@ def _build(module, init, inputs, dims: Dims, seed: int, mode):
         else:
             args.append(_spec.make_input(spec, dims, generator=generator))
             names.append(spec.name)
+    if inputs is not None:
+        args, names = _in_forward_order(model, args, names)
     return model, args, names, kwargs
+
+
+def _in_forward_order(model, args: list, names: list) -> tuple[list, list]:
+    """Declared inputs placed by their names: ``--input input_features=... --input
+    decoder_input_ids=...`` on ``forward(input_features, attention_mask=None,
+    decoder_input_ids=None)`` passes the ids third, with the mask's default second, instead of
+    handing them to ``attention_mask``. Left as given unless every input is named after one of
+    forward's positional parameters and every parameter skipped has a default."""
+    import inspect
+
+    if not names or any(n.startswith("input ") for n in names) or len(set(names)) != len(names):
+        return args, names
+    try:
+        params = [p for p in inspect.signature(model.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return args, names
+    position = {p.name: i for i, p in enumerate(params)}
+    if any(n not in position for n in names):
+        return args, names
+    given = dict(zip(names, args))
+    last = max(position[n] for n in names)
+    placed, placed_names = [], []
+    for p in params[:last + 1]:
+        if p.name in given:
+            placed.append(given[p.name])
+        elif p.default is not p.empty:
+            placed.append(p.default)
+        else:
+            return args, names  # a required parameter nobody declared: as given
+        placed_names.append(p.name)
+    return placed, placed_names
 
 
 def _as_tokens(result: TargetResult, module, inputs, dims: Dims):
