@@ -3,8 +3,9 @@
 Parameters are matched by state_dict key; when the keys differ, by shape in registration order,
 preferring a parameter whose name says the same role (``query``/``q_proj``/``W_query`` are all
 queries). A fused query/key/value weight (3n, m) on one side and three (n, m) weights on the
-other are matched as one group whose layout is not known in advance: the comparison tries each
-layout (:data:`FUSED_LAYOUTS`) and the module is only said to differ when none agrees. A bias
+other are matched as one group whose layout is not known in advance, and so is a fused key/value
+weight (2n, m) against two (``to_kv`` beside ``to_q``): the comparison tries each layout
+(:data:`FUSED_LAYOUTS`) and the module is only said to differ when none agrees. A bias
 that only one side has is zero in the comparison. Anything else that cannot be matched (other
 shapes, other counts) is one :class:`TargetError` line, never a guess.
 """
@@ -21,7 +22,7 @@ from ._errors import TargetError
 
 #: How a fused (3n, m) weight holds its three (n, m) parts: contiguous blocks in one of the six
 #: orders (``qkv.split(n)``), or interleaved per head (``view(B, T, H, 3*d).chunk(3, -1)``) in
-#: one of the six orders.
+#: one of the six orders. A fused pair (2n, m) takes the order of its two parts within these.
 FUSED_LAYOUTS = [(kind, order) for kind in ("blocks", "heads")
                  for order in itertools.permutations(range(3))]
 
@@ -29,7 +30,8 @@ _ROLE_WORDS = {"q": "q", "query": "q", "queries": "q", "wq": "q",
                "k": "k", "key": "k", "keys": "k", "wk": "k",
                "v": "v", "value": "v", "values": "v", "wv": "v",
                "o": "o", "out": "o", "output": "o", "wo": "o", "": "o",
-               "qkv": "qkv", "attn": "qkv", "in": "qkv", "wqkv": "qkv"}
+               "qkv": "qkv", "attn": "qkv", "in": "qkv", "wqkv": "qkv",
+               "kv": "kv", "wkv": "kv", "key_value": "kv"}
 _FILLER = re.compile(r"(^|_)(w|to|proj|projection|linear|lin|layer|fc|c|weight|bias)(?=_|$)")
 
 
@@ -50,7 +52,8 @@ def _is_bias(name: str, shape) -> bool:
 
 @dataclass
 class _Fused:
-    """One fused parameter on one side and its three parts on the other (by name)."""
+    """One fused parameter on one side and its parts (three, or a key/value pair) on the other
+    (by name)."""
 
     fused: str
     parts: list[str]
@@ -88,7 +91,8 @@ class WeightPlan:
                     dst.copy_(_join([mine[n].detach() for n in group.parts], layout, heads)
                               .to(dst.dtype))
                 else:
-                    parts = _split(mine[group.fused].detach(), layout, heads)
+                    parts = _split(mine[group.fused].detach(), layout, heads,
+                                   len(group.parts))
                     for name, part in zip(group.parts, parts):
                         theirs[name].copy_(part.to(theirs[name].dtype))
 
@@ -104,27 +108,34 @@ class WeightPlan:
         return how + (f" ({'; '.join(extra)})" if extra else "")
 
 
-def _join(parts, layout, heads):
+def _order(layout, count: int) -> tuple[str, tuple[int, ...]]:
+    """The layout of a group of ``count`` parts: a pair keeps its two parts' order in the
+    triple's."""
     kind, order = layout
+    return kind, tuple(i for i in order if i < count)
+
+
+def _join(parts, layout, heads):
+    kind, order = _order(layout, len(parts))
     ordered = [parts[i] for i in order]
     if kind == "blocks":
         return torch.cat(ordered)
     n = ordered[0].shape[0]
     rest = ordered[0].shape[1:]
     return torch.stack([p.reshape(heads, n // heads, *rest) for p in ordered], 1) \
-        .reshape(3 * n, *rest)
+        .reshape(len(parts) * n, *rest)
 
 
-def _split(fused, layout, heads):
-    kind, order = layout
-    n = fused.shape[0] // 3
+def _split(fused, layout, heads, count: int = 3):
+    kind, order = _order(layout, count)
+    n = fused.shape[0] // count
     if kind == "blocks":
         chunks = fused.split(n)
     else:
         rest = fused.shape[1:]
-        grouped = fused.reshape(heads, 3, n // heads, *rest)
-        chunks = [grouped[:, j].reshape(n, *rest) for j in range(3)]
-    out = [None] * 3
+        grouped = fused.reshape(heads, count, n // heads, *rest)
+        chunks = [grouped[:, j].reshape(n, *rest) for j in range(count)]
+    out = [None] * count
     for slot, i in enumerate(order):
         out[i] = chunks[slot]
     return out
@@ -193,29 +204,41 @@ def _kind(name: str) -> str:
 
 
 def _fused_groups(mine, theirs, used, taken, heads):
-    """Fused (3n, ...) parameters on one side that stand for three (n, ...) on the other: the
-    shapes one side has more of than the other, three parts per fused parameter."""
+    """Fused (3n, ...) parameters on one side that stand for three (n, ...) on the other, then
+    fused (2n, ...) key/value pairs that stand for two: the shapes one side has more of than
+    the other, three (or two) parts per fused parameter."""
     from collections import Counter
 
-    count_mine = Counter(tuple(p.shape) for _, p in mine)
-    count_theirs = Counter(tuple(p.shape) for _, p in theirs)
-    for fused_side, fused_count, part_count, is_ref in (
-            (theirs, count_theirs, count_mine, True), (mine, count_mine, count_theirs, False)):
-        parts_side, fused_used, parts_used = (mine, taken, used) if is_ref else (theirs, used, taken)
-        for shape in list(fused_count):
-            if not shape or shape[0] % 3 or (shape[0] // 3) % heads:
-                continue
-            part = (shape[0] // 3, *shape[1:])
-            extra = fused_count[shape] - part_count.get(shape, 0)
-            spare = part_count.get(part, 0) - fused_count.get(part, 0)
-            while extra > 0 and spare >= 3:
-                fused = _choose(fused_side, fused_used, shape, ("qkv",))
-                parts = [_choose(parts_side, parts_used, part, (r,)) for r in "qkv"]
-                fused_used.add(fused)
-                parts_used.update(parts)
-                yield _Fused(fused_side[fused][0], [parts_side[i][0] for i in parts], is_ref)
-                extra -= 1
-                spare -= 3
+    for roles in ("qkv", "kv"):
+        count = len(roles)
+        count_mine = Counter(tuple(p.shape) for i, (_, p) in enumerate(mine) if i not in used)
+        count_theirs = Counter(tuple(p.shape) for j, (_, p) in enumerate(theirs) if j not in taken)
+        for fused_side, fused_count, part_count, is_ref in (
+                (theirs, count_theirs, count_mine, True), (mine, count_mine, count_theirs, False)):
+            parts_side, fused_used, parts_used = (mine, taken, used) if is_ref else \
+                (theirs, used, taken)
+            for shape in list(fused_count):
+                if not shape or shape[0] % count or (shape[0] // count) % heads:
+                    continue
+                part = (shape[0] // count, *shape[1:])
+                extra = fused_count[shape] - part_count.get(shape, 0)
+                spare = part_count.get(part, 0) - fused_count.get(part, 0)
+                while extra > 0 and spare >= count:
+                    if roles == "kv" and not _named(parts_side, parts_used, part, roles):
+                        break  # a pair only where the names say which is the key and the value
+                    fused = _choose(fused_side, fused_used, shape, (roles,))
+                    parts = [_choose(parts_side, parts_used, part, (r,)) for r in roles]
+                    fused_used.add(fused)
+                    parts_used.update(parts)
+                    yield _Fused(fused_side[fused][0], [parts_side[i][0] for i in parts], is_ref)
+                    extra -= 1
+                    spare -= count
+
+
+def _named(side, taken, shape, roles: str) -> bool:
+    """Whether ``side`` has a free parameter of ``shape`` named for each of ``roles``."""
+    free = {role(n) for i, (n, p) in enumerate(side) if i not in taken and tuple(p.shape) == shape}
+    return set(roles) <= free
 
 
 def _choose(side, taken, shape, roles) -> int:

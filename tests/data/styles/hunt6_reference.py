@@ -57,9 +57,8 @@ class TorchMultiheadAttention(_Student):
 
 class _FusedKeyValue(_Student):
     """A separate query projection and one (2C, C) projection for keys and values: the same
-    function, but a fused key/value pair is not matched to the reference's separate weights
-    (only fused q/k/v triples are), so the comparison stops with one clear error line. Left out
-    of the corpus' lists (the leading underscore); tests check the error."""
+    function, its key/value weight matched to the reference's two. Left out of the corpus' lists
+    (the leading underscore); test_styles_hunt6.py checks the match and a jumbled twin."""
 
     def __init__(self, n_embd, n_head, block_size):
         super().__init__()
