@@ -211,7 +211,11 @@ def _token_name(token: str) -> str:
 
 
 def _pretty_dims(dims: list[str] | None) -> str:
-    return "(" + ", ".join(_token_name(t) for t in dims) + ")" if dims else "its annotation"
+    """The annotation's axes as a shape: ``(*batch, q, d)`` (a variadic axis keeps its star)."""
+    if not dims:
+        return "its annotation"
+    return "(" + ", ".join(("*" if t.lstrip("#").startswith("*") else "") + _token_name(t)
+                           if t != "..." else "..." for t in dims) + ")"
 
 
 def _shape_text(shape: tuple[int, ...] | None) -> str:

@@ -104,6 +104,7 @@ def test_optional_annotation_names_the_dim():
     report, found = assert_found_once(annot.MaskOfTheWrongLength)
     assert found.message == "mask: dim q is 8, expected 7 as set by q", show(report)
     assert "<class" not in found.message + found.hint
+    assert "q is (*batch, q, d)" in found.hint  # a variadic axis shown with its star
 
 
 def test_renormalised_over_the_queries_points_at_the_mask_and_says_how():
