@@ -21,7 +21,8 @@ from .._dims import Dims
 from .._report import Diagnostic
 from . import locate, messages, shuffle
 from .errors import InternalCheckError, raised_by_user
-from .probe import Probe, copy_module, max_change, one_thread, outputs_equal
+from .probe import (Probe, copy_module, float64_default, max_change, one_thread,
+                    outputs_equal)
 from .results import PERMUTATION_RTOL, RTOL, BehaviourResult, DependencyResult, looks_causal
 from .roles import InputRole, infer_roles
 
@@ -53,7 +54,7 @@ def dependencies(module: nn.Module, inputs: Sequence[Any],
     with _internal_errors(stage):
         probe = Probe(copy_module(module), inputs, roles, dims, kwargs, root=type(module).__name__)
         try:
-            with torch.random.fork_rng(devices=[]), one_thread():
+            with torch.random.fork_rng(devices=[]), one_thread(), float64_default():
                 torch.default_generator.manual_seed(0)  # what fork_rng restores
                 reference = probe.reference()
                 return probe.dependencies(reference, rtol, batched)
@@ -91,7 +92,7 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
         with _internal_errors(stage):
             probe = Probe(copied, inputs, roles, dims, kwargs, root=type(module).__name__)
             try:
-                with torch.random.fork_rng(devices=[]), one_thread():
+                with torch.random.fork_rng(devices=[]), one_thread(), float64_default():
                     torch.default_generator.manual_seed(0)  # what fork_rng restores
                     _run_checks(probe, result, causal, stage)
             finally:

@@ -600,6 +600,20 @@ def one_thread():
 
 
 @contextmanager
+def float64_default():
+    """Tensors the module makes without a dtype (``torch.zeros(T, T)``,
+    ``nn.Transformer.generate_square_subsequent_mask(T)``) are float64 like the probe's copy, as
+    they match the module's dtype in an ordinary run: a float32 mask added to float64 scores
+    would make the re-run fail."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(before)
+
+
+@contextmanager
 def math_sdpa():
     """The math SDPA kernel: differentiable under vmap, and masked weights are exactly 0."""
     try:
