@@ -17,7 +17,7 @@ from ._fake import NeedsValuesError, fake_mode
 from ._fastpath import FastPathWatch
 from ._fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from ._ops import SDPA, SOFTMAXES, next_prime
-from ._records import TraceData
+from ._records import OpRecord, TraceData
 from ._report import Diagnostic, Report, TargetResult
 from ._source import display_path, innermost_user_frame
 from ._rules import run_trace_rules
@@ -90,19 +90,11 @@ def check_target(module, *, init=None, inputs=None, dims=None, causal=None, fake
             other = None if fake or result.error is not None else \
                 _ambiguous_guess(result, built_with, init, dims)
             if other is not None:  # a guessed constructor argument may have meant another size
-                name, size, reading, op = other
-                first = (result.trace, result.diagnostics, result.dims, list(result.notes))
-                result.notes = list(notes)
-                again = _build(module, {**(init or {}), name: size},
-                               retry if retry is not None else inputs, dims, seed, mode)
-                _run(result, *again[:3], dims, causal=causal, behaviour=behaviour,
-                     init=again[3])
-                if result.trace.exception is None:  # it did: the run at the other reading stands
+                again = _other_reading(result, other, notes, lambda init_: _build(
+                    module, init_, retry if retry is not None else inputs, dims, seed, mode),
+                    init, dims=dims, causal=causal, behaviour=behaviour)
+                if again is not None:
                     model, args, names, built_with = again
-                    result.notes.append(f"{name} read as {reading}: as the vocabulary size it "
-                                        f"did not fit {op}; give --init {name}=SIZE to choose")
-                else:  # it failed either way: the first run's finding is the user's bug
-                    result.trace, result.diagnostics, result.dims, result.notes = first
             if reference is not None and not fake and result.trace.exception is None:
                 _compare(result, module, model, args, reference, init, dims, seed)
     except (ShapetraceError, RuntimeError, MemoryError) as exc:
@@ -312,13 +304,9 @@ def _guess_failed(result: TargetResult, args, names) -> None:
     """When the forward failed at an op that read an inferred input as it came in (a ViT's
     ``x`` guessed as (B, T, C) and handed to a Conv2d), the guess was wrong, not the user's
     code: the run becomes a target error asking for the inputs, not an op-failed finding."""
-    trace = result.trace
-    if trace is None or trace.exception is None:
+    rec = _failed_op(result.trace)
+    if rec is None:
         return
-    failed = [r for r in trace.records if r.error is not None]
-    if not failed:
-        return
-    rec = failed[-1]
     for arg, name in zip(args, names):
         if not isinstance(arg, torch.Tensor):
             continue
@@ -346,13 +334,9 @@ def _ambiguous_guess(result: TargetResult, built_with, init, dims: Dims):
     sized by a constructor argument guessed from an ambiguous name; else None. The caller runs
     the module again with the other reading, and keeps whichever runs: a guess is never reported
     as the user's bug."""
-    trace = result.trace
-    if trace is None or trace.exception is None or not isinstance(built_with, Mapping):
+    rec = _failed_op(result.trace)
+    if rec is None or not isinstance(built_with, Mapping):
         return None
-    failed = [r for r in trace.records if r.error is not None]
-    if not failed:
-        return None
-    rec = failed[-1]
     for name, (dim, reading) in _AMBIGUOUS_INIT.items():
         value = built_with.get(name)
         if name in (init or {}) or type(value) is not int or dims.get(dim) in (None, value):
@@ -362,14 +346,40 @@ def _ambiguous_guess(result: TargetResult, built_with, init, dims: Dims):
     return None
 
 
+def _other_reading(result: TargetResult, other, notes: list, build, init, *, dims: Dims,
+                   causal, behaviour: bool):
+    """Runs the module again with an ambiguous constructor argument read the other way
+    (``other``, from :func:`_ambiguous_guess`); keeps that run and returns what ``build`` made
+    for it when it runs, else puts the first run back (it failed either way: the first run's
+    finding is the user's bug) and returns None. ``notes``: the result's notes before the
+    first run."""
+    name, size, reading, op = other
+    first = (result.trace, result.diagnostics, result.dims, list(result.notes))
+    result.notes = list(notes)
+    again = build({**(init or {}), name: size})
+    _run(result, *again[:3], dims, causal=causal, behaviour=behaviour, init=again[3])
+    if result.trace.exception is not None:
+        result.trace, result.diagnostics, result.dims, result.notes = first
+        return None
+    result.notes.append(f"{name} read as {reading}: as the vocabulary size it did not fit {op}; "
+                        f"give --init {name}=SIZE to choose")
+    return again
+
+
+def _failed_op(trace) -> OpRecord | None:
+    """The last op that raised in a forward that ended in an exception, or None."""
+    if trace is None or trace.exception is None:
+        return None
+    return next((r for r in reversed(trace.records) if r.error is not None), None)
+
+
 def _one_line_text(text: str) -> str:
     text = text.strip()
     return text.splitlines()[0] if text else ""
 
 
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else ""
+    return _one_line_text(str(exc))
 
 
 def _in(exc: BaseException) -> str:
@@ -495,21 +505,25 @@ def _used_dims(analysis: Analysis, dims: Dims) -> dict[str, int]:
     return dims.as_dict(used)
 
 
-def _exception_diagnostics(trace: Trace, exc: BaseException, found: list) -> list[Diagnostic]:
-    """A failure that no trace rule explained: annotation errors, plain Python errors."""
+def _exception_diagnostics(trace: TraceData, exc: BaseException, found: list, *,
+                           what: str = "forward", in_module: bool = True) -> list[Diagnostic]:
+    """A failure that no trace rule explained (``found``: what the rules said): annotation
+    errors, plain Python errors. ``what`` raised (a forward, a script); ``in_module``: the
+    finding names the module that ran last."""
     from ._annotations import annotation_diagnostic
 
     diag = annotation_diagnostic(exc)
     if diag is not None:
         return [diag]
-    failed = [r for r in trace.records if r.error is not None]
-    if failed and any(d.data.get("index") == failed[-1].index for d in found):
+    failed = next((r for r in reversed(trace.records) if r.error is not None), None)
+    if failed is not None and any(d.data.get("index") == failed.index for d in found):
         return []
     site = user_frame(exc)
-    return [diagnostic(
-        "op-failed", f"forward raised {type(exc).__name__}: {_one_line(exc)}",
-        file=site[0] if site else None, line=site[1] if site else None,
-        module=trace.records[-1].module if trace.records else None)]
+    where = dict(file=site[0] if site else None, line=site[1] if site else None)
+    if in_module:
+        where["module"] = trace.records[-1].module if trace.records else None
+    return [diagnostic("op-failed", f"{what} raised {type(exc).__name__}: {_one_line(exc)}",
+                       **where)]
 
 
 _UNNAMED_BATCH = ("batch-leak and causal-leak not checked: nothing names the batch axis of the "

@@ -177,16 +177,6 @@ def run_traced(run, display: str, *, dims=None, what: str = "the script"):
 
 def _raised(trace, exc: BaseException, found: list, what: str) -> list:
     """The exception as a finding, unless a trace rule already explained the op that raised."""
-    from ._annotations import annotation_diagnostic
-    from ._check import _one_line, user_frame
-    from ._rules.registry import diagnostic
+    from ._check import _exception_diagnostics
 
-    diag = annotation_diagnostic(exc)
-    if diag is not None:
-        return [diag]
-    failed = [r for r in trace.records if r.error is not None]
-    if failed and any(d.data.get("index") == failed[-1].index for d in found):
-        return []
-    site = user_frame(exc)
-    return [diagnostic("op-failed", f"{what} raised {type(exc).__name__}: {_one_line(exc)}",
-                       file=site[0] if site else None, line=site[1] if site else None)]
+    return _exception_diagnostics(trace, exc, found, what=what, in_module=False)
