@@ -37,6 +37,7 @@ import sys
 from dataclasses import dataclass, field
 from types import TracebackType
 
+from ._hints import align, variadic_positions
 from ._report import Diagnostic
 from ._rules.registry import diagnostic
 from ._source import display_path, innermost_user_frame
@@ -358,19 +359,11 @@ def _rank_verdict(v: _Violation, arg: str, got: int, expected: int) -> _Verdict:
 def _infer_without_reason(v: _Violation, arg: str) -> _Verdict | None:
     """The reason text was dropped: compare the actual shape with the dims bound so far."""
     dims, shape = v.dims or [], v.shape or ()
-    variadic = [i for i, t in enumerate(dims) if t.startswith(("*", "#*")) or t == "..."]
-    if len(variadic) > 1:
-        return None
-    if not variadic and len(dims) != len(shape):
+    if not variadic_positions(dims) and len(dims) != len(shape):
         return _rank_verdict(v, arg, len(shape), len(dims))
-    if variadic and len(shape) < len(dims) - 1:
-        return None  # fewer axes than the fixed ones: the rank message needs no variadic count
-    if variadic:  # the fixed tokens before it meet the leading axes, those after it the trailing
-        cut = variadic[0]
-        tail = len(dims) - cut - 1
-        pairs = [*zip(dims[:cut], shape[:cut]), *zip(dims[cut + 1:], shape[len(shape) - tail:])]
-    else:
-        pairs = list(zip(dims, shape))
+    pairs = align(dims, shape)
+    if pairs is None:  # two variadic tokens, or fewer axes than the fixed ones
+        return None
     for token, size in pairs:
         name = _token_name(token)
         if token.startswith("#") and size == 1:

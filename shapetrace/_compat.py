@@ -163,13 +163,14 @@ def module_paths(model, prefix: str) -> dict[int, str]:
     return paths
 
 
-def module_tensors(model) -> list:
-    """Every parameter and buffer of ``model`` and its submodules (or of a list of modules, as
-    :func:`all_modules` gives them), each module visited once, in no particular order. Read from
-    the private ``_modules`` / ``_parameters`` / ``_buffers`` dicts: ``model.parameters()`` runs
-    a few nested generators per module, which shows on every trace of a small model."""
+def module_tensors(model, modules: list | None = None) -> list:
+    """Every parameter and buffer of ``model`` and its submodules (``modules``, when the caller
+    already has them from :func:`all_modules`), each module visited once, in no particular
+    order. Read from the private ``_modules`` / ``_parameters`` / ``_buffers`` dicts:
+    ``model.parameters()`` runs a few nested generators per module, which shows on every trace
+    of a small model."""
     found: list = []
-    for module in model if isinstance(model, list) else all_modules(model):
+    for module in all_modules(model) if modules is None else modules:
         found += [t for t in module._parameters.values() if t is not None]
         found += [t for t in module._buffers.values() if t is not None]
     return found

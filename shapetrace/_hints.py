@@ -37,23 +37,35 @@ def annotation_name(token: str) -> str | None:
     return DIM_ALIASES.get(name.lower(), name)
 
 
+def variadic_positions(tokens: list[str]) -> list[int]:
+    """Where the variadic tokens are (``*batch``, ``#*batch``, ``...``): each stands for any
+    number of axes."""
+    return [i for i, t in enumerate(tokens) if t.lstrip("#").startswith("*") or t == "..."]
+
+
+def align(tokens: list[str], shape: tuple[int, ...]) -> list[tuple[str, int]] | None:
+    """``(token, size)`` for each fixed token of an annotation laid on ``shape``: the tokens
+    before a variadic one meet the leading axes, those after it the trailing ones. None when
+    the shape cannot fit (another number of axes, fewer than the fixed tokens, two variadic
+    tokens)."""
+    variadic = variadic_positions(tokens)
+    if len(variadic) > 1:
+        return None
+    if not variadic:
+        return list(zip(tokens, shape)) if len(tokens) == len(shape) else None
+    if len(shape) < len(tokens) - 1:
+        return None
+    cut = variadic[0]
+    tail = len(tokens) - cut - 1
+    return [*zip(tokens[:cut], shape[:cut]), *zip(tokens[cut + 1:], shape[len(shape) - tail:])]
+
+
 def bind_tokens(tokens: list[str], shape: tuple[int, ...]) -> dict[str, int] | None:
     """The sizes ``shape`` gives the names in ``tokens`` (one variadic token may stand for any
     number of axes); None when the shape does not fit the annotation at all."""
-    variadic = [i for i, t in enumerate(tokens) if t.startswith("*") or t == "..."]
-    if len(variadic) > 1:
+    pairs = align(tokens, shape)
+    if pairs is None:
         return None
-    if variadic:
-        cut = variadic[0]
-        after = len(tokens) - cut - 1
-        if len(shape) < len(tokens) - 1:
-            return None
-        pairs = list(zip(tokens[:cut], shape[:cut]))
-        pairs += list(zip(tokens[cut + 1:], shape[len(shape) - after:])) if after else []
-    elif len(tokens) != len(shape):
-        return None
-    else:
-        pairs = list(zip(tokens, shape))
     out: dict[str, int] = {}
     for token, size in pairs:
         name = annotation_name(token)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 
-
 import torch
 
 from ._analysis import Analysis, analyse
@@ -78,7 +77,7 @@ class Trace(TraceData):
         attributes = proven_dims(self.model, modules)
         proven = self._witness.proven(attributes)
         known = {**proven, **self._declared}
-        own = _weight_shapes(modules)  # a model's constants (a 64-wide buffer) say nothing
+        own = _weight_shapes(self.model, modules)  # a model's constants (a 64-wide buffer) say nothing
         entering = [m.shape for rec in self.records  # of the sizes it runs at: the data's do
                     for m in (rec.inputs if rec.inputs else rec.outputs)  # torch.randn(...)
                     if (m._made_by is None or not rec.inputs) and m.shape not in own]
@@ -238,9 +237,9 @@ def _unnamed_sizes(dims: Dims, stated: set, entering: list, records) -> set[int]
     return unnamed
 
 
-def _weight_shapes(modules: list) -> set[tuple[int, ...]]:
-    """The shapes of the parameters and buffers of ``modules``."""
-    return {tuple(t.shape) for t in module_tensors(modules)}
+def _weight_shapes(model, modules: list) -> set[tuple[int, ...]]:
+    """The shapes of the parameters and buffers of ``model`` (its ``modules``)."""
+    return {tuple(t.shape) for t in module_tensors(model, modules)}
 
 
 def trace(model: torch.nn.Module | None = None, *, dims=None, inputs=None,
