@@ -188,7 +188,7 @@ class Recorder:
         if isinstance(output, Tensor):
             mode.count_use(output)
         else:
-            for t in _tensors_in(output):
+            for t in tensors_in(output):
                 mode.count_use(t)
 
     def _showwarning(self, message, category, filename, lineno, file=None, line=None):
@@ -524,12 +524,14 @@ def _ints_only(a: list | tuple) -> bool:
     return True
 
 
-def _tensors_in(obj, depth: int = 0):
+def tensors_in(obj, depth: int = 0):
+    """The tensors in ``obj``: itself, or inside tuples, lists and dict values, three levels
+    deep at most (a module's output, a ``(k, v)`` cache kept on a module)."""
     if isinstance(obj, Tensor):
         yield obj
     elif depth < 3 and isinstance(obj, (tuple, list)):
         for x in obj:
-            yield from _tensors_in(x, depth + 1)
+            yield from tensors_in(x, depth + 1)
     elif depth < 3 and isinstance(obj, dict):
         for x in obj.values():
-            yield from _tensors_in(x, depth + 1)
+            yield from tensors_in(x, depth + 1)

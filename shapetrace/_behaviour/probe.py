@@ -24,6 +24,7 @@ from torch import Tensor, nn
 
 from .._compat import batched_grad_loaded, disable_torch_function, module_tables
 from .._dims import Dims
+from .._tracer import tensors_in
 from .results import RTOL, Dependency, DependencyResult
 from .roles import InputRole
 
@@ -214,7 +215,7 @@ class Probe:
         with torch.no_grad(), self.embedding("record"):
             out = self.call(self.args)
         self.per_sample_state = [name for name, value in self._state.changed()
-                                 if any(self.B in t.shape for t in _tensors_in(value))]
+                                 if any(self.B in t.shape for t in tensors_in(value))]
         self.paths = [(label, path) for label, path, t in flatten(out)
                       if t.is_floating_point() and self.B in t.shape]
         return out
@@ -452,16 +453,6 @@ class ModuleState:
                 for key, value in kept.items():
                     if key not in attrs or not _same_value(attrs[key], value):
                         attrs[key] = _copy(value)
-
-
-def _tensors_in(value) -> list[Tensor]:
-    if isinstance(value, Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors_in(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors_in(v)]
-    return []
 
 
 def _holds_module(value) -> bool:

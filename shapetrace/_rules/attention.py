@@ -464,7 +464,7 @@ def _projection_width(analysis: Analysis, meta) -> int | None:
         rec = graph.producer(meta)
         if rec is None or not rec.inputs or rec.error is not None:
             return None
-        if rec.op in _LINEAR_MAPS and rec.op in ("F.linear", "torch.addmm", "Tensor.addmm"):
+        if rec.op in ("F.linear", "torch.addmm", "Tensor.addmm"):
             source = rec.inputs[0] if rec.op == "F.linear" else rec.inputs[1]
             return source.shape[-1] if source.shape else None
         if rec.op in MATMULS and len(rec.inputs) == 2 and rec.inputs[0].shape \

@@ -30,7 +30,7 @@ def check_reversed(analysis: Analysis):
         if rec.op in ("Tensor.permute", "torch.permute"):
             if permutation(rec) != list(range(n - 1, -1, -1)):
                 continue
-            if not meta.dtype.is_floating_point:
+            if not getattr(meta.dtype, "is_floating_point", True):  # None: an odd tensor
                 continue  # every axis spelled out on indices or a routing mask: an MoE's
                 # one_hot(top_k, E).permute(2, 1, 0) to (E, k, tokens) means it
             what = "permute reversing every axis"
