@@ -24,8 +24,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from shapetrace._behaviour import dependencies, run_behaviour
-from shapetrace._dims import Dims
+from shapetrace.behaviour import dependencies, run_behaviour
+from shapetrace.base.dims import Dims
 
 
 class MultiHeadAttention(nn.Module):

@@ -65,13 +65,13 @@ def breakdown() -> None:
     import torch  # noqa: F401
 
     lap("import torch")
-    from shapetrace._check import check_target
-    from shapetrace._dims import parse_dims
-    from shapetrace._fake import ShapesOnlyMode
-    from shapetrace._render import make_console, print_report
-    from shapetrace._report import Report
-    from shapetrace._spec import parse_init
-    from shapetrace._targets import resolve_targets
+    from shapetrace.drive.check import check_target
+    from shapetrace.base.dims import parse_dims
+    from shapetrace.record.fake import ShapesOnlyMode
+    from shapetrace.render import make_console, print_report
+    from shapetrace.report.results import Report
+    from shapetrace.drive.spec import parse_init
+    from shapetrace.drive.targets import resolve_targets
 
     lap("import shapetrace")
     ShapesOnlyMode()

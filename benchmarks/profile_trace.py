@@ -28,9 +28,9 @@ import time
 import torch
 
 import shapetrace as st
-from shapetrace._analysis import analyse
-from shapetrace._probes import ValueProbes
-from shapetrace._rules import trace_checks
+from shapetrace.analysis.facts import analyse
+from shapetrace.record.probes import ValueProbes
+from shapetrace.rules import trace_checks
 
 from overhead import GPT, BareMode
 

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 import shapetrace as st
-from shapetrace._render import EXPORTERS, trace_renderable
+from shapetrace.render import EXPORTERS, trace_renderable
 
 from overhead import GPT
 

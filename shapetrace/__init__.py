@@ -23,24 +23,24 @@ __all__ = [
 ]
 
 _LAZY = {
-    "trace": "._trace",
-    "Trace": "._trace",
-    "OpRecord": "._records",
-    "check": "._check",
-    "Diagnostic": "._report",
-    "Report": "._report",
-    "TargetResult": "._report",
-    "Dims": "._dims",
-    "RULES": "._rules.registry",
-    "ShapetraceError": "._errors",
-    "UsageError": "._errors",
-    "TargetError": "._errors",
+    "trace": ".report.trace",
+    "Trace": ".report.trace",
+    "OpRecord": ".base.records",
+    "check": ".drive.check",
+    "Diagnostic": ".report.results",
+    "Report": ".report.results",
+    "TargetResult": ".report.results",
+    "Dims": ".base.dims",
+    "RULES": ".rules.registry",
+    "ShapetraceError": ".base.errors",
+    "UsageError": ".base.errors",
+    "TargetError": ".base.errors",
 }
 
 
 def load_ipython_extension(ipython):
     """``%load_ext shapetrace`` in a notebook: the ``%%shapetrace`` cell magic."""
-    from ._notebook import load_ipython_extension as load
+    from .frontends.notebook import load_ipython_extension as load
 
     load(ipython)
 

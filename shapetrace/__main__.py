@@ -4,7 +4,7 @@ import sys
 
 
 def main(argv=None) -> int:
-    from ._cli import main as cli_main
+    from .frontends.cli import main as cli_main
 
     return cli_main(argv)
 

@@ -20,7 +20,7 @@ BUGGY_LINE = 43  # the jumbled reshape in Jumbled.forward
 
 def cli_page(tmp: Path, *targets: str) -> str:
     """The page ``python -m shapetrace TARGET... --output page.html`` writes."""
-    from shapetrace._cli import main
+    from shapetrace.frontends.cli import main
 
     path = tmp / "page.html"
     cwd = os.getcwd()
@@ -34,9 +34,9 @@ def cli_page(tmp: Path, *targets: str) -> str:
 
 def deep_page() -> str:
     """96 identical blocks, checked from Python (without the behaviour checks, for time)."""
-    from shapetrace._check import check_target
-    from shapetrace._render import EXPORTERS
-    from shapetrace._report import Report
+    from shapetrace.drive.check import check_target
+    from shapetrace.render import EXPORTERS
+    from shapetrace.report.results import Report
 
     result = check_target(_models().Deep, target=f"{MODELS}::Deep", behaviour=False)
     return EXPORTERS["html"].export(Report([result]))

@@ -59,7 +59,7 @@ def bug_line(cls) -> int:
 def assert_found_once(cls, *, at_line: bool = True):
     """The buggy twin ``cls`` is found once, by its ``BUG`` rule, at its ``# BUG`` line (unless
     ``at_line`` is False), with the rule's severity and a hint; the report it made comes back."""
-    from shapetrace._rules.registry import RULES
+    from shapetrace.rules.registry import RULES
 
     rule = RULES[cls.BUG]
     report = check(cls, behaviour=rule.kind == "behaviour")

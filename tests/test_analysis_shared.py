@@ -17,11 +17,11 @@ import torch
 import torch.nn as nn
 
 import shapetrace as st
-from shapetrace._analysis import analyse
-from shapetrace._dims import Dims
-from shapetrace._ops import SPLIT_MERGES
-from shapetrace._pieces import Piece
-from shapetrace._provenance import (
+from shapetrace.analysis.facts import analyse
+from shapetrace.base.dims import Dims
+from shapetrace.base.ops import SPLIT_MERGES
+from shapetrace.naming.pieces import Piece
+from shapetrace.naming.provenance import (
     _piece_axis, axis_label, format_axes, fresh_axes, reshape_axes, reshape_check,
 )
 

@@ -12,9 +12,9 @@ from jaxtyping import Bool, Float, jaxtyped
 from torch import Tensor
 
 import reference_models as rm
-from shapetrace._annotations import annotation_diagnostic, is_annotation_violation
-from shapetrace._report import Diagnostic
-from shapetrace._source import display_path
+from shapetrace.rules.annotations import annotation_diagnostic, is_annotation_violation
+from shapetrace.report.results import Diagnostic
+from shapetrace.base.source import display_path
 
 B, T, H, d, S, V = 5, 7, 11, 13, 17, 19
 C = H * d

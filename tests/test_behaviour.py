@@ -14,7 +14,7 @@ from torch import nn
 
 import behaviour_models as bm
 import shapetrace
-from shapetrace._behaviour import (
+from shapetrace.behaviour import (
     RTOL,
     InputRole,
     InternalCheckError,
@@ -25,9 +25,9 @@ from shapetrace._behaviour import (
     looks_causal,
     run_behaviour,
 )
-from shapetrace._behaviour import locate as behaviour_locate
-from shapetrace._behaviour import probe as behaviour_probe
-from shapetrace._dims import Dims
+from shapetrace.behaviour import locate as behaviour_locate
+from shapetrace.behaviour import probe as behaviour_probe
+from shapetrace.base.dims import Dims
 
 MODELS_FILE = Path(bm.__file__)
 D = Dims()
@@ -552,12 +552,12 @@ def test_other_probe_sizes(B, T):
 
 
 # --------------------------------------------------------------------------------------------
-# What the checks assume of torch (shapetrace._compat)
+# What the checks assume of torch (shapetrace.base.compat)
 # --------------------------------------------------------------------------------------------
 
 
 def test_dropout_modules_share_the_private_base_class():
-    from shapetrace._compat import dropout_base_class
+    from shapetrace.base.compat import dropout_base_class
 
     base = dropout_base_class()
     assert all(isinstance(m, base) and m.p == 0.25
@@ -567,7 +567,7 @@ def test_dropout_modules_share_the_private_base_class():
 def test_a_batched_backward_loads_the_module_the_checks_look_for():
     import sys
 
-    from shapetrace._compat import BATCHED_GRAD_MODULE, batched_grad_loaded
+    from shapetrace.base.compat import BATCHED_GRAD_MODULE, batched_grad_loaded
 
     x = torch.randn(3, requires_grad=True)
     torch.autograd.grad((x * 2).sum(), x, torch.eye(1).squeeze(-1), is_grads_batched=True)
@@ -635,7 +635,7 @@ def test_d2l_repeat_bug_through_check():
 
 
 def test_reorderings_are_seeded_derangements():
-    from shapetrace._behaviour.shuffle import orders
+    from shapetrace.behaviour.shuffle import orders
 
     first, again = orders(5), orders(5)
     assert len(first) == 3 and all(torch.equal(a, b) for a, b in zip(first, again))

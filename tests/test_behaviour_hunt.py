@@ -13,9 +13,9 @@ from torch import nn
 
 import shapetrace as st
 from style_corpus import bug_line, show
-from shapetrace._behaviour import run_behaviour
-from shapetrace._dims import Dims
-from shapetrace._rules.registry import RULES
+from shapetrace.behaviour import run_behaviour
+from shapetrace.base.dims import Dims
+from shapetrace.rules.registry import RULES
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

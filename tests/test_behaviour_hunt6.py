@@ -18,8 +18,8 @@ from torch import nn
 
 import shapetrace as st
 from style_corpus import STYLES, assert_found_once, bug_line, check, load, modules, show
-from shapetrace._behaviour import run_behaviour
-from shapetrace._dims import Dims
+from shapetrace.behaviour import run_behaviour
+from shapetrace.base.dims import Dims
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

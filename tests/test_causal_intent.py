@@ -12,7 +12,7 @@ import torch
 
 import intent_models as im
 import shapetrace as st
-from shapetrace._behaviour.intent import causal_name
+from shapetrace.behaviour.intent import causal_name
 
 MODELS_FILE = Path(im.__file__)
 X = ["x=B,T,C"]
@@ -172,7 +172,7 @@ def test_hugging_face_intent(build, dims, causal):
 
 
 def test_note_in_json_and_text(capsys, monkeypatch):
-    from shapetrace._cli import main
+    from shapetrace.frontends.cli import main
 
     monkeypatch.setenv("COLUMNS", "100")
     target = f"{MODELS_FILE}::TransformerDecoder"

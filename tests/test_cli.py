@@ -1,7 +1,7 @@
 """``python -m shapetrace``: exit codes, one-line errors, target forms, config files, formats,
 and ``--fake``.
 
-Most cases run in-process through ``shapetrace._cli.main``; a few run the real entry point in a
+Most cases run in-process through ``shapetrace.frontends.cli.main``; a few run the real entry point in a
 subprocess (``--help`` without torch, plain output when piped, colour on a terminal, memory
 under ``--fake``).
 """
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from shapetrace._cli import main
-from shapetrace._errors import ShapetraceError
-from shapetrace._rules.registry import RULES
+from shapetrace.frontends.cli import main
+from shapetrace.base.errors import ShapetraceError
+from shapetrace.rules.registry import RULES
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = "tests/data/targets"
@@ -163,7 +163,7 @@ def test_debug_shows_the_exception(capsys):
 
 
 def test_internal_error_is_one_line_unless_debug(capsys, monkeypatch):
-    from shapetrace import _jobs
+    from shapetrace.drive import jobs as _jobs
 
     def broken(self, target, *, fake=False):
         raise RuntimeError("something inside shapetrace broke\nsecond line")
@@ -456,7 +456,7 @@ def test_data_dependent_ops_run_without_fake(capsys):
 def test_fake_mode_is_left_on_error():
     import torch
 
-    from shapetrace._fake import NeedsValuesError, fake_mode
+    from shapetrace.record.fake import NeedsValuesError, fake_mode
 
     with pytest.raises(NeedsValuesError):
         with fake_mode(True):
@@ -481,7 +481,7 @@ def python(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 def test_help_does_not_import_torch():
     code = textwrap.dedent("""
         import sys
-        from shapetrace._cli import main
+        from shapetrace.frontends.cli import main
         try:
             main(["--help"])
         except SystemExit as exc:
@@ -574,8 +574,8 @@ def test_fake_builds_no_real_parameters():
 
 def test_fake_leaves_out_the_value_rules_in_the_run_itself(monkeypatch):
     """Under --fake the rules that need values are not run at all, not only listed as skipped."""
-    import shapetrace._check as check_module
-    from shapetrace._rules.registry import RULES
+    import shapetrace.drive.check as check_module
+    from shapetrace.rules.registry import RULES
 
     seen = []
     real = check_module.run_trace_rules

@@ -13,8 +13,8 @@ import pytest
 
 import shapetrace
 from models_basic import line_of
-from shapetrace._cli import main
-from shapetrace._rules.registry import RULES
+from shapetrace.frontends.cli import main
+from shapetrace.rules.registry import RULES
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = "tests/models_basic.py"
@@ -174,7 +174,7 @@ def test_missing_file_as_a_program_has_no_traceback(tmp_path):
 
 _NO_TORCH = textwrap.dedent("""
     import contextlib, io, sys
-    import shapetrace._cli as cli
+    import shapetrace.frontends.cli as cli
     out = io.StringIO()
     code = None
     with contextlib.redirect_stdout(out):

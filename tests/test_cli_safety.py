@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from shapetrace._cli import main
-from shapetrace._report import Diagnostic, Report, TargetResult
-from shapetrace._spec import parse_init, resolve_init
+from shapetrace.frontends.cli import main
+from shapetrace.report.results import Diagnostic, Report, TargetResult
+from shapetrace.drive.spec import parse_init, resolve_init
 
 from test_cli import CORRECT, ROOT, _in_repo_root, assert_one_line_error, run  # noqa: F401
 
@@ -241,11 +241,11 @@ def _non_finite_report() -> Report:
 @pytest.mark.parametrize("how", ["exporter", "command-line"])
 def test_json_is_strict_with_non_finite_data(capsys, monkeypatch, how):
     if how == "exporter":
-        from shapetrace._render import EXPORTERS
+        from shapetrace.render import EXPORTERS
 
         text = EXPORTERS["json"].export(_non_finite_report())
     else:
-        from shapetrace import _jobs
+        from shapetrace.drive import jobs as _jobs
 
         monkeypatch.setattr(_jobs.Job, "run",
                             lambda self, target, *, fake=False: _non_finite_report().targets[0])
@@ -282,7 +282,7 @@ def _nasty_report(text: str) -> Report:
 @pytest.mark.parametrize("text, shown", NASTY)
 @pytest.mark.parametrize("fmt", ["text", "html", "svg"])
 def test_control_characters_are_escaped_in_painted_formats(text, shown, fmt):
-    from shapetrace._render import EXPORTERS
+    from shapetrace.render import EXPORTERS
 
     out = EXPORTERS[fmt].export(_nasty_report(text))
     if fmt == "text":
@@ -299,7 +299,7 @@ def test_control_characters_are_escaped_in_painted_formats(text, shown, fmt):
 def test_control_characters_are_escaped_on_a_terminal(text, shown):
     import io
 
-    from shapetrace._render import make_console, print_report
+    from shapetrace.render import make_console, print_report
 
     buffer = io.StringIO()
     print_report(_nasty_report(text), console=make_console(color=True, width=100, file=buffer))

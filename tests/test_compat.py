@@ -15,8 +15,8 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
 import shapetrace
-from shapetrace import _compat
-from shapetrace._ops import op_name
+from shapetrace.base import compat as _compat
+from shapetrace.base.ops import op_name
 
 
 class _Seen(TorchFunctionMode):
@@ -158,7 +158,7 @@ def test_frame_getter_is_the_frame_lookup():
 
 
 def test_own_hook_count_counts_forward_hooks_and_pre_hooks():
-    from shapetrace._compat import own_hook_count
+    from shapetrace.base.compat import own_hook_count
 
     layer = torch.nn.Linear(2, 2)
     assert own_hook_count(layer) == 0
@@ -171,7 +171,7 @@ def test_own_hook_count_counts_forward_hooks_and_pre_hooks():
 
 
 def test_same_qkv_width_reads_the_packed_projection():
-    from shapetrace._compat import same_qkv_width
+    from shapetrace.base.compat import same_qkv_width
 
     assert same_qkv_width(torch.nn.MultiheadAttention(8, 2))
     assert not same_qkv_width(torch.nn.MultiheadAttention(8, 2, kdim=4, vdim=4))

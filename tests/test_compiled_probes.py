@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 import shapetrace as st
-import shapetrace._probes as probes
+import shapetrace.record.probes as probes
 
 REPO = str(Path(__file__).resolve().parents[1])
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from shapetrace._config import Config, TargetConfig, find_config, load_config
-from shapetrace._errors import UsageError
-from shapetrace._targets import resolve_targets
+from shapetrace.drive.config import Config, TargetConfig, find_config, load_config
+from shapetrace.base.errors import UsageError
+from shapetrace.drive.targets import resolve_targets
 
 DATA = Path(__file__).parent / "data" / "targets" / "configs"
 

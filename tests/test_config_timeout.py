@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from shapetrace._config import load_config
-from shapetrace._errors import UsageError
-from shapetrace._jobs import jobs_from_config
+from shapetrace.drive.config import load_config
+from shapetrace.base.errors import UsageError
+from shapetrace.drive.jobs import jobs_from_config
 
 
 def write(path: Path, text: str) -> Path:

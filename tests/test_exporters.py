@@ -1,4 +1,4 @@
-"""Report formats: one table (``shapetrace._render.EXPORTERS``), read by the CLI and the plugin.
+"""Report formats: one table (``shapetrace.render.EXPORTERS``), read by the CLI and the plugin.
 
 Every format in the table must round-trip from ``--format NAME``, from ``--output FILE.SUFFIX``
 and from the plugin's ``--shapetrace-report=FILE.SUFFIX``: JSON parses strictly, HTML tags
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from shapetrace._cli import main
-from shapetrace._render import EXPORTERS, format_choices
+from shapetrace.frontends.cli import main
+from shapetrace.render import EXPORTERS, format_choices
 from test_pytest_plugin import BUGGY_TARGET, make_project, run
 
 pytest_plugins = ["pytester"]

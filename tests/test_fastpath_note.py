@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 import shapetrace as st
-from shapetrace._fastpath import FastPathWatch
+from shapetrace.record.fastpath import FastPathWatch
 
 EVEN_HEADS = {"H": 2, "d": 8}
 

@@ -17,12 +17,12 @@ import torch
 from torch import nn
 
 import shapetrace as st
-from shapetrace import _fit
-from shapetrace._check import _build
-from shapetrace._cli import main
-from shapetrace._dims import Dims
-from shapetrace._errors import ShapetraceError, TargetError, UsageError
-from shapetrace._fit import Memory, TooLarge
+from shapetrace.drive import fit as _fit
+from shapetrace.drive.check import _build
+from shapetrace.frontends.cli import main
+from shapetrace.base.dims import Dims
+from shapetrace.base.errors import ShapetraceError, TargetError, UsageError
+from shapetrace.drive.fit import Memory, TooLarge
 
 from test_cli import assert_one_line_error
 
@@ -151,7 +151,7 @@ def test_behaviour_checks_skipped_when_only_they_do_not_fit(memory, monkeypatch,
     assert _fit.needs(found.forward) < _fit.needs(found.behaviour)
     memory(_fit.needs(found.forward) + 1)
     monkeypatch.setattr(_fit, "worth_estimating", lambda *a, **k: True)
-    import shapetrace._behaviour as behaviour
+    import shapetrace.behaviour as behaviour
 
     monkeypatch.setattr(behaviour, "run_behaviour",
                         lambda *a, **k: pytest.fail("behaviour checks ran"))
@@ -381,7 +381,7 @@ def test_allocation_failing_in_the_constructor(tmp_path, monkeypatch, memory, ca
 def test_allocation_failing_for_the_inputs(attention_file, monkeypatch, memory, capsys):
     """Making the inputs fails (a stand-in): still the sizes, never 'internal error'."""
     memory(None)
-    from shapetrace import _spec
+    from shapetrace.drive import spec as _spec
 
     def make_input(spec, dims, *, generator=None):
         raise RuntimeError(ALLOC_FAILED)

@@ -101,7 +101,7 @@ def test_no_corrected_scale_when_no_head_size_is_proven(cls):
 def test_set_dim_rewrites_only_the_dim(source, want, tmp_path):
     import linecache
 
-    from shapetrace._rules import fixes
+    from shapetrace.rules import fixes
 
     path = tmp_path / "line.py"
     path.write_text(source + "\n", encoding="utf-8")
@@ -113,7 +113,7 @@ def test_set_dim_rewrites_only_the_dim(source, want, tmp_path):
 
 
 def test_no_corrected_line_when_the_text_spans_lines():
-    from shapetrace._rules import fixes
+    from shapetrace.rules import fixes
 
     class Rec:  # an op whose text goes on over the next line: its end column is unknown
         where = (str(DATA / "fix_styles.py"), 10, 4, None)

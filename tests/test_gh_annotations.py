@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from shapetrace._render._annotations_gh import (diagnostic_command, escape_data, escape_property,
+from shapetrace.render.github import (diagnostic_command, escape_data, escape_property,
                                                 github_actions, result_commands, workflow_command)
-from shapetrace._report import Diagnostic, TargetResult
+from shapetrace.report.results import Diagnostic, TargetResult
 from test_pytest_plugin import BUGGY_LINE, REPO, RUNS, make_project, run
 
 pytest_plugins = ["pytester"]

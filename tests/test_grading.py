@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from shapetrace._gradescope import gradescope_test, mark_failed, results_document
+from shapetrace.frontends.gradescope import gradescope_test, mark_failed, results_document
 from test_pytest_plugin import (BUGGY_LINE, BUGGY_TARGET, FIXED_TARGET, REPO, RUNS, TRACED_TESTS,
                                 copy_course_template, make_project, outcomes, run)
 
@@ -71,7 +71,7 @@ def test_long_output_is_cut():
 def test_points_are_read_from_the_job_or_its_config_entry(job, entry, points):
     from types import SimpleNamespace
 
-    from shapetrace._pytest_targets import _points
+    from shapetrace.frontends.pytest_targets import _points
 
     assert _points(SimpleNamespace(**job), SimpleNamespace(**entry)) == points
 

@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 
 import shapetrace
-from shapetrace._analysis import Analysis, analyse
-from shapetrace._graph import (
+from shapetrace.analysis.facts import Analysis, analyse
+from shapetrace.analysis.graph import (
     backward_positions, contracted_positions, contracted_size, forward_position, output_roles,
     reshape_position,
 )

@@ -10,9 +10,9 @@ import re
 import pytest
 
 from html_pages import BUGGY_LINE, MODELS, NASTY, QUOTED, RAISED, Dom, make_pages
-from shapetrace._render import EXPORTERS, dim_style
-from shapetrace._render._html._text import colour_class
-from shapetrace._report import Diagnostic, Report, TargetResult
+from shapetrace.render import EXPORTERS, dim_style
+from shapetrace.render.html.text import colour_class
+from shapetrace.report.results import Diagnostic, Report, TargetResult
 
 PAGES = ["clean", "buggy", "deep", "stack", "demo", "loop"]
 
@@ -173,8 +173,8 @@ def test_light_dark_print_and_phone(pages):
 
 def test_export_is_the_document_of_the_entries():
     """The command line's page (``export``) is the plugin's (``document`` of entries)."""
-    from shapetrace._check import check_target
-    from shapetrace._demo import JumbledSelfAttention
+    from shapetrace.drive.check import check_target
+    from shapetrace.frontends.demo import JumbledSelfAttention
 
     result = check_target(JumbledSelfAttention, target="jumbled")
     exporter = EXPORTERS["html"]
@@ -188,7 +188,7 @@ def test_kept_head_is_causal_attention_weights(name):
     import sys
 
     from html_pages import ROOT
-    from shapetrace._check import check_target
+    from shapetrace.drive.check import check_target
 
     sys.path.insert(0, str(ROOT / "tests" / "data" / "html"))
     try:
@@ -287,8 +287,8 @@ def test_loops_fold_in_the_tree_as_on_the_terminal():
 def test_notebook_shows_the_report_page_with_its_style():
     """``Report._repr_html_`` and ``Trace._repr_html_``: the page's stylesheet and body."""
     import shapetrace
-    from shapetrace._check import check_target
-    from shapetrace._demo import JumbledSelfAttention
+    from shapetrace.drive.check import check_target
+    from shapetrace.frontends.demo import JumbledSelfAttention
 
     report = Report([check_target(JumbledSelfAttention, target="jumbled", behaviour=False)])
     page = EXPORTERS["html"].export(report)
@@ -315,7 +315,7 @@ def test_plugin_report_of_a_folded_trace_links_findings_to_their_ops():
 
     import shapetrace
     from html_pages import ROOT
-    from shapetrace._pytest_outputs import compact_result
+    from shapetrace.frontends.pytest_outputs import compact_result
 
     sys.path.insert(0, str(ROOT / "tests" / "data" / "html"))
     try:

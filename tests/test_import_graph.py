@@ -89,11 +89,11 @@ def _reaches(edges: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
-@pytest.mark.parametrize("early", ["shapetrace._records", "shapetrace._ops",
-                                   "shapetrace._diagnostics", "shapetrace._tracer",
-                                   "shapetrace._provenance"])
+@pytest.mark.parametrize("early", ["shapetrace.base.records", "shapetrace.base.ops",
+                                   "shapetrace.base.diagnostics", "shapetrace.record.tracer",
+                                   "shapetrace.naming.provenance"])
 def test_early_stages_import_nothing_later(early):
-    later = ("shapetrace._rules", "shapetrace._behaviour", "shapetrace._render",
-             "shapetrace._report", "shapetrace._check", "shapetrace._cli")
+    later = ("shapetrace.rules", "shapetrace.behaviour", "shapetrace.render",
+             "shapetrace.report.results", "shapetrace.drive.check", "shapetrace.frontends.cli")
     reached = _reaches(_graph(), early)
     assert not [m for m in reached if m.startswith(later)], sorted(reached)

@@ -11,7 +11,8 @@ import torch.nn.functional as F
 from torch import nn
 
 import shapetrace as st
-from shapetrace._behaviour.mutation import filled_name, rewritten
+from shapetrace.base.names import passed_to_fill
+from shapetrace.behaviour.mutation import rewritten
 
 
 class _Base(nn.Module):
@@ -183,7 +184,7 @@ def test_silent_under_fake():
 
 
 def test_cli_reports_it(capsys, tmp_path, monkeypatch):
-    from shapetrace._cli import main
+    from shapetrace.frontends.cli import main
 
     path = tmp_path / "student.py"
     path.write_text("import torch\nfrom torch import nn\n\n\nclass AddPos(nn.Module):\n"
@@ -197,13 +198,17 @@ def test_cli_reports_it(capsys, tmp_path, monkeypatch):
     assert diag["line"] == 11 and diag["code"] == "ST016"
 
 
-@pytest.mark.parametrize(("name", "filled"), [
-    ("x", False), ("hidden_states", False), ("mask", False), ("valid_lens", False), ("target", False),
-    ("kv_cache", True), ("layer_past", True), ("past_key_values", True), ("state", True),
-    ("out", True), ("memory", True), ("cache", True), ("hx", True),
+@pytest.mark.parametrize(("name", "position", "filled"), [
+    ("x", 0, False), ("hidden_states", 0, False), ("mask", 1, False), ("valid_lens", 1, False),
+    ("target", 1, False), ("hidden", 0, False), ("memory", 0, False), ("encoder_output", 1, False),
+    ("encoder_hidden_states", 1, False),
+    ("kv_cache", 1, True), ("layer_past", 1, True), ("past_key_values", 1, True), ("state", 1, True),
+    ("out", 1, True), ("memory", 1, True), ("hidden", 1, True), ("cache", 1, True), ("hx", 1, True),
 ])
-def test_filled_names(name, filled):
-    assert filled_name(name) is filled
+def test_filled_names(name, position, filled):
+    """One vocabulary: a data name is data (``hidden`` or ``memory`` in first place too), a
+    name whose words say cache, state or output is passed in to be filled."""
+    assert passed_to_fill(name, position) is filled
 
 
 @pytest.mark.parametrize(("segment", "fixed"), [

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from shapetrace._isolation import Isolation
+from shapetrace.drive.isolation import Isolation
 from test_pytest_plugin import RUNS, outcomes, run
 
 pytest_plugins = ["pytester"]

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import shapetrace
-from shapetrace._dims import Dims
+from shapetrace.base.dims import Dims
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

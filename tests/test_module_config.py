@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from shapetrace._dims import Dims
-from shapetrace._modconfig import config_at
-from shapetrace._targets import resolve_targets
+from shapetrace.base.dims import Dims
+from shapetrace.drive.modconfig import config_at
+from shapetrace.drive.targets import resolve_targets
 
 DATA = Path(__file__).parent / "data" / "names"
 GPT = DATA / "gpt_module_config.py"

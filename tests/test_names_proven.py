@@ -18,8 +18,8 @@ from jaxtyping import Float
 from torch import Tensor
 
 import shapetrace
-from shapetrace._errors import UsageError
-from shapetrace._hints import annotation_name, bind_tokens
+from shapetrace.base.errors import UsageError
+from shapetrace.naming.hints import annotation_name, bind_tokens
 
 sys.path.insert(0, str(Path(__file__).parent / "data" / "names"))
 from student_mha import StudentMHA  # noqa: E402

@@ -489,7 +489,7 @@ def test_records_are_released_and_long_traces_fold_in_the_report(pytester):
                  [(0, 60, 3, 19), (60, 63, 3, 0), (63, 123, 3, 19)], id="a-different-step-stays"),
 ])
 def test_repeated_steps_are_found(sigs, runs):
-    from shapetrace._pytest_outputs import _runs
+    from shapetrace.frontends.pytest_outputs import _runs
 
     found = list(_runs(sigs))
     assert found == runs
@@ -506,7 +506,7 @@ def test_report_file_must_have_a_known_suffix(pytester):
 # --- staying out of the way --------------------------------------------------------------------
 
 def test_importing_the_plugin_does_not_import_torch(pytester):
-    code = ("import sys, shapetrace._pytest_plugin; "
+    code = ("import sys, shapetrace.frontends.pytest_plugin; "
             "print(sorted(m for m in ('torch', 'rich') if m in sys.modules))")
     result = pytester.run(sys.executable, "-c", code)
     assert result.outlines[-1] == "[]"

@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-from shapetrace._isolation import Isolation
-from shapetrace._pytest_targets import declared_module_classes
-from shapetrace._targets import resolve_targets
+from shapetrace.drive.isolation import Isolation
+from shapetrace.frontends.pytest_targets import declared_module_classes
+from shapetrace.drive.targets import resolve_targets
 from test_pytest_plugin import RUNS, make_project, outcomes, run
 
 pytest_plugins = ["pytester"]

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 import shapetrace as st
-from shapetrace._cli import main
-from shapetrace._config import load_config
-from shapetrace._errors import UsageError
-from shapetrace._reference_weights import role
-from shapetrace._targets import resolve_targets
+from shapetrace.frontends.cli import main
+from shapetrace.drive.config import load_config
+from shapetrace.base.errors import UsageError
+from shapetrace.drive.reference_weights import role
+from shapetrace.drive.targets import resolve_targets
 from test_pytest_plugin import RUNS
 
 pytest_plugins = ["pytester"]
@@ -137,7 +137,7 @@ def test_reference_file_with_several_classes_picks_the_same_name(tmp_path):
     result = check("Correct", reference=str(solution))
     assert result.error is None and result.ok
     with pytest.raises(UsageError):
-        from shapetrace._reference import resolve_reference
+        from shapetrace.drive.reference import resolve_reference
 
         resolve_reference(str(solution), like=None)
 

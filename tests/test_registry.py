@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import shapetrace as st
-from shapetrace._rules import trace_checks
-from shapetrace._rules.registry import RULES, rules_markdown
-from shapetrace._targets import resolve_targets
+from shapetrace.rules import trace_checks
+from shapetrace.rules.registry import RULES, rules_markdown
+from shapetrace.drive.targets import resolve_targets
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = Path(__file__).with_name("data") / "registry" / "models.py"

@@ -6,7 +6,7 @@ import torch
 import torch.nn as nn
 
 import shapetrace
-from shapetrace._render import make_console, trace_renderable
+from shapetrace.render import make_console, trace_renderable
 
 
 class Block(nn.Module):

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from models_basic import WrongKeyTranspose
-from shapetrace._check import check_target
-from shapetrace._demo import CausalSelfAttention, JumbledSelfAttention
-from shapetrace._render import make_console, print_report
-from shapetrace._report import Report
+from shapetrace.drive.check import check_target
+from shapetrace.frontends.demo import CausalSelfAttention, JumbledSelfAttention
+from shapetrace.render import make_console, print_report
+from shapetrace.report.results import Report
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -15,9 +15,9 @@ from models_basic import (B, C, FILE, MHA, T, EinopsRoundTrip, FoldHeadsIntoBatc
                           GroupedQueryAttention, H, MergeWithoutTranspose, SDPAttention,
                           SeqFirstView, TorchMHA, Transpose13Merge, TransposeReshape, ViewJumble,
                           d, line_of)
-from shapetrace._demo import CausalSelfAttention
-from shapetrace._dims import Dims
-from shapetrace._provenance import fresh_axes, reshape_axes
+from shapetrace.frontends.demo import CausalSelfAttention
+from shapetrace.base.dims import Dims
+from shapetrace.naming.provenance import fresh_axes, reshape_axes
 
 GQA_DIMS = {"H": 6, "K": 2, "G": 3}  # n_head = n_kv_head * n_rep = K * G
 GQA_C = 6 * d
@@ -69,7 +69,7 @@ def test_jumble_is_flagged_at_its_line(model, shape, tag, op, message, hint):
 
 
 def test_demo_bug_found_through_check():
-    from shapetrace._demo import JumbledSelfAttention
+    from shapetrace.frontends.demo import JumbledSelfAttention
 
     report = shapetrace.check(JumbledSelfAttention, init={"n_embd": "C", "n_head": "H"},
                               inputs=["x=B,T,C"])

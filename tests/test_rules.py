@@ -13,7 +13,7 @@ import torch
 
 import rule_models as zoo
 import shapetrace
-from shapetrace._dims import Dims
+from shapetrace.base.dims import Dims
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 import shapetrace
-from shapetrace._dims import Dims
-from shapetrace._analysis import analyse
+from shapetrace.base.dims import Dims
+from shapetrace.analysis.facts import analyse
 
 import transformers  # noqa: E402 - a test extra
 

@@ -15,8 +15,8 @@ import pytest
 import torch
 
 import shapetrace as st
-from shapetrace._analysis import analyse
-from shapetrace._dims import Dims
+from shapetrace.analysis.facts import analyse
+from shapetrace.base.dims import Dims
 
 import transformers as tf  # noqa: E402 - a test extra
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 
-from shapetrace._rules.registry import RULES
+from shapetrace.rules.registry import RULES
 
 
 class _Page(HTMLParser):

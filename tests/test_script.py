@@ -17,8 +17,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import shapetrace
-from shapetrace._cli import main
-from shapetrace._render import make_console, trace_renderable
+from shapetrace.frontends.cli import main
+from shapetrace.render import make_console, trace_renderable
 from test_cli import assert_one_line_error
 
 ROOT = Path(__file__).resolve().parent.parent

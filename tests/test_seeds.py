@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from shapetrace._cli import main
+from shapetrace.frontends.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = "tests/data/seeds"

@@ -11,9 +11,9 @@ from jaxtyping import Bool, Float, Float64, Int, Shaped, jaxtyped
 from beartype import beartype
 from torch import Tensor, nn
 
-from shapetrace._dims import Dims
-from shapetrace._errors import TargetError, UsageError
-from shapetrace._spec import (
+from shapetrace.base.dims import Dims
+from shapetrace.base.errors import TargetError, UsageError
+from shapetrace.drive.spec import (
     InputSpec,
     infer_init,
     infer_inputs,
@@ -22,7 +22,7 @@ from shapetrace._spec import (
     parse_input,
     resolve_init,
 )
-from shapetrace._targets import resolve_targets
+from shapetrace.drive.targets import resolve_targets
 
 DATA = Path(__file__).parent / "data" / "targets"
 DIMS = Dims()

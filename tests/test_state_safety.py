@@ -12,8 +12,8 @@ import torch
 import torch.nn as nn
 
 import shapetrace
-from shapetrace._check import check_target
-from shapetrace._cli import main
+from shapetrace.drive.check import check_target
+from shapetrace.frontends.cli import main
 
 
 # --- check() leaves an instance and the global random state as they were -----------------------

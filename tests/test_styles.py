@@ -94,7 +94,7 @@ def test_lecture_notes_matmul_broadcast_is_flagged():
 
 def _config_model(name: str, impl: str):
     import transformers
-    from shapetrace._dims import Dims
+    from shapetrace.base.dims import Dims
 
     s = Dims(HF_DIMS.get(name))
     common = {"vocab_size": s["V"], "attn_implementation": impl}
@@ -183,7 +183,7 @@ def test_llama_with_tiled_repeat_kv_is_flagged(monkeypatch):
 def test_cli_on_styles(capsys, target, code, rule):
     import json
 
-    from shapetrace._cli import main
+    from shapetrace.frontends.cli import main
 
     cls = _load(target.split(".py")[0])
     spec = getattr(cls, target.split("::")[1])

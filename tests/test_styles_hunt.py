@@ -14,7 +14,7 @@ import einops  # noqa: F401 - the corpus needs it (a test extra)
 import pytest
 
 from style_corpus import STYLES, bug_line, check, load, modules, show
-from shapetrace._rules.registry import RULES
+from shapetrace.rules.registry import RULES
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -67,7 +67,7 @@ def test_buggy_style_is_found_at_its_line(cls):
 def _cli(capsys, target: str, cls) -> tuple[int, list[str]]:
     import json
 
-    from shapetrace._cli import main
+    from shapetrace.frontends.cli import main
 
     args = [str(STYLES / target), "--format", "json"]
     for item in cls.INPUTS:

@@ -49,7 +49,7 @@ def test_buggy_twin_is_found_at_its_line(cls):
 # --- the command line, nothing declared -----------------------------------------------------------
 
 def _cli(capsys, *args: str) -> tuple[int, dict]:
-    from shapetrace._cli import main
+    from shapetrace.frontends.cli import main
 
     code = main([*args, "--format", "json"])
     return code, json.loads(capsys.readouterr().out)
@@ -97,8 +97,8 @@ def test_a_base_class_without_forward_is_not_a_target(capsys):
 
 
 def test_attention_mask_beside_input_ids_is_a_padding_mask():
-    from shapetrace._dims import Dims
-    from shapetrace._spec import infer_inputs, make_input
+    from shapetrace.base.dims import Dims
+    from shapetrace.drive.spec import infer_inputs, make_input
 
     cls = load(STYLES / "hunt2_bert.py", "styles2").BertForSequenceClassification
     dims = Dims()

@@ -55,7 +55,7 @@ def test_buggy_twin_is_found_at_its_line(cls):
 # --- the command line, nothing declared -----------------------------------------------------------
 
 def _cli(capsys, *args: str) -> tuple[int, dict]:
-    from shapetrace._cli import main
+    from shapetrace.frontends.cli import main
 
     code = main([*args, "--format", "json"])
     return code, json.loads(capsys.readouterr().out)
@@ -114,8 +114,8 @@ def test_single_sequence_forward_is_checked_with_a_batch_unless_told(capsys):
 
 
 def test_time_first_is_read_from_the_authors_words():
-    from shapetrace._dims import Dims
-    from shapetrace._spec import infer_inputs
+    from shapetrace.base.dims import Dims
+    from shapetrace.drive.spec import infer_inputs
 
     more, tut = _load("hunt4_more.py"), _load("hunt4_pttut.py")
     dims = Dims()
@@ -170,8 +170,8 @@ def test_module_level_config_dict_is_read_at_probe_sizes(capsys):
     code, report = _cli(capsys, str(STYLES / "hunt4_raschka_gpt.py"))
     assert [t["error"] for t in report["targets"]] == [None] * 6
     assert (code, [_loud(t) for t in report["targets"]]) == (0, [[]] * 6)
-    from shapetrace._dims import Dims
-    from shapetrace._spec import infer_init
+    from shapetrace.base.dims import Dims
+    from shapetrace.drive.spec import infer_init
 
     module, dims = _load("hunt4_raschka_gpt.py"), Dims()
     cfg = infer_init(module.GPTModel, dims)["cfg"]

@@ -108,7 +108,7 @@ def test_comprehension_kept_or_used_is_not_discarded():
 @pytest.mark.parametrize("name", ["hunt5_scale.py", "hunt5_axis.py", "hunt5_masks.py",
                                   "hunt5_reshape.py"])
 def test_whole_file_nothing_declared(capsys, name):
-    from shapetrace._cli import main
+    from shapetrace.frontends.cli import main
 
     code = main([str(STYLES / name), "--format", "json"])
     report = json.loads(capsys.readouterr().out)

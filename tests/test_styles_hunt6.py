@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from style_corpus import STYLES, assert_found_once, bug_line, check, load, modules, show
 import shapetrace as st
-from shapetrace._rules.registry import RULES
+from shapetrace.rules.registry import RULES
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from torch import nn
 
-from shapetrace._errors import TargetError, UsageError
-from shapetrace._targets import Target, resolve_targets
+from shapetrace.base.errors import TargetError, UsageError
+from shapetrace.drive.targets import Target, resolve_targets
 
 DATA = Path(__file__).parent / "data" / "targets"
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from shapetrace._cli import main
-from shapetrace._deadline import TimedOut, deadline, supported
+from shapetrace.frontends.cli import main
+from shapetrace.drive.deadline import TimedOut, deadline, supported
 
 from test_cli import assert_one_line_error
 

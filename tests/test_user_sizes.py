@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import shapetrace
-from shapetrace._dims import Dims, resolve_dims
+from shapetrace.base.dims import Dims, resolve_dims
 
 sys.path.insert(0, str(Path(__file__).parent / "data" / "names"))
 from student_mha import PlainAttention, StudentMHA  # noqa: E402

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 import shapetrace
-from shapetrace._cli import main
-from shapetrace._render import default_width
+from shapetrace.frontends.cli import main
+from shapetrace.render import default_width
 
 pytest_plugins = ["pytester"]
 
@@ -96,7 +96,7 @@ def test_print_width_into_a_file(width, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     buffer = io.StringIO()
     t = _long_trace()
-    from shapetrace._render import make_console
+    from shapetrace.render import make_console
 
     t.print(console=make_console(color=False, width=width, file=buffer), width=width)
     text = buffer.getvalue()

@@ -17,9 +17,9 @@ import pytest
 import torch
 
 import shapetrace as st
-from shapetrace._cli import main
-from shapetrace._dims import Dims
-from shapetrace._provenance import format_axes, reshape_axes
+from shapetrace.frontends.cli import main
+from shapetrace.base.dims import Dims
+from shapetrace.naming.provenance import format_axes, reshape_axes
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

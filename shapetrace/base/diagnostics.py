@@ -1,0 +1,122 @@
+"""Findings as plain data: ``Diagnostic``, and the helpers that merge and serialise them.
+
+Rules and behaviour checks build Diagnostics through ``rules.registry.diagnostic``; reports
+(``report.results``) collect them. This module imports nothing of shapetrace."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITIES = ("error", "warning", "info")
+
+
+def strict_json(value: Any) -> Any:
+    """``value`` with every non-finite float written as a string ("inf", "-inf", "nan"), so
+    that ``json.dumps(..., allow_nan=False)`` accepts it (SPEC section 5: strict JSON)."""
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    return value
+
+
+@dataclass
+class Diagnostic:
+    """One finding: what happened, where, in the user's names, and how to fix it."""
+
+    rule: str
+    severity: str
+    message: str
+    hint: str = ""
+    file: str | None = None
+    line: int | None = None
+    module: str | None = None
+    op: str | None = None
+    code: str = ""
+    #: Rule-specific data for renderers (e.g. a dependency grid); JSON-serialisable.
+    data: dict[str, Any] = field(default_factory=dict)
+    #: One bug, one finding: how often the rule fired at this line (12 layers, 11 heads), and
+    #: the distinct module paths it fired in, in trace order (``module`` is the first).
+    count: int = 1
+    modules: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity must be one of {SEVERITIES}, got {self.severity!r}")
+        if not self.modules and self.module:
+            self.modules = [self.module]
+
+    @property
+    def module_span(self) -> str:
+        """The modules in words: ``Wrapper.heads.0 ... heads.10`` for a finding repeated in
+        numbered modules, the one module path otherwise."""
+        return module_span(self.modules) or (self.module or "")
+
+    @property
+    def location(self) -> str:
+        if self.file is None:
+            return ""
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "rule": self.rule,
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "hint": self.hint,
+            "file": self.file,
+            "line": self.line,
+            "module": self.module,
+            "op": self.op,
+            "count": self.count,
+            "modules": list(self.modules),
+        }
+        if self.data:
+            out["data"] = strict_json(self.data)
+        return out
+
+
+def module_span(modules: list[str]) -> str:
+    """``["W.heads.0", ..., "W.heads.10"]`` -> ``W.heads.0 ... heads.10``: the first path whole,
+    the last without the leading segments it shares with the first."""
+    if len(modules) <= 1:
+        return modules[0] if modules else ""
+    first, last = modules[0].split("."), modules[-1].split(".")
+    shared = 0
+    while shared < min(len(first), len(last)) - 1 and first[shared] == last[shared]:
+        shared += 1
+    if shared and last[shared].isdigit():
+        shared -= 1  # heads.10, not a bare 10
+    tail = ".".join(last[shared:])
+    return f"{modules[0]} ... {tail}" if len(modules) > 2 else f"{modules[0]}, {tail}"
+
+
+def merge_repeats(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One bug, one finding (SPEC section 3): findings of the same rule and severity at the
+    same file and line (the same line run by 11 heads or 12 layers, or in a loop) become the
+    first of them, with ``count`` and ``modules`` summed up. Order is kept; merging merged
+    findings again changes nothing."""
+    kept: dict[tuple, Diagnostic] = {}
+    out: list[Diagnostic] = []
+    for d in diagnostics:
+        if d.file is None or d.line is None:
+            out.append(d)
+            continue
+        key = (d.rule, d.severity, d.file, d.line)
+        first = kept.get(key)
+        if first is None:
+            kept[key] = d
+            out.append(d)
+            continue
+        first.count += d.count
+        for m in d.modules:
+            if m not in first.modules:
+                first.modules.append(m)
+    return out

@@ -1,0 +1,191 @@
+"""The vocabulary of names: what a name in the user's code says a value is.
+
+One table for each question, read by every stage that asks it; no stage keeps a copy:
+
+- **sizes**: which constructor arguments, attributes, config keys and module-level constants
+  hold the model width (C), the heads (H), the head size (d), a maximum length (L) or the
+  vocabulary (V) (:data:`STATED`, stronger; :data:`USUALLY`, constructor arguments only), and the
+  one name read two ways (:data:`AMBIGUOUS`);
+- **words for a size** in jaxtyping annotations and in shape unpackings
+  (``batch, seq_len, _ = x.shape``): :data:`DIM_WORDS`;
+- **forward parameters**: token ids, the data, a second sequence, keys and values, masks, and
+  tensors passed in to be filled (a cache, a state): :func:`passed_to_fill`;
+- **flags** that declare a module causal, and the attention **role** a weight's name gives it.
+
+Plain data and string functions; imports nothing of shapetrace or torch.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: shapetrace's own dim names, in the order reports list them
+DIM_NAMES = ("B", "T", "S", "H", "d", "C", "V", "L")
+
+#: what one entry along each named axis is, in words (``the same values ... across (H, T)``)
+AXIS_CONTENTS = {"B": "samples", "T": "tokens", "S": "source tokens", "H": "heads",
+                 "d": "head features", "C": "channels", "V": "vocabulary entries",
+                 "L": "positions"}
+
+
+# --- sizes ---------------------------------------------------------------------------------------
+
+#: Names that state a size wherever they appear: a constructor argument, an attribute of a built
+#: model or its ``config``, a key of a config dict, a module-level constant (``n_embd = 384``).
+STATED: dict[str, str] = {
+    **dict.fromkeys(("d_model", "n_embd", "n_embed", "embed_dim", "emb_dim", "hidden_size",
+                     "model_dim"), "C"),
+    **dict.fromkeys(("num_heads", "n_head", "n_heads", "nhead", "num_attention_heads"), "H"),
+    **dict.fromkeys(("head_size", "head_dim", "d_k", "d_head", "dim_head"), "d"),
+    **dict.fromkeys(("block_size", "context_length", "max_len", "max_seq_len", "max_length",
+                     "max_seq_length", "max_position_embeddings", "n_positions", "context_size",
+                     "n_ctx", "maxlen"), "L"),
+    **dict.fromkeys(("vocab_size", "n_vocab", "vocab", "src_vocab", "tgt_vocab",
+                     "src_vocab_size", "tgt_vocab_size", "ntoken", "n_token"), "V"),
+}
+
+#: Constructor arguments that usually hold a size, but say too little to prove one at the user's
+#: sizes (``nn.Linear.in_features``, a ``dim`` attribute) or in a module-level constant.
+USUALLY: dict[str, str] = {
+    **dict.fromkeys(("dim", "d_in", "d_out", "in_dim", "out_dim", "input_dim", "output_dim",
+                     "in_features", "out_features", "ndim", "normalized_shape", "embed_size",
+                     "emb_size", "d_embed", "features", "emb", "ninp", "embedding_dim"), "C"),
+    **dict.fromkeys(("heads", "h"), "H"),
+    **dict.fromkeys(("d_v",), "d"),
+    **dict.fromkeys(("seq_len", "seq_length"), "L"),
+    **dict.fromkeys(("num_embeddings",), "V"),
+}
+
+#: A name that means one size in some codebases and another in others, with its readings in
+#: order: ``num_tokens`` is the vocabulary in x-transformers and Bloem's GPT, the sequence length
+#: in an MLP-Mixer's token mixing. Guessed as the first; the others are tried when it does not fit.
+AMBIGUOUS: dict[str, tuple[str, ...]] = {"num_tokens": ("V", "T")}
+
+#: What each dim is called when a note says how a value was read
+DIM_MEANINGS = {"B": "the batch size (B)", "T": "the sequence length (T)",
+                "S": "the source length (S)", "H": "the number of heads (H)",
+                "d": "the head size (d)", "C": "the model width (C)",
+                "V": "the vocabulary size (V)", "L": "the maximum length (L)"}
+
+
+def names_of(dim: str, *tables: dict[str, str]) -> frozenset[str]:
+    """The names that ``tables`` give ``dim``."""
+    return frozenset(name for table in tables for name, d in table.items() if d == dim)
+
+
+#: Constructor arguments that are not sizes of a named dim
+LAYERS = frozenset(("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layers", "nlayers"))
+FFN = frozenset(("ffn_dim", "d_ff", "hidden_dim", "intermediate_size", "dim_feedforward",
+                 "mlp_dim", "d_ffn", "ff_dim", "d_hid", "nhid", "d_hidden"))
+KV_HEADS = frozenset(("kv_heads", "n_kv_head", "n_kv_heads", "num_kv_heads",
+                      "num_key_value_heads"))
+DROPOUT = re.compile(r"(dropout|pdrop|drop_rate|drop_prob|dropout_rate|dropout_prob|dropout_p"
+                     r"|p_drop)\Z")
+#: A constructor argument that holds a config object (a dataclass, a dict, a Hugging Face config)
+CONFIG = frozenset(("config", "cfg", "conf", "configs", "hparams", "params", "args", "model_args",
+                    "model_config"))
+#: Switches students leave without a default, and the value they usually have
+SWITCH_DEFAULTS = {"bias": True, "qkv_bias": False}
+
+
+def size_of(name: str, *, constructor: bool = False) -> str | None:
+    """The dim a name states (``n_embd`` -> C); with ``constructor``, also the names that
+    usually hold one in a constructor (``d_in`` -> C). None for anything else."""
+    dim = STATED.get(name)
+    if dim is None and constructor:
+        dim = USUALLY.get(name)
+    if dim is None and constructor and name in AMBIGUOUS:
+        dim = AMBIGUOUS[name][0]
+    return dim
+
+
+# --- words for a size: annotations and shape unpackings ------------------------------------------
+
+#: A word for a size, as a jaxtyping annotation (``Float[Tensor, "batch seq dim"]``) or a shape
+#: unpacking (``seq_len, batch_size, _ = query.shape``) writes it; compared lower-cased, after an
+#: exact match of shapetrace's own names (:data:`DIM_NAMES`).
+DIM_WORDS: dict[str, str] = {
+    **dict.fromkeys(("b", "batch", "bs", "bsz", "batch_size", "batchsize", "n_batch", "nbatch",
+                     "num_batch", "batches", "n_batches"), "B"),
+    **dict.fromkeys(("t", "n", "seq", "seq_len", "seqlen", "seq_length", "sequence_length",
+                     "tgt_len", "time", "timesteps", "tokens", "n_tokens", "ntokens", "num_tokens", "len",
+                     "length", "l", "n_ctx", "steps", "n_steps"), "T"),
+    **dict.fromkeys(("s", "src_len", "source", "seq_k"), "S"),
+    **dict.fromkeys(("h", "nh", "heads", "n_head", "n_heads", "num_heads"), "H"),
+    **dict.fromkeys(("hs", "dh", "dk", "d_k", "d_head", "head_size", "head_dim"), "d"),
+    **dict.fromkeys(("c", "e", "dim", "d_model", "embed", "emb", "n_embd", "hidden",
+                     "channels"), "C"),
+    **dict.fromkeys(("v", "vocab", "vocab_size"), "V"),
+}
+
+
+def dim_of_word(word: str) -> str | None:
+    """The dim a word for a size names: ``"B"`` -> B, ``"batch"`` -> B, ``"seq_len"`` -> T."""
+    if word in DIM_NAMES:
+        return word
+    return DIM_WORDS.get(word.lower())
+
+
+# --- forward parameters --------------------------------------------------------------------------
+
+#: token ids
+TOKEN_INPUTS = frozenset(("idx", "input_ids", "tokens", "token_ids", "ids", "in_idx"))
+#: the data the module transforms, time-aligned with its output (B, T, C)
+DATA_INPUTS = frozenset(("x", "hidden_states", "inputs_embeds", "query", "q", "input", "inputs",
+                         "h", "hidden", "src", "tgt", "embeddings", "emb", "x_q"))
+#: a second sequence the module reads whole (cross-attention's context: B, S, C)
+SOURCE_INPUTS = frozenset(("context", "encoder_hidden_states", "memory", "encoder_out",
+                           "encoder_output", "encoder_outputs", "enc_out", "kv", "x_kv", "cond"))
+#: an encoder-decoder's source sequence: read whole by the decoder beside a target, even when
+#: it is as long as the target
+ENCODER_INPUTS = SOURCE_INPUTS | frozenset(("src", "source", "src_ids", "source_ids",
+                                             "src_tokens", "src_seq", "enc_output",
+                                             "enc_outputs", "ctx"))
+#: keys and values given apart from the query
+KEY_VALUE_INPUTS = frozenset(("key", "value", "k", "v"))
+#: a tokenizer's 0/1 mask beside token ids (1 = a real token)
+PADDING_INPUTS = frozenset(("attention_mask", "input_mask"))
+MASK_INPUT = re.compile(r"(^|_)mask\Z")
+
+#: Words of a parameter name that say the tensor is passed in to be written to: a cache, a
+#: past, a state, a buffer, an output.
+_STATE_WORDS = frozenset((
+    "cache", "caches", "cached", "past", "present", "kv", "memory", "mem", "mems", "buffer",
+    "buffers", "buf", "out", "output", "outputs", "state", "states", "accumulator", "acc",
+    "accum", "carry", "workspace", "scratch", "dest", "dst", "hx", "cx", "h0", "c0", "hidden",
+    "result", "results", "counter", "step", "steps",
+))
+#: data names that are a recurrent state too: the data when first (what the module transforms),
+#: a state beside other data (``forward(self, x, hidden)``)
+_DATA_OR_STATE = frozenset(("h", "hidden", "memory", "kv"))
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_DATA = TOKEN_INPUTS | DATA_INPUTS | SOURCE_INPUTS | KEY_VALUE_INPUTS
+
+
+def passed_to_fill(name: str, position: int = 0) -> bool:
+    """Whether forward's parameter ``name`` (the ``position``-th) holds a tensor passed in to be
+    written to (``kv_cache``, ``layer_past``, ``state``, ``out``) rather than data. A data name
+    is data (``hidden_states``, ``encoder_output``), and so is ``hidden`` or ``memory`` in first
+    place; beside other data it is a state."""
+    if name in _DATA and (name not in _DATA_OR_STATE or position == 0):
+        return False
+    return any(w.lower() in _STATE_WORDS for w in _WORD.findall(name))
+
+
+# --- flags and roles -----------------------------------------------------------------------------
+
+#: Flags that declare a module causal, compared after lower-casing and dropping leading
+#: underscores (a constructor argument or an attribute)
+CAUSAL_FLAGS = frozenset(("causal", "is_causal", "autoregressive", "is_autoregressive",
+                          "use_causal_mask", "causal_mask", "use_causal"))
+
+#: The attention role a weight's name gives it (``W_query``, ``q_proj``, ``to_kv``): after
+#: dropping fillers such as ``proj``, ``linear``, ``weight``
+WEIGHT_ROLES = {"q": "q", "query": "q", "queries": "q", "wq": "q",
+                "k": "k", "key": "k", "keys": "k", "wk": "k",
+                "v": "v", "value": "v", "values": "v", "wv": "v",
+                "o": "o", "out": "o", "output": "o", "wo": "o", "": "o",
+                "qkv": "qkv", "attn": "qkv", "in": "qkv", "wqkv": "qkv",
+                "kv": "kv", "wkv": "kv", "key_value": "kv"}
+WEIGHT_FILLERS = re.compile(r"(^|_)(w|to|proj|projection|linear|lin|layer|fc|c|weight|bias)"
+                            r"(?=_|$)")

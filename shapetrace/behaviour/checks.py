@@ -1,0 +1,343 @@
+"""Running the behaviour checks: determinism, batch independence, causality.
+
+``run_behaviour`` makes a probe (a float64 eval copy), runs the module twice for determinism
+(and twice more with dropout rates raised from 0), works out the dependencies, locates the first
+leaking op of each kind, and turns what it found into diagnostics (``messages``). The caller's
+module, its inputs, the global random state and the thread count are left as they were.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+from torch import nn
+
+from ..base.compat import dropout_base_class
+from ..base.diagnostics import Diagnostic
+from ..base.dims import Dims
+from . import locate, messages, shuffle
+from .errors import InternalCheckError, raised_by_user
+from .probe import (
+    Probe,
+    copy_module,
+    float64_default,
+    max_change,
+    one_thread,
+    outputs_equal,
+)
+from .results import (
+    PERMUTATION_RTOL,
+    RTOL,
+    BehaviourResult,
+    DependencyResult,
+    looks_causal,
+)
+from .roles import InputRole, infer_roles
+
+
+class _Stage:
+    """Which check is running, for the message of an internal error."""
+
+    def __init__(self, check: str):
+        self.check = check
+
+
+def dependencies(module: nn.Module, inputs: Sequence[Any],
+                 roles: Sequence[InputRole | None] | None = None, *,
+                 dims: Dims | None = None, kwargs: Mapping[str, Any] | None = None,
+                 rtol: float = RTOL, batched: bool | None = None) -> DependencyResult:
+    """Which output (sample, position) depends on which input (sample, position).
+
+    Runs a float64 eval copy of ``module`` (the module itself is not changed) with ``inputs``
+    as positional arguments and ``kwargs`` as fixed keyword arguments. ``batched`` forces the
+    vmap-batched backward (True) or one backward per row (False); None picks the cheaper one.
+    Raises what the module raises, and an ``InternalCheckError`` for a failure of its own.
+    """
+    dims = dims or Dims()
+    roles = list(roles) if roles is not None else infer_roles(inputs, dims)
+    reason = _ambiguity(dims, roles)
+    if reason:
+        return DependencyResult(dims["B"], dims["T"], reason=reason)
+    stage = _Stage("dependency")
+    with _internal_errors(stage):
+        probe = Probe(copy_module(module), inputs, roles, dims, kwargs, root=type(module).__name__)
+        try:
+            with torch.random.fork_rng(devices=[]), one_thread(), float64_default():
+                torch.default_generator.manual_seed(0)  # what fork_rng restores
+                reference = probe.reference()
+                return probe.dependencies(reference, rtol, batched)
+        finally:
+            probe.close()
+
+
+def check_behaviour(module: nn.Module, inputs: Sequence[Any],
+                    roles: Sequence[InputRole | None] | None = None, *,
+                    causal: bool | None, dims: Dims | None = None,
+                    kwargs: Mapping[str, Any] | None = None) -> list[Diagnostic]:
+    """``causal-leak``, ``batch-leak`` and ``nondeterministic-eval`` diagnostics for a module."""
+    return run_behaviour(module, inputs, roles, causal=causal, dims=dims, kwargs=kwargs).diagnostics
+
+
+def run_behaviour(module: nn.Module, inputs: Sequence[Any],
+                  roles: Sequence[InputRole | None] | None = None, *,
+                  causal: bool | None, dims: Dims | None = None,
+                  kwargs: Mapping[str, Any] | None = None) -> BehaviourResult:
+    """Run every behaviour check. ``causal=None`` skips the causal-leak check (the dependency
+    pattern is still reported, and ``notes`` says when the module is causal in practice).
+
+    A module that raises while re-running gives no diagnostics and one ``skipped`` line; a
+    failure of the checks themselves raises ``InternalCheckError``."""
+    dims = dims or Dims()
+    roles = list(roles) if roles is not None else infer_roles(inputs, dims)
+    result = BehaviourResult()
+    try:
+        copied = copy_module(module)
+    except Exception as exc:  # noqa: BLE001 - a module that cannot be copied is not checked
+        result.skipped.append(f"behaviour checks: the module could not be copied ({exc})")
+        return result
+    stage = _Stage("behaviour")
+    try:
+        with _internal_errors(stage):
+            probe = Probe(copied, inputs, roles, dims, kwargs, root=type(module).__name__)
+            try:
+                with torch.random.fork_rng(devices=[]), one_thread(), float64_default():
+                    torch.default_generator.manual_seed(0)  # what fork_rng restores
+                    _run_checks(probe, result, causal, stage)
+            finally:
+                probe.close()
+    except InternalCheckError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the module's own failure: the trace reports it
+        result.diagnostics = []
+        result.skipped.append(f"behaviour checks: the module raised while re-running "
+                              f"({type(exc).__name__}: {exc})")
+    return result
+
+
+@contextmanager
+def _internal_errors(stage: _Stage):
+    """Lets the module's own exceptions through; turns shapetrace's into InternalCheckError."""
+    try:
+        yield
+    except InternalCheckError:
+        raise
+    except Exception as exc:
+        if raised_by_user(exc):
+            raise
+        raise InternalCheckError(stage.check, exc) from exc
+
+
+def _ambiguity(dims: Dims, roles: Sequence[InputRole | None]) -> str | None:
+    B, T = dims["B"], dims["T"]
+    if B == T:
+        return (f"B and T are both {B}, so the batch and time axes of the outputs cannot be told "
+                f"apart; give them different sizes (e.g. --dims B=5,T=7)")
+    has_context = any(r is not None and r.stream == "context" and r.time is not None for r in roles)
+    if has_context and dims["S"] == B:
+        return f"B and S are both {B}, so the batch axis cannot be told apart from the context axis"
+    if B < 2:
+        return "B is 1: there is no other sample to leak into"
+    return None
+
+
+_DROPOUT_NAME = re.compile(r"drop|\Ap\Z|\Ap_\w+")  # dropout, attn_pdrop, drop_rate, p, p_attn
+_PROBE_P = 0.1
+#: The rate of the runs that tell a rate-dependent eval output from random draws that agreed:
+#: one keep/drop draw per sample (stochastic depth) gives B draws, which at 0.1 agree between
+#: two runs a third of the time; at 0.5, 1 in 2**B.
+_RECHECK_P = 0.5
+_RECHECK_RUNS = 3
+
+
+@contextmanager
+def _dropout_switched_on(model: nn.Module, rate: float = _PROBE_P):
+    """Dropout rates of 0 raised to 0.1 for the determinism check, then put back; yields
+    whether there was any rate to raise.
+
+    Modules are built with dropout=0.0 so every other check sees a deterministic function;
+    that would also hide ``F.dropout(x, self.dropout)`` left on in eval. With a real rate, eval
+    stays deterministic exactly when every dropout follows ``self.training``.
+    """
+    dropout = dropout_base_class()
+    saved: list = []
+    for sub in model.modules():
+        if isinstance(sub, dropout) and sub.p == 0.0:
+            saved.append((sub, "p", sub.p))
+            sub.p = rate
+        for key, value in list(vars(sub).items()):
+            if (type(value) is float and value == 0.0 and _DROPOUT_NAME.search(key)
+                    and not key.startswith("_")):
+                saved.append((sub, key, value))
+                setattr(sub, key, rate)
+    try:
+        yield bool(saved)
+    finally:
+        for sub, key, value in reversed(saved):
+            setattr(sub, key, value)
+
+
+def _determinism(probe: Probe, first, result: BehaviourResult) -> bool:
+    """``nondeterministic-eval``: whether two runs on the same inputs agree at the rates the
+    module was built with (dropout 0), which the batch-reorder check needs; the finding, if any,
+    goes to ``result``.
+
+    A second run at the built rates, then two with the dropout rates raised
+    (``_dropout_switched_on``) to catch dropout left on in eval. The runs are shared: with rates
+    to raise, the raised pair comes first, and when both agree with ``first`` the module gave
+    the same output three times, so the run at the built rates is not repeated. When the raised
+    pair differs, or agrees with itself but not with ``first`` (an eval output that depends on
+    the rate, as in ``x * (1 - p)``), the built rates are run again to tell which finding it
+    is. Without rates to raise, the raised pair would repeat the first two runs, so it is left
+    out. A raised pair that agrees with itself but not with ``first`` may also be random draws
+    that happened to agree (per-sample stochastic depth keeps all B samples in both runs a
+    third of the time at 0.1), so a few more runs at a rate of 0.5 decide (``_recheck``).
+    """
+    raised_finding = None  # (largest change, op) of two runs with the rates raised
+    with torch.no_grad(), _dropout_switched_on(probe.model) as raised:
+        if raised:
+            once, twice = probe.call(probe.args), probe.call(probe.args)
+            if not outputs_equal(once, twice):  # the op is located with the rates still raised
+                raised_finding = (max_change(once, twice), _quietly(locate.first_difference, probe))
+            elif outputs_equal(first, once):
+                return True
+    if raised and raised_finding is None:
+        raised_finding = _recheck(probe)
+    with torch.no_grad():
+        second = probe.call(probe.args)
+    if not outputs_equal(first, second):
+        rec = _quietly(locate.first_difference, probe)
+        result.diagnostics.append(messages.nondeterministic(probe, max_change(first, second), rec))
+        return False
+    if raised_finding is not None:
+        result.diagnostics.append(messages.nondeterministic(probe, *raised_finding))
+    return True
+
+
+def _recheck(probe: Probe):
+    """(largest change, op) when runs with the dropout rates at 0.5 differ, else None."""
+    with torch.no_grad(), _dropout_switched_on(probe.model, _RECHECK_P):
+        runs = [probe.call(probe.args)]
+        for _ in range(_RECHECK_RUNS - 1):
+            runs.append(probe.call(probe.args))
+            if not outputs_equal(runs[0], runs[-1]):
+                return max_change(runs[0], runs[-1]), _quietly(locate.first_difference, probe)
+    return None
+
+
+def _pools_time(leak: locate.Leak, T: int) -> bool:
+    """Whether the first op that combines positions is a pooling over T rather than attention
+    among positions: its output has no time axis, or a single one."""
+    if leak.used is None:
+        return True
+    outputs = leak.rec.outputs
+    return bool(outputs) and tuple(outputs[0].shape).count(T) <= 1
+
+
+def _quietly(find, *args, **kwargs):
+    """``find(...)``, or None when the module raises on this run: the finding stands even when
+    no op can be named. shapetrace's own failures propagate."""
+    try:
+        return find(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001
+        if raised_by_user(exc):
+            return None
+        raise
+
+
+def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stage: _Stage) -> None:
+    stage.check = "nondeterministic-eval"
+    first = probe.reference()
+    deterministic = _determinism(probe, first, result)
+
+    stage.check = "batch-leak and causal-leak"
+    reason = _ambiguity(probe.dims, probe.roles)
+    if reason:
+        result.skipped.append(f"batch-leak and causal-leak not checked: {reason}")
+        return
+    dep = probe.dependencies(first)
+    if deterministic and not dep.reason:
+        probe.confirm(dep, first)
+    side = shuffle.side_pairs(probe, first) if not dep.reason else []
+    dep.pairs.extend(side)
+    result.dependency = dep
+    if dep.reason:
+        result.skipped.append(f"batch-leak and causal-leak not checked: {dep.reason}")
+        return
+
+    result.causal_checkable = any(s.role.stream == "query" and s.role.time is not None
+                                  for s in probe.sources()) or bool(probe.unembedded_tokens())
+    mixing = dep.batch_leaks()
+    future = dep.causal_leaks() if causal else []
+    located: dict[str, tuple[locate.Leak, locate.Run]] = {}
+    wanted = {"batch": bool(mixing), "causal": bool(future)}
+    side_ids = {id(p) for p in side}
+    if mixing and not shuffle.mixing_samples([p for p in dep.pairs if id(p) not in side_ids]):
+        # only an integer or boolean side input mixes samples: autograd cannot follow it
+        found = shuffle.first_side_leak(probe, side)
+        rec = _quietly(locate.first_cross_sample_change, probe, *found) if found else None
+        if rec is not None:
+            located["batch"] = (locate.Leak(rec, "batch", None), None)
+    while any(want and kind not in located for kind, want in wanted.items()):
+        # one run finds the first op of either kind; a second run looks for the other
+        stage.check = "batch-leak" if wanted["batch"] and "batch" not in located else "causal-leak"
+        found, run = _quietly(locate.dependency_leak, probe,
+                              batch=wanted["batch"] and "batch" not in located,
+                              causal=wanted["causal"] and "causal" not in located) or (None, None)
+        if found is None:
+            break
+        located[found.kind] = (found, run)
+    stage.check = "causal-leak"
+    hidden = None  # a causal leak found inside when no output has a time axis to show it
+    if causal and dep.time_grid is None and any(s.role.stream == "query" and s.role.time is not None
+                                                for s in probe.sources()):
+        hidden = _quietly(locate.dependency_leak, probe, batch=False, causal=True)
+        if hidden is not None and hidden[0] is None:
+            hidden = None
+        elif hidden is not None and _pools_time(hidden[0], probe.T):
+            # the first op to combine positions removes the time axis (a mean or max pooled
+            # over T for a classifier) or weighs the positions for such a pooling (a softmax
+            # over T with no second T axis): a pooled output has no position that could see a
+            # later one. Attention among positions has a (T, T) grid of scores and is checked.
+            hidden = None
+            result.notes.append("causal-leak: no output has a time axis and the positions are "
+                                "first combined by pooling over T, so there is no output position "
+                                "that could see a later one")
+
+    stage.check = "batch-leak"
+    if mixing:
+        leak = located.get("batch")
+        result.diagnostics.append(messages.batch_mixing(probe, dep, mixing,
+                                                        leak[0].rec if leak else None))
+    elif probe.per_sample_state:
+        result.skipped.append(
+            f"batch-leak: whether outputs follow their sample when the batch is reordered was not "
+            f"checked, as the module keeps per-sample state across calls "
+            f"({', '.join(f'`{n}`' for n in dict.fromkeys(probe.per_sample_state))}), "
+            f"which a reordered batch would not match")
+    elif deterministic:
+        change, order = shuffle.reorder_change(probe, first)
+        if change > PERMUTATION_RTOL:
+            reordered = shuffle.reordered_args(probe, order), shuffle.reordered_kwargs(probe, order)
+            rec = _quietly(locate.first_difference, probe, order=order, reordered=reordered)
+            result.diagnostics.append(messages.batch_position(probe, dep, change, rec))
+    else:
+        result.skipped.append("batch-leak: whether outputs follow their sample when the batch is "
+                              "reordered was not checked, as two runs already differ")
+
+    stage.check = "causal-leak"
+    if future:
+        leak, run = located.get("causal", (None, None))
+        result.diagnostics.append(messages.causal_leak(
+            probe, dep.time_grid, dep, leak.rec if leak else None, run.records if run else ()))
+    elif hidden is not None:
+        leak, run = hidden
+        result.diagnostics.append(messages.causal_leak(probe, leak.used, dep, leak.rec, run.records,
+                                                       inside=True))
+    elif causal is None and looks_causal(dep):
+        result.causal_note = ("the module is causal in practice: "
+                              "no output position depends on a later one")
+        result.notes.append(result.causal_note)

@@ -1,0 +1,368 @@
+"""Whether a module is meant to be causal, and the evidence (SPEC section 3).
+
+Intent must survive the bug it is there to catch: forgetting the mask removes the mask, so a
+mask cannot be the only evidence. It is taken, strongest first, from
+
+1. a declaration (``--causal`` / ``--no-causal``, ``causal = true``, ``check(causal=...)``);
+2. a ``causal`` / ``is_causal`` / ``autoregressive`` constructor argument or attribute of the
+   checked module (``False`` there means the module says it is not causal: neither the trace
+   nor names are read, since a prefix-LM's mask, a triangle widened by its prefix, looks
+   causal and is not);
+3. the trace: a triangular mask (``tril``/``triu``, a square buffer sliced to (T, T), an outer
+   comparison of positions), ``is_causal=True``, or a running sum over T of feature vectors
+   (``torch.cumsum(k * v, dim=1)``: causal linear attention, causal by construction);
+4. a class name that says so unambiguously, of the module or of a submodule: a word
+   ``Causal``, a name starting with ``GPT`` (or a word ``GPT``: ``NanoGPT``), ``AutoRegressive``;
+5. ``causal`` / ``is_causal`` / ``autoregressive`` attributes of submodules that are all true
+   (Hugging Face's ``GPT2Attention.is_causal``); a model whose submodules disagree (an
+   encoder-decoder: ``BartAttention.is_causal`` is False in the encoder) gets no intent from them,
+   nor from the decoder's triangular mask in the trace (steps 3-4 are not taken for it).
+
+"Decoder" alone is not evidence (FastPitch's, DETR's and a VAE's decoders are bidirectional):
+it is named in the note that says causal-leak was not checked.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..base.names import CAUSAL_FLAGS as _FLAGS
+from ..base.ops import COMPARISONS, RANDOM_FACTORIES, SDPA, TRIANGULAR
+
+_CUMULATIVE = frozenset({"torch.cumsum", "Tensor.cumsum", "Tensor.cumsum_", "torch.logcumsumexp",
+                         "Tensor.logcumsumexp"})
+_WORD = re.compile(r"[A-Z]+[a-z0-9]*|[a-z0-9]+")
+#: Words in a class name that suggest a causal model without proving it (for the note only).
+_SUGGESTIVE = ("Decoder", "Decoding", "LanguageModel")
+
+
+@dataclass(frozen=True)
+class Intent:
+    """``causal``: True (meant to be causal), False (declared not causal) or None (unknown).
+    ``evidence`` says where it came from; ``suggestion`` names a class whose name hints at a
+    causal model without proving it (used by the note when ``causal`` is None)."""
+
+    causal: bool | None
+    evidence: str = ""
+    suggestion: str = ""
+
+
+def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None = None,
+                  init: Mapping[str, Any] | None = None) -> Intent:
+    """Decide whether ``model`` is meant to be causal from a declaration, its constructor
+    arguments (``init``, the keyword arguments it was built with), its attributes, the records
+    of ``trace`` (a ``TraceData`` or an ``Analysis``) and its class names."""
+    if declared is not None:
+        return Intent(bool(declared), "declared")
+    modules = list(_modules(model))
+    root = modules[0][1] if modules else None
+    own = _flag(init or {}) if init else None
+    if own is None and root is not None:
+        own = _flag(_attributes(root))
+    if own is True:
+        return Intent(True, f"{_class(root)} has a true causal flag")
+    mixed = _mixed_flags(modules[1:])
+    if own is None and mixed:
+        # an encoder-decoder: the decoder's triangular mask is not the whole model's intent
+        return Intent(None, mixed)
+    if own is False:
+        # the module says it is not causal: a prefix-LM's mask (a triangle widened by the
+        # prefix) or a bidirectional window in the trace does not overrule it
+        return Intent(None, f"{_class(root)} says it is not causal")
+    if trace is not None:
+        found = trace_evidence(trace)
+        if found:
+            return Intent(True, found)
+    for path, sub in modules:
+        if causal_name(_class(sub)):
+            return Intent(True, f"the class name {_class(sub)}")
+    flags = [_flag(_attributes(sub)) for _, sub in modules[1:]]
+    if any(f is True for f in flags) and not any(f is False for f in flags):
+        return Intent(True, "its attention modules have is_causal=True")
+    suggestion = next((_class(sub) for _, sub in modules if _suggestive(_class(sub))), "")
+    return Intent(None, "", suggestion)
+
+
+def _mixed_flags(modules) -> str:
+    """The reason, when some submodules say they are causal and others say they are not (an
+    encoder-decoder: Bart's decoder self-attention against its encoder and cross-attention)."""
+    said = {True: "", False: ""}
+    for path, sub in modules:
+        flag = _flag(_attributes(sub))
+        if flag is not None and not said[flag]:
+            said[flag] = path or _class(sub)
+    if not (said[True] and said[False]):
+        return ""
+    return (f"its submodules disagree ({said[True]} says it is causal, {said[False]} says it is "
+            f"not: an encoder-decoder), so the whole module is not held to causality")
+
+
+def causal_name(name: str) -> bool:
+    """A class name that says causal unambiguously: ``CausalSelfAttention``, ``GPT2Model``,
+    ``NanoGPT``, ``AutoRegressiveDecoder``, ``ALiBiCausalAttention``; not ``NonCausalConv``,
+    ``BiCausal`` nor ``AcausalFilter``."""
+    words = _WORD.findall(name)
+    lower = [w.lower() for w in words]
+    for i, w in enumerate(lower):
+        negated = i > 0 and lower[i - 1] in ("non", "not", "anti", "bi") \
+            and not (lower[i - 1] == "bi" and i > 1 and lower[i - 2] == "ali")  # ALiBiCausal
+        if w == "causal" and not negated:
+            return True
+        if w in ("autoregressive", "autoreg") and not negated:
+            return True
+        if w == "auto" and i + 1 < len(lower) and lower[i + 1] == "regressive" and not negated:
+            return True
+    return name.startswith("GPT") or any(w.startswith("GPT") or w == "Gpt" for w in words)
+
+
+def _suggestive(name: str) -> bool:
+    return (any(word in name for word in _SUGGESTIVE) and "Masked" not in name
+            and not causal_name(name))
+
+
+def _class(obj: Any) -> str:
+    return type(obj).__name__
+
+
+def _modules(model: Any):
+    if model is None:
+        return
+    named = getattr(model, "named_modules", None)
+    if named is None:
+        return
+    try:
+        yield from named()
+    except Exception:  # noqa: BLE001 - a module tree that cannot be walked gives no evidence
+        return
+
+
+def _attributes(module) -> dict:
+    """A module's attributes, with the true/false flags its classes set (``causal = True`` in
+    the class body) under the instance's own."""
+    attrs: dict = {}
+    for klass in reversed(type(module).__mro__):
+        if klass.__module__.startswith("torch.") or klass is object:
+            continue
+        attrs.update((k, v) for k, v in vars(klass).items() if isinstance(v, bool))
+    attrs.update(vars(module))
+    return attrs
+
+
+def _flag(attrs: Mapping[str, Any]) -> bool | None:
+    """True / False from a causal flag among ``attrs`` (or a config object among them), else None."""
+    found = None
+    for key, value in attrs.items():
+        if not isinstance(key, str):
+            continue
+        name = key.lstrip("_").lower()
+        if name in _FLAGS and isinstance(value, bool):
+            if value:
+                return True
+            found = False
+        elif name in ("config", "cfg", "args") and not isinstance(value, (bool, int, float, str)):
+            inner = _config_flag(value)
+            if inner is True:
+                return True
+            if inner is False:
+                found = False
+    return found
+
+
+def _config_flag(value: Any) -> bool | None:
+    try:
+        attrs = vars(value) if not isinstance(value, Mapping) else value
+    except TypeError:
+        return None
+    if not isinstance(attrs, Mapping):
+        return None
+    found = None
+    for key, item in attrs.items():
+        if isinstance(key, str) and key.lstrip("_").lower() in _FLAGS and isinstance(item, bool):
+            if item:
+                return True
+            found = False
+    return found
+
+
+def init_arguments(cls: type, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The constructor's keyword arguments: those given, then the signature's defaults."""
+    out = dict(given)
+    try:
+        params = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return out
+    for p in params:
+        if p.name not in out and p.default is not inspect.Parameter.empty:
+            out[p.name] = p.default
+    return out
+
+
+def trace_evidence(trace: Any) -> str:
+    """The first sign in the trace that the module is built to be causal, as words, or ""."""
+    dims = trace.dims
+    T = dims.get("T")  # None at the user's own sizes when nothing names T
+    data = _DataLineage(trace.records)
+    reshaped = _pattern_writes(trace.records)
+    for rec in trace.records:
+        op = rec.op
+        if op in TRIANGULAR and (rec.index, 0) not in reshaped:
+            return f"a triangular mask ({op})"
+        if rec.kwargs.get("is_causal") is True or (op == SDPA
+                                                   and len(rec.args) > 5 and rec.args[5] is True):
+            return "is_causal=True"
+        if op == "[]" and rec.inputs and rec.outputs:
+            src, out = rec.inputs[0].shape, rec.outputs[0].shape
+            if len(src) >= 2 and src[-1] == src[-2] != T and out[-2:] == (T, T):
+                return "a square mask sliced to (T, T)"
+        if op in COMPARISONS and len(rec.inputs) == 2 and rec.outputs:
+            a, b = rec.inputs[0].shape, rec.inputs[1].shape
+            out = rec.outputs[0].shape
+            if len(out) >= 2 and out[-1] == out[-2] and a != b \
+                    and out[-1] in (T, dims.get("L")) and not any(data.carries(m) for m in rec.inputs) \
+                    and not _widened(trace.records, rec):
+                return "a comparison of positions (a causal mask)"
+        if op in _CUMULATIVE and _running_sum_over_time(rec, T):
+            return f"a running sum over T ({op}): causal by construction"
+    return ""
+
+
+_ORS = frozenset({"|", "torch.logical_or", "Tensor.logical_or", "torch.bitwise_or",
+                  "Tensor.bitwise_or"})
+_ANDS = frozenset({"&", "torch.logical_and", "Tensor.logical_and", "torch.bitwise_and",
+                   "Tensor.bitwise_and"})
+_NOTS = frozenset({"~", "torch.logical_not", "Tensor.logical_not", "torch.bitwise_not",
+                   "Tensor.bitwise_not"})
+_LESS = frozenset({"<", "<=", "torch.lt", "torch.le", "Tensor.lt", "Tensor.le"})
+
+
+def _sees(rec) -> bool | None:
+    """For a comparison of a query position ``i`` (an axis ``(..., N, 1)``) with a key position
+    ``j`` (``(..., 1, N)`` or ``(N,)``): True when it is true where the query may look (``j <=
+    i``, ``i >= j``), False when it is true where it may not (``j > i``); None for anything
+    else."""
+    def role(shape):
+        if len(shape) >= 2 and shape[-1] == 1 and shape[-2] > 1:
+            return "i"
+        if len(shape) == 1 or (len(shape) >= 2 and shape[-2] == 1 and shape[-1] > 1):
+            return "j"
+        return None
+
+    first, second = (role(m.shape) for m in rec.inputs[:2])
+    if {first, second} != {"i", "j"}:
+        return None
+    less = rec.op in _LESS
+    return less if first == "j" else not less
+
+
+def _widened(records, rec, hops: int = 4) -> bool:
+    """Whether the positions a comparison lets a query see are widened on purpose before the
+    mask is used: ``(j <= i) | (j < prefix)``, a prefix-LM whose prefix is read both ways. Such a
+    comparison is no sign of a causal module. A mask of hidden positions OR'ed with padding, or
+    a visible one AND'ed with it, still is."""
+    sees = _sees(rec)
+    if sees is None:
+        return False
+    frontier = [((rec.index, 0), sees)]
+    for _ in range(hops):
+        following = []
+        for src, sees in frontier:
+            for later in records[src[0] + 1:]:
+                if not any(m.src == src for m in later.inputs):
+                    continue
+                if sees and later.op in _ORS:
+                    return True
+                if later.op in _NOTS:
+                    following.append(((later.index, 0), not sees))
+                elif later.op in _ORS or later.op in _ANDS or later.op == "[]":
+                    following.append(((later.index, 0), sees))
+        frontier = following
+    return False
+
+
+def _pattern_writes(records) -> set:
+    """The tensors (``(record, slot)``) whose pattern a later write changes: ``mask[:3, :3] =
+    True`` on a ``tril`` makes a prefix-LM mask, no longer a causal one. A write indexed by the
+    tensor itself (``mask[mask == 0] = float('-inf')``) only recodes its values and keeps it."""
+    found = set()
+    for rec in records:
+        if rec.op != "[]=" or not rec.inputs or rec.inputs[0].src is None:
+            continue
+        target = rec.inputs[0].src
+        if not any(_derives_from(records, m, target) for m in rec.inputs[1:]):
+            found.add(target)
+    return found
+
+
+def _derives_from(records, meta, target, budget: int = 64) -> bool:
+    stack, seen = [meta], set()
+    while stack and budget > 0:
+        budget -= 1
+        m = stack.pop()
+        if m.src is None or m.src in seen:
+            continue
+        if m.src == target:
+            return True
+        seen.add(m.src)
+        stack.extend(records[m.src[0]].inputs)
+    return False
+
+
+class _DataLineage:
+    """Which tensors carry the module's data: computed from a floating-point tensor that came
+    from outside the trace (an input, a weight) or from a random draw. Positions (aranges, an
+    integer buffer, lengths) carry none: comparing them builds a mask; comparing scores with a
+    threshold (top-k attention) selects by value and says nothing about causality."""
+
+    def __init__(self, records):
+        self._records = records
+        self._data: list[bool] | None = None
+
+    def carries(self, meta) -> bool:
+        if meta.src is None:
+            return _floating(meta)
+        if self._data is None:
+            data: list[bool] = []
+            for rec in self._records:  # producers come before their consumers
+                data.append(rec.op in RANDOM_FACTORIES or any(
+                    _floating(m) if m.src is None else data[m.src[0]] for m in rec.inputs))
+            self._data = data
+        return self._data[meta.src[0]]
+
+
+def _floating(meta) -> bool:
+    return bool(getattr(meta.dtype, "is_floating_point", False))
+
+
+def _running_sum_over_time(rec: Any, T: int) -> bool:
+    """``torch.cumsum(k * v, dim=1)`` on (B, T, H, d, d): a floating tensor with exactly one
+    axis of size T, summed along it, with a feature axis besides (not lengths nor positions)."""
+    if not rec.inputs:
+        return False
+    meta = rec.inputs[0]
+    shape = meta.shape
+    if not getattr(meta.dtype, "is_floating_point", False) or len(shape) < 3:
+        return False
+    if sum(1 for s in shape if s == T) != 1:
+        return False
+    dim = rec.arg(1, "dim")
+    if not isinstance(dim, int) or not -len(shape) <= dim < len(shape):
+        return False
+    return shape[dim] == T
+
+
+def unchecked_note(root: str, intent: Intent, *, causal_in_practice: bool = False) -> str:
+    """The one info line that says causal-leak was not checked, and how to declare intent."""
+    why = intent.evidence or (f"nothing shows that {root} is meant to be causal (no triangular "
+                              f"mask, no is_causal=True, no causal flag or class name)")
+    text = f"causal-leak not checked: {why}"
+    if intent.suggestion:
+        text += (f"; the class name {intent.suggestion} suggests it may be, but such names are "
+                 f"used by bidirectional models too")
+    if causal_in_practice:
+        text += "; the module is causal in practice (no output position depends on a later one)"
+    return (text + ". If it is meant to be causal, declare it: --causal, causal = true in "
+            "[tool.shapetrace], or check(..., causal=True)")

@@ -1,0 +1,357 @@
+"""The findings of the behaviour checks: messages, hints and dependency grids.
+
+Every Diagnostic is made by the registry's factory (``shapetrace._rules.registry.diagnostic``):
+code and severity come from the rule table. The place is the user's source line of the op that
+leaks, read from its :class:`~shapetrace._records.OpRecord`; the op is shown as the user wrote
+it (``@`` for ``a @ b``, see ``shapetrace._ops.display_name``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from ..base.diagnostics import Diagnostic
+from ..base.dims import Dims
+from ..base.ops import (
+    DROPOUTS,
+    LOG_SOFTMAXES,
+    MASKED_FILLS,
+    MATMULS,
+    POSITION_OPS,
+    SDPA,
+    SOFTMAXES,
+    TRAILING_NORMS,
+    WHERES,
+    base_name,
+    display_name,
+    reduced_axes,
+)
+from ..base.records import OpRecord, TensorArg
+from ..rules.registry import diagnostic
+from .probe import Probe
+from .results import DependencyResult
+
+UNUSED, USED, LEAK = 0, 1, 2
+_SYMBOLS = {UNUSED: "·", USED: "■", LEAK: "✗"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Where: the op, its source line, and what it reduces over
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Where:
+    file: str | None = None
+    line: int | None = None
+    op: str | None = None
+    module: str | None = None
+    segment: str = ""  # the source expression, "F.softmax(att, dim=-1)"
+    text: str = ""  # "`F.softmax(att, dim=-1)` (F.softmax over dim=-1, axis T) at model.py:31"
+
+    def place(self) -> dict[str, Any]:
+        """The keyword arguments that place a diagnostic."""
+        return {"file": self.file, "line": self.line, "module": self.module, "op": self.op}
+
+
+def where(probe: Probe, rec: OpRecord | None) -> Where:
+    if rec is None or rec.site is None:
+        return Where(module=(rec.module or None) if rec is not None else probe.root)
+    segment = rec.source
+    name = display_name(rec.op, segment)
+    text = f"`{segment}` ({_describe(rec, name, probe.dims)}) at {rec.file}:{rec.line}"
+    return Where(rec.file, rec.line, name, rec.module or None, segment, text)
+
+
+def _reduced(rec: OpRecord) -> tuple[list[int], str] | None:
+    """The axes a reduction / softmax / norm runs over and how the call named them
+    (``"dim=1"``, ``"the last 2 axes"``), or None when the op is not one."""
+    found = reduced_axes(rec)
+    if found is None:
+        return None
+    axes, named = found
+    if rec.op not in TRAILING_NORMS:
+        return axes, "all axes" if named is None else f"dim={named}"
+    k = len(axes)
+    return axes, f"the last {k} axes" if k > 1 else "the last axis"
+
+
+def _describe(rec: OpRecord, name: str, dims: Dims) -> str:
+    """``F.softmax over dim=0, axis B``: the op, and the named axes it reduces over."""
+    found = _reduced(rec)
+    if not found:
+        return name
+    axes, how = found
+    labels = ", ".join(dims.label(rec.inputs[0].shape[a]) for a in axes)
+    return f"{name} over {how}, axis {labels}" if len(axes) == 1 else f"{name} over {how}, axes {labels}"
+
+
+def _axis_names(rec: OpRecord | None, dims: Dims) -> set[str]:
+    found = reduced_axes(rec) if rec is not None else None
+    if not found:
+        return set()
+    return {dims.label(rec.inputs[0].shape[a]) for a in found[0]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Grids
+# ---------------------------------------------------------------------------------------------
+
+
+def _grid(used: Tensor, expected: str, axis: str, what: str) -> dict[str, Any]:
+    n_rows, n_cols = used.shape
+    cells = []
+    for r in range(n_rows):
+        row = []
+        for c in range(n_cols):
+            allowed = c <= r if expected == "lower" else c == r
+            row.append(UNUSED if not used[r, c] else (USED if allowed else LEAK))
+        cells.append(row)
+    return {"rows": [str(i) for i in range(n_rows)], "cols": [str(i) for i in range(n_cols)],
+            "row_axis": f"output {what} ({axis})", "col_axis": f"input {what} ({axis})",
+            "expected": expected, "cells": cells}
+
+
+def grid_text(data: Mapping[str, Any]) -> str:
+    """A dependency grid as plain text: ``■`` used, ``·`` unused, ``✗`` used but forbidden.
+
+    Rows are output positions (or samples), columns input ones.
+    """
+    grid = data.get("grid") if "grid" in data else data
+    if not grid:
+        return ""
+    rows, cols, cells = grid["rows"], grid["cols"], grid["cells"]
+    width = max(len(r) for r in rows) if rows else 1
+    col_width = max([len(c) for c in cols] + [1])
+    lines = [f"rows: {grid.get('row_axis', 'output')}, columns: {grid.get('col_axis', 'input')}",
+             " " * (width + 1) + " ".join(c.rjust(col_width) for c in cols)]
+    for label, row in zip(rows, cells):
+        lines.append(label.rjust(width) + " " + " ".join(_SYMBOLS[v].rjust(col_width) for v in row))
+    lines.append("■ used  · unused  ✗ leak")
+    return "\n".join(lines)
+
+
+def _sources_text(dep: DependencyResult, kind: str) -> str:
+    names = []
+    for p in dep.pairs:
+        grid = p.batch if kind == "batch" else p.time
+        if grid is None:
+            continue
+        bad = grid & ~torch.eye(*grid.shape, dtype=torch.bool) if kind == "batch" else grid.triu(1)
+        if bad.any() and p.source not in names:
+            names.append(p.source)
+    return ", ".join(f"`{n}`" for n in names) or "the input"
+
+
+# ---------------------------------------------------------------------------------------------
+# Diagnostics
+# ---------------------------------------------------------------------------------------------
+
+
+def causal_leak(probe: Probe, grid: Tensor | None, dep: DependencyResult, rec: OpRecord | None,
+                records: Sequence[OpRecord] = (), *, inside: bool = False) -> Diagnostic:
+    """A causal leak seen in the outputs' T x T grid, or (``inside``) in an intermediate tensor
+    when no output has a time axis (a model that returns the last position's logits only).
+    ``records`` are those of the run the op was found in, for the hint."""
+    at = where(probe, rec)
+    leaks = [tuple(ix) for ix in grid.triu(1).nonzero().tolist()] if grid is not None else []
+    T = probe.T
+    if inside:
+        message = ("no output has a time axis (T), so the tensors inside were checked: "
+                   f"{at.text or 'an op'} sees later positions")
+        if leaks:
+            row, col = min(leaks)
+            message += f" (its position {row} depends on input position {col})"
+    else:
+        row, col = min(leaks)
+        message = (f"output position {row} depends on input position {col} of "
+                   f"{_sources_text(dep, 'time')}, a later one ({len(leaks)} of the "
+                   f"{T * (T - 1) // 2} future pairs over T leak)")
+        message += (f"; the first op that sees the future is {at.text}" if at.text
+                    else "; no single op could be named")
+    data: dict[str, Any] = {"leaks": len(leaks)}
+    if grid is not None:
+        data["grid"] = _grid(grid, "lower", "T", "position")
+        data["grid_text"] = grid_text(data)
+    return diagnostic("causal-leak", message, _causal_hint(probe, rec, records), **at.place(),
+                      **data)
+
+
+def batch_mixing(probe: Probe, dep: DependencyResult, leaks, rec: OpRecord | None) -> Diagnostic:
+    at = where(probe, rec)
+    grid = dep.batch_grid
+    B = grid.shape[0]
+    row, col = min(leaks)
+    message = (f"samples in the batch (B) are mixed: the output of sample {row} depends on sample {col} "
+               f"of {_sources_text(dep, 'batch')} ({len(leaks)} of {B * (B - 1)} cross-sample pairs)")
+    message += f"; the first op that mixes samples is {at.text}" if at.text else \
+        "; no single op could be named"
+    data = {"kind": "mixing", "grid": _grid(grid, "diagonal", "B", "sample"), "leaks": len(leaks)}
+    data["grid_text"] = grid_text(data)
+    return diagnostic("batch-leak", message, _batch_hint(probe, rec), **at.place(), **data)
+
+
+def batch_position(probe: Probe, dep: DependencyResult, change: float,
+                   rec: OpRecord | None) -> Diagnostic:
+    at = where(probe, rec)
+    grid = dep.batch_grid
+    message = (f"a sample's output depends on its position in the batch (B): moving every sample one "
+               f"place along the batch changed the outputs by up to {change:.3g} (relative)")
+    message += f"; the first op that depends on the batch position is {at.text}" if at.text else ""
+    if rec is not None and base_name(rec.op) in POSITION_OPS:
+        hint = ("Positions must come from the time axis: for a (B, T, C) input x.shape[0] / x.size(0) "
+                "is B. Use torch.arange(x.shape[1]) (T) to index position tables, and slice them "
+                "with [:T].")
+    else:
+        hint = ("A sample's output must not depend on where it sits in the batch: look for sizes or "
+                "indices taken from the batch axis (x.shape[0] is B for a (B, T, C) input).")
+    data: dict[str, Any] = {"kind": "position", "max_change": change, "leaks": 0}
+    if grid is not None:
+        data["grid"] = _grid(grid, "diagonal", "B", "sample")
+    return diagnostic("batch-leak", message, hint, **at.place(), **data)
+
+
+def nondeterministic(probe: Probe, change: float, rec: OpRecord | None) -> Diagnostic:
+    at = where(probe, rec)
+    message = (f"two runs in eval mode with the same inputs gave different outputs "
+               f"(largest difference {change:.3g})")
+    message += f"; the first op that differs is {at.text}" if at.text else ""
+    if rec is not None and rec.op in DROPOUTS:
+        hint = ("F.dropout defaults to training=True whatever the module's mode: pass "
+                "training=self.training, or use an nn.Dropout module, which follows model.eval().")
+    else:
+        hint = ("In eval mode the output must be a function of the inputs: gate random ops on "
+                "self.training (F.dropout(x, p, training=self.training), or nn.Dropout).")
+    return diagnostic("nondeterministic-eval", message, hint, **at.place(), max_change=change)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hints
+# ---------------------------------------------------------------------------------------------
+
+
+def _mha(probe: Probe, rec: OpRecord | None) -> nn.MultiheadAttention | None:
+    """The ``nn.MultiheadAttention`` that ran the op, if one did."""
+    if rec is None:
+        return None
+    prefix = probe.root + "."
+    if not rec.module.startswith(prefix):
+        return None
+    sub = probe.model.get_submodule(rec.module[len(prefix):])
+    return sub if isinstance(sub, nn.MultiheadAttention) else None
+
+
+def _batch_hint(probe: Probe, rec: OpRecord | None) -> str:
+    mha = _mha(probe, rec)
+    if mha is not None and not mha.batch_first:
+        return ("nn.MultiheadAttention expects (T, B, C) unless batch_first=True: it attended across "
+                "the batch. Construct it with batch_first=True, or transpose the input to (T, B, C) "
+                "and the output back.")
+    if rec is not None and rec.op in ("Tensor.repeat", "torch.tile", "Tensor.tile"):
+        segment = rec.source
+        fixed = _interleaved(segment)
+        shown = f": `{fixed}`" if fixed else ""
+        return (f"`{segment or rec.op}` lays its copies out copy-major (row i gets sample i mod B), "
+                f"but rows made by merging (B, H) into B*H are sample-major: repeat each sample "
+                f"in place with repeat_interleave{shown}.")
+    if "B" in _axis_names(rec, probe.dims):
+        return (f"{rec.op} runs over the batch axis (B), so samples see each other: reduce over the "
+                f"keys or features (dim=-1) instead.")
+    return ("Every op must treat the samples independently: check the axis order ((B, T, C) vs "
+            "(T, B, C)) and that no reduction, softmax or norm runs over the batch axis.")
+
+
+def _interleaved(segment: str) -> str:
+    """``valid_lens.repeat(self.num_heads)`` rewritten as
+    ``valid_lens.repeat_interleave(self.num_heads, dim=0)``; "" when the call is not that simple."""
+    head, sep, rest = segment.partition(".repeat(")
+    if not sep or not rest.endswith(")") or "," in rest or "(" in head:
+        return ""
+    return f"{head}.repeat_interleave({rest[:-1]}, dim=0)"
+
+
+def _operand(rec: OpRecord, position: int, name: str):
+    """The recorded argument: the operand's metadata for a tensor, else the value."""
+    value = rec.arg(position, name)
+    return rec.inputs[value.index] if isinstance(value, TensorArg) else value
+
+
+def _causal_hint(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]) -> str:
+    op = rec.op if rec is not None else ""
+    if op == SDPA:
+        mask = _operand(rec, 3, "attn_mask")
+        if mask is not None and getattr(mask, "dtype", None) == torch.bool:
+            return ("A boolean attn_mask in F.scaled_dot_product_attention is True where a query MAY "
+                    "attend (the opposite of masked_fill's mask): use torch.tril(torch.ones(T, T, "
+                    "dtype=torch.bool)), or drop the mask and pass is_causal=True.")
+        if mask is not None and hasattr(mask, "shape"):
+            return ("A float attn_mask is added to the scores: it must be 0 where a query may attend "
+                    "and -inf at later keys. Or drop it and pass is_causal=True.")
+        return "Pass is_causal=True (or a causal attn_mask) to F.scaled_dot_product_attention."
+    if _mha(probe, rec) is not None:
+        return ("Pass a causal attn_mask to nn.MultiheadAttention: torch.triu(torch.ones(T, T, "
+                "dtype=torch.bool), diagonal=1) (True = blocked), or nn.Transformer.generate_square_"
+                "subsequent_mask(T).")
+    softmax = op in SOFTMAXES or op in LOG_SOFTMAXES
+    if "T" in _axis_names(rec, probe.dims) and not softmax:
+        return (f"{op} runs over the time axis (T), so every position sees the whole sequence, "
+                f"future included: normalise or reduce over the features (dim=-1, as nn.LayerNorm "
+                f"does) instead.")
+    note = _mask_note(probe, rec, records)
+    if softmax and not note:
+        applied = _applied_mask(probe, rec, records)
+        if applied is not None:
+            at = where(probe, applied)
+            return (f"The scores are masked at {at.file}:{at.line} (`{at.segment}`), but later "
+                    f"positions still get weight there: the mask must hide the keys after each "
+                    f"query (j > i), e.g. torch.triu(torch.ones(T, T, dtype=torch.bool), "
+                    f"diagonal=1) as masked_fill's mask, or tril(...) == 0 on a 0/1 tril buffer.")
+    if softmax:
+        return ("The scores reach the softmax without a causal mask: fill later positions with "
+                "float('-inf') first, scores = scores.masked_fill(future, float('-inf'))." + note)
+    if op in MATMULS:
+        return ("The attention weights give non-zero weight to later positions: fill the masked scores "
+                "with float('-inf') or torch.finfo(scores.dtype).min before the softmax." + note)
+    return "A causal model's output at position t must depend on inputs 0..t only." + note
+
+
+def _applied_mask(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]):
+    """The last masked_fill / where on (.., T, T) scores before ``rec`` whose result is used:
+    a mask that is there but lets the future through (triu for tril, ``== 1`` for ``== 0``)."""
+    found = None
+    for earlier in records:
+        if rec is not None and earlier.index == rec.index:
+            break
+        if not (earlier.op in MASKED_FILLS or earlier.op in WHERES) or not earlier.outputs:
+            continue
+        if sum(size == probe.T for size in earlier.outputs[0].shape) < 2:
+            continue
+        if earlier.op.endswith("_") or earlier.outputs[0].used:
+            found = earlier
+    return found
+
+
+def _mask_note(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]) -> str:
+    """Points at a masked_fill whose result was dropped, or whose fill value is too small."""
+    for earlier in records:
+        if rec is not None and earlier.index == rec.index:
+            break
+        masks = earlier.op in MASKED_FILLS or earlier.op in WHERES
+        scores = earlier.outputs and sum(size == probe.T for size in earlier.outputs[0].shape) >= 2
+        if not masks or not scores:
+            continue  # only masks on (.., T, T) scores
+        at = where(probe, earlier)
+        in_place = earlier.op.endswith("_")
+        if earlier.op in MASKED_FILLS and not in_place and not earlier.outputs[0].used:
+            return (f" The result of `{at.segment}` at {at.file}:{at.line} is never "
+                    f"used: assign it (scores = scores.masked_fill(...)) or use masked_fill_.")
+        value = earlier.arg(2, "value")
+        if isinstance(value, (int, float)) and abs(value) < 1e3:
+            return (f" `{at.segment}` at {at.file}:{at.line} fills with {value!r}, "
+                    f"which hardly changes the scores: use float('-inf').")
+    return ""

@@ -1,0 +1,316 @@
+"""Turn a TARGET string into the nn.Module classes it names.
+
+Three forms: ``path/to/file.py`` (every nn.Module subclass defined in that file, in source
+order), ``path/to/file.py::Name`` (``Outer.Inner`` for a nested class) and
+``package.module::Name``. A file is imported by path under a module name of its own, with its
+directory on ``sys.path`` while it imports (so ``from helpers import ...`` finds its siblings)
+and registered in ``sys.modules`` (so dataclasses, pickling and ``inspect`` work on it).
+
+Every failure is one line: a :class:`UsageError` for a target string that names nothing, a
+:class:`TargetError` for a file or module that cannot be imported or holds no such class.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+import sysconfig
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..base.errors import TargetError, UsageError
+from ..base.source import innermost_user_frame
+
+_FORMS = "path/to/file.py, path/to/file.py::Name or package.module::Name"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One module class to check. ``display`` is what reports show: ``attention.py::Head``."""
+
+    spec: str
+    cls: type
+    display: str
+    #: The file's own sizes when its module-level configuration could not be set to the probe
+    #: sizes (``n_embd = 384`` with ``head_size = 50``): run there, named from that config.
+    own_dims: dict | None = None
+
+
+def resolve_targets(spec: str, *, root: str | os.PathLike | None = None,
+                    dims=None) -> list[Target]:
+    """The nn.Module classes that ``spec`` names, in source order.
+
+    A relative file path is taken relative to ``root`` (a config file's directory; default the
+    working directory), and ``root`` is on ``sys.path`` while a ``package.module`` imports.
+    Displays keep the path as the user wrote it. With ``dims`` (probe sizes), a file's
+    module-level configuration (``n_embd = 384``) is set to them as it loads (``_config_at``).
+    """
+    spec = spec.strip()
+    base = Path(root) if root is not None else Path.cwd()
+    location, sep, name = spec.partition("::")
+    location = location.strip()
+    name = name.strip()
+    if not location or (sep and not name):
+        raise UsageError(f"target {spec!r}: expected {_FORMS}")
+    if "::" in name:
+        raise UsageError(f"target {spec!r}: more than one '::'; expected {_FORMS}")
+
+    if _looks_like_path(location, base):
+        module = _import_file(location, base, dims)
+        where = location
+    elif sep:
+        module = _import_module(location, base)
+        where = location
+    else:
+        raise UsageError(f"target {spec!r}: no such file; expected {_FORMS}")
+
+    own = getattr(module, "__shapetrace_own_dims__", None)
+    if name:
+        cls = _lookup(module, name, where)
+        return [Target(spec, cls, f"{where}::{name}", own)]
+    classes = _module_classes(module)
+    if not classes:
+        raise TargetError(f"no nn.Module subclasses defined in {where}")
+    return [Target(spec, cls, f"{where}::{cls.__qualname__}", own) for cls in classes]
+
+
+def _looks_like_path(location: str, base: Path) -> bool:
+    return (location.endswith(".py") or "/" in location or os.sep in location
+            or (base / location).exists())
+
+
+# Importing ------------------------------------------------------------------------------------
+
+
+def _import_file(location: str, base: Path, dims=None):
+    path = Path(location).expanduser()
+    path = path if path.is_absolute() else base / path
+    if not path.exists():
+        raise UsageError(f"no such file: {location}")
+    if path.is_dir() or path.suffix != ".py":
+        raise UsageError(f"not a Python file: {location} (expected {_FORMS})")
+    path = path.resolve()
+    mtime = path.stat().st_mtime_ns
+    sizes = "" if dims is None else repr(sorted(dict(dims).items()))
+    digest = hashlib.sha1((str(path) + sizes).encode()).hexdigest()[:10]
+    module_name = f"_shapetrace_target_{_identifier(path.stem)}_{digest}"
+
+    cached = sys.modules.get(module_name)
+    if cached is not None and getattr(cached, "__shapetrace_mtime__", None) == mtime:
+        return cached
+
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TargetError(f"cannot read {location}: {exc}") from None
+    try:  # parsed once, here: a syntax error is one line, and the tree gives the class order
+        tree = ast.parse(source, str(path))
+    except SyntaxError as exc:
+        raise TargetError(_syntax_message(exc, path, location)) from None
+    order = _class_lines(tree)
+    config = None
+    if dims is not None:
+        from .modconfig import config_at
+
+        config = config_at(source, dims, tree=tree)  # may rewrite the tree
+        if config is not None:
+            code = compile(config.tree, str(path), "exec", dont_inherit=True)
+
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    module.__shapetrace_mtime__ = mtime
+    module.__shapetrace_source_order__ = order
+    sys.modules[module_name] = module
+    _forget_shadowed(path.parent)
+    try:
+        with _on_sys_path(path.parent):
+            if config is None:
+                spec.loader.exec_module(module)
+            else:
+                module.__file__ = str(path)
+                exec(code, module.__dict__)  # noqa: S102 - the user's own file, as import runs it
+                config.finish(module)
+    except BaseException as exc:
+        sys.modules.pop(module_name, None)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == path:
+            raise TargetError(_syntax_message(exc, path, location)) from None  # found compiling
+        if isinstance(exc, SyntaxError):  # in a file the target imports
+            raise TargetError(f"cannot import {location}: {_syntax_message(exc, path, location)}") from None
+        raise _keeping(TargetError(_import_message(exc, location, path)), exc) from None
+    return module
+
+
+def _import_module(dotted: str, base: Path):
+    if not all(part.isidentifier() for part in dotted.split(".")):
+        raise UsageError(f"target {dotted!r}: not a file or a module path; expected {_FORMS}")
+    try:
+        with _on_sys_path(base):
+            return importlib.import_module(dotted)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        if isinstance(exc, ModuleNotFoundError) and exc.name and (dotted + ".").startswith(exc.name + "."):
+            raise TargetError(f"cannot import module {dotted!r}: no module named {exc.name!r} "
+                              f"(run from the directory that contains it, or install it)") from None
+        if isinstance(exc, SyntaxError):
+            raise TargetError(_syntax_message(exc, None, dotted)) from None
+        raise _keeping(TargetError(_import_message(exc, dotted, None)), exc) from None
+
+
+@contextmanager
+def _on_sys_path(directory: Path):
+    entry = str(directory)
+    added = entry not in sys.path
+    if added:
+        sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        if added and entry in sys.path:
+            sys.path.remove(entry)
+
+
+def _forget_shadowed(directory: Path) -> None:
+    """Drop user modules that a file in ``directory`` would shadow on import.
+
+    Two students' ``helpers.py`` share the name ``helpers``: without this, the second student's
+    ``import helpers`` would get the first one's module from ``sys.modules``.
+    """
+    library = _library_dirs()
+    try:  # one listing, not two stat calls for each of the hundreds of top-level modules
+        entries = set(os.listdir(directory))
+    except OSError:
+        return
+    for name in [n for n in sys.modules if "." not in n]:
+        if not ((f"{name}.py" in entries and (directory / f"{name}.py").is_file())
+                or (name in entries and (directory / name / "__init__.py").is_file())):
+            continue
+        filename = getattr(sys.modules.get(name), "__file__", None)
+        if not filename:
+            continue
+        resolved = Path(filename).resolve()
+        if str(resolved).startswith(library):
+            continue  # never drop the standard library or an installed package
+        home = resolved.parent.parent if resolved.name == "__init__.py" else resolved.parent
+        if home != directory:
+            for other in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
+                sys.modules.pop(other, None)
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """Directories of Python itself, installed packages and shapetrace: not the user's code."""
+    keys = ("stdlib", "platstdlib", "purelib", "platlib")
+    dirs = {str(Path(sysconfig.get_paths()[key]).resolve()) for key in keys}
+    dirs.add(str(Path(__file__).resolve().parent.parent))  # shapetrace itself
+    return tuple(d + os.sep for d in dirs)
+
+
+def _identifier(stem: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in stem)
+
+
+# Errors ---------------------------------------------------------------------------------------
+
+
+def _syntax_message(exc: SyntaxError, target: Path | None, location: str) -> str:
+    filename = exc.filename or location
+    if target is not None and Path(filename).resolve() == target:
+        shown = location
+    else:
+        shown = _shown(filename)
+    where = f"{shown}:{exc.lineno}" if exc.lineno else shown
+    return f"syntax error in {where}: {exc.msg}"
+
+
+def _import_message(exc: BaseException, location: str, target: Path | None) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if isinstance(exc, SystemExit):
+        what = f"it called exit({exc.code!r}) while importing; put script code under " \
+               f"if __name__ == '__main__':"
+    elif isinstance(exc, ImportError) and "no known parent package" in text:
+        what += " (import it as package.module::Name instead)"
+    frame = _user_frame(exc)
+    if frame is None:
+        return f"cannot import {location}: {what}"
+    filename, lineno = frame
+    shown = location if target is not None and Path(filename).resolve() == target else _shown(filename)
+    return f"cannot import {location}: {what} (at {shown}:{lineno})"
+
+
+def _user_frame(exc: BaseException) -> tuple[str, int] | None:
+    """The innermost traceback frame in the user's code (not Python's or a library's)."""
+    return innermost_user_frame(exc.__traceback__, installed_is_library=True)
+
+
+def _shown(filename: str) -> str:
+    from ..base.source import display_path
+
+    return display_path(filename) or filename
+
+
+# Finding classes ------------------------------------------------------------------------------
+
+
+def _class_lines(tree: ast.Module) -> dict[str, int]:
+    """Top-level class name -> line, for the classes a file defines."""
+    return {node.name: node.lineno for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+def _module_classes(module) -> list[type]:
+    """nn.Module subclasses defined (not imported) in ``module``, in source order. A base class
+    without a ``forward`` whose subclasses there define one runs nothing and is left out; named
+    with ``::Name`` it is still checked."""
+    from torch import nn
+
+    order = getattr(module, "__shapetrace_source_order__", None) or {}
+    found: dict[type, None] = {}
+    for value in list(vars(module).values()):
+        if (isinstance(value, type) and issubclass(value, nn.Module)
+                and value.__module__ == module.__name__):
+            found.setdefault(value)
+    bases = {base for cls in found if getattr(cls, "forward", None) is not nn.Module.forward
+             for base in cls.__mro__[1:]}
+    found = {cls: None for cls in found
+             if not (cls in bases and getattr(cls, "forward", None) is nn.Module.forward)}
+
+    def line(cls: type) -> float:
+        if cls.__qualname__ in order:
+            return order[cls.__qualname__]
+        try:
+            import inspect
+
+            return inspect.getsourcelines(cls)[1]
+        except (OSError, TypeError):
+            return float("inf")
+
+    return sorted(found, key=line)
+
+
+def _lookup(module, name: str, where: str) -> type:
+    from torch import nn
+
+    value: object = module
+    for i, part in enumerate(name.split(".")):
+        if not part.isidentifier() or not hasattr(value, part):
+            available = ", ".join(c.__qualname__ for c in _module_classes(module)) or "none"
+            missing = ".".join(name.split(".")[: i + 1])
+            raise TargetError(f"no class {missing!r} in {where}; nn.Module classes there: {available}")
+        value = getattr(value, part)
+    if not (isinstance(value, type) and issubclass(value, nn.Module)):
+        kind = "a class" if isinstance(value, type) else f"a {type(value).__name__}"
+        raise TargetError(f"{name!r} in {where} is {kind}, not an nn.Module subclass")
+    return value
+
+
+def _keeping(error: TargetError, original: BaseException) -> TargetError:
+    """The one-line error, holding the user's exception for ``--debug`` without chaining it."""
+    error.original = original
+    return error

@@ -1,0 +1,168 @@
+"""Sizes the user's code proves while it runs at its own sizes (SPEC section 2).
+
+At the user's sizes nobody chose primes, so a size names an axis only when something states
+what it is:
+
+- the model's attributes and config (``n_embd`` -> C, ``n_head`` -> H: :func:`proven_dims`);
+- the jaxtyping annotations of the forwards that ran: ``x: Float[Tensor, "B T C"]`` binds B, T
+  and C to the sizes of the ``x`` each call received (``batch``/``seq``/... read as B/T/...);
+- declared inputs of the traced model's forward, as ``--input`` declares them:
+  ``trace(model, inputs=["x=B,T,C"])`` binds B, T and C to the sizes of the ``x`` it was called
+  with.
+
+A name two sources (or two calls) give different sizes proves nothing and is left out: a
+generation loop that grows T leaves T a number, an annotation that calls the MLP width C in one
+module and the model width C in another leaves C a number. ``SizeWitness`` watches the forward
+calls of one trace; it records sizes only, never tensors.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+
+from ..base.compat import all_modules
+from ..base.errors import UsageError
+from ..base.names import CONFIG, STATED
+from .hints import annotated_params, bind_tokens
+
+
+class SizeWitness:
+    """Watches the forward calls inside one trace (the thread that entered only) and keeps
+    the sizes their annotations, and the traced model's declared inputs, bind."""
+
+    def __init__(self, model=None, inputs: Iterable | None = None):
+        self.model = model
+        self.specs = _specs(inputs)
+        if self.specs and model is None:
+            raise UsageError("trace(inputs=...) declares the inputs of a model's forward: "
+                             "pass the model too, trace(model, inputs=[...])")
+        self.seen: dict[str, set[int]] = {}
+        self._forwards: dict[type, tuple | None] = {}  # a module class -> its annotated params
+        self._handles: list = []
+        self._owner: int | None = None
+
+    # --- entering and leaving ------------------------------------------------------------------
+
+    def __enter__(self) -> "SizeWitness":
+        from torch.nn.modules import module as nn_module
+
+        self._owner = threading.get_ident()
+        self._handles.append(nn_module.register_module_forward_pre_hook(self._annotated))
+        if self.specs:
+            self._handles.append(self.model.register_forward_pre_hook(self._declared,
+                                                                      with_kwargs=True))
+        return self
+
+    def __exit__(self, *exc_info) -> bool:
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+        self._forwards.clear()
+        return False
+
+    # --- what was proven -----------------------------------------------------------------------
+
+    def proven(self, attributes: Mapping[str, int] | None = None) -> dict[str, int]:
+        """The names with exactly one size across every call and ``attributes`` (the model's
+        own ``n_embd``/``n_head``/...)."""
+        seen = {name: set(sizes) for name, sizes in self.seen.items()}
+        for name, size in (attributes or {}).items():
+            seen.setdefault(name, set()).add(size)
+        return {name: next(iter(sizes)) for name, sizes in seen.items() if len(sizes) == 1}
+
+    def _add(self, bound: Mapping[str, int]) -> None:
+        for name, size in bound.items():
+            self.seen.setdefault(name, set()).add(size)
+
+    # --- hooks ---------------------------------------------------------------------------------
+
+    def _annotated(self, module, args) -> None:
+        if threading.get_ident() != self._owner:
+            return
+        cls = type(module)
+        params = self._forwards.get(cls, False)
+        if params is False:
+            params = self._forwards[cls] = annotated_params(module)
+        if not params:
+            return
+        bound: dict[str, int] = {}
+        for position, tokens in params:
+            if position >= len(args):
+                break  # passed by keyword or left to its default: nothing seen
+            shape = getattr(args[position], "shape", None)
+            if shape is None:
+                continue
+            found = bind_tokens(tokens, tuple(shape))
+            if found is None:
+                return  # a violated annotation proves nothing
+            for name, size in found.items():
+                if bound.setdefault(name, size) != size:
+                    return
+        self._add(bound)
+
+    def _declared(self, module, args, kwargs) -> None:
+        if threading.get_ident() != self._owner:
+            return
+        bound: dict[str, int] = {}
+        for position, spec in enumerate(self.specs):
+            value = args[position] if position < len(args) else kwargs.get(spec.name)
+            shape = getattr(value, "shape", None)
+            if shape is None:
+                continue
+            tokens = [d if isinstance(d, str) else str(d) for d in spec.dims]
+            found = bind_tokens(tokens, tuple(shape))
+            if found is None:
+                return  # the declaration does not fit what the model got: it proves nothing
+            for name, size in found.items():
+                if bound.setdefault(name, size) != size:
+                    return
+        self._add(bound)
+
+
+def _specs(inputs) -> list:
+    from ..drive.spec import InputSpec, parse_input
+
+    out = []
+    for item in inputs or ():
+        if isinstance(item, InputSpec):
+            out.append(item)
+        elif isinstance(item, str):
+            text = item if "=" in item.split(":")[0] else f"input{len(out)}={item}"
+            out.append(parse_input(text))
+        else:
+            raise UsageError(f"trace(inputs=...) takes specs such as 'x=B,T,C', got "
+                             f"{type(item).__name__}")
+    return out
+
+
+_READ = CONFIG | STATED.keys()
+
+
+def proven_dims(model, modules: list | None = None) -> dict[str, int]:
+    """Sizes the model itself states: attributes of it and its submodules, and of their
+    ``config`` (a dataclass or a Hugging Face config): ``n_embd`` -> C, ``n_head`` -> H,
+    ``head_size`` -> d, ``block_size`` -> L, ``vocab_size`` -> V. A name given two different
+    sizes by two modules proves nothing and is left out. ``modules``: the model and its
+    submodules when the caller already has them (``base.compat.all_modules``).
+    """
+    if model is None or not hasattr(model, "modules"):
+        return {}
+    seen: dict[str, set[int]] = {}
+    for module in all_modules(model) if modules is None else modules:
+        own = vars(module)
+        found = own.keys() & _READ  # one pass over the module's attributes; most find nothing
+        if not found:
+            continue
+        sources = [own]
+        for key in found & CONFIG:
+            config = own[key]
+            if config is not None and hasattr(config, "__dict__") and not callable(config):
+                sources.append(vars(config))
+        for attrs in sources:
+            hits = attrs.keys() & STATED.keys()  # most modules (Linear, LayerNorm): none
+            for name in hits:
+                value = attrs[name]
+                if isinstance(value, int) and not isinstance(value, bool) and value > 1:
+                    seen.setdefault(STATED[name], set()).add(value)
+    return {dim: next(iter(values)) for dim, values in seen.items() if len(values) == 1}

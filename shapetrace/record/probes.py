@@ -1,0 +1,353 @@
+"""Value probes: the few facts about values that the value-based rules need.
+
+Values exist only while an op runs, so the probes run then, called by the tracer after an op,
+with the tracer's own mode and every other torch-function mode switched off. They write typed
+results onto the record (``rec.weight_sums``, ``rec.non_finite``) and nothing else:
+
+- **weight sums** (unnormalized-attention): for an operand of a matmul-like op that descends
+  from a softmax a few ops back, how far it is from summing to 1 over its last two axes;
+- **non-finite** (non-finite): each op whose outputs hold a NaN (or an Inf) that none of its
+  inputs held (``rec.non_finite``, origin None), and the ops that pass it on (``origin``: the
+  record that made it), so that the rule can tell a NaN that reaches an output from one the
+  model drops (T5's ``log(0)`` in its position buckets, discarded by ``torch.where``). Outputs
+  are looked at (one sum each) only where something can appear: ops such as softmax, div, log,
+  sqrt, exp; half precision; a non-finite number in the call (``x * -inf``); an op that reads
+  a tensor already found non-finite. Inputs are looked at only when an output is not finite,
+  while they still exist.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..base.compat import disable_torch_function, fake_constant, is_compiling, is_fake
+from ..base.ops import SDPA, SOFTMAXES, einsum_letters, einsum_terms
+from ..base.records import NonFinite, OpRecord, WeightSums
+
+Tensor = torch.Tensor
+HALF = (torch.float16, torch.bfloat16)
+
+#: How many ops after a softmax an operand may be and still count as attention weights.
+SOFTMAX_DEPTH = 8
+
+
+class ValueProbes:
+    """The probes of one trace, with the little state they keep between ops."""
+
+    __slots__ = ("records", "near_softmax", "tainted")
+
+    def __init__(self, records: list[OpRecord]):
+        self.records = records
+        #: record index -> ops from the nearest softmax, kept for records within SOFTMAX_DEPTH
+        #: of one: the weight probe walks back only from operands listed here.
+        self.near_softmax: dict[int, int] = {}
+        #: record index -> the record that made the NaN or Inf its outputs hold
+        self.tainted: dict[int, int] = {}
+
+    def softmax(self, rec: OpRecord) -> None:
+        self.near_softmax[rec.index] = 0
+
+    def note_near_softmax(self, rec: OpRecord) -> None:
+        """Enters ``rec`` in ``near_softmax`` when one of its inputs is within reach of a
+        softmax. Kept as ops are recorded, so that a matmul operand far from every softmax (q,
+        k, v, an MLP weight) is settled by one lookup rather than by a walk."""
+        near, hops = self.near_softmax, SOFTMAX_DEPTH
+        for meta in rec.inputs:  # runs for every op after a softmax: meta.src spelt out
+            h = near.get(meta._made_by)  # None for a tensor from outside the trace
+            if h is not None and h < hops:
+                hops = h
+        if hops < SOFTMAX_DEPTH:
+            near[rec.index] = hops + 1
+
+    def after(self, rec: OpRecord, outs, args, kwargs, *, finite: bool, weights: bool) -> None:
+        """Runs the probes an op needs, with torch functions disabled: the probes' own ops must
+        not reach an enclosing trace. Inside a ``torch.compile`` region they do not run: their
+        reads of values (``.item()``) would break the user's compiled graph."""
+        if is_compiling():
+            return
+        if weights:  # only operands a few ops after a softmax: most products (q @ k) have none
+            near = self.near_softmax
+            weights = any(meta._made_by in near for meta in rec.inputs)
+            if not weights and not finite:
+                return
+        with disable_torch_function():
+            if finite:
+                self._finite(rec, outs, args, kwargs)
+            if weights:
+                self._weights(rec, args, kwargs)
+
+    def _weights(self, rec: OpRecord, args, kwargs) -> None:
+        tensors = None
+        for i, meta in enumerate(rec.inputs):
+            made_by = meta._made_by
+            if made_by not in self.near_softmax or not _after_softmax(self.records, made_by):
+                continue
+            if tensors is None:
+                tensors = operands(args, kwargs)
+            if i >= len(tensors):
+                break
+            sums = weight_sums(tensors[i], _einsum_contracted(rec, i))
+            if sums is not None:
+                if rec.weight_sums is None:
+                    rec.weight_sums = {}
+                rec.weight_sums[i] = sums
+
+    def reads_tainted(self, rec: OpRecord) -> bool:
+        """Whether ``rec`` reads a tensor found to hold a NaN or an Inf."""
+        tainted = self.tainted
+        for meta in rec.inputs:
+            if meta._made_by in tainted:  # None (from outside the trace) never is
+                return True
+        return False
+
+    def _origin_of_inputs(self, rec: OpRecord) -> int | None:
+        for meta in rec.inputs:
+            if meta.src is not None:
+                origin = self.tainted.get(meta.src[0])
+                if origin is not None:
+                    return origin
+        return None
+
+    def _finite(self, rec: OpRecord, outs, args, kwargs) -> None:
+        literal = non_finite_literals(rec, self.tainted)
+        found = None
+        for slot, t in enumerate(outs):
+            state = finiteness(t, only_nan="inf" in literal)
+            if state is None:
+                continue
+            nan, inf = state
+            if nan and "nan" not in literal:
+                found = slot, "NaN"
+                break
+            if inf and "inf" not in literal:
+                found = slot, "Inf"
+                break
+        if found is None:
+            return  # finite again (a where, a cast to integers dropped it) or never touched
+        slot, what = found
+        origin = self._origin_of_inputs(rec)
+        if origin is not None:  # passed on from an op already found
+            rec.non_finite = NonFinite(what, slot, None, origin)
+            self.tainted[rec.index] = origin
+            return
+        in_nan = in_inf = False
+        for t in operands(args, kwargs):
+            state = finiteness(t)
+            if state is not None:
+                in_nan, in_inf = in_nan or state[0], in_inf or state[1]
+        if in_nan or (what == "Inf" and in_inf):
+            return  # it came in with the inputs: made upstream, by an op not looked at
+        rec.non_finite = NonFinite(what, slot, _first_index(outs[slot], what))
+        self.tainted[rec.index] = rec.index
+
+
+def has_value(t: Tensor) -> bool:
+    """Real tensors have values; fake ones only when made from a constant (``torch.tensor(13.)``)."""
+    return not is_fake(t) or fake_constant(t) is not None
+
+
+def _after_softmax(records: list[OpRecord], index: int, depth: int = SOFTMAX_DEPTH,
+                   budget: int = 48) -> bool:
+    """Whether record ``index`` is a softmax or descends from one within ``depth`` ops.
+    Breadth first, so that each record is reached by its shortest path (a renormalisation
+    ``att / att.sum(...)`` reaches ``att`` both directly and through the sum)."""
+    queue, seen = [(index, 0)], {index}
+    for idx, level in queue:
+        rec = records[idx]
+        if rec.op in SOFTMAXES:
+            return True
+        if level >= depth or len(seen) >= budget:
+            continue
+        for m in rec.inputs:
+            if m.src is not None and m.src[0] not in seen:
+                seen.add(m.src[0])
+                queue.append((m.src[0], level + 1))
+    return False
+
+
+def operands(args, kwargs) -> list[Tensor]:
+    """The tensors of a call in the order the tracer numbers them."""
+    out: list[Tensor] = []
+    for a in args:
+        _collect_tensors(a, out)
+    for v in kwargs.values():
+        _collect_tensors(v, out)
+    return out
+
+
+def _collect_tensors(a, out: list[Tensor]) -> None:
+    # A module-level function, not a closure that calls itself: such a closure is a reference
+    # cycle, and would keep the operands (attention weights, values) alive until the garbage
+    # collector came round.
+    if isinstance(a, Tensor):
+        out.append(a)
+    elif isinstance(a, (list, tuple)) and a and any(isinstance(x, Tensor) for x in a):
+        for x in a:
+            _collect_tensors(x, out)
+
+
+def _values(t: Tensor) -> Tensor:
+    """The tensor to reduce in a probe: detached when autograd tracks it, so that the probe
+    adds nothing to the graph (and one op less, as under no_grad, when it does not)."""
+    return t.detach() if t.requires_grad else t
+
+
+def _readable(t: Tensor) -> bool:
+    return t.is_floating_point() and not t.is_meta and not is_fake(t) and t.numel() != 0 \
+        and t.layout == torch.strided
+
+
+def finiteness(t: Tensor, only_nan: bool = False) -> tuple[bool, bool | None] | None:
+    """(holds a NaN, holds an Inf) for a floating tensor with values, else None. Two cheap
+    reductions at most: a sum, finite unless some element is not (or it overflows), then the
+    minimum and maximum, which a NaN turns into NaN and an Inf into +-inf.
+
+    ``only_nan``: the caller asks about NaN alone (the call passed an inf itself, as
+    ``masked_fill(mask, -inf)`` does, so an Inf is expected); a sum that is not NaN rules a NaN
+    out, and the Inf half of the answer is None."""
+    if not _readable(t):
+        return None
+    try:
+        x = _values(t)
+        total = x.sum().item()
+        if math.isfinite(total):
+            return False, False
+        if only_nan and not math.isnan(total):
+            return False, None
+        low, high = (v.item() for v in torch.aminmax(x))
+        if math.isnan(low) or math.isnan(high):
+            return True, False  # whether an Inf is there too no longer matters downstream
+        return False, math.isinf(low) or math.isinf(high)
+    except Exception:  # under a functorch transform, or a tensor subclass without values
+        return None
+
+
+def _first_index(t: Tensor, kind: str) -> list[int] | None:
+    try:
+        with torch.no_grad():
+            x = t.detach()
+            bad = torch.isnan(x) if kind == "NaN" else torch.isinf(x)
+            found = torch.nonzero(bad)
+            return found[0].tolist() if len(found) else None
+    except Exception:
+        return None
+
+
+def non_finite_literals(rec: OpRecord, tainted: dict[int, int] | None = None) -> set[str]:
+    """"inf" / "nan" when the call itself passes such a number (a -inf fill value, a full()).
+    A one-element input made by an op already found non-finite (``tainted``: a NaN loss
+    read by ``-loss``) carries that NaN on; it is not a number the call chose."""
+    found: set[str] = set()
+    values = [*rec.args, *rec.kwargs.values()] if rec.kwargs else list(rec.args)
+    values += [meta.value for meta in rec.inputs
+               if not (tainted and meta._made_by in tainted)]
+    for a in values:
+        if type(a) is float:
+            if a != a:
+                found.add("nan")
+            elif a in (math.inf, -math.inf):
+                found.add("inf")
+        elif isinstance(a, (list, tuple)):
+            values.extend(a)  # nested sizes or fill values; the loop reaches them too
+    return found
+
+
+def _einsum_contracted(rec: OpRecord, slot: int) -> tuple[int, ...]:
+    """The axes of einsum operand ``slot`` that the einsum sums over (none for other ops)."""
+    if rec.op != "torch.einsum":
+        return ()
+    parsed = einsum_terms(rec)
+    if parsed is None or slot >= len(rec.inputs):
+        return ()
+    terms, rhs = parsed
+    letters = einsum_letters(terms[slot], rec.inputs[slot].ndim)
+    if letters is None:
+        return ()
+    return tuple(i for i, c in enumerate(letters) if c != "." and c not in rhs)
+
+
+def weight_sums(t: Tensor, extra: tuple[int, ...] = ()) -> WeightSums | None:
+    """How far ``t`` is from summing to 1 over each of its last two axes, the ones a matmul
+    contracts, and over the ``extra`` axes (those an einsum contracts), and its minimum."""
+    if t.ndim == 0 or not _readable(t):
+        return None
+    try:
+        x = _values(t)
+        if x.dtype in HALF:
+            x = x.float()
+        axes = sorted({*range(max(x.ndim - 2, 0), x.ndim), *(a for a in extra if a < x.ndim)})
+        sums = [x.sum(dim=axis) for axis in axes]
+        # The extremes of each axis's sums and the minimum, read back one number at a time
+        # (cheaper than stacking a handful of scalars into one tensor to read it in one go).
+        extremes = [v.item() for s in sums for v in torch.aminmax(s)]
+        minimum = x.amin().item()
+        deviations = {}
+        for axis, s, low, high in zip(axes, sums, extremes[::2], extremes[1::2]):
+            if low > 1e-6 or high < -1e-6:
+                # No slice sums to 0, so the largest |sum - 1| is at one of the extremes.
+                deviations[axis] = max(abs(low - 1), abs(high - 1))
+                continue
+            off = (s - 1).abs().masked_fill(s.abs() <= 1e-6, 0.0)  # fully masked rows are 0
+            deviations[axis] = off.max().item()
+        return WeightSums(minimum, deviations)
+    except Exception:  # under a functorch transform, or a tensor subclass without values
+        return None
+
+
+#: The most positions a kept head of attention weights has along each of its two axes.
+HEAD_LIMIT = 32
+
+
+def head_weights(rec: OpRecord, outs, args, kwargs) -> list[list[float]] | None:
+    """One head's attention weights, for the report's heatmap: a softmax's output, or the weights
+    inside ``F.scaled_dot_product_attention``, at the first index of every axis but the last two
+    (sample 0, head 0), as rows of floats (a few hundred at the probe sizes). Weights a mask
+    removed are exactly 0. None for an op that is neither, or without values (fake)."""
+    with disable_torch_function():
+        try:
+            if rec.op in SOFTMAXES and outs:
+                weights = _first_head(outs[0])
+            elif rec.op == SDPA:
+                weights = _sdpa_head(args, kwargs)
+            else:
+                return None
+            if weights is None or weights.ndim != 2:
+                return None
+            weights = weights[:HEAD_LIMIT, :HEAD_LIMIT].detach().double()
+            return [[round(v, 4) for v in row] for row in weights.tolist()]
+        except Exception:  # under a functorch transform, or a tensor subclass without values
+            return None
+
+
+def _first_head(t: Tensor) -> Tensor | None:
+    if not isinstance(t, Tensor) or t.ndim < 2 or not _readable(t):
+        return None
+    return t[(0,) * (t.ndim - 2)]
+
+
+def _sdpa_head(args, kwargs) -> Tensor | None:
+    """The weights ``scaled_dot_product_attention`` computed for head 0 of sample 0."""
+    names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale")
+    call = dict(zip(names, args))
+    call.update(kwargs)
+    q, k = call.get("query"), call.get("key")
+    if not isinstance(q, Tensor) or not isinstance(k, Tensor) or not _readable(q) \
+            or not _readable(k) or q.ndim < 2 or k.ndim != q.ndim:
+        return None
+    q, k = _first_head(q).double(), _first_head(k).double()
+    scale = call.get("scale")
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = q @ k.transpose(0, 1) * scale
+    mask = call.get("attn_mask")
+    if isinstance(mask, Tensor):
+        full = mask.expand(*call["query"].shape[:-2], *scores.shape) if mask.ndim >= 2 \
+            else mask.expand(*scores.shape)
+        mask = _first_head(full)
+        scores = scores.masked_fill(~mask, -math.inf) if mask.dtype == torch.bool \
+            else scores + mask.double()
+    if call.get("is_causal"):
+        keep = torch.ones(scores.shape, dtype=torch.bool).tril()
+        scores = scores.masked_fill(~keep, -math.inf)
+    return torch.softmax(scores, dim=-1)

@@ -1,0 +1,552 @@
+"""Recording: every tensor op inside a block, with its source line and module path.
+
+A ``TorchFunctionMode`` sees each op at the level a student writes it (``F.linear``,
+``Tensor.view``, ``@``), and global module hooks say which module ran it. The recorder only
+records: it appends :class:`~shapetrace._records.OpRecord` s to a
+:class:`~shapetrace._records.TraceData` and calls the value probes (``record.probes``) where an op
+needs them. Naming axes, rules and rendering come later and are not imported here.
+
+Only the thread that entered the trace is recorded: torch-function modes are per thread, and the
+module hooks and the warning hook, which are global, ignore other threads.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import warnings
+import weakref
+from typing import Any, Callable
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from ..base.compat import frame_getter, module_paths, transparent_bodies
+from ..base.ops import (
+    MATMULS,
+    RISKY_NAMES,
+    SELECTS_VALUES,
+    SOFTMAXES,
+    UNINITIALISED,
+    base_name,
+    is_passthrough,
+    op_name,
+)
+from ..base.records import _EMPTY as _EMPTY_KWARGS
+from ..base.records import (
+    _TENSOR_ARGS,
+    OpRecord,
+    ReadOnlyDict,
+    TensorMeta,
+    TraceData,
+    tensor_arg,
+)
+from ..base.source import is_own_file, site_from
+from .probes import HALF, ValueProbes, has_value
+
+Tensor = torch.Tensor
+_get_ident = threading.get_ident
+
+# Kinds of function, worked out once per function and trace (bit flags).
+_PASSTHROUGH = 1  # makes no tensor worth recording (x.shape, x.size()): only a use of its input
+_MULTIPLIES = 2  # a matmul-like op: also probe operands that may be attention weights
+_RISKY = 4  # can make NaN or Inf out of finite numbers (0/0, log 0, exp overflow, 0 * inf)
+_UNINITIALISED = 8  # torch.empty and the like: whatever was in memory, not a NaN the user made
+_SOFTMAX = 16  # the weight probe looks at matmul operands a few ops after one of these
+_SELECTS = 32  # only moves values it is given (a -inf fill): makes no NaN or Inf of its own
+
+_WEIGHT_OPS = MATMULS - {"torch.addmm", "Tensor.addmm"}  # addmm is a linear layer, not attention
+# Argument types whose equal values are the same value (unlike 1 == True == 1.0).
+_SHAREABLE = frozenset({int, str, type(None), torch.dtype, type(tensor_arg(0)), type(Ellipsis)})
+# Argument types that are never a tensor nor hold one (dim=, keepdim=, dtype=, eps=).
+_PLAIN = frozenset({int, float, bool, str, type(None), torch.dtype})
+
+# func -> (kind, op name, code): a pure function of the torch function, like _ops.op_name's cache.
+_DESCRIBED: dict[Any, tuple] = {}
+
+#: Called after each recorded op with ``(record, output tensors, args, kwargs)``: lets a caller
+#: keep what the recorder does not (the behaviour checks keep copies of the outputs).
+Observer = Callable[[OpRecord, tuple, tuple, dict], None]
+
+
+class Recorder:
+    """Records the ops of one thread into ``data`` while entered (once)."""
+
+    def __init__(self, data: TraceData, model: torch.nn.Module | None = None, *,
+                 root: str | None = None, probes: bool = True, observer: Observer | None = None):
+        self.data = data
+        self.names: dict[int, str] = {}  # id(module) -> its path
+        if isinstance(model, torch.nn.Module):
+            self.names = module_paths(model, root or type(model).__name__)
+        self.probes = ValueProbes(data.records) if probes else None
+        self.observer = observer
+        self.mode: _Mode | None = None
+        self.thread: int | None = None  # the recorded thread; None while paused
+        self.owner: int | None = None  # the thread that entered, for the hooks
+        self._paused = 0  # module calls deep inside a torch.jit.trace, whose ops are not recorded
+        self.module = ""  # the innermost running module's path, or ""
+        self._stack: list[tuple[torch.nn.Module, str]] = []
+        self._handles: list = []
+        self._saved_showwarning = None
+
+    # --- entering and leaving ---------------------------------------------------------------
+
+    def __enter__(self) -> "Recorder":
+        if self.mode is not None:
+            raise RuntimeError("a shapetrace trace cannot be entered twice")
+        from torch.nn.modules import module as nn_module
+
+        self.thread = self.owner = threading.get_ident()
+        self.mode = _Mode(self)
+        self._handles.append(nn_module.register_module_forward_pre_hook(self._pre_hook))
+        self._handles.append(nn_module.register_module_forward_hook(self._post_hook,
+                                                                    always_call=True))
+        self._saved_showwarning = warnings.showwarning
+        warnings.showwarning = self._showwarning
+        try:
+            self.mode.__enter__()
+        except BaseException:
+            self._cleanup()
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self.mode.__exit__(exc_type, exc, tb)
+        finally:
+            self._cleanup()
+            self._finish()
+        return False
+
+    def _cleanup(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+        if self._saved_showwarning is not None and warnings.showwarning == self._showwarning:
+            warnings.showwarning = self._saved_showwarning
+        self._stack.clear()
+        self.module = ""
+        if self._paused:
+            self._paused = 0
+            self.thread = self.owner
+
+    def _finish(self) -> None:
+        """Settles each output's liveness and drops everything that points at tensors."""
+        mode = self.mode
+        for rec in self.data.records:
+            for meta in rec.outputs:
+                ref = meta.ref
+                meta.ref = ref is not None and ref() is not None
+            for meta in rec.inputs:
+                if meta._made_by is None:
+                    meta.ref = None  # a tensor from outside: only outputs say whether they live
+        if mode is not None:
+            for table in (mode.live, mode.funcs, mode.shapes, mode.sites, mode.arg_tuples,
+                          mode.kwarg_dicts):
+                table.clear()
+            mode.recorder = None  # no cycle: a dropped trace is freed at once
+        if self.probes is not None:
+            self.probes.near_softmax.clear()
+        self.observer = None
+        # The trace holds this recorder: without its data, a dropped trace (and every record)
+        # is freed by reference counting at once, not by the garbage collector's next pass,
+        # which would otherwise find a few hundred objects per forward to collect.
+        self.data = None
+        self.names.clear()
+
+    # --- module hooks -----------------------------------------------------------------------
+
+    def _module_name(self, module: torch.nn.Module) -> str:
+        name = self.names.get(id(module))
+        if name is None:
+            if self._stack:
+                parent, parent_name = self._stack[-1]
+                for child_name, child in parent.named_children():
+                    self.names.setdefault(id(child), f"{parent_name}.{child_name}")
+                name = self.names.get(id(module))
+            if name is None:
+                name = type(module).__name__
+                self.names[id(module)] = name
+        return name
+
+    def _pre_hook(self, module, args):
+        if _get_ident() != self.owner:
+            return
+        if self._paused or torch.jit.is_tracing():
+            # Inside torch.jit.trace: reading a tensor's sizes there would put them into the
+            # jit graph, so the ops are left unrecorded until the traced module returns. Checked
+            # per module call, never per op.
+            self._paused += 1
+            self.thread = None
+            return
+        name = self.names.get(id(module))
+        if name is None:
+            name = self._module_name(module)
+        self.module = name
+        self._stack.append((module, name))
+
+    def _post_hook(self, module, args, output):
+        if _get_ident() != self.owner:
+            return
+        if self._paused:
+            self._paused -= 1
+            if not self._paused:
+                self.thread = self.owner
+            return
+        stack = self._stack
+        if stack and stack[-1][0] is module:
+            stack.pop()
+            self.module = stack[-1][1] if stack else ""
+        mode = self.mode
+        if mode is None or output is None:
+            return
+        if isinstance(output, Tensor):
+            mode.count_use(output)
+        else:
+            for t in tensors_in(output):
+                mode.count_use(t)
+
+    def _showwarning(self, message, category, filename, lineno, file=None, line=None):
+        mode = self.mode
+        rec = mode.current if mode is not None and threading.get_ident() == self.thread else None
+        if rec is not None:
+            rec.add_warning(f"{category.__name__}: {message}")
+            if rec.site is not None and _is_own_file(filename):
+                filename, lineno = rec.where[0], rec.where[1]
+        if self._saved_showwarning is not None:
+            self._saved_showwarning(message, category, filename, lineno, file, line)
+
+
+def _is_own_file(filename: str | None) -> bool:
+    return bool(filename) and is_own_file(filename)
+
+
+class _Mode(TorchFunctionMode):
+    """The hot path: runs for every tensor op of the traced thread.
+
+    Written for speed at a student's sizes, where an op's kernel takes microseconds: attribute
+    lookups are hoisted into locals, the common argument shapes are handled inline, and every
+    table below turns a repeated question into one dict lookup."""
+
+    def __init__(self, recorder: Recorder):
+        super().__init__()
+        self.recorder: Recorder | None = recorder
+        self.records = recorder.data.records
+        self.probes = recorder.probes
+        self.observer = recorder.observer
+        # id(tensor) -> meta for every tensor seen: an op's output meta (its ``src`` says which
+        # op made it), or the meta of a tensor from outside the trace (``src`` None). Every
+        # consumer of the tensor shares that one meta object; ``meta.ref``, a weak reference to
+        # the tensor while recording, tells a live tensor from a dead one whose id was reused.
+        self.live: dict[int, TensorMeta] = {}
+        self.funcs: dict[Any, tuple] = {}  # func -> (kind, name, code, transparent body)
+        self.shapes: dict[tuple, tuple] = {}  # one tuple per distinct shape, shared by records
+        self.arg_tuples: dict[tuple, tuple] = {}  # the same for recorded arguments
+        self.kwarg_dicts: dict[tuple, dict] = {}  # and for keyword arguments (read-only)
+        # id(code) -> (code, {key: site}): one site tuple per place in the user's code,
+        # shared by every op recorded there (a loop records the same few sites over and over).
+        self.sites: dict[int, tuple] = {}
+        self.current: OpRecord | None = None
+        self.bodies = transparent_bodies()
+        self._getframe = frame_getter()
+
+    def count_use(self, t: Tensor) -> None:
+        """Counts a use of ``t`` that is not a recorded op (``x.shape``, a module's return)."""
+        meta = self.live.get(id(t))
+        if meta is not None and meta._made_by is not None and meta.ref() is t:
+            meta.used += 1
+
+    def _describe(self, func) -> tuple:
+        """What the hot path needs to know about a function: ``(kind, op name, code,
+        transparent body)``. ``kind`` holds the bit flags above."""
+        try:
+            kind, name, code = _DESCRIBED[func]
+        except (KeyError, TypeError):
+            kind, name, code = _describe(func)
+        described = (kind, name, code, self.bodies.get(func))
+        try:
+            self.funcs[func] = described
+        except TypeError:
+            pass
+        return described
+
+    def _meta(self, t: Tensor, made_by=None, slot: int = 0) -> TensorMeta:
+        """The metadata of ``t``; the value too for one-element tensors (even when autograd
+        tracks it: a learned temperature is a scale the rules want to read)."""
+        try:
+            size = t.shape
+            shape = self.shapes.get(size)
+            if shape is None:
+                shape = self.shapes[size] = tuple(size)
+            meta = TensorMeta(shape, t.dtype, t.is_contiguous(), made_by, slot)
+            if not shape or (shape[-1] == 1 and shape.count(1) == len(shape)):
+                if not t.is_meta and has_value(t):
+                    meta.value = t.item()
+        except Exception:  # sparse, nested, data-dependent under fake tensors: shape only
+            meta = _odd_meta(t, made_by, slot)
+        return meta
+
+    def _meta_in(self, t: Tensor) -> TensorMeta:
+        """The metadata of an operand: the very meta object of the op output it is, or of its
+        first use when it came from outside the trace, so that each tensor is described once.
+        A tensor changed behind the trace's back (``p.data = ...``) gets a meta of its own."""
+        meta = self.live.get(id(t))
+        if meta is not None and meta.ref() is t:
+            made_by = meta._made_by
+            if made_by is not None:
+                meta.used += 1
+            try:  # free unless it raises (Python 3.11)
+                same = meta.shape == t.shape and meta.dtype == t.dtype
+            except Exception:  # a strided nested tensor has no sizes: _odd_meta described it
+                same = True
+            if same:
+                return meta
+            if made_by is not None:
+                return self._meta(t, made_by, meta._slot)
+        meta = self._meta(t, None)
+        try:
+            meta.ref = weakref.ref(t)
+        except TypeError:  # a tensor subclass without weak references
+            return meta
+        self.live[id(t)] = meta
+        return meta
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        recorder = self.recorder
+        if recorder is None or _get_ident() != recorder.thread:
+            return func(*args, **kwargs)
+        try:
+            kind, name, code, inner = self.funcs[func]
+        except (KeyError, TypeError):
+            kind, name, code, inner = self._describe(func)
+        if kind & _PASSTHROUGH:
+            if args and isinstance(args[0], Tensor):
+                self.count_use(args[0])
+            return func(*args, **kwargs)
+
+        live = self.live
+        inputs: list[TensorMeta] = []
+        stripped = []
+        # Whether the call may pass an inf or a nan itself (x * -inf, a -inf fill value): a float
+        # that is one, a container that may hold one, or a one-element tensor's value. Only then
+        # is the call scanned for them, after the op.
+        numbers = False
+        shared = True  # whether the stripped arguments may be one tuple shared by many records
+        for a in args:  # the common cases inline: this runs for every op
+            if isinstance(a, Tensor):
+                stripped.append(_TENSOR_ARGS[len(inputs)] if len(inputs) < 16
+                                else tensor_arg(len(inputs)))
+                meta = live.get(id(a))
+                try:  # free unless it raises (Python 3.11): a strided nested tensor has no sizes
+                    usual = meta is not None and meta._made_by is not None and meta.ref() is a \
+                        and meta.shape == a.shape and meta.dtype == a.dtype
+                except Exception:
+                    usual = False
+                if usual:
+                    meta.used += 1  # an op output read again, as it was made: the usual case
+                else:
+                    meta = self._meta_in(a)
+                inputs.append(meta)
+                if meta.value is not None:
+                    numbers = True
+            elif isinstance(a, (list, tuple)):
+                stripped.append(self._strip(a, inputs))
+                shared = False
+                if not _ints_only(a):
+                    numbers = True
+            else:
+                kind_of = type(a)
+                if kind_of is float:
+                    shared = False
+                    if not math.isfinite(a):
+                        numbers = True
+                elif kind_of not in _SHAREABLE:
+                    shared = False
+                stripped.append(a)
+        if shared:
+            # Equal tuples of these types are interchangeable (no 1 == True == 1.0 confusion):
+            # a loop records the same (<tensor 0>, -1) thousands of times, kept once.
+            key = tuple(stripped)
+            rec_args = self.arg_tuples.setdefault(key, key)
+        else:
+            rec_args = tuple(stripped)
+        if kwargs:
+            recorded = {}
+            shared = True
+            for k, v in kwargs.items():
+                if type(v) in _PLAIN:  # dim=, dtype=, eps=: kept as given
+                    if type(v) not in _SHAREABLE:
+                        shared = False
+                        if type(v) is float and not math.isfinite(v):
+                            numbers = True
+                elif isinstance(v, Tensor):
+                    shared = False
+                    v = self._strip(v, inputs)
+                    if inputs[-1].value is not None:
+                        numbers = True
+                else:  # a list of tensors, sizes or fill values
+                    v = self._strip(v, inputs)
+                    shared = False
+                    numbers = True
+                recorded[k] = v
+            if shared:
+                key = tuple(recorded.items())
+                found = self.kwarg_dicts.get(key)
+                if found is None:
+                    found = self.kwarg_dicts[key] = ReadOnlyDict(recorded)
+                recorded = found
+        else:
+            recorded = _EMPTY_KWARGS
+        # The shared ``(code, lasti, internal)`` of the user's frame for this op, or None: one
+        # tuple per place in the user's code, keyed by the instruction and whether library
+        # code sat in between (one call may reach torch directly on one run and through a
+        # helper on another).
+        site = site_from(self._getframe(1), code)
+        if site is not None:
+            user = site[0]
+            entry = self.sites.get(id(user))
+            if entry is None or entry[0] is not user:
+                entry = self.sites[id(user)] = (user, {})
+            site = entry[1].setdefault(site[1] * 2 + site[2], site)
+        records = self.records
+        index = len(records)
+        rec = OpRecord(index, name, site, recorder.module, tuple(inputs) if inputs else (),
+                       rec_args, recorded)
+        records.append(rec)
+        previous, self.current = self.current, rec
+        try:
+            if inner is not None:
+                with self:
+                    result = inner(*args, **kwargs)
+            else:
+                result = func(*args, **kwargs)
+        except BaseException as exc:
+            rec.error = (type(exc).__name__, str(exc))
+            raise
+        finally:
+            self.current = previous
+
+        # The outputs (the usual single tensor handled here, the rest by _outputs).
+        if type(result) is Tensor:
+            outs = (result,)
+            meta = self._meta(result, index, 0)
+            meta.ref = weakref.ref(result)
+            live[id(result)] = meta
+            rec.outputs = (meta,)
+            half = meta.dtype in HALF
+        else:
+            outs, half = self._outputs(rec, result, func, args)
+            if not outs:
+                if not inputs and records[-1] is rec:
+                    records.pop()  # no tensor in or out: torch._C._set_grad_enabled and the like
+                return result
+        probes = self.probes
+        if probes is not None:
+            if kind & _SOFTMAX:
+                probes.softmax(rec)
+            elif probes.near_softmax:
+                probes.note_near_softmax(rec)
+            # Values are looked at only where the op can make a NaN or an Inf: an op that only
+            # moves values (a -inf fill) passes on what its inputs hold, looked at when tainted.
+            finite = (kind & _RISKY or numbers or half) and not kind & (_UNINITIALISED | _SELECTS)
+            if not finite and probes.tainted:
+                finite = probes.reads_tainted(rec)  # follow a NaN or Inf towards the outputs
+            if finite or kind & _MULTIPLIES:
+                probes.after(rec, outs, args, kwargs, finite=bool(finite),
+                             weights=bool(kind & _MULTIPLIES))
+        if self.observer is not None:
+            self.observer(rec, outs, args, kwargs)
+        return result
+
+    def _strip(self, a, inputs: list):
+        if isinstance(a, Tensor):
+            inputs.append(self._meta_in(a))
+            return tensor_arg(len(inputs) - 1)
+        if isinstance(a, (list, tuple)) and a and any(isinstance(x, Tensor) for x in a):
+            return type(a)(self._strip(x, inputs) for x in a) if type(a) in (list, tuple) else \
+                tuple(self._strip(x, inputs) for x in a)
+        return a
+
+    def _outputs(self, rec: OpRecord, result, func, args) -> tuple[tuple, bool]:
+        """Records the tensors an op returned: ``(those tensors, whether one is half precision)``."""
+        if isinstance(result, Tensor):
+            outs = (result,)
+        elif isinstance(result, (tuple, list)):
+            outs = tuple(r for r in result if isinstance(r, Tensor))
+        elif result is None and func is Tensor.__setitem__ and args and isinstance(args[0], Tensor):
+            outs = (args[0],)  # x[...] = y writes into x
+        else:
+            return (), False
+        live = self.live
+        half = False
+        index = rec.index
+        metas = []
+        for slot, t in enumerate(outs):
+            meta = self._meta(t, index, slot)
+            try:
+                meta.ref = weakref.ref(t)
+            except TypeError:  # a tensor subclass without weak references: never found again
+                meta.ref = _dead
+            else:
+                live[id(t)] = meta
+            metas.append(meta)
+            if meta.dtype in HALF:
+                half = True
+        rec.outputs = tuple(metas)
+        return outs, half
+
+
+def _dead():
+    """The weak reference of a tensor that could not have one: reads as gone."""
+    return None
+
+
+def _describe(func) -> tuple:
+    name = op_name(func)
+    if is_passthrough(func):
+        kind = _PASSTHROUGH
+    else:
+        kind = (_MULTIPLIES if name in _WEIGHT_OPS else 0) \
+            | (_RISKY if base_name(name) in RISKY_NAMES else 0) \
+            | (_UNINITIALISED if name in UNINITIALISED else 0) \
+            | (_SOFTMAX if name in SOFTMAXES else 0) \
+            | (_SELECTS if name in SELECTS_VALUES else 0)
+    described = (kind, name, getattr(func, "__code__", None))
+    try:
+        _DESCRIBED[func] = described
+    except TypeError:
+        pass
+    return described
+
+
+def _odd_meta(t: Tensor, made_by, slot: int) -> TensorMeta:
+    """The metadata of a tensor that does not answer the usual questions (a sparse CSR or a
+    nested tensor): its shape where it has one, never contiguous."""
+    try:
+        shape = tuple(int(s) if isinstance(s, int) else -1 for s in t.shape)
+    except Exception:
+        shape = ()
+    return TensorMeta(shape, getattr(t, "dtype", None), False, made_by, slot)
+
+
+def _ints_only(a: list | tuple) -> bool:
+    """Sizes and dims, the usual lists in a call: no inf or nan can hide in them."""
+    for x in a:
+        if type(x) is not int:
+            return False
+    return True
+
+
+def tensors_in(obj, depth: int = 0):
+    """The tensors in ``obj``: itself, or inside tuples, lists and dict values, three levels
+    deep at most (a module's output, a ``(k, v)`` cache kept on a module)."""
+    if isinstance(obj, Tensor):
+        yield obj
+    elif depth < 3 and isinstance(obj, (tuple, list)):
+        for x in obj:
+            yield from tensors_in(x, depth + 1)
+    elif depth < 3 and isinstance(obj, dict):
+        for x in obj.values():
+            yield from tensors_in(x, depth + 1)

@@ -1,0 +1,52 @@
+"""Rules over the trace: each family module turns an ``Analysis`` into Diagnostics.
+
+The registry (``registry.RULES``) lists every rule; a rule read from the trace names its function
+there (``check="reshape:check_jumble"``). Adding a rule is adding its row to the registry and its
+function to a family module (``reshape.py``, ``attention.py``, ``broadcast.py``, ``heads.py``,
+``failures.py``, ``misc.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from ..base.diagnostics import merge_repeats
+from .registry import RULES, Rule, diagnostic
+
+if TYPE_CHECKING:
+    from ..analysis.facts import Analysis
+
+_checks: dict | None = None  # rule name -> function; the functions are fixed, so kept per process
+
+
+def trace_checks() -> dict:
+    """rule name -> check function, for every rule that names one, in registry order."""
+    global _checks
+    if _checks is None:
+        found = {}
+        for name, rule in RULES.items():
+            if rule.check is None:
+                continue
+            family, _, function = rule.check.partition(":")
+            module = importlib.import_module(f"{__name__}.{family}")
+            found[name] = getattr(module, function)
+        _checks = found
+    return _checks
+
+
+def run_trace_rules(analysis: Analysis, skip=()) -> list:
+    """All trace-rule diagnostics, in trace order (ties in registry order), one per bug: the
+    same rule at the same line in repeated modules is one finding with a count
+    (``base.diagnostics.merge_repeats``)."""
+    diagnostics = []
+    order = {name: i for i, name in enumerate(RULES)}
+    for name, check in trace_checks().items():
+        if name in skip:
+            continue
+        diagnostics.extend(check(analysis))
+    diagnostics.sort(key=lambda d: (d.data.get("index", 1 << 30), order.get(d.rule, 99)))
+    return merge_repeats(diagnostics)
+
+
+__all__ = ["RULES", "Rule", "diagnostic", "merge_repeats", "run_trace_rules", "trace_checks"]

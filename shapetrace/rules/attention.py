@@ -1,0 +1,614 @@
+"""softmax-axis, attention-scale and unnormalized-attention: attention read out of the trace.
+
+The attentions themselves (a softmax, the matmuls that contract its weights with the values,
+the product that made its scores) are found by the dataflow graph (``shapetrace._graph``) and
+handed over in ``Analysis.attentions``; these rules judge them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..analysis.facts import Analysis
+from ..analysis.graph import (
+    DEPTH,
+    Attention,
+    Graph,
+    ValueUse,
+    carries,
+    contracted_positions,
+    contracted_size,
+    output_roles,
+)
+from ..base.ops import (
+    CASTS,
+    DIVS,
+    DROPOUTS,
+    EXPANDS,
+    MATMULS,
+    MOVES,
+    MULS,
+    PERMUTES,
+    PICKS,
+    RESHAPES,
+    REVERSALS,
+    SDPA,
+    base_name,
+    matmul_operands,
+)
+from ..base.records import TensorArg
+from ..naming.provenance import axis_label
+from .fixes import segment, set_dim, with_fix
+from .registry import diagnostic
+from .scale_fixes import add_factor, drop_keyword, head_size_text, replace_factor
+
+#: Ops followed back from q and k to find a scale applied to them: the moves, less indexing,
+#: full reversals and a few casts and aliases that this walk does not follow.
+_TO_SCALE = MOVES - REVERSALS - {"[]", "Tensor.half", "Tensor.bfloat16", "Tensor.double",
+                                 "Tensor.detach", "Tensor.transpose_", "Tensor.moveaxis",
+                                 "torch.broadcast_to", "Tensor.broadcast_to"}
+#: Ops on the path from a softmax to its matmul that change no value.
+_NEUTRAL = CASTS | DROPOUTS | RESHAPES | PERMUTES | EXPANDS
+
+
+# --- softmax-axis -----------------------------------------------------------------------------
+
+def _name_axis(label: str, role: str | None) -> str:
+    if role == "query":
+        return f"the queries ({label})"
+    if role == "key":
+        return f"the keys ({label})"
+    return {"H": "the heads (H)", "B": "the batch (B)"}.get(label, f"axis {label}")
+
+
+def _dim_text(dim: int, n: int) -> str:
+    return str(dim - n) if dim >= n - 2 else str(dim)
+
+
+def _key_dim(graph: Graph, att: Attention) -> int | None:
+    """The softmax-input axis that holds the keys of the same scores, if there is one."""
+    if att.scores is None:
+        return None
+    roles = output_roles(att.scores.rec)
+    meta = att.softmax.inputs[0]
+    for p in range(meta.ndim):
+        if p == att.dim:
+            continue
+        s = graph.scores(meta, p)
+        if s is not None and s.rec is att.scores.rec and roles and roles[s.pos] == "key":
+            return p
+    return None
+
+
+def _contracted_dim(graph: Graph, att: Attention, use: ValueUse) -> int | None:
+    """The softmax axis that ``use.matmul`` actually contracts."""
+    want = contracted_positions(use.matmul, use.slot) or set()
+    for p in range(att.softmax.outputs[0].ndim):
+        for other in graph.uses(att.softmax, 0, p):
+            if other.matmul is use.matmul and other.slot == use.slot and other.pos in want:
+                return p
+    return None
+
+
+def check_softmax_axis(analysis: Analysis):
+    for att in analysis.attentions:
+        found = _softmax_axis(analysis, att)
+        if found is not None:
+            yield found
+
+
+def _softmax_axis(analysis: Analysis, att: Attention):
+    graph = analysis.graph
+    rec = att.softmax
+    meta = rec.inputs[0]
+    n = meta.ndim
+    roles = output_roles(att.scores.rec) if att.scores is not None else None
+    role = roles[att.scores.pos] if roles else None
+    verdicts = [_sums_to_one(u) for u in att.uses]
+    if verdicts and all(verdicts) and not _keys_first(graph, att, role):
+        # Every contraction with the values averages them: the weights sum to 1 along the axis
+        # contracted (a softmax over that axis, or one renormalised over it afterwards, as Slot
+        # Attention and doubly normalised attention do).
+        return None
+    label = axis_label(meta.axes[att.dim], analysis.dims) if meta.axes else str(meta.shape[att.dim])
+    bad = [u for u, ok in zip(att.uses, verdicts)
+           if not ok and u.pos not in (contracted_positions(u.matmul, u.slot) or {u.pos})]
+    how = f"no dim given, so torch picks dim={att.dim}" if att.implicit else f"dim={rec.arg(1, 'dim')}"
+    data = {"dim": att.dim, "implicit": att.implicit}
+    if role in ("query", "batch"):
+        want = _key_dim(graph, att)
+        want_text = f"dim={_dim_text(want, n)}" if want is not None else "the key axis"
+        if role == "query" and want is not None and want < att.dim and not att.implicit:
+            # the product put the keys before the queries: the layout is the slip, not the dim
+            product = att.scores.rec
+            message = (f"{_describe_product(product)} puts the keys before the queries, so the "
+                       f"softmax at line {rec.line} ({how}) normalises over the queries ({label})")
+            hint = ("Put the queries before the keys in the scores (e.g. einsum '...qd,...kd->...qk' "
+                    f"or q @ k.transpose(-2, -1)), or softmax over {want_text} and contract that "
+                    "axis with the values.")
+            return diagnostic("softmax-axis", message, hint, rec=product, expected=want, **data)
+        message = (f"softmax over {_name_axis(label, role)} ({how}) of {analysis.shape_of(meta)}: "
+                   f"attention weights must sum to 1 over the keys ({want_text})")
+        if bad:
+            got = _contracted_dim(graph, att, bad[0])
+            if got is not None and got == want:
+                message += f", the axis the {_product(bad[0].matmul)} at line {bad[0].matmul.line} contracts"
+        hint = f"Normalise over the keys: softmax(..., {want_text})."
+        if att.implicit:
+            hint += " Always pass dim= to softmax."
+        fix = _dim_fix(rec, want, n)
+        return diagnostic("softmax-axis", message, with_fix(hint, fix), rec=rec, expected=want,
+                          fix=fix.data() if fix else None, **data)
+    if not bad:
+        return None
+    use = bad[0]
+    got = _contracted_dim(graph, att, use)
+    got_text = f"dim={_dim_text(got, n)}" if got is not None else "another axis"
+    if role == "key":
+        other = "another axis"
+        if got is not None:
+            pos = _scores_pos(graph, att, got)
+            got_label = axis_label(meta.axes[got], analysis.dims) if meta.axes else str(meta.shape[got])
+            other = _name_axis(got_label, roles[pos] if pos is not None else None)
+        message = (f"the {_product(use.matmul)} contracts the attention weights over {other} "
+                   f"({got_text} of the softmax), but the softmax at line {rec.line} normalised "
+                   f"them over the keys ({how})")
+        hint = ("Contract the key axis with the values: weights (..., T_q, T_k) @ v (..., T_k, d), "
+                "without transposing the weights.")
+        return diagnostic("softmax-axis", message, hint, rec=use.matmul, expected=att.dim, **data)
+    message = (f"softmax over {_name_axis(label, None)} ({how}) of {analysis.shape_of(meta)}, but the "
+               f"{_product(use.matmul)} at line {use.matmul.line} contracts the weights over {got_text}")
+    hint = (f"Normalise over the axis that is contracted with the values: softmax(..., {got_text})."
+            if got is not None else "Normalise over the axis that is contracted with the values.")
+    if att.implicit:
+        hint += " Always pass dim= to softmax."
+    fix = _dim_fix(rec, got, n)
+    return diagnostic("softmax-axis", message, with_fix(hint, fix), rec=rec, expected=got,
+                      fix=fix.data() if fix else None, **data)
+
+
+def _dim_fix(rec, dim: int | None, n: int):
+    """The softmax line with ``dim`` set to the axis it should normalise."""
+    if dim is None:
+        return None
+    seg = segment(rec)
+    return set_dim(seg, _dim_text(dim, n), method_slot=0, function_slot=1) if seg else None
+
+
+def _sums_to_one(use: ValueUse) -> bool | None:
+    """Whether the weights that ``use.matmul`` contracts with the values sum to 1 along the
+    contracted axis (measured by the weight probe); None when not known (no values, several
+    contracted axes, training-mode dropout rescaling them)."""
+    want = contracted_positions(use.matmul, use.slot)
+    if not want or len(want) != 1 or any(_dropout_active(r) for r in use.path):
+        return None
+    sums = (use.matmul.weight_sums or {}).get(use.slot)
+    if sums is None:
+        return None
+    off = sums.deviations.get(next(iter(want)))
+    if off is None or math.isnan(off) or math.isnan(sums.minimum):
+        return None
+    tol = _tolerance(use.matmul.inputs[use.slot])
+    return off <= tol and sums.minimum >= -tol
+
+
+def _keys_first(graph: Graph, att: Attention, role: str | None) -> bool:
+    """An einsum that writes the key axis of its scores before the query axis, normalised and
+    contracted over the queries: the weights sum to 1, over the wrong tokens."""
+    if role != "query" or att.implicit:
+        return False
+    want = _key_dim(graph, att)
+    return want is not None and want < att.dim
+
+
+def _scores_pos(graph: Graph, att: Attention, p: int) -> int | None:
+    s = graph.scores(att.softmax.inputs[0], p)
+    return s.pos if s is not None and s.rec is att.scores.rec else None
+
+
+def _describe_product(rec) -> str:
+    if rec.op == "torch.einsum":
+        eq = rec.arg(0, "equation")
+        return f"einsum {eq!r}" if isinstance(eq, str) else "einsum"
+    return f"the scores product ({rec.source})" if rec.source else "the scores product"
+
+
+def _product(rec) -> str:
+    return "einsum" if rec.op == "torch.einsum" else "matmul"
+
+
+# --- attention-scale --------------------------------------------------------------------------
+
+def _scalar(rec, slot: int) -> float | None:
+    """The number a mul/div record scales its ``slot`` operand by, or None."""
+    op = rec.op
+    if (op not in MULS and op not in DIVS) or len(rec.inputs) > 2:
+        return None
+    other = None  # (argument position, value)
+    for position, a in enumerate(rec.args[:2]):
+        if isinstance(a, TensorArg):
+            if a.index == slot:
+                continue
+            m = rec.inputs[a.index]
+            if m.value is None or math.prod(m.shape) != 1:
+                return None
+            other = (position, float(m.value))
+        elif isinstance(a, (int, float)) and not isinstance(a, bool):
+            other = (position, float(a))
+    if isinstance(rec.kwargs.get("other"), (int, float)):
+        other = (1, float(rec.kwargs["other"]))
+    if other is None or other[1] == 0:
+        return None
+    if op in DIVS:
+        if other[0] != 1 or rec.kwargs.get("rounding_mode"):
+            return None  # 1 / x, or an integer division: not a scale
+        return 1.0 / other[1]
+    return other[1]
+
+
+@dataclass
+class Factor:
+    value: float
+    rec: object
+    where: str  # "scores", "q", "k", "sdpa"
+    implicit: bool = False  # scaled_dot_product_attention's default scale
+
+
+def _operand_factors(graph, meta, where: str, depth: int = 0) -> list[Factor]:
+    """Scalars applied to q or k on their way to the product: ``q = q * self.scale``."""
+    rec = graph.producer(meta)
+    if rec is None or depth > DEPTH or rec.error is not None or not rec.inputs:
+        return []
+    slot = 0
+    value = _scalar(rec, 0)
+    if value is None and len(rec.inputs) == 2:
+        value = _scalar(rec, 1)
+        slot = 1 if value is not None else 0
+    if value is not None:
+        return [Factor(value, rec, where)] + _operand_factors(graph, rec.inputs[slot], where, depth + 1)
+    if rec.op in _TO_SCALE and meta.src[1] == 0:
+        return _operand_factors(graph, rec.inputs[0], where, depth + 1)
+    return []
+
+
+def _dim_names(dims, d: int, d_name: str, width: int | None = None) -> list[tuple[str, int]]:
+    """Named sizes to explain a factor by, the contracted size first. ``width``: the size of
+    the features q and k were both projected from (at the user's sizes, where no C is named:
+    a script's ``C = 32``), the model width by what the code does with it."""
+    out, seen = [(d_name, d)], {d}
+    if width and width > 1 and width != d and getattr(dims, "strict", False) and dims.get("C") is None:
+        out.append((str(width), width))  # a number: no name is proven at these sizes
+        seen.add(width)
+    # at the user's own sizes only the sizes a scale is made of explain it: a batch or a length
+    # that happens to equal the factor's size (B = H = 2) is chance, not the code's choice
+    names = ("C", "H") if getattr(dims, "strict", False) else ("C", "H", "T", "S", "B", "V", "L", *dims)
+    for name in names:
+        size = dims.get(name)
+        if size and size > 1 and size not in seen:
+            seen.add(size)
+            out.append((name, size))
+    return out
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=2e-3)
+
+
+_AMBIGUOUS = "ambiguous"
+
+
+def _explain(value: float, dims, d: int, d_name: str, width: int | None = None) -> str | None:
+    """The scale in named sizes (``1/sqrt(C)``); ``_AMBIGUOUS`` when two names explain it
+    (at H = d, 1/d is 1/sqrt(C)), or when 1/d could be 1/sqrt of a width no name holds."""
+    found = []
+    shared = False  # a size two names hold (B = H = 2): either name could be the wrong one
+    sizes = list(dims.values())
+    for name, n in _dim_names(dims, d, d_name, width):
+        for text, expect in ((f"1/sqrt({name})", n ** -0.5), (f"1/{name}", 1 / n),
+                             (f"sqrt({name})", n ** 0.5), (name, float(n))):
+            if _close(value, expect):
+                found.append(text)
+                shared = shared or sizes.count(n) > 1 or dims.shared(n)
+                break
+    if len(found) > 1 or shared or (found == [f"1/{d_name}"] and getattr(dims, "strict", False)
+                                    and dims.get("C") is None):
+        return _AMBIGUOUS
+    return found[0] if found else None
+
+
+def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor, width: int | None = None):
+    """A diagnostic for the factors applied to one attention's scores, or None when right."""
+    dims = analysis.dims
+    right = d ** -0.5
+    total = math.prod(f.value for f in factors)
+    if _close(total, right):
+        return None
+    name = "d" if dims.get("d") == d else dims.label(d)
+    size = f"head size {name} = {d}" if name == "d" else (
+        f"q·k sums over {d} numbers" if name == str(d) else f"q·k sums over {name} = {d}")
+    if _close(total, 1.0):
+        if any(not _close(f.value, 1.0) for f in factors):
+            return None  # factors that cancel: leave it to the reader
+        message = (f"attention scores are not scaled: softmax(q·k) without the 1/sqrt({name}) "
+                   f"factor ({size})")
+        hint = ("Multiply the scores by 1/math.sqrt(head_size) before the softmax (fine to ignore "
+                "if the scale is folded into the weights, as in T5).")
+        fix = None
+        if not factors:
+            size_text = head_size_text(analysis.records, anchor, d)
+            fix = add_factor(anchor, size_text) if size_text else None
+        elif len(factors) == 1 and factors[0].where == "sdpa" and not factors[0].implicit:
+            fix = drop_keyword(factors[0].rec, "scale")  # the default scale is 1/sqrt(head size)
+        return diagnostic("attention-scale", message, with_fix(hint, fix), rec=anchor,
+                          variant="unscaled", factor=total, expected=right,
+                          fix=fix.data() if fix else None)
+    ones = [f for f in factors if _close(f.value, right)]
+    if len(ones) >= 2:
+        second = max(ones, key=lambda f: f.rec.index)
+        first = min(ones, key=lambda f: f.rec.index)
+        message = (f"attention scores scaled twice by 1/sqrt({name}): {_describe(first)} and again "
+                   f"{_describe(second)}, so they are divided by {name} in all")
+        hint = "Scale once: drop one of the two factors."
+        fix = replace_factor(second.rec, None)
+        return diagnostic("attention-scale", message, with_fix(hint, fix), rec=second.rec,
+                          factor=total, expected=right, fix=fix.data() if fix else None)
+    explained = _explain(total, dims, d, name, width)
+    if explained is None:
+        return None  # a learned temperature or a scale we cannot name: say nothing
+    culprit = max((f for f in factors if not _close(f.value, 1.0)), key=lambda f: f.rec.index,
+                  default=None)
+    target = culprit.rec if culprit is not None else anchor
+    message = (f"attention scores scaled by {explained} instead of 1/sqrt({name}) "
+               f"(factor {total:.4g}, {size})")
+    if explained == _AMBIGUOUS:  # say what is sure: the factor, not which size it came from
+        message = (f"attention scores scaled by {total:.4g} instead of 1/sqrt({name}) = "
+                   f"{right:.4g} ({size})")
+        hint = ("Divide the scores by math.sqrt(head_size), the size of the axis q·k sums "
+                "over.")
+    elif explained.startswith("1/sqrt("):
+        hint = "Divide by math.sqrt(head_size), the size of the axis q·k sums over, not by sqrt of the model width or of the head count."
+    elif explained.startswith("1/"):
+        hint = "Divide by math.sqrt(head_size), not by head_size itself."
+    else:
+        hint = "Divide the scores by math.sqrt(head_size) (multiply by head_size ** -0.5)."
+    fix = None
+    if culprit is not None and len(factors) == 1:
+        if culprit.where != "sdpa":
+            size_text = head_size_text(analysis.records, anchor, d)
+            fix = replace_factor(culprit.rec, size_text) if size_text else None
+        elif not culprit.implicit and anchor.inputs[0].shape[-1] == d:
+            fix = drop_keyword(culprit.rec, "scale")  # the default scale is 1/sqrt(head size)
+        if fix is not None and culprit.where == "sdpa":
+            hint = "Leave out scale=: scaled_dot_product_attention divides by sqrt(q.size(-1))."
+
+    return diagnostic("attention-scale", message, with_fix(hint, fix), rec=target, factor=total,
+                      expected=right, fix=fix.data() if fix else None)
+
+
+def _describe(f: Factor) -> str:
+    if f.where == "sdpa":
+        where = ("by scaled_dot_product_attention's default scale" if f.implicit
+                 else "by scaled_dot_product_attention's scale=")
+    else:
+        where = {"scores": "on the scores", "q": "on q", "k": "on k"}[f.where]
+    line = f" (line {f.rec.line})" if f.rec.line else ""
+    return f"{where}{line}"
+
+
+def _sdpa_scale(rec) -> tuple[float, bool] | None:
+    scale = rec.arg(6, "scale")
+    if scale is None:
+        if not rec.inputs or not rec.inputs[0].shape:
+            return None
+        return rec.inputs[0].shape[-1] ** -0.5, True
+    try:
+        return float(scale), False
+    except (TypeError, ValueError):
+        return None
+
+
+def check_scale(analysis: Analysis):
+    graph = analysis.graph
+    seen = set()
+    for att in analysis.attentions:
+        scores = att.scores
+        if scores is None or scores.rec.index in seen:
+            continue
+        seen.add(scores.rec.index)
+        product = scores.rec
+        d = contracted_size(product)
+        pair = matmul_operands(product) if product.op != "torch.einsum" else (0, 1)
+        if not d or pair is None or len(product.inputs) <= max(pair):
+            continue
+        factors = []
+        for rec in scores.path:
+            tracked = _tracked_slot(rec)
+            value = _scalar(rec, tracked) if tracked is not None else None
+            if value is not None:
+                factors.append(Factor(value, rec, "scores"))
+        alpha = product.kwargs.get("alpha")
+        if isinstance(alpha, (int, float)) and product.op.endswith("baddbmm"):
+            factors.append(Factor(float(alpha), product, "scores"))
+        factors += _operand_factors(graph, product.inputs[pair[0]], "q")
+        factors += _operand_factors(graph, product.inputs[pair[1]], "k")
+        if _close(math.prod(f.value for f in factors), d ** -0.5):
+            continue  # scaled by 1/sqrt(d) in all: what _judge says first, without the walks below
+        if _temperature(scores.path) or _cosine(graph, product.inputs[pair[0]], product.inputs[pair[1]]):
+            continue  # a learned temperature, or cosine similarities: no 1/sqrt(d) is owed
+        widths = {_projection_width(analysis, product.inputs[pair[0]]),
+                  _projection_width(analysis, product.inputs[pair[1]])}
+        found = _judge(analysis, factors, d, product, widths.pop() if len(widths) == 1 else None)
+        if found is not None and found.severity == "warning":  # not scaled at all
+            if not (_projected(analysis, product.inputs[pair[0]])
+                    and _projected(analysis, product.inputs[pair[1]])):
+                continue  # dot-product attention over raw states (Luong's, a first lesson's
+                # inputs @ inputs.T) is unscaled by design; the 1/sqrt(d) belongs to projections
+        if found is not None:
+            yield found
+    for rec in analysis.records_of((SDPA,)):
+        if rec.error is not None or len(rec.inputs) < 3:
+            continue
+        picked = _sdpa_scale(rec)
+        if picked is None:
+            continue
+        factors = [Factor(picked[0], rec, "sdpa", implicit=picked[1])]
+        factors += _operand_factors(graph, rec.inputs[0], "q")
+        factors += _operand_factors(graph, rec.inputs[1], "k")
+        found = _judge(analysis, factors, rec.inputs[0].shape[-1], rec)
+        if found is not None:
+            yield found
+
+
+def _temperature(path) -> bool:
+    """Whether the scores are multiplied or divided on their way to the softmax by a tensor
+    that is not one known number (a learned temperature, ``logit_scale.exp()``): the scale is
+    then the model's to learn, and no factor can be judged."""
+    for rec in path:
+        if rec.op not in MULS and rec.op not in DIVS:
+            continue
+        tracked = _tracked_slot(rec)
+        if tracked is not None and _scalar(rec, tracked) is None and len(rec.inputs) == 2:
+            return True
+    return False
+
+
+def _projection_width(analysis: Analysis, meta) -> int | None:
+    """The feature size of the tokens q (or k) is a linear projection of: ``x`` (B, T, 32)
+    through ``nn.Linear(32, 16)`` gives 32. None when q is not one projection."""
+    graph = analysis.graph
+    for _ in range(DEPTH):
+        rec = graph.producer(meta)
+        if rec is None or not rec.inputs or rec.error is not None:
+            return None
+        if rec.op in ("F.linear", "torch.addmm", "Tensor.addmm"):
+            source = rec.inputs[0] if rec.op == "F.linear" else rec.inputs[1]
+            return source.shape[-1] if source.shape else None
+        if rec.op in MATMULS and len(rec.inputs) == 2 and rec.inputs[0].shape \
+                and not analysis.lineage.batched(rec.inputs[1]):
+            return rec.inputs[0].shape[-1]
+        if base_name(rec.op) not in PICKS and rec.op not in _TO_SCALE:
+            return None
+        meta = rec.inputs[0]
+    return None
+
+
+def _projected(analysis: Analysis, meta) -> bool:
+    """Whether q (or k) is a learned projection of the tokens: a linear map (``F.linear``, or a
+    product with a weight that has no batch axis) reached through moves and scalar factors."""
+    graph = analysis.graph
+    for _ in range(DEPTH):
+        rec = graph.producer(meta)
+        if rec is None or not rec.inputs or rec.error is not None:
+            return False
+        if rec.op in _LINEAR_MAPS:
+            return True
+        if rec.op in MATMULS:
+            return any(not analysis.lineage.batched(m) for m in rec.inputs)
+        slot = 0
+        if _scalar(rec, 0) is None and len(rec.inputs) == 2 and _scalar(rec, 1) is not None:
+            slot = 1
+        elif base_name(rec.op) in PICKS:
+            pass  # q cut from a fused qkv projection (split, chunk, unbind, [i]) is still one
+        elif rec.op not in _TO_SCALE and _scalar(rec, 0) is None and rec.op not in _ALONG_FEATURES:
+            return False
+        meta = rec.inputs[slot]
+    return False
+
+
+#: Linear maps of the features, and ops between a projection and q or k that keep it one
+#: (rotary embeddings' elementwise products with tables, norms of q and k).
+_LINEAR_MAPS = frozenset({"F.linear", "F.conv1d", "F.conv2d", "torch.addmm", "Tensor.addmm"})
+_ALONG_FEATURES = frozenset({"+", "Tensor.add", "torch.add", "-", "Tensor.sub", "*", "Tensor.mul",
+                             "torch.mul", "F.layer_norm", "F.rms_norm", "Tensor.float",
+                             "Tensor.to", "Tensor.type_as", "Tensor.contiguous"})
+
+
+def _cosine(graph, q, k) -> bool:
+    """Whether q and k are both L2-normalised (``F.normalize``): their product is a cosine
+    similarity in [-1, 1], which a temperature scales, not 1/sqrt(d)."""
+    def normalised(meta) -> bool:
+        for _ in range(DEPTH):
+            rec = graph.producer(meta)
+            if rec is None or not rec.inputs:
+                return False
+            if rec.op == "F.normalize":
+                return True
+            if rec.op not in _TO_SCALE or meta.src[1] != 0:
+                return False
+            meta = rec.inputs[0]
+        return False
+    return normalised(q) and normalised(k)
+
+
+def _tracked_slot(rec) -> int | None:
+    """The input slot of a path record that carries the scores (the first full-shape one)."""
+    if not rec.inputs or not rec.outputs:
+        return None
+    for slot, meta in enumerate(rec.inputs):
+        if meta.shape == rec.outputs[0].shape and carries(rec, slot):
+            return slot
+    return 0
+
+
+# --- unnormalized-attention -------------------------------------------------------------------
+
+def _dropout_active(rec) -> bool:
+    if rec.op not in DROPOUTS:
+        return False
+    p = rec.arg(1, "p", 0.5)
+    training = rec.arg(2, "training", rec.kwargs.get("train", True))
+    try:
+        return bool(training) and float(p) > 0
+    except (TypeError, ValueError):
+        return True
+
+
+def _tolerance(meta) -> float:
+    return 1e-2 if str(meta.dtype) in ("torch.float16", "torch.bfloat16") else 1e-3
+
+
+def check_unnormalized(analysis: Analysis):
+    dims = analysis.dims
+    for att in analysis.attentions:
+        for use in att.uses:
+            if use.pos not in (contracted_positions(use.matmul, use.slot) or ()):
+                continue  # softmax-axis reports it
+            if any(_dropout_active(r) for r in use.path):
+                continue  # training-mode dropout rescales the weights on purpose
+            sums = (use.matmul.weight_sums or {}).get(use.slot)
+            if sums is None:
+                continue
+            minimum = sums.minimum
+            off = sums.deviations.get(use.pos)
+            if off is None:
+                continue
+            meta = use.matmul.inputs[use.slot]
+            tol = _tolerance(meta)
+            if math.isnan(off) or math.isnan(minimum) or (off <= tol and minimum >= -tol):
+                continue
+            culprit = next((r for r in use.path if r.op not in _NEUTRAL), None)
+            label = axis_label(meta.axes[use.pos], dims) if meta.axes else str(meta.shape[use.pos])
+            line = f"line {att.softmax.line}" if att.softmax.line else "the softmax"
+            what = f"off by up to {off:.3g}" if off > tol else f"some are negative ({minimum:.3g})"
+            message = (f"attention weights contracted with the values by the {_product(use.matmul)} "
+                       f"do not sum to 1 over {label} ({what})")
+            if culprit is not None:
+                at_line = f" at line {culprit.line}" if culprit.line else ""
+                message += f": the {_op_word(culprit)}{at_line}, after the softmax at {line}, changed them"
+                target = culprit
+            else:
+                target = use.matmul
+            if culprit is not None and _scalar(culprit, _tracked_slot(culprit) or 0) is not None:
+                hint = "Scale the scores before the softmax, not the weights after it."
+            else:
+                hint = ("Mask the scores before the softmax (masked_fill with float('-inf')), or "
+                        "renormalise the weights: att = att / att.sum(dim=-1, keepdim=True).")
+            yield diagnostic("unnormalized-attention", message, hint, rec=target,
+                             deviation=off, softmax=att.softmax.index, matmul=use.matmul.index)
+
+
+def _op_word(rec) -> str:
+    name = rec.op.split(".")[-1]
+    return name if name.isidentifier() else f"'{name}'"
+

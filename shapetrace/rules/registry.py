@@ -1,0 +1,383 @@
+"""The rule registry: the single place that lists every rule shapetrace knows.
+
+Each rule is data (code, name, severity, summary, explanation, a wrong and a right example) plus
+the function that finds it. ``python -m shapetrace --rules`` and docs/rules.md are generated from
+this table, and findings are made only through ``diagnostic()`` below, which takes the code and
+severity from it.
+
+``check`` names the function of a rule read from the trace, as ``"family:function"`` in this
+package (``"reshape:check_jumble"`` is ``shapetrace._rules.reshape.check_jumble``): it takes one
+``shapetrace._analysis.Analysis`` and yields Diagnostics. Behaviour rules (``kind="behaviour"``)
+are found by running the module again (``shapetrace._behaviour``), and annotation-mismatch from
+the exception a jaxtyping check raised (``shapetrace._annotations``): they have no ``check``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from textwrap import dedent
+
+from ..base.diagnostics import Diagnostic
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: str  # the default severity; a rule may emit a milder one (attention-scale)
+    summary: str
+    explanation: str
+    wrong: str
+    right: str
+    kind: str = "trace"  # "trace" | "behaviour" | "runtime" (raised while running)
+    needs_values: bool = False  # skipped under --fake
+    #: Milder findings of the same rule, by name: attention-scale's "unscaled" is a warning.
+    variants: tuple[tuple[str, str], ...] = ()
+    #: The function that reads the rule out of a trace: "family:function" in shapetrace._rules.
+    check: str | None = None
+
+    def severity_of(self, variant: str | None = None) -> str:
+        if variant is None:
+            return self.severity
+        for name, severity in self.variants:
+            if name == variant:
+                return severity
+        raise KeyError(f"rule {self.name} has no variant {variant!r}")
+
+
+def _r(code, name, severity, summary, explanation, wrong, right, **kw) -> Rule:
+    return Rule(code, name, severity, summary, dedent(explanation).strip(), dedent(wrong).strip(),
+                dedent(right).strip(), **kw)
+
+
+_ALL = [
+    _r("ST001", "reshape-jumble", "error",
+       "a view/reshape that is not a pure split or merge of adjacent axes in their current order",
+       """
+       `view` and `reshape` reinterpret memory in row-major order. They can split one axis into
+       adjacent axes or merge adjacent axes, nothing else. Reshaping (B, T, C) straight to
+       (B, H, T, d) keeps the element count but deals the tokens of one sample out across the
+       heads: every head sees a slice of the wrong positions. shapetrace tracks where each axis
+       came from (its provenance) and flags any reshape that would need a transpose to be right.
+       """,
+       """
+       q = self.q_proj(x).view(B, self.n_head, T, self.head_size)   # (B, T, C) -> (B, H, T, d)
+       """,
+       """
+       q = self.q_proj(x).view(B, T, self.n_head, self.head_size).transpose(1, 2)
+       """, check="reshape:check_jumble"),
+    _r("ST002", "reversed-transpose", "error",
+       "`.T` / `.t()` / a full reversal on a tensor with more than 2 axes",
+       """
+       `x.T` reverses *all* axes. On a (B, T, d) key tensor it gives (d, T, B), not the
+       (B, d, T) that `q @ k^T` needs; with equal sizes it silently mixes samples. Use
+       `k.transpose(-2, -1)` or `k.mT` to swap the last two axes.
+       """,
+       """
+       scores = q @ k.T
+       """,
+       """
+       scores = q @ k.transpose(-2, -1)
+       """, check="misc:check_reversed"),
+    _r("ST003", "silent-broadcast", "warning",
+       "both operands stretched (outer-product style), or a matmul broadcasting a size-1 batch",
+       """
+       Broadcasting stretches size-1 axes. When *both* operands are stretched, an elementwise op
+       quietly becomes an outer product: `(B, 1) - (B,)` is (B, B), and a loss averaged over it
+       is wrong but finite. shapetrace warns unless the pattern is a known idiom (masks,
+       biases, ALiBi slopes, multi-query keys, rotary tables, `arange[:, None] >= arange[None, :]`).
+       A matmul broadcasts its batch axes the same way: `(7, 2, 3, 4) @ (7, 1, 4, 5)` reuses one
+       matrix for both of the 2. That is flagged when the size-1 axis came about by accident (a
+       slice to one element such as `v[:1]`, a keepdim reduction, a factory given a 1), not when
+       it was put there on purpose (`unsqueeze`, `None`, a view), is a parameter shared by every
+       sample, or is one key/value head met by the query heads (multi-query attention).
+       """,
+       """
+       loss = ((pred - target) ** 2).mean()     # pred (B, 1), target (B,) -> (B, B)
+       """,
+       """
+       loss = ((pred.squeeze(-1) - target) ** 2).mean()
+       """, check="broadcast:check_broadcast"),
+    _r("ST004", "softmax-axis", "error",
+       "the softmax normalises an axis other than the one the next matmul contracts",
+       """
+       Attention weights must sum to 1 over the keys, the axis that `weights @ v` contracts
+       with the values. A softmax over the heads (dim=1 of (B, H, T, T)), over the queries
+       (dim=-2) or over the batch still produces numbers in [0, 1] and trains, badly.
+       """,
+       """
+       att = F.softmax(scores, dim=1)      # scores (B, H, T, T): normalises over heads
+       out = att @ v
+       """,
+       """
+       att = F.softmax(scores, dim=-1)     # over the keys
+       out = att @ v
+       """, check="attention:check_softmax_axis"),
+    _r("ST005", "attention-scale", "error",
+       "scores scaled by sqrt(C) or sqrt(H) instead of sqrt(head size), scaled twice, or not at all",
+       """
+       Scaled dot-product attention divides the scores by sqrt(d), the head size, so their
+       variance does not grow with d. Dividing by sqrt(C) (the model width) flattens the
+       softmax by a factor sqrt(H); scaling twice is a common refactoring slip. With prime probe
+       sizes shapetrace can read which factor was used. No scale at all is only a warning,
+       and only where q and k are learned projections: some architectures (T5) fold it into
+       their initialisation. Dot products of raw states (Luong attention), cosine similarities
+       and scores multiplied by a learned temperature owe no 1/sqrt(d) and are not judged.
+       """,
+       """
+       scores = q @ k.transpose(-2, -1) / math.sqrt(self.n_embd)
+       """,
+       """
+       scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)
+       """, variants=(("unscaled", "warning"),), check="attention:check_scale"),
+    _r("ST006", "unnormalized-attention", "error",
+       "the weights contracted with the values do not sum to 1 along the contracted axis",
+       """
+       After the softmax, each row of attention weights is a probability distribution. Masking
+       after the softmax (zeroing future positions) or scaling after it breaks that, so the
+       output is no longer an average of the values. Mask the scores before the softmax, or
+       renormalise.
+       """,
+       """
+       att = F.softmax(scores, dim=-1).masked_fill(future, 0.0)
+       out = att @ v
+       """,
+       """
+       att = F.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+       out = att @ v
+       """, needs_values=True, check="attention:check_unnormalized"),
+    _r("ST007", "discarded-result", "error",
+       "an out-of-place op whose result is never used",
+       """
+       Out-of-place tensor methods return a new tensor and leave their input unchanged.
+       `scores.masked_fill(mask, -inf)` alone on a line does nothing: the causal mask is dropped
+       and the model can see the future. Assign the result, or use the in-place `masked_fill_`.
+       """,
+       """
+       scores.masked_fill(self.mask[:T, :T] == 0, float("-inf"))
+       """,
+       """
+       scores = scores.masked_fill(self.mask[:T, :T] == 0, float("-inf"))
+       """, check="misc:check_discarded"),
+    _r("ST008", "causal-leak", "error",
+       "an output position depends on a later input position in a module meant to be causal",
+       """
+       A decoder must not see the future: output t may depend on inputs 0..t only. shapetrace
+       differentiates every output position with respect to every input position and shows
+       the dependency grid. Intent comes from a triangular mask, `is_causal=True`, a true
+       `causal` / `is_causal` / `autoregressive` argument or attribute, a class name that says so
+       (`Causal...`, `GPT...`, `...AutoRegressive...`), a running sum over T (causal linear
+       attention), or `--causal`; without it a note says that causal-leak was not checked.
+       A dependency that autograd cannot see (a maximum over T taken under `torch.no_grad()` or
+       through `.detach()`) is found by changing the last position and watching the earlier
+       ones. A model whose output has no time axis (a classifier that pools over T) is checked
+       up to the pooling.
+       """,
+       """
+       scores.masked_fill(mask, float("-inf"))        # result dropped: no mask at all
+       """,
+       """
+       scores = scores.masked_fill(mask, float("-inf"))
+       """, kind="behaviour", needs_values=True),
+    _r("ST009", "batch-leak", "error",
+       "a sample's output depends on another sample, or on its position in the batch",
+       """
+       Samples in a batch must not talk to each other. A softmax or norm over the batch axis,
+       `nn.MultiheadAttention` fed (B, T, C) without `batch_first=True`, or positions indexed by
+       the batch axis all mix samples and still train. The check reorders the batch and also
+       changes one sample's values (a batch mean under `torch.no_grad()` is found too). Every
+       run starts from the model's state as it was (a cache kept across calls is put back);
+       a model whose run stores per-sample state (a KV cache) is not reordered, and a note
+       says so.
+       """,
+       """
+       mha = nn.MultiheadAttention(C, H)              # expects (T, B, C)
+       out, _ = mha(x, x, x)                          # x is (B, T, C)
+       """,
+       """
+       mha = nn.MultiheadAttention(C, H, batch_first=True)
+       out, _ = mha(x, x, x)
+       """, kind="behaviour", needs_values=True),
+    _r("ST010", "nondeterministic-eval", "error",
+       "two runs in eval mode give different outputs",
+       """
+       In eval mode a module must be a function of its inputs. `F.dropout(x, p)` defaults to
+       `training=True` whatever the module's mode, so evaluation stays random.
+       """,
+       """
+       att = F.dropout(att, p=self.dropout)
+       """,
+       """
+       att = F.dropout(att, p=self.dropout, training=self.training)
+       """, kind="behaviour", needs_values=True),
+    _r("ST011", "non-finite", "error",
+       "the first op that turns finite inputs into NaN or Inf",
+       """
+       A softmax over a row that is entirely -inf (every key masked) returns NaN, and one NaN
+       spreads through the whole batch. shapetrace names the first op whose inputs were finite
+       and whose output is not.
+       """,
+       """
+       scores = scores.masked_fill(mask == 0, float("-inf"))   # mask has an all-zero row
+       att = F.softmax(scores, dim=-1)
+       """,
+       """
+       scores = scores.masked_fill(mask == 0, torch.finfo(scores.dtype).min)
+       att = F.softmax(scores, dim=-1)
+       """, needs_values=True, check="misc:check_non_finite"),
+    _r("ST012", "noncontiguous-view", "error",
+       "`.view` on a non-contiguous tensor",
+       """
+       `.view` never copies, so it fails on a tensor whose memory is not laid out in row-major
+       order, typically right after a `transpose` or `permute`. shapetrace names the op that
+       made the tensor non-contiguous.
+       """,
+       """
+       y = y.transpose(1, 2).view(B, T, C)
+       """,
+       """
+       y = y.transpose(1, 2).contiguous().view(B, T, C)   # or .reshape(B, T, C)
+       """, kind="runtime", check="failures:check_noncontiguous"),
+    _r("ST013", "op-failed", "error",
+       "an op raised: its operands in named dims, the source line and a hint",
+       """
+       When an op raises, shapetrace keeps the trace up to it and shows the operands in named
+       dimensions, so `(B, H, T, d) @ (B, T, H, d)` reads as the transposed key it is.
+       """,
+       """
+       scores = q @ k.transpose(1, 2)         # q (B, H, T, d), k (B, H, T, d)
+       """,
+       """
+       scores = q @ k.transpose(-2, -1)
+       """, kind="runtime", check="failures:check_failed"),
+    _r("ST014", "annotation-mismatch", "error",
+       "a jaxtyping/beartype annotation was violated",
+       """
+       Functions annotated with jaxtyping (`Float[Tensor, "B T C"]`) are checked at run time
+       by beartype. shapetrace reports which argument, which dimension, and expected vs got.
+       """,
+       """
+       def forward(self, x: Float[Tensor, "B T C"]) -> Float[Tensor, "B T C"]: ...
+       model(torch.randn(B, T, 2 * C))        # x: dim C is 286, expected 143
+       """,
+       """
+       model(torch.randn(B, T, C))
+       """, kind="runtime"),
+    _r("ST015", "dim-collision", "warning",
+       "two named dims have equal sizes in this run",
+       """
+       shapetrace tells axes apart by their sizes, which is why the probe sizes are distinct
+       primes. When two names share a size (B == T), a swap of those axes cannot be seen and
+       the rules that depend on it lose their power.
+       """,
+       """
+       python -m shapetrace model.py --dims B=7      # B == T == 7
+       """,
+       """
+       python -m shapetrace model.py --dims B=3
+       """, check="misc:check_collisions"),
+    _r("ST016", "input-mutated", "error",
+       "forward changed a tensor the caller passed in as data (`x += pos` on the input)",
+       """
+       `x += self.pos`, `x.add_(...)` or `x[:, 0] = 0` inside `forward` write into the caller's
+       tensor: what the caller holds after the call is not what it passed, and calling the
+       module twice on the same tensor gives a different result (a training loop that reuses
+       a batch, an evaluation after a check). shapetrace keeps a copy of every argument, compares
+       after each op, and names the op that changed one. Tensors passed in to be filled are
+       expected to change and are not reported: arguments named for a cache, a past, a state,
+       a buffer, a memory or an output (`kv_cache`, `layer_past`, `state`, `out`), and any
+       tensor written as an op's `out=`.
+       """,
+       """
+       def forward(self, x):
+           x += self.pos_emb[: x.shape[1]]            # writes into the caller's x
+       """,
+       """
+       def forward(self, x):
+           x = x + self.pos_emb[: x.shape[1]]
+       """, kind="behaviour", needs_values=True),
+    _r("ST017", "head-grouping", "warning",
+       "grouped-query key/value heads repeated in an order that does not match the query groups",
+       """
+       In grouped-query attention H query heads share Hkv key/value heads in groups of
+       G = H / Hkv: query heads 0..G-1 use key/value head 0, and so on. Every pretrained
+       checkpoint (Llama, Mistral, Qwen) and SDPA's `enable_gqa=True` use this layout, so the
+       key/value heads must be repeated in place: `repeat_interleave(G, dim=1)`, HF's
+       `repeat_kv`, einops `b h t d -> b (h g) t d`. `k.repeat(1, G, 1, 1)` tiles them
+       (kv0, kv1, kv0, kv1, ...) and pairs query heads with the wrong key/value heads; every
+       shape is right and the model still trains. shapetrace follows each head axis back to
+       the projection it was cut from and reads whether the copy index lies major or minor to
+       the key/value head index. With one key/value head (multi-query attention) both orders
+       are the same and nothing is flagged.
+       """,
+       """
+       k = k.repeat(1, self.n_rep, 1, 1)        # (B, Hkv, T, d) -> (B, H, T, d): kv0, kv1, kv0, ...
+       """,
+       """
+       k = k.repeat_interleave(self.n_rep, dim=1)   # kv0, kv0, kv0, kv1, kv1, kv1
+       """, check="heads:check_grouping"),
+    _r("ST018", "reference-mismatch", "error",
+       "with the same weights, the output differs from the reference implementation's",
+       """
+       With a `reference` named (`reference = "solution/attention.py::MultiHeadAttention"` in
+       the config, `--reference` on the command line), the module and the reference are built
+       at the probe sizes, the reference gets the module's weights (by state_dict key, else by
+       shape in order; a fused qkv weight against separate query/key/value weights in any
+       layout that makes them agree) and both run in eval mode on the same inputs, in float64.
+       Outputs that differ beyond float tolerance are a finding at the first op where the two
+       computations part: the first value of yours computed from values the reference also
+       has that matches none of its own, compared with the reference's value there (masked
+       differently, a scale factor, transposed, reordered heads or tokens, or other values).
+       """,
+       """
+       q = self.query(x).view(B, self.n_head, T, self.head_size)   # the reference splits heads
+       """,
+       """
+       q = self.query(x).view(B, T, self.n_head, self.head_size).transpose(1, 2)
+       """, kind="behaviour", needs_values=True),
+]
+
+RULES: dict[str, Rule] = {r.name: r for r in _ALL}
+
+
+def diagnostic(rule: str, message: str, hint: str = "", *, rec=None, variant: str | None = None,
+               file: str | None = None, line: int | None = None, module: str | None = None,
+               op: str | None = None, **data) -> Diagnostic:
+    """The one way a finding is made: code and severity come from this table (``variant``
+    picks a milder severity the rule declares), the place from ``rec`` (an OpRecord: its file,
+    line, module path and op, and its index for ordering) unless given explicitly."""
+    entry = RULES[rule]
+    if rec is not None:
+        data.setdefault("index", rec.index)
+        file = file if file is not None else rec.file
+        line = line if line is not None else rec.line
+        module = module if module is not None else (rec.module or None)
+        op = op if op is not None else rec.op
+    return Diagnostic(rule=rule, severity=entry.severity_of(variant), message=message, hint=hint,
+                      file=file, line=line, module=module, op=op, code=entry.code, data=data)
+
+
+def rules_markdown() -> str:
+    """The rules reference page (docs/rules.md), generated from this table."""
+    out = [
+        "# shapetrace rules",
+        "",
+        "Generated from `shapetrace/_rules/registry.py` by "
+        "`python docs/generate.py`; do not edit by hand.",
+        "",
+        "| code | rule | severity | what it catches |",
+        "|---|---|---|---|",
+    ]
+    for r in _ALL:
+        out.append(f"| {r.code} | [`{r.name}`](#{r.name}) | {r.severity} | {r.summary} |")
+    for r in _ALL:
+        kind = {"trace": "read from the trace",
+                "behaviour": "found by running the module again",
+                "runtime": "raised while running"}[r.kind]
+        extra = "; needs real values (skipped under `--fake`)" if r.needs_values else ""
+        out += ["", f"## {r.name}", "",
+                f"`{r.code}` · {r.severity} · {kind}{extra}", "", r.explanation, "",
+                "Wrong:", "", "```python", r.wrong, "```", "",
+                "Right:", "", "```python", r.right, "```"]
+    return "\n".join(out) + "\n"
+

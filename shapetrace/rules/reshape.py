@@ -1,0 +1,196 @@
+"""reshape-jumble: a view/reshape that is not a pure split or merge of adjacent axes."""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+from ..analysis.facts import Analysis
+from ..base.dims import Dims
+from ..base.ops import SPLIT_MERGES
+from ..naming.pieces import label_tokens
+from ..naming.provenance import (
+    axis_label,
+    axis_size,
+    fresh_axes,
+    reshape_axes,
+    target_shape,
+)
+from .fixes import (
+    call_parts,
+    move_before_call,
+    perm_call,
+    reorder_call,
+    segment,
+    with_fix,
+    with_receiver,
+)
+from .registry import diagnostic
+
+
+def names(axes, dims: Dims) -> list[str]:
+    return [axis_label(a, dims) for a in axes]
+
+
+def call(names_: list[str]) -> str:
+    return "(" + ", ".join(names_) + ")"
+
+
+def fix_plan(src_axes, shape, dims, verb: str) -> tuple[str, str | None, tuple[int, ...] | None]:
+    """How to get ``shape`` from ``src_axes`` legally: ``(hint, kind, order)``. ``kind``:
+    ``"reorder"`` (a permute alone does it), ``"move"`` (permute by ``order``, then the same
+    call), ``"split"`` (the call's sizes in ``order``, then the inverse permute), or None."""
+    n, m = len(src_axes), len(shape)
+    target = names(fresh_axes(shape, dims), dims)
+    if n <= 6:
+        # Only orders whose result reads as the names asked for, and of those the one that
+        # reads exactly so: from (B, d, T, H) to (B, T, C) the fix is (B, T, H, d), not
+        # (B, T, d, H), which merges to d*H. Where two orders read alike and the names do not
+        # say which (2*Y: Y*2 or 2*Y?), there is no sure fix.
+        legal = []
+        for order in permutations(range(n)):
+            if order == tuple(range(n)):
+                continue
+            moved = tuple(src_axes[i] for i in order)
+            result = reshape_axes(moved, shape, dims)
+            if result.ok:
+                got = names(result.axes, dims)
+                if _reads_as(got, target, dims):
+                    legal.append((got != target, order, moved))
+        exact = [item for item in legal if not item[0]]
+        numeric = any(part.isdigit() for name in target for part in name.split("*"))
+        if legal and not (numeric and len(legal) > 1) and (exact or len(legal) == 1):
+            _, order, moved = min(legal, key=lambda item: item[0])
+            if tuple(axis_size(a) for a in moved) == tuple(shape):
+                return (f"Reorder axes with {perm_call(order)} instead: a {verb} cannot move axes.",
+                        "reorder", order)
+            return f"Move the axes first: {perm_call(order)}, then .{verb}{call(target)}.", "move", order
+    if m <= 6:
+        for order in permutations(range(m)):
+            if order == tuple(range(m)):
+                continue
+            split_shape = tuple(shape[i] for i in order)
+            result = reshape_axes(src_axes, split_shape, dims)
+            split_names = [target[i] for i in order]
+            if result.ok and _reads_as(names(result.axes, dims), split_names, dims):
+                inverse = tuple(order.index(i) for i in range(m))
+                return (f"Split with .{verb}{call(split_names)}, then {perm_call(inverse)}.",
+                        "split", order)
+    regroup = _regroup_hint(src_axes, shape, dims, verb)
+    if regroup is not None:
+        return regroup, None, None
+    return "Split or merge neighbouring axes only, and move axes with transpose/permute.", None, None
+
+
+def _reads_as(got: list[str], want: list[str], dims) -> bool:
+    """Whether each axis holds the names asked for, in any order (``d*H`` holds C's H and d)."""
+    return all(sorted(label_tokens(a, dims)) == sorted(label_tokens(b, dims)) for a, b in zip(got, want))
+
+
+def _inversions(order) -> int:
+    return sum(1 for i in range(len(order)) for j in range(i + 1, len(order)) if order[i] > order[j])
+
+
+def _regroup_hint(src_axes, shape, dims, verb: str) -> str | None:
+    """Axes that hold several factors (windows merged into the batch, ``(B*Y/4*X/4, 4, 4, C)``)
+    split apart, moved and merged again: the three steps that undo a windowing."""
+    factors = [(f,) for axis in src_axes for f in axis]
+    if len(factors) == len(src_axes) or len(factors) > 7:
+        return None  # nothing merged to split apart, or too many orders to try
+    target = names(fresh_axes(shape, dims), dims)
+    best = None
+    for order in permutations(range(len(factors))):
+        if order == tuple(range(len(factors))):
+            continue
+        result = reshape_axes(tuple(factors[i] for i in order), shape, dims)
+        if result.ok:
+            key = (names(result.axes, dims) != target, _inversions(order))
+            if best is None or key < best[0]:
+                best = (key, order)
+    if best is None or best[0][0]:
+        return None  # no order reads as the names asked for: say less
+    split = names(factors, dims)
+    return (f"Split the merged axes apart with .{verb}{call(split)}, then {perm_call(best[1])}, "
+            f"then .reshape{call(target)}.")
+
+
+def fix_hint(src_axes, shape, dims, verb: str) -> str:
+    return fix_plan(src_axes, shape, dims, verb)[0]
+
+
+def _fix_line(rec, kind: str | None, order, verb: str):
+    """The user's reshape line, rewritten as the plan says (their own size expressions)."""
+    seg = segment(rec) if kind is not None else None
+    if seg is None:
+        return None
+    if kind == "reorder":
+        return with_receiver(seg, perm_call(order)) if call_parts(seg) else None
+    if kind == "move":
+        return move_before_call(seg, order, contiguous=verb == "view")
+    inverse = tuple(order.index(i) for i in range(len(order)))
+    return reorder_call(seg, order, perm_call(inverse))
+
+
+def check_jumble(analysis: Analysis):
+    dims = analysis.dims
+    for rec in analysis.records_of(SPLIT_MERGES):
+        result = analysis.reshape(rec)
+        if result is None or result.ok or _skew(analysis, rec):
+            continue
+        src = rec.inputs[0].axes
+        shape = target_shape(rec)
+        before = call(names(src, dims))
+        after = call(names(fresh_axes(shape, dims), dims))
+        bad = axis_label(fresh_axes(shape, dims)[result.bad_axis], dims) if result.bad_axis is not None else "?"
+        mixed = []
+        for f in result.took:
+            label = axis_label((f,), dims)
+            if label not in mixed:
+                mixed.append(label)
+        verb = "view" if rec.op.endswith("view") else "reshape"
+        what = f"{rec.op.split('.')[-1]} {before} -> {after}"
+        mixed = [m for m in mixed if m != bad] or mixed
+        message = (f"{what} mixes {' and '.join(mixed)} into {bad}: a {verb} can only split or "
+                   f"merge neighbouring axes in their current order")
+        hint, kind, order = fix_plan(src, shape, dims, verb)
+        fix = _fix_line(rec, kind, order, verb)
+        yield diagnostic("reshape-jumble", message, with_fix(hint, fix), rec=rec,
+                         before=before, after=after, fix=fix.data() if fix else None)
+
+
+_PADS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "F.pad"})
+
+
+def _skew(analysis: Analysis, rec) -> bool:
+    """The relative-shift trick (Transformer-XL's ``_rel_shift``, Music Transformer's skew):
+    a (T_q, T_k) grid padded with one column of zeros and read back as (T_k + 1, T_q), so that
+    each row slides by one place. Only two neighbouring axes are regrouped, one of them is the
+    padded one, one longer than before, and the other is no longer than the keys."""
+    src, out = rec.inputs[0].shape, rec.outputs[0].shape if rec.outputs else None
+    if out is None or len(src) != len(out):
+        return False
+    changed = [i for i in range(len(src)) if src[i] != out[i]]
+    if len(changed) != 2 or changed[1] != changed[0] + 1:
+        return False
+    i, j = changed
+    if src[i] * src[j] != out[i] * out[j] or (src[i], src[j]) != (out[j], out[i]):
+        return False
+    producer = analysis.graph.producer(rec.inputs[0])
+    if producer is None or producer.op not in _PADS or not producer.inputs:
+        return False
+    grid = producer.inputs[0] if producer.op == "F.pad" else max(producer.inputs, key=_numel)
+    if grid.ndim != len(src):
+        return False
+    grown = [p for p in (i, j) if src[p] == grid.shape[p] + 1]
+    if len(grown) != 1 or src[i + j - grown[0]] > grid.shape[grown[0]]:
+        return False  # a skew slides the queries (no more of them than keys) along the keys
+    if producer.op == "F.pad":
+        return True
+    lineage = analysis.lineage
+    return all(lineage.constant(m) for m in producer.inputs if m is not grid)
+
+
+def _numel(meta) -> int:
+    n = 1
+    for s in meta.shape:
+        n *= s
+    return n
