@@ -70,7 +70,7 @@ def breakdown() -> None:
     from shapetrace.record.fake import ShapesOnlyMode
     from shapetrace.render import make_console, print_report
     from shapetrace.report.results import Report
-    from shapetrace.drive.spec import parse_init
+    from shapetrace.base.specs import parse_init
     from shapetrace.drive.targets import resolve_targets
 
     lap("import shapetrace")

@@ -51,7 +51,8 @@ SOURCES = sorted([*REPO.glob("examples/*/buggy.py"), *REPO.glob("examples/*/fixe
 BARE = '''
 import importlib.util, sys, torch
 from shapetrace.base.dims import Dims
-from shapetrace.drive.spec import infer_init, infer_inputs, make_input
+from shapetrace.base.specs import make_input
+from shapetrace.drive.infer import infer_init, infer_inputs
 
 torch.set_num_threads(1)
 built = ran = 0

@@ -168,7 +168,7 @@ def test_internal_error_is_one_line_unless_debug(capsys, monkeypatch):
     def broken(self, target, *, fake=False):
         raise RuntimeError("something inside shapetrace broke\nsecond line")
 
-    monkeypatch.setattr(_jobs.Job, "run", broken)
+    monkeypatch.setattr(_jobs.Job, "check", broken)
     code, out, err = run(capsys, CORRECT, "--fake")
     assert code == 2
     assert_one_line_error(err, "internal error: RuntimeError: something inside shapetrace broke",
@@ -575,16 +575,17 @@ def test_fake_builds_no_real_parameters():
 def test_fake_leaves_out_the_value_rules_in_the_run_itself(monkeypatch):
     """Under --fake the rules that need values are not run at all, not only listed as skipped."""
     import shapetrace.drive.check as check_module
+    import shapetrace.rules as rules_module
     from shapetrace.rules.registry import RULES
 
     seen = []
-    real = check_module.run_trace_rules
+    real = rules_module.run_trace_rules
 
     def spy(analysis, skip=()):
         seen.append(set(skip))
         return real(analysis, skip=skip)
 
-    monkeypatch.setattr(check_module, "run_trace_rules", spy)
+    monkeypatch.setattr(rules_module, "run_trace_rules", spy)
     from models_basic import MHA
 
     result = check_module.check_target(MHA, fake=True)

@@ -19,7 +19,7 @@ import pytest
 
 from shapetrace.frontends.cli import main
 from shapetrace.report.results import Diagnostic, Report, TargetResult
-from shapetrace.drive.spec import parse_init, resolve_init
+from shapetrace.base.specs import parse_init, resolve_init
 
 from test_cli import CORRECT, ROOT, _in_repo_root, assert_one_line_error, run  # noqa: F401
 
@@ -247,7 +247,7 @@ def test_json_is_strict_with_non_finite_data(capsys, monkeypatch, how):
     else:
         from shapetrace.drive import jobs as _jobs
 
-        monkeypatch.setattr(_jobs.Job, "run",
+        monkeypatch.setattr(_jobs.Job, "check",
                             lambda self, target, *, fake=False: _non_finite_report().targets[0])
         code, text, err = run(capsys, CORRECT, "--fake", "--format", "json")
         assert code == 0, err

@@ -18,7 +18,16 @@ from torch import nn
 
 import shapetrace as st
 from shapetrace.drive import fit as _fit
-from shapetrace.drive.check import _build
+from shapetrace.base.dims import Dims as _Dims
+from shapetrace.drive.attempt import build as _build_plan
+from shapetrace.drive.plan import Request, make_plan
+
+
+def _build(module, init, inputs, dims, seed, mode):
+    """The module and its inputs as ``check()`` builds them, under ``mode``."""
+    request = Request(module, dims if isinstance(dims, _Dims) else _Dims(dims), module.__name__,
+                      init=init, inputs=inputs, seed=seed)
+    return _build_plan(make_plan(request), mode)
 from shapetrace.frontends.cli import main
 from shapetrace.base.dims import Dims
 from shapetrace.base.errors import ShapetraceError, TargetError, UsageError
@@ -381,7 +390,7 @@ def test_allocation_failing_in_the_constructor(tmp_path, monkeypatch, memory, ca
 def test_allocation_failing_for_the_inputs(attention_file, monkeypatch, memory, capsys):
     """Making the inputs fails (a stand-in): still the sizes, never 'internal error'."""
     memory(None)
-    from shapetrace.drive import spec as _spec
+    from shapetrace.base import specs as _spec
 
     def make_input(spec, dims, *, generator=None):
         raise RuntimeError(ALLOC_FAILED)

@@ -9,7 +9,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import shapetrace as st
-from shapetrace.drive.check import _in_forward_order
+from shapetrace.drive.attempt import _in_forward_order
 
 
 class CrossAttention(nn.Module):

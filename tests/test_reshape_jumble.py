@@ -294,7 +294,7 @@ def test_property_end_to_end(data, sizes, jumble):
         is_jumble = not _in_order(groups, flat)
         y.reshape(_shape(groups))
     last = t.records[-1]
-    flagged = [dg.data["index"] for dg in t.diagnostics if dg.rule == "reshape-jumble"]
+    flagged = [dg.record for dg in t.diagnostics if dg.rule == "reshape-jumble"]
     assert flagged == ([last.index] if is_jumble else [])
     if not is_jumble:
         position = {f: i for i, f in enumerate(flat)}

@@ -13,15 +13,8 @@ from torch import Tensor, nn
 
 from shapetrace.base.dims import Dims
 from shapetrace.base.errors import TargetError, UsageError
-from shapetrace.drive.spec import (
-    InputSpec,
-    infer_init,
-    infer_inputs,
-    make_input,
-    parse_init,
-    parse_input,
-    resolve_init,
-)
+from shapetrace.base.specs import InputSpec, make_input, parse_init, parse_input, resolve_init
+from shapetrace.drive.infer import infer_init, infer_inputs
 from shapetrace.drive.targets import resolve_targets
 
 DATA = Path(__file__).parent / "data" / "targets"

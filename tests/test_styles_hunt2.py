@@ -98,7 +98,8 @@ def test_a_base_class_without_forward_is_not_a_target(capsys):
 
 def test_attention_mask_beside_input_ids_is_a_padding_mask():
     from shapetrace.base.dims import Dims
-    from shapetrace.drive.spec import infer_inputs, make_input
+    from shapetrace.base.specs import make_input
+    from shapetrace.drive.infer import infer_inputs
 
     cls = load(STYLES / "hunt2_bert.py", "styles2").BertForSequenceClassification
     dims = Dims()

@@ -115,7 +115,7 @@ def test_single_sequence_forward_is_checked_with_a_batch_unless_told(capsys):
 
 def test_time_first_is_read_from_the_authors_words():
     from shapetrace.base.dims import Dims
-    from shapetrace.drive.spec import infer_inputs
+    from shapetrace.drive.infer import infer_inputs
 
     more, tut = _load("hunt4_more.py"), _load("hunt4_pttut.py")
     dims = Dims()
@@ -171,7 +171,7 @@ def test_module_level_config_dict_is_read_at_probe_sizes(capsys):
     assert [t["error"] for t in report["targets"]] == [None] * 6
     assert (code, [_loud(t) for t in report["targets"]]) == (0, [[]] * 6)
     from shapetrace.base.dims import Dims
-    from shapetrace.drive.spec import infer_init
+    from shapetrace.drive.infer import infer_init
 
     module, dims = _load("hunt4_raschka_gpt.py"), Dims()
     cfg = infer_init(module.GPTModel, dims)["cfg"]

@@ -41,6 +41,9 @@ class Diagnostic:
     code: str = ""
     #: Rule-specific data for renderers (e.g. a dependency grid); JSON-serialisable.
     data: dict[str, Any] = field(default_factory=dict)
+    #: The index of the op record the finding is about (``OpRecord.index``), or None. JSON
+    #: writes it as ``data.index``.
+    record: int | None = None
     #: One bug, one finding: how often the rule fired at this line (12 layers, 11 heads), and
     #: the distinct module paths it fired in, in trace order (``module`` is the first).
     count: int = 1
@@ -78,8 +81,9 @@ class Diagnostic:
             "count": self.count,
             "modules": list(self.modules),
         }
-        if self.data:
-            out["data"] = strict_json(self.data)
+        data = self.data if self.record is None else {**self.data, "index": self.record}
+        if data:
+            out["data"] = strict_json(data)
         return out
 
 

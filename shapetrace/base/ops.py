@@ -203,6 +203,8 @@ PICKS = frozenset({"__getitem__", "[]", "select", "narrow", "index_select", "gat
 LOG_SOFTMAXES = frozenset({"F.log_softmax", "Tensor.log_softmax", "torch.log_softmax"})
 #: Norms over the trailing ``normalized_shape`` axes of their input.
 TRAILING_NORMS = frozenset({"F.layer_norm", "torch.layer_norm", "F.rms_norm"})
+#: Table lookups by integer index: an ``nn.Embedding`` and its functional form.
+EMBEDDINGS = frozenset({"F.embedding", "torch.embedding"})
 #: Base names of ops through which a position index reaches a tensor: building the indices,
 #: looking them up in a table, or picking by them.
 POSITION_OPS = PICKS | frozenset({"arange", "embedding"})

@@ -110,6 +110,13 @@ def innermost_user_frame(tb, *, installed_is_library: bool = True) -> tuple[str,
     return found
 
 
+def user_frame(exc: BaseException) -> tuple[str, int] | None:
+    """``(file, line)`` of the innermost traceback entry of ``exc`` in the user's code (not
+    torch, shapetrace or an installed helper), the file as :func:`display_path` shows it."""
+    found = innermost_user_frame(exc.__traceback__, installed_is_library=False)
+    return (display_path(found[0]), found[1]) if found else None
+
+
 def display_path(path: str | None) -> str | None:
     """A path relative to the working directory when it lies below it, else as given."""
     if not path or path.startswith("<"):

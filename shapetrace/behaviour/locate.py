@@ -1,8 +1,8 @@
 """Locating a leak: the first op whose output leaks, found on a recorded run of the probe.
 
-The run is recorded by the tracer (``shapetrace._trace.Trace``, rules and value probes off):
-each op at the level the user wrote it, with its name, module path and source site, as an
-:class:`~shapetrace._records.OpRecord`. The tracer keeps no tensors, so an observer keeps a
+The run is recorded by the tracer (``record.tracer.Recorder``, value probes off): each op at
+the level the user wrote it, with its name, module path and source site, as an
+:class:`~shapetrace.base.records.OpRecord`. The tracer keeps no tensors, so an observer keeps a
 snapshot (a clone, in the autograd graph when gradients are on) of each op's outputs, keyed by
 the record's index.
 
@@ -28,8 +28,8 @@ import torch
 from torch import Tensor
 
 from ..base.ops import PICKS, base_name
-from ..base.records import OpRecord
-from ..report.trace import Trace
+from ..base.records import OpRecord, TraceData
+from ..record.tracer import Recorder
 from .probe import (
     Axes,
     Probe,
@@ -80,14 +80,14 @@ def record(probe: Probe, args: Sequence[Any], kwargs: Mapping[str, Any] | None =
     def keep(rec: OpRecord, outs: tuple, op_args: tuple, op_kwargs: dict) -> None:
         outputs[rec.index] = snapshot(outs)
 
-    trace = Trace(probe.model, dims=probe.dims, rules=False, probes=False, observer=keep,
-                  root=probe.root)
+    trace = TraceData(probe.dims)
+    recorder = Recorder(trace, probe.model, root=probe.root, probes=False, observer=keep)
     context = torch.enable_grad() if grad else torch.no_grad()
     replaced = probe.embedding("replace", embeddings) if embeddings else nullcontext()
     with context, replaced, math_sdpa(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         probe.restore_state()
-        with trace:
+        with recorder:
             probe.model(*args, **kwargs)
     steps = [Step(rec, outputs[rec.index]) for rec in trace.records if rec.index in outputs]
     return Run(trace.records, steps)

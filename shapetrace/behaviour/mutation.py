@@ -30,6 +30,7 @@ from ..base.ops import display_name
 from ..base.records import OpRecord
 from ..rules.registry import diagnostic
 
+
 @dataclass
 class _Watched:
     name: str

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, UsageError
-from .spec import parse_input
+from ..base.specs import parse_input
 
 CONFIG_NAMES = ("shapetrace.toml", "pyproject.toml")
 _TOP_KEYS = ("dims", "targets", "timeout")

@@ -50,7 +50,7 @@ class Isolation:
     >>> with isolation:             # import the target: what it brings in is kept here
     ...     targets = job.resolve()
     >>> with isolation:             # run it: its modules are back in place while it runs
-    ...     result = job.run(target)
+    ...     result = job.check(target)
 
     Each ``with`` restores ``sys.modules`` (user modules only) and ``sys.path`` on exit.
     """

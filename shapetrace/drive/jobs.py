@@ -1,20 +1,29 @@
 """What to check: targets from the command line or a config file, with their settings.
 
-Shared by the CLI and the pytest plugin. Resolving a job imports the user's file; building and
-running it is ``drive.check.check_target``. A job's ``timeout`` (``--timeout``, or ``timeout`` in the
-config) bounds its import and its run alike: a target still running then is stopped and becomes
-a target error naming where its code was (``drive.deadline``).
+Shared by the CLI and the pytest plugin. A job is one target spec; ``job.resolve()`` imports
+the user's file and gives its targets, ``job.check(target)`` checks one, within the job's
+``timeout`` (``--timeout``, or ``timeout`` in the config): a target still importing or running
+then is stopped and becomes a target error naming where its code was (``deadline``). Two kinds
+share that interface:
+
+- :class:`Job`: module classes, built and checked by ``check.check_target``;
+- :class:`ScriptJob`: a file run as a script at its own sizes (``script``): a file that
+  defines no ``nn.Module`` subclass, or any file with ``--script`` (:func:`command_line_jobs`).
 """
 
 from __future__ import annotations
 
+import ast
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..base.errors import NoModuleClasses, UsageError
 
 
 @dataclass
 class Job:
-    """One target spec and how to build and run it (one spec may name several classes)."""
+    """One target spec and how to build and check it (one spec may name several classes)."""
 
     spec: str
     init: dict | None = None
@@ -31,7 +40,7 @@ class Job:
     timeout_source: str = "--timeout"
 
     def resolve(self):
-        """The ``drive.targets.Target`` objects this spec names (imports the file, within the
+        """The ``targets.Target`` objects this spec names (imports the file, within the
         timeout)."""
         from ..base.dims import Dims
         from ..base.errors import TargetError
@@ -46,7 +55,7 @@ class Job:
         except TimedOut as exc:
             raise TargetError(stopped(exc, "importing it", self.timeout_source)) from None
 
-    def run(self, target, *, fake: bool = False):
+    def check(self, target, *, fake: bool = False):
         """A ``TargetResult``: the target built and checked, within the timeout."""
         from ..report.results import TargetResult
         from .deadline import TimedOut, deadline, stopped
@@ -54,12 +63,12 @@ class Job:
         _own_imports(self.timeout)
         try:
             with deadline(self.timeout):
-                return self._run(target, fake)
+                return self._check(target, fake)
         except TimedOut as exc:
             return TargetResult(target.display, exception=exc,
                                 error=stopped(exc, "running it", self.timeout_source))
 
-    def _run(self, target, fake: bool):
+    def _check(self, target, fake: bool):
         from ..base.errors import ShapetraceError
         from ..report.results import TargetResult
         from .check import check_target
@@ -85,12 +94,96 @@ class Job:
                             reference=reference)
 
 
+@dataclass(frozen=True)
+class ScriptTarget:
+    """A script to run: the path as the user wrote it and where it is."""
+
+    spec: str
+    path: Path
+    display: str
+
+
+@dataclass
+class ScriptJob:
+    """A file run as a script, at its own sizes: ``resolve()`` then ``check(target)``, like
+    :class:`Job`."""
+
+    spec: str
+    dims: dict = field(default_factory=dict)
+    root: Path | None = None
+    timeout: float | None = None
+
+    def resolve(self) -> list[ScriptTarget]:
+        location = self.spec.partition("::")[0].strip()
+        path = _located(self.root, location)
+        if not path.exists():
+            raise UsageError(f"no such file: {location}")
+        if path.is_dir() or path.suffix != ".py":
+            raise UsageError(f"not a Python file: {location} (a script is a .py file)")
+        return [ScriptTarget(self.spec, path.resolve(), location)]
+
+    def check(self, target: ScriptTarget, *, fake: bool = False):
+        """A ``TargetResult``: the script run under the tracer, within the timeout."""
+        from ..report.results import TargetResult
+        from .deadline import TimedOut, deadline, stopped
+        from .script import run_script
+
+        if fake:
+            raise UsageError(f"--fake applies to nn.Module targets; {target.display} runs as a "
+                             f"script at its own sizes")
+        try:
+            with deadline(self.timeout):
+                return run_script(target.path, dims=self.dims, display=target.display)
+        except TimedOut as exc:
+            return TargetResult(target.display, error=stopped(exc, "running it"), exception=exc)
+
+
+def command_line_jobs(jobs: list[Job], *, script: bool, dims: dict) -> list[tuple]:
+    """``(job, target)`` pairs for the command line's targets: a file target (no ``::``) runs
+    as a script when ``script`` (``--script``) or when it defines no ``nn.Module`` subclass;
+    everything else resolves to module classes."""
+    out: list[tuple] = []
+    for job in jobs:
+        spec = job.spec.strip()
+        location, sep, _ = spec.partition("::")
+        is_file = location.strip().endswith(".py") and not sep
+        if script and sep:
+            raise UsageError(f"--script runs whole files: {spec} names a class")
+        as_script = ScriptJob(spec, dims={**job.dims, **dims}, root=job.root,
+                              timeout=job.timeout)
+        if is_file and (script or not defines_classes(_located(job.root, location.strip()))):
+            out += [(as_script, t) for t in as_script.resolve()]
+            continue
+        try:
+            out += [(job, t) for t in job.resolve()]
+        except NoModuleClasses:
+            if not is_file:
+                raise
+            out += [(as_script, t) for t in as_script.resolve()]
+    return out
+
+
+def defines_classes(path: str | os.PathLike) -> bool:
+    """Whether the file defines any class at all (read, not run); True when it cannot be read
+    or parsed, so that importing it reports the problem."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return True
+    return any(isinstance(node, ast.ClassDef) for node in ast.walk(tree))
+
+
+def _located(root: Path | None, location: str) -> Path:
+    path = Path(location).expanduser()
+    base = Path(root) if root is not None else Path.cwd()
+    return path if path.is_absolute() else base / path
+
+
 def _own_imports(timeout: float | None) -> None:
     """Import torch and the pipeline before a deadline starts: they are not the target's time,
     and an import cut short would leave torch half-initialised for every later target."""
     if timeout:
-        from . import check as _check  # noqa: F401
-        from . import reference as _reference
+        from . import check, reference  # noqa: F401
 
 
 def jobs_from_config(config, *, dims: dict | None = None, causal: bool | None = None,

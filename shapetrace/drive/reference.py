@@ -34,8 +34,8 @@ from torch import Tensor
 
 from ..base.diagnostics import Diagnostic
 from ..base.dims import Dims
-from ..base.names import AXIS_CONTENTS
 from ..base.errors import ShapetraceError, TargetError, UsageError
+from ..base.names import AXIS_CONTENTS
 from ..base.ops import (
     DIVS,
     MASKED_FILLS,
@@ -131,7 +131,7 @@ class _CannotRun(Exception):
 
 def _build_reference(reference: Reference, init, dims: Dims, seed: int):
     from ..behaviour.probe import seed as seed_all
-    from .spec import infer_init
+    from .infer import infer_init
 
     if isinstance(reference.module, torch.nn.Module):
         return copy.deepcopy(reference.module)
@@ -206,8 +206,10 @@ def _tensors(out) -> list[Tensor]:
 
 def _record(side: str, model, inputs, dims: Dims) -> _Run:
     """One traced forward that keeps a snapshot of every floating output."""
+    from ..analysis.facts import analyse
+    from ..base.records import TraceData
     from ..behaviour.probe import math_sdpa
-    from ..report.trace import Trace
+    from ..record.tracer import Recorder
 
     values: dict = {}
     made: dict = {}
@@ -220,11 +222,11 @@ def _record(side: str, model, inputs, dims: Dims) -> _Run:
                 kept[0] += t.numel()
             made[id(t)] = (rec.index, slot)
 
-    trace = Trace(model, dims=dims, rules=False, probes=False, observer=keep)
+    trace = TraceData(dims)
     try:
         with torch.no_grad(), math_sdpa(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            with trace:
+            with Recorder(trace, model, probes=False, observer=keep):
                 out = model(*_fresh(inputs))
     except Exception as exc:  # noqa: BLE001
         raise _CannotRun(side, exc) from None
@@ -232,7 +234,7 @@ def _record(side: str, model, inputs, dims: Dims) -> _Run:
 
     outputs = [t for _, _, t in flatten(out) if t.is_floating_point()]
     keys = [made.get(id(t)) for t in outputs]
-    return _Run(trace.records, values, [t.detach() for t in outputs], keys, trace._analyse())
+    return _Run(trace.records, values, [t.detach() for t in outputs], keys, analyse(trace))
 
 
 # --- closeness ---------------------------------------------------------------------------------

@@ -17,88 +17,13 @@ A script that cannot run at all (missing file, syntax error, a failed import, ``
 
 from __future__ import annotations
 
-import ast
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..base.errors import ShapetraceError, TargetError, UsageError
-
-
-@dataclass(frozen=True)
-class ScriptTarget:
-    """A script to run: the path as the user wrote it and where it is."""
-
-    spec: str
-    path: Path
-    display: str
-
-
-@dataclass
-class ScriptJob:
-    """The command line's job for a script: ``resolve()`` then ``run(target)``, like ``Job``."""
-
-    spec: str
-    dims: dict = field(default_factory=dict)
-    root: Path | None = None
-
-    def resolve(self) -> list[ScriptTarget]:
-        location = self.spec.partition("::")[0].strip()
-        base = Path(self.root) if self.root is not None else Path.cwd()
-        path = Path(location).expanduser()
-        path = path if path.is_absolute() else base / path
-        if not path.exists():
-            raise UsageError(f"no such file: {location}")
-        if path.is_dir() or path.suffix != ".py":
-            raise UsageError(f"not a Python file: {location} (a script is a .py file)")
-        return [ScriptTarget(self.spec, path.resolve(), location)]
-
-    def run(self, target: ScriptTarget, *, fake: bool = False):
-        if fake:
-            raise UsageError(f"--fake applies to nn.Module targets; {target.display} runs as a "
-                             f"script at its own sizes")
-        return run_script(target.path, dims=self.dims, display=target.display)
-
-
-def defines_classes(path: str | os.PathLike) -> bool:
-    """Whether the file defines any class at all (read, not run); True when it cannot be read
-    or parsed, so that the module path reports the problem."""
-    try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return True
-    return any(isinstance(node, ast.ClassDef) for node in ast.walk(tree))
-
-
-def script_jobs(jobs: list, *, force: bool, dims: dict) -> list[tuple]:
-    """(job, target) pairs for the command line: a file target (no ``::``) runs as a script when
-    ``force`` (``--script``) or when it defines no ``nn.Module`` subclass; everything else
-    resolves to module classes as before."""
-    out: list[tuple] = []
-    for job in jobs:
-        spec = job.spec.strip()
-        location, sep, _ = spec.partition("::")
-        is_file = location.strip().endswith(".py") and not sep
-        if force and sep:
-            raise UsageError(f"--script runs whole files: {spec} names a class")
-        if is_file and (force or not defines_classes(_where(job, location.strip()))):
-            script = ScriptJob(spec, dims={**job.dims, **dims}, root=job.root)
-            out += [(script, t) for t in script.resolve()]
-            continue
-        try:
-            out += [(job, t) for t in job.resolve()]
-        except TargetError as exc:
-            if not (is_file and str(exc).startswith("no nn.Module subclasses")):
-                raise
-            script = ScriptJob(spec, dims={**job.dims, **dims}, root=job.root)
-            out += [(script, t) for t in script.resolve()]
-    return out
-
-
-def _where(job, location: str) -> Path:
-    path = Path(location).expanduser()
-    return path if path.is_absolute() or job.root is None else Path(job.root) / path
+from ..base.errors import ShapetraceError, drop_frames
+from ..base.source import user_frame
+from ..rules.failures import raised_findings
 
 
 def run_script(path: str | os.PathLike, *, dims=None, display: str | None = None,
@@ -155,8 +80,6 @@ def run_traced(run, display: str, *, dims=None, what: str = "the script"):
         if str(exc) != "EOF when reading a line":
             raised = exc
         else:  # input() with nothing to read: the run could not go on, no bug of the code's
-            from .check import user_frame
-
             site = user_frame(exc)
             where = f" at line {site[1]}" if site else ""
             return TargetResult(display, error=f"{what} asked for input (input(){where}) and "
@@ -164,19 +87,8 @@ def run_traced(run, display: str, *, dims=None, what: str = "the script"):
                                 exception=exc)
     except BaseException as exc:  # the user's code raised: a finding at its line
         raised = exc
-    result = TargetResult(display, dims=dict(dims or {}), trace=trace)
-    diagnostics = list(trace.diagnostics)
     if raised is not None:
-        from .check import _drop_frames
-
-        diagnostics.extend(_raised(trace, raised, diagnostics, what))
-        _drop_frames(raised)
-    result.diagnostics = diagnostics
-    return result
-
-
-def _raised(trace, exc: BaseException, found: list, what: str) -> list:
-    """The exception as a finding, unless a trace rule already explained the op that raised."""
-    from .check import _exception_diagnostics
-
-    return _exception_diagnostics(trace, exc, found, what=what, in_module=False)
+        trace.add(raised_findings(trace.records, raised, trace.diagnostics, what=what,
+                                  in_module=False))
+        drop_frames(raised)
+    return TargetResult(display, dims=dict(dims or {}), trace=trace)

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base.errors import TargetError, UsageError
+from ..base.errors import NoModuleClasses, TargetError, UsageError
 from ..base.source import innermost_user_frame
 
 _FORMS = "path/to/file.py, path/to/file.py::Name or package.module::Name"
@@ -75,7 +75,7 @@ def resolve_targets(spec: str, *, root: str | os.PathLike | None = None,
         return [Target(spec, cls, f"{where}::{name}", own)]
     classes = _module_classes(module)
     if not classes:
-        raise TargetError(f"no nn.Module subclasses defined in {where}")
+        raise NoModuleClasses(f"no nn.Module subclasses defined in {where}")
     return [Target(spec, cls, f"{where}::{cls.__qualname__}", own) for cls in classes]
 
 

@@ -173,7 +173,7 @@ def _main(args) -> int:
             jobs = _imported(args)
             if args.output:  # a package.module::Name target is a file only known once imported
                 _check_not_input(args.output, [_source_file(getattr(target, "cls", None)) for _, target in jobs])
-            results = _run(jobs, args)
+            results = _check_all(jobs, args)
         except SystemExit as exc:  # sys.exit() in the user's constructor or forward
             raise TargetError(f"the checked code called exit({exc.code}); put script code under "
                               f"if __name__ == '__main__':") from exc
@@ -278,17 +278,17 @@ def _demo(args) -> int:
 
         _write(export(args.exporter, show_trace=not args.no_trace), args)
         return 0
-    from .demo import run
+    from .demo import show
 
-    _paint(lambda console: run(console=console), args)
+    _paint(lambda console: show(console=console), args)
     return 0
 
 
 def _jobs(args) -> list[tuple]:
     """(Job, Target) for every module class to check, in order."""
     from ..base.dims import Dims, parse_dims
-    from ..drive.jobs import Job, jobs_from_config
-    from ..drive.spec import parse_init, parse_input
+    from ..base.specs import parse_init, parse_input
+    from ..drive.jobs import Job, command_line_jobs, jobs_from_config
 
     dim_items = [item.strip() for item in (args.dims or "").split(",")]
     if args.dims is not None and not all(dim_items[:-1] if len(dim_items) > 1 else dim_items):
@@ -311,41 +311,27 @@ def _jobs(args) -> list[tuple]:
             raise UsageError(f"{args.config}: no targets configured")
     if args.reference and (args.fake or args.script):
         raise UsageError("--reference compares a module's values: it cannot run with --fake or --script")
-    from ..drive.script import script_jobs
-
     if args.script and (args.init or args.input or args.fake):
         raise UsageError("--init/--input/--fake apply to nn.Module targets, not --script")
     config_jobs = [(job, target) for job in jobs for target in job.resolve()]
     cli_jobs = [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal,
                     reference=args.reference, timeout=args.timeout) for spec in args.targets]
-    return config_jobs + script_jobs(cli_jobs, force=args.script, dims=cli_dims)
+    return config_jobs + command_line_jobs(cli_jobs, script=args.script, dims=cli_dims)
 
 
 def _imported(args) -> list[tuple]:
     """The (job, target) pairs, importing the target files (each job within its timeout:
     ``--timeout``, else the config's)."""
-    from ..drive import check as _check  # noqa: F401 - shapetrace's own imports are not a target's time
-    from ..drive import script as _script
+    from ..drive import check, script  # noqa: F401 - shapetrace's own imports: not a target's time
 
     return _jobs(args)
 
 
-def _run(jobs: list, args) -> list:
-    from ..drive.deadline import TimedOut, deadline, stopped
-    from ..drive.jobs import Job
-    from ..report.results import TargetResult
-
+def _check_all(jobs: list, args) -> list:
+    """Every target checked by its job (a module's or a script's), each within its timeout."""
     results = []
     for job, target in jobs:
-        if isinstance(job, Job):  # keeps to its own timeout
-            result = job.run(target, fake=args.fake)
-        else:  # a script: --timeout
-            try:
-                with deadline(args.timeout):
-                    result = job.run(target, fake=args.fake)
-            except TimedOut as exc:
-                result = TargetResult(target.display, error=stopped(exc, "running it"),
-                                      exception=exc)
+        result = job.check(target, fake=args.fake)
         if result.error and args.debug:
             exc = result.exception
             raise getattr(exc, "original", None) or exc or ShapetraceError(result.error)

@@ -70,7 +70,8 @@ def report():
     ])
 
 
-def run(console=None) -> int:
+def show(console=None) -> int:
+    """The demo, printed on ``console`` (the terminal by default)."""
     from ..render import make_console, print_report
 
     console = console or make_console()

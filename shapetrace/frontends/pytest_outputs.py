@@ -39,10 +39,10 @@ def new_trace(state, model=None, **options):
     exporter = getattr(state, "report_exporter", None)
     if exporter is None or exporter.extras is None:
         return Trace(model, **options)
-    from ..drive.check import _head_keeper
+    from ..record.probes import head_keeper
 
     heads: dict[int, list] = {}
-    trace = Trace(model, observer=_head_keeper(heads, limit=MAX_HEADS), **options)
+    trace = Trace(model, observer=head_keeper(heads, limit=MAX_HEADS), **options)
     trace.head_weights = heads
     return trace
 
@@ -93,12 +93,14 @@ def compact_result(result):
     """``result`` with its trace folded and capped for the report file (a shallow copy)."""
     if result.trace is None or len(result.trace.records) <= 1:
         return result
-    from dataclasses import replace
+    import copy
 
     view, notes = compact_trace(result.trace, result.diagnostics)
     if view is result.trace:
         return result
-    return replace(result, trace=view, notes=[*result.notes, *notes])
+    compact = copy.copy(result)  # the view's findings are the trace's own
+    compact.trace, compact.notes = view, [*result.notes, *notes]
+    return compact
 
 
 class _TraceView:
@@ -142,7 +144,7 @@ def compact_trace(trace, diagnostics) -> tuple[object, list[str]]:
     points at or that raised is never folded away.
     """
     records = trace.records
-    flagged = {d.data.get("index") for d in diagnostics if d.data}
+    flagged = {d.record for d in diagnostics if d.record is not None}
     ids: dict = {}
     sigs = []
     for rec in records:

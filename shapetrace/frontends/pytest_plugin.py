@@ -400,7 +400,7 @@ class ShapetraceItem(_TargetItemBase):
         with self.isolation:
             target, error = (self.target, None) if self.lazy is None else \
                 self.lazy[0].target(self.lazy[1])
-            recording.results.append(self.job.run(target) if error is None else
+            recording.results.append(self.job.check(target) if error is None else
                                      TargetResult(self.job.spec, error=error))
         recording.check()
 
@@ -475,7 +475,7 @@ class _Recording:
 
 
 def _about_failed_op(trace, diagnostic) -> bool:
-    index = diagnostic.data.get("index") if diagnostic.data else None
+    index = diagnostic.record
     return (diagnostic.rule in ("op-failed", "noncontiguous-view") and index is not None
             and index < len(trace.records) and trace.records[index].error is not None)
 
@@ -531,7 +531,7 @@ class ShapetraceFixture:
 
     def input(self, spec: str):
         """A tensor at the probe sizes: ``"x=B,T,C"``, ``"B,T,C"``, ``"idx=B,T:long:V"``."""
-        from ..drive.spec import make_input, parse_input
+        from ..base.specs import make_input, parse_input
 
         text = spec if "=" in spec.split(":")[0] else f"x={spec}"
         return make_input(parse_input(text, self.dims), self.dims)

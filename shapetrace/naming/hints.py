@@ -1,6 +1,6 @@
 """Reading jaxtyping annotations: the forward parameters that carry an array annotation, their
 dim tokens, and the sizes those tokens bind (``x: Float[Tensor, "batch T C"]`` with x of shape
-``(2, 10, 64)`` binds B=2, T=10, C=64). Constructor and input inference (``drive.spec``) and the
+``(2, 10, 64)`` binds B=2, T=10, C=64). Constructor and input inference (``drive.infer``) and the
 sizes a run proves (``naming.proven``) both read annotations through here.
 """
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 
-from ..base.compat import all_modules
+from ..base.compat import all_modules, module_tensors
+from ..base.dims import Dims, resolve_dims
 from ..base.errors import UsageError
 from ..base.names import CONFIG, STATED
 from .hints import annotated_params, bind_tokens
@@ -121,7 +122,7 @@ class SizeWitness:
 
 
 def _specs(inputs) -> list:
-    from ..drive.spec import InputSpec, parse_input
+    from ..base.specs import InputSpec, parse_input
 
     out = []
     for item in inputs or ():
@@ -166,3 +167,84 @@ def proven_dims(model, modules: list | None = None) -> dict[str, int]:
                 if isinstance(value, int) and not isinstance(value, bool) and value > 1:
                     seen.setdefault(STATED[name], set()).add(value)
     return {dim: next(iter(values)) for dim, values in seen.items() if len(values) == 1}
+
+
+def run_dims(model, witness: SizeWitness, declared: Mapping[str, int], records, *,
+             probe_names: bool = True) -> Dims:
+    """The names of the sizes a block ran at, nobody having chosen them for shapetrace: what
+    ``declared`` (``dims=``) says, what the model's attributes and the annotations and declared
+    inputs ``witness`` saw prove (a name given two sizes is left out; ``declared`` overrides
+    them all), and the probe defaults only when the data that entered the block came at probe
+    sizes and ``probe_names`` allows them (``resolve_dims``)."""
+    import torch
+
+    modules = all_modules(model) if isinstance(model, torch.nn.Module) else []
+    attributes = proven_dims(model, modules)
+    proven = witness.proven(attributes)
+    known = {**proven, **declared}
+    own = _weight_shapes(model, modules)  # a model's constants (a 64-wide buffer) say nothing
+    entering = [m.shape for rec in records  # of the sizes it runs at: the data's do
+                for m in (rec.inputs if rec.inputs else rec.outputs)  # torch.randn(...)
+                if (m._made_by is None or not rec.inputs) and m.shape not in own]
+    sizes = [s for shape in entering for s in shape]
+    if probe_names and not _off_probe(proven, declared):
+        dims = resolve_dims(known, sizes)
+    else:
+        dims = Dims.declared(known)
+    if dims.strict:
+        stated = set(declared) | set(witness.seen)
+        unnamed = _unnamed_sizes(dims, stated, entering, records)
+        if unnamed:
+            dims = Dims.declared(known, unnamed=unnamed)
+    return dims
+
+
+#: the probe names a model's own sizes are compared with: a vocabulary or a block size is
+#: never the probe's (19, 23) and says nothing about whether the block ran at probe sizes
+_PROBED = ("B", "T", "S", "H", "d", "C")
+
+
+def _off_probe(proven: dict, declared: dict) -> bool:
+    """Whether the model states a size that is not its probe size (``n_embd = 16``, where the
+    probe C is 143, or what ``dims=`` makes it): then the block did not run at probe sizes, and a
+    7 in it is not T nor a 10 ``2*B``."""
+    probe = Dims(declared)
+    return any(name in probe and probe[name] != size
+               for name, size in proven.items() if name in _PROBED and name not in declared)
+
+
+#: names of a model's insides: the data a model is given has no axis of these (its mask of
+#: block_size is a buffer), so an axis of the data that has their size is something else
+_INNER = frozenset(("H", "d", "L"))
+
+
+def _unnamed_sizes(dims: Dims, stated: set, entering: list, records) -> set[int]:
+    """Sizes that a name only the model's attributes prove (``n_embd = 8`` -> C) shares with an
+    axis of the data that nothing names: in ``x`` of shape ``(3, 8, 8)`` one 8 is C and the
+    other is T, and ``(2, 2, 8)`` beside a head size of 2 has no head axis at all. Printing the
+    name there would call the time axis C or the batch d; the size prints as its number.
+
+    Only the data that enters the model is read (tensors from outside the block, and tensors
+    made outside any module, such as ``torch.randn(2, 10, 64)`` in the block), and only names
+    nobody stated for this run (``dims=``, an annotation, a declared input): those name the
+    axes they were bound from.
+    """
+    guessed = {name: size for name, size in dims.items() if name not in stated and size > 1}
+    if not guessed:
+        return set()
+    outside = [m.shape for rec in records if not rec.inputs and not rec.module
+               for m in rec.outputs]
+    unnamed: set[int] = set()
+    shapes = [*entering, *outside]
+    for name, size in guessed.items():
+        for shape in shapes:
+            count = sum(1 for s in shape if s == size)
+            if count > (0 if name in _INNER else 1):
+                unnamed.add(size)
+                break
+    return unnamed
+
+
+def _weight_shapes(model, modules: list) -> set[tuple[int, ...]]:
+    """The shapes of the parameters and buffers of ``model`` (its ``modules``)."""
+    return {tuple(t.shape) for t in module_tensors(model, modules)}

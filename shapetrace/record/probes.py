@@ -300,6 +300,25 @@ def weight_sums(t: Tensor, extra: tuple[int, ...] = ()) -> WeightSums | None:
 HEAD_LIMIT = 32
 
 
+def head_keeper(heads: dict[int, list], limit: int | None = None):
+    """An observer (``Recorder(observer=...)``) that keeps one head of each attention's weights
+    (:func:`head_weights`) in ``heads``, by record index, for the report's heatmaps: the first
+    call of each attention (module and line; a loop runs it again), at most ``limit`` of them."""
+    seen: set = set()
+
+    def keep(rec, outs, args, kwargs) -> None:
+        if rec.op in SOFTMAXES or rec.op == SDPA:
+            key = (rec.module, rec.site)
+            if key in seen or (limit is not None and len(heads) >= limit):
+                return
+            weights = head_weights(rec, outs, args, kwargs)
+            if weights is not None:
+                seen.add(key)
+                heads[rec.index] = weights
+
+    return keep
+
+
 def head_weights(rec: OpRecord, outs, args, kwargs) -> list[list[float]] | None:
     """One head's attention weights, for the report's heatmap: a softmax's output, or the weights
     inside ``F.scaled_dot_product_attention``, at the first index of every axis but the last two

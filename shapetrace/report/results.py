@@ -19,22 +19,52 @@ __all__ = ["SEVERITIES", "Diagnostic", "Report", "TargetResult", "merge_repeats"
            "strict_json"]
 
 
-@dataclass
 class TargetResult:
-    """Everything shapetrace found for one target (one module class, or one traced block)."""
+    """Everything shapetrace found for one target (one module class, or one traced block).
 
-    target: str
-    dims: dict[str, int] = field(default_factory=dict)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    trace: Any = None  # a shapetrace.Trace, or None when the target could not run
-    error: str | None = None
-    skipped: list[str] = field(default_factory=list)
-    #: Observations that are not findings ("causal in practice", a check that could not run).
-    notes: list[str] = field(default_factory=list)
-    #: The exception behind ``error``, for ``--debug`` (not part of the JSON report).
-    exception: BaseException | None = field(default=None, repr=False, compare=False)
-    #: How long the check took, in seconds (shown by the HTML report; not part of the JSON).
-    seconds: float | None = field(default=None, compare=False)
+    ``diagnostics`` are the trace's own (``Trace.diagnostics``) whenever there is a trace: one
+    list of findings, which the report, its text, JSON and HTML all read; a result without a
+    trace (a target that could not run) keeps its own.
+    """
+
+    def __init__(self, target: str, dims: dict[str, int] | None = None,
+                 diagnostics: list[Diagnostic] | None = None, trace: Any = None,
+                 error: str | None = None, skipped: list[str] | None = None,
+                 notes: list[str] | None = None, exception: BaseException | None = None,
+                 seconds: float | None = None):
+        self.target = target
+        self.dims: dict[str, int] = dict(dims or {})
+        #: a ``shapetrace.Trace``, or None when the target could not run
+        self.trace = trace
+        self._diagnostics: list[Diagnostic] = []
+        if diagnostics is not None:
+            self.diagnostics = diagnostics
+        self.error = error
+        #: rules left out of the run (those that need values, under ``--fake``)
+        self.skipped: list[str] = list(skipped or [])
+        #: Observations that are not findings ("causal in practice", a check that could not run)
+        self.notes: list[str] = list(notes or [])
+        #: The exception behind ``error``, for ``--debug`` (not part of the JSON report)
+        self.exception = exception
+        #: How long the check took, in seconds (shown by the HTML report; not part of the JSON)
+        self.seconds = seconds
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        found = getattr(self.trace, "diagnostics", None) if self.trace is not None else None
+        return self._diagnostics if found is None else found
+
+    @diagnostics.setter
+    def diagnostics(self, found) -> None:
+        found = list(found)
+        if self.trace is not None and hasattr(type(self.trace), "add"):
+            self.trace.diagnostics = found  # a Trace: its one list
+        else:
+            self._diagnostics = found
+
+    def __repr__(self) -> str:
+        return (f"TargetResult({self.target!r}, error={self.error!r}, "
+                f"diagnostics={[d.rule for d in self.diagnostics]})")
 
     @property
     def ok(self) -> bool:

@@ -1,20 +1,25 @@
 """The public ``trace()`` / ``Trace``: the stages composed behind SPEC section 6.
 
 ``with shapetrace.trace(model) as t:`` records (``record.tracer``); ``t.diagnostics`` analyses the
-records once (``analysis.facts.analyse``: axis names, then the dataflow graph) and runs the rules on
-that analysis (``rules``); ``t.print()`` renders (``render``). The recorder knows none of the
+records once (``analysis.facts.analyse``: axis names, then the dataflow graph) and runs the rules
+on that analysis (``rules``); ``t.print()`` renders (``render``). The recorder knows none of the
 later stages: this module is where they meet.
+
+``t.diagnostics`` is the one list of findings about the run: ``check()`` adds what it finds
+beyond the trace rules (what the forward raised, the behaviour checks, the reference comparison)
+with ``t.add(...)``, and its report reads the same list (``results.TargetResult``).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 
 import torch
 
 from ..analysis.facts import Analysis, analyse
-from ..base.compat import all_modules, module_tensors
-from ..base.dims import Dims, resolve_dims
+from ..base.diagnostics import Diagnostic
+from ..base.dims import Dims
 from ..base.records import OpRecord, TensorMeta, TraceData
 from ..record.spans import OptimizerSpans
 from ..record.tracer import Observer, Recorder
@@ -23,8 +28,8 @@ from ..record.tracer import Observer, Recorder
 class Trace(TraceData):
     """The ops recorded inside a ``with shapetrace.trace(...)`` block.
 
-    ``records`` are in execution order. ``diagnostics`` are the rule findings, computed on first
-    access after the block. ``exception`` is what ended the block: a copy of the exception the
+    ``records`` are in execution order. ``diagnostics`` are the findings: the rules', computed
+    on first access after the block, then those a caller adds (:meth:`add`). ``exception`` is what ended the block: a copy of the exception the
     caller caught (same type, message and attributes) without its traceback, so that a trace kept
     after a failure does not keep the frames of the code that raised, and their tensors, alive.
     The caller's own exception propagates untouched, traceback and all.
@@ -32,7 +37,8 @@ class Trace(TraceData):
 
     def __init__(self, model: torch.nn.Module | None = None, *, dims=None, inputs=None,
                  rules: bool = True, root: str | None = None, probes: bool = True,
-                 observer: Observer | None = None, probe_names: bool = True):
+                 observer: Observer | None = None, probe_names: bool = True,
+                 skip: Iterable[str] = ()):
         self._witness = None
         # False for a script or a notebook cell: sizes nobody chose for shapetrace, even when
         # they happen to be 5 and 7, are never read as the probe sizes
@@ -49,7 +55,8 @@ class Trace(TraceData):
             super().__init__(later=True)
         self.model = model
         self._run_rules = rules
-        self._diagnostics = None
+        self._skip = tuple(skip)  # rules left out (those that need values, under --fake)
+        self._diagnostics: list[Diagnostic] | None = None
         self._recorder = Recorder(self, model, root=root, probes=probes, observer=observer)
         self._entered = False
         self._exited = False
@@ -69,28 +76,10 @@ class Trace(TraceData):
             return self._dims
         if self._resolved is not None:
             return self._resolved
-        from ..naming.proven import proven_dims
+        from ..naming.proven import run_dims
 
-        # the model's attributes, the annotations of the forwards that ran and the declared
-        # inputs; a name they give two sizes is left out, and dims= overrides them all
-        modules = all_modules(self.model) if isinstance(self.model, torch.nn.Module) else []
-        attributes = proven_dims(self.model, modules)
-        proven = self._witness.proven(attributes)
-        known = {**proven, **self._declared}
-        own = _weight_shapes(self.model, modules)  # a model's constants (a 64-wide buffer) say nothing
-        entering = [m.shape for rec in self.records  # of the sizes it runs at: the data's do
-                    for m in (rec.inputs if rec.inputs else rec.outputs)  # torch.randn(...)
-                    if (m._made_by is None or not rec.inputs) and m.shape not in own]
-        sizes = [s for shape in entering for s in shape]
-        if self._probe_names and not _off_probe(proven, self._declared):
-            dims = resolve_dims(known, sizes)
-        else:
-            dims = Dims.declared(known)
-        if dims.strict:
-            stated = set(self._declared) | set(self._witness.seen)
-            unnamed = _unnamed_sizes(dims, stated, entering, self.records)
-            if unnamed:
-                dims = Dims.declared(known, unnamed=unnamed)
+        dims = run_dims(self.model, self._witness, self._declared, self.records,
+                        probe_names=self._probe_names)
         if self._exited:
             self._resolved = dims
         return dims
@@ -138,15 +127,26 @@ class Trace(TraceData):
         return self._analysis
 
     @property
-    def diagnostics(self):
+    def diagnostics(self) -> list[Diagnostic]:
+        """Every finding about this run, in one list: the trace rules' (run on first access after
+        the block), then what a caller added."""
         if self._diagnostics is None:
             if self._run_rules:
                 from ..rules import run_trace_rules
 
-                self._diagnostics = run_trace_rules(self._analyse())
+                self._diagnostics = run_trace_rules(self._analyse(), skip=self._skip)
             else:
                 self._diagnostics = []
         return self._diagnostics
+
+    @diagnostics.setter
+    def diagnostics(self, found: Iterable[Diagnostic]) -> None:
+        self._diagnostics = list(found)
+
+    def add(self, found: Iterable[Diagnostic]) -> None:
+        """Add findings about this run that the trace rules do not make (what the forward
+        raised, the behaviour checks, the reference comparison), after the rules' own."""
+        self.diagnostics.extend(found)
 
     def shape_of(self, meta: TensorMeta) -> str:
         return self._analyse().shape_of(meta)
@@ -180,8 +180,7 @@ class Trace(TraceData):
         from ..render.notebook import report_html
         from .results import Report, TargetResult
 
-        result = TargetResult("trace", dims=self.dims.as_dict(),
-                              diagnostics=list(self.diagnostics), trace=self)
+        result = TargetResult("trace", dims=self.dims.as_dict(), trace=self)
         return report_html(Report([result]))
 
     def __len__(self):
@@ -189,57 +188,6 @@ class Trace(TraceData):
 
     def __iter__(self):
         return iter(self.records)
-
-
-#: the probe names a model's own sizes are compared with: a vocabulary or a block size is
-#: never the probe's (19, 23) and says nothing about whether the block ran at probe sizes
-_PROBED = ("B", "T", "S", "H", "d", "C")
-
-
-def _off_probe(proven: dict, declared: dict) -> bool:
-    """Whether the model states a size that is not its probe size (``n_embd = 16``, where the
-    probe C is 143, or what ``dims=`` makes it): then the block did not run at probe sizes, and a
-    7 in it is not T nor a 10 ``2*B``."""
-    probe = Dims(declared)
-    return any(name in probe and probe[name] != size
-               for name, size in proven.items() if name in _PROBED and name not in declared)
-
-
-#: names of a model's insides: the data a model is given has no axis of these (its mask of
-#: block_size is a buffer), so an axis of the data that has their size is something else
-_INNER = frozenset(("H", "d", "L"))
-
-
-def _unnamed_sizes(dims: Dims, stated: set, entering: list, records) -> set[int]:
-    """Sizes that a name only the model's attributes prove (``n_embd = 8`` -> C) shares with an
-    axis of the data that nothing names: in ``x`` of shape ``(3, 8, 8)`` one 8 is C and the
-    other is T, and ``(2, 2, 8)`` beside a head size of 2 has no head axis at all. Printing the
-    name there would call the time axis C or the batch d; the size prints as its number.
-
-    Only the data that enters the model is read (tensors from outside the block, and tensors
-    made outside any module, such as ``torch.randn(2, 10, 64)`` in the block), and only names
-    nobody stated for this run (``dims=``, an annotation, a declared input): those name the
-    axes they were bound from.
-    """
-    guessed = {name: size for name, size in dims.items() if name not in stated and size > 1}
-    if not guessed:
-        return set()
-    outside = [m.shape for rec in records if not rec.inputs and not rec.module
-               for m in rec.outputs]
-    unnamed: set[int] = set()
-    shapes = [*entering, *outside]
-    for name, size in guessed.items():
-        for shape in shapes:
-            count = sum(1 for s in shape if s == size)
-            if count > (0 if name in _INNER else 1):
-                unnamed.add(size)
-                break
-    return unnamed
-
-
-def _weight_shapes(model, modules: list) -> set[tuple[int, ...]]:
-    """The shapes of the parameters and buffers of ``model`` (its ``modules``)."""
-    return {tuple(t.shape) for t in module_tensors(model, modules)}
 
 
 def trace(model: torch.nn.Module | None = None, *, dims=None, inputs=None,

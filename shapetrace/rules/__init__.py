@@ -45,8 +45,12 @@ def run_trace_rules(analysis: Analysis, skip=()) -> list:
         if name in skip:
             continue
         diagnostics.extend(check(analysis))
-    diagnostics.sort(key=lambda d: (d.data.get("index", 1 << 30), order.get(d.rule, 99)))
+    diagnostics.sort(key=lambda d: (_place(d), order.get(d.rule, 99)))
     return merge_repeats(diagnostics)
+
+
+def _place(d) -> int:
+    return d.record if d.record is not None else 1 << 30
 
 
 __all__ = ["RULES", "Rule", "diagnostic", "merge_repeats", "run_trace_rules", "trace_checks"]

@@ -1,12 +1,14 @@
-"""op-failed and noncontiguous-view: an op that raised, explained in named dims."""
+"""op-failed and noncontiguous-view: an op that raised, explained in named dims; and a failure
+no op explains (the forward or script raised in plain Python), as one finding."""
 
 from __future__ import annotations
 
 from itertools import permutations
 
 from ..analysis.facts import Analysis
+from ..base.errors import one_line
 from ..base.ops import PERMUTES, PLAIN_MATMULS, permutation
-from ..base.source import binop_operands, call_receiver
+from ..base.source import binop_operands, call_receiver, user_frame
 from ..naming.provenance import axis_label, format_axes
 from .fixes import perm_call, rename_method, segment, with_fix, with_receiver
 from .registry import diagnostic
@@ -209,3 +211,26 @@ def check_noncontiguous(analysis: Analysis):
         if jumble is not None and not jumble.ok:
             continue
         yield _noncontiguous(analysis, rec)
+
+
+def raised_findings(records, exc: BaseException, found: list, *, what: str = "forward",
+                    in_module: bool = True) -> list:
+    """What ``exc`` (the exception that ended a run) says that no trace rule said (``found``:
+    the rules' findings): an annotation violation (``annotation-mismatch``), or a plain Python
+    error at the user's line (``op-failed``); nothing when a rule already explained the op that
+    raised. ``what`` raised (a forward, a script); ``in_module``: the finding names the module
+    that ran last."""
+    from .annotations import annotation_diagnostic
+
+    diag = annotation_diagnostic(exc)
+    if diag is not None:
+        return [diag]
+    failed = next((r for r in reversed(records) if r.error is not None), None)
+    if failed is not None and any(d.record == failed.index for d in found):
+        return []
+    site = user_frame(exc)
+    where = dict(file=site[0] if site else None, line=site[1] if site else None)
+    if in_module:
+        where["module"] = records[-1].module if records else None
+    return [diagnostic("op-failed", f"{what} raised {type(exc).__name__}: {one_line(exc)}",
+                       **where)]

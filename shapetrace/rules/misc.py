@@ -311,7 +311,7 @@ def check_collisions(analysis: Analysis):
             change = a if a in dims.explicit and b not in dims.explicit else b
             hint = (f"Give {change} a size of its own, a prime no other dim uses "
                     f"(e.g. {change}={suggestion}).")
-        yield diagnostic("dim-collision", message, hint, index=-1, names=names, size=size)
+        yield diagnostic("dim-collision", message, hint, record=-1, names=names, size=size)
 
 
 # --- non-finite -------------------------------------------------------------------------------

@@ -342,19 +342,21 @@ RULES: dict[str, Rule] = {r.name: r for r in _ALL}
 
 def diagnostic(rule: str, message: str, hint: str = "", *, rec=None, variant: str | None = None,
                file: str | None = None, line: int | None = None, module: str | None = None,
-               op: str | None = None, **data) -> Diagnostic:
+               op: str | None = None, record: int | None = None, **data) -> Diagnostic:
     """The one way a finding is made: code and severity come from this table (``variant``
     picks a milder severity the rule declares), the place from ``rec`` (an OpRecord: its file,
-    line, module path and op, and its index for ordering) unless given explicitly."""
+    line, module path and op, and its index: ``record``) unless given explicitly (``record=-1``
+    puts a finding about the whole run first)."""
     entry = RULES[rule]
     if rec is not None:
-        data.setdefault("index", rec.index)
+        record = rec.index if record is None else record
         file = file if file is not None else rec.file
         line = line if line is not None else rec.line
         module = module if module is not None else (rec.module or None)
         op = op if op is not None else rec.op
     return Diagnostic(rule=rule, severity=entry.severity_of(variant), message=message, hint=hint,
-                      file=file, line=line, module=module, op=op, code=entry.code, data=data)
+                      file=file, line=line, module=module, op=op, code=entry.code, data=data,
+                      record=record)
 
 
 def rules_markdown() -> str:

@@ -1,0 +1,213 @@
+"""One attempt at a plan (``plan``): build the module, make its inputs, run one forward traced.
+
+:func:`attempt` returns an :class:`Attempt` that owns everything it made: the model, the
+arguments, the trace with its rule findings and what the forward raised. A second attempt (the
+plan read another way) makes its own, so choosing between them changes nothing shared.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ..base import specs
+from ..base.dims import Dims
+from ..base.errors import ShapetraceError, TargetError, drop_frames, one_line
+from ..base.records import OpRecord
+from ..base.source import user_frame
+from ..record.fake import NeedsValuesError
+from ..record.fastpath import FastPathWatch
+from ..record.probes import head_keeper
+from ..report.trace import Trace
+from ..rules.failures import raised_findings
+from .fit import allocation_failed, out_of_memory
+from .plan import Plan
+
+
+@dataclass
+class Attempt:
+    """A plan built and run once: the model, its arguments and their names, the constructor's
+    keyword arguments, the trace (its findings so far: the trace rules' and what the forward
+    raised), what the forward raised (its frames dropped), the watch for writes into the
+    arguments, and notes."""
+
+    plan: Plan
+    model: Any
+    args: list
+    names: list[str]
+    built_with: dict | None
+    trace: Trace
+    raised: BaseException | None = None
+    watch: Any = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ran(self) -> bool:
+        """Whether the forward returned."""
+        return self.trace.exception is None
+
+    @property
+    def failed_op(self) -> OpRecord | None:
+        """The last op that raised in a forward that ended in an exception, or None."""
+        if self.trace.exception is None:
+            return None
+        return next((r for r in reversed(self.trace.records) if r.error is not None), None)
+
+    @property
+    def given_tensors(self) -> bool:
+        """Whether the caller passed tensors of their own (at their own sizes)."""
+        return any(isinstance(a, torch.Tensor) and n.startswith("input ")
+                   for a, n in zip(self.args, self.names))
+
+
+def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
+    """``(model, args, names, constructor keyword arguments)`` for ``plan``, under ``mode`` (a
+    fake or measuring mode, or None). A constructor that raises is a :class:`TargetError` that
+    names the arguments and the user's line."""
+    from ..behaviour.probe import seed as seed_all
+
+    request = plan.request
+    seed_all(request.seed)
+    if plan.init is not None:
+        cls = request.module
+        try:
+            model = cls(**plan.init)
+        except NeedsValuesError as exc:  # under --fake: say where the constructor read a value
+            raise NeedsValuesError(f"{cls.__qualname__}(){_where(exc)}: {exc}") from None
+        except (ShapetraceError, KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # GeneratorExit or a BaseException of the user's own too
+            shown = ", ".join(f"{k}={v!r}" for k, v in plan.init.items())
+            raise TargetError(f"{cls.__qualname__}({shown}) raised {type(exc).__name__}: "
+                              f"{one_line(exc)}{_where(exc)}{_odd_size(exc, plan.dims)}") from exc
+    else:
+        model = request.module
+    model.eval()
+    if plan.problem is not None:
+        raise plan.problem
+    generator = torch.Generator().manual_seed(request.seed) if mode is None else None
+    args, names = [], []
+    for i, spec in enumerate(plan.inputs):
+        if isinstance(spec, torch.Tensor):
+            args.append(spec)
+            names.append(f"input {i}")
+        else:
+            args.append(specs.make_input(spec, plan.dims, generator=generator))
+            names.append(spec.name)
+    if request.inputs is not None:
+        args, names = _in_forward_order(model, args, names)
+    return model, args, names, plan.init
+
+
+def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
+    """Build ``plan`` and run one forward under a trace of its own. ``watch``: watch for writes
+    into the arguments (``input-mutated``; needs values). ``skip``: rules left out."""
+    model, args, names, built_with = build(plan, mode)
+    watcher = None
+    if watch:
+        from ..behaviour.mutation import MutationWatch
+
+        watcher = MutationWatch(args, names)
+    heads: dict[int, list] = {}
+    keep = head_keeper(heads)
+
+    def observe(rec, outs, op_args, op_kwargs) -> None:
+        keep(rec, outs, op_args, op_kwargs)
+        if watcher is not None:
+            watcher(rec, outs, op_args, op_kwargs)
+
+    dims = plan.dims
+    given = any(isinstance(a, torch.Tensor) and n.startswith("input ") for a, n in zip(args, names))
+    # tensors the caller passed come at their own sizes: name them as trace() does, from the
+    # dims given and what the model proves (probe names only if they came at probe sizes)
+    trace = Trace(model, dims={k: dims[k] for k in dims.explicit} if given else dims,
+                  skip=skip, observer=observe)
+    raised = None
+    with torch.no_grad(), FastPathWatch(model) as fast:
+        try:
+            with trace:
+                model(*args)
+        except NeedsValuesError as exc:  # under --fake: the module cannot run without values
+            raise NeedsValuesError(f"forward{_where(exc)}: {exc}") from None
+        except (KeyboardInterrupt, SystemExit):  # the command line explains an exit() itself
+            raise
+        except BaseException as exc:  # the user's forward raised (a BaseException of their
+            if out_of_memory(exc):    # own, GeneratorExit too): a finding, unless the sizes
+                where = _in(exc)      # did not fit
+                drop_frames(exc)
+                raise allocation_failed(exc, dims, where) from None
+            raised = exc
+    trace.head_weights = heads
+    if raised is not None:  # what the rules did not explain, read while its frames exist
+        trace.add(raised_findings(trace.records, raised, trace.diagnostics))
+        drop_frames(raised)
+    done = Attempt(plan, model, args, names, built_with, trace, raised, watcher)
+    if fast.note:
+        done.notes.append(fast.note)
+    return done
+
+
+def _in_forward_order(model, args: list, names: list) -> tuple[list, list]:
+    """Declared inputs placed by their names: ``--input input_features=... --input
+    decoder_input_ids=...`` on ``forward(input_features, attention_mask=None,
+    decoder_input_ids=None)`` passes the ids third, with the mask's default second, instead of
+    handing them to ``attention_mask``. Left as given unless every input is named after one of
+    forward's positional parameters and every parameter skipped has a default."""
+    if not names or any(n.startswith("input ") for n in names) or len(set(names)) != len(names):
+        return args, names
+    try:
+        params = [p for p in inspect.signature(model.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return args, names
+    position = {p.name: i for i, p in enumerate(params)}
+    if any(n not in position for n in names):
+        return args, names
+    given = dict(zip(names, args))
+    last = max(position[n] for n in names)
+    placed, placed_names = [], []
+    for p in params[:last + 1]:
+        if p.name in given:
+            placed.append(given[p.name])
+        elif p.default is not p.empty:
+            placed.append(p.default)
+        else:
+            return args, names  # a required parameter nobody declared: as given
+        placed_names.append(p.name)
+    return placed, placed_names
+
+
+_EVEN = re.compile(r"divisible by 2\b|\beven\b|% ?2\b", re.I)
+
+
+def _odd_size(exc: BaseException, dims: Dims) -> str:
+    """The way out for a constructor that refused an odd probe size (sinusoidal or rotary
+    positions need an even width: Whisper's ``d_model``), when its message asks for an even
+    size and names one: which ``--dims`` gives it one. A hint only; nothing is decided on it."""
+    text = str(exc)
+    if not _EVEN.search(text):
+        return ""
+    named = [n for n, size in dims.items() if size % 2 and re.search(rf"\b{size}\b", text)]
+    if not named:
+        return ""
+    name = named[0]
+    if name == "C" and "C" not in dims.explicit and "H" in dims and "d" in dims:
+        change = f"--dims d=8, which makes C={dims['H'] * 8}"
+    else:
+        change = f"--dims {name}={dims[name] + 1}"
+    return (f" (the probe sizes are odd primes and {name}={dims[name]} is odd: give it an even "
+            f"size, e.g. {change})")
+
+
+def _in(exc: BaseException) -> str:
+    site = user_frame(exc) or (exc.__cause__ is not None and user_frame(exc.__cause__))
+    return f" in {site[0]}:{site[1]}" if site else ""
+
+
+def _where(exc: BaseException) -> str:
+    site = user_frame(exc)
+    return f" at {site[0]}:{site[1]}" if site else ""

@@ -1,0 +1,303 @@
+"""Inferring what to build and what to feed it from the module's own code.
+
+``infer_init(cls, dims)``: constructor keyword arguments from their names (``n_embd`` -> C,
+``num_heads`` -> H, ``dropout`` -> 0.0: the vocabulary of ``base.names``), a config argument
+made by a library style's adapter (``styles``). ``infer_inputs(cls, dims)``: forward's inputs
+from its jaxtyping annotations, else its parameter names (``x`` -> B, T, C; ``idx`` -> token
+ids), time-first when the forward's author says so (``layout``). Every size is a probe size, so
+the trace can name each axis.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from collections.abc import Callable, Mapping
+
+from ..base.errors import TargetError, UsageError
+from ..base.names import (
+    CONFIG,
+    DATA_INPUTS,
+    DROPOUT,
+    FFN,
+    KEY_VALUE_INPUTS,
+    KV_HEADS,
+    LAYERS,
+    MASK_INPUT,
+    PADDING_INPUTS,
+    SOURCE_INPUTS,
+    SWITCH_DEFAULTS,
+    TOKEN_INPUTS,
+    dim_of_word,
+    size_of,
+)
+from ..base.specs import IDENTIFIER, INTEGER, InputSpec, resolve_init, unknown_dim
+from ..naming.hints import forward_hints, tensor_annotation
+from .layout import swapped as _swapped
+from .layout import time_first
+from .styles import annotated_config, config_source
+
+# Inferring forward inputs ---------------------------------------------------------------------
+
+def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> list[InputSpec]:
+    """The inputs to pass to forward, in its positional order.
+
+    Each parameter is read from its jaxtyping annotation (``Float[Tensor, "B T C"]``) when it
+    has one, else from its name (``x`` -> B,T,C; ``idx`` -> B,T long; ``context`` -> B,S,C).
+    Parameters with defaults are left out unless annotated with a tensor type; masks with
+    defaults are always left out. Inference stops at the first parameter left out, so the list
+    can be passed positionally.
+    """
+    forward, owner = _forward_of(cls_or_forward)
+    try:
+        sig = inspect.signature(forward)
+    except (TypeError, ValueError):
+        raise TargetError(f"cannot read the signature of {owner}.forward") from None
+    params = [p for p in sig.parameters.values()
+              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if params and params[0].name == "self" and not inspect.ismethod(forward):
+        params = params[1:]
+    variadic = [("*" if p.kind is p.VAR_POSITIONAL else "**") + p.name
+                for p in sig.parameters.values() if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if variadic and not any(p.default is p.empty for p in params):
+        raise UsageError(f"cannot infer the inputs of {owner}: its forward takes "
+                         f"{'/'.join(variadic)}; give each input in order with "
+                         f"--input NAME=DIMS, e.g. --input x=B,T,C")
+    hints = forward_hints(forward, params)
+    names = {p.name for p in params}
+
+    specs: list[InputSpec] = []
+    missing: list[str] = []
+    suggestions: list[str] = []
+    for p in params:
+        annotation = tensor_annotation(hints.get(p.name))
+        has_default = p.default is not p.empty
+        if has_default and (annotation is None or MASK_INPUT.search(p.name)):
+            break
+        if annotation is not None:
+            spec = _spec_from_annotation(p.name, annotation, dims, owner)
+        else:
+            spec = _spec_from_name(p.name, names)
+        if spec is None:
+            missing.append(p.name)
+            suggestions.append(str(InputSpec(p.name, ("T", "T"), "bool")) if MASK_INPUT.search(p.name)
+                               else f"{p.name}=...")
+        else:
+            if annotation is None and time_first(forward, [q.name for q in params],
+                                                   cls_or_forward if isinstance(cls_or_forward, type) else None):
+                spec = _swapped(spec)
+            specs.append(spec)
+            suggestions.append(str(spec))
+    if missing:
+        args = " ".join(f"--input {s}" for s in suggestions)
+        which = ", ".join(repr(m) for m in missing)
+        raise UsageError(f"cannot infer forward input{'s' if len(missing) > 1 else ''} {which} of "
+                         f"{owner}: give every input in forward's order, e.g. {args}")
+    return specs
+
+
+def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
+    """``specs`` with the name-inferred embeddings (``src=B,T,C``) as token ids instead
+    (``src=B,T:long``), or None when there is none: a name such as ``src``, ``x`` or ``tgt``
+    holds ids in one model and vectors in another, and an embedding that was handed floats
+    says which."""
+    out, changed = [], False
+    for spec in specs:
+        if (spec.dtype == "float" and spec.dims in (("B", "T", "C"), ("B", "S", "C"),
+                                                    ("T", "B", "C"), ("S", "B", "C"))
+                and (spec.name in DATA_INPUTS or spec.name in SOURCE_INPUTS)):
+            spec, changed = InputSpec(spec.name, spec.dims[:2], "long"), True
+        out.append(spec)
+    return out if changed else None
+
+
+def _forward_of(obj) -> tuple[Callable, str]:
+    if isinstance(obj, type):
+        forward = getattr(obj, "forward", None)
+        owner = obj.__qualname__
+        if forward is None or getattr(forward, "__name__", "") == "_forward_unimplemented":
+            raise TargetError(f"{owner} defines no forward() method")
+        return forward, owner
+    if not inspect.isroutine(obj) and callable(getattr(obj, "forward", None)):
+        obj = obj.forward  # a module instance
+    owner = getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    owner = owner.rsplit(".forward", 1)[0] if owner.endswith(".forward") else owner
+    return obj, owner
+
+
+def _spec_from_annotation(name: str, ann, dims: Mapping[str, int], owner: str) -> InputSpec:
+    where = f"annotation of {owner}.forward argument {name!r} ({ann.dim_str!r})"
+    shape: list[str | int] = []
+    tokens = ann.dim_str.split()
+    for position, dim in enumerate(ann.dims):
+        kind = type(dim).__name__
+        if kind == "_FixedDim":
+            shape.append(dim.size)
+        elif kind == "_NamedDim":
+            shape.append(_dim_name(dim.name, dims, where))
+        elif kind == "_SymbolicDim":
+            # "C={self.n_embd}" ties an axis to the constructor: the name before "=" sizes it.
+            token = tokens[position] if len(tokens) == len(ann.dims) else ""
+            label = token.split("=", 1)[0].lstrip("*#?_") if "=" in token else ""
+            shape.append(_dim_name(label, dims, where) if label
+                         else _symbolic_dim(dim.elem, dims, where))
+        elif kind in ("_NamedVariadicDim", "_AnonymousVariadicDim") and position == 0:
+            shape.append("B")  # leading "*batch" / "...": one batch axis
+        else:
+            raise UsageError(f"{where}: cannot choose a size for every axis; "
+                             f"pass --input {name}=DIMS")
+    return InputSpec(name, tuple(shape), _dtype_of(ann.dtypes))
+
+
+def _dim_name(name: str, dims: Mapping[str, int], where: str) -> str:
+    if name in dims:
+        return name
+    alias = dim_of_word(name)
+    if alias is not None and alias in dims:
+        return alias
+    raise UsageError(unknown_dim(name, where, dims))
+
+
+def _symbolic_dim(expr: str, dims: Mapping[str, int], where: str) -> str:
+    """``3*C`` or ``H*d`` in an annotation; anything else cannot be sized from names alone."""
+    compact = expr.replace(" ", "")
+    factors = compact.split("*")
+    if not all(INTEGER.match(f) or IDENTIFIER.match(f) for f in factors):
+        raise UsageError(f"{where}: cannot size {expr!r}; pass --input with explicit dims")
+    return "*".join(f if INTEGER.match(f) else _dim_name(f, dims, where) for f in factors)
+
+
+def _dtype_of(dtypes) -> str:
+    if not isinstance(dtypes, (tuple, list, set, frozenset)):
+        return "float"  # Shaped[...]: any dtype
+    for jax_name, ours in (("float32", "float"), ("bool", "bool"), ("int64", "long"),
+                           ("float64", "double"), ("float16", "half"), ("bfloat16", "bfloat16"),
+                           ("int32", "int")):
+        if jax_name in dtypes:
+            return ours
+    if any(str(d).startswith(("int", "uint")) for d in dtypes):
+        return "long"
+    return "float"
+
+
+def _spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
+    if name in TOKEN_INPUTS:
+        return InputSpec(name, ("B", "T"), "long")
+    if name in SOURCE_INPUTS:
+        return InputSpec(name, ("B", "S", "C"))
+    if name in PADDING_INPUTS and all_names & TOKEN_INPUTS:
+        return InputSpec(name, ("B", "T"), "long", 2)
+    if name in KEY_VALUE_INPUTS and all_names & {"query", "q"}:
+        return InputSpec(name, ("B", "S", "C"))
+    if name in DATA_INPUTS:
+        return InputSpec(name, ("B", "T", "C"))
+    return None
+
+
+# Inferring constructor arguments --------------------------------------------------------------
+
+
+
+def infer_init(cls: type, dims: Mapping[str, int], *,
+               given: Mapping[str, object] | None = None) -> dict[str, object]:
+    """Keyword arguments that build ``cls`` at the probe sizes ``dims``.
+
+    Widths, heads, head sizes, lengths and vocabulary sizes come from parameter names (see
+    SPEC section 4); dropout is 0.0 so the module is deterministic; other parameters with
+    defaults keep them. ``given`` (``--init`` or a config's ``init``) takes precedence; its dim
+    names are resolved. A config argument (``config``, ``cfg``: ``base.names.CONFIG``, or one
+    annotated with a config class) is made by the first library style that knows it
+    (``styles``).
+    """
+    given = resolve_init(given or {}, dims)
+    owner = cls.__qualname__
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return dict(given)
+    params = [p for p in sig.parameters.values()
+              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+    known = {p.name for p in params}
+    for key in given:
+        if key not in known and not takes_kwargs:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; it takes {', '.join(sorted(known)) or 'none'}"
+            raise UsageError(f"--init: {owner}() has no argument {key!r}{hint}")
+
+    out: dict[str, object] = {}
+    missing: list[str] = []
+    for p in params:
+        if p.name in given:
+            out[p.name] = given[p.name]
+            continue
+        value = _infer_argument(p, dims)
+        if value is not MISSING:
+            out[p.name] = value
+        elif p.name in CONFIG or annotated_config(cls, p) is not None:
+            out[p.name] = config_argument(cls, p, dims)
+        else:
+            missing.append(p.name)
+    for key, value in given.items():
+        out.setdefault(key, value)
+    if missing:
+        names = ", ".join(repr(m) for m in missing)
+        example = ",".join(f"{m}=VALUE" for m in missing)
+        plural = "s" if len(missing) > 1 else ""
+        raise TargetError(f"cannot infer constructor argument{plural} {names} of {owner}: "
+                          f"pass --init {example}")
+    return out
+
+
+MISSING = object()
+
+
+def _infer_argument(p: inspect.Parameter, dims: Mapping[str, int]) -> object:
+    return infer_value(p.name, p.default, dims, has_default=p.default is not p.empty)
+
+
+def infer_value(name: str, default: object, dims: Mapping[str, int], *,
+                has_default: bool = True) -> object:
+    """The value a constructor argument (or a config field) named ``name`` takes at ``dims``:
+    a size its name states, a layer count, dropout 0.0, else its default; ``MISSING`` when
+    nothing says."""
+    if name in KV_HEADS:
+        return default if has_default else dims["H"]
+    dim = size_of(name, constructor=True)
+    if dim is not None:
+        return dims[dim]
+    if name in FFN:
+        return 4 * dims["C"]
+    if name in LAYERS:
+        return 2
+    if has_default and isinstance(default, bool):
+        return default  # use_dropout=True, bias=False: a switch, not a size
+    if DROPOUT.search(name):
+        return 0.0
+    if has_default:
+        return default
+    if name in SWITCH_DEFAULTS:
+        return SWITCH_DEFAULTS[name]
+    return MISSING
+
+
+def config_argument(cls: type, param: inspect.Parameter, dims: Mapping[str, int]) -> object:
+    """The config object for ``param`` of ``cls`` at ``dims``, from the first library style
+    that knows where its sizes are (``styles``): a class built from its constructor's names,
+    or a dict copied with its sizes set; a :class:`TargetError` saying what to pass when no
+    style knows it."""
+    source = config_source(cls, param)
+    owner = cls.__qualname__
+    if isinstance(source, type):
+        try:
+            return source(**infer_init(source, dims))
+        except TargetError as exc:
+            raise TargetError(f"{owner}({param.name}: {source.__qualname__}): {exc}") from None
+    if isinstance(source, Mapping):
+        return {key: infer_value(key, value, dims)
+                if isinstance(key, str) and isinstance(value, (int, float)) else value
+                for key, value in source.items()}
+    raise TargetError(
+        f"cannot infer constructor argument {param.name!r} of {owner}: it is a config object; "
+        f"annotate it with a dataclass ({param.name}: MyConfig) or give {owner} keyword "
+        f"arguments and pass them with --init or a config file's init")

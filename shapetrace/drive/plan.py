@@ -1,0 +1,198 @@
+"""Building a target is planned, then attempted: the plan is data.
+
+``make_plan(request)`` reads everything it can before anything runs: the constructor's keyword
+arguments (given, inferred from their names, or made by a library style's adapter: ``styles``),
+forward's inputs (given, or inferred from annotations and names: ``infer``) and the sizes.
+``attempt.attempt(plan)`` then builds the module and runs it once, on a model, inputs and trace
+of its own, so nothing shared is changed and put back.
+
+A value shapetrace chose itself is a :class:`Guess` that carries its other readings: inputs
+guessed as vectors may be token ids, ``num_tokens`` may be the sequence length rather than the
+vocabulary (``base.names.AMBIGUOUS``). When the first attempt's forward fails at an op that reads
+a guessed value, the plan's next reading is attempted (:meth:`Plan.readings`); the first that
+runs stands, with a note saying which reading it was.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..base.dims import Dims
+from ..base.errors import ShapetraceError, TargetError, UsageError
+from ..base.names import AMBIGUOUS, DIM_MEANINGS
+from ..base.ops import EMBEDDINGS
+from ..base.specs import InputSpec, parse_input
+
+
+@dataclass(frozen=True)
+class Request:
+    """What ``check()`` was asked: the module (a class or an instance) and the user's settings.
+    ``init`` and ``inputs`` are as given (None: inferred)."""
+
+    module: Any
+    dims: Dims
+    display: str
+    init: Mapping[str, Any] | None = None
+    inputs: Sequence[Any] | None = None
+    causal: bool | None = None
+    fake: bool = False
+    behaviour: bool = True
+    seed: int = 0
+    reference: Any = None
+
+    @property
+    def cls(self) -> type:
+        return self.module if isinstance(self.module, type) else type(self.module)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to build and run the module once.
+
+    ``init``: the constructor's keyword arguments (None for an instance); ``inputs``: forward's
+    arguments in order, as specs or the caller's tensors; ``problem``: what could not be
+    inferred about the inputs, raised once the module is built (a constructor that fails says
+    so first); ``guesses``: the values shapetrace chose, with their other readings; ``note``:
+    how this plan reads a guess differently from the first one.
+    """
+
+    request: Request
+    init: dict[str, Any] | None
+    inputs: tuple[Any, ...] = ()
+    problem: ShapetraceError | None = None
+    guesses: tuple[Guess, ...] = ()
+    note: str = ""
+    #: the guess this plan reads another way (None for the first plan)
+    reading_of: Guess | None = None
+
+    @property
+    def dims(self) -> Dims:
+        return self.request.dims
+
+    def accepts(self, attempt) -> bool:
+        """Whether an attempt of this plan stands instead of the first one: it ran, or (for a
+        guess that says so) it got past the op where the first reading failed."""
+        return attempt.ran or (self.reading_of is not None
+                               and self.reading_of.settled_by(attempt, self))
+
+    def readings(self, failed) -> Iterator[Plan]:
+        """The plans that read a guess another way, for a first attempt whose forward failed at
+        ``failed`` (the op that raised, an ``OpRecord``) reading that guess; each carries its
+        note. Nothing when the failure reads no guess."""
+        for guess in self.guesses:
+            if guess.read_by(failed, self):
+                yield from guess.others(self, failed)
+
+
+class Guess:
+    """A value shapetrace chose. ``read_by`` says whether an op that failed read it; ``others``
+    are the plans with its other readings."""
+
+    def read_by(self, failed, plan: Plan) -> bool:
+        raise NotImplementedError
+
+    def others(self, plan: Plan, failed) -> Iterator[Plan]:
+        raise NotImplementedError
+
+    def settled_by(self, attempt, plan: Plan) -> bool:
+        """Whether an attempt of ``plan`` (this guess read another way) that failed all the
+        same failed for another reason than this guess (the user's own bug, reported then)."""
+        return False
+
+
+@dataclass(frozen=True)
+class AmbiguousSize(Guess):
+    """A constructor argument whose name means different sizes in different codebases
+    (``num_tokens``), guessed as its first reading."""
+
+    name: str
+    value: int
+    others_: tuple[str, ...] = field(default=())  # the dims of its other readings
+
+    def read_by(self, failed, plan: Plan) -> bool:
+        return any(self.value in meta.shape for meta in failed.inputs)
+
+    def others(self, plan: Plan, failed) -> Iterator[Plan]:
+        first = DIM_MEANINGS[AMBIGUOUS[self.name][0]].split(" (")[0]
+        for dim in self.others_:
+            size = plan.dims.get(dim)
+            if size is None or size == self.value:
+                continue
+            note = (f"{self.name} read as {DIM_MEANINGS[dim]}: as {first} it did not fit "
+                    f"{failed.op}; give --init {self.name}=SIZE to choose")
+            yield dataclasses.replace(plan, init={**plan.init, self.name: size}, guesses=(),
+                                      note=note, reading_of=self)
+
+
+@dataclass(frozen=True)
+class VectorInputs(Guess):
+    """Inputs guessed from their names as vectors (``x``, ``src``, ``tgt`` -> B, T, C) that may
+    be token ids: an embedding handed them as floats says so."""
+
+    tokens: tuple[InputSpec, ...]
+
+    def read_by(self, failed, plan: Plan) -> bool:
+        return failed.op in EMBEDDINGS and any(
+            meta.dtype is not None and getattr(meta.dtype, "is_floating_point", False)
+            for meta in failed.inputs[:1])
+
+    def others(self, plan: Plan, failed) -> Iterator[Plan]:
+        names = ", ".join(s.name for s, o in zip(self.tokens, plan.inputs) if s != o)
+        note = (f"{names} read as token ids: as vectors {'they' if ',' in names else 'it'} did "
+                f"not fit {failed.op}; give --input to choose")
+        yield dataclasses.replace(plan, inputs=self.tokens, guesses=(), note=note, reading_of=self)
+
+    def settled_by(self, attempt, plan: Plan) -> bool:
+        failed = attempt.failed_op
+        return failed is not None and not self.read_by(failed, plan)
+
+
+def make_plan(request: Request) -> Plan:
+    """The plan for ``request``: constructor arguments and inputs, each guess with its other
+    readings. Raises :class:`~shapetrace.base.errors.TargetError` or ``UsageError`` when the
+    constructor's arguments cannot be inferred (nothing is built yet)."""
+    from .infer import as_tokens, infer_init, infer_inputs
+
+    module, dims = request.module, request.dims
+    guesses: list[Guess] = []
+    if isinstance(module, type):
+        if not issubclass(module, _nn_module()):
+            raise TargetError(f"{module.__qualname__} is not an nn.Module subclass")
+        init = infer_init(module, dims, given=request.init or {})
+        for name, readings in AMBIGUOUS.items():
+            value = init.get(name)
+            if name in (request.init or {}) or type(value) is not int \
+                    or dims.get(readings[0]) != value:
+                continue
+            guesses.append(AmbiguousSize(name, value, readings[1:]))
+    elif isinstance(module, _nn_module()):
+        if request.init:
+            raise UsageError("init is only used when check() is given a class, not an instance")
+        init = None
+    else:
+        raise UsageError(f"check() expects an nn.Module subclass or instance, got "
+                         f"{type(module).__name__}")
+    problem = None
+    inputs: tuple[Any, ...] = ()
+    if request.inputs is None:
+        try:
+            specs = infer_inputs(request.cls, dims)
+        except ShapetraceError as exc:
+            problem = exc
+        else:
+            inputs = tuple(specs)
+            tokens = as_tokens(specs)
+            if tokens is not None:
+                guesses.insert(0, VectorInputs(tuple(tokens)))
+    else:
+        inputs = tuple(parse_input(i, dims) if isinstance(i, str) else i for i in request.inputs)
+    return Plan(request, init, inputs, problem, tuple(guesses))
+
+
+def _nn_module() -> type:
+    import torch
+
+    return torch.nn.Module

@@ -1,0 +1,70 @@
+"""``check()`` given an instance leaves it as it was (SPEC section 6): parameters, buffers,
+attributes, training flags and the global random state are put back after the run."""
+
+from __future__ import annotations
+
+import torch
+
+from ..base.compat import module_tables
+
+
+class preserved:
+    """Leaves the global random state as it was and, for an instance, its parameters, buffers,
+    attributes and training flags (SPEC section 6): the run seeds, switches to ``eval()`` and
+    runs ``forward``, which may write buffers (a step counter, a cache)."""
+
+    def __init__(self, module):
+        self.module = module if isinstance(module, torch.nn.Module) else None
+
+    def __enter__(self):
+        self.rng = torch.get_rng_state()
+        self.cuda_rng = torch.cuda.get_rng_state_all() \
+            if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+        self.saved = []
+        if self.module is not None:
+            with torch.no_grad():
+                for m in self.module.modules():
+                    tensors = {}
+                    params, buffers, modules = module_tables(m)
+                    for table in (params, buffers):
+                        for t in table.values():
+                            if isinstance(t, torch.Tensor) and id(t) not in tensors:
+                                grad = getattr(t, "grad", None)
+                                tensors[id(t)] = (t, _copy(t), t.requires_grad, grad,
+                                                  None if grad is None else _copy(grad))
+                    self.saved.append((m, dict(m.__dict__), dict(params), dict(buffers),
+                                       dict(modules), tensors))
+        return self
+
+    def __exit__(self, *exc_info):
+        torch.set_rng_state(self.rng)
+        if self.cuda_rng is not None:
+            torch.cuda.set_rng_state_all(self.cuda_rng)
+        with torch.no_grad():
+            for m, attrs, params, buffers, modules, tensors in self.saved:
+                for table, old in zip(module_tables(m), (params, buffers, modules)):
+                    table.clear()
+                    table.update(old)
+                for key in [k for k in m.__dict__ if k not in attrs]:
+                    del m.__dict__[key]
+                m.__dict__.update(attrs)
+                for t, value, requires_grad, grad, grad_value in tensors.values():
+                    if value is not None:
+                        t.copy_(value)
+                    if t.requires_grad != requires_grad:
+                        t.requires_grad_(requires_grad)
+                    if grad is not None and grad_value is not None:
+                        grad.copy_(grad_value)
+                    t.grad = grad
+        self.saved = []
+        return False
+
+
+def _copy(t: torch.Tensor):
+    """A copy of ``t``'s values, or None for one without plain values (meta, fake, sparse)."""
+    try:
+        if t.is_meta or t.layout != torch.strided:
+            return None
+        return t.detach().clone()
+    except Exception:  # noqa: BLE001 - a tensor subclass that cannot be copied is left alone
+        return None

@@ -1,0 +1,117 @@
+"""Library styles of giving a model its sizes: one adapter per style.
+
+A constructor argument that holds a config object (``config``, ``cfg``, ``params``:
+``base.names.CONFIG``, or one annotated with a config class) is made by the first adapter in
+:data:`CONFIG_STYLES` that knows it, at the probe sizes:
+
+- :class:`AnnotatedConfig`: the argument is annotated with a class whose constructor takes
+  sizes by name: a config dataclass (``config: GPTConfig``), a Hugging Face config
+  (``config: GPT2Config``), any class with ``n_embd=``/``num_heads=``/... parameters;
+- :class:`ModuleConfigClass`: not annotated, and the module defines exactly one dataclass
+  whose name ends in ``Config`` or ``Cfg``;
+- :class:`ModuleConfigDict`: not annotated, and the module holds one dict of sizes
+  (``GPT_CONFIG_124M = {"emb_dim": 768, "n_heads": 12, ...}``, read as ``cfg["emb_dim"]``),
+  copied with its sizes at the probe sizes.
+
+An adapter says where the sizes are (:meth:`ConfigStyle.source`: a class to build from its
+constructor's names, or a dict to copy); ``infer`` sets them to the probe sizes. A file whose
+sizes are module-level constants (nanoGPT's ``n_embd = 384``) is the fourth style, applied as the
+file loads (``modconfig``). Adding a style is adding an adapter here; the driver never names a
+library.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import sys
+from collections.abc import Mapping
+
+from ..base.names import size_of
+
+
+class ConfigStyle:
+    """One way a library passes sizes in a config object."""
+
+    def source(self, cls: type, param: inspect.Parameter) -> type | Mapping | None:
+        """Where the config for ``param`` of ``cls`` comes from in this style: a class to build
+        from its constructor's names, a dict of sizes to copy, or None when the style does not
+        apply."""
+        return None
+
+
+class AnnotatedConfig(ConfigStyle):
+    """``config: GPTConfig``: a dataclass, or a class whose constructor takes a size by name."""
+
+    def source(self, cls, param):
+        annotation = param.annotation
+        if isinstance(annotation, str):
+            annotation = getattr(_module_of(cls), annotation, None)
+        if not isinstance(annotation, type):
+            return None
+        if dataclasses.is_dataclass(annotation) or _takes_sizes(annotation):
+            return annotation
+        return None
+
+
+class ModuleConfigClass(ConfigStyle):
+    """No annotation; the module defines exactly one ``...Config`` dataclass."""
+
+    def source(self, cls, param):
+        if param.annotation is not param.empty:
+            return None
+        module = _module_of(cls)
+        found = [v for k, v in vars(module).items()
+                 if isinstance(v, type) and dataclasses.is_dataclass(v)
+                 and k.lower().endswith(("config", "cfg"))] if module else []
+        return found[0] if len(found) == 1 else None
+
+
+class ModuleConfigDict(ConfigStyle):
+    """No annotation; the module holds one dict of sizes, read as ``cfg["emb_dim"]``."""
+
+    def source(self, cls, param):
+        if param.annotation is not param.empty:
+            return None
+        module = _module_of(cls)
+        found = [v for k, v in vars(module).items() if not k.startswith("_")
+                 and isinstance(v, dict) and _sizes_in(v) >= {"C", "H"}] if module else []
+        if not found or len({tuple(sorted(map(str, d))) for d in found}) != 1:
+            return None  # none, or several that differ in their keys
+        return found[0]
+
+
+#: the adapters, tried in order
+CONFIG_STYLES: tuple[ConfigStyle, ...] = (AnnotatedConfig(), ModuleConfigClass(),
+                                          ModuleConfigDict())
+
+
+def config_source(cls: type, param: inspect.Parameter) -> type | Mapping | None:
+    """Where the first style that knows ``param`` of ``cls`` finds its config, else None."""
+    for style in CONFIG_STYLES:
+        found = style.source(cls, param)
+        if found is not None:
+            return found
+    return None
+
+
+def annotated_config(cls: type, param: inspect.Parameter) -> type | None:
+    """The config class ``param`` is annotated with (whatever its name), else None."""
+    return AnnotatedConfig().source(cls, param)
+
+
+def _module_of(cls: type):
+    return sys.modules.get(cls.__module__)
+
+
+def _sizes_in(table: Mapping) -> set[str]:
+    return {size_of(key, constructor=True) for key in table if isinstance(key, str)}
+
+
+def _takes_sizes(config_cls: type) -> bool:
+    """Whether ``config_cls``'s constructor takes a model width or a head count by name."""
+    try:
+        params = inspect.signature(config_cls).parameters
+    except (TypeError, ValueError):
+        return False
+    return bool({size_of(name) for name in params} & {"C", "H"})
