@@ -14,6 +14,7 @@ out (restoring the model, removing hooks) is never interrupted. A timer that was
 from __future__ import annotations
 
 import contextlib
+import dis
 import signal
 import sys
 import threading
@@ -134,12 +135,26 @@ def stopped(exc: TimedOut, doing: str, source: str = "--timeout") -> str:
     return f"stopped after {exc.seconds:g} s ({source}) while {doing}{where}"
 
 
+def _at_nop(frame) -> bool:
+    """Whether the frame is at a ``NOP`` (``try:``, ``while True:``, ``pass``). The compiler
+    leaves some of them outside every exception handler's range (the ``try:`` a loop jumps back
+    to), so an exception raised there would skip every ``except`` and ``with`` of the frame;
+    the next instruction that does something is a safe place."""
+    code = frame.f_code.co_code
+    lasti = frame.f_lasti
+    return 0 <= lasti < len(code) and code[lasti] == _NOP
+
+
+_NOP = dis.opmap["NOP"]
+
+
 def _raise_on_user_lines(frame, seconds: float) -> None:
     """A line tracer that raises :class:`TimedOut` at every line of the user's code, so a bare
     ``except:`` around the loop body cannot keep it running (the handler's own line raises)."""
 
     def on_line(frame, event, arg):
-        if event == "line" and not is_library_file(frame.f_code.co_filename):
+        if event == "line" and not is_library_file(frame.f_code.co_filename) \
+                and not _at_nop(frame):
             raise TimedOut(seconds)
         return on_line
 
