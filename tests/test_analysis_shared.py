@@ -21,9 +21,9 @@ from shapetrace.analysis.facts import analyse
 from shapetrace.base.dims import Dims
 from shapetrace.base.ops import SPLIT_MERGES
 from shapetrace.naming.pieces import Piece
-from shapetrace.naming.provenance import (
-    _piece_axis, axis_label, format_axes, fresh_axes, reshape_axes, reshape_check,
-)
+from shapetrace.naming.provenance import _piece_axis
+from shapetrace.naming.reshapes import reshape_axes, reshape_check
+from shapetrace.naming.axes import axis_label, format_axes, fresh_axes
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

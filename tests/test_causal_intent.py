@@ -12,7 +12,7 @@ import torch
 
 import intent_models as im
 import shapetrace as st
-from shapetrace.behaviour.intent import causal_name
+from shapetrace.base.names import causal_name
 
 MODELS_FILE = Path(im.__file__)
 X = ["x=B,T,C"]
@@ -120,7 +120,8 @@ def test_one_note_also_says_causal_in_practice():
     ("GPTNeoXForCausalLM", True), ("LlamaForCausalLM", True), ("AutoRegressiveDecoder", True),
     ("AutoregressiveTransformer", True), ("TransformerDecoder", False), ("Decoder", False),
     ("NonCausalConv", False), ("AcausalFilter", False), ("BertModel", False),
-    ("MaskedLanguageModel", False), ("Encoder", False),
+    ("MaskedLanguageModel", False), ("Encoder", False), ("ALiBiCausalAttention", True),
+    ("NotCausalMixer", False), ("AntiCausalBlock", False),
 ])
 def test_class_names(name, causal):
     assert causal_name(name) is causal

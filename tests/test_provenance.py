@@ -13,7 +13,7 @@ import torch.nn.functional as F
 import shapetrace
 from models_basic import B, C, MHA, T, V, H, d, line_of
 from shapetrace.base.dims import Dims
-from shapetrace.naming.provenance import format_axes, fresh_axes
+from shapetrace.naming.axes import format_axes, fresh_axes
 
 
 def _tensors():

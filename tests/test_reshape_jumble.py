@@ -17,7 +17,8 @@ from models_basic import (B, C, FILE, MHA, T, EinopsRoundTrip, FoldHeadsIntoBatc
                           d, line_of)
 from shapetrace.frontends.demo import CausalSelfAttention
 from shapetrace.base.dims import Dims
-from shapetrace.naming.provenance import fresh_axes, reshape_axes
+from shapetrace.naming.reshapes import reshape_axes
+from shapetrace.naming.axes import fresh_axes
 
 GQA_DIMS = {"H": 6, "K": 2, "G": 3}  # n_head = n_kv_head * n_rep = K * G
 GQA_C = 6 * d

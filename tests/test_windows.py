@@ -19,7 +19,8 @@ import torch
 import shapetrace as st
 from shapetrace.frontends.cli import main
 from shapetrace.base.dims import Dims
-from shapetrace.naming.provenance import format_axes, reshape_axes
+from shapetrace.naming.reshapes import reshape_axes
+from shapetrace.naming.axes import format_axes
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -18,7 +18,9 @@ from functools import cached_property
 from ..base.dims import Dims
 from ..base.ops import SOFTMAXES
 from ..base.records import OpRecord, TensorMeta, TraceData
-from ..naming.provenance import ReshapeCheck, annotate, format_axes, reshape_check
+from ..naming.axes import format_axes
+from ..naming.provenance import annotate
+from ..naming.reshapes import ReshapeCheck, reshape_check
 from .graph import Attention, Graph, Lineage, find_attentions
 
 

@@ -10,7 +10,9 @@ One table for each question, read by every stage that asks it; no stage keeps a 
   (``batch, seq_len, _ = x.shape``): :data:`DIM_WORDS`;
 - **forward parameters**: token ids, the data, a second sequence, keys and values, masks, and
   tensors passed in to be filled (a cache, a state): :func:`passed_to_fill`;
-- **flags** that declare a module causal, and the attention **role** a weight's name gives it.
+- **causal**: flags that declare a module causal, class names that say so (``GPT...``,
+  ``...Causal...``) or only hint at it (``...Decoder``);
+- the attention **role** a weight's name gives it (``q_proj``, ``W_key``, ``to_kv``).
 
 Plain data and string functions; imports nothing of shapetrace or torch.
 """
@@ -178,6 +180,39 @@ def passed_to_fill(name: str, position: int = 0) -> bool:
 #: underscores (a constructor argument or an attribute)
 CAUSAL_FLAGS = frozenset(("causal", "is_causal", "autoregressive", "is_autoregressive",
                           "use_causal_mask", "causal_mask", "use_causal"))
+
+_CAMEL = re.compile(r"[A-Z]+[a-z0-9]*|[a-z0-9]+")
+#: Words in a class name that suggest a causal model without proving it
+_SUGGESTIVE = ("Decoder", "Decoding", "LanguageModel")
+#: words that deny the word after them
+_NEGATIONS = frozenset(("non", "not", "anti"))
+
+
+def causal_name(name: str) -> bool:
+    """A class name that says causal unambiguously: ``CausalSelfAttention``, ``GPT2Model``,
+    ``NanoGPT``, ``AutoRegressiveDecoder``, ``ALiBiCausalAttention``; not ``NonCausalConv``,
+    ``NotCausal`` nor ``AcausalFilter``. Only a word that denies it (non, not, anti) negates
+    it; an acronym before it (ALiBi) does not."""
+    words = _CAMEL.findall(name)
+    lower = [w.lower() for w in words]
+    for i, w in enumerate(lower):
+        negated = i > 0 and lower[i - 1] in _NEGATIONS
+        if w == "causal" and not negated:
+            return True
+        if w in ("autoregressive", "autoreg") and not negated:
+            return True
+        if w == "auto" and i + 1 < len(lower) and lower[i + 1] == "regressive" and not negated:
+            return True
+    return name.startswith("GPT") or any(w.startswith("GPT") or w == "Gpt" for w in words)
+
+
+def suggests_causal(name: str) -> bool:
+    """A class name that hints at a causal model without proving it (``TransformerDecoder``):
+    named in the note that says causal-leak was not checked."""
+    return (any(word in name for word in _SUGGESTIVE) and "Masked" not in name
+            and not causal_name(name))
+
+
 
 #: The attention role a weight's name gives it (``W_query``, ``q_proj``, ``to_kv``): after
 #: dropping fillers such as ``proj``, ``linear``, ``weight``

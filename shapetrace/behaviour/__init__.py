@@ -1,4 +1,5 @@
-"""Behaviour checks: run a module again to see whether it cheats, mixes samples, or is random.
+"""Stage 5, behaviour checks: run a module again to see whether it cheats, mixes samples, or is
+random.
 
 Some bugs leave every shape right and every op plausible: a mask that is never applied, a fill
 value of -1e-9, a norm over the time axis, an inverted SDPA mask, a softmax over the batch,
@@ -17,10 +18,12 @@ Layout
 ------
 ``roles``     what each input is (``InputRole``, ``infer_roles``)
 ``probe``     the float64 copy, dependencies via autograd, token perturbations
+``runs``      float64 copies, seeds, outputs read back and compared
+``state``     a module's state across calls, put back between runs
 ``shuffle``   seeded reorderings of the batch; integer/bool side inputs changed sample by sample
 ``intent``    whether the module is meant to be causal, and the note when that is unknown
 ``mutation``  ``input-mutated``: a watch on the traced run for writes into the arguments
-``locate``    the first leaking op, on a run recorded by the tracer (``shapetrace._trace``)
+``locate``    the first leaking op, on a run recorded by the tracer (``record.tracer``)
 ``messages``  diagnostics, hints and dependency grids (``grid_text``)
 ``checks``    ``run_behaviour`` / ``check_behaviour`` / ``dependencies``: the checks in order
 ``errors``    the module's failures vs the checks' own (``InternalCheckError``)

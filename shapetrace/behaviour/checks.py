@@ -21,14 +21,7 @@ from ..base.diagnostics import Diagnostic
 from ..base.dims import Dims
 from . import locate, messages, shuffle
 from .errors import InternalCheckError, raised_by_user
-from .probe import (
-    Probe,
-    copy_module,
-    float64_default,
-    max_change,
-    one_thread,
-    outputs_equal,
-)
+from .probe import Probe
 from .results import (
     PERMUTATION_RTOL,
     RTOL,
@@ -37,6 +30,7 @@ from .results import (
     looks_causal,
 )
 from .roles import InputRole, infer_roles
+from .runs import copy_module, float64_default, max_change, one_thread, outputs_equal
 
 
 class _Stage:

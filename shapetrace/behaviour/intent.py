@@ -25,19 +25,16 @@ it is named in the note that says causal-leak was not checked.
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..base.names import CAUSAL_FLAGS as _FLAGS
+from ..base.names import causal_name, suggests_causal
 from ..base.ops import COMPARISONS, RANDOM_FACTORIES, SDPA, TRIANGULAR
 
 _CUMULATIVE = frozenset({"torch.cumsum", "Tensor.cumsum", "Tensor.cumsum_", "torch.logcumsumexp",
                          "Tensor.logcumsumexp"})
-_WORD = re.compile(r"[A-Z]+[a-z0-9]*|[a-z0-9]+")
-#: Words in a class name that suggest a causal model without proving it (for the note only).
-_SUGGESTIVE = ("Decoder", "Decoding", "LanguageModel")
 
 
 @dataclass(frozen=True)
@@ -83,7 +80,7 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
     flags = [_flag(_attributes(sub)) for _, sub in modules[1:]]
     if any(f is True for f in flags) and not any(f is False for f in flags):
         return Intent(True, "its attention modules have is_causal=True")
-    suggestion = next((_class(sub) for _, sub in modules if _suggestive(_class(sub))), "")
+    suggestion = next((_class(sub) for _, sub in modules if suggests_causal(_class(sub))), "")
     return Intent(None, "", suggestion)
 
 
@@ -99,29 +96,6 @@ def _mixed_flags(modules) -> str:
         return ""
     return (f"its submodules disagree ({said[True]} says it is causal, {said[False]} says it is "
             f"not: an encoder-decoder), so the whole module is not held to causality")
-
-
-def causal_name(name: str) -> bool:
-    """A class name that says causal unambiguously: ``CausalSelfAttention``, ``GPT2Model``,
-    ``NanoGPT``, ``AutoRegressiveDecoder``, ``ALiBiCausalAttention``; not ``NonCausalConv``,
-    ``BiCausal`` nor ``AcausalFilter``."""
-    words = _WORD.findall(name)
-    lower = [w.lower() for w in words]
-    for i, w in enumerate(lower):
-        negated = i > 0 and lower[i - 1] in ("non", "not", "anti", "bi") \
-            and not (lower[i - 1] == "bi" and i > 1 and lower[i - 2] == "ali")  # ALiBiCausal
-        if w == "causal" and not negated:
-            return True
-        if w in ("autoregressive", "autoreg") and not negated:
-            return True
-        if w == "auto" and i + 1 < len(lower) and lower[i + 1] == "regressive" and not negated:
-            return True
-    return name.startswith("GPT") or any(w.startswith("GPT") or w == "Gpt" for w in words)
-
-
-def _suggestive(name: str) -> bool:
-    return (any(word in name for word in _SUGGESTIVE) and "Masked" not in name
-            and not causal_name(name))
 
 
 def _class(obj: Any) -> str:

@@ -30,19 +30,9 @@ from torch import Tensor
 from ..base.ops import PICKS, base_name
 from ..base.records import OpRecord, TraceData
 from ..record.tracer import Recorder
-from .probe import (
-    Axes,
-    Probe,
-    axes_of,
-    fresh,
-    math_sdpa,
-    normalise,
-    reduce_grad,
-    relative_change,
-    row_grads,
-    same,
-)
+from .probe import Axes, Probe, axes_of, normalise, reduce_grad, row_grads
 from .results import PERMUTATION_RTOL, RTOL
+from .runs import fresh, math_sdpa, relative_change, same
 
 
 @dataclass

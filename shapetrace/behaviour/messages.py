@@ -1,9 +1,9 @@
 """The findings of the behaviour checks: messages, hints and dependency grids.
 
-Every Diagnostic is made by the registry's factory (``shapetrace._rules.registry.diagnostic``):
+Every Diagnostic is made by the registry's factory (``shapetrace.rules.registry.diagnostic``):
 code and severity come from the rule table. The place is the user's source line of the op that
-leaks, read from its :class:`~shapetrace._records.OpRecord`; the op is shown as the user wrote
-it (``@`` for ``a @ b``, see ``shapetrace._ops.display_name``).
+leaks, read from its :class:`~shapetrace.base.records.OpRecord`; the op is shown as the user wrote
+it (``@`` for ``a @ b``, see ``shapetrace.base.ops.display_name``).
 """
 
 from __future__ import annotations

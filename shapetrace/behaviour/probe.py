@@ -11,8 +11,6 @@ the op that leaks is in ``locate``.
 
 from __future__ import annotations
 
-import copy
-import math
 import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
@@ -22,11 +20,13 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from ..base.compat import batched_grad_loaded, disable_torch_function, module_tables
+from ..base.compat import batched_grad_loaded, disable_torch_function
 from ..base.dims import Dims
 from ..record.tracer import tensors_in
 from .results import RTOL, Dependency, DependencyResult
 from .roles import InputRole
+from .runs import flatten, float64_copy, fresh, get, math_sdpa, to_float64
+from .state import ModuleState
 
 # ---------------------------------------------------------------------------------------------
 # Axes of outputs, by size
@@ -133,12 +133,12 @@ class Probe:
         self.dims = dims
         self.B, self.T = dims["B"], dims["T"]
         self.root = root
-        self.model = _to_float64(copied)
+        self.model = to_float64(copied)
         self._state = ModuleState(self.model)
         #: attributes or buffers with a batch axis that a run changed: a cache kept across calls
         self.per_sample_state: list[str] = []
-        self.args = [_float64(a) for a in inputs]
-        self.kwargs = {k: _float64(v) for k, v in (kwargs or {}).items()}
+        self.args = [float64_copy(a) for a in inputs]
+        self.kwargs = {k: float64_copy(v) for k, v in (kwargs or {}).items()}
         self.roles = list(roles) + [None] * (len(self.args) - len(roles))
         self.gen = torch.Generator().manual_seed(0)
         self.paths: list[tuple[str, tuple]] = []  # outputs with a batch axis: (label, path)
@@ -384,108 +384,6 @@ class Probe:
 
 
 # ---------------------------------------------------------------------------------------------
-# State kept across calls
-# ---------------------------------------------------------------------------------------------
-
-_CONTAINERS = (Tensor, list, tuple, dict, type(None))
-
-
-class ModuleState:
-    """The values of a module's parameters and buffers, and its public attributes that hold
-    tensors or containers (a ``self.cache = (k, v)`` kept for the next call), as they were when
-    taken; ``restore`` puts back whatever a run changed, and removes such attributes a run
-    added. Plain numbers and strings (dropout rates, which the determinism check raises on
-    purpose) are left alone."""
-
-    def __init__(self, model: nn.Module):
-        self.tensors: list[tuple[Tensor, Tensor]] = []
-        self.slots: list[tuple[dict, str, Any]] = []
-        self.attrs: dict[nn.Module, dict[str, Any]] = {}
-        with torch.no_grad():
-            for sub in model.modules():
-                for store in module_tables(sub)[:2]:
-                    for key, value in store.items():
-                        self.slots.append((store, key, value))
-                        if value is not None:
-                            self.tensors.append((value, value.detach().clone()))
-                kept = {}
-                for key, value in vars(sub).items():
-                    if (not key.startswith("_") and isinstance(value, _CONTAINERS)
-                            and not _holds_module(value)):
-                        kept[key] = _copy(value)
-                self.attrs[sub] = kept
-
-    def changed(self) -> list[tuple[str, Any]]:
-        """(name, current value) of every attribute, parameter or buffer a run changed."""
-        found = []
-        for sub, kept in self.attrs.items():
-            attrs = vars(sub)
-            for key, value in attrs.items():
-                if key.startswith("_") or not isinstance(value, _CONTAINERS) or _holds_module(value):
-                    continue
-                if key not in kept or not _same_value(value, kept[key]):
-                    found.append((key, value))
-        names = {id(t): k for sub in self.attrs for table in module_tables(sub)[:2]
-                 for k, t in table.items()}
-        for store, key, value in self.slots:
-            if store.get(key) is not value:
-                found.append((key, store.get(key)))
-        for tensor, saved in self.tensors:
-            if not _same_value(tensor, saved):
-                found.append((names.get(id(tensor), "buffer"), tensor))
-        return found
-
-    def restore(self) -> None:
-        with torch.no_grad(), disable_torch_function():
-            for store, key, value in self.slots:
-                if store.get(key) is not value:
-                    store[key] = value
-            for tensor, saved in self.tensors:
-                if tensor.shape != saved.shape or tensor.dtype != saved.dtype:
-                    tensor.set_(saved.clone())
-                elif not _same_value(tensor, saved):
-                    tensor.copy_(saved)
-            for sub, kept in self.attrs.items():
-                attrs = vars(sub)
-                for key in [k for k, v in attrs.items() if k not in kept and not k.startswith("_")
-                            and isinstance(v, _CONTAINERS) and not _holds_module(v)]:
-                    del attrs[key]
-                for key, value in kept.items():
-                    if key not in attrs or not _same_value(attrs[key], value):
-                        attrs[key] = _copy(value)
-
-
-def _holds_module(value) -> bool:
-    if isinstance(value, nn.Module):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(_holds_module(v) for v in value)
-    if isinstance(value, dict):
-        return any(_holds_module(v) for v in value.values())
-    return False
-
-
-def _copy(value):
-    try:
-        return copy.deepcopy(value)
-    except Exception:  # noqa: BLE001 - not copyable: kept by reference
-        return value
-
-
-def _same_value(a, b) -> bool:
-    if isinstance(a, Tensor) or isinstance(b, Tensor):
-        return (isinstance(a, Tensor) and isinstance(b, Tensor) and same(a, b))
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_same_value, a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
-    try:
-        return a is b or bool(a == b)
-    except Exception:  # noqa: BLE001
-        return False
-
-
-# ---------------------------------------------------------------------------------------------
 # Gradients by rows
 # ---------------------------------------------------------------------------------------------
 
@@ -534,147 +432,3 @@ def row_grads(outputs: Sequence[Tensor], leaves: Sequence[Tensor], rows: Sequenc
 # ---------------------------------------------------------------------------------------------
 # Copies, runs and outputs
 # ---------------------------------------------------------------------------------------------
-
-
-def _float64(value):
-    """A float64 copy of a floating tensor (never the caller's storage); other values as they are."""
-    if isinstance(value, Tensor):
-        value = value.detach()
-        return value.to(torch.float64, copy=True) if value.is_floating_point() else value.clone()
-    return value
-
-
-def fresh(values):
-    """Copies of the tensors in a list or dict of arguments, for one run."""
-    if isinstance(values, Mapping):
-        return {k: v.clone() if isinstance(v, Tensor) else v for k, v in values.items()}
-    return [v.clone() if isinstance(v, Tensor) else v for v in values]
-
-
-def copy_module(module: nn.Module) -> nn.Module:
-    """A deep copy of the caller's module; raises what copying it raises."""
-    return copy.deepcopy(module)
-
-
-def _to_float64(model: nn.Module) -> nn.Module:
-    """``model`` (a copy) in float64, eval mode, without gradients for its parameters."""
-    model.to(torch.float64)
-    for sub in model.modules():  # plain tensor attributes (not buffers) follow the dtype too
-        for key, value in list(vars(sub).items()):
-            plain = isinstance(value, Tensor) and type(value) is not nn.Parameter
-            if plain and value.is_floating_point():
-                setattr(sub, key, value.to(torch.float64))
-    model.requires_grad_(False)
-    return model.eval()
-
-
-def seed(value: int) -> None:
-    """``torch.manual_seed(value)`` for the devices in use: the CPU's generator, and CUDA's once
-    it is initialised. ``torch.manual_seed`` itself also queues a seeding for every device not
-    initialised yet (CUDA, XPU, MTIA), each with a formatted stack: 0.5 ms deep in a test run,
-    paid for every module graded."""
-    torch.default_generator.manual_seed(value)
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        torch.cuda.manual_seed_all(value)
-
-
-@contextmanager
-def one_thread():
-    """Probe-size tensors are tiny: intra-op threads only add overhead (and stall badly when
-    the cores are busy), so the checks run on one thread and restore the setting after."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-@contextmanager
-def float64_default():
-    """Tensors the module makes without a dtype (``torch.zeros(T, T)``,
-    ``nn.Transformer.generate_square_subsequent_mask(T)``) are float64 like the probe's copy, as
-    they match the module's dtype in an ordinary run: a float32 mask added to float64 scores
-    would make the re-run fail."""
-    before = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    try:
-        yield
-    finally:
-        torch.set_default_dtype(before)
-
-
-@contextmanager
-def math_sdpa():
-    """The math SDPA kernel: differentiable under vmap, and masked weights are exactly 0."""
-    try:
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-    except ImportError:  # pragma: no cover - older torch
-        yield
-        return
-    with sdpa_kernel([SDPBackend.MATH]):
-        yield
-
-
-def flatten(out, label: str = "output", path: tuple = (), depth: int = 0):
-    """(label, path, tensor) for every tensor in a tensor / tuple / dict / ModelOutput."""
-    if isinstance(out, Tensor):
-        yield label, path, out
-        return
-    if depth >= 3:
-        return
-    if isinstance(out, (tuple, list)):
-        for i, item in enumerate(out):
-            yield from flatten(item, f"{label}[{i}]", path + (i,), depth + 1)
-    elif isinstance(out, Mapping) or _dict_like(out):
-        try:  # dicts and Hugging Face ModelOutput; a cache object is not a container of outputs
-            items = [(key, out[key]) for key in out.keys()]
-        except Exception:  # noqa: BLE001
-            return
-        for key, item in items:
-            yield from flatten(item, str(key), path + (key,), depth + 1)
-
-
-def _dict_like(out) -> bool:
-    return callable(getattr(out, "keys", None)) and hasattr(out, "__getitem__")
-
-
-def get(out, path: tuple):
-    for key in path:
-        out = out[key]
-    return out
-
-
-def same(a: Tensor, b: Tensor) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.is_floating_point() or a.is_complex():
-        return bool(torch.equal(a, b) or ((a == b) | (a.isnan() & b.isnan())).all())
-    return bool(torch.equal(a, b))
-
-
-def relative_change(got: Tensor, want: Tensor) -> float:
-    if got.shape != want.shape:
-        return math.inf
-    if not got.is_floating_point():
-        return 0.0 if torch.equal(got, want) else math.inf
-    finite = got.isfinite() & want.isfinite()
-    scale = float(want[finite].abs().max()) if finite.any() else 0.0
-    diff = float((got - want)[finite].abs().max()) if finite.any() else 0.0
-    if (got.isfinite() != want.isfinite()).any():
-        return math.inf
-    return diff / scale if scale > 0 else diff
-
-
-def max_change(a, b) -> float:
-    worst = 0.0
-    for (_, _, ta), (_, _, tb) in zip(flatten(a), flatten(b)):
-        if ta.is_floating_point() and ta.shape == tb.shape and not same(ta, tb):
-            finite = ta.isfinite() & tb.isfinite()
-            worst = max(worst, float((ta - tb)[finite].abs().max()) if finite.any() else math.inf)
-    return worst
-
-
-def outputs_equal(a, b) -> bool:
-    fa, fb = list(flatten(a)), list(flatten(b))
-    return len(fa) == len(fb) and all(same(x, y) for (_, _, x), (_, _, y) in zip(fa, fb))

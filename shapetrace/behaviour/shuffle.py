@@ -20,8 +20,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .probe import Probe, axes_of, get, group_index, normalise, relative_change
+from .probe import Probe, axes_of, group_index, normalise
 from .results import RTOL, Dependency
+from .runs import get, relative_change
 
 #: How many seeded random reorderings of the batch the position check tries.
 ORDERS = 3

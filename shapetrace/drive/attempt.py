@@ -68,7 +68,7 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
     """``(model, args, names, constructor keyword arguments)`` for ``plan``, under ``mode`` (a
     fake or measuring mode, or None). A constructor that raises is a :class:`TargetError` that
     names the arguments and the user's line."""
-    from ..behaviour.probe import seed as seed_all
+    from ..behaviour.runs import seed as seed_all
 
     request = plan.request
     seed_all(request.seed)

@@ -130,7 +130,7 @@ class _CannotRun(Exception):
 
 
 def _build_reference(reference: Reference, init, dims: Dims, seed: int):
-    from ..behaviour.probe import seed as seed_all
+    from ..behaviour.runs import seed as seed_all
     from .infer import infer_init
 
     if isinstance(reference.module, torch.nn.Module):
@@ -188,7 +188,7 @@ def _fresh(inputs):
 
 
 def _call(side: str, model, inputs) -> list[Tensor]:
-    from ..behaviour.probe import math_sdpa
+    from ..behaviour.runs import math_sdpa
 
     try:
         with torch.no_grad(), math_sdpa(), warnings.catch_warnings():
@@ -199,7 +199,7 @@ def _call(side: str, model, inputs) -> list[Tensor]:
 
 
 def _tensors(out) -> list[Tensor]:
-    from ..behaviour.probe import flatten
+    from ..behaviour.runs import flatten
 
     return [t for _, _, t in flatten(out) if t.is_floating_point()]
 
@@ -208,7 +208,7 @@ def _record(side: str, model, inputs, dims: Dims) -> _Run:
     """One traced forward that keeps a snapshot of every floating output."""
     from ..analysis.facts import analyse
     from ..base.records import TraceData
-    from ..behaviour.probe import math_sdpa
+    from ..behaviour.runs import math_sdpa
     from ..record.tracer import Recorder
 
     values: dict = {}
@@ -230,7 +230,7 @@ def _record(side: str, model, inputs, dims: Dims) -> _Run:
                 out = model(*_fresh(inputs))
     except Exception as exc:  # noqa: BLE001
         raise _CannotRun(side, exc) from None
-    from ..behaviour.probe import flatten
+    from ..behaviour.runs import flatten
 
     outputs = [t for _, _, t in flatten(out) if t.is_floating_point()]
     keys = [made.get(id(t)) for t in outputs]

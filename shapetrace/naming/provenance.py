@@ -22,173 +22,22 @@ reshape that must cut one such piece to fill an axis already holding pieces of a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ..base.dims import Dims
 from ..base.ops import (
     ELEMENTWISE_NAMES,
     REDUCTIONS,
     SAME_AXES,
-    SPLIT_MERGES,
     einsum_terms,
     einsum_tokens,
     ints,
     movedim_order,
     norm_dim,
 )
-from ..base.records import OpRecord, TensorArg
-from .pieces import cut, foreign, fuse
-
-Factor = tuple  # (size, name)
-Axis = tuple  # tuple[Factor, ...]
-
-
-# --- formatting -------------------------------------------------------------------------------
-
-def fresh_axis(size: int, dims: Dims) -> Axis:
-    return () if size == 1 else ((size, dims.label(size)),)
-
-
-def fresh_axes(shape, dims: Dims) -> tuple:
-    return tuple(fresh_axis(s, dims) for s in shape)
-
-
-def axis_label(axis: Axis, dims: Dims) -> str:
-    if not axis:
-        return "1"
-    names = [name for _, name in axis]
-    if len(names) > 1:
-        names = _collapse(names, dims)
-    return "*".join(names)
-
-
-def _collapse(names: list[str], dims: Dims) -> list[str]:
-    """``H*d`` reads as ``C`` when C is H*d."""
-    h, d = dims.get("H"), dims.get("d")
-    if h and d and dims.get("C") == h * d:
-        out, i = [], 0
-        while i < len(names):
-            if names[i] == "H" and i + 1 < len(names) and names[i + 1] == "d":
-                out.append("C")
-                i += 2
-            else:
-                out.append(names[i])
-                i += 1
-        return out
-    return names
-
-
-def format_axes(axes, dims: Dims) -> str:
-    if len(axes) == 0:
-        return "()"
-    if len(axes) == 1:
-        return f"({axis_label(axes[0], dims)},)"  # a 1-D shape reads like a Python tuple: (B,)
-    return "(" + ", ".join(axis_label(a, dims) for a in axes) + ")"
-
-
-def axis_size(axis: Axis) -> int:
-    if len(axis) == 1:  # most axes are one factor
-        return axis[0][0]
-    size = 1
-    for factor, _ in axis:
-        size *= factor
-    return size
-
-
-# --- reshape ----------------------------------------------------------------------------------
-
-@dataclass(slots=True)
-class ReshapeCheck:
-    """The outcome of reading a reshape as splits and merges of factors."""
-
-    ok: bool
-    axes: tuple  # the new axes (fresh, size-named ones when not ok)
-    bad_axis: int | None = None  # the first new axis that could not be cut from the old factors
-    took: tuple = ()  # the old factors that new axis would mix
-
-
-def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> ReshapeCheck:
-    if 0 in new_shape:
-        # An empty tensor has no layout to keep or break: name its axes by size, claim nothing.
-        return ReshapeCheck(True, fresh_axes(new_shape, dims))
-    factors = [f for axis in axes for f in axis if f[0] != 1]
-    n = len(factors)
-    k = 0  # the next factor to take; factors[k] is replaced by the rest when one is cut
-    out = []
-    for i, size in enumerate(new_shape):
-        if size == 1:
-            out.append(())
-            continue
-        if k < n and factors[k][0] == size:  # one whole factor: most axes
-            out.append((factors[k],))
-            k += 1
-            continue
-        taken: list[Factor] = []
-        prod = 1
-        while prod < size and k < n:
-            f = factors[k]
-            if prod * f[0] <= size:
-                taken.append(f)
-                k += 1
-                prod *= f[0]
-                continue
-            need, rem = divmod(size, prod)
-            if rem == 0 and f[0] % need == 0 and not foreign(f, taken):
-                major, factors[k] = cut(f, need, dims)
-                taken.append(major)
-                prod *= need
-                continue
-            break
-        if prod != size:
-            return _not_split(factors, new_shape, dims, i, tuple(taken) + tuple(factors[k:k + 1]))
-        out.append(fuse(taken, dims) if len(taken) > 1 else tuple(taken))
-    if k < n:
-        return _not_split(factors, new_shape, dims, len(new_shape) - 1, tuple(factors[k:]))
-    return ReshapeCheck(True, tuple(out))
-
-
-def _not_split(factors: list, new_shape: tuple, dims: Dims, bad: int, took: tuple) -> ReshapeCheck:
-    if any(f[0] == 0 for f in factors):
-        # An empty tensor (a factor of size 0, whatever it is read as) has no layout to keep or
-        # break: name its axes by size, claim nothing. Its reading always ends here.
-        return ReshapeCheck(True, fresh_axes(new_shape, dims))
-    return ReshapeCheck(False, fresh_axes(new_shape, dims), bad, took)
-
-
-def target_shape(rec: OpRecord) -> tuple[int, ...] | None:
-    """The shape a reshape produced, or asked for when it raised."""
-    if rec.outputs:
-        return rec.outputs[0].shape
-    if rec.op not in ("Tensor.view", "Tensor.reshape", "torch.reshape") or not rec.inputs:
-        return None
-    args = rec.args[1:] if rec.op.startswith("Tensor.") else rec.args[1:2]
-    if "shape" in rec.kwargs:
-        args = (rec.kwargs["shape"],)
-    shape = ints(args)
-    if shape is None:
-        return None
-    shape = list(shape)
-    total = math.prod(rec.inputs[0].shape)
-    if shape.count(-1) == 1:
-        known = math.prod(s for s in shape if s != -1)
-        if known == 0 or total % known:
-            return None
-        shape[shape.index(-1)] = total // known
-    return tuple(shape) if math.prod(shape) == total else None
-
-
-def reshape_check(rec: OpRecord, dims: Dims) -> ReshapeCheck | None:
-    """A split/merge reshape (view, reshape, flatten ...) read as splits and merges of its
-    input's factors; None for other ops and for reshapes that cannot be read."""
-    if rec.op not in SPLIT_MERGES or not rec.inputs:
-        return None
-    shape = target_shape(rec)
-    if shape is None or rec.inputs[0].axes is None:
-        return None
-    if math.prod(shape) != math.prod(rec.inputs[0].shape):
-        return None  # x.view(dtype) reinterprets bytes: not a split or merge of axes
-    return reshape_axes(rec.inputs[0].axes, shape, dims)
-
+from ..base.records import TensorArg
+from .axes import Axis, axis_size, broadcast_axes, fresh_axes, fresh_axis
+from .pieces import cut
+from .reshapes import ReshapeCheck, reshape_axes
 
 # --- per-op propagation -----------------------------------------------------------------------
 
@@ -394,23 +243,6 @@ def _stack(rec, ins, dims):
     first = ins[0]
     d = dim + len(first) + 1 if dim < 0 else dim
     return [first[:d] + (fresh_axis(len(ins), dims),) + first[d:]]
-
-
-def broadcast_axes(axes_list, out_shape) -> tuple | None:
-    n = len(out_shape)
-    out = []
-    for i in range(n):
-        size = out_shape[i]
-        chosen = None
-        for axes in axes_list:
-            j = i - (n - len(axes))
-            if j >= 0 and axis_size(axes[j]) == size:
-                chosen = axes[j]
-                break
-        if chosen is None:
-            return None
-        out.append(chosen if size != 1 else ())
-    return tuple(out)
 
 
 def _elementwise(rec, ins, dims):

@@ -1,1 +1,13 @@
-"""record"""
+"""Stage 1, recording: every tensor op of a block, as it runs.
+
+``tracer``    ``Recorder``: a ``TorchFunctionMode`` plus global module hooks append one
+              ``OpRecord`` per op (its name, operands' shapes, the user's line, the module path)
+              to a ``TraceData``; the hot path of shapetrace
+``probes``    value probes that run while an op is recorded (values exist only then): weight
+              sums, the first non-finite value, one head of attention weights for the heatmaps
+``spans``     which records an optimizer step made (shown as one line)
+``fake``      ``--fake``: build and run on fake tensors, shapes only
+``fastpath``  the note that PyTorch's fused fast path was off under the trace
+
+Knows nothing of naming axes, rules or reports: it records, and later stages read the records.
+"""

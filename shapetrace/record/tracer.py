@@ -2,8 +2,8 @@
 
 A ``TorchFunctionMode`` sees each op at the level a student writes it (``F.linear``,
 ``Tensor.view``, ``@``), and global module hooks say which module ran it. The recorder only
-records: it appends :class:`~shapetrace._records.OpRecord` s to a
-:class:`~shapetrace._records.TraceData` and calls the value probes (``record.probes``) where an op
+records: it appends :class:`~shapetrace.base.records.OpRecord` s to a
+:class:`~shapetrace.base.records.TraceData` and calls the value probes (``record.probes``) where an op
 needs them. Naming axes, rules and rendering come later and are not imported here.
 
 Only the thread that entered the trace is recorded: torch-function modes are per thread, and the

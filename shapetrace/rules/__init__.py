@@ -1,9 +1,14 @@
-"""Rules over the trace: each family module turns an ``Analysis`` into Diagnostics.
+"""Stage 4, the rules: each family module turns an ``Analysis`` into Diagnostics.
 
-The registry (``registry.RULES``) lists every rule; a rule read from the trace names its function
-there (``check="reshape:check_jumble"``). Adding a rule is adding its row to the registry and its
-function to a family module (``reshape.py``, ``attention.py``, ``broadcast.py``, ``heads.py``,
-``failures.py``, ``misc.py``).
+The registry (``registry.RULES``) is the one table of rules (code, name, severity, summary,
+explanation, a wrong and a right example); a rule read from the trace names its function there
+(``check="reshape:check_jumble"``), and ``diagnostic()`` is the one way a finding is made.
+Families: ``reshape`` (reshape-jumble), ``softmax`` (softmax-axis, unnormalized-attention),
+``scale`` (attention-scale), ``broadcast`` (silent-broadcast), ``heads`` (head-grouping),
+``failures`` (op-failed, noncontiguous-view, and a failure no op explains), ``misc``
+(reversed-transpose, discarded-result, non-finite, dim-collision), ``annotations``
+(annotation-mismatch). ``fixes`` and ``scale_fixes`` write the corrected line a hint ends with.
+Adding a rule is adding its row to the registry and its function to a family module.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from ..base.ops import (
     reduced_axes,
 )
 from ..base.source import binop_operands
-from ..naming.provenance import axis_label
+from ..naming.axes import axis_label
 from .heads import HeadAxes
 from .registry import diagnostic
 

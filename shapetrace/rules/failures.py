@@ -9,7 +9,7 @@ from ..analysis.facts import Analysis
 from ..base.errors import one_line
 from ..base.ops import PERMUTES, PLAIN_MATMULS, permutation
 from ..base.source import binop_operands, call_receiver, user_frame
-from ..naming.provenance import axis_label, format_axes
+from ..naming.axes import axis_label, format_axes
 from .fixes import perm_call, rename_method, segment, with_fix, with_receiver
 from .registry import diagnostic
 

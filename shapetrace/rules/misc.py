@@ -8,7 +8,7 @@ import math
 from ..analysis.facts import Analysis
 from ..base.ops import REVERSALS, WRITES, next_prime, permutation
 from ..base.source import call_receiver, file_tree
-from ..naming.provenance import format_axes
+from ..naming.axes import format_axes
 from .fixes import assign_statement, segment, swap_last_two, with_fix
 from .registry import diagnostic
 

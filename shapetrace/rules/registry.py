@@ -6,10 +6,10 @@ this table, and findings are made only through ``diagnostic()`` below, which tak
 severity from it.
 
 ``check`` names the function of a rule read from the trace, as ``"family:function"`` in this
-package (``"reshape:check_jumble"`` is ``shapetrace._rules.reshape.check_jumble``): it takes one
-``shapetrace._analysis.Analysis`` and yields Diagnostics. Behaviour rules (``kind="behaviour"``)
-are found by running the module again (``shapetrace._behaviour``), and annotation-mismatch from
-the exception a jaxtyping check raised (``shapetrace._annotations``): they have no ``check``.
+package (``"reshape:check_jumble"`` is ``shapetrace.rules.reshape.check_jumble``): it takes one
+``shapetrace.analysis.facts.Analysis`` and yields Diagnostics. Behaviour rules (``kind="behaviour"``)
+are found by running the module again (``shapetrace.behaviour``), and annotation-mismatch from
+the exception a jaxtyping check raised (``shapetrace.rules.annotations``): they have no ``check``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class Rule:
     needs_values: bool = False  # skipped under --fake
     #: Milder findings of the same rule, by name: attention-scale's "unscaled" is a warning.
     variants: tuple[tuple[str, str], ...] = ()
-    #: The function that reads the rule out of a trace: "family:function" in shapetrace._rules.
+    #: The function that reads the rule out of a trace: "family:function" in shapetrace.rules.
     check: str | None = None
 
     def severity_of(self, variant: str | None = None) -> str:
@@ -112,7 +112,7 @@ _ALL = [
        """
        att = F.softmax(scores, dim=-1)     # over the keys
        out = att @ v
-       """, check="attention:check_softmax_axis"),
+       """, check="softmax:check_softmax_axis"),
     _r("ST005", "attention-scale", "error",
        "scores scaled by sqrt(C) or sqrt(H) instead of sqrt(head size), scaled twice, or not at all",
        """
@@ -129,7 +129,7 @@ _ALL = [
        """,
        """
        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)
-       """, variants=(("unscaled", "warning"),), check="attention:check_scale"),
+       """, variants=(("unscaled", "warning"),), check="scale:check_scale"),
     _r("ST006", "unnormalized-attention", "error",
        "the weights contracted with the values do not sum to 1 along the contracted axis",
        """
@@ -145,7 +145,7 @@ _ALL = [
        """
        att = F.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
        out = att @ v
-       """, needs_values=True, check="attention:check_unnormalized"),
+       """, needs_values=True, check="softmax:check_unnormalized"),
     _r("ST007", "discarded-result", "error",
        "an out-of-place op whose result is never used",
        """
@@ -364,7 +364,7 @@ def rules_markdown() -> str:
     out = [
         "# shapetrace rules",
         "",
-        "Generated from `shapetrace/_rules/registry.py` by "
+        "Generated from `shapetrace/rules/registry.py` by "
         "`python docs/generate.py`; do not edit by hand.",
         "",
         "| code | rule | severity | what it catches |",

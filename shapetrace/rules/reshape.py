@@ -7,14 +7,9 @@ from itertools import permutations
 from ..analysis.facts import Analysis
 from ..base.dims import Dims
 from ..base.ops import SPLIT_MERGES
+from ..naming.axes import axis_label, axis_size, fresh_axes
 from ..naming.pieces import label_tokens
-from ..naming.provenance import (
-    axis_label,
-    axis_size,
-    fresh_axes,
-    reshape_axes,
-    target_shape,
-)
+from ..naming.reshapes import reshape_axes, target_shape
 from .fixes import (
     call_parts,
     move_before_call,

@@ -1,5 +1,6 @@
-"""The package's import graph (module-level and function-level imports alike, read from the
-source): no cycle, and the early stages import nothing of the later ones (docs/architecture.md)."""
+"""The package's layout, read from its source (docs/architecture.md): the stages are
+subpackages, each says what it is, each imports only itself and earlier stages (module-level and
+function-level imports alike), the import graph has no cycle, and no module is long."""
 
 from __future__ import annotations
 
@@ -89,11 +90,60 @@ def _reaches(edges: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
-@pytest.mark.parametrize("early", ["shapetrace.base.records", "shapetrace.base.ops",
-                                   "shapetrace.base.diagnostics", "shapetrace.record.tracer",
-                                   "shapetrace.naming.provenance"])
-def test_early_stages_import_nothing_later(early):
-    later = ("shapetrace.rules", "shapetrace.behaviour", "shapetrace.render",
-             "shapetrace.report.results", "shapetrace.drive.check", "shapetrace.frontends.cli")
-    reached = _reaches(_graph(), early)
-    assert not [m for m in reached if m.startswith(later)], sorted(reached)
+#: The stages, in the order data flows through them: each may import itself and earlier ones.
+STAGES = ("base", "record", "naming", "analysis", "rules", "behaviour", "render", "report",
+          "drive", "frontends")
+#: What may sit at the top of the package: the public surface, ``python -m`` and the version.
+TOP_LEVEL = {"shapetrace", "shapetrace.__main__", "shapetrace._version"}
+
+
+def _stage(module: str) -> int | None:
+    parts = module.split(".")
+    return STAGES.index(parts[1]) if len(parts) > 1 and parts[1] in STAGES else None
+
+
+def _late_imports(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(module, what it imports) for every import of a later stage."""
+    return sorted((module, imported) for module, targets in edges.items() for imported in targets
+                  if _stage(module) is not None and _stage(imported) is not None
+                  and _stage(imported) > _stage(module))
+
+
+def test_stages_import_only_themselves_and_earlier_stages():
+    late = _late_imports(_graph())
+    assert not late, "\n".join(f"{m} imports {i}" for m, i in late)
+
+
+def test_every_module_belongs_to_a_stage():
+    loose = sorted(m for m in _graph() if _stage(m) is None and m not in TOP_LEVEL)
+    assert not loose, loose
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_every_stage_says_what_it_is(stage):
+    init = PACKAGE / stage / "__init__.py"
+    doc = ast.get_docstring(ast.parse(init.read_text()))
+    assert doc and len(doc.split()) >= 20, f"{init}: a docstring that says what the stage is"
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines())
+
+
+def test_the_stages_hold_the_code():
+    files = list(PACKAGE.rglob("*.py"))
+    top = [p for p in files if p.parent == PACKAGE]
+    inside = sum(_lines(p) for p in files if p.parent != PACKAGE)
+    assert len(top) <= 8, sorted(p.name for p in top)
+    assert inside / sum(_lines(p) for p in files) >= 0.85
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_is_long(path):
+    assert _lines(path) <= 600, f"{path}: split it by concern"
+
+
+def test_the_stage_checker_sees_a_late_import():
+    edges = {"shapetrace.rules.registry": {"shapetrace.render.console", "shapetrace.base.ops"},
+             "shapetrace.render.console": {"shapetrace.rules.registry"}}
+    assert _late_imports(edges) == [("shapetrace.rules.registry", "shapetrace.render.console")]

@@ -1,9 +1,9 @@
-"""softmax-axis, attention-scale and unnormalized-attention: attention read out of the trace.
+"""attention-scale: the factor that scales attention scores, judged against the head size.
 
-The attentions themselves (a softmax, the matmuls that contract its weights with the values,
-the product that made its scores) are found by the dataflow graph (``shapetrace._graph``) and
-handed over in ``Analysis.attentions``; these rules judge them.
-"""
+The factors applied to the scores, to q or to k before their product (a division, a
+multiplication, SDPA's ``scale=``) are gathered along the dataflow graph and explained in named
+sizes: 1/sqrt(d) is right; sqrt(C), sqrt(H), twice, or none at all are findings. The scale the
+user's code wrote is rewritten in the fix (``scale_fixes``)."""
 
 from __future__ import annotations
 
@@ -13,33 +13,22 @@ from dataclasses import dataclass
 from ..analysis.facts import Analysis
 from ..analysis.graph import (
     DEPTH,
-    Attention,
-    Graph,
-    ValueUse,
     carries,
-    contracted_positions,
     contracted_size,
-    output_roles,
 )
 from ..base.ops import (
-    CASTS,
     DIVS,
-    DROPOUTS,
-    EXPANDS,
     MATMULS,
     MOVES,
     MULS,
-    PERMUTES,
     PICKS,
-    RESHAPES,
     REVERSALS,
     SDPA,
     base_name,
     matmul_operands,
 )
 from ..base.records import TensorArg
-from ..naming.provenance import axis_label
-from .fixes import segment, set_dim, with_fix
+from .fixes import with_fix
 from .registry import diagnostic
 from .scale_fixes import add_factor, drop_keyword, head_size_text, replace_factor
 
@@ -48,179 +37,11 @@ from .scale_fixes import add_factor, drop_keyword, head_size_text, replace_facto
 _TO_SCALE = MOVES - REVERSALS - {"[]", "Tensor.half", "Tensor.bfloat16", "Tensor.double",
                                  "Tensor.detach", "Tensor.transpose_", "Tensor.moveaxis",
                                  "torch.broadcast_to", "Tensor.broadcast_to"}
-#: Ops on the path from a softmax to its matmul that change no value.
-_NEUTRAL = CASTS | DROPOUTS | RESHAPES | PERMUTES | EXPANDS
-
-
-# --- softmax-axis -----------------------------------------------------------------------------
-
-def _name_axis(label: str, role: str | None) -> str:
-    if role == "query":
-        return f"the queries ({label})"
-    if role == "key":
-        return f"the keys ({label})"
-    return {"H": "the heads (H)", "B": "the batch (B)"}.get(label, f"axis {label}")
-
-
-def _dim_text(dim: int, n: int) -> str:
-    return str(dim - n) if dim >= n - 2 else str(dim)
-
-
-def _key_dim(graph: Graph, att: Attention) -> int | None:
-    """The softmax-input axis that holds the keys of the same scores, if there is one."""
-    if att.scores is None:
-        return None
-    roles = output_roles(att.scores.rec)
-    meta = att.softmax.inputs[0]
-    for p in range(meta.ndim):
-        if p == att.dim:
-            continue
-        s = graph.scores(meta, p)
-        if s is not None and s.rec is att.scores.rec and roles and roles[s.pos] == "key":
-            return p
-    return None
-
-
-def _contracted_dim(graph: Graph, att: Attention, use: ValueUse) -> int | None:
-    """The softmax axis that ``use.matmul`` actually contracts."""
-    want = contracted_positions(use.matmul, use.slot) or set()
-    for p in range(att.softmax.outputs[0].ndim):
-        for other in graph.uses(att.softmax, 0, p):
-            if other.matmul is use.matmul and other.slot == use.slot and other.pos in want:
-                return p
-    return None
-
-
-def check_softmax_axis(analysis: Analysis):
-    for att in analysis.attentions:
-        found = _softmax_axis(analysis, att)
-        if found is not None:
-            yield found
-
-
-def _softmax_axis(analysis: Analysis, att: Attention):
-    graph = analysis.graph
-    rec = att.softmax
-    meta = rec.inputs[0]
-    n = meta.ndim
-    roles = output_roles(att.scores.rec) if att.scores is not None else None
-    role = roles[att.scores.pos] if roles else None
-    verdicts = [_sums_to_one(u) for u in att.uses]
-    if verdicts and all(verdicts) and not _keys_first(graph, att, role):
-        # Every contraction with the values averages them: the weights sum to 1 along the axis
-        # contracted (a softmax over that axis, or one renormalised over it afterwards, as Slot
-        # Attention and doubly normalised attention do).
-        return None
-    label = axis_label(meta.axes[att.dim], analysis.dims) if meta.axes else str(meta.shape[att.dim])
-    bad = [u for u, ok in zip(att.uses, verdicts)
-           if not ok and u.pos not in (contracted_positions(u.matmul, u.slot) or {u.pos})]
-    how = f"no dim given, so torch picks dim={att.dim}" if att.implicit else f"dim={rec.arg(1, 'dim')}"
-    data = {"dim": att.dim, "implicit": att.implicit}
-    if role in ("query", "batch"):
-        want = _key_dim(graph, att)
-        want_text = f"dim={_dim_text(want, n)}" if want is not None else "the key axis"
-        if role == "query" and want is not None and want < att.dim and not att.implicit:
-            # the product put the keys before the queries: the layout is the slip, not the dim
-            product = att.scores.rec
-            message = (f"{_describe_product(product)} puts the keys before the queries, so the "
-                       f"softmax at line {rec.line} ({how}) normalises over the queries ({label})")
-            hint = ("Put the queries before the keys in the scores (e.g. einsum '...qd,...kd->...qk' "
-                    f"or q @ k.transpose(-2, -1)), or softmax over {want_text} and contract that "
-                    "axis with the values.")
-            return diagnostic("softmax-axis", message, hint, rec=product, expected=want, **data)
-        message = (f"softmax over {_name_axis(label, role)} ({how}) of {analysis.shape_of(meta)}: "
-                   f"attention weights must sum to 1 over the keys ({want_text})")
-        if bad:
-            got = _contracted_dim(graph, att, bad[0])
-            if got is not None and got == want:
-                message += f", the axis the {_product(bad[0].matmul)} at line {bad[0].matmul.line} contracts"
-        hint = f"Normalise over the keys: softmax(..., {want_text})."
-        if att.implicit:
-            hint += " Always pass dim= to softmax."
-        fix = _dim_fix(rec, want, n)
-        return diagnostic("softmax-axis", message, with_fix(hint, fix), rec=rec, expected=want,
-                          fix=fix.data() if fix else None, **data)
-    if not bad:
-        return None
-    use = bad[0]
-    got = _contracted_dim(graph, att, use)
-    got_text = f"dim={_dim_text(got, n)}" if got is not None else "another axis"
-    if role == "key":
-        other = "another axis"
-        if got is not None:
-            pos = _scores_pos(graph, att, got)
-            got_label = axis_label(meta.axes[got], analysis.dims) if meta.axes else str(meta.shape[got])
-            other = _name_axis(got_label, roles[pos] if pos is not None else None)
-        message = (f"the {_product(use.matmul)} contracts the attention weights over {other} "
-                   f"({got_text} of the softmax), but the softmax at line {rec.line} normalised "
-                   f"them over the keys ({how})")
-        hint = ("Contract the key axis with the values: weights (..., T_q, T_k) @ v (..., T_k, d), "
-                "without transposing the weights.")
-        return diagnostic("softmax-axis", message, hint, rec=use.matmul, expected=att.dim, **data)
-    message = (f"softmax over {_name_axis(label, None)} ({how}) of {analysis.shape_of(meta)}, but the "
-               f"{_product(use.matmul)} at line {use.matmul.line} contracts the weights over {got_text}")
-    hint = (f"Normalise over the axis that is contracted with the values: softmax(..., {got_text})."
-            if got is not None else "Normalise over the axis that is contracted with the values.")
-    if att.implicit:
-        hint += " Always pass dim= to softmax."
-    fix = _dim_fix(rec, got, n)
-    return diagnostic("softmax-axis", message, with_fix(hint, fix), rec=rec, expected=got,
-                      fix=fix.data() if fix else None, **data)
-
-
-def _dim_fix(rec, dim: int | None, n: int):
-    """The softmax line with ``dim`` set to the axis it should normalise."""
-    if dim is None:
-        return None
-    seg = segment(rec)
-    return set_dim(seg, _dim_text(dim, n), method_slot=0, function_slot=1) if seg else None
-
-
-def _sums_to_one(use: ValueUse) -> bool | None:
-    """Whether the weights that ``use.matmul`` contracts with the values sum to 1 along the
-    contracted axis (measured by the weight probe); None when not known (no values, several
-    contracted axes, training-mode dropout rescaling them)."""
-    want = contracted_positions(use.matmul, use.slot)
-    if not want or len(want) != 1 or any(_dropout_active(r) for r in use.path):
-        return None
-    sums = (use.matmul.weight_sums or {}).get(use.slot)
-    if sums is None:
-        return None
-    off = sums.deviations.get(next(iter(want)))
-    if off is None or math.isnan(off) or math.isnan(sums.minimum):
-        return None
-    tol = _tolerance(use.matmul.inputs[use.slot])
-    return off <= tol and sums.minimum >= -tol
-
-
-def _keys_first(graph: Graph, att: Attention, role: str | None) -> bool:
-    """An einsum that writes the key axis of its scores before the query axis, normalised and
-    contracted over the queries: the weights sum to 1, over the wrong tokens."""
-    if role != "query" or att.implicit:
-        return False
-    want = _key_dim(graph, att)
-    return want is not None and want < att.dim
-
-
-def _scores_pos(graph: Graph, att: Attention, p: int) -> int | None:
-    s = graph.scores(att.softmax.inputs[0], p)
-    return s.pos if s is not None and s.rec is att.scores.rec else None
-
-
-def _describe_product(rec) -> str:
-    if rec.op == "torch.einsum":
-        eq = rec.arg(0, "equation")
-        return f"einsum {eq!r}" if isinstance(eq, str) else "einsum"
-    return f"the scores product ({rec.source})" if rec.source else "the scores product"
-
-
-def _product(rec) -> str:
-    return "einsum" if rec.op == "torch.einsum" else "matmul"
 
 
 # --- attention-scale --------------------------------------------------------------------------
 
-def _scalar(rec, slot: int) -> float | None:
+def scalar_argument(rec, slot: int) -> float | None:
     """The number a mul/div record scales its ``slot`` operand by, or None."""
     op = rec.op
     if (op not in MULS and op not in DIVS) or len(rec.inputs) > 2:
@@ -247,6 +68,7 @@ def _scalar(rec, slot: int) -> float | None:
     return other[1]
 
 
+
 @dataclass
 class Factor:
     value: float
@@ -255,21 +77,23 @@ class Factor:
     implicit: bool = False  # scaled_dot_product_attention's default scale
 
 
+
 def _operand_factors(graph, meta, where: str, depth: int = 0) -> list[Factor]:
     """Scalars applied to q or k on their way to the product: ``q = q * self.scale``."""
     rec = graph.producer(meta)
     if rec is None or depth > DEPTH or rec.error is not None or not rec.inputs:
         return []
     slot = 0
-    value = _scalar(rec, 0)
+    value = scalar_argument(rec, 0)
     if value is None and len(rec.inputs) == 2:
-        value = _scalar(rec, 1)
+        value = scalar_argument(rec, 1)
         slot = 1 if value is not None else 0
     if value is not None:
         return [Factor(value, rec, where)] + _operand_factors(graph, rec.inputs[slot], where, depth + 1)
     if rec.op in _TO_SCALE and meta.src[1] == 0:
         return _operand_factors(graph, rec.inputs[0], where, depth + 1)
     return []
+
 
 
 def _dim_names(dims, d: int, d_name: str, width: int | None = None) -> list[tuple[str, int]]:
@@ -291,11 +115,14 @@ def _dim_names(dims, d: int, d_name: str, width: int | None = None) -> list[tupl
     return out
 
 
+
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=2e-3)
 
 
+
 _AMBIGUOUS = "ambiguous"
+
 
 
 def _explain(value: float, dims, d: int, d_name: str, width: int | None = None) -> str | None:
@@ -315,6 +142,7 @@ def _explain(value: float, dims, d: int, d_name: str, width: int | None = None) 
                                     and dims.get("C") is None):
         return _AMBIGUOUS
     return found[0] if found else None
+
 
 
 def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor, width: int | None = None):
@@ -386,6 +214,7 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor, width: int
                       expected=right, fix=fix.data() if fix else None)
 
 
+
 def _describe(f: Factor) -> str:
     if f.where == "sdpa":
         where = ("by scaled_dot_product_attention's default scale" if f.implicit
@@ -394,6 +223,7 @@ def _describe(f: Factor) -> str:
         where = {"scores": "on the scores", "q": "on q", "k": "on k"}[f.where]
     line = f" (line {f.rec.line})" if f.rec.line else ""
     return f"{where}{line}"
+
 
 
 def _sdpa_scale(rec) -> tuple[float, bool] | None:
@@ -406,6 +236,7 @@ def _sdpa_scale(rec) -> tuple[float, bool] | None:
         return float(scale), False
     except (TypeError, ValueError):
         return None
+
 
 
 def check_scale(analysis: Analysis):
@@ -423,8 +254,8 @@ def check_scale(analysis: Analysis):
             continue
         factors = []
         for rec in scores.path:
-            tracked = _tracked_slot(rec)
-            value = _scalar(rec, tracked) if tracked is not None else None
+            tracked = tracked_slot(rec)
+            value = scalar_argument(rec, tracked) if tracked is not None else None
             if value is not None:
                 factors.append(Factor(value, rec, "scores"))
         alpha = product.kwargs.get("alpha")
@@ -460,6 +291,7 @@ def check_scale(analysis: Analysis):
             yield found
 
 
+
 def _temperature(path) -> bool:
     """Whether the scores are multiplied or divided on their way to the softmax by a tensor
     that is not one known number (a learned temperature, ``logit_scale.exp()``): the scale is
@@ -467,10 +299,11 @@ def _temperature(path) -> bool:
     for rec in path:
         if rec.op not in MULS and rec.op not in DIVS:
             continue
-        tracked = _tracked_slot(rec)
-        if tracked is not None and _scalar(rec, tracked) is None and len(rec.inputs) == 2:
+        tracked = tracked_slot(rec)
+        if tracked is not None and scalar_argument(rec, tracked) is None and len(rec.inputs) == 2:
             return True
     return False
+
 
 
 def _projection_width(analysis: Analysis, meta) -> int | None:
@@ -493,6 +326,7 @@ def _projection_width(analysis: Analysis, meta) -> int | None:
     return None
 
 
+
 def _projected(analysis: Analysis, meta) -> bool:
     """Whether q (or k) is a learned projection of the tokens: a linear map (``F.linear``, or a
     product with a weight that has no batch axis) reached through moves and scalar factors."""
@@ -506,11 +340,11 @@ def _projected(analysis: Analysis, meta) -> bool:
         if rec.op in MATMULS:
             return any(not analysis.lineage.batched(m) for m in rec.inputs)
         slot = 0
-        if _scalar(rec, 0) is None and len(rec.inputs) == 2 and _scalar(rec, 1) is not None:
+        if scalar_argument(rec, 0) is None and len(rec.inputs) == 2 and scalar_argument(rec, 1) is not None:
             slot = 1
         elif base_name(rec.op) in PICKS:
             pass  # q cut from a fused qkv projection (split, chunk, unbind, [i]) is still one
-        elif rec.op not in _TO_SCALE and _scalar(rec, 0) is None and rec.op not in _ALONG_FEATURES:
+        elif rec.op not in _TO_SCALE and scalar_argument(rec, 0) is None and rec.op not in _ALONG_FEATURES:
             return False
         meta = rec.inputs[slot]
     return False
@@ -519,9 +353,13 @@ def _projected(analysis: Analysis, meta) -> bool:
 #: Linear maps of the features, and ops between a projection and q or k that keep it one
 #: (rotary embeddings' elementwise products with tables, norms of q and k).
 _LINEAR_MAPS = frozenset({"F.linear", "F.conv1d", "F.conv2d", "torch.addmm", "Tensor.addmm"})
+
+
+_LINEAR_MAPS = frozenset({"F.linear", "F.conv1d", "F.conv2d", "torch.addmm", "Tensor.addmm"})
 _ALONG_FEATURES = frozenset({"+", "Tensor.add", "torch.add", "-", "Tensor.sub", "*", "Tensor.mul",
                              "torch.mul", "F.layer_norm", "F.rms_norm", "Tensor.float",
                              "Tensor.to", "Tensor.type_as", "Tensor.contiguous"})
+
 
 
 def _cosine(graph, q, k) -> bool:
@@ -541,7 +379,8 @@ def _cosine(graph, q, k) -> bool:
     return normalised(q) and normalised(k)
 
 
-def _tracked_slot(rec) -> int | None:
+
+def tracked_slot(rec) -> int | None:
     """The input slot of a path record that carries the scores (the first full-shape one)."""
     if not rec.inputs or not rec.outputs:
         return None
@@ -549,66 +388,3 @@ def _tracked_slot(rec) -> int | None:
         if meta.shape == rec.outputs[0].shape and carries(rec, slot):
             return slot
     return 0
-
-
-# --- unnormalized-attention -------------------------------------------------------------------
-
-def _dropout_active(rec) -> bool:
-    if rec.op not in DROPOUTS:
-        return False
-    p = rec.arg(1, "p", 0.5)
-    training = rec.arg(2, "training", rec.kwargs.get("train", True))
-    try:
-        return bool(training) and float(p) > 0
-    except (TypeError, ValueError):
-        return True
-
-
-def _tolerance(meta) -> float:
-    return 1e-2 if str(meta.dtype) in ("torch.float16", "torch.bfloat16") else 1e-3
-
-
-def check_unnormalized(analysis: Analysis):
-    dims = analysis.dims
-    for att in analysis.attentions:
-        for use in att.uses:
-            if use.pos not in (contracted_positions(use.matmul, use.slot) or ()):
-                continue  # softmax-axis reports it
-            if any(_dropout_active(r) for r in use.path):
-                continue  # training-mode dropout rescales the weights on purpose
-            sums = (use.matmul.weight_sums or {}).get(use.slot)
-            if sums is None:
-                continue
-            minimum = sums.minimum
-            off = sums.deviations.get(use.pos)
-            if off is None:
-                continue
-            meta = use.matmul.inputs[use.slot]
-            tol = _tolerance(meta)
-            if math.isnan(off) or math.isnan(minimum) or (off <= tol and minimum >= -tol):
-                continue
-            culprit = next((r for r in use.path if r.op not in _NEUTRAL), None)
-            label = axis_label(meta.axes[use.pos], dims) if meta.axes else str(meta.shape[use.pos])
-            line = f"line {att.softmax.line}" if att.softmax.line else "the softmax"
-            what = f"off by up to {off:.3g}" if off > tol else f"some are negative ({minimum:.3g})"
-            message = (f"attention weights contracted with the values by the {_product(use.matmul)} "
-                       f"do not sum to 1 over {label} ({what})")
-            if culprit is not None:
-                at_line = f" at line {culprit.line}" if culprit.line else ""
-                message += f": the {_op_word(culprit)}{at_line}, after the softmax at {line}, changed them"
-                target = culprit
-            else:
-                target = use.matmul
-            if culprit is not None and _scalar(culprit, _tracked_slot(culprit) or 0) is not None:
-                hint = "Scale the scores before the softmax, not the weights after it."
-            else:
-                hint = ("Mask the scores before the softmax (masked_fill with float('-inf')), or "
-                        "renormalise the weights: att = att / att.sum(dim=-1, keepdim=True).")
-            yield diagnostic("unnormalized-attention", message, hint, rec=target,
-                             deviation=off, softmax=att.softmax.index, matmul=use.matmul.index)
-
-
-def _op_word(rec) -> str:
-    name = rec.op.split(".")[-1]
-    return name if name.isidentifier() else f"'{name}'"
-

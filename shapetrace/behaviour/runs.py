@@ -1,0 +1,173 @@
+"""Runs of the probe: float64 copies of the module and its inputs, seeds, one thread, the
+math kernel of SDPA, and the outputs read back (flattened, compared, measured).
+
+Shared by the checks (``checks``, ``shuffle``, ``locate``) and by the reference comparison,
+which runs both modules the same way."""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Mapping
+from contextlib import contextmanager
+
+import torch
+from torch import Tensor, nn
+
+
+def float64_copy(value):
+    """A float64 copy of a floating tensor (never the caller's storage); other values as they are."""
+    if isinstance(value, Tensor):
+        value = value.detach()
+        return value.to(torch.float64, copy=True) if value.is_floating_point() else value.clone()
+    return value
+
+
+
+def fresh(values):
+    """Copies of the tensors in a list or dict of arguments, for one run."""
+    if isinstance(values, Mapping):
+        return {k: v.clone() if isinstance(v, Tensor) else v for k, v in values.items()}
+    return [v.clone() if isinstance(v, Tensor) else v for v in values]
+
+
+
+def copy_module(module: nn.Module) -> nn.Module:
+    """A deep copy of the caller's module; raises what copying it raises."""
+    return copy.deepcopy(module)
+
+
+
+def to_float64(model: nn.Module) -> nn.Module:
+    """``model`` (a copy) in float64, eval mode, without gradients for its parameters."""
+    model.to(torch.float64)
+    for sub in model.modules():  # plain tensor attributes (not buffers) follow the dtype too
+        for key, value in list(vars(sub).items()):
+            plain = isinstance(value, Tensor) and type(value) is not nn.Parameter
+            if plain and value.is_floating_point():
+                setattr(sub, key, value.to(torch.float64))
+    model.requires_grad_(False)
+    return model.eval()
+
+
+
+def seed(value: int) -> None:
+    """``torch.manual_seed(value)`` for the devices in use: the CPU's generator, and CUDA's once
+    it is initialised. ``torch.manual_seed`` itself also queues a seeding for every device not
+    initialised yet (CUDA, XPU, MTIA), each with a formatted stack: 0.5 ms deep in a test run,
+    paid for every module graded."""
+    torch.default_generator.manual_seed(value)
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.manual_seed_all(value)
+
+
+
+@contextmanager
+def one_thread():
+    """Probe-size tensors are tiny: intra-op threads only add overhead (and stall badly when
+    the cores are busy), so the checks run on one thread and restore the setting after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+
+@contextmanager
+def float64_default():
+    """Tensors the module makes without a dtype (``torch.zeros(T, T)``,
+    ``nn.Transformer.generate_square_subsequent_mask(T)``) are float64 like the probe's copy, as
+    they match the module's dtype in an ordinary run: a float32 mask added to float64 scores
+    would make the re-run fail."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(before)
+
+
+
+@contextmanager
+def math_sdpa():
+    """The math SDPA kernel: differentiable under vmap, and masked weights are exactly 0."""
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:  # pragma: no cover - older torch
+        yield
+        return
+    with sdpa_kernel([SDPBackend.MATH]):
+        yield
+
+
+
+def flatten(out, label: str = "output", path: tuple = (), depth: int = 0):
+    """(label, path, tensor) for every tensor in a tensor / tuple / dict / ModelOutput."""
+    if isinstance(out, Tensor):
+        yield label, path, out
+        return
+    if depth >= 3:
+        return
+    if isinstance(out, (tuple, list)):
+        for i, item in enumerate(out):
+            yield from flatten(item, f"{label}[{i}]", path + (i,), depth + 1)
+    elif isinstance(out, Mapping) or _dict_like(out):
+        try:  # dicts and Hugging Face ModelOutput; a cache object is not a container of outputs
+            items = [(key, out[key]) for key in out.keys()]
+        except Exception:  # noqa: BLE001
+            return
+        for key, item in items:
+            yield from flatten(item, str(key), path + (key,), depth + 1)
+
+
+
+def _dict_like(out) -> bool:
+    return callable(getattr(out, "keys", None)) and hasattr(out, "__getitem__")
+
+
+
+def get(out, path: tuple):
+    for key in path:
+        out = out[key]
+    return out
+
+
+
+def same(a: Tensor, b: Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        return bool(torch.equal(a, b) or ((a == b) | (a.isnan() & b.isnan())).all())
+    return bool(torch.equal(a, b))
+
+
+
+def relative_change(got: Tensor, want: Tensor) -> float:
+    if got.shape != want.shape:
+        return math.inf
+    if not got.is_floating_point():
+        return 0.0 if torch.equal(got, want) else math.inf
+    finite = got.isfinite() & want.isfinite()
+    scale = float(want[finite].abs().max()) if finite.any() else 0.0
+    diff = float((got - want)[finite].abs().max()) if finite.any() else 0.0
+    if (got.isfinite() != want.isfinite()).any():
+        return math.inf
+    return diff / scale if scale > 0 else diff
+
+
+
+def max_change(a, b) -> float:
+    worst = 0.0
+    for (_, _, ta), (_, _, tb) in zip(flatten(a), flatten(b)):
+        if ta.is_floating_point() and ta.shape == tb.shape and not same(ta, tb):
+            finite = ta.isfinite() & tb.isfinite()
+            worst = max(worst, float((ta - tb)[finite].abs().max()) if finite.any() else math.inf)
+    return worst
+
+
+
+def outputs_equal(a, b) -> bool:
+    fa, fb = list(flatten(a)), list(flatten(b))
+    return len(fa) == len(fb) and all(same(x, y) for (_, _, x), (_, _, y) in zip(fa, fb))
