@@ -167,15 +167,21 @@ def site_from(frame, func_code=None):
     return None
 
 
-@lru_cache(maxsize=4096)
 def resolve_site(code, lasti: int) -> tuple[str, int, int | None, int | None]:
     """``(filename, line, col, end_col)`` of the instruction at ``lasti`` in ``code``."""
+    # Code objects compare equal across files (their equality ignores co_filename): two
+    # students' byte-identical files must never share an entry, so the file is in the key.
+    return _resolve_site(code, code.co_filename, lasti)
+
+
+@lru_cache(maxsize=4096)
+def _resolve_site(code, filename: str, lasti: int) -> tuple[str, int, int | None, int | None]:
     line, end_line, col, end_col = instruction_position(code, lasti)
     if line is not None:
         if end_line != line:
             end_col = None
-        return code.co_filename, line, col, end_col
-    return code.co_filename, code.co_firstlineno, None, None
+        return filename, line, col, end_col
+    return filename, code.co_firstlineno, None, None
 
 
 def file_tree(filename: str | None) -> ast.Module | None:

@@ -26,21 +26,34 @@ _SEEN: dict[str, bool] = {}  # module file -> is it the user's (not a library's)
 
 
 def _is_users(module) -> bool:
-    """A module from the user's files: it has a file, outside every library directory."""
+    """A module from the user's files: a file, or the folders of a namespace package (a
+    ``models/`` without ``__init__.py``), outside every library directory."""
     global _LIBRARY
     filename = getattr(module, "__file__", None)
     if not filename or not isinstance(filename, str):
-        return False
+        return _namespace_of_users(module)
     known = _SEEN.get(filename)
     if known is None:
-        if _LIBRARY is None:
-            from .targets import (
-                _library_dirs,  # Python's, installed packages', shapetrace's
-            )
-
-            _LIBRARY = _library_dirs()
-        known = _SEEN[filename] = not os.path.realpath(filename).startswith(_LIBRARY)
+        known = _SEEN[filename] = not os.path.realpath(filename).startswith(_library())
     return known
+
+
+def _library() -> tuple[str, ...]:
+    global _LIBRARY
+    if _LIBRARY is None:
+        from .targets import _library_dirs  # Python's, installed packages', shapetrace's
+
+        _LIBRARY = _library_dirs()
+    return _LIBRARY
+
+
+def _namespace_of_users(module) -> bool:
+    """A namespace package whose every folder is the user's."""
+    try:
+        folders = [os.path.realpath(p) + os.sep for p in getattr(module, "__path__", None) or ()]
+    except TypeError:
+        return False
+    return bool(folders) and not any(f.startswith(_library()) for f in folders)
 
 
 class Isolation:

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..base.errors import NoModuleClasses, UsageError
+from ..base.errors import NoModuleClasses, ShapetraceError, UsageError
 
 
 @dataclass
@@ -138,10 +138,39 @@ class ScriptJob:
             return TargetResult(target.display, error=stopped(exc, "running it"), exception=exc)
 
 
-def command_line_jobs(jobs: list[Job], *, script: bool, dims: dict) -> list[tuple]:
+@dataclass(frozen=True)
+class Unresolved:
+    """A target spec that could not be imported or found, kept as a target of its own in a run
+    of several: checking it reports the error, and every other target still runs."""
+
+    display: str
+    error: Exception
+
+    def check(self, target=None, *, fake: bool = False):
+        from ..report.results import TargetResult
+
+        return TargetResult(self.display, error=str(self.error), exception=self.error)
+
+
+def resolved(job, *, alone: bool = False) -> list[tuple]:
+    """``(job, target)`` for every target ``job`` names; when it cannot be imported or found,
+    one ``(Unresolved, None)`` in a run of several targets, or the error raised when ``alone``
+    (a single target on the command line: one line on stderr)."""
+    from ..base.errors import ShapetraceError
+
+    try:
+        return [(job, target) for target in job.resolve()]
+    except ShapetraceError as exc:
+        if alone:
+            raise
+        return [(Unresolved(job.spec.strip(), exc), None)]
+
+
+def command_line_jobs(jobs: list[Job], *, script: bool, dims: dict, alone: bool = True) -> list[tuple]:
     """``(job, target)`` pairs for the command line's targets: a file target (no ``::``) runs
     as a script when ``script`` (``--script``) or when it defines no ``nn.Module`` subclass;
-    everything else resolves to module classes."""
+    everything else resolves to module classes. Unless the run has one target (``alone``), a
+    target that cannot be imported or found is its own target error (``resolved``)."""
     out: list[tuple] = []
     for job in jobs:
         spec = job.spec.strip()
@@ -152,14 +181,18 @@ def command_line_jobs(jobs: list[Job], *, script: bool, dims: dict) -> list[tupl
         as_script = ScriptJob(spec, dims={**job.dims, **dims}, root=job.root,
                               timeout=job.timeout)
         if is_file and (script or not defines_classes(_located(job.root, location.strip()))):
-            out += [(as_script, t) for t in as_script.resolve()]
+            out += resolved(as_script, alone=alone)
             continue
         try:
             out += [(job, t) for t in job.resolve()]
         except NoModuleClasses:
             if not is_file:
                 raise
-            out += [(as_script, t) for t in as_script.resolve()]
+            out += resolved(as_script, alone=alone)
+        except ShapetraceError as exc:
+            if alone:
+                raise
+            out.append((Unresolved(spec, exc), None))
     return out
 
 

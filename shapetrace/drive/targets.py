@@ -180,8 +180,10 @@ def _on_sys_path(directory: Path):
 def _forget_shadowed(directory: Path) -> None:
     """Drop user modules that a file in ``directory`` would shadow on import.
 
-    Two students' ``helpers.py`` share the name ``helpers``: without this, the second student's
-    ``import helpers`` would get the first one's module from ``sys.modules``.
+    Two students' ``helpers.py`` share the name ``helpers``, and two students' ``models/``
+    folders (with or without ``__init__.py``) the name ``models``: without this, the second
+    student's ``import helpers`` or ``from models.attn import ...`` would get the first one's
+    module from ``sys.modules``.
     """
     library = _library_dirs()
     try:  # one listing, not two stat calls for each of the hundreds of top-level modules
@@ -190,18 +192,27 @@ def _forget_shadowed(directory: Path) -> None:
         return
     for name in [n for n in sys.modules if "." not in n]:
         if not ((f"{name}.py" in entries and (directory / f"{name}.py").is_file())
-                or (name in entries and (directory / name / "__init__.py").is_file())):
+                or (name in entries and (directory / name).is_dir())):
             continue
-        filename = getattr(sys.modules.get(name), "__file__", None)
-        if not filename:
-            continue
-        resolved = Path(filename).resolve()
-        if str(resolved).startswith(library):
+        homes = _homes(sys.modules.get(name))
+        if not homes or any(str(home).startswith(library) for home in homes):
             continue  # never drop the standard library or an installed package
-        home = resolved.parent.parent if resolved.name == "__init__.py" else resolved.parent
-        if home != directory:
+        if directory not in {home.parent for home in homes}:
             for other in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
                 sys.modules.pop(other, None)
+
+
+def _homes(module) -> list[Path]:
+    """Where a top-level module lives: its file, its package's folder, or every folder of a
+    namespace package (a ``models/`` without ``__init__.py``)."""
+    filename = getattr(module, "__file__", None)
+    if filename:
+        resolved = Path(filename).resolve()
+        return [resolved.parent if resolved.name == "__init__.py" else resolved]
+    try:
+        return [Path(p).resolve() for p in getattr(module, "__path__", None) or ()]
+    except (TypeError, OSError):
+        return []
 
 
 def _library_dirs() -> tuple[str, ...]:

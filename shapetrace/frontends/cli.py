@@ -288,7 +288,7 @@ def _jobs(args) -> list[tuple]:
     """(Job, Target) for every module class to check, in order."""
     from ..base.dims import Dims, parse_dims
     from ..base.specs import parse_init, parse_input
-    from ..drive.jobs import Job, command_line_jobs, jobs_from_config
+    from ..drive.jobs import Job, command_line_jobs, jobs_from_config, resolved
 
     dim_items = [item.strip() for item in (args.dims or "").split(",")]
     if args.dims is not None and not all(dim_items[:-1] if len(dim_items) > 1 else dim_items):
@@ -313,10 +313,14 @@ def _jobs(args) -> list[tuple]:
         raise UsageError("--reference compares a module's values: it cannot run with --fake or --script")
     if args.script and (args.init or args.input or args.fake):
         raise UsageError("--init/--input/--fake apply to nn.Module targets, not --script")
-    config_jobs = [(job, target) for job in jobs for target in job.resolve()]
+    # in a run of several targets, one that cannot be imported or found is its own target
+    # error and every other target still runs; a single one on the command line is one line
+    alone = not args.config and len(args.targets) == 1
+    config_jobs = [pair for job in jobs for pair in resolved(job)]
     cli_jobs = [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal,
                     reference=args.reference, timeout=args.timeout) for spec in args.targets]
-    return config_jobs + command_line_jobs(cli_jobs, script=args.script, dims=cli_dims)
+    return config_jobs + command_line_jobs(cli_jobs, script=args.script, dims=cli_dims,
+                                           alone=alone)
 
 
 def _imported(args) -> list[tuple]:

@@ -151,7 +151,8 @@ def compact_trace(trace, diagnostics) -> tuple[object, list[str]]:
         if rec.index in flagged or rec.error:
             sigs.append(-1 - rec.index)  # unique: never part of a repeat
             continue
-        key = (rec.op, rec.site, rec.module,  # the site: one call site, resolved lazily
+        site = rec.site  # one call site, resolved lazily; its code by identity (code objects
+        key = (rec.op, site and (id(site[0]), site[1]), rec.module,  # of two files compare equal)
                tuple(getattr(m, "shape", None) for m in rec.inputs),
                tuple(getattr(m, "shape", None) for m in rec.outputs))
         sigs.append(ids.setdefault(key, len(ids)))

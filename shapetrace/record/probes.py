@@ -308,7 +308,8 @@ def head_keeper(heads: dict[int, list], limit: int | None = None):
 
     def keep(rec, outs, args, kwargs) -> None:
         if rec.op in SOFTMAXES or rec.op == SDPA:
-            key = (rec.module, rec.site)
+            site = rec.site  # its code by identity: code objects of two files compare equal
+            key = (rec.module, site and (id(site[0]), site[1]))
             if key in seen or (limit is not None and len(heads) >= limit):
                 return
             weights = head_weights(rec, outs, args, kwargs)
