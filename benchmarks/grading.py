@@ -16,6 +16,15 @@ whole CPU time (children's ``getrusage``, which includes the xdist workers), imp
 start-up included. Goal: <= 1.3x.
 
     python benchmarks/grading.py [--submissions 144] [--no-reference] [--baseline DIR]
+    python benchmarks/grading.py --course 150
+
+``--course N`` grades a course as a class hands one in: N submissions of one exercise made from
+the course template's starter (``examples/course``), most of them byte-identical copies of a
+few versions (done right, the starter's jumbled heads, the residual slip, the solution itself,
+and a copy done right with a comment of its own), each graded against the solution with every
+check, ``pytest -n 2`` against a bare pytest grader: the same course's items as a plain test
+that builds each student's module and runs one forward. It prints the CPU ratio and the cost per
+submission. Goal: <= 1.5x.
 
 A *minimal* grader does what the bare one does plus the least that the comparison and the
 behaviour checks must do: build the solution's model and run it on the same inputs, and run
@@ -117,6 +126,97 @@ def course(root: Path, n: int, reference: bool) -> list[Path]:
     return files
 
 
+COURSE = REPO / "examples" / "course"
+#: (version, how many of every 15 submissions): most of a class hands in a few versions
+VERSIONS = [("attention_fixed.py", 6), ("attention.py", 4), ("attention_residual.py", 2),
+            ("solution", 2), ("commented", 1)]
+_INIT = '{ d_in = "C", d_out = "C", context_length = "L", dropout = 0.0, num_heads = "H" }'
+BARE_TEST = '''
+import importlib.util, sys
+from pathlib import Path
+
+import pytest
+import torch
+
+SUBMISSIONS = sorted(Path(__file__).parent.glob("sub_*/attention.py"))
+
+
+@pytest.mark.parametrize("path", SUBMISSIONS, ids=lambda p: p.parent.name)
+def test_builds_and_runs(path):
+    spec = importlib.util.spec_from_file_location(f"bare_{path.parent.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch.manual_seed(0)
+    model = module.MultiHeadAttention(d_in=143, d_out=143, context_length=23, dropout=0.0,
+                                      num_heads=11).eval()
+    with torch.no_grad():
+        model(torch.randn(5, 7, 143))
+'''
+
+
+def class_course(root: Path, n: int) -> list[Path]:
+    """A course of ``n`` submissions of the course template's exercise, as a class hands them
+    in (``VERSIONS``), graded against the solution; and the bare grader's test file."""
+    shutil.copytree(COURSE / "solution", root / "solution")
+    texts = {name: (COURSE / "student" / name).read_text() for name, _ in VERSIONS
+             if name.endswith(".py")}
+    texts["solution"] = (COURSE / "solution" / "attention.py").read_text()
+    texts["commented"] = "# my solution, finally\n" + texts["attention_fixed.py"]
+    cycle = [name for name, count in VERSIONS for _ in range(count)]
+    lines = ["[tool.pytest.ini_options]\ntestpaths = [\".\"]\n", "[tool.shapetrace]\n",
+             "dims = { B = 5, T = 7 }\n"]
+    files = []
+    for i in range(n):
+        folder = root / f"sub_{i:03d}"
+        folder.mkdir()
+        (folder / "attention.py").write_text(texts[cycle[i % len(cycle)]])
+        files.append(folder / "attention.py")
+        lines.append(f'\n[[tool.shapetrace.targets]]\ntarget = "sub_{i:03d}/attention.py::'
+                     f'MultiHeadAttention"\ninit = {_INIT}\ninputs = ["x=B,T,C"]\ncausal = true\n'
+                     f'reference = "solution/attention.py::MultiHeadAttention"\npoints = 2\n')
+    (root / "pyproject.toml").write_text("".join(lines))
+    (root / "bare_grader_test.py").write_text(BARE_TEST)
+    return files
+
+
+def grade_class(args, env: dict) -> None:
+    pytest_args = ["-q", "-n", "2", "-p", "no:cacheprovider", "-p", "no:randomly",
+                   "-p", "no:hypothesispytest", "-p", "no:anyio"]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        if args.keep:
+            shutil.rmtree(args.keep, ignore_errors=True)
+            root = args.keep
+            root.mkdir(parents=True)
+        class_course(root, args.course)
+        bare = [sys.executable, "-m", "pytest", *pytest_args, "-p", "no:shapetrace",
+                "bare_grader_test.py"]
+        graded = [sys.executable, "-m", "pytest", *pytest_args, "pyproject.toml",
+                  f"--shapetrace-gradescope={root / 'results.json'}"]
+        cpu_of([bare + ["--co"]], root, env)  # bytecode caches filled; then measured
+        cpu_of([graded + ["--co"]], root, env)
+        bare_runs, runs = [], []
+        for _ in range(args.rounds):  # alternated, so that both see the machine's load alike
+            bare_runs.append(cpu_of([bare], root, env))
+            runs.append(cpu_of([graded], root, env))
+        (bare_cpu, bare_wall, (bare_out,)), (cpu, wall, (out,)) = _median(bare_runs), _median(runs)
+    distinct = len({name for name, _ in VERSIONS})
+    print(f"grading a class of {args.course} submissions of one exercise ({distinct} distinct "
+          f"files, each against the solution with every check); medians of {args.rounds} runs")
+    last = lambda text: text.strip().splitlines()[-1] if text.strip() else "(no output)"
+    print(f"  bare pytest grader (build + one forward): {last(bare_out)}; {bare_cpu:.1f} s CPU, "
+          f"{bare_wall:.1f} s wall, {1000 * bare_cpu / args.course:.0f} ms CPU a submission")
+    print(f"  pytest -n 2 with shapetrace: {last(out)}; {cpu:.1f} s CPU, {wall:.1f} s wall, "
+          f"{1000 * cpu / args.course:.0f} ms CPU a submission")
+    print(f"    CPU ratio: {cpu / bare_cpu:.2f}x (goal: <= 1.5)   wall ratio: "
+          f"{wall / bare_wall:.2f}x")
+
+
+def _median(runs: list[tuple]) -> tuple:
+    """The run with the median CPU time."""
+    return sorted(runs, key=lambda run: run[0])[len(runs) // 2]
+
+
 def cpu_of(commands: list[list[str]], cwd: Path, env: dict) -> tuple[float, float, list[str]]:
     """(CPU seconds of the children, wall seconds, their stdouts), the commands run at once."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -138,6 +238,11 @@ def main():
     parser.add_argument("--baseline", type=Path,
                         help="a second shapetrace source tree to grade with in the same run")
     parser.add_argument("--keep", type=Path, help="build the course repository here and keep it")
+    parser.add_argument("--course", type=int, metavar="N",
+                        help="grade a class of N submissions made from the course template's "
+                             "starter against a bare pytest grader (goal <= 1.5x)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="with --course: runs of each grader, alternated (the medians count)")
     args = parser.parse_args()
 
     def env_for(tree: Path) -> dict:
@@ -150,6 +255,9 @@ def main():
         return env
 
     env = env_for(REPO)
+    if args.course:
+        grade_class(args, env)
+        return
     pytest_args = ["-q", "-n", "2", "-p", "no:cacheprovider", "-p", "no:randomly",
                    "-p", "no:hypothesispytest", "-p", "no:anyio"]
     graders = [("this tree", env)]

@@ -13,8 +13,17 @@ import sys
 
 import pytest
 
-from shapetrace.render.github import (diagnostic_command, escape_data, escape_property,
-                                                github_actions, result_commands, workflow_command)
+from shapetrace.render.github import (
+    Annotation,
+    annotations,
+    diagnostic_command,
+    escape_data,
+    escape_property,
+    github_actions,
+    limited_commands,
+    step_summary,
+    workflow_command,
+)
 from shapetrace.report.results import Diagnostic, TargetResult
 from test_pytest_plugin import BUGGY_LINE, REPO, RUNS, make_project, run
 
@@ -58,9 +67,50 @@ def test_user_text_cannot_end_the_command_or_start_another():
 
 def test_a_target_that_could_not_run_is_one_error_at_its_file():
     result = TargetResult("student/attention.py::MHA", error="syntax error in student/attention.py:3")
-    assert result_commands(result, source="student/attention.py") == [
+    assert [a.command() for a in annotations([result])] == [
         "::error file=student/attention.py,title=shapetrace target-error::"
         "student/attention.py::MHA: syntax error in student/attention.py:3"]
+
+
+def _students(n: int, level: str = "error", rule: str = "reshape-jumble", message: str = "m"):
+    return [Annotation(level, rule, message, f"s{i}/a.py::M", file=f"s{i}/a.py", line=3)
+            for i in range(n)]
+
+
+@pytest.mark.parametrize("n", [pytest.param(10, id="ten"), pytest.param(16, id="sixteen")])
+def test_at_most_ten_of_a_level_the_last_saying_how_many_more(n):
+    commands = limited_commands(_students(n))
+    assert len(commands) == 10
+    if n > 10:
+        assert commands[-1].startswith("::error title=shapetrace::")
+        assert f"{n - 9} more errors not shown here" in commands[-1]
+    else:
+        assert all("file=s" in c for c in commands)
+
+
+def test_each_level_has_its_own_ten_errors_first():
+    found = [*_students(12, "notice", "dim-collision"), *_students(12, "warning", "attention-scale"),
+             *_students(12)]
+    commands = limited_commands(found)
+    levels = [c.split(" ", 1)[0] for c in commands]
+    assert levels == ["::error"] * 10 + ["::warning"] * 10 + ["::notice"] * 10
+
+
+def test_one_per_root_cause_first():
+    """Sixteen copies of one bug and one other bug: the other bug is among the ten shown."""
+    found = [*_students(16), Annotation("error", "softmax-axis", "other", "z.py::M", "z.py", 7)]
+    commands = limited_commands(found)
+    assert any("softmax-axis" in c for c in commands[:2])
+
+
+def test_step_summary_is_a_markdown_table_of_everything():
+    found = [*_students(12), Annotation("warning", "attention-scale", "a | b\nc", "x.py::M",
+                                        "x.py", 4)]
+    text = step_summary(found)
+    assert text.startswith("### shapetrace: 12 errors, 1 warning")
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 1 + 13  # the header and every annotation
+    assert "| x.py::M | warning attention-scale | x.py:4 | a \\| b c |" in text
 
 
 def test_no_file_means_no_line_either():

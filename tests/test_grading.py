@@ -42,7 +42,14 @@ def by_name(document: dict) -> dict[str, dict]:
 def test_a_test_scores_all_or_nothing(passed, points, score, status):
     test = gradescope_test("shapetrace::a.py::A", passed=passed, points=points, output="x")
     assert test == {"name": "shapetrace::a.py::A", "score": score, "max_score": float(points),
-                    "status": status, "output": "x"}
+                    "status": status, "output": "```\nx\n```", "output_format": "md"}
+
+
+def test_output_is_a_code_block_that_user_text_cannot_close():
+    """Gradescope renders Markdown: the findings sit in a code block (fixed-width, so shapes
+    line up), fenced with more backticks than any run in the text."""
+    test = gradescope_test("a", passed=False, output="x = `y`\n```\nnot code")
+    assert test["output"].startswith("````\n") and test["output"].endswith("\n````")
 
 
 def test_the_document_totals_the_scores():
@@ -52,13 +59,13 @@ def test_the_document_totals_the_scores():
     assert document["score"] == 2.0
     assert document["output"] == "shapetrace: 1 of 3 checks passed (2 of 4 points)"
     assert [t["status"] for t in document["tests"]] == ["passed", "failed", "failed"]
-    assert document["tests"][2]["output"] == "teardown failed"
+    assert document["tests"][2]["output"] == "```\nteardown failed\n```"
     json.dumps(document, allow_nan=False)  # strict JSON
 
 
 def test_long_output_is_cut():
     test = gradescope_test("a", passed=False, output="x" * 50_000)
-    assert len(test["output"]) < 21_000 and test["output"].endswith("more characters)")
+    assert len(test["output"]) < 21_000 and test["output"].endswith("more characters)\n```")
 
 
 @pytest.mark.parametrize("job, entry, points", [

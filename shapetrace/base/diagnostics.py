@@ -48,12 +48,19 @@ class Diagnostic:
     #: the distinct module paths it fired in, in trace order (``module`` is the first).
     count: int = 1
     modules: list[str] = field(default_factory=list)
+    #: One root cause, one finding: every line the same rule found the same mistake on, with
+    #: the same fix (``q``, ``k`` and ``v`` split the same wrong way); ``line`` is the first,
+    #: and ``more_records`` the records of the others.
+    lines: list[int] = field(default_factory=list)
+    more_records: list[int] = field(default_factory=list)
 
     def __post_init__(self):
         if self.severity not in SEVERITIES:
             raise ValueError(f"severity must be one of {SEVERITIES}, got {self.severity!r}")
         if not self.modules and self.module:
             self.modules = [self.module]
+        if not self.lines and self.line is not None:
+            self.lines = [self.line]
 
     @property
     def module_span(self) -> str:
@@ -63,8 +70,11 @@ class Diagnostic:
 
     @property
     def location(self) -> str:
+        """``attention.py:42``; ``attention.py:42, 43, 44`` for one mistake on sibling lines."""
         if self.file is None:
             return ""
+        if len(self.lines) > 1:
+            return f"{self.file}:{', '.join(map(str, self.lines))}"
         return f"{self.file}:{self.line}" if self.line else self.file
 
     def to_json(self) -> dict[str, Any]:
@@ -80,11 +90,21 @@ class Diagnostic:
             "op": self.op,
             "count": self.count,
             "modules": list(self.modules),
+            "lines": list(self.lines),
         }
         data = self.data if self.record is None else {**self.data, "index": self.record}
         if data:
             out["data"] = strict_json(data)
         return out
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Checks that did not run for a target, and why: ``checks`` are rule names. A report lists
+    them beside the checks that ran, so a clean result can be told from an unchecked one."""
+
+    checks: tuple[str, ...]
+    reason: str
 
 
 def module_span(modules: list[str]) -> str:
@@ -124,3 +144,46 @@ def merge_repeats(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
             if m not in first.modules:
                 first.modules.append(m)
     return out
+
+
+#: sibling lines are at most this far apart (``q``, ``k`` and ``v`` on neighbouring lines)
+SIBLING_LINES = 3
+
+
+def merge_siblings(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One root cause, one finding (SPEC section 5): findings of the same rule, with the same
+    message and the same advice, in the same module and file, on lines at most
+    ``SIBLING_LINES`` apart (the same wrong split for ``q``, ``k`` and ``v``), become the first
+    of them with every line in ``lines``; each line's own corrected line is kept in
+    ``data["fixes"]``. Order is kept; merging merged findings again changes nothing."""
+    groups: dict[tuple, Diagnostic] = {}
+    out: list[Diagnostic] = []
+    for d in diagnostics:
+        if d.file is None or d.line is None:
+            out.append(d)
+            continue
+        key = (d.rule, d.severity, d.file, d.module, d.message, _advice(d))
+        first = groups.get(key)
+        if first is not None and all(line not in first.lines for line in d.lines) \
+                and min(abs(a - b) for a in first.lines for b in d.lines) <= SIBLING_LINES:
+            fixes = first.data.setdefault("fixes", [first.data["fix"]] if first.data.get("fix")
+                                          else [])
+            fixes.extend(d.data.get("fixes") or ([d.data["fix"]] if d.data.get("fix") else []))
+            first.lines = sorted({*first.lines, *d.lines})
+            first.more_records.extend(r for r in (d.record, *d.more_records) if r is not None)
+            continue
+        groups[key] = d
+        out.append(d)
+    for d in out:
+        if len(d.data.get("fixes", ())) < 2:
+            d.data.pop("fixes", None)
+    return out
+
+
+def _advice(d: Diagnostic) -> str:
+    """The hint without the corrected line it ends with (each line's own)."""
+    fix = d.data.get("fix") if d.data else None
+    if not fix:
+        return d.hint
+    cut = d.hint.rfind(f": {fix['line']}  ")
+    return d.hint[:cut] if cut >= 0 else d.hint

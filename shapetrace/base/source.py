@@ -117,6 +117,34 @@ def user_frame(exc: BaseException) -> tuple[str, int] | None:
     return (display_path(found[0]), found[1]) if found else None
 
 
+def class_file(cls: type) -> str | None:
+    """The file a class is defined in, also when its module is no longer in ``sys.modules``
+    (a target's, taken out again after its run): from its module, else from the code of a
+    function it defines."""
+    module = sys.modules.get(getattr(cls, "__module__", "") or "")
+    filename = getattr(module, "__file__", None)
+    if isinstance(filename, str):
+        return filename
+    for value in vars(cls).values():
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+        if code is not None:
+            return code.co_filename
+    return None
+
+
+def class_namespace(cls: type) -> dict:
+    """The global names of the module a class is defined in, also when that module is no
+    longer in ``sys.modules``: its module's, else those its functions see."""
+    module = sys.modules.get(getattr(cls, "__module__", "") or "")
+    if module is not None:
+        return vars(module)
+    for value in vars(cls).values():
+        found = getattr(getattr(value, "__func__", value), "__globals__", None)
+        if isinstance(found, dict):
+            return found
+    return {}
+
+
 def display_path(path: str | None) -> str | None:
     """A path relative to the working directory when it lies below it, else as given."""
     if not path or path.startswith("<"):

@@ -24,6 +24,7 @@ from .errors import InternalCheckError, raised_by_user
 from .probe import Probe
 from .results import (
     PERMUTATION_RTOL,
+    RERUNS,
     RTOL,
     BehaviourResult,
     DependencyResult,
@@ -91,7 +92,8 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
     try:
         copied = copy_module(module)
     except Exception as exc:  # noqa: BLE001 - a module that cannot be copied is not checked
-        result.skipped.append(f"behaviour checks: the module could not be copied ({exc})")
+        result.skip(RERUNS, f"the module could not be copied ({exc})",
+                    f"behaviour checks: the module could not be copied ({exc})")
         return result
     stage = _Stage("behaviour")
     try:
@@ -107,8 +109,8 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
         raise
     except Exception as exc:  # noqa: BLE001 - the module's own failure: the trace reports it
         result.diagnostics = []
-        result.skipped.append(f"behaviour checks: the module raised while re-running "
-                              f"({type(exc).__name__}: {exc})")
+        why = f"the module raised while re-running ({type(exc).__name__}: {exc})"
+        result.skip(RERUNS, why, f"behaviour checks: {why}")
     return result
 
 
@@ -250,7 +252,7 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
     stage.check = "batch-leak and causal-leak"
     reason = _ambiguity(probe.dims, probe.roles)
     if reason:
-        result.skipped.append(f"batch-leak and causal-leak not checked: {reason}")
+        result.skip(("batch-leak", "causal-leak"), reason)
         return
     dep = probe.dependencies(first)
     if deterministic and not dep.reason:
@@ -259,7 +261,7 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
     dep.pairs.extend(side)
     result.dependency = dep
     if dep.reason:
-        result.skipped.append(f"batch-leak and causal-leak not checked: {dep.reason}")
+        result.skip(("batch-leak", "causal-leak"), dep.reason)
         return
 
     result.causal_checkable = any(s.role.stream == "query" and s.role.time is not None
@@ -307,11 +309,12 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
         result.diagnostics.append(messages.batch_mixing(probe, dep, mixing,
                                                         leak[0].rec if leak else None))
     elif probe.per_sample_state:
-        result.skipped.append(
-            f"batch-leak: whether outputs follow their sample when the batch is reordered was not "
-            f"checked, as the module keeps per-sample state across calls "
-            f"({', '.join(f'`{n}`' for n in dict.fromkeys(probe.per_sample_state))}), "
-            f"which a reordered batch would not match")
+        state = ", ".join(f"`{n}`" for n in dict.fromkeys(probe.per_sample_state))
+        why = (f"the module keeps per-sample state across calls ({state}), which a reordered "
+               f"batch would not match")
+        # batch-leak ran (which samples each output reads); only the reordering was left out
+        result.skipped.append(f"batch-leak: whether outputs follow their sample when the batch "
+                              f"is reordered was not checked, as {why}")
     elif deterministic:
         change, order = shuffle.reorder_change(probe, first)
         if change > PERMUTATION_RTOL:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from ..base.diagnostics import Diagnostic
+from ..base.diagnostics import Diagnostic, Skip
 
 #: A dependency counts when it exceeds RTOL times the largest one (float64; see the package docs).
 RTOL = 1e-6
@@ -102,6 +102,10 @@ def looks_causal(dep: DependencyResult) -> bool:
     return not bool(grid.triu(1).any()) and bool(grid.tril(-1).any())
 
 
+#: the checks that re-run the module
+RERUNS = ("nondeterministic-eval", "batch-leak", "causal-leak")
+
+
 @dataclass
 class BehaviourResult:
     """Everything the behaviour checks found for one module."""
@@ -110,10 +114,18 @@ class BehaviourResult:
     dependency: DependencyResult | None = None
     #: Observations that are not findings, e.g. "the module is causal in practice".
     notes: list[str] = field(default_factory=list)
-    #: Checks that could not run, and why.
+    #: Checks that could not run, and why: as lines for the report's notes (``skipped``) and
+    #: as data (``skips``: which rules, the reason), added together by :meth:`skip`.
     skipped: list[str] = field(default_factory=list)
+    skips: list[Skip] = field(default_factory=list)
     #: Whether the causal-leak check could run (an input with a time axis, dependencies known):
     #: when no intent was given, the caller says that it was not checked.
     causal_checkable: bool = False
     #: The note among ``notes`` that says the module is causal in practice, or "".
     causal_note: str = ""
+
+    def skip(self, checks: tuple[str, ...], reason: str, note: str | None = None) -> None:
+        """``checks`` (rule names) did not run because of ``reason``; ``note`` is the line the
+        report shows (``"<checks> not checked: <reason>"`` unless given)."""
+        self.skips.append(Skip(tuple(checks), reason))
+        self.skipped.append(note or f"{' and '.join(checks)} not checked: {reason}")

@@ -18,9 +18,11 @@ import torch
 
 from ..analysis.facts import Analysis
 from ..base.dims import Dims
+from ..base.diagnostics import Skip
 from ..base.errors import ShapetraceError, drop_frames, one_line
 from ..base.ops import next_prime
 from ..base.records import TraceData
+from ..behaviour.results import RERUNS
 from ..record.fake import fake_mode
 from ..report.results import Report, TargetResult
 from ..report.trace import Trace
@@ -29,6 +31,11 @@ from .attempt import Attempt, attempt, build
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from .plan import Request, make_plan
 from .preserve import preserved
+from .reuse import Done
+
+
+#: the checks that re-run the module, and with them the watch for writes into its inputs
+WATCHED = (*RERUNS, "input-mutated")
 
 
 def check(module, *, init: Mapping[str, Any] | None = None,
@@ -67,9 +74,27 @@ def check_target(module, *, target: str | None = None, dims=None, **settings) ->
         module = module._orig_mod
         notes.append("traced the eager module behind torch.compile")
     request = Request(module, dims, display, **settings)
-    result = _checked(request, notes)
+    with _threads_for(dims):
+        result = _checked(request, notes)
     result.seconds = time.perf_counter() - started
     return result
+
+
+#: elements of the largest activation below which a check runs on one thread
+_SMALL = 1 << 20
+
+
+def _threads_for(dims: Dims):
+    """One thread for probe-size tensors (intra-op threads only add overhead there, and stall
+    badly when the cores are busy, as under ``pytest -n 2``); the caller's setting for large
+    sizes. Restored afterwards."""
+    import contextlib
+
+    from ..behaviour.runs import one_thread
+
+    largest = dims.get("B", 1) * max(dims.get("T", 1), dims.get("S", 1)) * \
+        max([dims.get("C", 1), dims.get("V", 1), *(v for k, v in dims.items() if len(k) > 1)])
+    return one_thread() if largest <= _SMALL else contextlib.nullcontext()
 
 
 def _checked(request: Request, notes: list[str]) -> TargetResult:
@@ -77,8 +102,11 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
     dims, module = request.dims, request.module
     # decided before the run, which leaves these rules out
     skipped = [name for name, rule in RULES.items() if rule.needs_values] if request.fake else []
+    skips = [Skip(tuple(skipped), "--fake runs on fake tensors: no values")] if skipped else []
     failure = TargetResult(request.display, dims=dims.as_dict(), skipped=skipped, notes=notes)
     behaviour = request.behaviour and not request.fake
+    if not request.behaviour:
+        skips.append(Skip(WATCHED, "not asked for (behaviour=False)"))
     try:
         plan = make_plan(request)
         if not request.fake:  # sizes that would not fit are refused before anything is allocated
@@ -88,6 +116,7 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
             if note:
                 behaviour = False
                 notes.append(note)
+                skips.append(Skip(WATCHED, "the sizes are too large for them"))
         with preserved(module), fake_mode(request.fake) as mode:
             chosen = attempt(plan, mode=mode, watch=behaviour, skip=skipped)
             failed = chosen.failed_op
@@ -98,7 +127,7 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                         chosen = again
                         notes.append(other.note)
                         break
-            return _findings(chosen, request, notes, skipped, behaviour)
+            return _findings(chosen, request, notes, skipped, skips, behaviour)
     except (ShapetraceError, RuntimeError, MemoryError) as exc:
         if out_of_memory(exc):  # building it or its inputs: the sizes, not the user's code
             drop_frames(exc)
@@ -113,19 +142,26 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
 
 
 def _findings(chosen: Attempt, request: Request, notes: list[str], skipped: list[str],
-              behaviour: bool) -> TargetResult:
+              skips: list[Skip], behaviour: bool) -> TargetResult:
     """The result of the attempt that stands: its trace's findings, then, when the forward
-    ran, the behaviour checks' and the reference comparison's, all added to that one trace."""
+    ran, the behaviour checks' and the reference comparison's, all added to that one trace;
+    and which checks did not run, and why."""
     trace = chosen.trace
     trace.diagnostics  # noqa: B018 - the trace rules run now, within the check's time
     result = TargetResult(request.display, dims=_used_dims(trace._analyse(), trace.dims),
-                          trace=trace, skipped=skipped, notes=[*notes, *chosen.notes])
+                          trace=trace, skipped=skipped, notes=[*notes, *chosen.notes],
+                          skips=skips)
     if request.inputs is None and not request.fake and _guess_failed(result, chosen):
         return result
+    if not chosen.ran:
+        skips.append(Skip((*WATCHED, "reference-mismatch"),
+                          "the forward raised: they need a forward that runs"))
     if chosen.ran and behaviour:
         trace.add(chosen.watch.diagnostics())
         _check_behaviour(result, chosen, request)
-    if request.reference is not None and not request.fake and chosen.ran:
+    if request.reference is None:
+        skips.append(Skip(("reference-mismatch",), "no reference named"))
+    elif not request.fake and chosen.ran:
         _compare(result, chosen, request)
     return result
 
@@ -137,23 +173,52 @@ def _check_behaviour(result: TargetResult, chosen: Attempt, request: Request) ->
         dims = _sizes_named(dims, chosen.trace.dims, originals)
         if dims is None:
             result.notes.append(_UNNAMED_BATCH)
+            result.skips.append(Skip(RERUNS, "nothing names the batch axis of the tensors given"))
             return
-    found, notes = _behaviour(chosen.model, originals, chosen.names, chosen.trace, dims,
-                              request.causal, chosen.built_with)
+    reuse = request.reuse
+    key = reuse.key(request, chosen.trace, "behaviour") if reuse is not None else None
+    done = reuse.get(key, chosen.trace) if reuse is not None else None
+    if done is not None:  # the same code checked before in this run
+        found, notes, skips = done.findings, done.notes, done.skips
+    else:
+        found, notes, skips = _behaviour(chosen.model, originals, chosen.names, chosen.trace,
+                                         dims, request.causal, chosen.built_with)
+        if reuse is not None:
+            reuse.put(key, chosen.trace, Done(found, notes, skips))
     chosen.trace.add(found)
     result.notes.extend(notes)
+    result.skips.extend(skips)
 
 
 def _compare(result: TargetResult, chosen: Attempt, request: Request) -> None:
     """The reference comparison (``reference``): its findings and notes join the result."""
     from .reference import compare, resolve_reference
 
-    found, notes = compare(chosen.model, chosen.args,
-                           resolve_reference(request.reference, like=request.cls),
-                           init=request.init if isinstance(request.module, type) else None,
-                           dims=request.dims, seed=request.seed, student=result.target)
+    reference = resolve_reference(request.reference, like=request.cls)
+    reuse = request.reuse
+    key = reuse.key(_with_reference(request, reference), chosen.trace, "reference") \
+        if reuse is not None else None
+    done = reuse.get(key, chosen.trace) if reuse is not None else None
+    if done is not None:  # the same code compared before in this run
+        found, notes = done.findings, done.notes
+        why = done.skips[0].reason if done.skips else None
+    else:
+        found, notes, why = compare(chosen.model, chosen.args, reference,
+                                    init=request.init if isinstance(request.module, type) else None,
+                                    dims=request.dims, seed=request.seed, student=result.target)
+        if reuse is not None:
+            skips = [Skip(("reference-mismatch",), why)] if why is not None else []
+            reuse.put(key, chosen.trace, Done(found, notes, skips))
     chosen.trace.add(found)
     result.notes.extend(notes)
+    if why is not None:
+        result.skips.append(Skip(("reference-mismatch",), why))
+
+
+def _with_reference(request: Request, reference) -> Request:
+    import dataclasses
+
+    return dataclasses.replace(request, reference=reference)
 
 
 def _guess_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -218,7 +283,8 @@ def _sizes_named(probe: Dims, named: Dims, args) -> Dims | None:
 
 
 def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None):
-    """Behaviour diagnostics, and notes on what could not be checked or was observed.
+    """Behaviour diagnostics, notes on what could not be checked or was observed, and the
+    checks that did not run (``Skip``).
 
     Dependencies come from plain autograd (one forward, batched backward passes) rather than
     ``torch.func``: the first ``vmap`` of a process imports torch._dynamo, about a second.
@@ -236,17 +302,25 @@ def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None):
         outcome = run_behaviour(model, args, roles, causal=intent.causal, dims=dims)
     except InternalCheckError as exc:  # shapetrace's bug, not the module's: say so, keep going
         if out_of_memory(exc.error):  # unless the sizes were too large for the checks
-            return [], [behaviour_out_of_memory(dims)]
-        return [], [str(exc)]
+            return [], [behaviour_out_of_memory(dims)], [Skip(RERUNS, "out of memory")]
+        return [], [str(exc)], [Skip(RERUNS, str(exc))]
     except Exception as exc:  # noqa: BLE001 - the module's failures are handled inside
         if out_of_memory(exc):
-            return [], [behaviour_out_of_memory(dims)]
-        return [], [str(InternalCheckError("behaviour", exc))]
+            return [], [behaviour_out_of_memory(dims)], [Skip(RERUNS, "out of memory")]
+        error = str(InternalCheckError("behaviour", exc))
+        return [], [error], [Skip(RERUNS, error)]
     notes = [*outcome.skipped, *(n for n in outcome.notes if n != outcome.causal_note)]
+    skips = list(outcome.skips)
     if intent.causal is None and causal is None and outcome.causal_checkable:
-        notes.append(unchecked_note(type(model).__name__, intent,
-                                    causal_in_practice=bool(outcome.causal_note)))
-    return list(outcome.diagnostics), notes
+        note = unchecked_note(type(model).__name__, intent,
+                              causal_in_practice=bool(outcome.causal_note))
+        notes.append(note)
+        skips.append(Skip(("causal-leak",), note.removeprefix("causal-leak not checked: ")))
+    elif not intent.causal:
+        why = ("declared not causal" if causal is False else intent.evidence
+               or "nothing shows that it is meant to be causal")
+        skips.append(Skip(("causal-leak",), why))
+    return list(outcome.diagnostics), notes, skips
 
 
 def causal_intent(trace: TraceData | Analysis, model=None) -> bool | None:

@@ -14,6 +14,7 @@ causal = true
 reference = "solution/attention.py::MultiHeadAttention"
 points = 2
 timeout = 10                       # seconds, this target's own
+visibility = "after_published"     # Gradescope: when the student sees it (also at the top level)
 ```
 In ``shapetrace.toml`` the same keys sit at the top level (``[[targets]]``). Every mistake is
 one :class:`UsageError` line naming the file and the key. Importing this module does not import
@@ -32,8 +33,11 @@ from ..base.errors import ShapetraceError, UsageError
 from ..base.specs import parse_input
 
 CONFIG_NAMES = ("shapetrace.toml", "pyproject.toml")
-_TOP_KEYS = ("dims", "targets", "timeout")
-_TARGET_KEYS = ("target", "init", "inputs", "dims", "causal", "reference", "points", "timeout")
+_TOP_KEYS = ("dims", "targets", "timeout", "visibility")
+_TARGET_KEYS = ("target", "init", "inputs", "dims", "causal", "reference", "points", "timeout",
+                "visibility")
+#: Gradescope's visibility values: when a graded test's result is shown to the student
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
 
 @dataclass
@@ -51,6 +55,8 @@ class TargetConfig:
     points: float = 1  # what the target is worth when graded (Gradescope's max_score)
     #: Seconds the target may run (its import, constructor and checks); None: the global one.
     timeout: float | None = None
+    #: When Gradescope shows the result to the student (``VISIBILITIES``); None: the global one.
+    visibility: str | None = None
 
 
 @dataclass
@@ -62,10 +68,16 @@ class Config:
     path: Path
     root: Path
     timeout: float | None = None  # seconds, for every target without its own
+    visibility: str | None = None  # Gradescope's, for every target (and traced test) without its own
 
     def dims_for(self, target: TargetConfig) -> dict[str, int]:
         """The global dims overridden by the target's own."""
         return {**self.dims, **target.dims}
+
+    def visibility_for(self, target: TargetConfig) -> str | None:
+        """The target's own Gradescope visibility, else the global one (None: Gradescope's
+        default, visible)."""
+        return target.visibility if target.visibility is not None else self.visibility
 
     def timeout_for(self, target: TargetConfig) -> float | None:
         """The target's own timeout, else the global one (None: no limit)."""
@@ -146,7 +158,8 @@ class _Reader:
             raise self.error("targets", f"must be an array of tables, written {array}")
         targets = [self.target(entry, i, dims) for i, entry in enumerate(raw_targets)]
         return Config(dims=dims, targets=targets, path=path, root=path.resolve().parent,
-                      timeout=self.timeout(data.get("timeout"), "timeout"))
+                      timeout=self.timeout(data.get("timeout"), "timeout"),
+                      visibility=self.visibility(data.get("visibility"), "visibility"))
 
     def target(self, entry: dict, index: int, global_dims: dict) -> TargetConfig:
         name = entry.get("target")
@@ -193,7 +206,20 @@ class _Reader:
             raise self.error(f"{key}.points", f"must be a number of points >= 0, got {points!r}")
         return TargetConfig(target=name.strip(), init=init, inputs=inputs, dims=dims, causal=causal,
                             reference=reference.strip() if reference else None, points=points,
-                            timeout=self.timeout(entry.get("timeout"), f"{key}.timeout"))
+                            timeout=self.timeout(entry.get("timeout"), f"{key}.timeout"),
+                            visibility=self.visibility(entry.get("visibility"),
+                                                       f"{key}.visibility"))
+
+    def visibility(self, value: object, key: str) -> str | None:
+        """One of Gradescope's visibility values, or None when not given."""
+        if value is None:
+            return None
+        if value not in VISIBILITIES:
+            close = difflib.get_close_matches(str(value), VISIBILITIES, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise self.error(key, f"must be one of {', '.join(VISIBILITIES)}, got {value!r}"
+                                  f"{'; ' + hint.rstrip() if hint else ''}")
+        return value
 
     def timeout(self, value: object, key: str) -> float | None:
         """A number of seconds, positive and finite, or None when not given."""

@@ -62,9 +62,10 @@ def deadline(seconds: float | None):
 
     def expire(signum, frame):
         nonlocal raised
-        if collecting.now:
-            # inside a garbage-collector callback (hypothesis installs one), an exception is
-            # printed as "ignored" and lost: wait for the next repeat, a moment later
+        if collecting.now or frame is None or frame.f_code in _OWN_CALLBACKS:
+            # inside a garbage-collector callback (hypothesis installs one; ours mark the
+            # collection's start and end, and the signal may come before the mark), an
+            # exception is printed as "ignored" and lost: wait for the next repeat
             return
         if raised:
             if _in_user_code(frame):  # the user's code caught it: stop it at its next line
@@ -122,6 +123,11 @@ class _Collecting:
                 gc.callbacks.remove(callback)
         self.now = False
         return False
+
+
+#: the code of the collector callbacks that mark a collection: a signal that arrives in one of
+#: them arrives inside a collection
+_OWN_CALLBACKS = (_Collecting._start.__code__, _Collecting._stop.__code__)
 
 
 def stopped(exc: TimedOut, doing: str, source: str = "--timeout") -> str:

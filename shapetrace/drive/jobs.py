@@ -34,6 +34,8 @@ class Job:
     #: A TARGET to compare with at the same weights (``reference-mismatch``), relative to root.
     reference: str | None = None
     points: float = 1  # the target's worth when graded
+    #: When Gradescope shows the result to the student (None: Gradescope's default).
+    visibility: str | None = None
     #: Seconds the target may take to import, and again to run (None: no limit).
     timeout: float | None = None
     #: Where the timeout was set, for the message: ``--timeout`` or ``timeout in FILE``.
@@ -55,20 +57,21 @@ class Job:
         except TimedOut as exc:
             raise TargetError(stopped(exc, "importing it", self.timeout_source)) from None
 
-    def check(self, target, *, fake: bool = False):
-        """A ``TargetResult``: the target built and checked, within the timeout."""
+    def check(self, target, *, fake: bool = False, reuse=None):
+        """A ``TargetResult``: the target built and checked, within the timeout. ``reuse``
+        (``reuse.Reuse``): checks already made in this run, for code handed in again."""
         from ..report.results import TargetResult
         from .deadline import TimedOut, deadline, stopped
 
         _own_imports(self.timeout)
         try:
             with deadline(self.timeout):
-                return self._check(target, fake)
+                return self._check(target, fake, reuse)
         except TimedOut as exc:
             return TargetResult(target.display, exception=exc,
                                 error=stopped(exc, "running it", self.timeout_source))
 
-    def _check(self, target, fake: bool):
+    def _check(self, target, fake: bool, reuse=None):
         from ..base.errors import ShapetraceError
         from ..report.results import TargetResult
         from .check import check_target
@@ -77,8 +80,13 @@ class Job:
         if self.reference is not None and not fake:
             from .reference import resolve_reference
 
-            try:
-                reference = resolve_reference(self.reference, root=self.root, like=target.cls)
+            def resolve():
+                return resolve_reference(self.reference, root=self.root, like=target.cls)
+
+            try:  # the same solution for every student: found once in a run
+                reference = resolve() if reuse is None else reuse.once(
+                    ("reference", self.reference, str(self.root), target.cls.__qualname__),
+                    resolve)
             except ShapetraceError as exc:
                 return TargetResult(target.display, error=f"reference: {exc}", exception=exc)
         dims = self.dims
@@ -91,7 +99,7 @@ class Job:
             dims = Dims.declared({**sized, "V": DEFAULT_SIZES["V"], **own})
         return check_target(target.cls, init=self.init, inputs=self.inputs, dims=dims,
                             causal=self.causal, fake=fake, target=target.display,
-                            reference=reference)
+                            reference=reference, reuse=reuse)
 
 
 @dataclass(frozen=True)
@@ -122,7 +130,7 @@ class ScriptJob:
             raise UsageError(f"not a Python file: {location} (a script is a .py file)")
         return [ScriptTarget(self.spec, path.resolve(), location)]
 
-    def check(self, target: ScriptTarget, *, fake: bool = False):
+    def check(self, target: ScriptTarget, *, fake: bool = False, reuse=None):
         """A ``TargetResult``: the script run under the tracer, within the timeout."""
         from ..report.results import TargetResult
         from .deadline import TimedOut, deadline, stopped
@@ -146,7 +154,7 @@ class Unresolved:
     display: str
     error: Exception
 
-    def check(self, target=None, *, fake: bool = False):
+    def check(self, target=None, *, fake: bool = False, reuse=None):
         from ..report.results import TargetResult
 
         return TargetResult(self.display, error=str(self.error), exception=self.error)
@@ -230,7 +238,7 @@ def jobs_from_config(config, *, dims: dict | None = None, causal: bool | None = 
                 causal=t.causal if causal is None else causal, root=config.root,
                 reference=t.reference if reference is None else str(Path(reference).absolute())
                 if _is_path(reference) else reference, points=t.points,
-                **_timeout(config, t, timeout))
+                visibility=config.visibility_for(t), **_timeout(config, t, timeout))
             for t in config.targets]
 
 

@@ -42,6 +42,8 @@ class Request:
     behaviour: bool = True
     seed: int = 0
     reference: Any = None
+    #: checks already made in this run, for code handed in again (``reuse.Reuse``)
+    reuse: Any = None
 
     @property
     def cls(self) -> type:

@@ -97,9 +97,10 @@ class _Run:
 
 
 def compare(model, args, reference: Reference, *, init, dims: Dims, seed: int,
-            student: str) -> tuple[list[Diagnostic], list[str]]:
+            student: str) -> tuple[list[Diagnostic], list[str], str | None]:
     """``reference-mismatch`` findings and notes for ``model`` (built, traced once already) on
-    ``args``. Raises TargetError when the reference cannot be built or given the weights."""
+    ``args``, and why the comparison could not run (None when it ran). Raises TargetError when
+    the reference cannot be built or given the weights."""
     ref_model = _build_reference(reference, init, dims, seed)
     plan = plan_weights(model, ref_model, heads=dims["H"], names=(student, reference.display))
     notes = [f"compared with the reference {reference.display}, weights matched "
@@ -115,10 +116,10 @@ def compare(model, args, reference: Reference, *, init, dims: Dims, seed: int,
             if exc.side == "reference":
                 raise TargetError(f"the reference {reference.display} raised {exc.message}") \
                     from None
-            return [], [*notes, f"reference comparison skipped: your module raised "
-                                f"{exc.message} when run again"]
-        return found, notes
-    return [], notes  # pragma: no cover - the loop returns
+            why = f"your module raised {exc.message} when run again"
+            return [], [*notes, f"reference comparison skipped: {why}"], why
+        return found, notes, None
+    return [], notes, None  # pragma: no cover - the loop returns
 
 
 class _CannotRun(Exception):

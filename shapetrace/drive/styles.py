@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import sys
 from collections.abc import Mapping
 
 from ..base.names import size_of
+from ..base.source import class_namespace
 
 
 class ConfigStyle:
@@ -100,8 +100,17 @@ def annotated_config(cls: type, param: inspect.Parameter) -> type | None:
     return AnnotatedConfig().source(cls, param)
 
 
+class _Namespace:
+    """A class's module as its global names (``vars`` of it), found also when the module is
+    no longer in ``sys.modules``."""
+
+    def __init__(self, names: dict):
+        self.__dict__ = names
+
+
 def _module_of(cls: type):
-    return sys.modules.get(cls.__module__)
+    names = class_namespace(cls)
+    return _Namespace(names) if names else None
 
 
 def _sizes_in(table: Mapping) -> set[str]:

@@ -13,6 +13,7 @@ Every failure is one line: a :class:`UsageError` for a target string that names 
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -187,12 +188,12 @@ def _forget_shadowed(directory: Path) -> None:
     """
     library = _library_dirs()
     try:  # one listing, not two stat calls for each of the hundreds of top-level modules
-        entries = set(os.listdir(directory))
+        entries = os.listdir(directory)
     except OSError:
         return
-    for name in [n for n in sys.modules if "." not in n]:
-        if not ((f"{name}.py" in entries and (directory / f"{name}.py").is_file())
-                or (name in entries and (directory / name).is_dir())):
+    names = {e[:-3] if e.endswith(".py") else e for e in entries}
+    for name in [n for n in names if n in sys.modules]:  # the folder's few, not sys.modules'
+        if not ((directory / f"{name}.py").is_file() or (directory / name).is_dir()):
             continue
         homes = _homes(sys.modules.get(name))
         if not homes or any(str(home).startswith(library) for home in homes):
@@ -215,6 +216,7 @@ def _homes(module) -> list[Path]:
         return []
 
 
+@functools.lru_cache(maxsize=1)  # a fact of this interpreter and this install
 def _library_dirs() -> tuple[str, ...]:
     """Directories of Python itself, installed packages and shapetrace: not the user's code."""
     keys = ("stdlib", "platstdlib", "purelib", "platlib")

@@ -332,10 +332,14 @@ def _imported(args) -> list[tuple]:
 
 
 def _check_all(jobs: list, args) -> list:
-    """Every target checked by its job (a module's or a script's), each within its timeout."""
+    """Every target checked by its job (a module's or a script's), each within its timeout; the
+    checks that re-run a module are made once for code handed in more than once."""
+    from ..drive.reuse import Reuse
+
+    reuse = Reuse()
     results = []
     for job, target in jobs:
-        result = job.check(target, fake=args.fake)
+        result = job.check(target, fake=args.fake, reuse=reuse)
         if result.error and args.debug:
             exc = result.exception
             raise getattr(exc, "original", None) or exc or ShapetraceError(result.error)
@@ -369,17 +373,22 @@ def _emit(report, args) -> None:
 
 
 def _annotate(results: list, args) -> None:
-    """Under GitHub Actions, every finding as a workflow command (an inline annotation): on
-    stdout after the report, or on stderr when stdout carries a JSON/HTML/SVG report (the
-    runner reads both; a machine-readable stream stays parseable)."""
-    from ..render.github import github_actions, results_commands
+    """Under GitHub Actions, the findings as workflow commands (inline annotations), at most
+    10 of each level, the most important first: on stdout after the report, or on stderr when
+    stdout carries a JSON/HTML/SVG report (the runner reads both; a machine-readable stream
+    stays parseable). The whole list goes to the job summary (``GITHUB_STEP_SUMMARY``)."""
+    from ..render.github import annotations, github_actions, limited_commands, write_step_summary
 
     if not github_actions():
         return
+    found = annotations(results)
     stream = sys.stderr if args.exporter.name != "text" and not args.output else sys.stdout
-    for command in results_commands(results):
+    for command in limited_commands(found):
         stream.write(command + "\n")
     stream.flush()
+    problem = write_step_summary(found)
+    if problem:
+        _fail(problem)
 
 
 def _paint(paint, args) -> None:

@@ -47,7 +47,7 @@ def new_trace(state, model=None, **options):
     return trace
 
 
-def attach(report, recording, state, *, points: float = 1) -> None:
+def attach(report, recording, state, *, points: float = 1, visibility: str | None = None) -> None:
     """Put the item's shapetrace outputs on its test report, as strings (they cross to the
     xdist controller). ``recording`` is the item's ``_Recording``; ``state`` the plugin's."""
     from ..render import failed_traces_text, results_text
@@ -69,24 +69,31 @@ def attach(report, recording, state, *, points: float = 1) -> None:
         entries = [exporter.entry(compact_result(r), test=report.nodeid) for r in results]
         report.shapetrace_results = json.dumps(entries, allow_nan=False)
     if state.gradescope_path is not None:
-        report.shapetrace_gradescope = json.dumps(gradescope_entry(report, results, points))
+        report.shapetrace_gradescope = json.dumps(gradescope_entry(
+            report, results, points, visibility=visibility,
+            findings=recording.findings_text() if results else ""))
     if state.annotate:
-        from ..render.github import results_commands
+        from ..render.github import annotations
 
-        commands = results_commands(results)
-        if commands:
-            report.shapetrace_annotations = json.dumps(commands)
+        found = annotations(results)
+        if found:
+            report.shapetrace_annotations = json.dumps([a.to_json() for a in found])
 
 
-def gradescope_entry(report, results: list, points: float) -> dict:
-    """The item as one Gradescope test: its verdict, and its findings as the output."""
+def gradescope_entry(report, results: list, points: float, *, visibility: str | None = None,
+                     findings: str | None = None) -> dict:
+    """The item as one Gradescope test: its verdict, and its findings as the output
+    (``findings``: that text, when the caller has it)."""
     from ..render import results_text
     from .gradescope import gradescope_test
 
-    output = results_text(results, show_trace=False).strip() if results else ""
+    if findings is None:
+        findings = results_text(results, show_trace=False) if results else ""
+    output = findings.strip()
     if report.failed and not any(not r.ok for r in results):  # the test failed by itself
         output = f"{output}\n\n{report.longreprtext}".strip()
-    return gradescope_test(report.nodeid, passed=report.passed, points=points, output=output)
+    return gradescope_test(report.nodeid, passed=report.passed, points=points, output=output,
+                           visibility=visibility)
 
 
 def compact_result(result):
@@ -144,7 +151,7 @@ def compact_trace(trace, diagnostics) -> tuple[object, list[str]]:
     points at or that raised is never folded away.
     """
     records = trace.records
-    flagged = {d.record for d in diagnostics if d.record is not None}
+    flagged = {r for d in diagnostics for r in (d.record, *d.more_records) if r is not None}
     ids: dict = {}
     sigs = []
     for rec in records:
@@ -217,8 +224,15 @@ class Outputs:
                        if state.report_exporter is not None else None)
         self._entries: dict[str, tuple[int, int, int]] = {}  # nodeid -> offset, length, count
         self._gradescope: dict[str, dict] = {}  # nodeid -> test, arrival order
-        self._annotations: dict[str, None] = {}
+        self._annotations: dict = {}  # command -> Annotation, in arrival order
+        #: nodeid -> (points, visibility) of every item to be graded, known at collection
+        self._expected: dict[str, tuple[float, str | None]] = {}
+        self._trouble: dict[str, str] = {}  # nodeid -> why it left no result (a crash)
         self.errors: list[str] = []
+
+    def expect(self, nodeid: str, points: float, visibility: str | None) -> None:
+        """``nodeid`` is to be graded: ``results.json`` lists it whatever happens."""
+        self._expected.setdefault(nodeid, (points, visibility))
 
     def pytest_runtest_logreport(self, report):
         if report.when == "call":
@@ -231,13 +245,20 @@ class Outputs:
         data = getattr(report, "shapetrace_gradescope", None)
         if data:
             self._gradescope[report.nodeid] = json.loads(data)
+        elif report.failed and report.nodeid not in self._gradescope:  # a crash: no result came
+            text = (report.longreprtext or "").strip()
+            self._trouble.setdefault(report.nodeid, text.splitlines()[-1] if text else
+                                     f"it failed during {report.when}")
         elif report.when == "teardown" and report.failed and report.nodeid in self._gradescope:
             from .gradescope import mark_failed
 
             self._gradescope[report.nodeid] = mark_failed(
                 self._gradescope[report.nodeid], f"teardown failed:\n{report.longreprtext}")
-        for command in json.loads(getattr(report, "shapetrace_annotations", None) or "[]"):
-            self._annotations.setdefault(command)
+        for data in json.loads(getattr(report, "shapetrace_annotations", None) or "[]"):
+            from ..render.github import Annotation
+
+            found = Annotation.from_json(data)
+            self._annotations.setdefault(found.command(), found)
 
     def _stored_entries(self):
         """The entries back from the spool: targets first, then traced tests, each in the
@@ -249,7 +270,7 @@ class Outputs:
             text = self._spool.read(length)
             yield from json.loads(text)
 
-    def pytest_sessionfinish(self, session):
+    def pytest_sessionfinish(self, session, exitstatus):
         state = self.state
         if self._spool is not None:
             try:
@@ -262,7 +283,7 @@ class Outputs:
         if state.gradescope_path is not None:
             from .gradescope import write_results
 
-            tests = sorted(self._gradescope.values(),
+            tests = sorted([*self._gradescope.values(), *self._not_graded(session, exitstatus)],
                            key=lambda t: not t["name"].startswith("shapetrace::"))
             try:
                 write_results(state.gradescope_path, tests)
@@ -270,11 +291,34 @@ class Outputs:
                 self.errors.append(f"Gradescope results: cannot write "
                                    f"{state.gradescope_shown}: {exc.strerror}")
 
+    def _not_graded(self, session, exitstatus) -> list[dict]:
+        """The items to be graded that left no result, failed, each saying why."""
+        import pytest
+
+        from .gradescope import not_graded
+
+        interrupted = int(exitstatus) == int(pytest.ExitCode.INTERRUPTED) \
+            or bool(session.shouldstop) or bool(session.shouldfail)  # Ctrl-C, -x, --maxfail
+        out = []
+        for nodeid, (points, visibility) in self._expected.items():
+            if nodeid in self._gradescope:
+                continue
+            why = self._trouble.get(nodeid) or (
+                "the session was interrupted before it ran" if interrupted else "it did not run")
+            out.append(not_graded(nodeid, why, points=points, visibility=visibility))
+        return out
+
     def pytest_terminal_summary(self, terminalreporter):
-        if self._annotations:
-            terminalreporter.write_sep("-", "shapetrace annotations (GitHub Actions)")
-            for command in self._annotations:
-                terminalreporter.write_line(command)
+        if self.state.annotate:  # at most 10 of each level (what GitHub shows), all in the summary
+            from ..render.github import limited_commands, write_step_summary
+
+            if self._annotations:
+                terminalreporter.write_sep("-", "shapetrace annotations (GitHub Actions)")
+                for command in limited_commands(self._annotations.values()):
+                    terminalreporter.write_line(command)
+            problem = write_step_summary(self._annotations.values())
+            if problem:
+                self.errors.append(problem)
         for error in self.errors:
             terminalreporter.write_sep("-", f"shapetrace {error}", red=True)
         state = self.state

@@ -98,16 +98,46 @@ def pytest_configure(config):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
-    """pytest-xdist: a worker writes at the width of the controller's terminal."""
+    """pytest-xdist: a worker writes at the width of the controller's terminal, and the workers
+    share the checks they made (a folder of the controller's, removed when the session ends)."""
     state = plugin_state(node.config)
     if state is not None:
         node.workerinput["shapetrace_width"] = state.width
+        if state.project_path is not None:
+            node.workerinput["shapetrace_reuse"] = state.shared_folder()
+
+
+def pytest_collection_finish(session):
+    """Every item to be graded, known before any runs: ``results.json`` lists each of them even
+    when it leaves no result (a crash, an interrupted session)."""
+    writer = session.config.pluginmanager.get_plugin(_WRITER)
+    if writer is None or writer.state.gradescope_path is None:
+        return
+    state = writer.state
+    for item in session.items:
+        if _graded(item):
+            writer.expect(item.nodeid, getattr(item, "points", 1), _visibility(item, state))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """pytest-xdist's controller collects nothing itself: the target items among the ids a
+    worker collected are to be graded (a traced test is known once it reports)."""
+    writer = node.config.pluginmanager.get_plugin(_WRITER)
+    if writer is None or writer.state.gradescope_path is None:
+        return
+    for nodeid in ids:
+        if nodeid.startswith("shapetrace::"):
+            writer.expect(nodeid, *writer.state.grading_of(nodeid))
 
 
 def pytest_unconfigure(config):
     writer = config.pluginmanager.get_plugin(_WRITER)
     if writer is not None:
         config.pluginmanager.unregister(writer, _WRITER)
+    state = plugin_state(config)
+    if state is not None:
+        state.close()
 
 
 def pytest_report_header(config):
@@ -253,12 +283,13 @@ class ShapetraceItem(_TargetItemBase):
     """One module class from the config, checked like ``python -m shapetrace``. Its modules
     are in ``sys.modules`` only while it runs (``isolation``, shared by a file's classes)."""
 
-    def __init__(self, *, job, target, isolation, points=1, lazy=None, **kwargs):
+    def __init__(self, *, job, target, isolation, points=1, visibility=None, lazy=None, **kwargs):
         super().__init__(**kwargs)
         self.job = job
         self.target = target  # None until its file is imported (``lazy``: where and which)
         self.isolation = isolation
         self.points = points
+        self.visibility = visibility
         self.lazy = lazy
 
     def runtest(self):
@@ -269,7 +300,8 @@ class ShapetraceItem(_TargetItemBase):
         with self.isolation:
             target, error = (self.target, None) if self.lazy is None else \
                 self.lazy[0].target(self.lazy[1])
-            recording.results.append(self.job.check(target) if error is None else
+            reuse = plugin_state(self.config).reuse  # this process's checks made so far
+            recording.results.append(self.job.check(target, reuse=reuse) if error is None else
                                      TargetResult(self.job.spec, error=error))
         recording.check()
 
@@ -286,11 +318,12 @@ def pytest_runtest_protocol(item, nextitem):
 class ShapetraceSetupError(_TargetItemBase):
     """A target spec that names nothing runnable: fails with the one-line reason."""
 
-    def __init__(self, *, spec: str, error: str, points=1, **kwargs):
+    def __init__(self, *, spec: str, error: str, points=1, visibility=None, **kwargs):
         super().__init__(**kwargs)
         self.spec = spec
         self.error = error
         self.points = points
+        self.visibility = visibility
 
     def runtest(self):
         from ..report.results import TargetResult
@@ -366,7 +399,9 @@ def pytest_runtest_makereport(item, call):
         if recording is not None:
             from .pytest_outputs import attach
 
-            attach(report, recording, plugin_state(item.config), points=getattr(item, "points", 1))
+            state = plugin_state(item.config)
+            attach(report, recording, state, points=getattr(item, "points", 1),
+                   visibility=_visibility(item, state))
             # the records go with the report: nothing of the trace outlives the item's call
             del item.stash[RECORDING]
             recording.results = []
@@ -374,8 +409,15 @@ def pytest_runtest_makereport(item, call):
         # a traced test whose fixtures failed never runs: it still counts, as failed
         from .pytest_outputs import gradescope_entry
 
-        report.shapetrace_gradescope = json.dumps(gradescope_entry(report, [], 1))
+        report.shapetrace_gradescope = json.dumps(gradescope_entry(
+            report, [], 1, visibility=_visibility(item, plugin_state(item.config))))
     return report
+
+
+def _visibility(item, state) -> str | None:
+    """Gradescope's visibility of the item's result: the target's own, else the project's."""
+    own = getattr(item, "visibility", None)
+    return own if own is not None else (state.default_visibility if state is not None else None)
 
 
 def _graded(item) -> bool:

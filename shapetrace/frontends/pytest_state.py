@@ -30,6 +30,8 @@ class PluginState:
         self._project_error: str | None = None
         self._project_path: Path | None = None
         self._project_loaded = False
+        self._reuse = None
+        self._shared: str | None = None  # the controller's folder for its workers' checks
         # the width of failure messages and report sections: the terminal pytest runs in
         # (measured now, while output is not captured), COLUMNS, else 100; xdist workers get
         # the controller's (pytest_configure_node)
@@ -93,6 +95,56 @@ class PluginState:
             self._project = load_config(display_path(str(path)))  # messages name it as typed
         except ShapetraceError as exc:
             self._project_error = str(exc)
+
+    def shared_folder(self) -> str:
+        """A folder of this session's, for its xdist workers to share the checks they made
+        (made on first use; ``close`` removes it)."""
+        if self._shared is None:
+            import tempfile
+
+            self._shared = tempfile.mkdtemp(prefix="shapetrace-")
+        return self._shared
+
+    def close(self) -> None:
+        if self._shared is not None:
+            import shutil
+
+            shutil.rmtree(self._shared, ignore_errors=True)
+            self._shared = None
+
+    @property
+    def reuse(self):
+        """The checks made by this process so far (``drive.reuse.Reuse``): a course's
+        byte-identical submissions are re-run once."""
+        if self._reuse is None:
+            from ..drive.reuse import Reuse
+
+            workerinput = getattr(self.config, "workerinput", None) or {}
+            self._reuse = Reuse(shared=workerinput.get("shapetrace_reuse"))
+        return self._reuse
+
+    @property
+    def default_visibility(self) -> str | None:
+        """``visibility`` from the project config (Gradescope's, for every graded test)."""
+        self._load_project()
+        return self._project.visibility if self._project is not None else None
+
+    def grading_of(self, nodeid: str) -> tuple[float, str | None]:
+        """``(points, visibility)`` of a target item from its node id
+        (``shapetrace::student/attention.py::MHA``), read from the project config: the entry
+        naming that class, else the one naming its file."""
+        self._load_project()
+        if self._project is None:
+            return 1, self.default_visibility
+        location, _, name = nodeid.removeprefix("shapetrace::").partition("::")
+        best = None
+        for entry in self._project.targets:
+            spec_location, _, spec_name = (p.strip() for p in entry.target.partition("::"))
+            if spec_location == location and spec_name in ("", name):
+                best = entry if best is None or spec_name else best
+        if best is None:
+            return 1, self.default_visibility
+        return best.points, self._project.visibility_for(best)
 
     def global_dims(self) -> dict:
         """``dims`` from the project config; traced tests start from them."""

@@ -46,13 +46,15 @@ def item_arguments(project):
     for entry, job in zip(project.targets, jobs_from_config(project)):  # one job per entry
         isolation = Isolation()  # what the target imports stays out of the course's tests
         points = _points(job, entry)
+        visibility = getattr(job, "visibility", None)
         names = names_read(job)
         if names is not None:
             location = job.spec.partition("::")[0].strip()
             imported = ImportedOnFirstRun(job, names)
             for name in names:
                 yield location, name, "item", dict(job=job, target=None, isolation=isolation,
-                                                   points=points, lazy=(imported, name))
+                                                   points=points, visibility=visibility,
+                                                   lazy=(imported, name))
             continue
         try:
             with isolation:
@@ -60,12 +62,12 @@ def item_arguments(project):
         except Exception as exc:  # one broken target fails its own item
             location, _, name = (part.strip() for part in job.spec.partition("::"))
             yield (location if name else None), name or location, "error", dict(
-                spec=job.spec, error=_import_error(exc), points=points)
+                spec=job.spec, error=_import_error(exc), points=points, visibility=visibility)
             continue
         for target in targets:
             location, _, name = target.display.partition("::")
             yield location, name, "item", dict(job=job, target=target, isolation=isolation,
-                                               points=points)
+                                               points=points, visibility=visibility)
 
 
 def _import_error(exc: Exception) -> str:

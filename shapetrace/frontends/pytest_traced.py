@@ -35,6 +35,17 @@ class Recording:
         self.results: list = []  # TargetResult
         self.failed = False  # shapetrace failed the item (vs. the test failing by itself)
         self._traces: list[tuple[str, object, bool]] = []  # (name, Trace, block raised)
+        self._texts: dict[int, str] = {}  # width -> the findings as text, made once
+
+    def findings_text(self, width: int | None = None) -> str:
+        """The results' findings as plain text (no trace), at ``width``, made once for the
+        failure message and Gradescope's output alike."""
+        from ..render import FILE_WIDTH, results_text
+
+        width = width or FILE_WIDTH
+        if width not in self._texts:
+            self._texts[width] = results_text(self.results, show_trace=False, width=width)
+        return self._texts[width]
 
     def add_trace(self, trace, raised: bool, model=None) -> None:
         n = len(self._traces) + 1
@@ -59,7 +70,9 @@ class Recording:
         """Fail the item (``pytest.fail``, no traceback) when a result has an error."""
         from ..render import failure_text
 
-        message = failure_text(self.results, **({"width": self.width} if self.width else {}))
+        width = self.width or None
+        message = failure_text(self.results, findings=self.findings_text(width),
+                               **({"width": width} if width else {}))
         if message is not None:
             self.failed = True
             pytest.fail(message, pytrace=False)

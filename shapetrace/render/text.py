@@ -50,9 +50,10 @@ def results_text(results, *, show_trace: bool = True, max_ops: int | None = None
                         for r in results), width=width)
 
 
-def failure_text(results, *, width: int = WIDTH) -> str | None:
+def failure_text(results, *, width: int = WIDTH, findings: str | None = None) -> str | None:
     """Why these results fail: one headline, then each failing result's findings (no trace).
-    None when none fails."""
+    None when none fails. ``findings``: ``results_text(results, show_trace=False)`` at this
+    width when the caller has it already."""
     bad = [r for r in results if not r.ok]
     if not bad:
         return None
@@ -67,7 +68,9 @@ def failure_text(results, *, width: int = WIDTH) -> str | None:
         headline += ": " + ", ".join(where[:3]) + more
     if setup:
         headline += f"; could not run {', '.join(r.target for r in setup)}"
-    return headline + "\n\n" + results_text(bad, show_trace=False, width=width)
+    if findings is None or len(bad) != len(results):
+        findings = results_text(bad, show_trace=False, width=width)
+    return headline + "\n\n" + findings
 
 
 def failed_traces_text(results, *, max_ops: int | None = None, width: int = WIDTH) -> str:

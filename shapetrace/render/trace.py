@@ -32,9 +32,9 @@ def trace_renderable(trace, *, width: int = 100, diagnostics=None, max_ops: int 
     diagnostics = trace.diagnostics if diagnostics is None else diagnostics
     flagged: dict[int, str] = {}
     for d in diagnostics:
-        idx = d.record
-        if idx is not None and (idx not in flagged or d.severity == "error"):
-            flagged[idx] = d.severity
+        for idx in (d.record, *d.more_records):
+            if idx is not None and (idx not in flagged or d.severity == "error"):
+                flagged[idx] = d.severity
     records = trace.records if max_ops is None else trace.records[:max_ops]
     shapes = _Shapes(trace)
     if fold:

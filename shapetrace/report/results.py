@@ -10,6 +10,7 @@ from .._version import __version__
 from ..base.diagnostics import (
     SEVERITIES,
     Diagnostic,
+    Skip,
     merge_repeats,
     module_span,
     strict_json,
@@ -31,7 +32,7 @@ class TargetResult:
                  diagnostics: list[Diagnostic] | None = None, trace: Any = None,
                  error: str | None = None, skipped: list[str] | None = None,
                  notes: list[str] | None = None, exception: BaseException | None = None,
-                 seconds: float | None = None):
+                 seconds: float | None = None, skips: list[Skip] | None = None):
         self.target = target
         self.dims: dict[str, int] = dict(dims or {})
         #: a ``shapetrace.Trace``, or None when the target could not run
@@ -48,6 +49,9 @@ class TargetResult:
         self.exception = exception
         #: How long the check took, in seconds (shown by the HTML report; not part of the JSON)
         self.seconds = seconds
+        #: The checks that did not run, and why (``check()`` records them; None for a traced
+        #: block, which the behaviour checks never re-run)
+        self.skips = skips
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -70,6 +74,27 @@ class TargetResult:
     def ok(self) -> bool:
         return self.error is None and not any(d.severity == "error" for d in self.diagnostics)
 
+    @property
+    def checks(self) -> dict[str, list]:
+        """Which checks (rule names, in the registry's order) ran and which did not, and why:
+        ``{"ran": [...], "skipped": [{"check": ..., "reason": ...}]}``. Every rule is in one
+        of the two, so a clean result can be told from an unchecked one."""
+        from ..rules.registry import RULES
+
+        if self.error is not None:
+            why = dict.fromkeys(RULES, "the target could not run")
+        else:
+            why = {}
+            skips = self.skips if self.skips is not None else [Skip(
+                tuple(name for name, rule in RULES.items() if rule.kind == "behaviour"),
+                "a traced block is not run again: the behaviour checks run on module targets "
+                "(check(), a TARGET, a config target)")]
+            for skip in [*skips, Skip(tuple(self.skipped), "--fake: shapes only, no values")]:
+                for name in skip.checks:
+                    why.setdefault(name, skip.reason)
+        return {"ran": [name for name in RULES if name not in why],
+                "skipped": [{"check": name, "reason": why[name]} for name in RULES if name in why]}
+
     def to_json(self) -> dict[str, Any]:
         out = {
             "target": self.target,
@@ -83,6 +108,7 @@ class TargetResult:
             out["skipped"] = list(self.skipped)
         if self.notes:
             out["notes"] = list(self.notes)
+        out["checks"] = self.checks
         return out
 
 

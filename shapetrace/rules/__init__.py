@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from ..base.diagnostics import merge_repeats
+from ..base.diagnostics import merge_repeats, merge_siblings
 from .registry import RULES, Rule, diagnostic
 
 if TYPE_CHECKING:
@@ -43,7 +43,8 @@ def trace_checks() -> dict:
 def run_trace_rules(analysis: Analysis, skip=()) -> list:
     """All trace-rule diagnostics, in trace order (ties in registry order), one per bug: the
     same rule at the same line in repeated modules is one finding with a count
-    (``base.diagnostics.merge_repeats``)."""
+    (``base.diagnostics.merge_repeats``), and the same mistake with the same fix on sibling
+    lines is one finding with its ``lines`` (``merge_siblings``)."""
     diagnostics = []
     order = {name: i for i, name in enumerate(RULES)}
     for name, check in trace_checks().items():
@@ -51,7 +52,7 @@ def run_trace_rules(analysis: Analysis, skip=()) -> list:
             continue
         diagnostics.extend(check(analysis))
     diagnostics.sort(key=lambda d: (_place(d), order.get(d.rule, 99)))
-    return merge_repeats(diagnostics)
+    return merge_siblings(merge_repeats(diagnostics))
 
 
 def _place(d) -> int:

@@ -226,7 +226,7 @@ def raised_findings(records, exc: BaseException, found: list, *, what: str = "fo
     if diag is not None:
         return [diag]
     failed = next((r for r in reversed(records) if r.error is not None), None)
-    if failed is not None and any(d.record == failed.index for d in found):
+    if failed is not None and any(failed.index in (d.record, *d.more_records) for d in found):
         return []
     site = user_frame(exc)
     where = dict(file=site[0] if site else None, line=site[1] if site else None)

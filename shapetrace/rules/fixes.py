@@ -347,6 +347,41 @@ def set_dim(seg: Segment, dim_text: str, method_slot: int, function_slot: int) -
     return None
 
 
+def constructor_of(rec) -> Segment | None:
+    """Where the module that ran ``rec`` from library code (``F.softmax`` inside an
+    ``nn.Softmax``) was built: the call on the right of ``self.<attribute> = ...`` in the class
+    whose method is at the op's line, when it is the one such assignment there and fits on one
+    line. ``<attribute>`` is the last part of the module's path (``Attention.softmax``)."""
+    filename, lineno = rec.where[0], rec.line
+    attribute = (rec.module or "").rsplit(".", 1)[-1]
+    if not rec.internal or not filename or lineno is None or not attribute.isidentifier():
+        return None
+    tree = file_tree(filename)
+    owner = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.lineno <= lineno <= (node.end_lineno or 0):
+            if owner is None or node.lineno > owner.lineno:  # the innermost class
+                owner = node
+    if owner is None:
+        return None
+    found = [node.value for node in ast.walk(owner)
+             if isinstance(node, ast.Assign) and len(node.targets) == 1
+             and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == attribute
+             and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"]
+    if len(found) != 1 or not isinstance(found[0], ast.Call) or found[0].end_lineno != found[0].lineno:
+        return None
+    call = found[0]
+    line = linecache.getline(filename, call.lineno).rstrip("\n")
+    raw = line.encode()
+    start = len(raw[:call.col_offset].decode(errors="replace"))
+    end = len(raw[:call.end_col_offset].decode(errors="replace"))
+    try:
+        node = ast.parse(line[start:end], mode="eval").body
+    except SyntaxError:
+        return None
+    return Segment(filename, call.lineno, line, start, end, node)
+
+
 def binop_sides(seg: Segment) -> tuple[ast.expr, ast.expr, ast.operator] | None:
     node = seg.node
     if isinstance(node, ast.BinOp):

@@ -27,7 +27,7 @@ from ..base.ops import (
     RESHAPES,
 )
 from ..naming.axes import axis_label
-from .fixes import segment, set_dim, with_fix
+from .fixes import constructor_of, segment, set_dim, with_fix
 from .registry import diagnostic
 from .scale import scalar_argument, tracked_slot
 
@@ -152,9 +152,14 @@ def _softmax_axis(analysis: Analysis, att: Attention):
 
 
 def _dim_fix(rec, dim: int | None, n: int):
-    """The softmax line with ``dim`` set to the axis it should normalise."""
+    """The softmax line with ``dim`` set to the axis it should normalise; for a softmax module
+    (``self.softmax = nn.Softmax()``, called as ``self.softmax(scores)``) the line that builds
+    it, where its ``dim`` is given."""
     if dim is None:
         return None
+    if rec.internal:
+        built = constructor_of(rec)
+        return set_dim(built, _dim_text(dim, n), method_slot=0, function_slot=0) if built else None
     seg = segment(rec)
     return set_dim(seg, _dim_text(dim, n), method_slot=0, function_slot=1) if seg else None
 
