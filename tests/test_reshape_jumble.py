@@ -77,7 +77,8 @@ def test_demo_bug_found_through_check():
     assert not report.ok
     jumbles = [dg for dg in report.diagnostics if dg.rule == "reshape-jumble"]
     assert [dg.message.split(" mixes")[0] for dg in jumbles] == \
-        ["reshape (B, T, C) -> (B, H, T, d)"] * 3 + ["reshape (B, H, T, d) -> (B, T, C)"]
+        ["reshape (B, T, C) -> (B, H, T, d)", "reshape (B, H, T, d) -> (B, T, C)"]
+    assert len(jumbles[0].lines) == 3  # q, k and v: one mistake on three sibling lines
 
 
 def test_failed_view_that_is_also_a_jumble_is_reported_as_a_jumble():
@@ -300,3 +301,19 @@ def test_property_end_to_end(data, sizes, jumble):
     if not is_jumble:
         position = {f: i for i, f in enumerate(flat)}
         assert last.outputs[0].axes == tuple(tuple(sorted(g, key=position.get)) for g in groups)
+
+
+@pytest.mark.parametrize("shape, jumbled", [
+    pytest.param((2, 4, 16, 8), True, id="a-quarter-of-the-tokens-into-each-head"),
+    pytest.param((2, 16, 4, 8), False, id="heads-split-off-the-width"),
+    pytest.param((2, 4, 128), False, id="four-neighbouring-tokens-concatenated"),
+    pytest.param((2, 4, 4, 32), False, id="tokens-in-chunks-of-four"),
+])
+def test_a_new_axis_made_of_parts_of_two_axes_is_a_jumble(shape, jumbled):
+    """At the user's sizes T = 16 can be cut: (B, T, C) -> (B, 4, 16, 8) reads as T cut in
+    four and a quarter of it joined with the heads cut from C. Parts of two axes in one new axis
+    is a jumble; a part of one joined with the whole of another is a concatenation."""
+    x = torch.randn(2, 16, 32)
+    with shapetrace.trace(dims={"B": 2, "T": 16, "C": 32, "H": 4}) as t:
+        x.reshape(*shape)
+    assert any(d.rule == "reshape-jumble" for d in t.diagnostics) is jumbled

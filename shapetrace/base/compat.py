@@ -8,6 +8,7 @@ honoured, and importing this module stays cheap.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import types
 
@@ -51,6 +52,48 @@ def is_compiling() -> bool:
     return bool(check()) if check is not None else False
 
 
+def eager_module(model):
+    """The eager module behind a ``torch.compile``'d one (``OptimizedModule._orig_mod``), or
+    None for anything else."""
+    import torch
+
+    inner = getattr(model, "_orig_mod", None)
+    if isinstance(model, torch.nn.Module) and isinstance(inner, torch.nn.Module):
+        return inner
+    return None
+
+
+#: what ``OptimizedModule.__call__`` warns when any global module hook is set: shapetrace's own
+#: hooks (a trace's module names) set one, so the warning is about shapetrace, not the user
+_GLOBAL_HOOK_WARNING = r"Using `torch\.compile\(module\)` when there are global hooks"
+
+
+@contextlib.contextmanager
+def compiler_off():
+    """Compiled code runs eagerly inside the block (dynamo's ``disable`` flag), so a trace sees
+    every op and dynamo never traces shapetrace's own hooks, and torch's warning about global
+    hooks (shapetrace's) on a compiled module is not shown; both put back afterwards. Nothing is
+    imported when dynamo is not loaded: then nothing compiled has run yet."""
+    import warnings
+
+    dynamo = sys.modules.get("torch._dynamo")
+    config = getattr(dynamo, "config", None)
+    if config is None or not hasattr(config, "disable"):
+        yield
+        return
+    before = config.disable
+    config.disable = True
+    warnings.filterwarnings("ignore", message=_GLOBAL_HOOK_WARNING, category=UserWarning)
+    ours = warnings.filters[0]
+    try:
+        yield
+    finally:
+        config.disable = before
+        if ours in warnings.filters:  # only our filter: the user's own changes stay
+            warnings.filters.remove(ours)
+            getattr(warnings, "_filters_mutated", lambda: None)()
+
+
 def is_fake(t) -> bool:
     """Whether ``t`` is a FakeTensor (shapes and dtypes only, no values)."""
     return type(t).__name__ == "FakeTensor"
@@ -84,22 +127,35 @@ def transparent_bodies() -> dict:
     would write: run with the tracer on, ``nn.MultiheadAttention`` shows its F.linear / view /
     bmm / softmax rather than one opaque call. The body is the function's own code with torch's
     ``has_torch_function`` checks answered "no" (they would hand the whole call to the mode
-    again). Built when called, from the functions' current globals: a patch of ``F.softmax``
-    made before the trace is honoured inside the body."""
+    again). Its globals are the function's own, brought up to date each time it runs
+    (:func:`current_body`): a patch of ``F.softmax`` made before the trace or inside it is
+    honoured inside the body."""
     import torch.nn.functional as F
 
     out = {}
     func = getattr(F, "multi_head_attention_forward", None)
     if isinstance(func, types.FunctionType):
-        g = dict(func.__globals__)
-        g["has_torch_function"] = _no_torch_function
-        g["has_torch_function_unary"] = _no_torch_function
-        g["has_torch_function_variadic"] = _no_torch_function
+        g = {**func.__globals__, **_ANSWERED_NO}
         body = types.FunctionType(func.__code__, g, func.__name__, func.__defaults__,
                                   func.__closure__)
         body.__kwdefaults__ = func.__kwdefaults__
+        body.__shapetrace_globals__ = func.__globals__
         out[func] = body
     return out
+
+
+_ANSWERED_NO = {"has_torch_function": _no_torch_function,
+                "has_torch_function_unary": _no_torch_function,
+                "has_torch_function_variadic": _no_torch_function}
+
+
+def current_body(body):
+    """A body of :func:`transparent_bodies` with its globals as its function's are now (a patch
+    made since honoured), its ``has_torch_function`` checks still answered "no"."""
+    g = body.__globals__
+    g.update(body.__shapetrace_globals__)
+    g.update(_ANSWERED_NO)
+    return body
 
 
 def caller_frame(depth: int):

@@ -36,24 +36,36 @@ def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> Reshape
     if 0 in new_shape:
         # An empty tensor has no layout to keep or break: name its axes by size, claim nothing.
         return ReshapeCheck(True, fresh_axes(new_shape, dims))
-    factors = [f for axis in axes for f in axis if f[0] != 1]
+    factors, owner = [], []  # the factors in order, and the old axis each belongs to
+    for a, axis in enumerate(axes):
+        for f in axis:
+            if f[0] != 1:
+                factors.append(f)
+                owner.append(a)
+    whole = [True] * len(factors)  # False once a factor has been cut: its parts are pieces
+    original = list(factors)
     n = len(factors)
     k = 0  # the next factor to take; factors[k] is replaced by the rest when one is cut
     out = []
+    #: (new axis, the old axes it takes factors of, those it takes a piece cut by size of)
+    joined: list[tuple[int, set[int], set[int]]] = []
     for i, size in enumerate(new_shape):
         if size == 1:
             out.append(())
             continue
         if k < n and factors[k][0] == size:  # one whole factor: most axes
             out.append((factors[k],))
+            joined.append((i, {owner[k]}, set() if whole[k] else {owner[k]}))
             k += 1
             continue
         taken: list[Factor] = []
+        parts: list[tuple[int, bool]] = []  # (old axis, whole factor) of each factor taken
         prod = 1
         while prod < size and k < n:
             f = factors[k]
             if prod * f[0] <= size:
                 taken.append(f)
+                parts.append((owner[k], whole[k]))
                 k += 1
                 prod *= f[0]
                 continue
@@ -61,16 +73,51 @@ def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> Reshape
             if rem == 0 and f[0] % need == 0 and not foreign(f, taken):
                 major, factors[k] = cut(f, need, dims)
                 taken.append(major)
+                parts.append((owner[k], False))
+                whole[k] = False
                 prod *= need
                 continue
             break
         if prod != size:
             return _not_split(factors, new_shape, dims, i, tuple(taken) + tuple(factors[k:k + 1]))
+        if _straddles(parts):  # what it mixes: the old axes it takes parts of, whole
+            mixed = {a for a, _ in parts}
+            return _not_split(factors, new_shape, dims, i,
+                              tuple(f for f, a in zip(original, owner) if a in mixed))
         out.append(fuse(taken, dims) if len(taken) > 1 else tuple(taken))
+        joined.append((i, {a for a, _ in parts}, {a for a, w in parts if not w}))
     if k < n:
         return _not_split(factors, new_shape, dims, len(new_shape) - 1, tuple(factors[k:]))
+    scattered = _scattered(joined)
+    if scattered is not None:  # an old axis cut and each part joined with another axis
+        bad, old = scattered
+        return _not_split(factors, new_shape, dims, bad,
+                          tuple(f for f, a in zip(original, owner) if a in old))
     return ReshapeCheck(True, tuple(out))
 
+
+def _straddles(parts: list[tuple[int, bool]]) -> bool:
+    """Whether a new axis joins pieces cut by size from two old axes (``(B, T, C) -> (B, T/4,
+    4*H, d)`` at T = 16 deals a quarter of the tokens into each head). Joining whole axes, or
+    their named factors, is a merge; a piece of one joined with another whole is a known idiom
+    (four neighbouring tokens' features concatenated, ``(B, T/4, 4*C)``)."""
+    return len({a for a, whole in parts if not whole}) >= 2
+
+
+def _scattered(joined: list[tuple[int, set[int], set[int]]]) -> tuple[int, set[int]] | None:
+    """An old axis cut by size whose pieces land in two new axes, each joined with another old
+    axis: ``(B, H, T, d) -> (B, T, C)`` at H = 4, T = 16 reads as T cut in two, one piece joined
+    with the heads and the other with the head size: the heads merged back without their
+    transpose. ``(new axis, the old axes it mixes)`` of the second such new axis, or None."""
+    seen: dict[int, int] = {}  # old axis -> new axes that join a piece of it with another
+    for i, olds, cut_from in joined:
+        if len(olds) < 2:
+            continue
+        for a in cut_from:
+            seen[a] = seen.get(a, 0) + 1
+            if seen[a] >= 2:
+                return i, olds
+    return None
 
 
 def _not_split(factors: list, new_shape: tuple, dims: Dims, bad: int, took: tuple) -> ReshapeCheck:

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ..base.compat import frame_getter, module_paths, transparent_bodies
+from ..base.compat import current_body, frame_getter, module_paths, transparent_bodies
 from ..base.ops import (
     MATMULS,
     RISKY_NAMES,
@@ -87,7 +87,6 @@ class Recorder:
         self.module = ""  # the innermost running module's path, or ""
         self._stack: list[tuple[torch.nn.Module, str]] = []
         self._handles: list = []
-        self._saved_showwarning = None
 
     # --- entering and leaving ---------------------------------------------------------------
 
@@ -101,8 +100,7 @@ class Recorder:
         self._handles.append(nn_module.register_module_forward_pre_hook(self._pre_hook))
         self._handles.append(nn_module.register_module_forward_hook(self._post_hook,
                                                                     always_call=True))
-        self._saved_showwarning = warnings.showwarning
-        warnings.showwarning = self._showwarning
+        _WARNINGS.add(self)
         try:
             self.mode.__enter__()
         except BaseException:
@@ -122,8 +120,7 @@ class Recorder:
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
-        if self._saved_showwarning is not None and warnings.showwarning == self._showwarning:
-            warnings.showwarning = self._saved_showwarning
+        _WARNINGS.remove(self)
         self._stack.clear()
         self.module = ""
         if self._paused:
@@ -206,15 +203,56 @@ class Recorder:
             for t in tensors_in(output):
                 mode.count_use(t)
 
-    def _showwarning(self, message, category, filename, lineno, file=None, line=None):
+    def _warned(self, message, category, filename, lineno):
+        """A warning shown on this recorder's thread: noted on the op that raised it; placed
+        at the user's line when it came from shapetrace's own code. The place it is shown at."""
         mode = self.mode
         rec = mode.current if mode is not None and threading.get_ident() == self.thread else None
         if rec is not None:
             rec.add_warning(f"{category.__name__}: {message}")
             if rec.site is not None and _is_own_file(filename):
                 filename, lineno = rec.where[0], rec.where[1]
-        if self._saved_showwarning is not None:
-            self._saved_showwarning(message, category, filename, lineno, file, line)
+        return filename, lineno
+
+
+class _WarningRoute:
+    """One ``warnings.showwarning`` for every recorder alive, in any thread: installed by the
+    first, the one it replaced put back by the last, whatever order they leave in (traces in
+    two threads each replacing it would leave one's installed). A warning goes to the recorder
+    of the thread that shows it, then on to the ``showwarning`` that was there before."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._recorders: list[Recorder] = []
+        self._before = None
+
+    def add(self, recorder: Recorder) -> None:
+        with self._lock:
+            if not self._recorders:
+                self._before = warnings.showwarning
+                warnings.showwarning = self._show
+            self._recorders.append(recorder)
+
+    def remove(self, recorder: Recorder) -> None:
+        with self._lock:
+            if recorder not in self._recorders:
+                return
+            self._recorders.remove(recorder)
+            if not self._recorders:
+                if warnings.showwarning == self._show:  # unless the user replaced it since
+                    warnings.showwarning = self._before
+                self._before = None
+
+    def _show(self, message, category, filename, lineno, file=None, line=None):
+        me = threading.get_ident()
+        for recorder in list(self._recorders):
+            if recorder.thread == me:
+                filename, lineno = recorder._warned(message, category, filename, lineno)
+        if self._before is not None:
+            self._before(message, category, filename, lineno, file, line)
+
+
+_WARNINGS = _WarningRoute()
 
 
 def _is_own_file(filename: str | None) -> bool:
@@ -419,7 +457,7 @@ class _Mode(TorchFunctionMode):
         try:
             if inner is not None:
                 with self:
-                    result = inner(*args, **kwargs)
+                    result = current_body(inner)(*args, **kwargs)
             else:
                 result = func(*args, **kwargs)
         except BaseException as exc:

@@ -20,6 +20,7 @@ import torch
 from ..analysis.facts import Analysis, analyse
 from ..base.diagnostics import Diagnostic
 from ..base.dims import Dims
+from ..base.compat import compiler_off, eager_module
 from ..base.records import OpRecord, TensorMeta, TraceData
 from ..record.spans import OptimizerSpans
 from ..record.tracer import Observer, Recorder
@@ -43,6 +44,13 @@ class Trace(TraceData):
         # False for a script or a notebook cell: sizes nobody chose for shapetrace, even when
         # they happen to be 5 and 7, are never read as the probe sizes
         self._probe_names = probe_names
+        #: observations that are not findings, shown with the trace
+        self.notes: list[str] = []
+        eager = eager_module(model)
+        if eager is not None:  # torch.compile'd: the ops run eagerly inside the block
+            model = eager
+            self.notes.append("traced the eager module behind torch.compile: compiled code "
+                              "runs eagerly inside the trace")
         if isinstance(dims, Dims):  # check(): probe sizes (or a file's own), as given
             super().__init__(dims)
             self._declared = None
@@ -94,6 +102,8 @@ class Trace(TraceData):
         if self._entered:
             raise RuntimeError("a shapetrace.trace() block cannot be entered twice")
         self._entered = True
+        self._eager = compiler_off()  # compiled code runs eagerly: every op is seen, and
+        self._eager.__enter__()  # dynamo never traces shapetrace's own hooks
         self._spans.__enter__()
         try:
             if self._witness is not None:
@@ -103,6 +113,7 @@ class Trace(TraceData):
             self._spans.__exit__(None, None, None)
             if self._witness is not None:
                 self._witness.__exit__(None, None, None)
+            self._eager.__exit__(None, None, None)
             raise
         return self
 
@@ -114,6 +125,7 @@ class Trace(TraceData):
                 self._spans.__exit__(exc_type, exc, tb)
                 if self._witness is not None:
                     self._witness.__exit__(exc_type, exc, tb)
+                self._eager.__exit__(exc_type, exc, tb)
         finally:
             self.exception = detached(exc)
             self._exited = True
@@ -180,7 +192,7 @@ class Trace(TraceData):
         from ..render.notebook import report_html
         from .results import Report, TargetResult
 
-        result = TargetResult("trace", dims=self.dims.as_dict(), trace=self)
+        result = TargetResult("trace", dims=self.dims.as_dict(), trace=self, notes=self.notes)
         return report_html(Report([result]))
 
     def __len__(self):

@@ -61,8 +61,9 @@ def _sources(diagnostics) -> dict:
         lines = linecache.getlines(d.file)
         if not 0 < d.line <= len(lines):
             continue
-        start = max(1, d.line - CONTEXT)
-        shown = [line.rstrip("\n") for line in lines[start - 1:d.line + CONTEXT]]
+        start = max(1, min(d.lines or [d.line]) - CONTEXT)  # every line of one mistake
+        end = max(d.lines or [d.line]) + CONTEXT
+        shown = [line.rstrip("\n") for line in lines[start - 1:end]]
         sources[f"{d.file}:{d.line}"] = {"start": start, "lines": shown}
     return sources
 

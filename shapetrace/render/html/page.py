@@ -113,20 +113,22 @@ def _source_html(d: dict, sources: dict) -> str:
     if not found:
         return ""
     data = d.get("data") or {}
-    fix = data.get("fix") or data.get("corrected")
-    fix_line = d.get("line")
-    if isinstance(fix, dict):  # ``Fix.data()``: the whole new line, for the line it replaces
-        fix_line, fix = fix.get("line", fix_line), fix.get("text")
-    if not isinstance(fix, str):
-        fix = None
+    fixes: dict[int, str] = {}  # line -> the whole new line (``Fix.data()``), for each it replaces
+    for fix in data.get("fixes") or [data.get("fix") or data.get("corrected")]:
+        if isinstance(fix, dict) and isinstance(fix.get("text"), str):
+            fixes[fix.get("line", d.get("line"))] = fix["text"]
+        elif isinstance(fix, str):
+            fixes[d.get("line")] = fix
+    flagged = set(d.get("lines") or [d.get("line")])
     rows = []
     for n, text in enumerate(found["lines"], start=found["start"]):
-        bad = n == d.get("line")
-        fixed = fix is not None and n == fix_line
+        bad = n in flagged
+        fixed = n in fixes
         mark = "−" if fixed else ("✗" if bad else "")
         rows.append(f'<tr class="{"bad" if bad or fixed else ""}"><td class="n">{n}</td>'
                     f'<td class="mk">{mark}</td><td><code>{esc(text)}</code></td></tr>')
         if fixed:
+            fix = fixes[n]
             indent = text[:len(text) - len(text.lstrip())]
             shown = fix if fix.startswith((" ", "\t")) else indent + fix
             rows.append(f'<tr class="fix"><td class="n"></td><td class="mk">+</td>'
@@ -140,8 +142,8 @@ def _finding_html(d: dict, j: int, ids: _Ids, sources: dict, prefix: str) -> str
     code = d.get("code") or ""
     data = d.get("data") or {}
     index = data.get("index")
-    where = esc(f"{d['file']}:{d['line']}" if d.get("file") and d.get("line")
-                else d.get("file") or "")
+    lines = ", ".join(str(n) for n in d.get("lines") or [d.get("line")] if n)
+    where = esc(f"{d['file']}:{lines}" if d.get("file") and lines else d.get("file") or "")
     if where and isinstance(index, int) and index in ids.shown:
         where = f'<a href="#{ids.op(index)}">{where}</a>'
     parts = [f'<article class="finding {esc(severity)}" id="{ids.finding(j)}"><header>'
