@@ -1,6 +1,21 @@
-"""What the style corpora's tests share (tests/data/styles/*.py): load a corpus file, pick its
+"""What the style corpus's tests share (tests/data/styles/*.py): load a corpus file, pick its
 correct modules (no ``BUG``) and buggy twins (``BUG = "rule"``, the line marked ``# BUG``),
-check one with what it declares (``INPUTS``, ``INIT``, ``DIMS``)."""
+check one with what it declares.
+
+A module class of the corpus declares, as class attributes:
+
+- ``INPUTS``: forward's arguments, ``name=DIMS[:DTYPE[:HIGH]]`` (a class without it is a helper,
+  not a corpus module; so is one whose name starts with ``_``);
+- ``INIT``: constructor keywords (dim names resolve to probe sizes); ``DIMS``: probe sizes other
+  than the defaults;
+- ``REFERENCE``: a TARGET it is compared with (``reference-mismatch``), relative to the
+  repository root;
+- on a correct module, ``ALLOWED``: the warnings it gives by design, each rule with words its
+  message holds (``{"attention-scale": "not scaled"}``: T5 folds the scale into its weights);
+- on a buggy twin, ``BUG``: the rule that finds it, at the line marked ``# BUG``; and, where the
+  check can only name another op, ``FOUND_AT``: the text of the line it is found at (``None``:
+  no single op can be named).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +30,7 @@ import torch
 import shapetrace as st
 
 STYLES = Path(__file__).with_name("data") / "styles"
+_AT_THE_BUG_LINE = object()
 
 
 def load(path: Path, prefix: str):
@@ -28,7 +44,7 @@ def load(path: Path, prefix: str):
 
 def modules(paths, kind: str, prefix: str):
     """``pytest.param`` of each declared module class in ``paths``: the correct ones or the
-    buggy twins (``kind`` "correct" or "buggy")."""
+    buggy twins (``kind`` "correct" or "buggy"), with the id ``stem-ClassName``."""
     for path in paths:
         module = load(path, prefix)
         for name, cls in vars(module).items():
@@ -41,6 +57,10 @@ def modules(paths, kind: str, prefix: str):
 
 
 def check(cls, **extra):
+    """``shapetrace.check`` of ``cls`` with what it declares; a ``REFERENCE`` path is relative to
+    the current directory (the tests that use it run from the repository root)."""
+    if getattr(cls, "REFERENCE", None) and "reference" not in extra:
+        extra["reference"] = cls.REFERENCE
     return st.check(cls, init=getattr(cls, "INIT", None), inputs=cls.INPUTS,
                     dims=getattr(cls, "DIMS", None), **extra)
 
@@ -56,9 +76,10 @@ def bug_line(cls) -> int:
     return hits[0]
 
 
-def assert_found_once(cls, *, at_line: bool = True):
-    """The buggy twin ``cls`` is found once, by its ``BUG`` rule, at its ``# BUG`` line (unless
-    ``at_line`` is False), with the rule's severity and a hint; the report it made comes back."""
+def assert_found_once(cls):
+    """The buggy twin ``cls`` is found once, by its ``BUG`` rule, at its ``# BUG`` line (or at
+    the line its ``FOUND_AT`` names), with the rule's severity and a hint; the behaviour checks
+    run when the rule is one of theirs. The report it made and the finding come back."""
     from shapetrace.rules.registry import RULES
 
     rule = RULES[cls.BUG]
@@ -66,7 +87,12 @@ def assert_found_once(cls, *, at_line: bool = True):
     assert report.targets[0].error is None, report.targets[0].error
     found = [d for d in report.diagnostics if d.rule == cls.BUG]
     assert len(found) == 1, show(report)
-    if at_line:
-        assert found[0].line == bug_line(cls), show(report)
+    line = bug_line(cls)  # marked even where the check names another op, for the reader
+    found_at = getattr(cls, "FOUND_AT", _AT_THE_BUG_LINE)
+    if found_at is _AT_THE_BUG_LINE:
+        assert found[0].line == line, show(report)
+    elif found_at is not None:
+        text = Path(inspect.getsourcefile(cls)).read_text(encoding="utf-8").splitlines()
+        assert found_at in text[found[0].line - 1], (found[0].line, show(report))
     assert found[0].severity == rule.severity and found[0].hint, show(report)
     return report, found[0]

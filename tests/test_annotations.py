@@ -1,4 +1,5 @@
-"""annotation-mismatch: jaxtyping/beartype violations become one readable Diagnostic."""
+"""annotation-mismatch: jaxtyping/beartype violations become one readable Diagnostic, an optional
+mask of the style corpus (tests/data/styles/annotated.py) included."""
 
 import inspect
 import os
@@ -12,6 +13,7 @@ from jaxtyping import Bool, Float, jaxtyped
 from torch import Tensor
 
 import reference_models as rm
+import style_corpus
 from shapetrace.rules.annotations import annotation_diagnostic, is_annotation_violation
 from shapetrace.report.results import Diagnostic
 from shapetrace.base.source import display_path
@@ -255,3 +257,15 @@ def test_a_malformed_annotation_is_not_a_violation():
     with pytest.raises(Exception) as info:
         f(torch.randn(2, 3))
     assert annotation_diagnostic(info.value) is None
+
+
+# --- the style corpus (tests/data/styles/annotated.py) ------------------------------------------
+
+def test_optional_annotation_names_the_dim():
+    """``Optional[Bool[Tensor, "*#batch #q k"]]``: beartype's reason for a union names no dim; the
+    message is worked out from the shape and the dims bound so far."""
+    annotated = style_corpus.load(style_corpus.STYLES / "annotated.py", "annotations")
+    report, found = style_corpus.assert_found_once(annotated.MaskOfTheWrongLength)
+    assert found.message == "mask: dim q is 8, expected 7 as set by q", style_corpus.show(report)
+    assert "<class" not in found.message + found.hint
+    assert "q is (*batch, q, d)" in found.hint  # a variadic axis shown with its star

@@ -223,7 +223,7 @@ def test_hugging_face_eager_attention_is_read(name):
 def test_moe_routing_mask_reversed_by_permute_is_not_a_reversed_transpose():
     """Mixtral's experts turn one_hot(top_k, E) (tokens, k, E) into (E, k, tokens) with
     permute(2, 1, 0): every axis spelled out, on integers. A float tensor reversed the same way
-    is still flagged (tests/data/styles/hunt6_transpose.py)."""
+    is still flagged (tests/data/styles/key_transposes.py)."""
     torch.manual_seed(0)
     sizes = Dims(GQA)
     model = build("mixtral", sizes, "eager", experts="eager").eval()

@@ -165,7 +165,7 @@ def test_debug_shows_the_exception(capsys):
 def test_internal_error_is_one_line_unless_debug(capsys, monkeypatch):
     from shapetrace.drive import jobs as _jobs
 
-    def broken(self, target, *, fake=False):
+    def broken(self, target, **kwargs):
         raise RuntimeError("something inside shapetrace broke\nsecond line")
 
     monkeypatch.setattr(_jobs.Job, "check", broken)

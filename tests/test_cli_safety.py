@@ -248,7 +248,7 @@ def test_json_is_strict_with_non_finite_data(capsys, monkeypatch, how):
         from shapetrace.drive import jobs as _jobs
 
         monkeypatch.setattr(_jobs.Job, "check",
-                            lambda self, target, *, fake=False: _non_finite_report().targets[0])
+                            lambda self, target, **kw: _non_finite_report().targets[0])
         code, text, err = run(capsys, CORRECT, "--fake", "--format", "json")
         assert code == 0, err
     data = strict_loads(text)["targets"][0]["diagnostics"][0]["data"]

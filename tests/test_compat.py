@@ -175,3 +175,31 @@ def test_same_qkv_width_reads_the_packed_projection():
 
     assert same_qkv_width(torch.nn.MultiheadAttention(8, 2))
     assert not same_qkv_width(torch.nn.MultiheadAttention(8, 2, kdim=4, vdim=4))
+
+
+def test_a_mode_comes_off_the_stack_and_goes_back():
+    from torch.overrides import TorchFunctionMode
+
+    from shapetrace.base.compat import mode_on_top, pop_mode, push_mode
+
+    seen = []
+
+    class Counting(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    mode = Counting()
+    with mode:
+        assert mode_on_top(mode)
+        pop_mode()
+        assert not mode_on_top(mode)
+        torch.ones(2) + 1  # not seen: the mode is off the stack
+        assert seen == []
+        push_mode(mode)
+        assert mode_on_top(mode)
+        torch.ones(2) + 1
+        assert seen
+        with Counting() as inner:
+            assert mode_on_top(inner) and not mode_on_top(mode)
+    assert not mode_on_top(mode)

@@ -1,5 +1,7 @@
 """Probe sizes that do not fit in memory: refused before anything is allocated (exit 2, one line
 naming the sizes), and an allocation that fails anyway is never the user's bug nor shapetrace's.
+A probe size the constructor refuses (an odd width for sinusoidal positions) is not the user's
+bug either: one line says which dims to give.
 
 No test here allocates much: the machine's free memory is replaced by a small number, and the
 failures of real allocations are torch's own errors raised by stand-ins or by sizes whose byte
@@ -98,7 +100,7 @@ def test_cli_refuses_sizes_that_do_not_fit(attention_file, memory, capsys):
     out, err = capsys.readouterr()
     (target,) = json.loads(out)["targets"]
     assert target["diagnostics"] == []
-    assert "op-failed" not in out
+    assert "op-failed" not in target["error"] and not target["checks"]["ran"]
     assert_one_line_error(err, "att.py::Attention", "at B=64, T=4096 one forward pass needs about",
                           "GB; only 2.0 GB of memory is free. Use smaller sizes.")
     assert "L=" not in err  # derived from T, not chosen by the user
@@ -425,3 +427,41 @@ def test_users_own_runtime_error_is_still_op_failed(tmp_path, monkeypatch, memor
 
 def test_too_large_is_a_shapetrace_error():
     assert issubclass(TooLarge, ShapetraceError)
+
+
+# --- a constructor that refuses an odd probe size --------------------------------------------
+
+class SinusoidalPositions(nn.Module):
+    """Sinusoidal tables need an even width (Whisper's encoder checks the same)."""
+
+    def __init__(self, d_model, block_size):
+        super().__init__()
+        if d_model % 2:
+            raise ValueError(f"d_model must be divisible by 2 for sinusoidal positions, got {d_model}")
+        pos = torch.arange(block_size)[:, None] / 10000 ** (torch.arange(0, d_model, 2) / d_model)
+        self.register_buffer("table", torch.cat([pos.sin(), pos.cos()], dim=-1))
+
+    def forward(self, x):
+        return x + self.table[: x.shape[1]]
+
+
+def test_odd_probe_width_is_a_target_error_that_says_which_dims_to_give():
+    (result,) = st.check(SinusoidalPositions, inputs=["x=B,T,C"]).targets
+    assert result.error is not None and "\n" not in result.error
+    assert "ValueError" in result.error and "got 143" in result.error
+    assert "C=143 is odd" in result.error and "--dims d=8, which makes C=88" in result.error
+    assert not result.diagnostics  # not the module's bug
+    (again,) = st.check(SinusoidalPositions, inputs=["x=B,T,C"], dims={"d": 8}).targets
+    assert again.error is None and again.ok
+
+
+def test_an_odd_size_the_error_does_not_blame_gets_no_advice():
+    class Other(nn.Module):
+        def __init__(self, d_model, reason):
+            super().__init__()
+            raise ValueError(reason)
+
+    for reason in ("unsupported activation", "n_layers must be divisible by 2, got 3"):
+        (other,) = st.check(Other, init={"reason": reason}, inputs=["x=B,T,C"]).targets
+        assert reason in other.error
+        assert "is odd" not in other.error and "--dims" not in other.error

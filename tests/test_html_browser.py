@@ -125,7 +125,7 @@ def test_page_renders(chromium, pages, tmp_path, name, verdicts, heatmaps):
 
 def test_loops_fold_in_the_browser(chromium, pages, tmp_path):
     seen = browse(chromium, pages["loop"], tmp_path)
-    assert any(text.startswith("x 7 iterations, lines ") for text in seen["loops"])
+    assert any(text.startswith("x 7 steps, 2 to 8") for text in seen["loops"])
     assert any(text.startswith("x 3 iterations") for text in seen["loops"])
     assert seen["errors"] == []
 

@@ -216,9 +216,11 @@ def test_demo_is_the_report_page(pages, doms):
     buggy, correct = sections(root)
     finding = buggy.find_all("article", "finding")[0]
     assert finding.find_all("a", "rule")[0].text() == "reshape-jumble"
-    assert len(finding.find_all("tr", "bad")) == 1
-    assert "q.reshape(B, T, self.n_head, C // self.n_head).transpose(1, 2)" in \
-        finding.find_all("tr", "fix")[0].text()
+    assert len(finding.find_all("tr", "bad")) == 3  # the q, k and v lines: one mistake
+    fixes = [row.text() for row in finding.find_all("tr", "fix")]
+    assert len(fixes) == 3
+    for name, fix in zip("qkv", fixes):
+        assert f"{name}.reshape(B, T, self.n_head, C // self.n_head).transpose(1, 2)" in fix
     for section in (buggy, correct):
         assert len(section.find_all("figure", "heat")) == 1
         assert section.find_all("details", "trace") and section.find_all("table", "modules")
@@ -249,12 +251,12 @@ def test_exception_message_and_quoted_names_are_escaped(pages, doms):
 
 
 def _iterations(text: str) -> list[int]:
-    return [int(n) for n in re.findall(r"x (\d+) iterations", text)]
+    return [int(n) for n in re.findall(r"x (\d+) (?:iterations|steps)", text)]
 
 
 def test_loops_fold_in_the_tree_as_on_the_terminal():
-    """A traced training loop: the loops the terminal folds (``x 7 iterations``) fold in the
-    tree, nested the same way; optimizer steps and layer initialisation are one line each."""
+    """A traced training loop: the steps and loops the terminal folds (``x 7 steps``) fold in
+    the tree, nested the same way; optimizer steps and layer initialisation are one line each."""
     import io
     import sys
 
@@ -272,12 +274,13 @@ def test_loops_fold_in_the_tree_as_on_the_terminal():
         models.train(8)
     out = io.StringIO()
     t.print(console=Console(file=out, width=120, color_system=None))
-    terminal = _iterations(out.getvalue())
-    assert terminal and max(terminal) == 7  # the first step differs (no gradients to zero yet)
+    terminal = [line.split("┌ ", 1)[1].strip() for line in out.getvalue().splitlines()
+                if "┌ " in line]
+    assert "x 7 steps, 2 to 8" in terminal  # the first step differs (no gradients to zero yet)
     root = Dom(t._repr_html_()).root
     loops = root.find_all("details", "loop")
-    assert [_iterations(d.find_all("span", "times")[0].text())[0] for d in loops] == terminal
-    outer = [d for d in loops if _iterations(d.find_all("span", "times")[0].text()) == [7]][0]
+    assert [d.find_all("span", "times")[0].text() for d in loops] == terminal
+    outer = [d for d in loops if d.find_all("span", "times")[0].text().startswith("x 7 steps")][0]
     assert [d for d in outer.find_all("details", "loop")]  # the layers' loop inside the step's
     calls = [c.find_all("span", "name")[0].text() for c in root.find_all("div", "call")]
     assert "AdamW.step" in calls and "nn.init" in calls
@@ -323,7 +326,8 @@ def test_plugin_report_of_a_folded_trace_links_findings_to_their_ops():
     finally:
         sys.path.pop(0)
     model = models.Jumbled(143, 11)
-    with shapetrace.trace(dims={"B": 5, "T": 7, "H": 11, "d": 13, "C": 143}) as t:
+    with shapetrace.trace(dims={"B": 5, "T": 7, "H": 11, "d": 13, "C": 143},
+                          every_step=True) as t:
         models.train(30)
         model(torch.randn(5, 7, 143))
     result = TargetResult("test_x", dims=t.dims.as_dict(), diagnostics=t.diagnostics, trace=t)

@@ -1,7 +1,10 @@
 """Rules judged by meaning: each buggy style fires at its line, each correct style stays quiet.
 
 The modules live in ``tests/data/meaning/``; a buggy one marks the line its finding must point
-at with ``# BUG: <rule>``, so editing the files never breaks the line numbers.
+at with ``# BUG: <rule>``, so editing the files never breaks the line numbers. At the end, what
+non-finite, discarded-result and unnormalized-attention say on modules of the style corpus
+(tests/data/styles/): a NaN scalar read by the next op, a comprehension whose list is dropped,
+weights renormalised over the queries.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import pytest
 import torch
 
 import shapetrace
+import style_corpus
 from shapetrace.base.dims import Dims
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -155,3 +159,54 @@ def test_fills_pass_a_nan_on_and_make_none_of_their_own():
     assert full.non_finite is None
     (found,) = [d for d in t.diagnostics if d.rule == "non-finite"]
     assert found.op == "torch.log", show(t.diagnostics)
+
+
+# --- on the style corpus (tests/data/styles/) ---------------------------------------------------
+
+def _corpus(name: str):
+    return style_corpus.load(style_corpus.STYLES / name, "meaning")
+
+
+def test_nan_scalar_read_by_the_next_op_reaches_the_output():
+    """``-(p * log p).sum().mean()``: the mean is a one-element NaN, which the tracer keeps as a
+    number; the negation reading it passes the NaN on (it is not a NaN the call chose), so the
+    log that made it is reported."""
+    masks = _corpus("infinite_masks.py")
+    report = style_corpus.check(masks.EntropyPLogP, behaviour=False)
+    found = [d for d in report.diagnostics if d.rule == "non-finite"]
+    assert [(d.line, d.op) for d in found] == [(style_corpus.bug_line(masks.EntropyPLogP),
+                                                "Tensor.log")]
+    assert "Inf" in found[0].message
+
+
+def test_comprehension_whose_list_is_dropped():
+    discarded = _corpus("discarded.py")
+    report = style_corpus.check(discarded.ListOfHeadsDropped, behaviour=False)
+    found = [d for d in report.diagnostics if d.rule == "discarded-result"]
+    assert len(found) == 1 and found[0].count == 3, style_corpus.show(report)  # q, k and v: one
+    assert "comprehension" in found[0].message and "Assign the list" in found[0].hint
+
+
+def test_comprehension_kept_or_used_is_not_discarded():
+    """The same comprehension assigned, unpacked, returned or handed to a call is used."""
+
+    def split(x, keep):
+        parts = x.chunk(3, dim=-1)
+        if keep == "assigned":
+            a, b, c = [t.view(5, 7, 11, 13) for t in parts]
+            return a + b + c
+        if keep == "returned":
+            return [t.view(5, 7, 11, 13) for t in parts]
+        return torch.stack([t.view(5, 7, 11, 13) for t in parts])
+
+    x = torch.randn(5, 7, 3 * 143)
+    for keep in ("assigned", "returned", "passed"):
+        with shapetrace.trace() as t:
+            split(x, keep)
+        assert [d.rule for d in t.diagnostics if d.rule == "discarded-result"] == [], keep
+
+
+def test_renormalised_over_the_queries_points_at_the_mask_and_says_how():
+    weight_sums = _corpus("weight_sums.py")
+    report, found = style_corpus.assert_found_once(weight_sums.RenormalisedOverQueries)
+    assert "att.sum(dim=-1, keepdim=True)" in found.hint

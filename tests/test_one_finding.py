@@ -14,7 +14,7 @@ import shapetrace as st
 from shapetrace.frontends.cli import main
 from shapetrace.report.results import Diagnostic, merge_repeats, module_span
 
-WRAPPER = Path(__file__).with_name("data") / "styles" / "wrapper_bug.py"
+WRAPPER = Path(__file__).with_name("data") / "one_finding" / "wrapper_bug.py"
 ARGS = ["--init", "d_in=C,d_out=d,context_length=L,dropout=0.0,num_heads=H", "--input", "x=B,T,C"]
 
 

@@ -278,6 +278,26 @@ def test_last_failed_reruns_failed_targets(pytester):
     assert outcomes(run(pytester, "--lf", cache=True)) == {BUGGY_TARGET: "FAILED"}
 
 
+def test_last_failed_reruns_only_the_failed_test(pytester):
+    """``pytest --lf`` under this repository's own pytest settings (pyproject.toml's
+    [tool.pytest.ini_options], which must leave the cache provider on), the plugin loaded: the
+    second run reruns only the test that failed in the first."""
+    import tomllib
+
+    settings = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]
+    ini = "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings["ini_options"].items())
+    pytester.makepyprojecttoml(f"[tool.pytest.ini_options]\n{ini}")
+    pytester.mkdir("tests")
+    (pytester.path / "tests" / "test_project.py").write_text(
+        "def test_passes():\n    pass\n\n\ndef test_fails():\n    assert False\n")
+    first = pytester.runpytest_subprocess("-rA")
+    assert outcomes(first) == {"tests/test_project.py::test_passes": "PASSED",
+                               "tests/test_project.py::test_fails": "FAILED"}
+    again = pytester.runpytest_subprocess("-rA", "--lf")
+    assert outcomes(again) == {"tests/test_project.py::test_fails": "FAILED"}
+    again.stdout.fnmatch_lines(["*run-last-failure: rerun previous 1 failure*"])
+
+
 # --- traced tests ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args", RUNS)
@@ -473,10 +493,10 @@ def test_records_are_released_and_long_traces_fold_in_the_report(pytester):
                                 "test_course.py::test_the_trace_was_released_with_its_report":
                                     "PASSED"}
     entry, = json.loads((pytester.path / "report.json").read_text())["targets"]
-    notes = [n for n in entry.get("notes", []) if n.startswith("trace folded")]
-    assert len(notes) == 1 and "repeat 38 more times" in notes[0]
-    step = int(notes[0].split("the ")[1].split(" ops")[0])
-    assert step < len(entry["trace"]) < 3 * step  # one step shown, not forty
+    steps = entry["steps"]  # the trace counted its repeated steps and kept one of each kind
+    assert steps["count"] == 40 and sum(kind["count"] for kind in steps["kept"]) == 40
+    start, end = steps["kept"][-1]["records"]
+    assert end - start < len(entry["trace"]) < 3 * (end - start)  # one step shown, not forty
 
 
 @pytest.mark.parametrize("sigs, runs", [

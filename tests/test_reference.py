@@ -2,7 +2,8 @@
 
 Students in tests/data/reference/students.py against the repository's reference models (as an
 instructor's solution would be), through ``check()``, the command line, the config and the
-pytest plugin's target items.
+pytest plugin's target items; and a fused key/value projection of the style corpus matched to
+separate weights.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ import re
 from pathlib import Path
 
 import pytest
+import torch.nn.functional as F
 
 import shapetrace as st
+import style_corpus
 from shapetrace.frontends.cli import main
 from shapetrace.drive.config import load_config
 from shapetrace.base.errors import UsageError
@@ -140,6 +143,37 @@ def test_reference_file_with_several_classes_picks_the_same_name(tmp_path):
         from shapetrace.drive.reference import resolve_reference
 
         resolve_reference(str(solution), like=None)
+
+
+# --- a fused key/value projection (tests/data/styles/reference_match.py) ------------------------
+
+def _fused_key_value():
+    return style_corpus.load(style_corpus.STYLES / "reference_match.py", "reference")._FusedKeyValue
+
+
+def test_a_fused_key_value_pair_is_matched_to_separate_weights():
+    """A (2C, C) key/value projection beside a separate query is the reference's key and value
+    weights joined: matched (either order, blocks or per head), the same function, no finding."""
+    result = style_corpus.check(_fused_key_value()).targets[0]
+    assert result.error is None, result.error
+    assert not [d for d in result.diagnostics if d.severity == "error"], result.diagnostics
+    assert any("your to_kv.weight split into the reference's key.weight, value.weight" in n
+               for n in result.notes), result.notes
+
+
+def test_a_fused_key_value_pair_that_computes_otherwise_differs():
+    class Jumbled(_fused_key_value()):
+        def forward(self, x):
+            B, T, C = x.shape
+            k, v = self.to_kv(x).chunk(2, dim=-1)
+            q, k, v = (t.reshape(B, self.h, T, C // self.h) for t in (self.to_q(x), k, v))
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.to_out(out.transpose(1, 2).reshape(B, T, C))
+
+    result = style_corpus.check(Jumbled).targets[0]
+    assert result.error is None, result.error
+    assert [d.rule for d in result.diagnostics if d.rule == "reference-mismatch"] == \
+        ["reference-mismatch"], result.diagnostics
 
 
 # --- command line ---------------------------------------------------------------------------

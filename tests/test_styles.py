@@ -1,78 +1,25 @@
-"""A corpus of correct attention written in many styles (tests/data/styles/): every module
-checked with ``shapetrace.check`` has no error-level finding; the buggy counterparts of
-head-grouping and silent-broadcast are found at their line.
-
-Each module in the corpus carries ``INIT`` / ``INPUTS`` (and ``DIMS``) as class attributes; a
-buggy one names its rule in ``BUG`` and marks its line with ``# BUG``.
+"""Attention in many styles beyond what the style corpus checks (tests/test_style_corpus.py):
+the lecture notes' own matmul broadcast, randomly initialised Hugging Face models (no error, no
+head-grouping or silent-broadcast finding; Llama's repeat_kv written with ``repeat`` flagged
+once for all its layers), and the command line on modules of the corpus (exit 0 on correct
+ones, the buggy one's rule and exit 1).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-from pathlib import Path
 
 import einops  # noqa: F401 - the corpus needs it (a test extra)
 import pytest
 import torch
 
 import shapetrace as st
-from style_corpus import bug_line, check, load, show
+from style_corpus import STYLES, load, show
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-STYLES = Path(__file__).with_name("data") / "styles"
-#: The rules this corpus holds to "no finding at all" on correct code (warnings included).
+#: The rules no Hugging Face model may raise, at any severity.
 STRICT = ("head-grouping", "silent-broadcast")
-#: Correct styles on which a rule still raises a false alarm (strict xfail: a fix shows up).
-KNOWN_FALSE_ALARMS: dict[str, str] = {}
-
-
-def _load(name: str):
-    return load(STYLES / f"{name}.py", "styles")
-
-
-def _modules(kind: str, known: bool = False):
-    """The corpus modules of one kind ("correct" or "buggy"); with ``known``, the correct ones
-    that a rule owned elsewhere still flags are marked xfail (strict: fixing it shows up)."""
-    for path in sorted(STYLES.glob("*.py")):
-        if path.stem.startswith(("hunt_", "hunt2_", "hunt4_", "hunt6_", "hunt6b_")):
-            continue  # checked, warnings and behaviour bugs included, by test_styles_hunt*.py
-            # and test_behaviour_hunt6.py
-        module = _load(path.stem)
-        for name, cls in vars(module).items():
-            if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)
-                    and cls.__module__ == module.__name__ and hasattr(cls, "INPUTS")
-                    and not name.startswith("_")):
-                continue
-            if (getattr(cls, "BUG", None) is None) == (kind == "correct"):
-                marks = ()
-                reason = KNOWN_FALSE_ALARMS.get(f"{path.stem}::{name}")
-                if reason and known:
-                    marks = (pytest.mark.xfail(strict=True, reason=reason),)
-                yield pytest.param(cls, id=f"{path.stem}-{name}", marks=marks)
-
-
-@pytest.mark.parametrize("cls", list(_modules("correct", known=True)))
-def test_correct_style_has_no_error(cls):
-    report = check(cls)
-    assert report.targets[0].error is None, report.targets[0].error
-    assert not report.errors, show(report)
-
-
-@pytest.mark.parametrize("cls", list(_modules("correct")))
-def test_correct_style_raises_no_grouping_or_broadcast_warning(cls):
-    report = check(cls, behaviour=False)
-    assert not [d for d in report.diagnostics if d.rule in STRICT], show(report)
-
-
-@pytest.mark.parametrize("cls", list(_modules("buggy")))
-def test_buggy_style_is_found_at_its_line(cls):
-    report = check(cls, behaviour=False)
-    found = [d for d in report.diagnostics if d.rule == cls.BUG]
-    assert found, show(report)
-    assert [d.line for d in found] == [bug_line(cls)], show(report)
-    assert found[0].hint
 
 
 # --- the lecture notes' own example, traced at its own sizes ---------------------------------------
@@ -174,54 +121,46 @@ def test_llama_with_tiled_repeat_kv_is_flagged(monkeypatch):
     assert found[0].modules[-1].endswith("layers.1.self_attn")
 
 
-# --- the command line on two of the styles ---------------------------------------------------------
+# --- the command line on modules of the corpus ---------------------------------------------------
+
+def _cli(capsys, target: str) -> tuple[int, list[str]]:
+    """``python -m shapetrace FILE::Name --format json`` with what the corpus class declares:
+    the exit code and the rules found."""
+    import json
+
+    from shapetrace.frontends.cli import main
+
+    name, _, class_name = target.partition("::")
+    cls = getattr(load(STYLES / name, "styles"), class_name)
+    args = [str(STYLES / target), "--format", "json"]
+    for item in cls.INPUTS:
+        args += ["--input", item]
+    if getattr(cls, "INIT", None):
+        args += ["--init", ",".join(f"{k}={v}" for k, v in cls.INIT.items())]
+    if getattr(cls, "DIMS", None):
+        args += ["--dims", ",".join(f"{k}={v}" for k, v in cls.DIMS.items())]
+    code = main(args)
+    report = json.loads(capsys.readouterr().out)
+    return code, [d["rule"] for d in report["targets"][0]["diagnostics"]]
+
 
 @pytest.mark.parametrize(("target", "code", "rule"), [
     pytest.param("textbook.py::MultiHeadedAttention", 0, None, id="annotated-transformer-clean"),
     pytest.param("grouped.py::TiledRepeat", 0, "head-grouping", id="tiled-gqa-warns"),
 ])
 def test_cli_on_styles(capsys, target, code, rule):
-    import json
-
-    from shapetrace.frontends.cli import main
-
-    cls = _load(target.split(".py")[0])
-    spec = getattr(cls, target.split("::")[1])
-    args = [str(STYLES / target), "--format", "json"]
-    for item in spec.INPUTS:
-        args += ["--input", item]
-    init = ",".join(f"{k}={v}" for k, v in spec.INIT.items())
-    args += ["--init", init]
-    if getattr(spec, "DIMS", None):
-        args += ["--dims", ",".join(f"{k}={v}" for k, v in spec.DIMS.items())]
-    assert main(args) == code
-    report = json.loads(capsys.readouterr().out)
-    rules = [d["rule"] for d in report["targets"][0]["diagnostics"]]
-    assert rules == ([rule] if rule else []), rules
+    assert _cli(capsys, target) == (code, [rule] if rule else [])
 
 
-def _fixable():
-    for param in _modules("buggy"):
-        cls = param.values[0]
-        if cls.BUG == "head-grouping" and cls.__name__ != "TiledExpand":
-            yield param
+@pytest.mark.parametrize("name", ["PrefixLM", "TalkingHeads", "CosineAttentionLearnedTemperature"])
+def test_cli_on_correct_styles_exits_0(capsys, name):
+    assert _cli(capsys, f"lookalikes.py::{name}") == (0, [])
 
 
-@pytest.mark.parametrize("cls", list(_fixable()))
-def test_head_grouping_hint_pasted_back_makes_the_module_clean(cls, tmp_path):
-    """The hint carries the user's line rewritten; pasting it over the line fixes the bug."""
-    found = [d for d in check(cls, behaviour=False).diagnostics if d.rule == "head-grouping"]
-    number, _, fixed = found[0].hint.partition(": ")[2].partition("  ")
-    assert int(number) == found[0].line
-    path = Path(inspect.getsourcefile(cls))
-    lines = path.read_text().splitlines()
-    indent = lines[found[0].line - 1][:len(lines[found[0].line - 1]) - len(lines[found[0].line - 1].lstrip())]
-    lines[found[0].line - 1] = indent + fixed
-    copy = tmp_path / path.name
-    copy.write_text("\n".join(lines) + "\n")
-    spec = importlib.util.spec_from_file_location(f"fixed_{path.stem}_{cls.__name__}", copy)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    report = check(getattr(module, cls.__name__), behaviour=False)
-    assert not [d for d in report.diagnostics if d.rule == "head-grouping"], show(report)
-    assert not report.errors, show(report)
+def test_cli_on_the_relative_shift_exits_0(capsys):
+    assert _cli(capsys, "in_models.py::TransformerXLRelative") == (0, [])
+
+
+def test_cli_on_a_buggy_style_exits_1(capsys):
+    code, rules = _cli(capsys, "variants_bugs.py::TriuBufferKeepsFuture")
+    assert code == 1 and "causal-leak" in rules

@@ -1,7 +1,7 @@
 """Windows, patches and chunks: an axis cut into factors by a literal size keeps its factors tied
 to it, named relative to it (``Y/3``, never ``T`` for a window of 7), and merging them back in
 the wrong order is a reshape-jumble at the user's line. The correct styles and their buggy twins
-live in tests/data/styles/windows.py (also run by tests/test_styles.py).
+live in tests/data/styles/windows.py (also run by tests/test_style_corpus.py).
 """
 
 from __future__ import annotations

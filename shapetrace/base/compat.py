@@ -42,6 +42,32 @@ def disable_torch_function():
     return torch._C.DisableTorchFunction()
 
 
+def mode_on_top(mode) -> bool:
+    """Whether ``mode`` is the innermost torch-function mode of this thread: only then can a
+    trace take its mode off the stack (and put it back) without disturbing a mode the user
+    entered inside the trace."""
+    import torch
+
+    depth = torch._C._len_torch_function_stack()
+    return depth > 0 and torch._C._get_function_stack_at(depth - 1) is mode
+
+
+def push_mode(mode) -> None:
+    """Puts ``mode`` back on this thread's torch-function mode stack (``TorchFunctionMode``'s
+    own ``__enter__``, without the context-manager bookkeeping)."""
+    import torch
+
+    torch._C._push_on_torch_function_stack(mode)
+
+
+def pop_mode() -> None:
+    """Takes the innermost torch-function mode off this thread's stack (``mode_on_top`` says
+    which it is)."""
+    import torch
+
+    torch._C._pop_torch_function_stack()
+
+
 def is_compiling() -> bool:
     """Whether the caller runs inside a ``torch.compile`` region being traced (dynamo): the
     value probes stay out of it, since a probe's ``.item()`` would break the user's graph."""

@@ -122,11 +122,13 @@ def module_span(modules: list[str]) -> str:
     return f"{modules[0]} ... {tail}" if len(modules) > 2 else f"{modules[0]}, {tail}"
 
 
-def merge_repeats(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+def merge_repeats(diagnostics: list[Diagnostic], step=None) -> list[Diagnostic]:
     """One bug, one finding (SPEC section 3): findings of the same rule and severity at the
     same file and line (the same line run by 11 heads or 12 layers, or in a loop) become the
     first of them, with ``count`` and ``modules`` summed up. Order is kept; merging merged
-    findings again changes nothing."""
+    findings again changes nothing. ``step``: a finding -> the kind of training step it was
+    found in (``record.steps``); the same finding in a later kind of step is the same bug seen
+    again, not more of it, and is not counted."""
     kept: dict[tuple, Diagnostic] = {}
     out: list[Diagnostic] = []
     for d in diagnostics:
@@ -139,7 +141,8 @@ def merge_repeats(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
             kept[key] = d
             out.append(d)
             continue
-        first.count += d.count
+        if step is None or step(d) == step(first):
+            first.count += d.count
         for m in d.modules:
             if m not in first.modules:
                 first.modules.append(m)

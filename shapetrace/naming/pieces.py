@@ -17,7 +17,7 @@ Factor = tuple  # (size, name)
 
 # --- pieces: factors cut by size, tied to the factor they came from --------------------------
 
-def _size_of(name: "Piece") -> int:
+def _size_of(name: Piece) -> int:
     return name.whole[0] // (name.outer * name.inner)
 
 
@@ -84,10 +84,18 @@ def _piece(whole: tuple, root, outer: int, size: int, inner: int, dims: Dims,
     return (size, _new(name, whole, root, outer, inner))
 
 
-def _new(name: str, whole: tuple, root, outer: int, inner: int) -> "Piece":
+def _new(name: str, whole: tuple, root, outer: int, inner: int) -> Piece:
     piece = Piece(name)
     piece.whole, piece.root, piece.outer, piece.inner = whole, root, outer, inner
     return piece
+
+
+def renamed(label: str, text: str) -> str:
+    """``text`` in place of ``label``, still tied to the factor ``label`` was cut from when it
+    is a piece."""
+    if isinstance(label, Piece):
+        return _new(text, label.whole, label.root, label.outer, label.inner)
+    return text
 
 
 def _on_a_boundary(name: str, need: int, dims: Dims) -> bool:

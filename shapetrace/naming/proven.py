@@ -41,11 +41,12 @@ class SizeWitness:
         self.seen: dict[str, set[int]] = {}
         self._forwards: dict[type, tuple | None] = {}  # a module class -> its annotated params
         self._handles: list = []
+        self._paused = None  # torch's module module, while the global hook is off
         self._owner: int | None = None
 
     # --- entering and leaving ------------------------------------------------------------------
 
-    def __enter__(self) -> "SizeWitness":
+    def __enter__(self) -> SizeWitness:
         from torch.nn.modules import module as nn_module
 
         self._owner = threading.get_ident()
@@ -59,8 +60,24 @@ class SizeWitness:
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+        self._paused = None
         self._forwards.clear()
         return False
+
+    def pause(self) -> None:
+        """Off between the steps a trace does not record (a repeated step binds nothing new):
+        its global hook would slow every module call."""
+        from torch.nn.modules import module as nn_module
+
+        if self._handles and self._paused is None:
+            handle = self._handles.pop(0)
+            handle.remove()
+            self._paused = nn_module
+
+    def resume(self) -> None:
+        if self._paused is not None:
+            self._handles.insert(0, self._paused.register_module_forward_pre_hook(self._annotated))
+            self._paused = None
 
     # --- what was proven -----------------------------------------------------------------------
 
@@ -243,6 +260,15 @@ def _unnamed_sizes(dims: Dims, stated: set, entering: list, records) -> set[int]
                 unnamed.add(size)
                 break
     return unnamed
+
+
+def weight_shapes(model) -> set[tuple[int, ...]]:
+    """The shapes of the parameters and buffers of ``model`` (empty without one)."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        return set()
+    return _weight_shapes(model, all_modules(model))
 
 
 def _weight_shapes(model, modules: list) -> set[tuple[int, ...]]:

@@ -38,6 +38,14 @@ from ..base.records import TensorArg
 from .axes import Axis, axis_size, broadcast_axes, fresh_axes, fresh_axis
 from .pieces import cut
 from .reshapes import ReshapeCheck, reshape_axes
+from .source_names import (
+    SHAPED_OPS,
+    SPLIT_OPS,
+    named_axes,
+    named_split,
+    source_names,
+    split_name,
+)
 
 # --- per-op propagation -----------------------------------------------------------------------
 
@@ -282,12 +290,22 @@ def _matmul(rec, ins, dims):
 
 def _linear(rec, ins, dims):
     out_shape = rec.outputs[0].shape
-    return [ins[0][:-1] + (fresh_axis(out_shape[-1], dims),)]
+    return [ins[0][:-1] + (_weight_axis(ins, 0, out_shape[-1], dims),)]
 
 
 def _embedding(rec, ins, dims):
     out_shape = rec.outputs[0].shape
-    return [ins[0] + (fresh_axis(out_shape[-1], dims),)]
+    return [ins[0] + (_weight_axis(ins, -1, out_shape[-1], dims),)]
+
+
+def _weight_axis(ins, at: int, size: int, dims) -> Axis:
+    """The output features of a linear or embedding: the weight's axis ``at`` (a weight's axes
+    are never the batch or the time), else a fresh axis of ``size``."""
+    if len(ins) > 1 and ins[1] is not None and len(ins[1]) == 2 and axis_size(ins[1][at]) == size:
+        axis = ins[1][at]
+        if not all(type(name) is str and name.isdigit() for _, name in axis):
+            return axis
+    return _no_data_names((fresh_axis(size, dims),))[0]  # a width: 3*C, never T
 
 
 def _sdpa(rec, ins, dims):
@@ -416,11 +434,18 @@ def annotate(trace) -> dict[int, ReshapeCheck]:
     handlers: dict[str, object] = {}  # op name -> handler, looked up once per trace
     fresh: dict[tuple, tuple] = {}  # shape -> size-named axes: parameters come back every layer
     reshapes: dict[int, ReshapeCheck] = {}
+    sites: dict = {}  # call site -> the dims its arguments name (``source_names``)
+    # the user's own sizes (declared, or named from the model): there a size twice a name's
+    # (2*d) is no more than a guess, and no weight's axis is the batch or the time (a 16-wide
+    # layer beside 16 tokens): the weights' shapes come from the model (``Trace.weight_shapes``)
+    own = dims.strict
+    weights = getattr(trace, "weight_shapes", ()) if own else ()
 
     def fresh_for(shape):
         axes = fresh.get(shape)
         if axes is None:
-            axes = fresh[shape] = fresh_axes(shape, dims)
+            axes = fresh_axes(shape, dims)
+            axes = fresh[shape] = _plain(axes) if own else axes
         return axes
 
     for rec in records:
@@ -434,7 +459,11 @@ def annotate(trace) -> dict[int, ReshapeCheck]:
                     producer = records[made_by].outputs[meta._slot]
                     if producer.shape == meta.shape:
                         axes = producer.axes  # checked against its shape when it was made
-                meta.axes = axes = axes if axes is not None else fresh_for(meta.shape)
+                if axes is None:
+                    axes = fresh_for(meta.shape)
+                    if made_by is None and meta.shape in weights:
+                        axes = _no_data_names(axes)
+                meta.axes = axes
             ins.append(axes)
         outputs = rec.outputs
         if not outputs:
@@ -452,10 +481,23 @@ def annotate(trace) -> dict[int, ReshapeCheck]:
                     result = handler(rec, ins, dims)
             except (TypeError, ValueError, IndexError, KeyError, AttributeError):
                 result = None
+        if op in SHAPED_OPS:
+            if not result or result[0] is None:
+                result = [fresh_for(outputs[0].shape)]
+            names = source_names(rec, len(outputs[0].shape), dims, sites)
+            if names is not None:  # the code says which axis is which: H = d = 8
+                result = [named_axes(result[0], names, dims), *result[1:]]
+        if not inputs and own:  # a factory (torch.ones(T, T), arange): as fresh_for
+            result = [_plain(fresh_for(meta.shape) if axes is None else axes)
+                      for meta, axes in zip(outputs, result or [None] * len(outputs))]
         if result is None:
             for meta in outputs:
                 meta.axes = fresh_for(meta.shape)
             continue
+        if op in SPLIT_OPS:
+            at = split_name(rec, sites)
+            if at is not None:  # the code names the pieces' size: x.split(self.n_embd, dim=2)
+                result = [None if axes is None else named_split(axes, at, dims) for axes in result]
         # The first operand's axes handed on at its shape (x + bias, gelu, masked_fill) fit as
         # they are; anything else is checked against the output's shape.
         first, first_shape = (ins[0], inputs[0].shape) if ins else (None, None)
@@ -466,6 +508,25 @@ def annotate(trace) -> dict[int, ReshapeCheck]:
                 axes = fresh_for(meta.shape)
             meta.axes = axes
     return reshapes
+
+
+_DATA_NAMES = frozenset(("B", "T", "S"))
+
+
+def _plain(axes: tuple) -> tuple:
+    """``axes`` with every factor named as a multiple of a name (``2*d``) written as its
+    number."""
+    return tuple(tuple((size, str(size)) if type(name) is str and "*" in name
+                       and name.split("*", 1)[0].isdigit() else (size, name)
+                       for size, name in axis) for axis in axes)
+
+
+def _no_data_names(axes: tuple) -> tuple:
+    """A weight's axes with any factor named after the batch or the sequence written as its
+    number: a weight has neither."""
+    return tuple(tuple((size, str(size)) if type(name) is str and
+                       _DATA_NAMES & set(name.replace("/", "*").split("*")) else (size, name)
+                       for size, name in axis) for axis in axes)
 
 
 def _fits(axes, shape) -> bool:

@@ -23,11 +23,25 @@ import math
 import torch
 
 from ..base.compat import disable_torch_function, fake_constant, is_compiling, is_fake
-from ..base.ops import SDPA, SOFTMAXES, einsum_letters, einsum_terms
+from ..base.ops import (
+    EXPANDS,
+    PERMUTES,
+    RESHAPES,
+    SDPA,
+    SOFTMAXES,
+    UNINITIALISED,
+    einsum_letters,
+    einsum_terms,
+)
 from ..base.records import NonFinite, OpRecord, WeightSums
 
 Tensor = torch.Tensor
 HALF = (torch.float16, torch.bfloat16)
+
+#: Ops whose output holds only values of their first input, unchanged: finite when it is.
+_UNCHANGED = RESHAPES | PERMUTES | EXPANDS | frozenset(
+    {"[]", "Tensor.contiguous", "Tensor.clone", "torch.clone", "Tensor.detach", "Tensor.split",
+     "torch.split", "Tensor.chunk", "torch.chunk", "Tensor.unbind", "torch.unbind"})
 
 #: How many ops after a softmax an operand may be and still count as attention weights.
 SOFTMAX_DEPTH = 8
@@ -133,14 +147,99 @@ class ValueProbes:
             self.tainted[rec.index] = origin
             return
         in_nan = in_inf = False
-        for t in operands(args, kwargs):
+        tensors = operands(args, kwargs)
+        for t in tensors:
             state = finiteness(t)
             if state is not None:
                 in_nan, in_inf = in_nan or state[0], in_inf or state[1]
-        if in_nan or (what == "Inf" and in_inf):
-            return  # it came in with the inputs: made upstream, by an op not looked at
+        upstream = in_nan or (what == "Inf" and in_inf)
+        if not upstream and in_inf and rec.op in SOFTMAXES:
+            # a softmax of +inf scores is NaN: the +inf was made upstream (an overflowing
+            # q @ k), unlike a row of -inf masks, which this softmax turns into 0/0
+            upstream = any(_holds_posinf(t) for t in tensors)
+        if upstream:  # it came in with the inputs: made by an op not looked at
+            origin = self._made_upstream(rec)
+            if origin is not None:
+                rec.non_finite = NonFinite(what, slot, None, origin)
+                self.tainted[rec.index] = origin
+            return
         rec.non_finite = NonFinite(what, slot, _first_index(outs[slot], what))
         self.tainted[rec.index] = rec.index
+
+    def _made_upstream(self, rec: OpRecord, budget: int = 32) -> int | None:
+        """The op that made the NaN or Inf ``rec``'s inputs hold, found by walking back through
+        the tensors that hold one to the first op whose inputs all exist still and hold none
+        and which did not ask for one (a -inf fill); marked as where it was made. None where a
+        tensor on the way no longer exists: then nothing is said."""
+        records = self.records
+        frontier = [m for m in rec.inputs if m._made_by is not None]
+        seen: set[int] = set()
+        found = None  # (record index, output slot, tensor, "NaN" or "Inf")
+        tainted = self.tainted
+        while frontier and budget:
+            meta = frontier.pop()
+            index = meta._made_by
+            if index in tainted:  # found by its own probe already
+                return tainted[index]
+            if index in seen or index >= len(records):
+                continue
+            seen.add(index)
+            budget -= 1
+            t = _alive(meta)
+            state = finiteness(t) if t is not None else None
+            if not state or not (state[0] or state[1]):
+                continue
+            producer = records[index]
+            carried = next((tainted[m._made_by] for m in producer.inputs
+                            if m._made_by in tainted), None)
+            if carried is not None:  # passed on (through a -inf fill) from an op already found
+                return carried
+            states = [self._state_of(m) for m in producer.inputs]
+            if any(x is None for x in states):
+                return None  # an input is gone: where it was made cannot be told
+            bad = [m for m, x in zip(producer.inputs, states) if x[0] or x[1]]
+            if bad:
+                frontier.extend(m for m in bad if m._made_by is not None)
+                continue
+            if non_finite_literals(producer) or producer.op in UNINITIALISED:
+                continue
+            if found is None or index < found[0]:
+                found = (index, meta._slot, t, "NaN" if state[0] else "Inf")
+        if found is None:
+            return None
+        index, slot, t, kind = found
+        records[index].non_finite = NonFinite(kind, slot, _first_index(t, kind))
+        self.tainted[index] = index
+        return index
+
+    def _state_of(self, meta, depth: int = 8) -> tuple | None:
+        """(holds a NaN, holds an Inf) of the tensor ``meta`` describes: read while it exists;
+        once gone (``k.transpose(-2, -1)`` freed after the matmul), the tensor it was moved from
+        unchanged, when that one exists and holds neither; else None, unknown."""
+        t = _alive(meta)
+        if t is not None:
+            return finiteness(t)
+        index = meta._made_by
+        if index is None or depth == 0 or index >= len(self.records):
+            return None
+        producer = self.records[index]
+        if producer.op not in _UNCHANGED or not producer.inputs:
+            return None
+        state = self._state_of(producer.inputs[0], depth - 1)
+        return state if state == (False, False) else None
+
+
+def _alive(meta) -> Tensor | None:
+    """The tensor ``meta`` describes while it still exists (the recorder's weak reference)."""
+    ref = meta.ref
+    return ref() if callable(ref) else None
+
+
+def _holds_posinf(t: Tensor) -> bool:
+    try:
+        return _readable(t) and bool(torch.isposinf(_values(t)).any())
+    except Exception:
+        return False
 
 
 def has_value(t: Tensor) -> bool:

@@ -21,7 +21,15 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ..base.compat import current_body, frame_getter, module_paths, transparent_bodies
+from ..base.compat import (
+    current_body,
+    frame_getter,
+    mode_on_top,
+    module_paths,
+    pop_mode,
+    push_mode,
+    transparent_bodies,
+)
 from ..base.ops import (
     MATMULS,
     RISKY_NAMES,
@@ -43,6 +51,7 @@ from ..base.records import (
 )
 from ..base.source import is_own_file, site_from
 from .probes import HALF, ValueProbes, has_value
+from .steps import StepWatch
 
 Tensor = torch.Tensor
 _get_ident = threading.get_ident
@@ -73,7 +82,8 @@ class Recorder:
     """Records the ops of one thread into ``data`` while entered (once)."""
 
     def __init__(self, data: TraceData, model: torch.nn.Module | None = None, *,
-                 root: str | None = None, probes: bool = True, observer: Observer | None = None):
+                 root: str | None = None, probes: bool = True, observer: Observer | None = None,
+                 steps: bool = False, spans: list | None = None):
         self.data = data
         self.names: dict[int, str] = {}  # id(module) -> its path
         if isinstance(model, torch.nn.Module):
@@ -87,6 +97,16 @@ class Recorder:
         self.module = ""  # the innermost running module's path, or ""
         self._stack: list[tuple[torch.nn.Module, str]] = []
         self._handles: list = []
+        #: repeated steps of a training loop counted, not kept (``record.steps``); ``spans``:
+        #: the optimizer spans to forget with a dropped step
+        self.steps: StepWatch | None = None
+        if steps:
+            self.steps = StepWatch(self, model if isinstance(model, torch.nn.Module) else None,
+                                   spans)
+        self.light = False  # the mode is off the stack: a step that is only counted
+        #: objects with ``pause()`` and ``resume()`` (global hooks of their own, such as the
+        #: size witness's), paused with the recorder's between recorded steps
+        self.companions: list = []
 
     # --- entering and leaving ---------------------------------------------------------------
 
@@ -97,24 +117,78 @@ class Recorder:
 
         self.thread = self.owner = threading.get_ident()
         self.mode = _Mode(self)
-        self._handles.append(nn_module.register_module_forward_pre_hook(self._pre_hook))
-        self._handles.append(nn_module.register_module_forward_hook(self._post_hook,
-                                                                    always_call=True))
+        self._hook_modules()
         _WARNINGS.add(self)
         try:
             self.mode.__enter__()
+            if self.steps is not None:
+                self.steps.__enter__()
         except BaseException:
+            if self.mode is not None and mode_on_top(self.mode):
+                pop_mode()
             self._cleanup()
             raise
         return self
 
     def __exit__(self, exc_type, exc, tb):
         try:
-            self.mode.__exit__(exc_type, exc, tb)
+            if self.steps is not None:
+                self.steps.__exit__(exc_type, exc, tb)
         finally:
-            self._cleanup()
-            self._finish()
+            try:
+                if not self.light:
+                    self.mode.__exit__(exc_type, exc, tb)
+            finally:
+                self.light = False
+                self._cleanup()
+                self._finish()
         return False
+
+    # --- recording on and off between steps (``record.steps``) -------------------------------
+
+    def stop_recording(self) -> bool:
+        """Between steps at the outermost module call: takes the mode off the stack and the
+        global hooks off the modules, so that what follows runs as if untraced; False (and
+        nothing changed) inside another module, or where a mode the user entered sits above."""
+        if self.light:
+            return True
+        mode = self.mode
+        if mode is None or mode.current is not None or len(self._stack) > 1 \
+                or self._paused or not mode_on_top(mode):
+            return False
+        pop_mode()
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+        for companion in self.companions:
+            companion.pause()
+        self._stack.clear()
+        self.module = ""
+        self.light = True
+        return True
+
+    def resume_recording(self, running: torch.nn.Module | None = None) -> bool:
+        """Puts the mode and the hooks back: the ops that follow are recorded. ``running``: the
+        module whose call is starting, its own global pre-hook already passed."""
+        if self.light and self.mode is not None:
+            push_mode(self.mode)
+            self.light = False
+            self._hook_modules()
+            for companion in self.companions:
+                companion.resume()
+            if running is not None:
+                self.module = self._module_name(running)
+                self._stack.append((running, self.module))
+        return not self.light
+
+    def _hook_modules(self) -> None:
+        """The global module hooks: which module runs each op (every module call runs them, so
+        they are off between recorded steps)."""
+        from torch.nn.modules import module as nn_module
+
+        self._handles.append(nn_module.register_module_forward_pre_hook(self._pre_hook))
+        self._handles.append(nn_module.register_module_forward_hook(self._post_hook,
+                                                                    always_call=True))
 
     def _cleanup(self) -> None:
         for handle in self._handles:
@@ -180,6 +254,9 @@ class Recorder:
         if name is None:
             name = self._module_name(module)
         self.module = name
+        steps = self.steps
+        if steps is not None and steps.model is None and not self._stack:
+            steps.found(module, args)  # without a model: the first module called outside any
         self._stack.append((module, name))
 
     def _post_hook(self, module, args, output):

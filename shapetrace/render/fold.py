@@ -58,15 +58,62 @@ class Loop:
     count: int
     vary: bool = False  # whether shapes change from one iteration to the next
     lines: tuple = field(default=())  # (first, last) source line of the body
+    label: str = ""  # a step of a training loop: its header ("x 999 steps, 2 to 1000")
 
 
 def fold(records, flagged: dict, shapes, spans=(), *, blocks: bool = True,
-         loops: bool = True) -> list:
-    """The nodes to print for ``records`` (see the module's docstring)."""
+         loops: bool = True, steps=()) -> list:
+    """The nodes to print for ``records`` (see the module's docstring). ``steps``: the steps
+    a training loop's trace kept (``record.steps.StepRun``), each one block under its count."""
+    if steps:
+        return _steps(records, flagged, shapes, spans, steps, blocks=blocks, loops=loops)
     nodes = list(_blocks(records, flagged, shapes)) if blocks else [Op(r) for r in records]
     nodes = _calls(nodes, flagged, spans)
     if loops:
         nodes = _Loops(flagged, shapes).fold(nodes)
+    return nodes
+
+
+@dataclass(frozen=True)
+class StepHeader:
+    """A kept step as the HTML report's data carries it (``record.steps.StepRun``'s fields)."""
+
+    start: int
+    end: int
+    first: int
+    count: int
+    last: int
+    rerun: bool = False
+
+
+def step_label(run) -> str:
+    """The header of a kept step: ``step 1``, ``x 999 steps, 2 to 1000``."""
+    if run.rerun:
+        return f"step {run.first}, its forward run again to find where it went wrong"
+    if run.count == 1:
+        return f"step {run.first}"
+    return f"x {run.count} steps, {run.first} to {run.last}"
+
+
+def _steps(records, flagged, shapes, spans, steps, **options) -> list:
+    """The records before the first step as they are, then each kept step as a Loop."""
+    nodes: list = []
+    i, n = 0, len(records)
+    for run in sorted(steps, key=lambda run: run.start):
+        j = i
+        while j < n and records[j].index < run.start:
+            j += 1
+        if j > i:
+            nodes.extend(fold(records[i:j], flagged, shapes, spans, **options))
+        k = j
+        while k < n and records[k].index < run.end:
+            k += 1
+        if k > j:
+            inner = fold(records[j:k], flagged, shapes, spans, **options)
+            nodes.append(Loop(inner, run.count, False, _lines(inner), step_label(run)))
+        i = k
+    if i < n:
+        nodes.extend(fold(records[i:], flagged, shapes, spans, **options))
     return nodes
 
 

@@ -38,7 +38,8 @@ def trace_renderable(trace, *, width: int = 100, diagnostics=None, max_ops: int 
     records = trace.records if max_ops is None else trace.records[:max_ops]
     shapes = _Shapes(trace)
     if fold:
-        nodes = _fold.fold(records, flagged, shapes, getattr(trace, "spans", ()))
+        nodes = _fold.fold(records, flagged, shapes, getattr(trace, "spans", ()),
+                           steps=getattr(trace, "steps", ()))
     else:
         nodes = [_fold.Op(r) for r in records]
     lines: list = []
@@ -120,8 +121,8 @@ class _Writer:
 
     def loop(self, node, gutter: str) -> None:
         self.current = None
-        text = f"┌ x {node.count} iterations"
-        if node.lines:
+        text = f"┌ {node.label}" if node.label else f"┌ x {node.count} iterations"
+        if node.lines and not node.label:
             first, last = node.lines
             text += f", line {first}" if first == last else f", lines {first}-{last}"
         pieces = [(gutter, "dim"), ("  ", ""), (text, "bold")]

@@ -108,6 +108,11 @@ class TargetResult:
             out["skipped"] = list(self.skipped)
         if self.notes:
             out["notes"] = list(self.notes)
+        steps = getattr(self.trace, "steps", None)
+        if steps:  # a training run: each kind of step kept once (record.steps)
+            out["steps"] = {"count": self.trace.step_count, "kept": [
+                {"first": s.first, "last": s.last, "count": s.count, "rerun": s.rerun,
+                 "records": [s.start, s.end]} for s in steps]}
         out["checks"] = self.checks
         return out
 

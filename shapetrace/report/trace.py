@@ -39,7 +39,7 @@ class Trace(TraceData):
     def __init__(self, model: torch.nn.Module | None = None, *, dims=None, inputs=None,
                  rules: bool = True, root: str | None = None, probes: bool = True,
                  observer: Observer | None = None, probe_names: bool = True,
-                 skip: Iterable[str] = ()):
+                 skip: Iterable[str] = (), every_step: bool = False):
         self._witness = None
         # False for a script or a notebook cell: sizes nobody chose for shapetrace, even when
         # they happen to be 5 and 7, are never read as the probe sizes
@@ -65,13 +65,19 @@ class Trace(TraceData):
         self._run_rules = rules
         self._skip = tuple(skip)  # rules left out (those that need values, under --fake)
         self._diagnostics: list[Diagnostic] | None = None
-        self._recorder = Recorder(self, model, root=root, probes=probes, observer=observer)
-        self._entered = False
-        self._exited = False
         self._analysis: Analysis | None = None
         #: optimizer steps, each shown as one line (``record.spans``)
         self.spans: list = []
         self._spans = OptimizerSpans(self.records, self.spans)
+        # A training loop's repeated steps are counted, not kept (``record.steps``); not where
+        # an observer must see every op (the plugin's kept attention heads), nor when asked
+        self._recorder = Recorder(self, model, root=root, probes=probes, observer=observer,
+                                  steps=observer is None and not every_step, spans=self.spans)
+        self._watch = self._recorder.steps
+        if self._witness is not None:
+            self._recorder.companions.append(self._witness)
+        self._entered = False
+        self._exited = False
 
     @property
     def dims(self) -> Dims:
@@ -132,6 +138,35 @@ class Trace(TraceData):
         return False
 
     # results
+    @property
+    def step_count(self) -> int:
+        """How many steps the block ran: calls of the traced model (without one, of the first
+        module called outside any other). See :attr:`steps`."""
+        return self._watch.step if self._watch is not None else 0
+
+    @property
+    def steps(self) -> list:
+        """The steps kept, one per kind (``record.steps.StepRun``: its records, the step it was
+        first seen at, how many steps ran the same ops with the same shapes), and any forward
+        run again to find a NaN; empty for a block of one step or none."""
+        if self._watch is None or self._watch.step < 2:
+            return [run for run in (self._watch.runs if self._watch else ()) if run.rerun]
+        return list(self._watch.runs)
+
+    @property
+    def value_events(self) -> list:
+        """The NaN and Inf seen over the run (``record.steps.ValueEvent``): the first in a
+        forward's output, in gradients, in parameters."""
+        return list(self._watch.events) if self._watch is not None else []
+
+    @property
+    def weight_shapes(self) -> set:
+        """The shapes of the model's parameters and buffers (none without a model): at the
+        user's sizes their axes are never named B or T."""
+        from ..naming.proven import weight_shapes
+
+        return weight_shapes(self.model)
+
     def _analyse(self) -> Analysis:
         """The analysis of the records, made on first use after the block, then kept."""
         if self._analysis is None:
@@ -146,7 +181,15 @@ class Trace(TraceData):
             if self._run_rules:
                 from ..rules import run_trace_rules
 
-                self._diagnostics = run_trace_rules(self._analyse(), skip=self._skip)
+                steps = self.steps
+                self._diagnostics = run_trace_rules(self._analyse(), skip=self._skip,
+                                                    step=_step_of(steps) if steps else None)
+                if self._watch is not None and (self._watch.step > 1 or self._watch.events):
+                    from ..rules.steps import over_steps
+
+                    self._diagnostics = over_steps(self._diagnostics, self.steps,
+                                                   self.value_events, self._analyse(),
+                                                   skip=self._skip)
             else:
                 self._diagnostics = []
         return self._diagnostics
@@ -203,7 +246,7 @@ class Trace(TraceData):
 
 
 def trace(model: torch.nn.Module | None = None, *, dims=None, inputs=None,
-          rules: bool = True) -> Trace:
+          rules: bool = True, every_step: bool = False) -> Trace:
     """Record every tensor op run inside the ``with`` block.
 
     >>> with trace(model) as t:
@@ -216,11 +259,27 @@ def trace(model: torch.nn.Module | None = None, *, dims=None, inputs=None,
     as ``--input`` does (``["x=B,T,C"]``): the sizes ``x`` comes with name B, T and C. The
     jaxtyping annotations of the forwards that run (``x: Float[Tensor, "B T C"]``) name sizes
     too. A size nothing names prints as its number.
+
+    Around a training loop, each call of ``model`` (without one, of the first module called
+    outside any other) begins a step. The first step of each kind is recorded and checked; its
+    repeats are counted, not kept, and once a kind has repeated its steps run untraced, at
+    near the loop's own speed, with their outputs, gradients and parameters still watched for
+    NaN and Inf (``t.steps``, ``t.step_count``). ``every_step=True`` records every step in full.
     """
-    return Trace(model, dims=dims, inputs=inputs, rules=rules)
+    return Trace(model, dims=dims, inputs=inputs, rules=rules, every_step=every_step)
 
 
 __all__ = ["OpRecord", "Trace", "trace"]
+
+
+def _step_of(steps: list):
+    """A finding -> which kept step its record is in (``merge_repeats``)."""
+    def step(d) -> int | None:
+        for i, run in enumerate(steps):
+            if d.record is not None and run.start <= d.record < run.end:
+                return i
+        return None
+    return step
 
 
 def detached(exc: BaseException | None) -> BaseException | None:

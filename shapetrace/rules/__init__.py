@@ -40,11 +40,13 @@ def trace_checks() -> dict:
     return _checks
 
 
-def run_trace_rules(analysis: Analysis, skip=()) -> list:
+def run_trace_rules(analysis: Analysis, skip=(), step=None) -> list:
     """All trace-rule diagnostics, in trace order (ties in registry order), one per bug: the
     same rule at the same line in repeated modules is one finding with a count
-    (``base.diagnostics.merge_repeats``), and the same mistake with the same fix on sibling
-    lines is one finding with its ``lines`` (``merge_siblings``)."""
+    (``base.diagnostics.merge_repeats``; ``step``: a finding -> the kind of training step it
+    is in, so that a bug seen again in another kind of step is not counted again), and the same
+    mistake with the same fix on sibling lines is one finding with its ``lines``
+    (``merge_siblings``)."""
     diagnostics = []
     order = {name: i for i, name in enumerate(RULES)}
     for name, check in trace_checks().items():
@@ -52,7 +54,7 @@ def run_trace_rules(analysis: Analysis, skip=()) -> list:
             continue
         diagnostics.extend(check(analysis))
     diagnostics.sort(key=lambda d: (_place(d), order.get(d.rule, 99)))
-    return merge_siblings(merge_repeats(diagnostics))
+    return merge_siblings(merge_repeats(diagnostics, step))
 
 
 def _place(d) -> int:

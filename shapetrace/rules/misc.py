@@ -295,7 +295,8 @@ def check_collisions(analysis: Analysis):
             hidden = [f"an axis of size {size} could be {' or '.join(names)}, so a swap or mix "
                       f"of them cannot be seen"]
         both = "both" if len(names) == 2 else "all"
-        printed = (f"shapes print the number {size}, not a name, for {both} of them" if own_sizes
+        printed = ((f"shapes print the number {size}, not a name, for {both} of them, except where a "
+                    f"view or reshape in the code names its axis") if own_sizes
                    else f"shapes print {names[0]} for {both}")
         message = (f"{_listed(names)} are {both} {size} in this run: {'; '.join(hidden)}. "
                    f"reshape-jumble, softmax-axis and silent-broadcast lose their power over "

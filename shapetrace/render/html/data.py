@@ -50,6 +50,9 @@ def _folding(trace) -> dict:
     repeats = getattr(trace, "repeats", None)
     if repeats:
         out["repeats"] = [list(r) for r in repeats]
+    steps = getattr(trace, "steps", None)
+    if steps:
+        out["steps"] = [[s.start, s.end, s.first, s.count, s.last, s.rerun] for s in steps]
     return out
 
 

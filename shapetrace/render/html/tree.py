@@ -204,6 +204,7 @@ def trace_tree(trace: list[dict], flagged: dict[int, str], ids, *, clean: bool,
     spans = [_Span(*s) for s in extras.get("spans") or ()]
     builder = _Builder(flagged, ids)
     nodes = []
+    steps = [_fold.StepHeader(*s) for s in extras.get("steps") or ()]
     for segment in _segments(ops, extras.get("repeats") or ()):
         if isinstance(segment, tuple):  # a run the plugin kept once: a loop of its count
             body, count = segment
@@ -211,7 +212,7 @@ def trace_tree(trace: list[dict], flagged: dict[int, str], ids, *, clean: bool,
             lines = _fold._lines(folded)
             nodes.append(_fold.Loop(folded, count, False, lines))
         else:
-            nodes.extend(_fold.fold(segment, flagged, _same, spans))
+            nodes.extend(_fold.fold(segment, flagged, _same, spans, steps=steps))
     root = builder.build(nodes, _Node(""))
     if not clean and builder.first_flag is None and root.parts \
             and isinstance(root.parts[0], _Node):
@@ -255,8 +256,8 @@ def _render(part) -> str:
     badge = f' <span class="badge">{part.flagged} flagged</span>' if part.flagged else ""
     if part.loop is not None:
         loop = part.loop
-        text = f"x {loop.count} iterations"
-        if loop.lines:
+        text = loop.label or f"x {loop.count} iterations"
+        if loop.lines and not loop.label:
             first, last = loop.lines
             text += f", line {first}" if first == last else f", lines {first}-{last}"
         vary = (' <span class="muted">(shapes vary: the first iteration is shown)</span>'

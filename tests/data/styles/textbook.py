@@ -2,7 +2,7 @@
 
 Each module says how to build and feed it: ``INIT`` (constructor keywords, dim names resolve to
 probe sizes), ``INPUTS`` (forward's arguments as ``name=DIMS[:DTYPE[:HIGH]]``), ``DIMS``
-(probe sizes other than the defaults). tests/test_styles.py checks every one of them.
+(probe sizes other than the defaults). tests/test_style_corpus.py checks every one of them.
 """
 
 import copy

@@ -5,7 +5,7 @@ module has a buggy twin that merges the pieces back in the wrong order (``BUG``,
 The image's height and width are the names ``Y`` and ``X`` (``H`` is the head count) at sizes
 that are multiples of the literal window, patch or chunk size; the counts of windows along Y
 and X differ from each other and from the window size, so no two factors share a size.
-See textbook.py for INIT / INPUTS / DIMS; tests/test_styles.py and tests/test_windows.py run them.
+See textbook.py for INIT / INPUTS / DIMS; tests/test_style_corpus.py and tests/test_windows.py run them.
 """
 
 import math

@@ -84,7 +84,7 @@ class ScaleInQueryWeights(_Heads):
     """The scale folded into the query projection once, at init (T5 / Mesh-TensorFlow style):
     nothing is scaled in forward, which the rule can only warn about."""
 
-    ALLOWED = {"attention-scale"}
+    ALLOWED = {"attention-scale": "not scaled"}
 
     def __init__(self, d_model, n_head):
         super().__init__(d_model, n_head)

@@ -339,6 +339,9 @@ class EinopsPackedHeads(nn.Module):
 class T5BucketsBidirectional(nn.Module):
     INIT = {"d_model": "C", "n_heads": "H"}
     INPUTS = ["x=B,T,C"]
+    #: T5 folds the scale into its initialisation: the rule can only warn that nothing is scaled
+    #: (the one warning SPEC section 3 asks for on projected q and k).
+    ALLOWED = {"attention-scale": "not scaled"}
 
     def __init__(self, d_model, n_heads, num_buckets=8, max_distance=16):
         super().__init__()

@@ -58,7 +58,7 @@ class TorchMultiheadAttention(_Student):
 class _FusedKeyValue(_Student):
     """A separate query projection and one (2C, C) projection for keys and values: the same
     function, its key/value weight matched to the reference's two. Left out of the corpus' lists
-    (the leading underscore); test_styles_hunt6.py checks the match and a jumbled twin."""
+    (the leading underscore); test_reference.py checks the match and a jumbled twin."""
 
     def __init__(self, n_embd, n_head, block_size):
         super().__init__()

@@ -84,7 +84,7 @@ class T5Buckets(_Heads):
     """T5's bidirectional log-spaced buckets of the relative position, no scale (T5 folds it
     into its initialisation, which the rule can only warn about)."""
 
-    ALLOWED = {"attention-scale"}
+    ALLOWED = {"attention-scale": "not scaled"}
 
     def __init__(self, d_model, n_head, num_buckets=8, max_distance=16):
         super().__init__(d_model, n_head)

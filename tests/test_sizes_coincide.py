@@ -5,6 +5,10 @@ can show it and never reported in false words when they cannot.
 
 The module proves its width and heads (``n_embd``, ``n_head``), or nothing; the sizes are
 declared with ``dims=`` or not; the input is made outside the block or by ``torch.randn`` inside.
+
+dim-collision on modules of the style corpus: probe sizes made equal are one warning naming the
+bugs they can hide, the corpus's own probe sizes never collide, and a small GPT at its own sizes
+(H = d = 8) is told that its numbers print as numbers.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import pytest
 import torch
 
 import shapetrace
+import style_corpus
 
 sys.path.insert(0, str(Path(__file__).parent / "data" / "student"))
 from sized_attention import AnonymousAttention, CausalSelfAttention  # noqa: E402
@@ -79,8 +84,8 @@ def _meaning_errors(tr, sizes) -> list[str]:
     for rec in tr.records:
         if rec.op.endswith("softmax"):
             meanings.append((rec.outputs[0], ("B", "H", "T", "T"), (b, h, t, t)))
-        if rec.op.endswith("transpose") and rec.outputs[0].shape == (b, h, t, d) \
-                and rec.inputs[0].shape == (b, t, h, d):
+        if rec.op.endswith("transpose") and rec.source.endswith(".view(B, T, self.n_head, hs)"
+                                                                ".transpose(1, 2)"):
             meanings.append((rec.outputs[0], ("B", "H", "T", "d"), (b, h, t, d)))
     for meta, names, shape in meanings:
         labels = _labels(tr, meta)
@@ -134,7 +139,7 @@ def test_head_size_proven_by_the_model_does_not_name_the_batch():
     shapes = [tr.shape_of(m) for rec in tr.records for m in rec.outputs]
     assert "(16, 8, C)" in shapes
     assert not [s for s in shapes if s.startswith("(d")]
-    assert any(s == "(16, H, 8, 16)" for s in shapes)
+    assert any(s == "(16, H, 8, d)" for s in shapes)  # the view names its head size
 
 
 def test_names_proven_by_the_model_stay_where_no_axis_shares_their_size():
@@ -197,10 +202,70 @@ def test_buggy_twins(key, kind, declared, bug):
         return
     if bug in VISIBLE.get(key, ()) and not (bug == "scale" and kind == "anonymous" and not declared):
         assert {d.rule for d in found} == {BUGS[bug]}  # the split: once per q, k, v line
-    for d in found:  # whatever is said is said in true words
+    # whatever is said is said in true words: a name of a shared size only where the code's
+    # view or reshape states it, and then the axis's own
+    stated = {"B", "T", "H", "d", "C"}
+    for d in found:
         for shape in SHAPE.findall(d.message):
             for label in shape.split(", "):
                 for part in label.split("*"):
-                    assert part.isdigit() or (part in tr.dims
-                                              and not tr.dims.shared(tr.dims[part])), d.message
+                    assert part.isdigit() or (part in tr.dims and (
+                        part in stated or not tr.dims.shared(tr.dims[part]))), d.message
     assert _value_errors(tr) == []
+    assert _meaning_errors(tr, SIZES[key]) == []
+
+
+# --- dim-collision on modules of the style corpus ------------------------------------------------
+
+def _collisions(report_or_trace):
+    return [d for d in report_or_trace.diagnostics if d.rule == "dim-collision"]
+
+
+def _key_transposes():
+    return style_corpus.load(style_corpus.STYLES / "key_transposes.py", "sizes")
+
+
+def test_probe_sizes_made_equal_are_one_warning_with_the_hidden_bugs():
+    report = shapetrace.check(_key_transposes().BatchedMT, init={"d_model": "C"},
+                              inputs=["x=B,T,C"], dims={"B": 7}, behaviour=False)
+    (found,) = _collisions(report)
+    assert found.severity == "warning" and "B and T are both 7" in found.message
+    assert "B=" in found.hint and "T=7" not in found.hint
+    assert report.ok  # a warning, not an error
+
+
+def test_distinct_probe_sizes_never_collide(monkeypatch):
+    """The corpus's modules that run at probe sizes of their own (``DIMS``: the grouped-query
+    ones at H=6, windows and patches at Y and X of their own) give no two names one size."""
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])  # REFERENCE paths are relative to it
+    paths = sorted(style_corpus.STYLES.glob("*.py"))
+    for param in style_corpus.modules(paths, "correct", "sizes"):
+        cls = param.values[0]
+        if getattr(cls, "DIMS", None):
+            assert not _collisions(style_corpus.check(cls, behaviour=False)), cls.__name__
+
+
+def test_user_sizes_where_heads_and_head_size_are_equal():
+    """A small GPT at its own sizes: n_embd=64, n_head=8, so H = d = 8; the warning says the
+    numbers print as numbers and which bugs can hide."""
+    model = _key_transposes().PermuteLastTwo(64, 8).eval()
+    with shapetrace.trace(model, dims={"B": 4, "T": 10, "C": 64, "H": 8}) as t:
+        model(torch.randn(4, 10, 64))
+    (found,) = _collisions(t)
+    assert "H and d are both 8" in found.message
+    assert "the number 8" in found.message and "heads and head size" in found.message
+    assert not [d for d in t.diagnostics if d.severity == "error"]
+
+
+def test_user_sizes_all_distinct_are_quiet():
+    model = _key_transposes().PermuteLastTwo(96, 6).eval()  # H=6, d=16
+    with shapetrace.trace(model, dims={"B": 4, "T": 10, "C": 96, "H": 6}) as t:
+        model(torch.randn(4, 10, 96))
+    assert not _collisions(t) and not t.diagnostics, t.diagnostics
+
+
+def test_a_collision_no_traced_axis_has_is_not_reported():
+    """B = T = 3 declared, but the traced code has no axis of size 3: nothing can be confused."""
+    with shapetrace.trace(dims={"B": 3, "T": 3}) as t:
+        (torch.randn(5, 7) @ torch.randn(7, 11)).softmax(-1)
+    assert not _collisions(t)

@@ -1,5 +1,5 @@
-"""Buggy twins of the styles in hunt_classic.py and hunt_efficient.py: each names its rule in
-``BUG`` and marks the line where it must be found with ``# BUG``. tests/test_styles_hunt.py
+"""Buggy twins of the styles in variants.py and efficient.py: each names its rule in
+``BUG`` and marks the line where it must be found with ``# BUG``. tests/test_style_corpus.py
 checks them (behaviour rules with the behaviour checks on)."""
 
 import math

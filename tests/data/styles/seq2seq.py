@@ -271,6 +271,7 @@ class LeakyTranslator(Translator):
     """The target mask lets each position see the next one too."""
 
     BUG = "causal-leak"
+    FOUND_AT = None  # the leak is spread over the decoder's layers: no single op can be named
 
     def forward(self, src, tgt):
         src, tgt = src.clamp(min=1), tgt.clamp(min=1)

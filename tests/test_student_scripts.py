@@ -30,7 +30,7 @@ def _path(name: str) -> str:
                  id="bag-of-words"),
     pytest.param("qkv_script.py", ["(4, 8, 16), (4, 16, 8) → (4, 8, 8)", "F.softmax"],
                  id="qkv-walkthrough"),
-    pytest.param("train_script.py", ["x 7 iterations", "AdamW.step", "opt.zero_grad"],
+    pytest.param("train_script.py", ["x 7 steps, 2 to 8", "AdamW.step", "opt.zero_grad"],
                  id="training-loop"),
     pytest.param("calls_exit.py", ["torch.randn"], id="bare-exit"),
 ])
@@ -108,7 +108,7 @@ def executed():
     import ipykernel  # noqa: F401 - the kernel the notebook runs in (a test extra)
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
-    nb = nbformat.read(STUDENT / "cells_hunt.ipynb", as_version=4)
+    nb = nbformat.read(STUDENT / "cells.ipynb", as_version=4)
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(REPO)}}).execute()
     return nb

@@ -1,0 +1,455 @@
+"""Steps: a training loop's repeats recognised, counted and not kept.
+
+A **step** is everything from one call of the step module (the traced model; without one, the
+first module called outside any other) to the next: its forward, the loss, the backward, the
+optimizer step. The first step of each kind is recorded in full and checked. A step whose ops,
+lines, modules and shapes are those of a step kept before is counted and its records dropped,
+so the trace stays the size of one step of each kind however long the run.
+
+Once a kind of step has repeated, its repeats are not recorded at all: the tracer's mode leaves
+the torch-function stack, so the user's ops run as if untraced, and at each call of the step
+module a light key (the module's train/eval mode, the grad mode, the input shapes) says whether
+the step is still of that kind. A new key (the last, smaller batch; an eval step) is recorded in
+full, and every ``recheck`` unrecorded steps one is recorded again, in case something the key
+does not see has changed.
+
+Values stay watched at a cost per step, not per op: the step module's outputs are looked at for
+NaN and Inf (one reduction each), gradients before each optimizer step and parameters after it
+(one max-abs over all of them). The first time a forward's output holds one while the step was
+not being recorded, the forward runs again, recorded, with the random state it ran with, and
+the module's buffers put back afterwards: the value probes find the op that made it.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+from dataclasses import dataclass, field
+
+import torch
+
+from ..base.compat import disable_torch_function
+from .probes import finiteness
+
+Tensor = torch.Tensor
+
+#: unrecorded steps of one kind between two recorded ones
+RECHECK = 100
+
+
+@dataclass
+class StepRun:
+    """Records ``start`` to ``end`` are step ``first``; ``count`` steps (``first`` included, the
+    last of them ``last``) ran the same ops at the same lines with the same shapes. ``rerun``:
+    the records are a forward run again, recorded, to find where a NaN was made or what it
+    raised."""
+
+    start: int
+    end: int
+    first: int
+    count: int = 1
+    last: int = 0
+    rerun: bool = False
+    signature: tuple = field(default=(), repr=False, compare=False)
+    rechecks: int = field(default=0, repr=False, compare=False)  # found unchanged when recorded
+
+    def __post_init__(self):
+        if not self.last:
+            self.last = self.first
+
+
+@dataclass(frozen=True)
+class ValueEvent:
+    """A NaN or an Inf seen over the run: in a forward's output (``forward``), in the gradients
+    an optimizer was about to use (``gradients``) or in the parameters it had just updated
+    (``parameters``)."""
+
+    kind: str
+    what: str  # "NaN" or "Inf"
+    step: int  # the step (call of the step module) it was seen in
+    optimizer_step: int  # optimizer steps taken so far (this one included, for its hooks)
+    optimizer: str = ""  # "AdamW.step"
+    names: tuple[str, ...] = ()  # which parameters
+    recorded: bool = False  # the step was being recorded: the probes saw where it was made
+    #: parameters only: whether every gradient the optimizer was given was looked at and held
+    #: neither (None: not all of them could be)
+    finite_gradients: bool | None = None
+
+
+class StepWatch:
+    """Finds step boundaries for a :class:`~shapetrace.record.tracer.Recorder`, folds repeated
+    steps and watches values. The recorder calls :meth:`begin` and :meth:`returned` from its
+    module hooks; while entered, optimizer hooks watch gradients and parameters."""
+
+    def __init__(self, recorder, model: torch.nn.Module | None, spans: list | None = None, *,
+                 recheck: int = RECHECK):
+        self.recorder = recorder
+        self.records = recorder.data.records
+        self.model = model  # the step module; None until the first module called outside any
+        self.spans = spans if spans is not None else []
+        self.recheck = recheck
+        #: the steps kept, one per kind (and any forward run again), in record order
+        self.runs: list[StepRun] = []
+        self.events: list[ValueEvent] = []
+        self.step = 0  # calls of the step module so far
+        self.optimizer_steps = 0
+        self._start: int | None = None  # where the step being recorded began
+        self._begun = 0  # the step being recorded
+        self._key = None  # its light key
+        self._stable: dict = {}  # light key -> the run its steps repeat
+        self._by_signature: dict[tuple, StepRun] = {}
+        self._unrecorded: dict = {}  # light key -> steps not recorded since it last was
+        self._full_next = False  # record the next step whatever its key (after a NaN)
+        self._rerunning = False
+        self._depth = 0  # calls of the step module in progress (one unless it calls itself)
+        self._rng: Tensor | None = None  # the random state an unrecorded step began with
+        self._kwargs: dict = {}
+        self._seen: set[str] = set()  # the kinds of ValueEvent found so far: the first only
+        self._names: dict[int, str] = {}  # id(parameter) -> its name in the model
+        self._sentinels: dict[int, object] = {}  # id(optimizer) -> the gradient it is judged by
+        self._optimizer = ""  # the last optimizer step's name, "AdamW.step"
+        self._check_after = False  # look at the parameters after this optimizer step
+        self._handles: list = []
+        self._owner: int | None = None
+
+    # --- entering and leaving ---------------------------------------------------------------
+
+    def __enter__(self) -> StepWatch:
+        from torch.optim import optimizer
+
+        self._owner = threading.get_ident()
+        self._handles = [optimizer.register_optimizer_step_pre_hook(self._before_optimizer),
+                         optimizer.register_optimizer_step_post_hook(self._after_optimizer)]
+        if self.model is not None:
+            self._watch(self.model)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+        if not self._rerunning:
+            self._close(final=True)
+        if self.events or self.optimizer_steps:
+            self._parameters(None)  # a NaN the last optimizer step made
+        self._stable.clear()
+        self._sentinels.clear()
+        self._by_signature.clear()
+        self._rng = None
+        self._kwargs = {}
+        for run in self.runs:
+            run.signature = ()
+        self.recorder = None  # no cycle with the recorder: a dropped trace is freed at once
+        return False
+
+    def _watch(self, model: torch.nn.Module) -> None:
+        """Hooks on the step module alone (the global module hooks are off between recorded
+        steps): where each step begins and what it returns; and the names of its parameters."""
+        self._handles.append(model.register_forward_pre_hook(self._pre, with_kwargs=True))
+        self._handles.append(model.register_forward_hook(self._post, with_kwargs=True,
+                                                         always_call=True))
+        try:
+            self._names = {id(p): name for name, p in model.named_parameters()}
+        except Exception:  # a module whose parameters cannot be listed: shapes name them
+            self._names = {}
+
+    def found(self, module, args) -> None:
+        """Without a model, the recorder's global hook names the step module at its first call,
+        which begins step 1 (its own hooks see the calls after)."""
+        self.model = module
+        self._watch(module)
+        self._pre(module, args, {})
+
+    # --- step boundaries (the step module's hooks) -------------------------------------------
+
+    def _pre(self, module, args, kwargs):
+        if threading.get_ident() != self._owner or self._rerunning:
+            return None
+        self._depth += 1
+        if self._depth == 1:  # not a call of the step module inside itself
+            self._kwargs = kwargs
+            self.begin(module, args)
+        return None
+
+    def _post(self, module, args, kwargs, output):
+        if threading.get_ident() != self._owner or self._rerunning or not self._depth:
+            return None
+        self._depth -= 1
+        if self._depth:
+            return None
+        if output is None and sys.exc_info()[0] is not None and self._start is None:
+            # the forward raised in a step that was not recorded: run it again, recorded, so
+            # that the op that failed is found at its line
+            self._rerun(module, args)
+            return None
+        self.returned(module, args, output)
+        return None
+
+    def begin(self, module, args) -> None:
+        """A call of the step module begins step ``self.step + 1``: the step before it is
+        settled, and this one is recorded or only counted."""
+        self.step += 1
+        self._close()
+        key = _light_key(module, args)
+        run = self._stable.get(key)
+        unrecorded = self._unrecorded.get(key, 0)
+        if run is not None and not self._full_next and unrecorded < self._recheck_after(run) \
+                and self.recorder.stop_recording():
+            run.count += 1
+            run.last = self.step
+            self._unrecorded[key] = unrecorded + 1
+            self._rng = torch.get_rng_state()
+            return
+        self.recorder.resume_recording(module)
+        self._full_next = False
+        self._unrecorded[key] = 0
+        self._start, self._begun, self._key = len(self.records), self.step, key
+
+    def _recheck_after(self, run: StepRun) -> int:
+        """How many steps of a kind go unrecorded before one is recorded again: ``recheck``,
+        doubling with each recheck that found the kind unchanged (a long run is rechecked
+        about ten times, however long)."""
+        return self.recheck * min(1 << max(0, run.rechecks), 64)
+
+    def returned(self, module, args, output) -> None:
+        """The step module returned ``output``: looked at for NaN and Inf."""
+        if "forward" in self._seen:
+            return
+        # NaN only: an Inf in what a model returns may be meant (logits masked with -inf)
+        what = _non_finite(output, nan_only=True)
+        if what is None:
+            return
+        self._seen.add("forward")
+        recorded = self._start is not None
+        self.events.append(ValueEvent("forward", what, self.step, self.optimizer_steps,
+                                      recorded=recorded))
+        self._full_next = True  # the next step is recorded: what follows a NaN is seen
+        if not recorded:
+            self._rerun(module, args)
+        self._parameters(None)
+
+    def _close(self, final: bool = False) -> None:
+        """Settles the step being recorded: kept as a new kind, or counted and dropped.
+        ``final``: the block has ended."""
+        start = self._start
+        if start is None:
+            return
+        self._start = None
+        records = self.records
+        if len(records) == start:
+            return
+        signature = _signature(records, start)
+        run = self._by_signature.get(signature)
+        if run is None and final:
+            # the last step stops where the block ends, before the ops a loop runs ahead of
+            # each call (the next batch made): a kept step that begins the same way is its kind
+            run = next((r for r in self.runs if not r.rerun
+                        and r.signature[:len(signature)] == signature), None)
+        if run is not None:
+            self._drop(start)
+            run.count += 1
+            run.last = self._begun
+            if self._stable.get(self._key) is run:
+                run.rechecks += 1
+            self._stable[self._key] = run
+            return
+        run = StepRun(start, len(records), self._begun, signature=signature)
+        self.runs.append(run)
+        self._by_signature[signature] = run
+        self._stable.pop(self._key, None)
+
+    def _drop(self, start: int) -> None:
+        """Forgets records ``start`` on (a repeat of a kept step) and everything that points at
+        them: the tensors they made, the probes' notes, optimizer spans."""
+        records = self.records
+        dropped = records[start:]
+        del records[start:]
+        mode = self.recorder.mode
+        live = mode.live if mode is not None else {}
+        for rec in dropped:
+            for meta in rec.outputs:
+                ref = meta.ref
+                t = ref() if callable(ref) else None
+                if t is not None and live.get(id(t)) is meta:
+                    del live[id(t)]
+        for key in [k for k, m in live.items() if not callable(m.ref) or m.ref() is None]:
+            del live[key]  # tensors gone since: their ids will be reused
+        probes = self.recorder.probes
+        if probes is not None:
+            for table in (probes.near_softmax, probes.tainted):
+                for key in [k for k in table if k >= start]:
+                    del table[key]
+        spans = self.spans
+        while spans and spans[-1].start >= start:
+            spans.pop()
+
+    def _rerun(self, module, args) -> None:
+        """Runs the forward that returned a NaN or raised again, recorded, as it ran: the same
+        random state; its buffers (running statistics) and the random state put back after."""
+        if not self.recorder.resume_recording():
+            return
+        start = len(self.records)
+        buffers = []
+        with disable_torch_function(), torch.no_grad():
+            buffers = [(b, b.clone()) for b in module.buffers()]
+        state = torch.get_rng_state()
+        self._rerunning = True
+        try:
+            if self._rng is not None:
+                torch.set_rng_state(self._rng)
+            with torch.no_grad():
+                module(*args, **self._kwargs)
+        except Exception:  # what the run it repeats raised, if anything: recorded on its op
+            pass
+        finally:
+            self._rerunning = False
+            self.recorder.stop_recording()
+            torch.set_rng_state(state)
+            with disable_torch_function(), torch.no_grad():
+                for b, saved in buffers:
+                    b.copy_(saved)
+        if len(self.records) > start:
+            self.runs.append(StepRun(start, len(self.records), self.step, rerun=True))
+
+    # --- optimizer hooks ----------------------------------------------------------------------
+
+    def _before_optimizer(self, opt, args, kwargs):
+        """Before an optimizer step: one small gradient looked at (a NaN loss, or one made by
+        the backward, reaches every gradient behind it, the first layers' too), and all of them
+        when it holds one."""
+        if threading.get_ident() != self._owner:
+            return None
+        self.optimizer_steps += 1
+        self._optimizer = f"{type(opt).__name__}.step"
+        if "gradients" in self._seen:
+            return None
+        sentinel = self._sentinels.get(id(opt))
+        if sentinel is None or sentinel.grad is None:
+            sentinel = self._sentinels[id(opt)] = _sentinel(opt)
+        if sentinel is None or _non_finite(sentinel.grad) is None:
+            return None
+        params = [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
+        bad = [p for p in params if _non_finite(p.grad) is not None]
+        if bad:
+            self._seen.add("gradients")
+            self.events.append(ValueEvent("gradients", _non_finite(bad[0].grad), self.step,
+                                          self.optimizer_steps, self._optimizer,
+                                          self._named(bad)))
+            self._full_next = True
+            self._check_after = True
+        return None
+
+    def _after_optimizer(self, opt, args, kwargs):
+        if threading.get_ident() == self._owner and self._check_after:
+            self._check_after = False
+            self._parameters(opt)
+        return None
+
+    def _parameters(self, opt) -> None:
+        """Looks at the parameters (``opt``'s, else the step module's) once something was found
+        (and when the trace ends): which hold a NaN or an Inf, after which optimizer step."""
+        if "parameters" in self._seen:
+            return
+        if opt is not None:
+            params = [p for group in opt.param_groups for p in group["params"]]
+        elif isinstance(self.model, torch.nn.Module):
+            params = list(self.model.parameters())
+        else:
+            return
+        what = _any_non_finite(params)
+        if what is None:
+            return
+        bad = [p for p in params if _non_finite(p) is not None]
+        self._seen.add("parameters")
+        finite_gradients = None
+        grads = [p.grad for p in params]
+        if "gradients" not in self._seen and all(g is not None for g in grads):
+            found = _any_non_finite(grads)
+            finite_gradients = found is None
+            if found is not None:  # the small gradient looked at before the step held none
+                self._seen.add("gradients")
+                self.events.append(ValueEvent(
+                    "gradients", found, self.step, self.optimizer_steps, self._optimizer,
+                    self._named([p for p in params if _non_finite(p.grad) is not None])))
+        self.events.append(ValueEvent("parameters", what, self.step, self.optimizer_steps,
+                                      self._optimizer, self._named(bad),
+                                      finite_gradients=finite_gradients))
+        self._full_next = True
+
+    def _named(self, params: list) -> tuple[str, ...]:
+        return tuple(self._names.get(id(p)) or f"a parameter of shape {tuple(p.shape)}"
+                     for p in params)
+
+
+def _sentinel(opt):
+    """The gradient an optimizer step is judged by: the first small parameter with one (a
+    first layer's bias or norm, which every NaN the backward makes reaches)."""
+    first = None
+    for group in opt.param_groups:
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            if p.numel() <= 4096:
+                return p
+            if first is None:
+                first = p
+    return first
+
+
+def _light_key(module, args) -> tuple:
+    """What a step's kind is judged by while it is not recorded: the module's mode, autograd's
+    and each tensor argument's shape and dtype."""
+    shapes = tuple((a.shape, a.dtype) if isinstance(a, Tensor) else type(a) for a in args)
+    return (module.training, torch.is_grad_enabled(), torch.is_inference_mode_enabled(), shapes)
+
+
+def _signature(records: list, start: int) -> tuple:
+    """What makes two steps the same: each op, its line, its module and its shapes, and whether
+    it raised, warned or made a NaN (a step that differs there is kept too)."""
+    return tuple((r.op, r.site, r.module, tuple(m.shape for m in r.inputs),
+                  tuple(m.shape for m in r.outputs), r.error is not None, len(r.warnings),
+                  r.non_finite is not None) for r in records[start:])
+
+
+def _tensors(obj, depth: int = 0):
+    if isinstance(obj, Tensor):
+        yield obj
+    elif depth < 4 and isinstance(obj, (list, tuple)):
+        for x in obj:
+            yield from _tensors(x, depth + 1)
+    elif depth < 4 and isinstance(obj, dict):
+        for x in obj.values():
+            yield from _tensors(x, depth + 1)
+    elif depth < 4 and hasattr(obj, "__dataclass_fields__"):  # a ModelOutput-like result
+        for name in obj.__dataclass_fields__:
+            yield from _tensors(getattr(obj, name, None), depth + 1)
+
+
+def _non_finite(output, nan_only: bool = False) -> str | None:
+    """"NaN" or "Inf" when a floating tensor in ``output`` holds one (``nan_only``: a NaN),
+    else None."""
+    with disable_torch_function():
+        for t in _tensors(output):
+            state = finiteness(t, only_nan=nan_only)
+            if state is not None and (state[0] or state[1]):
+                return "NaN" if state[0] else "Inf"
+    return None
+
+
+def _any_non_finite(tensors: list) -> str | None:
+    """"NaN" or "Inf" when any of ``tensors`` holds one: one max-abs over them all (which no
+    finite value overflows, unlike a sum or a norm)."""
+    tensors = [t for t in tensors if isinstance(t, Tensor) and t.is_floating_point()
+               and t.numel() and not t.is_meta]
+    if not tensors:
+        return None
+    with disable_torch_function(), torch.no_grad():
+        try:
+            peak = torch.nn.utils.get_total_norm([t.detach() for t in tensors],
+                                                 norm_type=math.inf).item()
+        except Exception:  # a tensor subclass, a mix of devices: the slow way
+            return next((w for w in map(_non_finite, tensors) if w is not None), None)
+    if math.isnan(peak):
+        return "NaN"
+    return "Inf" if math.isinf(peak) else None
