@@ -22,7 +22,7 @@ from torch import Tensor, nn
 
 from ..base.compat import batched_grad_loaded, disable_torch_function
 from ..base.dims import Dims
-from ..record.tracer import tensors_in
+from ..record.tensors import tensors_in
 from .results import RTOL, Dependency, DependencyResult
 from .roles import InputRole
 from .runs import flatten, float64_copy, fresh, get, math_sdpa, to_float64

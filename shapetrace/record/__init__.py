@@ -6,6 +6,10 @@
 ``probes``    value probes that run while an op is recorded (values exist only then): weight
               sums, the first non-finite value, one head of attention weights for the heatmaps
 ``spans``     which records an optimizer step made (shown as one line)
+``steps``     a training loop's steps: repeats counted, not kept, and run unrecorded; the
+              run's NaN and Inf watched per step
+``warning_route``  warnings shown while recording, noted on the op that raised them
+``tensors``   the tensors inside what code passes and returns; odd tensors' metadata
 ``fake``      ``--fake``: build and run on fake tensors, shapes only
 ``fastpath``  the note that PyTorch's fused fast path was off under the trace
 

@@ -31,6 +31,7 @@ import torch
 
 from ..base.compat import disable_torch_function
 from .probes import finiteness
+from .tensors import tensors_in
 
 Tensor = torch.Tensor
 
@@ -412,25 +413,11 @@ def _signature(records: list, start: int) -> tuple:
                   r.non_finite is not None) for r in records[start:])
 
 
-def _tensors(obj, depth: int = 0):
-    if isinstance(obj, Tensor):
-        yield obj
-    elif depth < 4 and isinstance(obj, (list, tuple)):
-        for x in obj:
-            yield from _tensors(x, depth + 1)
-    elif depth < 4 and isinstance(obj, dict):
-        for x in obj.values():
-            yield from _tensors(x, depth + 1)
-    elif depth < 4 and hasattr(obj, "__dataclass_fields__"):  # a ModelOutput-like result
-        for name in obj.__dataclass_fields__:
-            yield from _tensors(getattr(obj, name, None), depth + 1)
-
-
 def _non_finite(output, nan_only: bool = False) -> str | None:
     """"NaN" or "Inf" when a floating tensor in ``output`` holds one (``nan_only``: a NaN),
     else None."""
     with disable_torch_function():
-        for t in _tensors(output):
+        for t in tensors_in(output):
             state = finiteness(t, only_nan=nan_only)
             if state is not None and (state[0] or state[1]):
                 return "NaN" if state[0] else "Inf"

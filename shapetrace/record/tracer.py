@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import threading
-import warnings
 import weakref
 from typing import Any, Callable
 
@@ -52,6 +51,8 @@ from ..base.records import (
 from ..base.source import is_own_file, site_from
 from .probes import HALF, ValueProbes, has_value
 from .steps import StepWatch
+from .tensors import dead, odd_meta, tensors_in
+from .warning_route import WARNINGS as _WARNINGS
 
 Tensor = torch.Tensor
 _get_ident = threading.get_ident
@@ -113,7 +114,6 @@ class Recorder:
     def __enter__(self) -> "Recorder":
         if self.mode is not None:
             raise RuntimeError("a shapetrace trace cannot be entered twice")
-        from torch.nn.modules import module as nn_module
 
         self.thread = self.owner = threading.get_ident()
         self.mode = _Mode(self)
@@ -292,46 +292,6 @@ class Recorder:
         return filename, lineno
 
 
-class _WarningRoute:
-    """One ``warnings.showwarning`` for every recorder alive, in any thread: installed by the
-    first, the one it replaced put back by the last, whatever order they leave in (traces in
-    two threads each replacing it would leave one's installed). A warning goes to the recorder
-    of the thread that shows it, then on to the ``showwarning`` that was there before."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._recorders: list[Recorder] = []
-        self._before = None
-
-    def add(self, recorder: Recorder) -> None:
-        with self._lock:
-            if not self._recorders:
-                self._before = warnings.showwarning
-                warnings.showwarning = self._show
-            self._recorders.append(recorder)
-
-    def remove(self, recorder: Recorder) -> None:
-        with self._lock:
-            if recorder not in self._recorders:
-                return
-            self._recorders.remove(recorder)
-            if not self._recorders:
-                if warnings.showwarning == self._show:  # unless the user replaced it since
-                    warnings.showwarning = self._before
-                self._before = None
-
-    def _show(self, message, category, filename, lineno, file=None, line=None):
-        me = threading.get_ident()
-        for recorder in list(self._recorders):
-            if recorder.thread == me:
-                filename, lineno = recorder._warned(message, category, filename, lineno)
-        if self._before is not None:
-            self._before(message, category, filename, lineno, file, line)
-
-
-_WARNINGS = _WarningRoute()
-
-
 def _is_own_file(filename: str | None) -> bool:
     return bool(filename) and is_own_file(filename)
 
@@ -398,7 +358,7 @@ class _Mode(TorchFunctionMode):
                 if not t.is_meta and has_value(t):
                     meta.value = t.item()
         except Exception:  # sparse, nested, data-dependent under fake tensors: shape only
-            meta = _odd_meta(t, made_by, slot)
+            meta = odd_meta(t, made_by, slot)
         return meta
 
     def _meta_in(self, t: Tensor) -> TensorMeta:
@@ -412,7 +372,7 @@ class _Mode(TorchFunctionMode):
                 meta.used += 1
             try:  # free unless it raises (Python 3.11)
                 same = meta.shape == t.shape and meta.dtype == t.dtype
-            except Exception:  # a strided nested tensor has no sizes: _odd_meta described it
+            except Exception:  # a strided nested tensor has no sizes: odd_meta described it
                 same = True
             if same:
                 return meta
@@ -603,7 +563,7 @@ class _Mode(TorchFunctionMode):
             try:
                 meta.ref = weakref.ref(t)
             except TypeError:  # a tensor subclass without weak references: never found again
-                meta.ref = _dead
+                meta.ref = dead
             else:
                 live[id(t)] = meta
             metas.append(meta)
@@ -611,11 +571,6 @@ class _Mode(TorchFunctionMode):
                 half = True
         rec.outputs = tuple(metas)
         return outs, half
-
-
-def _dead():
-    """The weak reference of a tensor that could not have one: reads as gone."""
-    return None
 
 
 def _describe(func) -> tuple:
@@ -636,32 +591,9 @@ def _describe(func) -> tuple:
     return described
 
 
-def _odd_meta(t: Tensor, made_by, slot: int) -> TensorMeta:
-    """The metadata of a tensor that does not answer the usual questions (a sparse CSR or a
-    nested tensor): its shape where it has one, never contiguous."""
-    try:
-        shape = tuple(int(s) if isinstance(s, int) else -1 for s in t.shape)
-    except Exception:
-        shape = ()
-    return TensorMeta(shape, getattr(t, "dtype", None), False, made_by, slot)
-
-
 def _ints_only(a: list | tuple) -> bool:
     """Sizes and dims, the usual lists in a call: no inf or nan can hide in them."""
     for x in a:
         if type(x) is not int:
             return False
     return True
-
-
-def tensors_in(obj, depth: int = 0):
-    """The tensors in ``obj``: itself, or inside tuples, lists and dict values, three levels
-    deep at most (a module's output, a ``(k, v)`` cache kept on a module)."""
-    if isinstance(obj, Tensor):
-        yield obj
-    elif depth < 3 and isinstance(obj, (tuple, list)):
-        for x in obj:
-            yield from tensors_in(x, depth + 1)
-    elif depth < 3 and isinstance(obj, dict):
-        for x in obj.values():
-            yield from tensors_in(x, depth + 1)

@@ -7,7 +7,9 @@ Families: ``reshape`` (reshape-jumble), ``softmax`` (softmax-axis, unnormalized-
 ``scale`` (attention-scale), ``broadcast`` (silent-broadcast), ``heads`` (head-grouping),
 ``failures`` (op-failed, noncontiguous-view, and a failure no op explains), ``misc``
 (reversed-transpose, discarded-result, non-finite, dim-collision), ``annotations``
-(annotation-mismatch). ``fixes`` and ``scale_fixes`` write the corrected line a hint ends with.
+(annotation-mismatch). ``fixes`` and ``scale_fixes`` write the corrected line a hint ends with;
+``steps`` says at which step of a training run each finding was seen, and turns the run's NaN
+and Inf into one non-finite finding.
 Adding a rule is adding its row to the registry and its function to a family module.
 """
 
