@@ -581,9 +581,9 @@ def test_fake_leaves_out_the_value_rules_in_the_run_itself(monkeypatch):
     seen = []
     real = rules_module.run_trace_rules
 
-    def spy(analysis, skip=()):
+    def spy(analysis, skip=(), **options):
         seen.append(set(skip))
-        return real(analysis, skip=skip)
+        return real(analysis, skip=skip, **options)
 
     monkeypatch.setattr(rules_module, "run_trace_rules", spy)
     from models_basic import MHA
