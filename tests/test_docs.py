@@ -109,8 +109,10 @@ def bin_dir(tmp_path_factory) -> Path:
 
 
 def run(command: str, cwd: Path, bin_dir: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    # As on a user's terminal: CI and BUILD_NUMBER make pytest print whole summary lines.
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTEST_", "GITHUB_", "FORCE_COLOR", "PY_COLORS", "CLICOLOR"))}
+           if not k.startswith(("PYTEST_", "GITHUB_", "FORCE_COLOR", "PY_COLORS", "CLICOLOR"))
+           and k not in ("CI", "BUILD_NUMBER")}
     env.update(ENV, PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}")
     return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True,
                           text=True, encoding="utf-8", timeout=timeout)
