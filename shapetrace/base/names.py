@@ -87,6 +87,10 @@ DROPOUT = re.compile(r"(dropout|pdrop|drop_rate|drop_prob|dropout_rate|dropout_p
 CONFIG = frozenset(("config", "cfg", "conf", "configs", "hparams", "params", "args", "model_args",
                     "model_config"))
 #: Switches students leave without a default, and the value they usually have
+#: A constructor argument that gives an image's side, and one that gives a patch's side
+IMAGE_SIZES = ("img_size", "image_size", "input_size", "resolution", "image_resolution",
+               "img_res", "image_res")
+PATCH_SIZES = ("patch_size", "patch", "patch_res")
 SWITCH_DEFAULTS = {"bias": True, "qkv_bias": False}
 
 

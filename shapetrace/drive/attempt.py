@@ -8,6 +8,7 @@ plan read another way) makes its own, so choosing between them changes nothing s
 from __future__ import annotations
 
 import inspect
+import linecache
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from ..base import specs
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, drop_frames, one_line
 from ..base.records import OpRecord
-from ..base.source import user_frame
+from ..base.source import innermost_user_frame, user_frame
 from ..record.fake import NeedsValuesError
 from ..record.fastpath import FastPathWatch
 from ..record.probes import head_keeper
@@ -44,6 +45,8 @@ class Attempt:
     raised: BaseException | None = None
     watch: Any = None
     notes: list[str] = field(default_factory=list)
+    #: ``(file, line)`` in the user's code where the forward raised, or None
+    raised_at: tuple[str, int] | None = None
 
     @property
     def ran(self) -> bool:
@@ -56,6 +59,28 @@ class Attempt:
         if self.trace.exception is None:
             return None
         return next((r for r in reversed(self.trace.records) if r.error is not None), None)
+
+    def unpacked(self, expected: int, names) -> bool:
+        """Whether the forward raised unpacking ``expected`` sizes from the shape of one of the
+        inputs ``names`` that has another number (``B, C, H, W = x.shape`` given a 3-D ``x``)."""
+        raised, at = self.raised, self.raised_at
+        if not isinstance(raised, ValueError) or at is None:
+            return False
+        found = _UNPACK.search(str(raised))
+        if found is None or int(found.group(1)) != expected:
+            return False
+        line = linecache.getline(at[0], at[1])
+        given = dict(zip(self.names, self.args))
+        return any(re.search(rf"\b{re.escape(n)}\s*\.\s*(shape\b|size\s*\()", line)
+                   and isinstance(given.get(n), torch.Tensor) and given[n].dim() != expected
+                   for n in names)
+
+    def reads_input(self, rec: OpRecord, names) -> bool:
+        """Whether ``rec`` read one of the inputs ``names`` as it came in."""
+        given = [a for a, n in zip(self.args, self.names) if n in names
+                 and isinstance(a, torch.Tensor)]
+        return any(m.src is None and tuple(m.shape) == tuple(a.shape) and m.dtype == a.dtype
+                   for m in rec.inputs for a in given)
 
     @property
     def given_tensors(self) -> bool:
@@ -100,7 +125,44 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
             names.append(spec.name)
     if request.inputs is not None:
         args, names = _in_forward_order(model, args, names)
+    _by_keyword(model, names)
     return model, args, names, plan.init
+
+
+def _by_keyword(model, names: list[str]) -> None:
+    """Inputs that are keyword-only parameters of forward (``def forward(self, *, query, key,
+    value)``) passed by name: every caller runs ``model(*args)``, so the instance's ``forward``
+    takes the inputs in order and hands on those by keyword (``preserved`` removes it after the
+    check, as any attribute the run adds)."""
+    forward = getattr(model, "forward", None)
+    func = getattr(forward, "__func__", None)
+    if func is None or getattr(forward, "__self__", None) is not model:
+        return
+    try:
+        signature = inspect.signature(forward)
+    except (TypeError, ValueError):
+        return
+    keyword = {p.name for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY}
+    if not keyword or not keyword & set(names):
+        return
+    first = next(i for i, n in enumerate(names) if n in keyword)
+    if any(n not in keyword for n in names[first:]):
+        return  # a positional input after a keyword-only one: not a call this can make
+    model.forward = _ByKeyword(model, func, first, tuple(names[first:]), signature)
+
+
+class _ByKeyword:
+    """``forward`` taking its keyword-only inputs in order. It holds its module, so that a deep
+    copy of the module (the behaviour checks run a float64 copy) calls the copy."""
+
+    def __init__(self, module, func, first: int, named: tuple, signature):
+        self.module, self.func, self.first, self.named = module, func, first, named
+        self.__signature__ = signature
+
+    def __call__(self, *args, **kwargs):
+        first = self.first
+        return self.func(self.module, *args[:first], **dict(zip(self.named, args[first:])),
+                         **kwargs)
 
 
 def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
@@ -142,10 +204,14 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
                 raise allocation_failed(exc, dims, where) from None
             raised = exc
     trace.head_weights = heads
+    raised_at = None
     if raised is not None:  # what the rules did not explain, read while its frames exist
         trace.add(raised_findings(trace.records, raised, trace.diagnostics))
+        found = innermost_user_frame(raised.__traceback__, installed_is_library=False)
+        raised_at = (found[0], found[1]) if found else None
         drop_frames(raised)
-    done = Attempt(plan, model, args, names, built_with, trace, raised, watcher)
+    done = Attempt(plan, model, args, names, built_with, trace, raised, watcher,
+                   raised_at=raised_at)
     if fast.note:
         done.notes.append(fast.note)
     return done
@@ -181,6 +247,7 @@ def _in_forward_order(model, args: list, names: list) -> tuple[list, list]:
     return placed, placed_names
 
 
+_UNPACK = re.compile(r"(?:not enough|too many) values to unpack \(expected (\d+)")
 _EVEN = re.compile(r"divisible by 2\b|\beven\b|% ?2\b", re.I)
 
 

@@ -22,6 +22,7 @@ from ..base.diagnostics import Skip
 from ..base.errors import ShapetraceError, drop_frames, one_line
 from ..base.ops import next_prime
 from ..base.records import TraceData
+from ..base.source import display_path
 from ..behaviour.results import RERUNS
 from ..record.fake import fake_mode
 from ..report.results import Report, TargetResult
@@ -119,9 +120,8 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                 skips.append(Skip(WATCHED, "the sizes are too large for them"))
         with preserved(module), fake_mode(request.fake) as mode:
             chosen = attempt(plan, mode=mode, watch=behaviour, skip=skipped)
-            failed = chosen.failed_op
-            if failed is not None:
-                for other in plan.readings(failed):  # a guess read another way
+            if not chosen.ran:
+                for other in plan.readings(chosen):  # a guess read another way
                     again = attempt(other, mode=mode, watch=behaviour, skip=skipped)
                     if other.accepts(again):
                         chosen = again
@@ -227,7 +227,7 @@ def _guess_failed(result: TargetResult, chosen: Attempt) -> bool:
     code: the run becomes a target error asking for the inputs, not an op-failed finding."""
     rec = chosen.failed_op
     if rec is None:
-        return False
+        return _unpack_failed(result, chosen)
     for arg, name in zip(chosen.args, chosen.names):
         if not isinstance(arg, torch.Tensor):
             continue
@@ -241,6 +241,30 @@ def _guess_failed(result: TargetResult, chosen: Attempt) -> bool:
                             f"--input {name}=B,3,32,32 for images")
             result.diagnostics = []
             return True
+    return False
+
+
+#: an example layout for an input of each rank
+_LAYOUTS = {1: "B", 2: "B,C", 3: "B,T,C", 4: "B,C,H,W", 5: "B,C,D,H,W"}
+
+
+def _unpack_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """The forward unpacked another number of sizes from an inferred input's shape than it has
+    (``B, C, H, W = x.shape`` given a (B, T, C) guess): the guess was wrong, a target error."""
+    for arg, name in zip(chosen.args, chosen.names):
+        if not isinstance(arg, torch.Tensor) or name.startswith("input "):
+            continue
+        for expected in range(1, 7):
+            if expected != arg.dim() and chosen.unpacked(expected, (name,)):
+                shown = ", ".join(str(n) for n in arg.shape)
+                file, line = chosen.raised_at
+                result.error = (f"input {name!r}, guessed from its name as ({shown}), does not "
+                                f"fit {display_path(file)}:{line}, which unpacks {expected} sizes "
+                                f"from its shape; give forward's inputs with --input NAME=DIMS "
+                                f"(or inputs in the config), e.g. --input {name}="
+                                f"{_LAYOUTS.get(expected, 'B,C,H,W')}")
+                result.diagnostics = []
+                return True
     return False
 
 

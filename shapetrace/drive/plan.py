@@ -8,9 +8,10 @@ of its own, so nothing shared is changed and put back.
 
 A value shapetrace chose itself is a :class:`Guess` that carries its other readings: inputs
 guessed as vectors may be token ids, ``num_tokens`` may be the sequence length rather than the
-vocabulary (``base.names.AMBIGUOUS``). When the first attempt's forward fails at an op that reads
-a guessed value, the plan's next reading is attempted (:meth:`Plan.readings`); the first that
-runs stands, with a note saying which reading it was.
+vocabulary (``base.names.AMBIGUOUS``), an input guessed as vectors may be an image. When the first
+attempt's forward fails at an op that reads a guessed value (or at a line that unpacks its
+shape), the plan's next reading is attempted (:meth:`Plan.readings`); the first that runs
+stands, with a note saying which reading it was.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
-from ..base.names import AMBIGUOUS, DIM_MEANINGS
+from ..base.names import AMBIGUOUS, DIM_MEANINGS, IMAGE_SIZES, PATCH_SIZES
 from ..base.ops import EMBEDDINGS
 from ..base.specs import InputSpec, parse_input
 
@@ -81,8 +82,8 @@ class Plan:
                                and self.reading_of.settled_by(attempt, self))
 
     def readings(self, failed) -> Iterator[Plan]:
-        """The plans that read a guess another way, for a first attempt whose forward failed at
-        ``failed`` (the op that raised, an ``OpRecord``) reading that guess; each carries its
+        """The plans that read a guess another way, for a first attempt (``failed``, an
+        ``attempt.Attempt``) whose forward failed where it read that guess; each carries its
         note. Nothing when the failure reads no guess."""
         for guess in self.guesses:
             if guess.read_by(failed, self):
@@ -90,8 +91,9 @@ class Plan:
 
 
 class Guess:
-    """A value shapetrace chose. ``read_by`` says whether an op that failed read it; ``others``
-    are the plans with its other readings."""
+    """A value shapetrace chose. ``read_by`` says whether the failure of an attempt
+    (``attempt.failed_op``, the op that raised; ``attempt.raised``) read it; ``others`` are the
+    plans with its other readings."""
 
     def read_by(self, failed, plan: Plan) -> bool:
         raise NotImplementedError
@@ -115,9 +117,11 @@ class AmbiguousSize(Guess):
     others_: tuple[str, ...] = field(default=())  # the dims of its other readings
 
     def read_by(self, failed, plan: Plan) -> bool:
-        return any(self.value in meta.shape for meta in failed.inputs)
+        op = failed.failed_op
+        return op is not None and any(self.value in meta.shape for meta in op.inputs)
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
+        failed = failed.failed_op
         first = DIM_MEANINGS[AMBIGUOUS[self.name][0]].split(" (")[0]
         for dim in self.others_:
             size = plan.dims.get(dim)
@@ -137,19 +141,91 @@ class VectorInputs(Guess):
     tokens: tuple[InputSpec, ...]
 
     def read_by(self, failed, plan: Plan) -> bool:
-        return failed.op in EMBEDDINGS and any(
+        op = failed.failed_op
+        return op is not None and op.op in EMBEDDINGS and any(
             meta.dtype is not None and getattr(meta.dtype, "is_floating_point", False)
-            for meta in failed.inputs[:1])
+            for meta in op.inputs[:1])
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
+        failed = failed.failed_op
         names = ", ".join(s.name for s, o in zip(self.tokens, plan.inputs) if s != o)
         note = (f"{names} read as token ids: as vectors {'they' if ',' in names else 'it'} did "
                 f"not fit {failed.op}; give --input to choose")
         yield dataclasses.replace(plan, inputs=self.tokens, guesses=(), note=note, reading_of=self)
 
     def settled_by(self, attempt, plan: Plan) -> bool:
-        failed = attempt.failed_op
-        return failed is not None and not self.read_by(failed, plan)
+        return attempt.failed_op is not None and not self.read_by(attempt, plan)
+
+
+#: ops that take an image batch (B, C, H, W): a (B, T, C) guess handed to one was wrong
+_IMAGE_OPS = frozenset({"F.conv2d", "torch.conv2d", "F.max_pool2d", "F.avg_pool2d",
+                        "F.adaptive_avg_pool2d", "F.adaptive_max_pool2d", "F.batch_norm",
+                        "F.instance_norm", "F.interpolate", "F.pixel_shuffle", "F.unfold"})
+#: the height and width of an image read from a vector guess: divisible by 2, 4 and 8 (pooling,
+#: patches), and no probe size
+IMAGE_SIDE = 8
+
+
+@dataclass(frozen=True)
+class ImageInputs(Guess):
+    """Inputs guessed from their names as vectors (B, T, C) that may be images (B, C, H, W): a
+    forward that unpacks four sizes from one (``B, C, H, W = x.shape``) or hands it to a 2-D
+    convolution or pooling says so. The image's channels are what the module's first
+    convolution (or 2-D norm) takes."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan: Plan) -> bool:
+        return failed.unpacked(4, self.names) or (
+            failed.failed_op is not None and failed.failed_op.op in _IMAGE_OPS
+            and failed.reads_input(failed.failed_op, self.names))
+
+    def others(self, plan: Plan, failed) -> Iterator[Plan]:
+        channels = _first_channels(failed.model)
+        side = _image_side(plan.init or {})
+        inputs = tuple(InputSpec(spec.name, ("B", channels or "C", side, side))
+                       if isinstance(spec, InputSpec) and spec.name in self.names else spec
+                       for spec in plan.inputs)
+        names = ", ".join(self.names)
+        source = (f"the {channels} channels its first convolution takes" if channels
+                  else "the width")
+        note = (f"{names} read as {'images' if len(self.names) > 1 else 'an image'} "
+                f"(B, {channels or 'C'}, {side}, {side}), {source}: as (B, T, C) "
+                f"{'they' if len(self.names) > 1 else 'it'} did not fit; give --input "
+                f"{self.names[0]}=B,C,H,W to choose")
+        yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note, reading_of=self)
+
+    def settled_by(self, attempt, plan: Plan) -> bool:
+        return False  # an image read at a side of ours stands only when the forward runs
+
+
+def _image_side(init: dict) -> int:
+    """The side of an image read from a vector guess: the constructor's own image size
+    (``img_size=16``, ``image_size=(32, 32)``), else a multiple of its patch size, else
+    :data:`IMAGE_SIDE`."""
+    for name in IMAGE_SIZES:
+        value = init.get(name)
+        if isinstance(value, (tuple, list)) and value and isinstance(value[0], int):
+            value = value[0]
+        if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 512:
+            return value
+    for name in PATCH_SIZES:
+        value = init.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 64:
+            return 2 * value
+    return IMAGE_SIDE
+
+
+def _first_channels(model) -> int | None:
+    """The input channels of the first 2-D convolution (or 2-D norm) of ``model``."""
+    import torch.nn as nn
+
+    for sub in model.modules() if model is not None else ():
+        if isinstance(sub, nn.Conv2d):
+            return sub.in_channels
+        if isinstance(sub, (nn.BatchNorm2d, nn.InstanceNorm2d, nn.GroupNorm)):
+            return getattr(sub, "num_features", None) or getattr(sub, "num_channels", None)
+    return None
 
 
 def make_plan(request: Request) -> Plan:
@@ -189,6 +265,10 @@ def make_plan(request: Request) -> Plan:
             tokens = as_tokens(specs)
             if tokens is not None:
                 guesses.insert(0, VectorInputs(tuple(tokens)))
+            vectors = tuple(s.name for s in specs
+                            if s.dtype == "float" and len(s.dims) == 3 and s.dims[2] == "C")
+            if vectors:
+                guesses.append(ImageInputs(vectors))
     else:
         inputs = tuple(parse_input(i, dims) if isinstance(i, str) else i for i in request.inputs)
     return Plan(request, init, inputs, problem, tuple(guesses))

@@ -1,0 +1,70 @@
+"""Image attentions whose forward takes one ``x`` (B, C, H, W): its name alone reads as vectors."""
+
+import torch, torch.nn as nn
+
+class ChannelGate(nn.Module):
+    """Selects between two convolution branches per channel (an image attention)."""
+    def __init__(self, channel: int = 32, reduction: int = 4):
+        super().__init__()
+        self.branch3 = nn.Conv2d(channel, channel, 3, padding=1)
+        self.branch5 = nn.Conv2d(channel, channel, 5, padding=2)
+        self.squeeze = nn.Linear(channel, channel // reduction)
+        self.excite = nn.Linear(channel // reduction, 2 * channel)
+
+    def forward(self, x):
+        B, C, H, W = x.size()
+        a, b = self.branch3(x), self.branch5(x)
+        s = (a + b).mean(dim=(2, 3))
+        weights = self.excite(torch.relu(self.squeeze(s))).view(B, 2, C).softmax(dim=1)
+        return a * weights[:, 0, :, None, None] + b * weights[:, 1, :, None, None]
+
+
+class PixelAttention(nn.Module):
+    """Self-attention over the pixels of a feature map, after a 1x1 convolution."""
+
+    def __init__(self, channels: int = 24):
+        super().__init__()
+        self.reduce = nn.Conv2d(channels, channels, 1)
+        self.qkv = nn.Linear(channels, 3 * channels)
+
+    def tokens(self, x):
+        return x.flatten(2).transpose(1, 2)  # (B, C, H, W) -> (B, H*W, C)
+
+    def forward(self, x):
+        B, C, H, W = x.shape
+        t = self.tokens(self.reduce(x))
+        q, k, v = self.qkv(t).chunk(3, dim=-1)
+        att = (q @ k.transpose(-2, -1) / C ** 0.5).softmax(dim=-1)
+        return (att @ v).transpose(1, 2).reshape(B, C, H, W)
+
+
+class PixelAttentionBuggy(PixelAttention):
+    def tokens(self, x):
+        B, C, H, W = x.shape
+        return x.view(B, H * W, C)  # BUG
+
+
+class Volume(nn.Module):
+    """A 5-D volume, and no convolution to say its channels."""
+
+    def __init__(self, dim: int = 16):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, C, D, H, W = x.shape
+        return self.proj(x.flatten(2).transpose(1, 2))
+
+
+class FixedGridEmbed(nn.Module):
+    """Patches of a 32x32 image with a position table for exactly its 64 patches: no image side
+    but its own fits, and its constructor does not say it."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.patches = nn.Conv2d(3, dim, kernel_size=4, stride=4)
+        self.positions = nn.Parameter(torch.zeros(1, 64, dim))
+
+    def forward(self, x):
+        x = self.patches(x).flatten(2).transpose(1, 2)
+        return x + self.positions

@@ -1,0 +1,89 @@
+"""Building a module the way its own code would be called: keyword-only forwards, ..."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data" / "building"
+
+
+def _json(target: str, *flags: str) -> dict:
+    out = subprocess.run([sys.executable, "-m", "shapetrace", target, "--format", "json",
+                          "--no-trace", *flags], capture_output=True, text=True, timeout=300)
+    assert out.returncode in (0, 1), out.stderr
+    (entry,) = json.loads(out.stdout)["targets"]
+    return entry
+
+
+def test_keyword_only_inputs_are_passed_by_keyword():
+    entry = _json(f"{DATA / 'keyword_only.py'}::KeywordAttention")
+    assert entry["error"] is None and entry["ok"], entry
+    assert [d["rule"] for d in entry["diagnostics"] if d["severity"] == "error"] == []
+
+
+def test_a_keyword_only_forward_with_a_bug_is_found():
+    entry = _json(f"{DATA / 'keyword_only.py'}::KeywordAttentionBuggy")
+    assert entry["error"] is None
+    assert [d["rule"] for d in entry["diagnostics"] if d["severity"] == "error"] \
+        == ["attention-scale"]
+    assert "# BUG" in (DATA / "keyword_only.py").read_text().splitlines()[
+        entry["diagnostics"][0]["line"] - 1]
+
+
+def test_a_checked_instance_keeps_its_own_forward():
+    import importlib.util
+
+    import shapetrace as st
+
+    spec = importlib.util.spec_from_file_location("keyword_only", DATA / "keyword_only.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    attention = module.KeywordAttention(11, 143)
+    st.check(attention, inputs=["query=T,B,C", "key=S,B,C", "value=S,B,C"])
+    assert "forward" not in attention.__dict__
+
+
+def test_an_image_input_is_read_from_the_first_convolution():
+    entry = _json(f"{DATA / 'images.py'}::ChannelGate")
+    assert entry["error"] is None and entry["ok"], entry
+    assert any("x read as an image (B, 32, 8, 8), the 32 channels its first convolution takes"
+               in note for note in entry["notes"])
+
+
+def test_an_image_module_with_a_bug_is_checked_as_an_image():
+    clean = _json(f"{DATA / 'images.py'}::PixelAttention")
+    assert clean["error"] is None and clean["ok"], clean
+    entry = _json(f"{DATA / 'images.py'}::PixelAttentionBuggy")
+    assert entry["error"] is None
+    (found,) = [d for d in entry["diagnostics"] if d["severity"] == "error"]
+    assert found["rule"] == "reshape-jumble"
+    assert "# BUG" in (DATA / "images.py").read_text().splitlines()[found["line"] - 1]
+
+
+def test_an_input_unpacked_to_another_rank_is_a_guess_that_did_not_fit():
+    out = subprocess.run([sys.executable, "-m", "shapetrace", f"{DATA / 'images.py'}::Volume"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2
+    assert "input 'x', guessed from its name as (5, 7, 143), does not fit" in out.stderr
+    assert "which unpacks 5 sizes from its shape" in out.stderr
+    assert "--input x=B,C,D,H,W" in out.stderr
+
+
+def test_an_image_read_at_the_constructors_own_size():
+    """``img_size=16`` in the constructor sizes the image a (B, T, C) guess is read as."""
+    entry = _json(f"{DATA.parent / 'styles' / 'vision.py'}::VisionTransformer")
+    assert entry["error"] is None and entry["ok"], entry
+    assert any("x read as an image (B, 3, 16, 16)" in note for note in entry["notes"])
+
+
+def test_an_image_reading_that_fails_later_is_a_target_error_not_a_finding():
+    out = subprocess.run([sys.executable, "-m", "shapetrace", f"{DATA / 'images.py'}::FixedGridEmbed",
+                          "--format", "json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2, out.stdout
+    (entry,) = json.loads(out.stdout)["targets"]
+    assert entry["diagnostics"] == [] and "--input" in entry["error"] and "'x'" in entry["error"]
+    ok = _json(f"{DATA / 'images.py'}::FixedGridEmbed", "--input", "x=B,3,32,32")
+    assert ok["error"] is None and ok["ok"], ok
