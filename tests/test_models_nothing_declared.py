@@ -13,9 +13,9 @@ import json
 import pytest
 import torch
 import torch.nn as nn
+from style_corpus import STYLES, load
 
 import shapetrace as st
-from style_corpus import STYLES, load
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -17,8 +17,8 @@ from typing import Any
 import torch
 
 from ..analysis.facts import Analysis
-from ..base.dims import Dims
 from ..base.diagnostics import Skip
+from ..base.dims import Dims
 from ..base.errors import ShapetraceError, drop_frames, one_line
 from ..base.ops import next_prime
 from ..base.records import TraceData
@@ -33,7 +33,6 @@ from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of
 from .plan import Request, make_plan
 from .preserve import preserved
 from .reuse import Done
-
 
 #: the checks that re-run the module, and with them the watch for writes into its inputs
 WATCHED = (*RERUNS, "input-mutated")
