@@ -80,7 +80,8 @@ LAYERS = frozenset(("n_layer", "num_layers", "n_layers", "depth", "num_hidden_la
 FFN = frozenset(("ffn_dim", "d_ff", "hidden_dim", "intermediate_size", "dim_feedforward",
                  "mlp_dim", "d_ffn", "ff_dim", "d_hid", "nhid", "d_hidden"))
 KV_HEADS = frozenset(("kv_heads", "n_kv_head", "n_kv_heads", "num_kv_heads",
-                      "num_key_value_heads"))
+                      "num_key_value_heads", "num_kv_groups", "n_kv_groups", "kv_groups",
+                      "num_query_groups", "n_query_groups"))
 DROPOUT = re.compile(r"(dropout|pdrop|drop_rate|drop_prob|dropout_rate|dropout_prob|dropout_p"
                      r"|p_drop)\Z")
 #: A constructor argument that holds a config object (a dataclass, a dict, a Hugging Face config)
@@ -138,7 +139,7 @@ def dim_of_word(word: str) -> str | None:
 TOKEN_INPUTS = frozenset(("idx", "input_ids", "tokens", "token_ids", "ids", "in_idx"))
 #: the data the module transforms, time-aligned with its output (B, T, C)
 DATA_INPUTS = frozenset(("x", "hidden_states", "inputs_embeds", "query", "q", "input", "inputs",
-                         "h", "hidden", "src", "tgt", "embeddings", "emb", "x_q"))
+                         "h", "hidden", "src", "tgt", "embeddings", "emb", "x_q", "queries"))
 #: a second sequence the module reads whole (cross-attention's context: B, S, C)
 SOURCE_INPUTS = frozenset(("context", "encoder_hidden_states", "memory", "encoder_out",
                            "encoder_output", "encoder_outputs", "enc_out", "kv", "x_kv", "cond"))
@@ -148,7 +149,13 @@ ENCODER_INPUTS = SOURCE_INPUTS | frozenset(("src", "source", "src_ids", "source_
                                              "src_tokens", "src_seq", "enc_output",
                                              "enc_outputs", "ctx"))
 #: keys and values given apart from the query
-KEY_VALUE_INPUTS = frozenset(("key", "value", "k", "v"))
+KEY_VALUE_INPUTS = frozenset(("key", "value", "k", "v", "keys", "values"))
+#: an integer forward argument that says where in the sequence this call starts (a KV cache's
+#: offset): 0, a call from the start
+OFFSET_INPUTS = frozenset(("start_pos", "offset", "start", "pos_offset", "past_length",
+                           "seqlen_offset", "cache_offset", "start_index", "position_offset"))
+#: the names a query input goes by, beside keys and values
+QUERY_INPUTS = frozenset(("query", "q", "queries"))
 #: a tokenizer's 0/1 mask beside token ids (1 = a real token)
 PADDING_INPUTS = frozenset(("attention_mask", "input_mask"))
 MASK_INPUT = re.compile(r"(^|_)mask\Z")

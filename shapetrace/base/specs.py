@@ -173,6 +173,18 @@ class InputSpec:
         return tuple(_size(d, dims, self) for d in self.dims)
 
 
+@dataclass(frozen=True)
+class ValueInput:
+    """A forward argument that is no tensor, passed as it is: ``start_pos=0``, or None for an
+    optional input forward tests with ``is None``."""
+
+    name: str
+    value: object = None
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value!r}"
+
+
 def parse_input(text: str, dims: Mapping[str, int] | None = None) -> InputSpec:
     """Parse ``NAME=DIMS[:DTYPE[:HIGH]]``: ``x=B,T,C``, ``idx=B,T:long:V``, ``mask=T,T:bool``.
 

@@ -25,6 +25,7 @@ from ..record.fastpath import FastPathWatch
 from ..record.probes import head_keeper
 from ..report.trace import Trace
 from ..rules.failures import raised_findings
+from .devices import cpu_only, note, remember
 from .fit import allocation_failed, out_of_memory
 from .plan import Plan
 
@@ -99,8 +100,10 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
     seed_all(request.seed)
     if plan.init is not None:
         cls = request.module
+        sites: list = []
         try:
-            model = cls(**plan.init)
+            with cpu_only(sites):
+                model = cls(**plan.init)
         except NeedsValuesError as exc:  # under --fake: say where the constructor read a value
             raise NeedsValuesError(f"{cls.__qualname__}(){_where(exc)}: {exc}") from None
         except (ShapetraceError, KeyboardInterrupt, SystemExit):
@@ -109,6 +112,7 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
             shown = ", ".join(f"{k}={v!r}" for k, v in plan.init.items())
             raise TargetError(f"{cls.__qualname__}({shown}) raised {type(exc).__name__}: "
                               f"{one_line(exc)}{_where(exc)}{_odd_size(exc, plan.dims)}") from exc
+        remember(model, sites)
     else:
         model = request.module
     model.eval()
@@ -120,6 +124,9 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
         if isinstance(spec, torch.Tensor):
             args.append(spec)
             names.append(f"input {i}")
+        elif isinstance(spec, specs.ValueInput):
+            args.append(spec.value)
+            names.append(spec.name)
         else:
             args.append(specs.make_input(spec, plan.dims, generator=generator))
             names.append(spec.name)
@@ -189,9 +196,10 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
     trace = Trace(model, dims={k: dims[k] for k in dims.explicit} if given else dims,
                   skip=skip, observer=observe)
     raised = None
+    sites: list = []
     with torch.no_grad(), FastPathWatch(model) as fast:
         try:
-            with trace:
+            with trace, cpu_only(sites):
                 model(*args)
         except NeedsValuesError as exc:  # under --fake: the module cannot run without values
             raise NeedsValuesError(f"forward{_where(exc)}: {exc}") from None
@@ -214,6 +222,8 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
                    raised_at=raised_at)
     if fast.note:
         done.notes.append(fast.note)
+    if on_cpu := note(model, sites):
+        done.notes.append(on_cpu)
     return done
 
 

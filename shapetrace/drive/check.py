@@ -19,7 +19,7 @@ import torch
 from ..analysis.facts import Analysis
 from ..base.diagnostics import Skip
 from ..base.dims import Dims
-from ..base.errors import ShapetraceError, drop_frames, one_line
+from ..base.errors import ShapetraceError, TargetError, drop_frames, one_line
 from ..base.ops import next_prime
 from ..base.records import TraceData
 from ..base.source import display_path
@@ -30,7 +30,7 @@ from ..report.trace import Trace
 from ..rules.registry import RULES
 from .attempt import Attempt, attempt, build
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
-from .plan import Request, make_plan
+from .plan import Request, even_width, make_plan
 from .preserve import preserved
 from .reuse import Done
 
@@ -118,7 +118,12 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                 notes.append(note)
                 skips.append(Skip(WATCHED, "the sizes are too large for them"))
         with preserved(module), fake_mode(request.fake) as mode:
-            chosen = attempt(plan, mode=mode, watch=behaviour, skip=skipped)
+            try:
+                chosen = attempt(plan, mode=mode, watch=behaviour, skip=skipped)
+            except TargetError as exc:  # a constructor that needs an even width
+                plan = even_width(plan, exc)
+                notes.append(plan.note)
+                chosen = attempt(plan, mode=mode, watch=behaviour, skip=skipped)
             if not chosen.ran:
                 for other in plan.readings(chosen):  # a guess read another way
                     again = attempt(other, mode=mode, watch=behaviour, skip=skipped)
@@ -126,7 +131,8 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                         chosen = again
                         notes.append(other.note)
                         break
-            return _findings(chosen, request, notes, skipped, skips, behaviour)
+            # a reading may have chosen other probe sizes: the rest runs at those
+            return _findings(chosen, chosen.plan.request, notes, skipped, skips, behaviour)
     except (ShapetraceError, RuntimeError, MemoryError) as exc:
         if out_of_memory(exc):  # building it or its inputs: the sizes, not the user's code
             drop_frames(exc)

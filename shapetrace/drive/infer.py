@@ -12,30 +12,49 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import types
 from collections.abc import Callable, Mapping
 
 from ..base.errors import TargetError, UsageError
 from ..base.names import (
     CONFIG,
     DATA_INPUTS,
+    DIM_NAMES,
     DROPOUT,
     FFN,
     KEY_VALUE_INPUTS,
     KV_HEADS,
     LAYERS,
     MASK_INPUT,
+    OFFSET_INPUTS,
     PADDING_INPUTS,
+    QUERY_INPUTS,
     SOURCE_INPUTS,
     SWITCH_DEFAULTS,
     TOKEN_INPUTS,
     dim_of_word,
     size_of,
 )
-from ..base.specs import IDENTIFIER, INTEGER, InputSpec, resolve_init, unknown_dim
+from ..base.source import class_namespace
+from ..base.specs import (
+    IDENTIFIER,
+    INTEGER,
+    InputSpec,
+    ValueInput,
+    resolve_init,
+    unknown_dim,
+)
 from ..naming.hints import forward_hints, tensor_annotation
 from .layout import swapped as _swapped
 from .layout import time_first
 from .styles import annotated_config, config_source
+from .usage import (
+    LAYER_COUNT,
+    compared_with_none,
+    fields_read,
+    kwargs_base,
+    meaning_by_use,
+)
 
 # Inferring forward inputs ---------------------------------------------------------------------
 
@@ -77,11 +96,14 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         if annotation is not None:
             spec = _spec_from_annotation(p.name, annotation, dims, owner)
         else:
-            spec = _spec_from_name(p.name, names)
+            spec = _spec_from_name(p.name, names) or _value_input(p, hints.get(p.name), forward)
         if spec is None:
             missing.append(p.name)
             suggestions.append(str(InputSpec(p.name, ("T", "T"), "bool")) if MASK_INPUT.search(p.name)
                                else f"{p.name}=...")
+        elif isinstance(spec, ValueInput):
+            specs.append(spec)
+            suggestions.append(f"{p.name}=...")
         else:
             if annotation is None and time_first(forward, [q.name for q in params],
                                                    cls_or_forward if isinstance(cls_or_forward, type) else None):
@@ -96,6 +118,17 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
     return specs
 
 
+def _value_input(p: inspect.Parameter, hint, forward) -> ValueInput | None:
+    """A forward argument that is no tensor: an integer offset into the sequence
+    (``start_pos: int``) is 0; an input whose name says nothing that forward tests with
+    ``is None`` (``if last_attn is None: last_attn = ...``) is None."""
+    if p.name in OFFSET_INPUTS and hint in (None, int, "int"):
+        return ValueInput(p.name, 0)
+    if hint is None and compared_with_none(forward, p.name):
+        return ValueInput(p.name, None)
+    return None
+
+
 def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
     """``specs`` with the name-inferred embeddings (``src=B,T,C``) as token ids instead
     (``src=B,T:long``), or None when there is none: a name such as ``src``, ``x`` or ``tgt``
@@ -103,7 +136,7 @@ def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
     says which."""
     out, changed = [], False
     for spec in specs:
-        if (spec.dtype == "float" and spec.dims in (("B", "T", "C"), ("B", "S", "C"),
+        if (isinstance(spec, InputSpec) and spec.dtype == "float" and spec.dims in (("B", "T", "C"), ("B", "S", "C"),
                                                     ("T", "B", "C"), ("S", "B", "C"))
                 and (spec.name in DATA_INPUTS or spec.name in SOURCE_INPUTS)):
             spec, changed = InputSpec(spec.name, spec.dims[:2], "long"), True
@@ -187,7 +220,7 @@ def _spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
         return InputSpec(name, ("B", "S", "C"))
     if name in PADDING_INPUTS and all_names & TOKEN_INPUTS:
         return InputSpec(name, ("B", "T"), "long", 2)
-    if name in KEY_VALUE_INPUTS and all_names & {"query", "q"}:
+    if name in KEY_VALUE_INPUTS and all_names & QUERY_INPUTS:
         return InputSpec(name, ("B", "S", "C"))
     if name in DATA_INPUTS:
         return InputSpec(name, ("B", "T", "C"))
@@ -227,6 +260,17 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
 
     out: dict[str, object] = {}
     missing: list[str] = []
+    handed_on = kwargs_base(cls) if takes_kwargs else None
+    if handed_on is not None:  # Encoder(**kwargs) -> super().__init__(causal=False, **kwargs)
+        base, set_there = handed_on
+        try:
+            base_params = [p for p in inspect.signature(base).parameters.values()
+                           if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                           and p.name not in set_there and p.name not in known]
+        except (TypeError, ValueError):
+            base_params = []
+        params += [p for p in base_params
+                   if p.default is p.empty or _infer_argument(p, dims) != p.default]
     for p in params:
         if p.name in given:
             out[p.name] = given[p.name]
@@ -236,6 +280,10 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             out[p.name] = value
         elif p.name in CONFIG or annotated_config(cls, p) is not None:
             out[p.name] = config_argument(cls, p, dims)
+        elif (module := _module_annotation(cls, p)) is not None:
+            out[p.name] = _build_module(module, cls, p, dims)
+        elif (used := meaning_by_use(cls, p.name)) is not None:
+            out[p.name] = 2 if used == LAYER_COUNT else dims[used]
         else:
             missing.append(p.name)
     for key, value in given.items():
@@ -261,8 +309,11 @@ def infer_value(name: str, default: object, dims: Mapping[str, int], *,
     """The value a constructor argument (or a config field) named ``name`` takes at ``dims``:
     a size its name states, a layer count, dropout 0.0, else its default; ``MISSING`` when
     nothing says."""
-    if name in KV_HEADS:
-        return default if has_default else dims["H"]
+    if name in KV_HEADS:  # key/value heads divide the query heads, whatever the default
+        fits = isinstance(default, int) and default > 0 and dims["H"] % default == 0
+        return default if has_default and (fits or default is None) else dims["H"]
+    if name in DIM_NAMES and name in dims and not has_default:  # __init__(self, V, d_model, h)
+        return dims[name]
     dim = size_of(name, constructor=True)
     if dim is not None:
         return dims[dim]
@@ -288,6 +339,10 @@ def config_argument(cls: type, param: inspect.Parameter, dims: Mapping[str, int]
     style knows it."""
     source = config_source(cls, param)
     owner = cls.__qualname__
+    if source is None:
+        read = _config_from_reads(cls, param, dims)
+        if read is not None:
+            return read
     if isinstance(source, type):
         try:
             return source(**infer_init(source, dims))
@@ -301,3 +356,43 @@ def config_argument(cls: type, param: inspect.Parameter, dims: Mapping[str, int]
         f"cannot infer constructor argument {param.name!r} of {owner}: it is a config object; "
         f"annotate it with a dataclass ({param.name}: MyConfig) or give {owner} keyword "
         f"arguments and pass them with --init or a config file's init")
+
+
+def _config_from_reads(cls: type, param: inspect.Parameter, dims: Mapping[str, int]):
+    """A config object with the fields the code reads from ``param`` (``usage.fields_read``),
+    each set from its name at ``dims`` (None where the code compares it with None or nothing
+    says): a dict when every field is read by key, else a namespace. None when the code reads
+    no width or head count from it."""
+    fields = fields_read(cls, param.name)
+    values = {name: infer_value(name, f.default, dims, has_default=f.has_default)
+              for name, f in fields.items()}
+    if not {size_of(name, constructor=True) for name in values} & {"C", "H"}:
+        return None
+    values = {name: None if value is MISSING else value for name, value in values.items()}
+    if all(f.by_key for f in fields.values()):
+        return values
+    return types.SimpleNamespace(**values)
+
+
+def _module_annotation(cls: type, param: inspect.Parameter) -> type | None:
+    """The module class ``param`` is annotated with (``attn_layers: AttentionLayers``)."""
+    import torch.nn as nn
+
+    annotation = param.annotation
+    if isinstance(annotation, str):
+        annotation = class_namespace(cls).get(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, nn.Module) \
+            and annotation is not nn.Module:
+        return annotation
+    return None
+
+
+def _build_module(module: type, cls: type, param: inspect.Parameter, dims: Mapping[str, int]):
+    """``param`` of ``cls`` built as its annotation's class at ``dims``."""
+    init = infer_init(module, dims)
+    try:
+        return module(**init)
+    except Exception as exc:  # noqa: BLE001 - any failure of the user's constructor
+        raise TargetError(f"cannot build constructor argument {param.name!r} of "
+                          f"{cls.__qualname__} as {module.__qualname__}: "
+                          f"{type(exc).__name__}: {exc}; pass --init {param.name}=...") from None

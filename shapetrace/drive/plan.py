@@ -17,6 +17,7 @@ stands, with a note saying which reading it was.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -142,9 +143,12 @@ class VectorInputs(Guess):
 
     def read_by(self, failed, plan: Plan) -> bool:
         op = failed.failed_op
-        return op is not None and op.op in EMBEDDINGS and any(
-            meta.dtype is not None and getattr(meta.dtype, "is_floating_point", False)
-            for meta in op.inputs[:1])
+        if op is None or op.op not in EMBEDDINGS or not op.inputs:
+            return False
+        ids = op.inputs[0]  # floats, or the vectors made ids by x.long()
+        vectors = {tuple(a.shape) for a in failed.args
+                   if getattr(a, "is_floating_point", lambda: False)() and a.dim() == 3}
+        return getattr(ids.dtype, "is_floating_point", False) or tuple(ids.shape) in vectors
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         failed = failed.failed_op
@@ -197,6 +201,97 @@ class ImageInputs(Guess):
 
     def settled_by(self, attempt, plan: Plan) -> bool:
         return False  # an image read at a side of ours stands only when the forward runs
+
+
+_VIEW_FAILED = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
+#: an even size for a head size that must be even (rotary pairs), no probe size's multiple
+EVEN_HEAD_SIZE = 16
+
+
+@dataclass(frozen=True)
+class ProbeSizes(Guess):
+    """The probe sizes themselves, chosen by shapetrace: odd primes, and a sequence length of
+    its own. A module may need another: rotary positions pair a head's features (an even head
+    size: ``view(..., -1, 2)``), a sequence folded back into a grid must be as long as the grid
+    (``view(B, C, H, W)`` with ``H*W`` tokens). When the forward fails at a view or reshape that
+    asks for such a size, the size it asks for is tried."""
+
+    free: frozenset  # the names the caller did not give
+
+    def read_by(self, failed, plan: Plan) -> bool:
+        return self._resized(failed, plan) is not None
+
+    def others(self, plan: Plan, failed) -> Iterator[Plan]:
+        name, size, why = self._resized(failed, plan)
+        given = {k: plan.dims[k] for k in plan.dims.explicit}
+        request = dataclasses.replace(plan.request, dims=Dims({**given, name: size}))
+        try:
+            again = make_plan(request)
+        except ShapetraceError:
+            return
+        note = f"{name}={size}, {why}: give --dims {name}=... to choose"
+        yield dataclasses.replace(again, guesses=(), note=note, reading_of=self)
+
+    def _resized(self, failed, plan: Plan) -> tuple[str, int, str] | None:
+        op, raised = failed.failed_op, failed.raised
+        if op is None or raised is None or op.op not in _RESHAPES:
+            return None
+        found = _VIEW_FAILED.search(str(raised))
+        if found is None:
+            return None
+        target = [int(n) for n in found.group(1).split(",") if n.strip()]
+        numel = int(found.group(2))
+        dims = plan.dims
+        if -1 in target:  # (..., -1, 2): the pairs of rotary positions need an even head size
+            known = 1
+            for n in target:
+                known *= n if n != -1 else 1
+            if numel % known and numel % 2 and dims["d"] % 2 and "d" in self.free \
+                    and target[-1] == 2:
+                return "d", EVEN_HEAD_SIZE, "an even head size: its features are taken in pairs"
+            return None
+        wanted = 1
+        for n in target:
+            wanted *= n
+        for name in ("T", "S"):  # the sequence must be as long as what the view asks for
+            size = dims[name]
+            if name in self.free and (wanted * size) % numel == 0 and numel % size == 0:
+                new = wanted * size // numel
+                if new != size and 1 < new <= 4096 and any(size in m.shape for m in op.inputs):
+                    return name, new, f"the sequence length {failed.failed_op.op} asks for"
+        return None
+
+
+def even_width(plan: Plan, failed: TargetError) -> Plan:
+    """``plan`` at an even width (head size :data:`EVEN_HEAD_SIZE`) when its constructor
+    refused the odd one (``failed``): sinusoidal tables fill even and odd features in pairs
+    (a ``pe[:, 0::2]`` of C//2 + 1 columns meets C//2), an ``assert dim % 2 == 0``. Raises
+    ``failed`` when nothing says the width was the reason, or the caller chose the sizes."""
+    import linecache
+
+    from ..base.source import user_frame
+
+    dims, cause = plan.dims, failed.__cause__
+    if cause is None or plan.init is None or {"C", "d"} & set(dims.explicit) or dims["C"] % 2 == 0:
+        raise failed
+    text = str(cause)
+    half = dims["C"] // 2
+    site = user_frame(cause)
+    line = linecache.getline(site[0], site[1]) if site else ""
+    if not (_EVEN.search(text) or _EVEN.search(line)
+            or (re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
+        raise failed
+    given = {k: dims[k] for k in dims.explicit}
+    again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, "d": EVEN_HEAD_SIZE})))
+    width = again.dims["C"]
+    return dataclasses.replace(again, note=f"C={width} (head size d={EVEN_HEAD_SIZE}): the "
+                               f"constructor needs an even width; give --dims to choose")
+
+
+_EVEN = re.compile(r"divisible by 2\b|\beven\b|% ?2\b", re.I)
+#: the ops that ask for a shape
+_RESHAPES = frozenset({"Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.unflatten",
+                       "torch.unflatten"})
 
 
 def _image_side(init: dict) -> int:
@@ -265,12 +360,15 @@ def make_plan(request: Request) -> Plan:
             tokens = as_tokens(specs)
             if tokens is not None:
                 guesses.insert(0, VectorInputs(tuple(tokens)))
-            vectors = tuple(s.name for s in specs
-                            if s.dtype == "float" and len(s.dims) == 3 and s.dims[2] == "C")
+            vectors = tuple(s.name for s in specs if isinstance(s, InputSpec)
+                            and s.dtype == "float" and len(s.dims) == 3 and s.dims[2] == "C")
             if vectors:
                 guesses.append(ImageInputs(vectors))
     else:
         inputs = tuple(parse_input(i, dims) if isinstance(i, str) else i for i in request.inputs)
+    free = frozenset({"T", "S", "d"} - set(dims.explicit))
+    if free and not any(hasattr(i, "shape") for i in request.inputs or ()):
+        guesses.append(ProbeSizes(free))
     return Plan(request, init, inputs, problem, tuple(guesses))
 
 

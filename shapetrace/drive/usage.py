@@ -1,0 +1,296 @@
+"""What a module's own code says about its constructor's arguments, read before guessing.
+
+- :func:`fields_read`: the fields the code reads from a config argument that names no class
+  (``cfg.n_embd``, ``cfg["emb_dim"]``, ``cfg.get("k", 0)``, ``getattr(cfg, "k")``), in the class
+  (``self.config.block_size`` in any method too) and in every class or function of its module the
+  config is handed on to (``Block(config)``), each with whether the code compares it with None.
+- :func:`meaning_by_use`: the dim a size argument stands for, from what the constructor hands it
+  to: a layer's ``in_features``/``out_features``/``embedding_dim``/``normalized_shape`` (C), an
+  embedding's ``num_embeddings`` (V), ``num_heads`` (H), ``range()`` (a layer count), an argument
+  of another class of the module whose name states a size. Only when every use agrees.
+- :func:`kwargs_base`: the base class a constructor that takes ``**kwargs`` hands them to
+  (``super().__init__(causal=False, **kwargs)``), and the keywords it sets itself.
+
+All of it reads source (``ast``); nothing is run. Anything unreadable says nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..base.names import LAYERS, size_of
+
+#: parameters of torch's layers whose value is a size: the dim each one is
+_LAYER_SIZES = {"in_features": "C", "out_features": "C", "embedding_dim": "C",
+                "normalized_shape": "C", "embed_dim": "C", "d_model": "C", "hidden_size": "C",
+                "num_embeddings": "V", "num_heads": "H", "nhead": "H"}
+#: how deep hand-offs (a config passed to a block, passed to an attention) are followed
+_DEPTH = 4
+LAYER_COUNT = "layers"
+
+
+@dataclass
+class Field:
+    """One field of a config argument, as the code reads it."""
+
+    name: str
+    by_key: bool = False          # cfg["name"] rather than cfg.name
+    compared_with_none: bool = False
+    default: object = None
+    has_default: bool = False
+    uses: set = field(default_factory=set)  # the dims the code hands it to as
+
+
+@lru_cache(maxsize=256)
+def _tree(obj) -> ast.AST | None:
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(obj)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+
+
+def _init_of(cls: type):
+    init = cls.__dict__.get("__init__")
+    return init if inspect.isfunction(init) else None
+
+
+def _function_def(tree: ast.AST | None, name: str = "__init__"):
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node
+    return None
+
+
+def _resolve(node: ast.expr, names: dict):
+    """The object a callee expression names in the module's globals (``nn.Linear``), or None."""
+    if isinstance(node, ast.Name):
+        if node.id in names:
+            return names[node.id]
+        import builtins
+
+        return getattr(builtins, node.id, None)
+    if isinstance(node, ast.Attribute):
+        owner = _resolve(node.value, names)
+        return getattr(owner, node.attr, None) if owner is not None else None
+    return None
+
+
+def _bound(callee, call: ast.Call, position_of) -> list[tuple[object, str]]:
+    """``(callee, parameter name)`` for each argument of ``call`` that ``position_of`` picks:
+    ``position_of(arg)`` is true for the value being traced."""
+    target = callee.__init__ if isinstance(callee, type) else callee
+    try:
+        params = [p for p in inspect.signature(target).parameters.values()
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
+    if isinstance(callee, type) and params and params[0].name == "self":
+        params = params[1:]
+    out = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        if position_of(arg) and i < len(params):
+            out.append((callee, params[i].name))
+    for kw in call.keywords:
+        if kw.arg is not None and position_of(kw.value):
+            out.append((callee, kw.arg))
+    return out
+
+
+def _user_code(obj) -> bool:
+    """A class or function of the user's (not torch's, not the standard library's)."""
+    module = getattr(obj, "__module__", "") or ""
+    return not module.startswith(("torch", "builtins", "typing", "collections", "functools"))
+
+
+# --- config fields ------------------------------------------------------------------------------
+
+def fields_read(cls: type, param: str) -> dict[str, Field]:
+    """The fields the code of ``cls`` reads from its constructor argument ``param`` (see the
+    module's docstring); empty when the source cannot be read."""
+    fields: dict[str, Field] = {}
+    _fields_in(cls, param, fields, _DEPTH, set())
+    return fields
+
+
+def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set) -> None:
+    if depth <= 0 or (id(obj), param) in seen:
+        return
+    seen.add((id(obj), param))
+    if isinstance(obj, type):
+        init = _init_of(obj)
+        if init is None:
+            for base in obj.__mro__[1:]:
+                if _init_of(base) is not None and _user_code(base):
+                    _fields_in(base, param, fields, depth, seen)
+                    return
+            return
+        func, trees = init, [_tree(c) for c in obj.__mro__ if _user_code(c) and c is not object]
+    else:
+        func, trees = obj, []
+    names = getattr(func, "__globals__", {}) or {}
+    body = _function_def(_tree(func), func.__name__)
+    if body is None:
+        return
+    aliases, on_self = {param}, set()
+    for node in ast.walk(body):  # self.config = config
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
+                and node.value.id in aliases:
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == "self":
+                    on_self.add(target.attr)
+
+    def is_config(node) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in aliases
+        return (isinstance(node, ast.Attribute) and node.attr in on_self
+                and isinstance(node.value, ast.Name) and node.value.id == "self")
+
+    for tree in [body] + [t for t in trees if t is not None and on_self]:
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        for node in ast.walk(tree):
+            if id(node) not in called:  # cfg.merge_from_dict(...) is a method, not a field
+                _read_field(node, is_config, fields)
+    for node in ast.walk(body):  # handed on: Block(config), make_layers(cfg)
+        if not isinstance(node, ast.Call):
+            continue
+        callee = _resolve(node.func, names)
+        if callee is None or not _user_code(callee) or not callable(callee):
+            continue
+        for target, name in _bound(callee, node, is_config):
+            _fields_in(target, name, fields, depth - 1, seen)
+
+
+def _read_field(node, is_config, fields: dict[str, Field]) -> None:
+    got = None
+    if isinstance(node, ast.Attribute) and is_config(node.value) and not node.attr.startswith("_"):
+        got = fields.setdefault(node.attr, Field(node.attr))
+    elif isinstance(node, ast.Subscript) and is_config(node.value) \
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        got = fields.setdefault(node.slice.value, Field(node.slice.value, by_key=True))
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "get" and is_config(node.func.value) and node.args \
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        got = fields.setdefault(node.args[0].value, Field(node.args[0].value, by_key=True))
+        got.has_default = True  # cfg.get("k") is None when missing, cfg.get("k", 0) is 0
+        if len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+            got.default = node.args[1].value
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2 \
+            and is_config(node.args[0]) and isinstance(node.args[1], ast.Constant) \
+            and isinstance(node.args[1].value, str):
+        got = fields.setdefault(node.args[1].value, Field(node.args[1].value))
+        if node.func.id == "hasattr" or len(node.args) == 3:
+            got.has_default = True
+            if len(node.args) == 3 and isinstance(node.args[2], ast.Constant):
+                got.default = node.args[2].value
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 \
+            and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
+            and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+        left = node.left
+        if isinstance(left, ast.Attribute) and is_config(left.value):
+            fields.setdefault(left.attr, Field(left.attr)).compared_with_none = True
+        elif isinstance(left, ast.Subscript) and is_config(left.value) \
+                and isinstance(left.slice, ast.Constant):
+            fields.setdefault(str(left.slice.value), Field(str(left.slice.value), by_key=True)
+                              ).compared_with_none = True
+
+
+# --- what a size argument is handed to ----------------------------------------------------------
+
+def meaning_by_use(cls: type, param: str) -> str | None:
+    """The dim ``param`` of ``cls``'s constructor stands for by what the constructor hands it
+    to, :data:`LAYER_COUNT` for a ``range()`` count; None unless every use found agrees."""
+    uses = _uses(cls, param, _DEPTH, set())
+    return next(iter(uses)) if len(uses) == 1 else None
+
+
+def _uses(obj, param: str, depth: int, seen: set) -> set[str]:
+    if depth <= 0 or (id(obj), param) in seen:
+        return set()
+    seen.add((id(obj), param))
+    func = _init_of(obj) if isinstance(obj, type) else obj
+    if func is None or not inspect.isfunction(func):
+        return set()
+    body = _function_def(_tree(func), func.__name__)
+    if body is None:
+        return set()
+    names = func.__globals__
+
+    def is_param(node) -> bool:
+        return isinstance(node, ast.Name) and node.id == param
+
+    found: set[str] = set()
+    for node in ast.walk(body):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id == "range" and len(node.args) == 1 \
+                and is_param(node.args[0]):
+            found.add(LAYER_COUNT)
+            continue
+        callee = _resolve(node.func, names)
+        if callee is None or not callable(callee):
+            continue
+        for target, name in _bound(callee, node, is_param):
+            dim = _LAYER_SIZES.get(name) if not _user_code(target) or _is_torch_layer(target) \
+                else None
+            if dim is None and _user_code(target):
+                dim = size_of(name, constructor=True)
+                if dim is None and name in LAYERS:
+                    dim = LAYER_COUNT
+                if dim is None:
+                    found |= _uses(target, name, depth - 1, seen)
+                    continue
+            if dim is not None:
+                found.add(dim)
+    return found
+
+
+def _is_torch_layer(obj) -> bool:
+    """A subclass of one of torch's layers (``class Linear(nn.Linear)``)."""
+    return isinstance(obj, type) and any(
+        (getattr(base, "__module__", "") or "").startswith("torch.nn") for base in obj.__mro__[1:]
+        if base.__name__ != "Module")
+
+
+# --- **kwargs handed to a base class --------------------------------------------------------------
+
+def kwargs_base(cls: type) -> tuple[type, frozenset[str]] | None:
+    """``(base, keywords it sets)`` when ``cls.__init__`` hands its ``**kwargs`` on to its base
+    class's constructor (``super().__init__(causal=False, **kwargs)``), else None."""
+    init = _init_of(cls)
+    body = _function_def(_tree(init), "__init__") if init is not None else None
+    if body is None:
+        return None
+    for node in ast.walk(body):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "__init__"):
+            continue
+        if not any(kw.arg is None for kw in node.keywords):
+            continue
+        base = next((b for b in cls.__mro__[1:] if _init_of(b) is not None), None)
+        if base is None or not _user_code(base):
+            return None
+        return base, frozenset(kw.arg for kw in node.keywords if kw.arg is not None)
+    return None
+
+
+def compared_with_none(func, name: str) -> bool:
+    """Whether ``func`` tests its argument ``name`` with ``is None`` / ``is not None``."""
+    func = getattr(func, "__func__", func)
+    body = _function_def(_tree(func), getattr(func, "__name__", "")) \
+        if inspect.isfunction(func) else None
+    for node in ast.walk(body) if body is not None else ():
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+                and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
+                and isinstance(node.left, ast.Name) and node.left.id == name \
+                and isinstance(node.comparators[0], ast.Constant) \
+                and node.comparators[0].value is None:
+            return True
+    return False
