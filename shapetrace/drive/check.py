@@ -243,10 +243,20 @@ def _guess_failed(result: TargetResult, chosen: Attempt) -> bool:
                             f"{rec.op}, the first op that reads it ({rec.error[0]}: "
                             f"{one_line(rec.error[1])}); give forward's inputs with "
                             f"--input NAME=DIMS (or inputs in the config), e.g. "
-                            f"--input {name}=B,3,32,32 for images")
+                            f"{_example(name, arg, rec)}")
             result.diagnostics = []
             return True
     return False
+
+
+def _example(name: str, arg: torch.Tensor, rec) -> str:
+    """An example ``--input`` for an input that did not fit ``rec``: an image for a
+    convolution, else the guess with its length set apart (``B,S,C``) or its width named."""
+    if "conv" in rec.op or "pool" in rec.op:
+        return f"--input {name}=B,3,32,32 for images"
+    if arg.dim() == 3:
+        return f"--input {name}=B,1,C for one query, or {name}=B,S,C for another length"
+    return f"--input {name}={_LAYOUTS.get(arg.dim(), 'B,T,C')}"
 
 
 #: an example layout for an input of each rank

@@ -284,6 +284,8 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             out[p.name] = _build_module(module, cls, p, dims)
         elif (used := meaning_by_use(cls, p.name)) is not None:
             out[p.name] = 2 if used == LAYER_COUNT else dims[used]
+        elif (read := _config_from_reads(cls, p, dims)) is not None:
+            out[p.name] = read  # a config by any name: the fields its code reads
         else:
             missing.append(p.name)
     for key, value in given.items():

@@ -1,0 +1,130 @@
+"""What shapetrace reads from a module's own code before it asks for a flag, and the readings it
+tries when a guess does not fit (tests/data/building/own_evidence.py, modules of our own in the
+styles real code uses): config objects by any name, read by attribute or key and handed on;
+size arguments by what they are handed to; ``**kwargs`` handed to a base class; a module-typed
+argument; key/value groups that divide the heads; ``.cuda()`` on a machine without CUDA; integer
+offsets and optional inputs; probe sizes read again (an even head size, a grid's length, an even
+width a constructor asks for). Each one runs clean, with a note where a reading was chosen, and a
+bug behind one is still found at its line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from shapetrace.drive.usage import compared_with_none, fields_read, kwargs_base, meaning_by_use
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+FILE = Path(__file__).parent / "data" / "building" / "own_evidence.py"
+
+
+def _check(capsys, name: str, *flags: str) -> tuple[int, dict]:
+    from shapetrace.frontends.cli import main
+
+    code = main([f"{FILE}::{name}", "--format", "json", "--no-trace", *flags])
+    (target,) = json.loads(capsys.readouterr().out)["targets"]
+    return code, target
+
+
+def _loud(target: dict) -> list[str]:
+    return [d["rule"] for d in target["diagnostics"] if d["severity"] in ("error", "warning")]
+
+
+def _module():
+    from style_corpus import load
+
+    return load(FILE, "own_evidence")
+
+
+@pytest.mark.parametrize("name", [
+    "NamespaceAttention", "NamespaceBlock", "DictModel", "StateAttention", "StateStack",
+    "KeywordsOnward", "Wrapper", "GpuCache", "GroupedKV", "OptionalPrevious", "RotaryPairs",
+    "GridMixer", "EvenTable"])
+def test_built_from_its_own_code_and_clean(capsys, name):
+    code, target = _check(capsys, name)
+    assert target["error"] is None, target["error"]
+    assert (code, _loud(target)) == (0, [])
+
+
+def test_a_bug_behind_a_config_read_from_the_code_is_found(capsys):
+    code, target = _check(capsys, "NamespaceAttentionJumbled")
+    assert code == 1 and "reshape-jumble" in _loud(target)
+    line = next(d["line"] for d in target["diagnostics"] if d["rule"] == "reshape-jumble")
+    assert "# BUG" in FILE.read_text().splitlines()[line - 1]
+
+
+def test_config_fields_are_read_by_attribute_key_and_hand_off():
+    module = _module()
+    block = fields_read(module.NamespaceBlock, "settings")
+    assert {"n_embd", "n_head", "attn_pdrop", "tag"} <= set(block)  # via NamespaceAttention
+    assert block["tag"].compared_with_none and not block["n_embd"].by_key
+    table = fields_read(module.DictModel, "table")
+    assert set(table) == {"vocab_size", "emb_dim", "n_heads", "bias"}
+    assert all(f.by_key for f in table.values()) and table["bias"].has_default
+
+
+def test_a_size_argument_means_what_it_is_handed_to():
+    module = _module()
+    assert meaning_by_use(module.StateAttention, "n_state") == "C"
+    assert meaning_by_use(module.StateStack, "n_vocab") == "V"
+    assert meaning_by_use(module.StateStack, "n_state") == "C"  # through StateAttention too
+    assert meaning_by_use(module.StateStack, "n_block") == "layers"
+    assert meaning_by_use(module.GridMixer, "side") is None  # handed to nothing that says
+
+
+def test_kwargs_handed_to_the_base_class():
+    module = _module()
+    assert kwargs_base(module.KeywordsOnward) == (module.LayersBase, frozenset({"causal"}))
+    assert kwargs_base(module.LayersBase) is None
+
+
+def test_optional_input_and_offset_are_passed_as_values():
+    module = _module()
+    assert compared_with_none(module.OptionalPrevious.forward, "previous")
+    assert not compared_with_none(module.OptionalPrevious.forward, "keys")
+    from shapetrace.base.dims import Dims
+    from shapetrace.drive.infer import infer_inputs
+
+    shown = [str(s) for s in infer_inputs(module.GpuCache, Dims())]
+    assert shown == ["x=B,T,C", "start_pos=0"]
+    shown = [str(s) for s in infer_inputs(module.OptionalPrevious, Dims())]
+    assert shown[-1] == "previous=None" and shown[1] == "keys=B,S,C"
+
+
+def test_key_value_groups_divide_the_heads(capsys):
+    from shapetrace.base.dims import Dims
+    from shapetrace.drive.infer import infer_init
+
+    init = infer_init(_module().GroupedKV, Dims())
+    assert init["num_heads"] % init["num_kv_groups"] == 0
+    assert infer_init(_module().GroupedKV, Dims({"H": 8, "d": 4}))["num_kv_groups"] == 4
+
+
+def test_cuda_calls_stay_on_the_cpu_with_a_note(capsys):
+    """Without CUDA, .cuda() leaves its tensor where it is and a note names the line; with
+    CUDA nothing changes (and nothing is said)."""
+    code, target = _check(capsys, "GpuCache")
+    noted = any("no CUDA on this machine, so .cuda() at" in n and "own_evidence.py:" in n
+                for n in target.get("notes", []))
+    assert code == 0 and noted is not torch.cuda.is_available()
+    assert torch.Tensor.cuda.__name__ == "cuda"  # put back
+
+
+@pytest.mark.parametrize("name, note", [
+    ("RotaryPairs", "d=16, an even head size"),
+    ("GridMixer", "T=36, the sequence length"),
+    ("EvenTable", "the constructor needs an even width")])
+def test_probe_sizes_read_again_say_so(capsys, name, note):
+    code, target = _check(capsys, name)
+    assert code == 0 and any(note in n for n in target["notes"]), target["notes"]
+
+
+def test_sizes_the_user_gave_are_not_read_again(capsys):
+    code, target = _check(capsys, "RotaryPairs", "--dims", "d=13")
+    assert code != 0 and target["error"] is None
+    assert not any("even head size" in n for n in target.get("notes", []))
