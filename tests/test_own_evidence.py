@@ -16,7 +16,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from shapetrace.drive.usage import compared_with_none, fields_read, kwargs_base, meaning_by_use
+from shapetrace.drive.usage import (
+    compared_with_none,
+    fields_read,
+    kwargs_base,
+    meaning_by_use,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
