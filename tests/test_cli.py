@@ -148,12 +148,13 @@ def test_config_mistake_exits_2_with_one_line(capsys, tmp_path, name, text, frag
     pytest.param(["--causal", "--no-causal"], id="causal-and-no-causal"),
     pytest.param(["--no-such-flag"], id="unknown-flag"),
 ])
-def test_argparse_errors_exit_2_with_usage(capsys, argv):
+def test_argparse_errors_exit_2_in_one_line(capsys, argv):
     with pytest.raises(SystemExit) as exc_info:
         main([CORRECT, *argv])
     assert exc_info.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("usage: shapetrace")
+    assert err.startswith("shapetrace: error: ") and err.count("\n") == 1
+    assert err.rstrip().endswith("(see shapetrace --help)")
     assert "Traceback" not in err
 
 

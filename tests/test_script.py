@@ -222,3 +222,13 @@ def test_a_step_that_raises_keeps_its_ops():
     with pytest.raises(RuntimeError), shapetrace.trace() as t:
         opt.step()
     assert t.spans == []
+
+
+def test_a_file_with_no_module_and_no_tensor_op_is_not_called_clean(tmp_path, capsys):
+    """Nothing was checked: exit 2 saying so, never "no problems found"."""
+    plain = tmp_path / "plain.py"
+    plain.write_text("import math\nhalf = math.pi / 2\n")
+    code = main([str(plain), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 2
+    assert "nothing to check" in report["targets"][0]["error"]

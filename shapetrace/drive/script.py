@@ -91,4 +91,7 @@ def run_traced(run, display: str, *, dims=None, what: str = "the script"):
         trace.add(raised_findings(trace.records, raised, trace.diagnostics, what=what,
                                   in_module=False))
         drop_frames(raised)
+    elif not trace.records:  # "no problems found" would claim a check that never happened
+        return TargetResult(display, error=f"nothing to check: {what} defines no nn.Module "
+                            f"and ran no tensor op")
     return TargetResult(display, dims=dict(dims or {}), trace=trace)

@@ -71,8 +71,15 @@ def _seconds(text: str) -> float:
     return seconds
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in one line (the full usage is one --help away)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="shapetrace",
         description="Trace a PyTorch module at named probe sizes and catch the attention bugs\n"
                     "that raise nothing. With no target, runs a demo.",
