@@ -133,3 +133,38 @@ def test_sizes_the_user_gave_are_not_read_again(capsys):
     code, target = _check(capsys, "RotaryPairs", "--dims", "d=13")
     assert code != 0 and target["error"] is None
     assert not any("even head size" in n for n in target.get("notes", []))
+
+
+def test_config_fields_from_the_command_line(capsys):
+    """``--init settings.n_head=H``: some fields of a config argument, dim names resolved; the
+    other fields are read from the code as without them."""
+    code, target = _check(capsys, "NamespaceAttention", "--init",
+                          "settings.n_head=H,settings.n_embd=96", "--dims", "H=4,d=24")
+    assert (code, target["error"]) == (0, None)
+    assert target["dims"]["C"] == 96 and target["dims"]["H"] == 4
+
+
+def test_config_fields_from_a_config_file(tmp_path, capsys):
+    from shapetrace.frontends.cli import main
+
+    (tmp_path / "pyproject.toml").write_text(
+        "[[tool.shapetrace.targets]]\n"
+        f"target = \"{FILE.as_posix()}::DictModel\"\n"
+        "init = { table = { emb_dim = \"C\", n_heads = \"H\", bias = true } }\n")
+    code = main(["--config", str(tmp_path / "pyproject.toml"), "--format", "json", "--no-trace"])
+    (target,) = json.loads(capsys.readouterr().out)["targets"]
+    assert (code, target["error"]) == (0, None)
+
+
+def test_the_fields_given_are_what_the_module_gets():
+    from shapetrace.base.dims import Dims
+    from shapetrace.base.specs import parse_init
+    from shapetrace.drive.infer import infer_init
+
+    dims = Dims()
+    init = infer_init(_module().DictModel, dims, given=parse_init("table.n_heads=H,table.bias=true"))
+    assert init["table"]["n_heads"] == dims["H"] and init["table"]["bias"] is True
+    assert init["table"]["emb_dim"] == dims["C"]  # the rest as read from the code
+    init = infer_init(_module().NamespaceAttention, dims,
+                      given=parse_init("settings.tag='head'"))
+    assert init["settings"].tag == "head" and init["settings"].n_embd == dims["C"]

@@ -45,8 +45,9 @@ def parse_init(text: str) -> InitArgs:
         key = key.strip()
         if not eq:
             raise UsageError(f"--init expects KEY=VALUE, got {item!r}")
-        if not IDENTIFIER.match(key):
-            raise UsageError(f"--init: {key!r} is not a valid argument name (in {item!r})")
+        if not all(IDENTIFIER.match(part) for part in key.split(".")):
+            raise UsageError(f"--init: {key!r} is not a valid argument name (in {item!r}); "
+                             f"a field of a config argument is written cfg.n_embd")
         if key in out:
             raise UsageError(f"--init: {key!r} is given twice")
         raw = raw.strip()
@@ -123,8 +124,24 @@ def resolve_init(init: Mapping[str, object], dims: Mapping[str, int]) -> dict[st
     {'name': 'C'}
     """
     quoted = getattr(init, "quoted", frozenset())
-    return {k: dims[v] if isinstance(v, str) and v in dims and k not in quoted else v
-            for k, v in init.items()}
+    out: dict[str, object] = {}
+    for key, value in init.items():
+        if isinstance(value, Mapping):  # a nested table: the fields of a config argument
+            value = resolve_init(value, dims)
+        elif isinstance(value, str) and value in dims and key not in quoted:
+            value = dims[value]
+        if "." in key:  # cfg.n_embd=C: a field of the config argument cfg
+            head, _, rest = key.partition(".")
+            fields = out.setdefault(head, {})
+            if not isinstance(fields, dict):
+                raise UsageError(f"--init: {head!r} is given both as a value and with fields")
+            fields.update(resolve_init({rest: value}, {}))
+        else:
+            if isinstance(out.get(key), dict) and isinstance(value, Mapping):
+                out[key].update(value)
+            else:
+                out[key] = value
+    return out
 
 
 # --input --------------------------------------------------------------------------------------

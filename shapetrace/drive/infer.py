@@ -273,7 +273,10 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                    if p.default is p.empty or _infer_argument(p, dims) != p.default]
     for p in params:
         if p.name in given:
-            out[p.name] = given[p.name]
+            value = given[p.name]
+            if isinstance(value, Mapping):  # cfg.n_embd=C, or a nested table: some fields
+                value = _config_with(cls, p, dims, value)
+            out[p.name] = value
             continue
         value = _infer_argument(p, dims)
         if value is not MISSING:
@@ -358,6 +361,31 @@ def config_argument(cls: type, param: inspect.Parameter, dims: Mapping[str, int]
         f"cannot infer constructor argument {param.name!r} of {owner}: it is a config object; "
         f"annotate it with a dataclass ({param.name}: MyConfig) or give {owner} keyword "
         f"arguments and pass them with --init or a config file's init")
+
+
+def _config_with(cls: type, param: inspect.Parameter, dims: Mapping[str, int],
+                 fields: Mapping[str, object]):
+    """The config argument ``param`` of ``cls`` with ``fields`` set as given and the rest
+    inferred as without them; ``fields`` itself (a dict) where nothing says what the config
+    is."""
+    source = config_source(cls, param)
+    if isinstance(source, type):
+        try:
+            return source(**infer_init(source, dims, given=fields))
+        except TargetError as exc:
+            raise TargetError(f"{cls.__qualname__}({param.name}: {source.__qualname__}): "
+                              f"{exc}") from None
+    if isinstance(source, Mapping):
+        made = config_argument(cls, param, dims)
+        return {**made, **fields}
+    read = _config_from_reads(cls, param, dims)
+    if isinstance(read, dict):
+        return {**read, **fields}
+    if read is not None:
+        for key, value in fields.items():
+            setattr(read, key, value)
+        return read
+    return dict(fields)
 
 
 def _config_from_reads(cls: type, param: inspect.Parameter, dims: Mapping[str, int]):

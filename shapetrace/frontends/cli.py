@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("targets", nargs="*", metavar="TARGET", help="what to check (see below)")
     p.add_argument("--init", metavar="KEY=VALUE[,...]",
                    help="constructor keyword arguments; VALUE is a dim name, int, float, "
-                        "true/false, none or a string (default: inferred from parameter names)")
+                        "true/false, none or a string; cfg.n_embd=C sets a field of a config "
+                        "argument (default: inferred from parameter names)")
     p.add_argument("--input", action="append", default=None, metavar="NAME=DIMS[:DTYPE[:HIGH]]",
                    help="a forward argument, repeatable, in positional order: x=B,T,C  "
                         "idx=B,T:long:V  mask=T,T:bool (default: from annotations or names)")
