@@ -87,3 +87,19 @@ def test_an_image_reading_that_fails_later_is_a_target_error_not_a_finding():
     assert entry["diagnostics"] == [] and "--input" in entry["error"] and "'x'" in entry["error"]
     ok = _json(f"{DATA / 'images.py'}::FixedGridEmbed", "--input", "x=B,3,32,32")
     assert ok["error"] is None and ok["ok"], ok
+
+
+def test_paths_are_shown_as_given_when_the_forward_changes_directory(tmp_path):
+    """A forward that calls os.chdir: the report names the file as the user gave it, and the
+    next target (a relative path) is still found."""
+    import os
+
+    root = Path(__file__).parent.parent
+    target = "tests/data/building/moves_dir.py::WandersOff"
+    out = subprocess.run([sys.executable, "-m", "shapetrace", target, target.replace(
+        "moves_dir.py::WandersOff", "keyword_only.py::KeywordAttention"), "--no-trace"],
+        capture_output=True, text=True, timeout=300, cwd=root,
+        env={**os.environ, "COLUMNS": "200"})
+    assert out.returncode == 1, out.stderr
+    assert "tests/data/building/moves_dir.py:17" in out.stdout
+    assert "keyword_only.py::KeywordAttention" in out.stdout and "could not" not in out.stdout

@@ -10,6 +10,7 @@ user's code" places errors raised while importing, building or running a target.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import linecache
 import os
@@ -145,13 +146,30 @@ def class_namespace(cls: type) -> dict:
     return {}
 
 
+#: the working directory paths are shown against, set by a command for its whole run
+#: (:func:`shown_from`): a forward that calls ``os.chdir`` changes nothing in the report
+_SHOWN_FROM: list[str] = []
+
+
+@contextlib.contextmanager
+def shown_from(directory: str):
+    """Show paths relative to ``directory`` while inside, whatever the working directory
+    becomes."""
+    _SHOWN_FROM.append(directory)
+    try:
+        yield
+    finally:
+        _SHOWN_FROM.pop()
+
+
 def display_path(path: str | None) -> str | None:
-    """A path relative to the working directory when it lies below it, else as given."""
+    """A path relative to the working directory when it lies below it, else as given (the
+    directory a command started in, while :func:`shown_from` holds it)."""
     if not path or path.startswith("<"):
         return path
     try:
-        rel = os.path.relpath(path)
-    except ValueError:
+        rel = os.path.relpath(path, _SHOWN_FROM[-1]) if _SHOWN_FROM else os.path.relpath(path)
+    except (ValueError, OSError):
         return path
     return path if rel.startswith("..") else rel
 

@@ -1,7 +1,11 @@
 """``check()`` given an instance leaves it as it was (SPEC section 6): parameters, buffers,
-attributes, training flags and the global random state are put back after the run."""
+attributes, training flags, the global random state and the working directory are put back
+after the run."""
 
 from __future__ import annotations
+
+import contextlib
+import os
 
 import torch
 
@@ -17,6 +21,10 @@ class preserved:
         self.module = module if isinstance(module, torch.nn.Module) else None
 
     def __enter__(self):
+        try:
+            self.cwd = os.getcwd()
+        except OSError:
+            self.cwd = None
         self.rng = torch.get_rng_state()
         self.cuda_rng = torch.cuda.get_rng_state_all() \
             if torch.cuda.is_available() and torch.cuda.is_initialized() else None
@@ -37,6 +45,9 @@ class preserved:
         return self
 
     def __exit__(self, *exc_info):
+        if self.cwd is not None:  # a forward that called os.chdir
+            with contextlib.suppress(OSError):
+                os.chdir(self.cwd)
         torch.set_rng_state(self.rng)
         if self.cuda_rng is not None:
             torch.cuda.set_rng_state_all(self.cuda_rng)

@@ -21,6 +21,7 @@ import sys
 from .._version import __version__
 from ..base.compat import quiet_numpy_warning
 from ..base.errors import ShapetraceError, TargetError, UsageError
+from ..base.source import shown_from
 
 _MIN_WIDTH, _MAX_WIDTH = 40, 1000  # --width
 
@@ -135,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return _main(args)
+        with shown_from(os.getcwd()):  # paths as given, whatever a forward does to the cwd
+            return _main(args)
     except ShapetraceError as exc:
         if args.debug:
             original = getattr(exc, "original", None)  # the user's own exception, if any
