@@ -168,3 +168,50 @@ def test_the_fields_given_are_what_the_module_gets():
     init = infer_init(_module().NamespaceAttention, dims,
                       given=parse_init("settings.tag='head'"))
     assert init["settings"].tag == "head" and init["settings"].n_embd == dims["C"]
+
+
+# --- in its parent's context ---------------------------------------------------------------------
+
+PARENT = FILE.parent / "in_parent.py"
+
+
+def _in_parent(capsys, name: str, *flags: str) -> tuple[int, dict]:
+    from shapetrace.frontends.cli import main
+
+    code = main([f"{PARENT}::{name}", "--format", "json", "--no-trace", *flags])
+    (target,) = json.loads(capsys.readouterr().out)["targets"]
+    return code, target
+
+
+@pytest.mark.parametrize("name, parent", [("RotaryAttention", "RotaryModel"),
+                                          ("NumberedBlock", "RotaryModel")])
+def test_a_part_is_checked_as_its_model_builds_and_calls_it(capsys, name, parent):
+    code, target = _in_parent(capsys, name)
+    assert (code, target["error"], _loud(target)) == (0, None, [])
+    assert any(n.startswith(f"checked as {parent} builds it, with the inputs its forward passes")
+               for n in target["notes"]), target["notes"]
+
+
+def test_a_bug_in_a_part_is_found_in_its_parents_context(capsys):
+    code, target = _in_parent(capsys, "RotaryAttentionLeaky")
+    assert code == 1 and target["error"] is None
+    (found,) = [d for d in target["diagnostics"] if d["severity"] == "error"]
+    assert found["rule"] == "discarded-result"
+    assert "# BUG" in PARENT.read_text().splitlines()[found["line"] - 1]
+    assert any("checked as LeakyModel builds it" in n for n in target["notes"])
+
+
+def test_parents_are_found_by_what_their_constructors_build():
+    from style_corpus import load
+
+    from shapetrace.drive.parent import _parents
+
+    module = load(PARENT, "in_parent")
+    assert _parents(module.RotaryAttention)[:2] == [module.NumberedBlock, module.RotaryModel]
+    assert module.LeakyModel in _parents(module.RotaryAttentionLeaky)
+    assert _parents(module.RotaryModel) == []  # nothing builds the whole model
+
+
+def test_what_the_user_gave_is_not_replaced_by_a_parent(capsys):
+    code, target = _in_parent(capsys, "RotaryAttention", "--init", "dim=C,n_heads=H")
+    assert code == 2 and "theta" in target["error"]

@@ -19,7 +19,13 @@ import torch
 from ..analysis.facts import Analysis
 from ..base.diagnostics import Skip
 from ..base.dims import Dims
-from ..base.errors import ShapetraceError, TargetError, drop_frames, one_line
+from ..base.errors import (
+    ShapetraceError,
+    TargetError,
+    UsageError,
+    drop_frames,
+    one_line,
+)
 from ..base.ops import next_prime
 from ..base.records import TraceData
 from ..base.source import display_path
@@ -30,6 +36,7 @@ from ..report.trace import Trace
 from ..rules.registry import RULES
 from .attempt import Attempt, attempt, build
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
+from .parent import in_parent, request_in
 from .plan import Request, even_width, make_plan
 from .preserve import preserved
 from .reuse import Done
@@ -108,7 +115,7 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
     if not request.behaviour:
         skips.append(Skip(WATCHED, "not asked for (behaviour=False)"))
     try:
-        plan = make_plan(request)
+        plan = _plan_or_parent(request, notes)
         if not request.fake:  # sizes that would not fit are refused before anything is allocated
             with preserved(module):
                 note = ensure_fits(lambda meter: build(plan, meter), dims, plan.init,
@@ -144,6 +151,37 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
         failure.error = str(exc)
         failure.exception = exc
         return failure
+
+
+def _plan_or_parent(request: Request, notes: list[str]):
+    """The plan for ``request``; when the class alone cannot be built or fed and nothing was
+    given, the plan for the instance a parent class of its file builds, fed what the parent's
+    forward passes it (``parent``), with a note. The first problem stands when no parent
+    helps."""
+    try:
+        plan = make_plan(request)
+    except (TargetError, UsageError) as exc:
+        plan, problem = None, exc
+    else:
+        problem = plan.problem
+    if problem is None or request.init is not None or request.inputs is not None \
+            or not isinstance(request.module, type):
+        if plan is None:
+            raise problem
+        return plan
+    found = in_parent(request)
+    if found is None:
+        if plan is None:
+            raise problem
+        return plan
+    notes.append(f"checked as {found.parent} builds it, with the inputs its forward passes: "
+                 f"on its own, {_first_sentence(problem)}")
+    return make_plan(request_in(request, found))
+
+
+def _first_sentence(exc: BaseException) -> str:
+    text = str(exc)
+    return text.split(": give ")[0].split("; ")[0]
 
 
 def _findings(chosen: Attempt, request: Request, notes: list[str], skipped: list[str],

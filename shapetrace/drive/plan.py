@@ -367,7 +367,7 @@ def make_plan(request: Request) -> Plan:
     else:
         inputs = tuple(parse_input(i, dims) if isinstance(i, str) else i for i in request.inputs)
     free = frozenset({"T", "S", "d"} - set(dims.explicit))
-    if free and not any(hasattr(i, "shape") for i in request.inputs or ()):
+    if free and not any(hasattr(getattr(i, "value", i), "shape") for i in request.inputs or ()):
         guesses.append(ProbeSizes(free))
     return Plan(request, init, inputs, problem, tuple(guesses))
 
