@@ -103,3 +103,28 @@ def test_paths_are_shown_as_given_when_the_forward_changes_directory(tmp_path):
     assert out.returncode == 1, out.stderr
     assert "tests/data/building/moves_dir.py:17" in out.stdout
     assert "keyword_only.py::KeywordAttention" in out.stdout and "could not" not in out.stdout
+
+
+def test_a_module_with_parameters_shaped_for_images_is_read_as_one():
+    entry = _json(f"{DATA / 'images.py'}::ChannelNorm")
+    assert entry["error"] is None and entry["ok"], entry
+    assert any("x read as an image" in note for note in entry["notes"])
+
+
+def test_an_input_with_another_number_of_axes_is_a_target_error():
+    """(B, P, N, C) is what the forward unpacks; no reading makes it: exit 2 naming --input,
+    never an op-failed finding."""
+    out = subprocess.run([sys.executable, "-m", "shapetrace",
+                          f"{DATA / 'images.py'}::PatchesOfPixels", "--format", "json"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2
+    (entry,) = json.loads(out.stdout)["targets"]
+    assert entry["diagnostics"] == [] and "--input x=" in entry["error"]
+    ok = _json(f"{DATA / 'images.py'}::PatchesOfPixels", "--input", "x=B,3,T,C")
+    assert ok["error"] is None and ok["ok"], ok
+
+
+def test_keys_and_values_read_as_long_as_the_queries():
+    entry = _json(f"{DATA / 'same_length.py'}::ValuesMixedBack")
+    assert entry["error"] is None and entry["ok"], entry
+    assert any("keys, values read as long as the queries (T)" in note for note in entry["notes"])

@@ -10,6 +10,7 @@ what the forward raised, the behaviour checks' (``behaviour``) and the reference
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -37,7 +38,7 @@ from ..rules.registry import RULES
 from .attempt import Attempt, attempt, build
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from .parent import in_parent, request_in
-from .plan import Request, even_width, make_plan
+from .plan import Request, even_width, make_plan, takes_images
 from .preserve import preserved
 from .reuse import Done
 
@@ -268,9 +269,11 @@ def _guess_failed(result: TargetResult, chosen: Attempt) -> bool:
     """When the forward failed at an op that read an inferred input as it came in (a ViT's
     ``x`` guessed as (B, T, C) and handed to a Conv2d), the guess was wrong, not the user's
     code: the run becomes a target error asking for the inputs, not an op-failed finding."""
+    if _unpack_failed(result, chosen) or _rank_failed(result, chosen):
+        return True
     rec = chosen.failed_op
     if rec is None:
-        return _unpack_failed(result, chosen)
+        return False
     for arg, name in zip(chosen.args, chosen.names):
         if not isinstance(arg, torch.Tensor):
             continue
@@ -295,6 +298,35 @@ def _example(name: str, arg: torch.Tensor, rec) -> str:
     if arg.dim() == 3:
         return f"--input {name}=B,1,C for one query, or {name}=B,S,C for another length"
     return f"--input {name}={_LAYOUTS.get(arg.dim(), 'B,T,C')}"
+
+
+#: what torch, einops and the user's own checks say when a tensor has another number of axes
+_RANK = re.compile(r"number of dimensions|Expected \d+D|expected \d+D|Wrong shape: expected \d+ "
+                   r"dims|dimensions? (?:of|in) (?:the )?input|(?:not enough|too many) values to "
+                   r"unpack|dims? mismatch|Expected (?:3D|4D)|unbatched", re.I)
+
+
+def _rank_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """The forward failed because an inferred input has another number of axes than the code
+    wants (a permute of four axes, an einops pattern of four, an assertion on ``x.dim()``), in
+    a module that works on images or on a layout the names cannot tell: the guess did not fit,
+    a target error naming --input."""
+    raised = chosen.raised
+    if raised is None or not _RANK.search(str(raised)):
+        return False
+    guessed = [(name, arg) for arg, name in zip(chosen.args, chosen.names)
+               if isinstance(arg, torch.Tensor) and not name.startswith("input ")]
+    if not guessed:
+        return False
+    name, arg = guessed[0]
+    shown = ", ".join(str(n) for n in arg.shape)
+    example = "B,C,H,W" if takes_images(chosen.model) else "B,T,C or B,C,H,W"
+    result.error = (f"input {name!r}, guessed from its name as ({shown}), does not have the "
+                    f"number of axes the forward wants ({type(raised).__name__}: "
+                    f"{one_line(raised)[:160]}); give forward's inputs with --input NAME=DIMS "
+                    f"(or inputs in the config), e.g. --input {name}={example}")
+    result.diagnostics = []
+    return True
 
 
 #: an example layout for an input of each rank

@@ -24,7 +24,13 @@ from typing import Any
 
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
-from ..base.names import AMBIGUOUS, DIM_MEANINGS, IMAGE_SIZES, PATCH_SIZES
+from ..base.names import (
+    AMBIGUOUS,
+    DIM_MEANINGS,
+    IMAGE_SIZES,
+    KEY_VALUE_INPUTS,
+    PATCH_SIZES,
+)
 from ..base.ops import EMBEDDINGS
 from ..base.specs import InputSpec, parse_input
 
@@ -182,7 +188,8 @@ class ImageInputs(Guess):
     def read_by(self, failed, plan: Plan) -> bool:
         return failed.unpacked(4, self.names) or (
             failed.failed_op is not None and failed.failed_op.op in _IMAGE_OPS
-            and failed.reads_input(failed.failed_op, self.names))
+            and failed.reads_input(failed.failed_op, self.names)) or (
+            not failed.ran and takes_images(failed.model))
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         channels = _first_channels(failed.model)
@@ -311,6 +318,48 @@ def _image_side(init: dict) -> int:
     return IMAGE_SIDE
 
 
+def takes_images(model) -> bool:
+    """Whether ``model`` works on images: it holds a 2-D convolution, pooling or norm, or a
+    parameter shaped for one (``(1, C, 1, 1)``)."""
+    import torch.nn as nn
+
+    if model is None:
+        return False
+    image_layers = (nn.Conv2d, nn.BatchNorm2d, nn.InstanceNorm2d, nn.MaxPool2d, nn.AvgPool2d,
+                    nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.PixelShuffle, nn.Upsample)
+    if any(isinstance(m, image_layers) for m in model.modules()):
+        return True
+    return any(p.dim() == 4 and p.shape[0] == 1 and p.shape[-1] == 1 and p.shape[-2] == 1
+               for p in model.parameters())
+
+
+@dataclass(frozen=True)
+class SourceLength(Guess):
+    """Keys and values guessed as a sequence of their own, (B, S, C): a module made for
+    self-attention that takes them apart from the queries needs them as long as the queries.
+    When the forward fails at an op that meets the two lengths, they are read at the queries'
+    length."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan: Plan) -> bool:
+        op, dims = failed.failed_op, plan.dims
+        if op is None:
+            return False
+        sizes = {n for m in op.inputs for n in m.shape}
+        return dims["S"] in sizes and dims["T"] in sizes and dims["S"] != dims["T"]
+
+    def others(self, plan: Plan, failed) -> Iterator[Plan]:
+        inputs = tuple(InputSpec(spec.name, tuple("T" if d == "S" else d for d in spec.dims),
+                                 spec.dtype, spec.high)
+                       if isinstance(spec, InputSpec) and spec.name in self.names else spec
+                       for spec in plan.inputs)
+        names = ", ".join(self.names)
+        note = (f"{names} read as long as the queries (T): with a length of their own they did "
+                f"not fit {failed.failed_op.op}; give --input to choose")
+        yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note, reading_of=self)
+
+
 def _first_channels(model) -> int | None:
     """The input channels of the first 2-D convolution (or 2-D norm) of ``model``."""
     import torch.nn as nn
@@ -364,6 +413,10 @@ def make_plan(request: Request) -> Plan:
                             and s.dtype == "float" and len(s.dims) == 3 and s.dims[2] == "C")
             if vectors:
                 guesses.append(ImageInputs(vectors))
+            sources = tuple(s.name for s in specs if isinstance(s, InputSpec) and "S" in s.dims
+                            and s.name in KEY_VALUE_INPUTS)
+            if sources:
+                guesses.append(SourceLength(sources))
     else:
         inputs = tuple(parse_input(i, dims) if isinstance(i, str) else i for i in request.inputs)
     free = frozenset({"T", "S", "d"} - set(dims.explicit))

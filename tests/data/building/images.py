@@ -68,3 +68,32 @@ class FixedGridEmbed(nn.Module):
     def forward(self, x):
         x = self.patches(x).flatten(2).transpose(1, 2)
         return x + self.positions
+
+
+class ChannelNorm(nn.Module):
+    """Normalises each pixel over its channels: its parameters are shaped (1, C, 1, 1)."""
+
+    def __init__(self, dim: int, eps: float = 1e-5):
+        super().__init__()
+        self.eps = eps
+        self.gain = nn.Parameter(torch.ones(1, dim, 1, 1))
+
+    def forward(self, x):
+        var, mean = torch.var_mean(x, dim=1, unbiased=False, keepdim=True)
+        return (x - mean) / (var + self.eps).sqrt() * self.gain
+
+
+class PatchesOfPixels(nn.Module):
+    """Attention over the pixels of each patch: takes (B, P, N, C), which no name says."""
+
+    def __init__(self, dim: int, heads: int):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        b, p, n, c = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = (t.reshape(b, p, n, self.heads, -1).permute(0, 1, 3, 2, 4) for t in (q, k, v))
+        w = (q @ k.transpose(-2, -1) * q.size(-1) ** -0.5).softmax(-1)
+        return (w @ v).permute(0, 1, 3, 2, 4).reshape(b, p, n, c)
