@@ -2,8 +2,9 @@
 
 ``analyse(data)`` runs provenance (``naming.provenance.annotate``: every ``meta.axes``) and returns an
 ``Analysis``. The rest is computed on first use and kept: the index of records by op, the
-consumer graph (``analysis.graph``), the attentions found in it, the reading of each reshape, and the
-lineage facts (constant? batched?) of every tensor. Every rule takes one ``Analysis`` and yields
+consumer graph (``analysis.graph``), the live and dead values (``analysis.liveness``), the
+attentions found in the graph, the reading of each reshape, and the lineage facts (constant?
+batched?) of every tensor. Every rule takes one ``Analysis`` and yields
 Diagnostics; no rule recomputes what another one already found.
 
 An Analysis holds the records and the dims, not the trace it came from: the facade keeps its
@@ -17,11 +18,12 @@ from functools import cached_property
 
 from ..base.dims import Dims
 from ..base.ops import SOFTMAXES
-from ..base.records import OpRecord, TensorMeta, TraceData
+from ..base.records import OpRecord, TensorMeta, TraceData, UnreadLayer
 from ..naming.axes import format_axes
 from ..naming.provenance import annotate
 from ..naming.reshapes import ReshapeCheck, reshape_check
 from .graph import Attention, Graph, Lineage, find_attentions
+from .liveness import Liveness
 
 
 class Analysis:
@@ -29,10 +31,15 @@ class Analysis:
 
     def __init__(self, records: list[OpRecord], dims: Dims,
                  exception: BaseException | None = None,
-                 reshapes: dict[int, ReshapeCheck | None] | None = None):
+                 reshapes: dict[int, ReshapeCheck | None] | None = None,
+                 unread_layers: list[UnreadLayer] | None = None, shapes_only: bool = False):
         self.records = records
         self.dims = dims
         self.exception = exception
+        #: plain layers of the model that the block never used (``record.layers``)
+        self.unread_layers = unread_layers or []
+        #: an op failed on fake tensors: its strides were torch's prediction, not a fact
+        self.shapes_only = shapes_only
         #: record index -> its reading as a reshape: those provenance read, the rest on first use
         self._reshapes: dict[int, ReshapeCheck | None] = reshapes if reshapes is not None else {}
 
@@ -70,6 +77,11 @@ class Analysis:
         return find_attentions(softmaxes, self.graph) if softmaxes else []
 
     @cached_property
+    def liveness(self) -> Liveness:
+        """Which values reach an output, a kept tensor or a write, and which are dead."""
+        return Liveness(self.records, self.graph)
+
+    @cached_property
     def lineage(self) -> Lineage:
         """Whether a tensor is built from constants only, or descends from batched data."""
         return Lineage(self.records)
@@ -90,7 +102,8 @@ def _index(rec: OpRecord) -> int:
 def analyse(data: TraceData) -> Analysis:
     """Name every axis of ``data`` (in place: ``meta.axes``) and wrap it for the rules."""
     reshapes = annotate(data)
-    return Analysis(data.records, data.dims, data.exception, reshapes)
+    return Analysis(data.records, data.dims, data.exception, reshapes,
+                    getattr(data, "unread_layers", None), getattr(data, "shapes_only", False))
 
 
 __all__ = ["Analysis", "analyse"]

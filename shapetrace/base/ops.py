@@ -205,6 +205,11 @@ LOG_SOFTMAXES = frozenset({"F.log_softmax", "Tensor.log_softmax", "torch.log_sof
 TRAILING_NORMS = frozenset({"F.layer_norm", "torch.layer_norm", "F.rms_norm"})
 #: Table lookups by integer index: an ``nn.Embedding`` and its functional form.
 EMBEDDINGS = frozenset({"F.embedding", "torch.embedding"})
+#: What a layer computes with its weight: ``nn.Linear``, ``nn.Conv2d``, ``nn.Embedding`` and
+#: their functional forms.
+LAYER_OPS = EMBEDDINGS | frozenset({
+    "F.linear", "F.bilinear", "F.conv1d", "F.conv2d", "F.conv3d", "F.conv_transpose1d",
+    "F.conv_transpose2d", "F.conv_transpose3d", "torch.addmm", "Tensor.addmm"})
 #: Base names of ops through which a position index reaches a tensor: building the indices,
 #: looking them up in a table, or picking by them.
 POSITION_OPS = PICKS | frozenset({"arange", "embedding"})
@@ -274,6 +279,15 @@ PASSTHROUGH_NAMES = frozenset({
 #: Getters that do make a new tensor (``x.T``): recorded, unlike ``x.shape``.
 TENSOR_GETTERS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
 
+#: Passthroughs that read what a tensor is (its shape, dtype, device), not its values: code
+#: that only asks these has not used the values (``B, T, C = q.shape``).
+METADATA_NAMES = frozenset({
+    "shape", "dtype", "device", "ndim", "is_cuda", "is_sparse", "is_quantized", "is_meta",
+    "is_nested", "requires_grad", "layout", "names", "is_leaf", "_version", "output_nr",
+    "is_mkldnn", "itemsize", "nbytes", "is_complex", "size", "dim", "numel", "is_contiguous",
+    "stride", "storage_offset", "is_floating_point", "__len__", "element_size", "get_device",
+    "has_names", "is_inference", "is_signed", "nelement", "is_pinned", "_is_view",
+})
 
 def is_passthrough(func) -> bool:
     """Whether calling ``func`` only reads something of its input (``x.shape``, ``x.size()``)."""
@@ -286,6 +300,15 @@ def is_passthrough(func) -> bool:
 
 def is_arithmetic(op: str) -> bool:
     return op in ARITHMETIC_OPERATORS or base_name(op) in ARITHMETIC_NAMES
+
+def reads_metadata_only(func) -> bool:
+    """Whether a passthrough (:func:`is_passthrough`) reads only a tensor's shape, dtype or
+    device, not its values."""
+    name = getattr(func, "__name__", "")
+    if name == "__get__":
+        name = getattr(getattr(func, "__self__", None), "__name__", "")
+    return name in METADATA_NAMES
+
 
 
 # --- reading recorded arguments -------------------------------------------------------------------

@@ -17,7 +17,7 @@ class TensorMeta:
     """What shapetrace keeps of one tensor flowing through an op."""
 
     __slots__ = ("shape", "dtype", "contiguous", "_made_by", "_slot", "value", "axes", "ref",
-                 "used")
+                 "used", "looked", "returned")
 
     def __init__(self, shape: tuple[int, ...], dtype, contiguous: bool, made_by=None,
                  slot: int = 0, ref=None):
@@ -31,6 +31,11 @@ class TensorMeta:
         #: For an output: a weakref while tracing, then whether it was still alive at the end.
         self.ref = ref
         self.used = 0  # how often it was consumed by a recorded op or returned by a module
+        #: how often code the trace does not see read its values (``.item()``, ``bool(t)``,
+        #: ``print(t)``, ``.data``, ``.numpy()``); reading its shape (``t.shape``) does not count
+        self.looked = 0
+        #: the outermost module call that returned it (a module's output), or None
+        self.returned: ModuleReturn | None = None
 
     @property
     def src(self) -> tuple[int, int] | None:
@@ -45,6 +50,44 @@ class TensorMeta:
 
     def __repr__(self):
         return f"TensorMeta({self.shape}, {self.dtype})"
+
+
+class ModuleReturn(NamedTuple):
+    """A module call that returned a tensor: ``out, cache = self.block(x)``."""
+
+    module: str  # the module's path ("GPT.blocks.0")
+    kind: str  # its class's name ("Block", "Linear")
+    caller: str  # the path of the module whose code made the call ("GPT"), or ""
+    #: ``(code, lasti)`` of the user's line that called it, or None: called from library code
+    #: (a container's loop, a library's wrapper) rather than written on the user's line
+    site: tuple | None
+    #: where the tensor sits in what the call returned: None (the tensor itself), the index in
+    #: a returned tuple or list, or -1 (deeper, or a dict's value)
+    index: int | None
+    library: bool  # the module's class is torch's or an installed package's
+
+    @property
+    def where(self) -> tuple[str | None, int | None, int | None, int | None]:
+        """``(filename, line, col, end_col)`` of the call in the user's code."""
+        if self.site is None:
+            return None, None, None, None
+        return resolve_site(self.site[0], self.site[1])
+
+
+class UnreadLayer(NamedTuple):
+    """A plain layer (``nn.Linear``, ``nn.Embedding``, ``nn.Conv2d``...) inside the traced
+    model that was never called and none of whose parameters any recorded op read, while the
+    module that owns it ran."""
+
+    path: str  # "Attention.proj"
+    attribute: str  # its name on its owner: "proj"
+    kind: str  # "Linear"
+    owner: str  # the owner's path ("Attention")
+    #: the source files of the owner's classes (its own and the bases it inherits, the
+    #: user's only): where a use of the attribute would be written
+    files: tuple[str, ...]
+    classes: tuple[str, ...]  # those classes' names
+    shapes: tuple[tuple[int, ...], ...]  # its parameters' shapes
 
 
 class TensorArg:
@@ -180,3 +223,7 @@ class TraceData:
         self.dims: Dims = None if later else dims if isinstance(dims, Dims) else Dims(dims)
         self.records: list[OpRecord] = []
         self.exception: BaseException | None = None
+        #: plain layers of the model that the block never used (``record.layers``)
+        self.unread_layers: list[UnreadLayer] = []
+        #: an op failed on fake tensors (``--fake``): its strides were torch's prediction
+        self.shapes_only = False

@@ -213,6 +213,20 @@ def site_from(frame, func_code=None):
     return None
 
 
+_MODULE_CALL_FILE = os.path.join(_TORCH_DIR, "nn", "modules", "module.py")
+
+
+def module_call_site(frame) -> tuple | None:
+    """``(code, lasti)`` of the line that called a module, from a frame of torch's module call
+    machinery (a forward hook's caller): the user's line when the user's code made the call,
+    None when library code did (``nn.Sequential``'s loop, a compiled wrapper)."""
+    while frame is not None and frame.f_code.co_filename == _MODULE_CALL_FILE:
+        frame = frame.f_back
+    if frame is None or _kind(frame.f_code) != _USER:
+        return None
+    return frame.f_code, frame.f_lasti
+
+
 def resolve_site(code, lasti: int) -> tuple[str, int, int | None, int | None]:
     """``(filename, line, col, end_col)`` of the instruction at ``lasti`` in ``code``."""
     # Code objects compare equal across files (their equality ignores co_filename): two

@@ -5,6 +5,9 @@
               to a ``TraceData``; the hot path of shapetrace
 ``probes``    value probes that run while an op is recorded (values exist only then): weight
               sums, the first non-finite value, one head of attention weights for the heatmaps
+``kinds``     what the hot path knows of each torch function: its op name and flags
+``layers``    module calls' outputs marked with the call (the user's line, the caller), and the
+              plain layers of the model never called nor read
 ``spans``     which records an optimizer step made (shown as one line)
 ``steps``     a training loop's steps: repeats counted, not kept, and run unrecorded; the
               run's NaN and Inf watched per step

@@ -23,21 +23,12 @@ from torch.overrides import TorchFunctionMode
 from ..base.compat import (
     current_body,
     frame_getter,
+    is_fake,
     mode_on_top,
     module_paths,
     pop_mode,
     push_mode,
     transparent_bodies,
-)
-from ..base.ops import (
-    MATMULS,
-    RISKY_NAMES,
-    SELECTS_VALUES,
-    SOFTMAXES,
-    UNINITIALISED,
-    base_name,
-    is_passthrough,
-    op_name,
 )
 from ..base.records import _EMPTY as _EMPTY_KWARGS
 from ..base.records import (
@@ -48,31 +39,31 @@ from ..base.records import (
     TraceData,
     tensor_arg,
 )
-from ..base.source import is_own_file, site_from
+from ..base.source import is_own_file, module_call_site, site_from
+from .kinds import (
+    DESCRIBED,
+    EMPTY_MEMORY,
+    LOOKS,
+    MULTIPLIES,
+    PASSES,
+    RISKY,
+    SELECTS,
+    SOFTMAX,
+    describe,
+)
+from .layers import mark_returned, unread_layers
 from .probes import HALF, ValueProbes, has_value
 from .steps import StepWatch
-from .tensors import dead, odd_meta, tensors_in
+from .tensors import dead, odd_meta
 from .warning_route import WARNINGS as _WARNINGS
 
 Tensor = torch.Tensor
 _get_ident = threading.get_ident
 
-# Kinds of function, worked out once per function and trace (bit flags).
-_PASSTHROUGH = 1  # makes no tensor worth recording (x.shape, x.size()): only a use of its input
-_MULTIPLIES = 2  # a matmul-like op: also probe operands that may be attention weights
-_RISKY = 4  # can make NaN or Inf out of finite numbers (0/0, log 0, exp overflow, 0 * inf)
-_UNINITIALISED = 8  # torch.empty and the like: whatever was in memory, not a NaN the user made
-_SOFTMAX = 16  # the weight probe looks at matmul operands a few ops after one of these
-_SELECTS = 32  # only moves values it is given (a -inf fill): makes no NaN or Inf of its own
-
-_WEIGHT_OPS = MATMULS - {"torch.addmm", "Tensor.addmm"}  # addmm is a linear layer, not attention
 # Argument types whose equal values are the same value (unlike 1 == True == 1.0).
 _SHAREABLE = frozenset({int, str, type(None), torch.dtype, type(tensor_arg(0)), type(Ellipsis)})
 # Argument types that are never a tensor nor hold one (dim=, keepdim=, dtype=, eps=).
 _PLAIN = frozenset({int, float, bool, str, type(None), torch.dtype})
-
-# func -> (kind, op name, code): a pure function of the torch function, like _ops.op_name's cache.
-_DESCRIBED: dict[Any, tuple] = {}
 
 #: Called after each recorded op with ``(record, output tensors, args, kwargs)``: lets a caller
 #: keep what the recorder does not (the behaviour checks keep copies of the outputs).
@@ -87,7 +78,8 @@ class Recorder:
                  steps: bool = False, spans: list | None = None):
         self.data = data
         self.names: dict[int, str] = {}  # id(module) -> its path
-        if isinstance(model, torch.nn.Module):
+        self.model = model if isinstance(model, torch.nn.Module) else None
+        if self.model is not None:
             self.names = module_paths(model, root or type(model).__name__)
         self.probes = ValueProbes(data.records) if probes else None
         self.observer = observer
@@ -204,10 +196,14 @@ class Recorder:
     def _finish(self) -> None:
         """Settles each output's liveness and drops everything that points at tensors."""
         mode = self.mode
+        if self.model is not None and mode is not None:
+            self.data.unread_layers = unread_layers(self.model, self.names, self.data.records,
+                                                    mode.live)
+        self.model = None
         for rec in self.data.records:
             for meta in rec.outputs:
-                ref = meta.ref
-                meta.ref = ref is not None and ref() is not None
+                ref = meta.ref  # a tensor without weak references (dead) may live: unknown
+                meta.ref = ref is dead or ref is not None and ref() is not None
             for meta in rec.inputs:
                 if meta._made_by is None:
                     meta.ref = None  # a tensor from outside: only outputs say whether they live
@@ -268,17 +264,15 @@ class Recorder:
                 self.thread = self.owner
             return
         stack = self._stack
+        path = None
         if stack and stack[-1][0] is module:
-            stack.pop()
+            path = stack.pop()[1]
             self.module = stack[-1][1] if stack else ""
         mode = self.mode
         if mode is None or output is None:
             return
-        if isinstance(output, Tensor):
-            mode.count_use(output)
-        else:
-            for t in tensors_in(output):
-                mode.count_use(t)
+        mark_returned(mode.live, output, module, path or self._module_name(module),
+                      module_call_site(mode._getframe(1)), self.module if stack else "")
 
     def _warned(self, message, category, filename, lineno):
         """A warning shown on this recorder's thread: noted on the op that raised it; placed
@@ -325,19 +319,22 @@ class _Mode(TorchFunctionMode):
         self.bodies = transparent_bodies()
         self._getframe = frame_getter()
 
-    def count_use(self, t: Tensor) -> None:
-        """Counts a use of ``t`` that is not a recorded op (``x.shape``, a module's return)."""
+    def count_use(self, t: Tensor, looks: int = 0) -> None:
+        """Counts a use of ``t`` that is not a recorded op (``x.shape``; ``looks``: one that
+        reads its values, ``x.item()``)."""
         meta = self.live.get(id(t))
         if meta is not None and meta._made_by is not None and meta.ref() is t:
             meta.used += 1
+            if looks:
+                meta.looked += 1
 
     def _describe(self, func) -> tuple:
         """What the hot path needs to know about a function: ``(kind, op name, code,
-        transparent body)``. ``kind`` holds the bit flags above."""
+        transparent body)``. ``kind`` holds the bit flags of ``record.kinds``."""
         try:
-            kind, name, code = _DESCRIBED[func]
+            kind, name, code = DESCRIBED[func]
         except (KeyError, TypeError):
-            kind, name, code = _describe(func)
+            kind, name, code = describe(func)
         described = (kind, name, code, self.bodies.get(func))
         try:
             self.funcs[func] = described
@@ -396,9 +393,9 @@ class _Mode(TorchFunctionMode):
             kind, name, code, inner = self.funcs[func]
         except (KeyError, TypeError):
             kind, name, code, inner = self._describe(func)
-        if kind & _PASSTHROUGH:
+        if kind & PASSES:
             if args and isinstance(args[0], Tensor):
-                self.count_use(args[0])
+                self.count_use(args[0], kind & LOOKS)
             return func(*args, **kwargs)
 
         live = self.live
@@ -499,6 +496,8 @@ class _Mode(TorchFunctionMode):
                 result = func(*args, **kwargs)
         except BaseException as exc:
             rec.error = (type(exc).__name__, str(exc))
+            if args and is_fake(args[0]):
+                recorder.data.shapes_only = True  # its strides were torch's prediction
             raise
         finally:
             self.current = previous
@@ -519,18 +518,18 @@ class _Mode(TorchFunctionMode):
                 return result
         probes = self.probes
         if probes is not None:
-            if kind & _SOFTMAX:
+            if kind & SOFTMAX:
                 probes.softmax(rec)
             elif probes.near_softmax:
                 probes.note_near_softmax(rec)
             # Values are looked at only where the op can make a NaN or an Inf: an op that only
             # moves values (a -inf fill) passes on what its inputs hold, looked at when tainted.
-            finite = (kind & _RISKY or numbers or half) and not kind & (_UNINITIALISED | _SELECTS)
+            finite = (kind & RISKY or numbers or half) and not kind & (EMPTY_MEMORY | SELECTS)
             if not finite and probes.tainted:
                 finite = probes.reads_tainted(rec)  # follow a NaN or Inf towards the outputs
-            if finite or kind & _MULTIPLIES:
+            if finite or kind & MULTIPLIES:
                 probes.after(rec, outs, args, kwargs, finite=bool(finite),
-                             weights=bool(kind & _MULTIPLIES))
+                             weights=bool(kind & MULTIPLIES))
         if self.observer is not None:
             self.observer(rec, outs, args, kwargs)
         return result
@@ -571,24 +570,6 @@ class _Mode(TorchFunctionMode):
                 half = True
         rec.outputs = tuple(metas)
         return outs, half
-
-
-def _describe(func) -> tuple:
-    name = op_name(func)
-    if is_passthrough(func):
-        kind = _PASSTHROUGH
-    else:
-        kind = (_MULTIPLIES if name in _WEIGHT_OPS else 0) \
-            | (_RISKY if base_name(name) in RISKY_NAMES else 0) \
-            | (_UNINITIALISED if name in UNINITIALISED else 0) \
-            | (_SOFTMAX if name in SOFTMAXES else 0) \
-            | (_SELECTS if name in SELECTS_VALUES else 0)
-    described = (kind, name, getattr(func, "__code__", None))
-    try:
-        _DESCRIBED[func] = described
-    except TypeError:
-        pass
-    return described
 
 
 def _ints_only(a: list | tuple) -> bool:

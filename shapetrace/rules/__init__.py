@@ -10,6 +10,8 @@ Families: ``reshape`` (reshape-jumble), ``softmax`` (softmax-axis, unnormalized-
 (annotation-mismatch). ``fixes`` and ``scale_fixes`` write the corrected line a hint ends with;
 ``steps`` says at which step of a training run each finding was seen, and turns the run's NaN
 and Inf into one non-finite finding.
+``dead`` finds discarded-result by dataflow (dead values, layers never called) for ``misc``,
+each confirmed by ``statements``, which reads the statement that binds a value.
 Adding a rule is adding its row to the registry and its function to a family module.
 """
 

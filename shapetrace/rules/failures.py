@@ -7,7 +7,7 @@ from itertools import permutations
 
 from ..analysis.facts import Analysis
 from ..base.errors import one_line
-from ..base.ops import PERMUTES, PLAIN_MATMULS, permutation
+from ..base.ops import MOVES, PERMUTES, PICKS, PLAIN_MATMULS, base_name, permutation
 from ..base.source import binop_operands, call_receiver, user_frame
 from ..naming.axes import axis_label, format_axes
 from .fixes import perm_call, rename_method, segment, with_fix, with_receiver
@@ -33,6 +33,12 @@ def _made_noncontiguous(analysis: Analysis, meta):
     return found
 
 
+def _fixed_layout(rec) -> bool:
+    """Whether an op's output strides follow from what it does, on every backend (a transpose,
+    a slice, a view), rather than from the kernel that ran (an einsum, a matmul, attention)."""
+    return rec.op in MOVES or base_name(rec.op) in PICKS
+
+
 def _noncontiguous(analysis: Analysis, rec):
     meta = rec.inputs[0]
     maker = _made_noncontiguous(analysis, meta)
@@ -44,10 +50,21 @@ def _noncontiguous(analysis: Analysis, rec):
     else:
         why = f"{receiver} {shape} is not contiguous in memory"
     message = f"view of a non-contiguous tensor: {why}; .view never copies"
+    # On fake tensors (--fake) the strides of a kernel's output are torch's prediction for
+    # one backend; only a layout that follows from the ops themselves is a fact.
+    predicted = analysis.shapes_only and (maker is None or not _fixed_layout(maker))
+    if predicted:
+        made = f"the {maker.op.split('.')[-1]}'s" if maker is not None else "its"
+        message += (f". Predicted, not seen: under --fake {made} strides are torch's prediction "
+                    f"for one backend; the backend you run on chooses its own layout, may give "
+                    f"a contiguous tensor, and then the view runs")
     hint = "Use .reshape(...), or call .contiguous() before .view(...)."
+    if predicted:
+        hint = "Use .reshape(...), which works whatever the layout, or call .contiguous() first."
     seg = segment(rec)
     fix = rename_method(seg, "reshape") if seg is not None else None
     return diagnostic("noncontiguous-view", message, with_fix(hint, fix), rec=rec,
+                      variant="predicted" if predicted else None,
                       made_by=maker.index if maker is not None else None,
                       fix=fix.data() if fix else None)
 

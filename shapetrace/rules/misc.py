@@ -67,7 +67,17 @@ def check_discarded(analysis: Analysis):
     """Only a result that goes nowhere is flagged: the value of an expression statement
     (``scores.masked_fill(mask, -inf)``), or a local variable that nothing reads afterwards.
     A result handed to code that is not traced (``nn.Parameter(torch.rand(...))``,
-    ``register_buffer``, an attribute, a list, a return) is used."""
+    ``register_buffer``, an attribute, a list, a return) is used.
+
+    What the dataflow finds comes first (``rules.dead``: a projection overwritten before use, a
+    softmax replaced, a module's output dropped, a layer never called); this statement reading
+    adds what dataflow cannot see, at lines it did not report."""
+    from .dead import dead_value_findings, unread_layer_findings
+
+    flowed = dead_value_findings(analysis)
+    yield from flowed
+    yield from unread_layer_findings(analysis)
+    reported = {(d.file, d.line) for d in flowed}
     first_error = None
     unused = []  # records whose results went nowhere, up to the first failure
     for rec in analysis.records:
@@ -96,7 +106,8 @@ def check_discarded(analysis: Analysis):
         if not rec.module and not _has_inplace_twin(name):
             continue  # script or notebook code outside any module: a bare `(a - b).sum()` is
             # a look at a value; only an op that reads as in-place (masked_fill) is a slip there
-        yield _discarded(rec, name, kind, statement)
+        if (rec.file, rec.line) not in reported:
+            yield _discarded(rec, name, kind, statement)
 
 
 def _has_inplace_twin(name: str) -> bool:

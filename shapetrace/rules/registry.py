@@ -147,18 +147,32 @@ _ALL = [
        out = att @ v
        """, needs_values=True, check="softmax:check_unnormalized"),
     _r("ST007", "discarded-result", "error",
-       "an out-of-place op whose result is never used",
+       "a value computed and never used: a dropped result, a projection, softmax or module "
+       "output overwritten or ignored; a layer never called (warning)",
        """
        Out-of-place tensor methods return a new tensor and leave their input unchanged.
        `scores.masked_fill(mask, -inf)` alone on a line does nothing: the causal mask is dropped
        and the model can see the future. Assign the result, or use the in-place `masked_fill_`.
+       The same slip hides in assignments: `q = self.to_q(x)` followed by `q = x.view(...)`
+       throws the projection away, `w = scores.softmax(-1)` followed by `w = self.drop(scores)`
+       throws the softmax away, and `out, cache = self.block(x)` with `out` never read throws
+       the block away. shapetrace follows every value through the ops that read it: a value
+       that reaches no output, no loss, no tensor kept on a module and no write into a tensor
+       the caller can see is dead, and a dead layer output, product, softmax, attention or
+       module output is reported at its line with what replaced it, when the code could not
+       have used it on any path (its variable is assigned again, or never read, before
+       anything reads it). A plain layer (`nn.Linear`, `nn.Embedding`, `nn.Conv2d`...) that
+       its module defines but never calls, with no op reading its weights and no other line
+       naming it, is a warning: its weights are trained for nothing.
        """,
        """
-       scores.masked_fill(self.mask[:T, :T] == 0, float("-inf"))
+       q = self.to_q(x)
+       q = x.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)   # the projection is lost
        """,
        """
-       scores = scores.masked_fill(self.mask[:T, :T] == 0, float("-inf"))
-       """, check="misc:check_discarded"),
+       q = self.to_q(x)
+       q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+       """, variants=(("unused-layer", "warning"),), check="misc:check_discarded"),
     _r("ST008", "causal-leak", "error",
        "an output position depends on a later input position in a module meant to be causal",
        """
@@ -230,14 +244,19 @@ _ALL = [
        """
        `.view` never copies, so it fails on a tensor whose memory is not laid out in row-major
        order, typically right after a `transpose` or `permute`. shapetrace names the op that
-       made the tensor non-contiguous.
+       made the tensor non-contiguous. An error is what happened in this run: the view raised
+       on the real tensor. Under `--fake` a view can fail on the strides torch predicts for an
+       op whose memory layout each backend chooses for itself (an `einsum`, a `matmul`,
+       attention kernels): that finding is a warning, and says so, since on your backend the
+       tensor may come out contiguous and the view run.
        """,
        """
        y = y.transpose(1, 2).view(B, T, C)
        """,
        """
        y = y.transpose(1, 2).contiguous().view(B, T, C)   # or .reshape(B, T, C)
-       """, kind="runtime", check="failures:check_noncontiguous"),
+       """, kind="runtime", variants=(("predicted", "warning"),),
+       check="failures:check_noncontiguous"),
     _r("ST013", "op-failed", "error",
        "an op raised: its operands in named dims, the source line and a hint",
        """

@@ -1,0 +1,125 @@
+"""What the model's modules did with their outputs and weights, seen from the recorder's hooks.
+
+- Each tensor a module call returns is marked with the call (``TensorMeta.returned``): the
+  outermost call that returned it, the user's line that made the call, and where it sat in what
+  was returned. A dead value that is a module's output is reported at that call.
+- At the end of the block, the plain layers (``nn.Linear``, ``nn.Embedding``, ``nn.Conv2d``...)
+  of the traced model whose owner ran but which were never called and whose parameters no
+  recorded op read (``TraceData.unread_layers``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..base.records import ModuleReturn, TensorMeta, UnreadLayer
+from ..base.source import class_file, is_library_file
+from .tensors import tensors_in
+
+Tensor = torch.Tensor
+
+#: torch.nn layers that hold weights and compute nothing else: a use of one reads its weight.
+_PLAIN_LAYERS = frozenset({
+    "Linear", "Bilinear", "Embedding", "EmbeddingBag", "Conv1d", "Conv2d", "Conv3d",
+    "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+})
+
+# type -> whether it is torch's or an installed package's class, not the user's
+_LIBRARY: dict[type, bool] = {}
+
+
+def library_class(cls: type) -> bool:
+    found = _LIBRARY.get(cls)
+    if found is None:
+        filename = class_file(cls)
+        found = _LIBRARY[cls] = (cls.__module__.startswith("torch.") or filename is None
+                                 or is_library_file(filename, installed_is_library=True))
+    return found
+
+
+def mark_returned(live: dict, output, module: torch.nn.Module, path: str, site,
+                  caller: str) -> None:
+    """Marks every tensor of ``output`` (what ``module``, at ``path``, returned to the line
+    ``site`` of the module at ``caller``) as that call's output; an outer call that returns it
+    again marks it last. What the outermost call returns (``caller`` "": the model's output)
+    goes to code outside any module: it is kept or looked at there (``TensorMeta.looked``),
+    whatever that code does with it."""
+    if not caller:
+        for t in tensors_in(output):
+            meta = live.get(id(t))
+            if meta is not None and meta._made_by is not None and meta.ref() is t:
+                meta.looked += 1
+        site = None
+    kind = type(module)
+    library, kind = library_class(kind), kind.__name__
+    if isinstance(output, Tensor):
+        _mark(live, output, ModuleReturn(path, kind, caller, site, None, library))
+        return
+    if isinstance(output, (tuple, list)):
+        for index, item in enumerate(output):
+            for t in tensors_in(item, 1):
+                _mark(live, t, ModuleReturn(path, kind, caller, site, index if t is item else -1,
+                                            library))
+        return
+    returned = ModuleReturn(path, kind, caller, site, -1, library)
+    for t in tensors_in(output):
+        _mark(live, t, returned)
+
+
+def _mark(live: dict, t: Tensor, returned: ModuleReturn) -> None:
+    meta: TensorMeta | None = live.get(id(t))
+    if meta is not None and meta._made_by is not None and meta.ref() is t:
+        meta.used += 1
+        meta.returned = returned
+
+
+def unread_layers(model: torch.nn.Module, names: dict[int, str], records: list,
+                  live: dict) -> list[UnreadLayer]:
+    """The plain layers of ``model`` never used in the block: see the module's docstring."""
+    ran = {rec.module for rec in records}
+    found = []
+    for owner in model.modules():
+        owner_path = names.get(id(owner))
+        if owner_path is None or library_class(type(owner)) or not _ran(owner_path, ran):
+            continue
+        files = _user_files(type(owner))
+        if files is None:
+            continue
+        classes = tuple(c.__name__ for c in type(owner).__mro__
+                        if c is not object and not library_class(c))
+        for attribute, child in owner._modules.items():
+            if child is None or type(child).__name__ not in _PLAIN_LAYERS \
+                    or not type(child).__module__.startswith("torch.nn."):
+                continue
+            path = names.get(id(child))
+            params = list(child.parameters())
+            if path is None or not params or _ran(path, ran) \
+                    or any(_read(p, live) for p in params):
+                continue
+            found.append(UnreadLayer(path, attribute, type(child).__name__, owner_path, files,
+                                     classes, tuple(tuple(p.shape) for p in params)))
+    return found
+
+
+def _ran(path: str, ran: set) -> bool:
+    return path in ran or any(p.startswith(path + ".") for p in ran)
+
+
+def _read(param, live: dict) -> bool:
+    meta = live.get(id(param))
+    ref = getattr(meta, "ref", None)
+    return callable(ref) and ref() is param
+
+
+def _user_files(cls: type) -> tuple[str, ...] | None:
+    """The files of the user's classes in ``cls``'s bases, or None when one has no file."""
+    files = []
+    for base in cls.__mro__:
+        if base is object or library_class(base):
+            continue
+        filename = class_file(base)
+        if filename is None:
+            return None
+        if filename not in files:
+            files.append(filename)
+    return tuple(files)

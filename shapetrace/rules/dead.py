@@ -1,0 +1,360 @@
+"""discarded-result by dataflow: values computed and never used, and layers never called.
+
+A dead value (``analysis.liveness``: it reaches no output, no kept tensor, no write) is reported
+when it is worth a finding: a layer's output (``self.to_q(x)``), a product (attention scores),
+a softmax, an attention, or the first output of a module call (``out, cache = self.block(x)``
+with ``out`` never read), and only when the user's code could not have used it on any path:
+the variable that holds it is assigned again, or never read, before anything reads it
+(``rules.statements``). It is reported at the line that computed it, saying what replaced it.
+
+A plain layer of the model that was never called while its owner ran, and whose parameters no
+op read (``record.layers``), is a warning, and only when the owner's source names it nowhere
+but in its definition: a layer used on another path (a cross-attention branch, ``generate``)
+is named there, and says nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ..analysis.facts import Analysis
+from ..base.ops import (
+    EMBEDDINGS,
+    LAYER_OPS,
+    LOG_SOFTMAXES,
+    MATMULS,
+    MOVES,
+    SDPA,
+    SOFTMAXES,
+    base_name,
+)
+from ..base.records import ModuleReturn, OpRecord
+from ..base.source import display_path, file_tree, source_segment
+from .registry import diagnostic
+from .statements import DeadStore, binding_at, dead_store, expression_at, reads_of
+
+#: What a dead value is worth a finding for: what a layer computes, a product (attention
+#: scores, the attention's output), a softmax, an attention.
+REPORTED = LAYER_OPS | MATMULS | SOFTMAXES | LOG_SOFTMAXES | {SDPA}
+
+
+@dataclass
+class _Culprit:
+    """The value reported: a record's output, or a module call's output."""
+
+    rec: OpRecord
+    returned: ModuleReturn | None  # the call, for a module's output
+    piece: int | None = None  # the output of a split, for a piece cut from a layer's output
+
+    @property
+    def where(self):
+        return self.returned.where if self.returned is not None else self.rec.where
+
+    @property
+    def key(self):
+        if self.returned is not None:
+            return "call", self.returned.site
+        return "op", self.rec.index, self.piece
+
+
+def dead_value_findings(analysis: Analysis) -> list:
+    """discarded-result for dead values: see the module's docstring."""
+    if analysis.exception is not None or any(rec.error is not None for rec in analysis.records):
+        return []  # the code after a failure never ran: what it would have read is unknown
+    liveness = analysis.liveness
+    consumers = analysis.graph.consumers
+    found: dict = {}
+    for rec, slot in liveness.dead_values():
+        if consumers.get((rec.index, slot)):
+            continue  # not where the value was dropped: a later op read it (and died)
+        store = _dropped(analysis, rec, slot)
+        if store is None:
+            continue
+        for culprit in _culprits(analysis, rec, slot):
+            if culprit.key not in found:
+                found[culprit.key] = _finding(analysis, culprit, store)
+    return [d for d in found.values() if d is not None]
+
+
+def _dropped(analysis: Analysis, rec: OpRecord, slot: int) -> DeadStore | None:
+    """How the user's code dropped the value that ``rec`` made (or that a module call
+    returned): a dead store at its line, or None when the code may use it on another path."""
+    returned = rec.outputs[slot].returned
+    if returned is not None:
+        if returned.site is None or returned.index == -1:
+            return None  # called by library code, or inside a dict or a nested tuple
+        filename, line, col, end_col = returned.where
+        index = returned.index
+    else:
+        if rec.site is None or not rec.module \
+                or rec.internal and not _returned_by_call(analysis, rec):
+            return None  # outside any module (a script), or inside a library call
+        filename, line, col, end_col = rec.where
+        index = slot if len(rec.outputs) > 1 else None  # q, k, v = t.split(C, dim=-1)
+    if filename is None or _installed(filename):
+        return None
+    binding = binding_at(filename, line, col, end_col, index)
+    if binding is None or (binding.name or "").startswith("_"):
+        return None  # passed on to something the trace does not see, or dropped on purpose
+    return dead_store(binding)
+
+
+def _returned_by_call(analysis: Analysis, rec: OpRecord) -> bool:
+    """Whether an op made inside a library function called on the user's line (an einops
+    ``rearrange``) is the last that call made: the value it gave back."""
+    later = analysis.records[rec.index + 1] if rec.index + 1 < len(analysis.records) else None
+    return later is None or later.site is not rec.site
+
+
+def _culprits(analysis: Analysis, rec: OpRecord, slot: int) -> list[_Culprit]:
+    """The values worth a finding nearest to a dropped one, walking back through dead values;
+    a module's output stops the walk (what the module does inside is its own business)."""
+    liveness = analysis.liveness
+    found: list[_Culprit] = []
+    stack, seen = [(rec, slot)], set()
+    while stack:
+        r, s = stack.pop()
+        if (r.index, s) in seen:
+            continue
+        seen.add((r.index, s))
+        returned = r.outputs[s].returned
+        if returned is not None:
+            if _worth(analysis, r, s, returned):
+                found.append(_Culprit(r, returned))
+            continue
+        if r.op in REPORTED and liveness.dead_record(r):
+            found.append(_Culprit(r, None))
+            continue
+        if _piece_of_a_layer(analysis, r, s):
+            found.append(_Culprit(r, None, s))
+            continue
+        for meta in r.inputs:
+            if liveness.dead(meta):
+                stack.append((analysis.records[meta.src[0]], meta.src[1]))
+    return found
+
+
+def _piece_of_a_layer(analysis: Analysis, rec: OpRecord, slot: int) -> bool:
+    """A piece of a split whose other pieces are used, cut from what a layer computed
+    (``q, k, v = self.qkv(x).split(C, dim=-1)`` with ``v`` never used)."""
+    if len(rec.outputs) < 2 or base_name(rec.op) not in _SPLITS or not rec.inputs:
+        return False
+    meta = rec.inputs[0]
+    while meta.src is not None:
+        producer = analysis.records[meta.src[0]]
+        if producer.op in LAYER_OPS:
+            return True
+        if producer.op not in MOVES or not producer.inputs:
+            return False
+        meta = producer.inputs[0]
+    return False
+
+
+_SPLITS = frozenset({"split", "chunk", "unbind", "tensor_split"})
+
+
+def _worth(analysis: Analysis, rec: OpRecord, slot: int, returned: ModuleReturn) -> bool:
+    """A module output worth a finding: the whole output of a module, or the first of the
+    tuple a module of the user's returns (the others, attention weights or a cache, are often
+    dropped on purpose), with something that is all dead behind it (a layer, a product, a
+    softmax): an output that is only a slice of a live computation (an LSTM's outputs beside
+    its last state) costs nothing."""
+    if returned.site is None or returned.index not in (None, 0):
+        return False
+    if returned.index == 0 and returned.library:
+        return False  # nn.LSTM's outputs, nn.MultiheadAttention's: the caller picks
+    liveness = analysis.liveness
+    stack, seen = [(rec, slot)], set()
+    while stack:
+        r, s = stack.pop()
+        if (r.index, s) in seen or len(seen) > 10_000:
+            continue
+        seen.add((r.index, s))
+        if r.op in REPORTED and liveness.dead_record(r):
+            return True
+        for meta in r.inputs:
+            if liveness.dead(meta):
+                stack.append((analysis.records[meta.src[0]], meta.src[1]))
+    return False
+
+
+def _installed(filename: str) -> bool:
+    return "site-packages" in filename or "dist-packages" in filename
+
+
+# --- the message ------------------------------------------------------------------------------
+
+def _noun(analysis: Analysis, culprit: _Culprit) -> str:
+    rec, returned = culprit.rec, culprit.returned
+    if culprit.piece is not None:
+        return f"piece {culprit.piece} of the projection"
+    if returned is not None and not returned.library:
+        return "the output of"
+    op = rec.op
+    if op in EMBEDDINGS:
+        return "the embedding lookup"
+    if op.startswith("F.conv"):
+        return "the convolution"
+    if op in LAYER_OPS:
+        return "the projection"
+    if op in SOFTMAXES:
+        return "the softmax"
+    if op in LOG_SOFTMAXES:
+        return "the log-softmax"
+    if op == SDPA:
+        return "the attention"
+    if op in MATMULS:
+        if any(r.op in SOFTMAXES for r, _ in analysis.graph.consumers.get((rec.index, 0), ())):
+            return "the attention scores"
+        return "the product"
+    return "the result of"
+
+
+def _text(culprit: _Culprit) -> str:
+    filename, line, col, end_col = culprit.where
+    if filename is None or line is None:
+        return culprit.rec.op
+    if culprit.returned is None and culprit.rec.source:
+        return culprit.rec.source.strip()
+    node = expression_at(filename, line, col, end_col)
+    if node is not None:
+        return ast.unparse(node)
+    return source_segment(filename, line, col, end_col).strip() or culprit.rec.op
+
+
+def _finding(analysis: Analysis, culprit: _Culprit, store: DeadStore):
+    filename, line, _, _ = culprit.where
+    if filename is None or line is None:
+        return None
+    why, hint = _why(culprit, store)
+    message = f"{_noun(analysis, culprit)} {_text(culprit)} is computed and never used: {why}"
+    returned = culprit.returned
+    replaced = store.replaced_by
+    return diagnostic("discarded-result", message, hint, rec=culprit.rec,
+                      file=display_path(filename), line=line,
+                      module=(returned.caller if returned is not None else culprit.rec.module)
+                      or None,
+                      op=returned.kind if returned is not None else None,
+                      statement="dataflow",
+                      replaced_at=replaced.lineno if replaced is not None else None)
+
+
+def _why(culprit: _Culprit, store: DeadStore) -> tuple[str, str]:
+    """What became of the value, and the hint: in the user's names, with the line that
+    replaced it and what that line made the new value from."""
+    filename, line, col, end_col = culprit.where
+    binding, replaced = store.binding, store.replaced_by
+    name, at = binding.name, binding.statement.lineno
+    if name is None:
+        node = expression_at(filename, line, col, end_col)
+        first = node.args[0] if isinstance(node, ast.Call) and node.args else None
+        if at != line:
+            return (f"what it went into at line {at} is dropped",
+                    "Assign the result and use it where it belongs, or delete the line.")
+        if isinstance(first, ast.Name):
+            return ("its result is dropped", f"Assign the result where it belongs "
+                    f"({first.id} = {_text(culprit)}), or delete the line.")
+        return "its result is dropped", "Assign the result and use it where it belongs, " \
+                                        "or delete the line."
+    into = name if at == line else f"it becomes {name} at line {at}, and {name}"
+    hint = f"Use {name} where it was meant to go, or delete line {line} if it is not needed."
+    if replaced is None:
+        return f"{into} is never read afterwards", hint
+    why = (f"{into} is assigned again at line {replaced.lineno} "
+           f"({ast.unparse(replaced).strip()}) before anything reads it")
+    source = _shared_input(filename, line, col, end_col, replaced, name)
+    if source is None:
+        return why, hint
+    why += (f": the new {name} is made from {source}, which {_text(culprit)} read, so line "
+            f"{line} has no effect")
+    hint = (f"Make the new {name} at line {replaced.lineno} from {name} rather than from "
+            f"{source}, or delete line {line} if the step is not needed.")
+    return why, hint
+
+
+def _shared_input(filename, line, col, end_col, replaced: ast.stmt, name: str) -> str | None:
+    """A variable the dead value was computed from that the replacing line reads too (``x``
+    for ``q = self.to_q(x)`` replaced by ``q = x.view(...)``), or None."""
+    node = expression_at(filename, line, col, end_col)
+    value = getattr(replaced, "value", None)
+    if node is None or value is None:
+        return None
+    later = set(reads_of(value))
+    for read in reads_of(node):
+        if read not in ("self", name) and read in later:
+            return read
+    return None
+
+
+# --- layers never called ----------------------------------------------------------------------
+
+def unread_layer_findings(analysis: Analysis):
+    """discarded-result warnings for plain layers never used: see the module's docstring."""
+    if analysis.exception is not None or any(rec.error is not None for rec in analysis.records):
+        return
+    dims = analysis.dims
+    for layer in analysis.unread_layers:
+        place = _definition(layer)
+        if place is None:
+            continue
+        filename, statement, target = place
+        shapes = " and ".join(_shape(shape, dims) for shape in layer.shapes)
+        defined = ast.unparse(statement).strip()
+        message = (f"{defined} is never used: forward never calls {target} and no op reads its "
+                   f"weights {shapes}, so they get no gradient and stay as initialised")
+        hint = f"Call {target} where its output belongs (y = {target}(y)), or delete the layer."
+        yield diagnostic("discarded-result", message, hint, variant="unused-layer",
+                         file=display_path(filename), line=statement.lineno,
+                         module=layer.owner, op=layer.kind, layer=layer.path)
+
+
+def _shape(shape: tuple[int, ...], dims) -> str:
+    labels = [dims.label(s) for s in shape] if dims is not None else [str(s) for s in shape]
+    return f"({labels[0]},)" if len(labels) == 1 else "(" + ", ".join(labels) + ")"
+
+
+#: Ways to reach a submodule without writing its name as an attribute.
+_DYNAMIC = frozenset({"getattr", "setattr", "hasattr", "delattr", "children", "named_children",
+                      "_modules", "__dict__", "vars", "get_submodule"})
+
+
+def _definition(layer):
+    """``(file, statement, its target)`` of ``self.<attribute> = <call>`` when the owner's
+    classes name the attribute nowhere else and reach submodules no other way, and no code in
+    their files reaches it through another object (``self.attn.proj``); None when in doubt."""
+    attribute = layer.attribute
+    found = None
+    for filename in layer.files:
+        tree = file_tree(filename)
+        if tree is None:
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value == attribute:
+                return None  # getattr(model, "proj"), a key of a state dict
+            if isinstance(node, ast.Attribute) and node.attr == attribute \
+                    and not isinstance(node.ctx, ast.Store) and not _is_self(node.value):
+                return None  # reached from outside its owner
+        for owner in (n for n in ast.walk(tree)
+                      if isinstance(n, ast.ClassDef) and n.name in layer.classes):
+            for node in ast.walk(owner):
+                if isinstance(node, ast.Name) and node.id in _DYNAMIC:
+                    return None
+                if isinstance(node, ast.Attribute):
+                    if node.attr in _DYNAMIC:
+                        return None
+                    if node.attr == attribute and not isinstance(node.ctx, ast.Store):
+                        return None  # read somewhere: another path may call it
+                if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        if isinstance(target, ast.Attribute) and target.attr == attribute:
+                            if not isinstance(node.value, ast.Call):
+                                return None  # set to something else too (None, a shared layer)
+                            if found is None:
+                                found = (filename, node, ast.unparse(target))
+    return found
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
