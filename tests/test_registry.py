@@ -79,6 +79,7 @@ CASES = {
     "attention-scale": ("scale_by_sqrt_c", {}, 0),
     "discarded-result": ("discarded_masked_fill", {}, 0),
     "noncontiguous-view": ("view_after_transpose", {}, 0),
+    "position-axis": ("positions_cut_by_batch", {}, 0),
 }
 INLINE = {
     "unnormalized-attention": ("MaskAfterSoftmax", "MaskBeforeSoftmax", {}),

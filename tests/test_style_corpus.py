@@ -32,7 +32,7 @@ BUGGY = list(modules(FILES, "buggy", "corpus"))
 CONTENTS: dict[str, tuple[int, int, set[str]]] = {
     "annotated": (5, 4, {"annotation-mismatch"}),
     "around_attention": (7, 9, {"batch-leak", "discarded-result", "input-mutated", "non-finite",
-                                "noncontiguous-view", "nondeterministic-eval",
+                                "noncontiguous-view", "nondeterministic-eval", "position-axis",
                                 "reversed-transpose", "silent-broadcast"}),
     "batch_independence": (7, 5, {"batch-leak"}),
     "behaviour_bugs": (0, 9, {"batch-leak", "causal-leak", "input-mutated",
@@ -55,7 +55,7 @@ CONTENTS: dict[str, tuple[int, int, set[str]]] = {
     "infinite_masks": (8, 4, {"non-finite"}),
     "key_transposes": (7, 4, {"reversed-transpose"}),
     "layouts": (14, 0, set()),
-    "lm_tutorial": (4, 2, {"batch-leak", "causal-leak"}),
+    "lm_tutorial": (4, 2, {"causal-leak", "position-axis"}),
     "lookalikes": (20, 0, set()),
     "model_parts": (12, 0, set()),
     "more": (6, 0, set()),

@@ -127,6 +127,9 @@ class NonFinite(NamedTuple):
     slot: int  # the output that holds it
     where: list[int] | None  # the index of the first such element (where it was made)
     origin: int | None = None  # the record that made it, when this one only passed it on
+    #: why it was made, read from the values there (``record.causes``): "overflow", "0/0",
+    #: "division by 0", "log of 0", "every key masked", ...; None where they do not say
+    cause: str | None = None
 
 
 _NO_WARNINGS: tuple = ()

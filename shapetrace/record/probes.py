@@ -34,6 +34,7 @@ from ..base.ops import (
     einsum_terms,
 )
 from ..base.records import NonFinite, OpRecord, WeightSums
+from .causes import cause
 
 Tensor = torch.Tensor
 HALF = (torch.float16, torch.bfloat16)
@@ -153,17 +154,23 @@ class ValueProbes:
             if state is not None:
                 in_nan, in_inf = in_nan or state[0], in_inf or state[1]
         upstream = in_nan or (what == "Inf" and in_inf)
+        origin = None
         if not upstream and in_inf and rec.op in SOFTMAXES:
             # a softmax of +inf scores is NaN: the +inf was made upstream (an overflowing
             # q @ k), unlike a row of -inf masks, which this softmax turns into 0/0
             upstream = any(_holds_posinf(t) for t in tensors)
+            if not upstream:  # -inf that no mask asked for: an overflow below -max
+                origin = self._made_upstream(rec)
+                upstream = origin is not None
         if upstream:  # it came in with the inputs: made by an op not looked at
-            origin = self._made_upstream(rec)
+            if origin is None:
+                origin = self._made_upstream(rec)
             if origin is not None:
                 rec.non_finite = NonFinite(what, slot, None, origin)
                 self.tainted[rec.index] = origin
             return
-        rec.non_finite = NonFinite(what, slot, _first_index(outs[slot], what))
+        where = _first_index(outs[slot], what)
+        rec.non_finite = NonFinite(what, slot, where, cause=cause(rec, tensors, what, where))
         self.tainted[rec.index] = rec.index
 
     def _made_upstream(self, rec: OpRecord, budget: int = 32) -> int | None:
@@ -208,7 +215,11 @@ class ValueProbes:
         if found is None:
             return None
         index, slot, t, kind = found
-        records[index].non_finite = NonFinite(kind, slot, _first_index(t, kind))
+        where = _first_index(t, kind)
+        made = records[index]
+        inputs = [_alive(m) for m in made.inputs]
+        operands = None if any(x is None for x in inputs) else inputs
+        made.non_finite = NonFinite(kind, slot, where, cause=cause(made, operands, kind, where))
         self.tainted[index] = index
         return index
 

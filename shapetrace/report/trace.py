@@ -18,9 +18,9 @@ from collections.abc import Iterable
 import torch
 
 from ..analysis.facts import Analysis, analyse
+from ..base.compat import compiler_off, eager_module
 from ..base.diagnostics import Diagnostic
 from ..base.dims import Dims
-from ..base.compat import compiler_off, eager_module
 from ..base.records import OpRecord, TensorMeta, TraceData
 from ..record.spans import OptimizerSpans
 from ..record.tracer import Observer, Recorder
@@ -200,8 +200,13 @@ class Trace(TraceData):
 
     def add(self, found: Iterable[Diagnostic]) -> None:
         """Add findings about this run that the trace rules do not make (what the forward
-        raised, the behaviour checks, the reference comparison), after the rules' own."""
-        self.diagnostics.extend(found)
+        raised, the behaviour checks, the reference comparison), after the rules' own. A
+        finding that one already there explains (the batch-leak of a position table cut by the
+        batch, at the line position-axis names) is the same bug, and is left out."""
+        from ..rules import unexplained
+
+        known = self.diagnostics
+        known.extend(unexplained(known, found))
 
     def shape_of(self, meta: TensorMeta) -> str:
         return self._analyse().shape_of(meta)

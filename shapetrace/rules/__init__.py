@@ -6,10 +6,12 @@ explanation, a wrong and a right example); a rule read from the trace names its 
 Families: ``reshape`` (reshape-jumble), ``softmax`` (softmax-axis, unnormalized-attention),
 ``scale`` (attention-scale), ``broadcast`` (silent-broadcast), ``heads`` (head-grouping),
 ``failures`` (op-failed, noncontiguous-view, and a failure no op explains), ``misc``
-(reversed-transpose, discarded-result, non-finite, dim-collision), ``annotations``
-(annotation-mismatch). ``fixes`` and ``scale_fixes`` write the corrected line a hint ends with;
+(reversed-transpose, discarded-result, dim-collision), ``nonfinite`` (non-finite, at its cause),
+``positions`` (position-axis), ``annotations`` (annotation-mismatch). ``fixes`` and
+``scale_fixes`` write the corrected line a hint ends with;
 ``steps`` says at which step of a training run each finding was seen, and turns the run's NaN
-and Inf into one non-finite finding.
+and Inf into one non-finite finding. A rule that ``explains`` another (``Rule.explains``) keeps
+the other's finding at its own line out of the report (``unexplained``): one bug, one finding.
 ``dead`` finds discarded-result by dataflow (dead values, layers never called) for ``misc``,
 each confirmed by ``statements``, which reads the statement that binds a value.
 Adding a rule is adding its row to the registry and its function to a family module.
@@ -61,8 +63,17 @@ def run_trace_rules(analysis: Analysis, skip=(), step=None) -> list:
     return merge_siblings(merge_repeats(diagnostics, step))
 
 
+def unexplained(known: list, found) -> list:
+    """The findings of ``found`` that none of ``known`` explains: a rule that ``explains``
+    another (``Rule.explains``) has found the same bug when both name the same file and line."""
+    explained = {(name, d.file, d.line) for d in known
+                 for name in (RULES[d.rule].explains if d.rule in RULES else ())}
+    return [d for d in found if (d.rule, d.file, d.line) not in explained]
+
+
 def _place(d) -> int:
     return d.record if d.record is not None else 1 << 30
 
 
-__all__ = ["RULES", "Rule", "diagnostic", "merge_repeats", "run_trace_rules", "trace_checks"]
+__all__ = ["RULES", "Rule", "diagnostic", "merge_repeats", "run_trace_rules", "trace_checks",
+           "unexplained"]

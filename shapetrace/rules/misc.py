@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import math
 
 from ..analysis.facts import Analysis
 from ..base.ops import REVERSALS, WRITES, next_prime, permutation
@@ -324,76 +323,3 @@ def check_collisions(analysis: Analysis):
             hint = (f"Give {change} a size of its own, a prime no other dim uses "
                     f"(e.g. {change}={suggestion}).")
         yield diagnostic("dim-collision", message, hint, record=-1, names=names, size=size)
-
-
-# --- non-finite -------------------------------------------------------------------------------
-
-def _reaches_output(analysis: Analysis, origin: int, carriers: list) -> bool:
-    """Whether the NaN or Inf made by record ``origin`` reaches what the traced code keeps: a
-    tensor no recorded op reads that is returned or still alive at the end (a module's output,
-    a loss), or a read that turns it into a Python number (``.item()``, ``.backward()``).
-    A NaN that every later op drops (a ``where``, a cast to integers) does not."""
-    consumers = analysis.graph.consumers
-    for rec in carriers:
-        slot = rec.non_finite.slot
-        if slot >= len(rec.outputs):
-            continue
-        readers = consumers.get((rec.index, slot), ())
-        if not readers:
-            meta = rec.outputs[slot]
-            if meta.used or meta.ref:
-                return True
-            continue
-        if any(not r.outputs and r.error is None for r, _ in readers):
-            return True
-    return False
-
-
-def check_non_finite(analysis: Analysis):
-    carried: dict[int, list] = {}
-    origins = []
-    for rec in analysis.records:
-        found = rec.non_finite
-        if found is None or rec.error is not None:
-            continue
-        if found.origin is None:
-            origins.append(rec)
-            carried.setdefault(rec.index, []).append(rec)
-        else:
-            carried.setdefault(found.origin, []).append(rec)
-    for rec in origins:
-        if _reaches_output(analysis, rec.index, carried[rec.index]):
-            yield _non_finite(analysis, rec)
-            return  # the first one only: everything after it inherits the NaN
-
-
-def _non_finite(analysis: Analysis, rec):
-    kind, slot, where, _ = rec.non_finite
-    out = analysis.shape_of(rec.outputs[slot]) if slot < len(rec.outputs) else "its output"
-    name = rec.op.split(".")[-1]
-    if name in ("softmax", "log_softmax") and where is not None:
-        row = tuple(where[:-1])
-        message = (f"{name} made {kind}: row {row} of {out} has no finite score (every key "
-                   f"masked with -inf), and a softmax over nothing is 0/0")
-        hint = ("Make sure every query can see at least one key (check padding and causal "
-                "masks), or mask with torch.finfo(scores.dtype).min instead of -inf.")
-    else:
-        at_index = f" at index {tuple(where)}" if where is not None else ""
-        inputs = ", ".join(analysis.shape_of(m) for m in rec.inputs) or "no tensor inputs"
-        message = f"{name} made {kind}{at_index} of its output {out}, from inputs {inputs} that held none"
-        if name in ("mul", "*", "matmul", "@") and _multiplies_by_inf(rec):
-            message += ": 0 * inf is NaN"
-            hint = ("Build additive masks with masked_fill(mask, float('-inf')) or torch.where, "
-                    "not by multiplying a 0/1 mask by -inf.")
-        elif name in ("log", "log2", "log10", "rsqrt", "sqrt", "reciprocal", "div", "__rdiv__", "pow"):
-            hint = "Keep the argument away from 0 (and from negatives): add an epsilon or clamp it first."
-        else:
-            hint = "Check the values reaching this op: masks of -inf, divisions by 0, overflow."
-    return diagnostic("non-finite", message, hint, rec=rec, kind=kind, where=where)
-
-
-def _multiplies_by_inf(rec) -> bool:
-    numbers = [a for a in rec.args if isinstance(a, float)]
-    numbers += [m.value for m in rec.inputs if isinstance(m.value, float)]
-    return any(math.isinf(x) for x in numbers)
-

@@ -35,6 +35,9 @@ class Rule:
     variants: tuple[tuple[str, str], ...] = ()
     #: The function that reads the rule out of a trace: "family:function" in shapetrace.rules.
     check: str | None = None
+    #: Rules whose finding at the same line is this one's bug seen another way (position-axis
+    #: explains the batch-leak its table cut by the batch makes): one bug, one finding.
+    explains: tuple[str, ...] = ()
 
     def severity_of(self, variant: str | None = None) -> str:
         if variant is None:
@@ -238,7 +241,7 @@ _ALL = [
        """
        scores = scores.masked_fill(mask == 0, torch.finfo(scores.dtype).min)
        att = F.softmax(scores, dim=-1)
-       """, needs_values=True, check="misc:check_non_finite"),
+       """, needs_values=True, check="nonfinite:check_non_finite"),
     _r("ST012", "noncontiguous-view", "error",
        "`.view` on a non-contiguous tensor",
        """
@@ -354,6 +357,30 @@ _ALL = [
        """
        q = self.query(x).view(B, T, self.n_head, self.head_size).transpose(1, 2)
        """, kind="behaviour", needs_values=True),
+    _r("ST019", "position-axis", "error",
+       "positions counted, cut or applied along the batch, heads, head size or width, not time",
+       """
+       A position table (positions from `torch.arange`, looked up in an embedding, turned into
+       sin/cos or rotary angles, or a sinusoid or learned table of the module's own cut to a
+       length) must be counted, cut and broadcast along the time axis: T, S, the maximum
+       length L, or a patch or window axis. Counted by the wrong axis it still broadcasts and
+       nothing raises: `self.pe[:x.size(0)]` on a batch-first (B, T, C) input gives sample b
+       position b and every token of it the same one; rotary angles for `arange(q.size(1))` on a
+       (B, H, T, d) tensor turn each head by its index and the tokens not at all. shapetrace
+       follows the position axis through the ops to the data it meets and reports, at the line
+       that counted or cut the positions, positions that run along B, H, d or C there. ALiBi,
+       relative position biases, patch positions, cross-attention sources (S) and a table
+       looked up whole by head (`arange(H)` into an H-row embedding) are not position tables
+       run along the wrong axis, and are quiet.
+       """,
+       """
+       B, T, C = x.shape
+       x = x + self.pe[: x.size(0)]                  # pe (L, 1, C): cut by B
+       """,
+       """
+       B, T, C = x.shape
+       x = x + self.pe[: x.size(1)].transpose(0, 1)  # cut by T, (1, T, C)
+       """, check="positions:check_positions", explains=("batch-leak",)),
 ]
 
 RULES: dict[str, Rule] = {r.name: r for r in _ALL}

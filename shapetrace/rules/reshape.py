@@ -153,22 +153,45 @@ def check_jumble(analysis: Analysis):
 
 
 _PADS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "F.pad"})
+#: Factories whose values do not depend on the tensor they are called on (its dtype and device
+#: only): ``scores.new_zeros(B, H, T, 1)`` is a column of zeros.
+_FILLERS = frozenset({"Tensor.new_zeros", "Tensor.new_ones", "Tensor.new_full", "torch.zeros_like",
+                      "torch.ones_like", "torch.full_like"})
+_DROPS = frozenset({"[]", "Tensor.narrow", "torch.narrow"})
 
 
 def _skew(analysis: Analysis, rec) -> bool:
-    """The relative-shift trick (Transformer-XL's ``_rel_shift``, Music Transformer's skew):
-    a (T_q, T_k) grid padded with one column of zeros and read back as (T_k + 1, T_q), so that
-    each row slides by one place. Only two neighbouring axes are regrouped, one of them is the
-    padded one, one longer than before, and the other is no longer than the keys."""
+    """The relative-shift trick (Transformer-XL's ``_rel_shift``, Music Transformer's skew,
+    Conformer's ``rel_shift``): a (T_q, T_k) grid padded with one column of constants, read
+    back as (T_k + 1, T_q) so that row i slides i places along the keys, one row dropped, and
+    read back as (T_q, T_k). Both reshapes are recognised by what they compute, whatever the
+    names: the first is ``_skew_view``, the second reads back exactly such a skew."""
+    return _skew_view(analysis, rec) or _skew_back(analysis, rec)
+
+
+def _swapped_pair(rec) -> tuple[int, int] | None:
+    """The two neighbouring axes a reshape regroups as (a, b) -> (b, a), keeping the rest."""
     src, out = rec.inputs[0].shape, rec.outputs[0].shape if rec.outputs else None
     if out is None or len(src) != len(out):
-        return False
+        return None
     changed = [i for i in range(len(src)) if src[i] != out[i]]
     if len(changed) != 2 or changed[1] != changed[0] + 1:
-        return False
+        return None
     i, j = changed
     if src[i] * src[j] != out[i] * out[j] or (src[i], src[j]) != (out[j], out[i]):
+        return None
+    return i, j
+
+
+def _skew_view(analysis: Analysis, rec) -> bool:
+    """A (T_q, T_k) grid padded with one column of constants and read back as (T_k + 1, T_q):
+    only two neighbouring axes are regrouped, one of them is the padded one, one longer than
+    before, and the other is no longer than the keys."""
+    pair = _swapped_pair(rec)
+    if pair is None:
         return False
+    i, j = pair
+    src = rec.inputs[0].shape
     producer = analysis.graph.producer(rec.inputs[0])
     if producer is None or producer.op not in _PADS or not producer.inputs:
         return False
@@ -180,8 +203,30 @@ def _skew(analysis: Analysis, rec) -> bool:
         return False  # a skew slides the queries (no more of them than keys) along the keys
     if producer.op == "F.pad":
         return True
-    lineage = analysis.lineage
-    return all(lineage.constant(m) for m in producer.inputs if m is not grid)
+    return all(_constant(analysis, m) for m in producer.inputs if m is not grid)
+
+
+def _skew_back(analysis: Analysis, rec) -> bool:
+    """The skewed grid (T_k + 1, T_q) with one row dropped, read back as (T_q, T_k)."""
+    pair = _swapped_pair(rec)
+    if pair is None:
+        return False
+    i, j = pair
+    graph = analysis.graph
+    drop = graph.producer(rec.inputs[0])
+    if drop is None or drop.op not in _DROPS or not drop.inputs:
+        return False
+    skewed, kept = drop.inputs[0].shape, rec.inputs[0].shape
+    if len(skewed) != len(kept) or [p for p in range(len(kept)) if skewed[p] != kept[p]] != [i] \
+            or skewed[i] != kept[i] + 1:
+        return False
+    view = graph.producer(drop.inputs[0])
+    return view is not None and view.op in SPLIT_MERGES and _skew_view(analysis, view)
+
+
+def _constant(analysis: Analysis, meta) -> bool:
+    producer = analysis.graph.producer(meta)
+    return analysis.lineage.constant(meta) or (producer is not None and producer.op in _FILLERS)
 
 
 def _numel(meta) -> int:

@@ -208,7 +208,7 @@ class MeanOverBatchNorm(nn.Module):
 
 
 class PositionsIndexedByBatch(nn.Module):
-    BUG = "batch-leak"
+    BUG = "position-axis"
     INIT = {"dim": "C"}
     INPUTS = ["x=B,T,C"]
 

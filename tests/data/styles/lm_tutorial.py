@@ -96,7 +96,7 @@ class TutBatchFirstMixup(nn.Module):
 class TutPositionsOverBatch(nn.Module):
     """Batch-first data added to the time-first buffer: position b goes to sample b."""
 
-    BUG = "batch-leak"
+    BUG = "position-axis"
     INIT = {"ntoken": "V", "d_model": "C"}
     INPUTS = ["src=B,T:long:V"]
 
