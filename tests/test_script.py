@@ -128,7 +128,8 @@ def test_a_script_that_cannot_run_exits_2_with_one_line(capsys, name, fragments)
 
 def test_script_flag_runs_a_file_with_modules_as_a_script(capsys):
     code, out, _ = run(capsys, "tests/data/cli/models.py", "--script")
-    assert code == 0
+    assert code == 2  # it only defines them: run as a script, nothing is checked, and it says so
+    assert "nothing to check: the script ran no torch tensor op" in out
     assert "tests/data/cli/models.py ─" in out  # one result: the file, not its classes
     assert "models.py::" not in out
 
@@ -139,10 +140,13 @@ def test_script_flag_refuses_module_options(capsys):
     assert_one_line_error(err, "--script")
 
 
-def test_a_file_without_modules_is_a_script_not_an_error(capsys):
+def test_a_file_without_modules_is_a_script_that_says_nothing_was_checked(capsys):
+    """Run as a script (no "no nn.Module subclasses" error), it only defines a function: nothing
+    was checked, exit 2, never "no problems found"."""
     code, out, err = run(capsys, "tests/data/targets/no_modules.py")
-    assert code == 0, err
-    assert "(no tensor ops recorded)" in out
+    assert code == 2, err
+    assert "nothing to check: the script ran no torch tensor op" in out
+    assert "no problems found" not in out
 
 
 def test_help_names_the_script_flag(capsys):

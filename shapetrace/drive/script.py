@@ -92,6 +92,5 @@ def run_traced(run, display: str, *, dims=None, what: str = "the script"):
                                   in_module=False))
         drop_frames(raised)
     elif not trace.records:  # "no problems found" would claim a check that never happened
-        return TargetResult(display, error=f"nothing to check: {what} defines no nn.Module "
-                            f"and ran no tensor op")
+        return TargetResult(display, error=f"nothing to check: {what} ran no torch tensor op")
     return TargetResult(display, dims=dict(dims or {}), trace=trace)
