@@ -251,11 +251,11 @@ RANDOM_FACTORIES = frozenset({
     "torch.randint_like", "torch.normal", "torch.randperm", "torch.bernoulli",
     "torch.multinomial", "Tensor.uniform_", "Tensor.normal_",
 })
-#: Base names of ops that can make a NaN or an Inf out of finite numbers. Products are among
-#: them: an overflowing ``q @ k`` is found where it is made, not at the softmax it turns to NaN
-#: (one sum over the output, a small fraction of the product's own cost).
+#: Base names of ops that can make a NaN or an Inf out of finite numbers. Products of two
+#: tensors are among them (not layers' ``linear``): an overflowing ``q @ k`` is found where it is
+#: made, not at the softmax it turns to NaN, for one sum over the product's output.
 RISKY_NAMES = frozenset({
-    "@", "matmul", "mm", "bmm", "einsum", "linear", "addmm", "baddbmm",
+    "@", "matmul", "mm", "bmm", "einsum", "baddbmm",
     "softmax", "log_softmax", "softmin", "div", "div_", "true_divide", "__rdiv__", "__rtruediv__",
     "/", "floor_divide", "reciprocal", "reciprocal_", "log", "log_", "log2", "log10", "log1p",
     "sqrt", "sqrt_", "rsqrt", "pow", "pow_", "__rpow__", "**", "float_power", "exp", "exp_",
