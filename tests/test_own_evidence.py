@@ -49,7 +49,7 @@ def _module():
 @pytest.mark.parametrize("name", [
     "NamespaceAttention", "NamespaceBlock", "DictModel", "StateAttention", "StateStack",
     "KeywordsOnward", "Wrapper", "GpuCache", "GroupedKV", "OptionalPrevious", "RotaryPairs",
-    "GridMixer", "EvenTable"])
+    "GridMixer", "EvenTable", "PaddedTranslator"])
 def test_built_from_its_own_code_and_clean(capsys, name):
     code, target = _check(capsys, name)
     assert target["error"] is None, target["error"]
@@ -215,3 +215,17 @@ def test_parents_are_found_by_what_their_constructors_build():
 def test_what_the_user_gave_is_not_replaced_by_a_parent(capsys):
     code, target = _in_parent(capsys, "RotaryAttention", "--init", "dim=C,n_heads=H")
     assert code == 2 and "theta" in target["error"]
+
+
+def test_special_token_ids_and_devices_from_their_names():
+    from shapetrace.base.dims import Dims
+    from shapetrace.drive.infer import infer_init
+    from shapetrace.drive.plan import Request, make_plan
+
+    dims = Dims()
+    init = infer_init(_module().PaddedTranslator, dims)
+    assert (init["src_pad_idx"], init["trg_pad_idx"], init["device"]) == (0, 0, "cpu")
+    assert init["enc_voc_size"] == init["dec_voc_size"] == dims["V"]
+    plan = make_plan(Request(module=_module().PaddedTranslator, dims=dims, display="t"))
+    tokens = [g for g in plan.guesses if type(g).__name__ == "VectorInputs"][0].tokens
+    assert all(spec.low == 1 for spec in tokens)  # no guessed token is padding by chance

@@ -43,7 +43,10 @@ STATED: dict[str, str] = {
                      "max_seq_length", "max_position_embeddings", "n_positions", "context_size",
                      "n_ctx", "maxlen"), "L"),
     **dict.fromkeys(("vocab_size", "n_vocab", "vocab", "src_vocab", "tgt_vocab",
-                     "src_vocab_size", "tgt_vocab_size", "ntoken", "n_token"), "V"),
+                     "src_vocab_size", "tgt_vocab_size", "ntoken", "n_token", "trg_vocab",
+                     "trg_vocab_size", "voc_size", "enc_voc_size", "dec_voc_size",
+                     "n_src_vocab", "n_tgt_vocab", "n_trg_vocab", "src_vocab_len",
+                     "tgt_vocab_len", "input_vocab_size", "target_vocab_size"), "V"),
 }
 
 #: Constructor arguments that usually hold a size, but say too little to prove one at the user's
@@ -92,7 +95,20 @@ CONFIG = frozenset(("config", "cfg", "conf", "configs", "hparams", "params", "ar
 IMAGE_SIZES = ("img_size", "image_size", "input_size", "resolution", "image_resolution",
                "img_res", "image_res")
 PATCH_SIZES = ("patch_size", "patch", "patch_res")
-SWITCH_DEFAULTS = {"bias": True, "qkv_bias": False}
+SWITCH_DEFAULTS = {"bias": True, "qkv_bias": False, "device": "cpu", "dev": "cpu",
+                   "dtype": None}
+#: token ids with a role of their own, by the usual order of a vocabulary's first entries
+SPECIAL_TOKENS = {"pad": 0, "padding": 0, "sos": 1, "bos": 1, "start": 1, "eos": 2, "end": 2,
+                  "unk": 3, "mask": 3, "cls": 1, "sep": 2}
+_SPECIAL = re.compile(r"(?:^|_)(pad|padding|sos|bos|start|eos|end|unk|mask|cls|sep)_?"
+                      r"(?:idx|index|id|token_id|token)\Z")
+
+
+def special_token(name: str) -> int | None:
+    """The id a constructor argument that names a special token takes (``src_pad_idx`` -> 0,
+    ``trg_sos_idx`` -> 1), else None."""
+    found = _SPECIAL.search(name)
+    return SPECIAL_TOKENS[found.group(1)] if found else None
 
 
 def size_of(name: str, *, constructor: bool = False) -> str | None:
@@ -139,7 +155,7 @@ def dim_of_word(word: str) -> str | None:
 TOKEN_INPUTS = frozenset(("idx", "input_ids", "tokens", "token_ids", "ids", "in_idx"))
 #: the data the module transforms, time-aligned with its output (B, T, C)
 DATA_INPUTS = frozenset(("x", "hidden_states", "inputs_embeds", "query", "q", "input", "inputs",
-                         "h", "hidden", "src", "tgt", "embeddings", "emb", "x_q", "queries"))
+                         "h", "hidden", "src", "tgt", "embeddings", "emb", "x_q", "queries", "trg"))
 #: a second sequence the module reads whole (cross-attention's context: B, S, C)
 SOURCE_INPUTS = frozenset(("context", "encoder_hidden_states", "memory", "encoder_out",
                            "encoder_output", "encoder_outputs", "enc_out", "kv", "x_kv", "cond"))

@@ -176,6 +176,9 @@ class InputSpec:
     dims: tuple[str | int, ...]
     dtype: str = "float"
     high: str | int | None = None
+    #: the lowest integer value: token ids above the special ones (padding, start, end) the
+    #: module was built with, so that no guessed token is padding by chance
+    low: int = 0
 
     def __str__(self) -> str:
         text = f"{self.name}={','.join(str(d) for d in self.dims)}"
@@ -310,7 +313,8 @@ def make_input(spec: InputSpec, dims: Mapping[str, int], *, generator=None):
             # each sequence: its real tokens first (at least one), then padding, as tokenized
             lengths = torch.randint(1, shape[1] + 1, (shape[0], 1), generator=generator)
             return (torch.arange(shape[1]) < lengths).to(dtype)
-        return torch.randint(0, high, shape, generator=generator, dtype=dtype)
+        low = spec.low if spec.low < high else 0
+        return torch.randint(low, high, shape, generator=generator, dtype=dtype)
     if spec.dtype == "bool":
         if len(shape) >= 2 and shape[-1] == shape[-2]:
             tril = torch.ones(shape[-2:], dtype=torch.bool).tril()

@@ -34,6 +34,7 @@ from ..base.names import (
     TOKEN_INPUTS,
     dim_of_word,
     size_of,
+    special_token,
 )
 from ..base.source import class_namespace
 from ..base.specs import (
@@ -334,6 +335,8 @@ def infer_value(name: str, default: object, dims: Mapping[str, int], *,
         return default
     if name in SWITCH_DEFAULTS:
         return SWITCH_DEFAULTS[name]
+    if (token := special_token(name)) is not None:
+        return token
     return MISSING
 
 

@@ -146,25 +146,43 @@ class VectorInputs(Guess):
     be token ids: an embedding handed them as floats says so."""
 
     tokens: tuple[InputSpec, ...]
+    #: read because the module embeds tokens, not at a failed embedding: stands only if it runs
+    strict: bool = False
 
     def read_by(self, failed, plan: Plan) -> bool:
-        op = failed.failed_op
-        if op is None or op.op not in EMBEDDINGS or not op.inputs:
-            return False
-        ids = op.inputs[0]  # floats, or the vectors made ids by x.long()
-        vectors = {tuple(a.shape) for a in failed.args
-                   if getattr(a, "is_floating_point", lambda: False)() and a.dim() == 3}
-        return getattr(ids.dtype, "is_floating_point", False) or tuple(ids.shape) in vectors
+        return _at_embedding(failed) or (not failed.ran and _embeds(failed.model))
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
-        failed = failed.failed_op
+        op = failed.failed_op
         names = ", ".join(s.name for s, o in zip(self.tokens, plan.inputs) if s != o)
+        where = op.op if op is not None else "the forward"
         note = (f"{names} read as token ids: as vectors {'they' if ',' in names else 'it'} did "
-                f"not fit {failed.op}; give --input to choose")
-        yield dataclasses.replace(plan, inputs=self.tokens, guesses=(), note=note, reading_of=self)
+                f"not fit {where}; give --input to choose")
+        reading = self if _at_embedding(failed) else dataclasses.replace(self, strict=True)
+        yield dataclasses.replace(plan, inputs=self.tokens, guesses=(), note=note,
+                                  reading_of=reading)
 
     def settled_by(self, attempt, plan: Plan) -> bool:
-        return attempt.failed_op is not None and not self.read_by(attempt, plan)
+        return not self.strict and attempt.failed_op is not None and not _at_embedding(attempt)
+
+
+def _at_embedding(failed) -> bool:
+    """Whether ``failed`` failed at an embedding handed floats (or vectors made ids by
+    ``x.long()``)."""
+    op = failed.failed_op
+    if op is None or op.op not in EMBEDDINGS or not op.inputs:
+        return False
+    ids = op.inputs[0]
+    vectors = {tuple(a.shape) for a in failed.args
+               if getattr(a, "is_floating_point", lambda: False)() and a.dim() == 3}
+    return getattr(ids.dtype, "is_floating_point", False) or tuple(ids.shape) in vectors
+
+
+def _embeds(model) -> bool:
+    """Whether ``model`` looks tokens up in an embedding table."""
+    import torch.nn as nn
+
+    return model is not None and any(isinstance(m, nn.Embedding) for m in model.modules())
 
 
 #: ops that take an image batch (B, C, H, W): a (B, T, C) guess handed to one was wrong
@@ -419,10 +437,32 @@ def make_plan(request: Request) -> Plan:
                 guesses.append(SourceLength(sources))
     else:
         inputs = tuple(parse_input(i, dims) if isinstance(i, str) else i for i in request.inputs)
+    reserved = _special_ids(init, request)
+    if reserved:  # token ids guessed above the special ones the module was built with
+        inputs = _above(inputs, reserved)
+        guesses = [dataclasses.replace(g, tokens=_above(g.tokens, reserved))
+                   if isinstance(g, VectorInputs) else g for g in guesses]
     free = frozenset({"T", "S", "d"} - set(dims.explicit))
     if free and not any(hasattr(getattr(i, "value", i), "shape") for i in request.inputs or ()):
         guesses.append(ProbeSizes(free))
     return Plan(request, init, inputs, problem, tuple(guesses))
+
+
+def _special_ids(init, request: Request) -> int:
+    """One more than the largest special token id (``pad_idx=0``, ``sos_idx=1``) shapetrace
+    chose for the constructor, or 0."""
+    from ..base.names import special_token
+
+    given = request.init or {}
+    ids = [value for key, value in (init or {}).items()
+           if key not in given and isinstance(value, int) and special_token(key) == value]
+    return max(ids) + 1 if ids else 0
+
+
+def _above(specs, low: int) -> tuple:
+    return tuple(dataclasses.replace(s, low=low)
+                 if isinstance(s, InputSpec) and s.dtype in ("long", "int") and s.high is None
+                 else s for s in specs)
 
 
 def _nn_module() -> type:

@@ -235,3 +235,38 @@ class NamespaceAttentionJumbled(NamespaceAttention):
         q, k, v = (t.reshape(B, self.heads, T, C // self.heads) for t in (q, k, v))  # BUG
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.drop(self.proj(y.transpose(1, 2).reshape(B, T, C)))
+
+
+class PaddedTranslator(nn.Module):
+    """Token ids with a padding id and a device, masks made from them: a padded query row is
+    masked whole, as such code does (its output is never read)."""
+
+    def __init__(self, src_pad_idx, trg_pad_idx, enc_voc_size, dec_voc_size, d_model, n_head,
+                 device):
+        super().__init__()
+        self.src_pad_idx, self.trg_pad_idx, self.device = src_pad_idx, trg_pad_idx, device
+        self.n_head = n_head
+        self.src_embed = nn.Embedding(enc_voc_size, d_model, padding_idx=src_pad_idx)
+        self.trg_embed = nn.Embedding(dec_voc_size, d_model, padding_idx=trg_pad_idx)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.cross = nn.Linear(d_model, d_model)
+        self.out = nn.Linear(d_model, dec_voc_size)
+
+    def attend(self, q, k, v, mask):
+        B, T, C = q.shape
+        q, k, v = (t.view(B, t.size(1), self.n_head, -1).transpose(1, 2) for t in (q, k, v))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        scores = scores.masked_fill(mask == 0, -10000.0)
+        return (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
+
+    def forward(self, src, trg):
+        src_mask = (src != self.src_pad_idx).unsqueeze(1).unsqueeze(2)
+        trg_rows = (trg != self.trg_pad_idx).unsqueeze(1).unsqueeze(3)
+        T = trg.shape[1]
+        trg_mask = trg_rows & torch.tril(torch.ones(T, T, device=self.device)).bool()
+        memory = self.src_embed(src)
+        x = self.trg_embed(trg)
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        x = x + self.attend(q, k, v, trg_mask)
+        x = x + self.attend(self.cross(x), memory, memory, src_mask)
+        return self.out(x)
