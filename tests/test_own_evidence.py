@@ -229,3 +229,35 @@ def test_special_token_ids_and_devices_from_their_names():
     plan = make_plan(Request(module=_module().PaddedTranslator, dims=dims, display="t"))
     tokens = [g for g in plan.guesses if type(g).__name__ == "VectorInputs"][0].tokens
     assert all(spec.low == 1 for spec in tokens)  # no guessed token is padding by chance
+
+
+@pytest.mark.parametrize("name", ["MaskedSelfAttention", "MaskedLayer"])
+def test_a_part_is_checked_as_a_model_of_its_package_builds_it(capsys, name):
+    """layers.py's classes need a mask only model.py makes: the package is read for the class
+    that builds them (through the other classes of their own file)."""
+    from shapetrace.frontends.cli import main
+
+    code = main([f"{FILE.parent / 'seq2seq' / 'layers.py'}::{name}", "--format", "json",
+                 "--no-trace"])
+    (target,) = json.loads(capsys.readouterr().out)["targets"]
+    assert (code, target["error"], _loud(target)) == (0, None, [])
+    assert any(n.startswith("checked as PaddedEncoder builds it") for n in target["notes"])
+
+
+def test_a_vector_guess_unpacked_into_two_sizes_is_read_as_token_ids(tmp_path, capsys):
+    (tmp_path / "ids.py").write_text(
+        "import torch.nn as nn\n\n\n"
+        "class Positions(nn.Module):\n"
+        "    def __init__(self, d_model, max_len=32):\n"
+        "        super().__init__()\n"
+        "        self.table = nn.Embedding(max_len, d_model)\n\n"
+        "    def forward(self, x):\n"
+        "        batch, length = x.size()\n"
+        "        return self.table.weight[:length].expand(batch, length, -1)\n")
+    from shapetrace.frontends.cli import main
+
+    code = main([str(tmp_path / "ids.py"), "--format", "json", "--no-trace"])
+    (target,) = json.loads(capsys.readouterr().out)["targets"]
+    assert (code, target["error"]) == (0, None)
+    assert any("x read as token ids" in n and "two sizes unpacked at line 10" in n
+               for n in target["notes"])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 from dataclasses import dataclass, replace
 
 import torch
@@ -63,47 +64,151 @@ def in_parent(request) -> InParent | None:
 
 
 def _parents(cls: type) -> list[type]:
-    """The classes of ``cls``'s module whose constructors build ``cls``, directly or through
-    other classes of the module, nearest first."""
+    """The classes whose constructors build ``cls``, directly or through other classes: those
+    of its module, then those of the other modules of its package, nearest first."""
     names = class_namespace(cls)
-    classes = [v for v in names.values() if isinstance(v, type) and v is not cls
+    classes = [v for v in names.values() if isinstance(v, type) and not _same(v, cls)
                and issubclass(v, torch.nn.Module) and v.__module__ == cls.__module__]
-    builds = {c: _built_by(c, classes + [cls]) for c in classes}
+    classes += [c for c in _package_classes(cls, [c.__name__ for c in classes])
+                if not any(_same(c, k) for k in classes)]
     found, frontier = [], [cls]
     while frontier:
         wanted = frontier.pop(0)
         for c in classes:
-            if c not in found and wanted in builds[c]:
+            if not any(_same(c, f) for f in found) and _builds(c, wanted):
                 found.append(c)
                 frontier.append(c)
     return found
 
 
-def _built_by(cls: type, candidates: list[type]) -> set[type]:
-    """Which of ``candidates`` the constructor of ``cls`` calls."""
-    init = _init_of(cls)
+def _same(a: type, b: type) -> bool:
+    """The same class, also when its file was loaded twice (as the target, and as a module of
+    its package a parent imports)."""
+    return a is b or (a.__qualname__ == b.__qualname__ and _file(a) is not None
+                      and _file(a) == _file(b))
+
+
+def _file(cls: type) -> str | None:
+    try:
+        path = inspect.getsourcefile(cls)
+    except (TypeError, OSError):
+        return None
+    return os.path.realpath(path) if path else None
+
+
+def _builds(parent: type, wanted: type) -> bool:
+    """Whether the constructor of ``parent`` names ``wanted`` (a call, or a class chosen
+    first: ``(A if flag else B)(...)``)."""
+    init = _init_of(parent)
     body = _function_def(_tree(init), "__init__") if init is not None else None
     if body is None:
-        return set()
+        return False
     names = init.__globals__
-    out = set()
-    for node in ast.walk(body):  # a call, or a class chosen first: (A if flag else B)(...)
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+    for node in ast.walk(body):
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
+                and getattr(node, "id", getattr(node, "attr", None)) == wanted.__name__:
             found = _resolve(node, names)
-            if isinstance(found, type) and found in candidates:
-                out.add(found)
+            if isinstance(found, type) and _same(found, wanted):
+                return True
+    return False
+
+
+#: how many files of a package are read to find a parent
+_PACKAGE_FILES = 200
+
+
+def _package_classes(cls: type, siblings: list[str]) -> list[type]:
+    """Module classes of the other modules of ``cls``'s package (the folders above its file
+    that hold an ``__init__.py``) whose source names ``cls`` or one of its ``siblings`` (the
+    module classes of its own file), and of the modules that name those, imported as the
+    package imports them."""
+    import importlib
+    import re
+    import sys
+
+    path = _file(cls)
+    if path is None:
+        return []
+    folder = os.path.dirname(path)
+    root = folder
+    while os.path.isfile(os.path.join(os.path.dirname(root), "__init__.py")) \
+            or os.path.isfile(os.path.join(root, "__init__.py")):
+        if not os.path.isfile(os.path.join(os.path.dirname(root), "__init__.py")):
+            break
+        root = os.path.dirname(root)
+    if not os.path.isfile(os.path.join(root, "__init__.py")):
+        return []
+    base = os.path.dirname(root)
+    texts = {}
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
+        for name in files:
+            if name.endswith(".py") and len(texts) < _PACKAGE_FILES:
+                file = os.path.realpath(os.path.join(directory, name))
+                if file != path:
+                    try:
+                        with open(file, encoding="utf-8") as handle:
+                            texts[file] = handle.read()
+                    except (OSError, UnicodeDecodeError):
+                        pass
+    out: list[type] = []
+    wanted, done = [cls.__name__, *siblings], set()  # the classes of its file build it too
+    while wanted:
+        name = wanted.pop(0)
+        if name in done:
+            continue
+        done.add(name)
+        pattern = re.compile(rf"\b{re.escape(name)}\b")
+        for file, text in texts.items():
+            if not pattern.search(text) or "class " not in text:
+                continue
+            dotted = os.path.relpath(file, base)[:-3].replace(os.sep, ".")
+            if dotted.endswith(".__init__"):
+                dotted = dotted[: -len(".__init__")]
+            added = base not in sys.path
+            if added:
+                sys.path.insert(0, base)
+            try:
+                module = importlib.import_module(dotted)
+            except Exception:  # noqa: BLE001 - a module of the package that cannot be imported
+                continue
+            finally:
+                if added and base in sys.path:
+                    sys.path.remove(base)
+            for value in vars(module).values():
+                if isinstance(value, type) and issubclass(value, torch.nn.Module) \
+                        and value.__module__ == module.__name__ \
+                        and not any(_same(value, k) for k in out):
+                    out.append(value)
+                    wanted.append(value.__name__)
     return out
 
 
 def _caught(request, parent: type, cls: type) -> InParent | None:
-    from .attempt import build
     from .plan import Request, make_plan
 
     try:
         plan = make_plan(Request(module=parent, dims=request.dims, display=request.display,
                                  seed=request.seed))
-        if plan.problem is not None:
-            return None
+    except (ShapetraceError, Exception):  # noqa: BLE001 - a parent that cannot be built
+        return None
+    if plan.problem is not None:
+        return None
+    from .plan import VectorInputs
+
+    plans = [plan] + [replace(plan, inputs=g.tokens) for g in plan.guesses
+                      if isinstance(g, VectorInputs)]  # inputs read as token ids too
+    for each in plans:
+        found = _caught_in(each, cls, parent)
+        if found is not None:
+            return found
+    return None
+
+
+def _caught_in(plan, cls: type, parent: type) -> InParent | None:
+    from .attempt import build
+
+    try:
         model, args, _, _ = build(plan)
     except (ShapetraceError, Exception):  # noqa: BLE001 - a parent that cannot be built
         return None
@@ -115,7 +220,7 @@ def _caught(request, parent: type, cls: type) -> InParent | None:
         raise _Called
 
     handles = [m.register_forward_pre_hook(hook, with_kwargs=True)
-               for m in model.modules() if type(m) is cls]
+               for m in model.modules() if _same(type(m), cls)]
     if not handles:
         return None
     try:

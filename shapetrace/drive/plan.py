@@ -150,7 +150,8 @@ class VectorInputs(Guess):
     strict: bool = False
 
     def read_by(self, failed, plan: Plan) -> bool:
-        return _at_embedding(failed) or (not failed.ran and _embeds(failed.model))
+        return (_at_embedding(failed) or (not failed.ran and _embeds(failed.model))
+                or failed.unpacked(2, [s.name for s in self.tokens]))
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         op = failed.failed_op
@@ -159,6 +160,10 @@ class VectorInputs(Guess):
         note = (f"{names} read as token ids: as vectors {'they' if ',' in names else 'it'} did "
                 f"not fit {where}; give --input to choose")
         reading = self if _at_embedding(failed) else dataclasses.replace(self, strict=True)
+        if op is None and failed.raised_at is not None:
+            where = "the two sizes unpacked at line {}".format(failed.raised_at[1])
+            note = (f"{names} read as token ids: as vectors {'they' if ',' in names else 'it'} "
+                    f"did not fit {where}; give --input to choose")
         yield dataclasses.replace(plan, inputs=self.tokens, guesses=(), note=note,
                                   reading_of=reading)
 
