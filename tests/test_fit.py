@@ -445,8 +445,14 @@ class SinusoidalPositions(nn.Module):
         return x + self.table[: x.shape[1]]
 
 
-def test_odd_probe_width_is_a_target_error_that_says_which_dims_to_give():
+def test_odd_probe_width_is_built_again_at_an_even_one():
     (result,) = st.check(SinusoidalPositions, inputs=["x=B,T,C"]).targets
+    assert result.error is None and result.ok
+    assert any("the constructor needs an even width" in n for n in result.notes)
+
+
+def test_an_odd_width_the_user_chose_is_a_target_error_that_says_which_dims_to_give():
+    (result,) = st.check(SinusoidalPositions, inputs=["x=B,T,C"], dims={"d": 13}).targets
     assert result.error is not None and "\n" not in result.error
     assert "ValueError" in result.error and "got 143" in result.error
     assert "C=143 is odd" in result.error and "--dims d=8, which makes C=88" in result.error
@@ -465,3 +471,4 @@ def test_an_odd_size_the_error_does_not_blame_gets_no_advice():
         (other,) = st.check(Other, init={"reason": reason}, inputs=["x=B,T,C"]).targets
         assert reason in other.error
         assert "is odd" not in other.error and "--dims" not in other.error
+        assert "d_model=143" in other.error  # not built again at an even width

@@ -308,8 +308,11 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     half = dims["C"] // 2
     site = user_frame(cause)
     line = linecache.getline(site[0], site[1]) if site else ""
-    if not (_EVEN.search(text) or _EVEN.search(line)
-            or (re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
+    width = str(dims["C"])
+    widths = [k for k, v in plan.init.items() if v == dims["C"]]  # the arguments set to C
+    asked = (_EVEN.search(text) and re.search(rf"\b{width}\b", text)) or (
+        _EVEN.search(line) and any(re.search(rf"\b{re.escape(k)}\b", line) for k in widths))
+    if not (asked or (re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
         raise failed
     given = {k: dims[k] for k in dims.explicit}
     again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, "d": EVEN_HEAD_SIZE})))
