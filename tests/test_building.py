@@ -128,3 +128,27 @@ def test_keys_and_values_read_as_long_as_the_queries():
     entry = _json(f"{DATA / 'same_length.py'}::ValuesMixedBack")
     assert entry["error"] is None and entry["ok"], entry
     assert any("keys, values read as long as the queries (T)" in note for note in entry["notes"])
+
+
+def test_a_square_number_of_tokens_for_a_pattern_that_folds_a_grid():
+    entry = _json(f"{DATA / 'patterns.py'}::GridMix")
+    assert entry["error"] is None and entry["ok"], entry
+    assert any("T=16, a square number of tokens" in note for note in entry["notes"])
+
+
+def test_an_einops_pattern_the_guess_does_not_fit_is_a_target_error():
+    out = subprocess.run([sys.executable, "-m", "shapetrace", f"{DATA / 'patterns.py'}::ChannelGate",
+                          "--format", "json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2, out.stdout
+    (entry,) = json.loads(out.stdout)["targets"]
+    assert entry["diagnostics"] == [] and '"b c h w -> b c"' in entry["error"]
+    assert "--input x=B,C,H,W" in entry["error"]
+    ok = _json(f"{DATA / 'patterns.py'}::ChannelGate", "--input", "x=B,C,5,3")
+    assert ok["error"] is None and ok["ok"], ok
+
+
+def test_an_image_module_no_image_runs_is_a_target_error():
+    out = subprocess.run([sys.executable, "-m", "shapetrace", f"{DATA / 'images.py'}::FixedGridEmbed",
+                          "--format", "json"], capture_output=True, text=True, timeout=300)
+    (entry,) = json.loads(out.stdout)["targets"]
+    assert out.returncode == 2 and "which works on images" in entry["error"]

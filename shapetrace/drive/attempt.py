@@ -48,6 +48,8 @@ class Attempt:
     notes: list[str] = field(default_factory=list)
     #: ``(file, line)`` in the user's code where the forward raised, or None
     raised_at: tuple[str, int] | None = None
+    #: the file of the innermost frame the forward raised in (a library's, or the user's)
+    raised_in: str | None = None
 
     @property
     def ran(self) -> bool:
@@ -136,6 +138,14 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
     return model, args, names, plan.init
 
 
+def _innermost_file(tb) -> str | None:
+    found = None
+    while tb is not None:
+        found = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    return found
+
+
 def _by_keyword(model, names: list[str]) -> None:
     """Inputs that are keyword-only parameters of forward (``def forward(self, *, query, key,
     value)``) passed by name: every caller runs ``model(*args)``, so the instance's ``forward``
@@ -212,14 +222,15 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
                 raise allocation_failed(exc, dims, where) from None
             raised = exc
     trace.head_weights = heads
-    raised_at = None
+    raised_at = raised_in = None
     if raised is not None:  # what the rules did not explain, read while its frames exist
         trace.add(raised_findings(trace.records, raised, trace.diagnostics))
         found = innermost_user_frame(raised.__traceback__, installed_is_library=False)
         raised_at = (found[0], found[1]) if found else None
+        raised_in = _innermost_file(raised.__traceback__)
         drop_frames(raised)
     done = Attempt(plan, model, args, names, built_with, trace, raised, watcher,
-                   raised_at=raised_at)
+                   raised_at=raised_at, raised_in=raised_in if raised is not None else None)
     if fast.note:
         done.notes.append(fast.note)
     if on_cpu := note(model, sites):

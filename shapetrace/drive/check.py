@@ -10,6 +10,7 @@ what the forward raised, the behaviour checks' (``behaviour``) and the reference
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -269,7 +270,8 @@ def _guess_failed(result: TargetResult, chosen: Attempt) -> bool:
     """When the forward failed at an op that read an inferred input as it came in (a ViT's
     ``x`` guessed as (B, T, C) and handed to a Conv2d), the guess was wrong, not the user's
     code: the run becomes a target error asking for the inputs, not an op-failed finding."""
-    if _unpack_failed(result, chosen) or _rank_failed(result, chosen):
+    if _unpack_failed(result, chosen) or _rank_failed(result, chosen) \
+            or _image_failed(result, chosen) or _pattern_failed(result, chosen):
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -320,13 +322,69 @@ def _rank_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False
     name, arg = guessed[0]
     shown = ", ".join(str(n) for n in arg.shape)
-    example = "B,C,H,W" if takes_images(chosen.model) else "B,T,C or B,C,H,W"
+    wanted = re.search(r"expected (\d+) dims|Expected (\d+)D|expected (\d+)D", str(raised))
+    rank = int(next(g for g in wanted.groups() if g)) if wanted else None
+    example = (_LAYOUTS[rank] if rank in _LAYOUTS else
+               "B,C,H,W" if takes_images(chosen.model) else "B,T,C or B,C,H,W")
     result.error = (f"input {name!r}, guessed from its name as ({shown}), does not have the "
                     f"number of axes the forward wants ({type(raised).__name__}: "
                     f"{one_line(raised)[:160]}); give forward's inputs with --input NAME=DIMS "
                     f"(or inputs in the config), e.g. --input {name}={example}")
     result.diagnostics = []
     return True
+
+
+def _guessed(chosen: Attempt) -> list[tuple[str, torch.Tensor]]:
+    return [(name, arg) for arg, name in zip(chosen.args, chosen.names)
+            if isinstance(arg, torch.Tensor) and not name.startswith("input ")]
+
+
+def _image_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """A module that works on images (``takes_images``), given an input guessed as vectors
+    (B, T, C) that did not run as vectors nor as an image: a target error naming --input."""
+    vectors = [(n, a) for n, a in _guessed(chosen) if a.dim() == 3 and a.is_floating_point()]
+    if chosen.ran or not vectors or not takes_images(chosen.model):
+        return False
+    name, arg = vectors[0]
+    shown = ", ".join(str(n) for n in arg.shape)
+    result.error = (f"input {name!r}, guessed from its name as ({shown}), does not fit "
+                    f"{type(chosen.model).__name__}, which works on images, and no image "
+                    f"shapetrace tried ran it either ({_why(chosen)}); give forward's inputs with "
+                    f"--input NAME=DIMS (or inputs in the config), e.g. --input {name}=B,C,H,W")
+    result.diagnostics = []
+    return True
+
+
+def _pattern_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """An einops pattern that the guessed inputs did not fit (its axes, its groups): a target
+    error naming the pattern and --input."""
+    raised = chosen.raised
+    guessed = _guessed(chosen)
+    if raised is None or not guessed or not _from_einops(raised, chosen.raised_in):
+        return False
+    name, arg = guessed[0]
+    shown = ", ".join(str(n) for n in arg.shape)
+    result.error = (f"input {name!r}, guessed from its name as ({shown}), does not fit an einops "
+                    f"pattern of the forward ({_why(chosen)}); give forward's inputs with "
+                    f"--input NAME=DIMS (or inputs in the config), and --dims for sizes the "
+                    f"pattern needs")
+    result.diagnostics = []
+    return True
+
+
+def _from_einops(raised: BaseException, raised_in: str | None) -> bool:
+    """Whether einops raised it (its own error, or a KeyError deep in its recipes)."""
+    return "einops" in type(raised).__module__.lower() or (
+        raised_in is not None and f"{os.sep}einops{os.sep}" in raised_in)
+
+
+def _why(chosen: Attempt) -> str:
+    raised = chosen.raised
+    if raised is None:
+        return "it failed"
+    at = f" at {display_path(chosen.raised_at[0])}:{chosen.raised_at[1]}" if chosen.raised_at \
+        else ""
+    return f"{type(raised).__name__}: {one_line(raised)[:140]}{at}"
 
 
 #: an example layout for an input of each rank

@@ -264,6 +264,9 @@ class ProbeSizes(Guess):
 
     def _resized(self, failed, plan: Plan) -> tuple[str, int, str] | None:
         op, raised = failed.failed_op, failed.raised
+        if raised is not None and "T" in self.free and _grid_pattern(raised) \
+                and not _is_square(plan.dims["T"]):  # 'b (h w) c': a square number of tokens
+            return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"
         if op is None or raised is None or op.op not in _RESHAPES:
             return None
         found = _VIEW_FAILED.search(str(raised))
@@ -322,6 +325,21 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
 
 
 _EVEN = re.compile(r"divisible by 2\b|\beven\b|% ?2\b", re.I)
+#: a sequence length that folds into a square grid (4 x 4) and is no probe size
+SQUARE_LENGTH = 16
+_GRID = re.compile(r"pattern \"?'?[^\"'>]*\((\w+) (\w+)\)[^\"'>]*->")
+
+
+def _grid_pattern(raised: BaseException) -> bool:
+    """Whether ``raised`` is an einops error on a pattern that folds an axis into a grid
+    (``b (h w) c -> b c h w``)."""
+    return "einops" in type(raised).__module__.lower() and bool(_GRID.search(str(raised)))
+
+
+def _is_square(n: int) -> bool:
+    return int(n ** 0.5) ** 2 == n
+
+
 #: the ops that ask for a shape
 _RESHAPES = frozenset({"Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.unflatten",
                        "torch.unflatten"})
