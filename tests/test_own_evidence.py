@@ -261,3 +261,21 @@ def test_a_vector_guess_unpacked_into_two_sizes_is_read_as_token_ids(tmp_path, c
     assert (code, target["error"]) == (0, None)
     assert any("x read as token ids" in n and "two sizes unpacked at line 10" in n
                for n in target["notes"])
+
+
+def test_the_files_example_relates_arguments_to_the_inputs(capsys):
+    """``n=49`` beside an input of 49 tokens in the main block: n is the sequence length; an
+    argument nothing else sizes takes the example's value."""
+    from shapetrace.base.dims import Dims
+    from shapetrace.drive.infer import infer_init
+    from style_corpus import load
+
+    module = load(FILE.parent / "with_example.py", "with_example")
+    dims = Dims()
+    assert infer_init(module.TokenMixing, dims) == {"d_model": dims["C"], "n": dims["T"]}
+    assert infer_init(module.Pooled, dims)["how"] == "mean"
+    from shapetrace.frontends.cli import main
+
+    code = main([str(FILE.parent / "with_example.py"), "--format", "json", "--no-trace"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and [t["error"] for t in report["targets"]] == [None, None]

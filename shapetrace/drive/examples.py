@@ -1,0 +1,148 @@
+"""The file's own example call: an ``if __name__ == "__main__":`` block that builds the class and
+calls it (``x = torch.randn(50, 49, 512)``, ``m = AFT(d_model=512, n=49)``, ``m(x)``).
+
+Its sizes are the author's, not probe sizes, but they say how the constructor's arguments and
+the inputs' axes relate: ``n=49`` beside an input of 49 tokens says ``n`` is the sequence length
+(its default fixes it, and any other length fails). :func:`example_of` reads the block (nothing
+is run); :func:`sizes_by_example` turns what it says into dims: an argument whose example value
+is the size of an input axis takes that axis's dim, and the inputs take the example's shapes with
+each size a dim where one is known.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..base.source import class_file
+
+_MAKERS = frozenset({"randn", "rand", "zeros", "ones", "empty", "randint", "full"})
+
+
+@dataclass
+class Example:
+    """What the example block passes: constructor arguments that are literal numbers, by name
+    (positional ones by position), and the shapes of the tensors the instance is called with."""
+
+    init: dict = field(default_factory=dict)
+    init_positional: list = field(default_factory=list)
+    inputs: list = field(default_factory=list)  # a tuple of ints per tensor argument, or None
+    token_inputs: set = field(default_factory=set)  # positions made with randint
+
+
+def example_of(cls: type) -> Example | None:
+    """The first call of ``cls`` (built, then called) in its file's main block, or None."""
+    path = class_file(cls)
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    for block in tree.body:
+        if isinstance(block, ast.If) and _is_main(block.test):
+            found = _read(block.body, cls.__name__)
+            if found is not None:
+                return found
+    return None
+
+
+def _is_main(test) -> bool:
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__" and len(test.comparators) == 1
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")
+
+
+def _read(body: list, name: str) -> Example | None:
+    tensors: dict[str, tuple] = {}
+    tokens: set[str] = set()
+    built: dict[str, Example] = {}
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            target, value = node.targets[0].id, node.value
+            shape = _shape_of(value)
+            if shape is not None:
+                tensors[target] = shape
+                if _maker(value) == "randint":
+                    tokens.add(target)
+            elif isinstance(value, ast.Call) and _callee(value) == name:
+                built[target] = _literals(value)
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if not isinstance(node, ast.Call):
+            continue
+        example = None
+        if isinstance(node.func, ast.Name) and node.func.id in built:
+            example = built[node.func.id]
+        elif isinstance(node.func, ast.Call) and _callee(node.func) == name:
+            example = _literals(node.func)
+        if example is None:
+            continue
+        for i, arg in enumerate(node.args):
+            shape = tensors.get(arg.id) if isinstance(arg, ast.Name) else _shape_of(arg)
+            example.inputs.append(shape)
+            if isinstance(arg, ast.Name) and arg.id in tokens:
+                example.token_inputs.add(i)
+        return example
+    return None
+
+
+def _callee(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr \
+        if isinstance(func, ast.Attribute) else None
+
+
+def _maker(call) -> str | None:
+    return _callee(call) if isinstance(call, ast.Call) else None
+
+
+def _ints(nodes) -> tuple | None:
+    out = []
+    for node in nodes:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            out.append(node.value)
+        else:
+            return None
+    return tuple(out)
+
+
+def _shape_of(value) -> tuple | None:
+    """The shape of ``torch.randn(50, 49, 512)``, ``torch.randint(0, 10, (2, 8))``."""
+    if not isinstance(value, ast.Call) or _maker(value) not in _MAKERS:
+        return None
+    args = value.args
+    if _maker(value) == "randint":
+        sized = [a for a in args if isinstance(a, (ast.Tuple, ast.List))]
+        return _ints(sized[0].elts) if sized else None
+    if _maker(value) == "full":
+        args = args[:1]
+    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+        return _ints(args[0].elts)
+    return _ints(args) if args else None
+
+
+def _literals(call: ast.Call) -> Example:
+    example = Example()
+    for arg in call.args:
+        example.init_positional.append(arg.value if isinstance(arg, ast.Constant) else None)
+    for kw in call.keywords:
+        if kw.arg is not None and isinstance(kw.value, ast.Constant):
+            example.init[kw.arg] = kw.value.value
+    return example
+
+
+def axis_sizes(example: Example, guessed: list) -> dict[int, str]:
+    """The example's sizes named by the dims of the inputs guessed from their names: size ->
+    dim, where every input that has the size at some axis agrees (and no other dim shares it)."""
+    named: dict[int, set] = {}
+    for shape, spec in zip(example.inputs, guessed):
+        dims = getattr(spec, "dims", None)
+        if shape is None or dims is None or len(shape) != len(dims):
+            continue
+        for size, dim in zip(shape, dims):
+            if isinstance(dim, str) and dim.isidentifier():
+                named.setdefault(size, set()).add(dim)
+    return {size: next(iter(d)) for size, d in named.items() if len(d) == 1}
