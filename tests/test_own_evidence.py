@@ -279,3 +279,11 @@ def test_the_files_example_relates_arguments_to_the_inputs(capsys):
     code = main([str(FILE.parent / "with_example.py"), "--format", "json", "--no-trace"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and [t["error"] for t in report["targets"]] == [None, None]
+
+
+def test_a_hidden_size_is_read_as_the_width_and_the_keys_at_the_queries_length(capsys):
+    code, target = _check(capsys, "AdditiveScores")
+    assert (code, target["error"], _loud(target)) == (0, None, [])
+    notes = " ".join(target["notes"])
+    assert "hidden_dim read as the width (C): as 4*C it did not fit F.linear" in notes
+    assert "key, value read as long as the queries (T)" in notes

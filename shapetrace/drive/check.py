@@ -134,12 +134,11 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                 notes.append(plan.note)
                 chosen = attempt(plan, mode=mode, watch=behaviour, skip=skipped)
             if not chosen.ran:
-                for other in plan.readings(chosen):  # a guess read another way
-                    again = attempt(other, mode=mode, watch=behaviour, skip=skipped)
-                    if other.accepts(again):
-                        chosen = again
-                        notes.append(other.note)
-                        break
+                read = _reading(plan, chosen, lambda p: attempt(p, mode=mode, watch=behaviour,
+                                                                skip=skipped))
+                if read is not None:
+                    chosen, read_notes = read
+                    notes.extend(read_notes)
             # a reading may have chosen other probe sizes: the rest runs at those
             return _findings(chosen, chosen.plan.request, notes, skipped, skips, behaviour)
     except (ShapetraceError, RuntimeError, MemoryError) as exc:
@@ -153,6 +152,21 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
         failure.error = str(exc)
         failure.exception = exc
         return failure
+
+
+def _reading(plan, failed: Attempt, run, depth: int = 2):
+    """``(attempt, notes)`` of the first reading of ``plan``'s guesses that stands after
+    ``failed``; a reading that keeps other guesses open (a hidden size read as the width, whose
+    inputs may still be read another way) is read again once. None when none stands."""
+    for other in plan.readings(failed):  # a guess read another way
+        again = run(other)
+        if other.accepts(again):
+            return again, [other.note]
+        if depth > 1 and other.guesses and not again.ran:
+            deeper = _reading(other, again, run, depth - 1)
+            if deeper is not None:
+                return deeper[0], [other.note, *deeper[1]]
+    return None
 
 
 def _plan_or_parent(request: Request, notes: list[str]):

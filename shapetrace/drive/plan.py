@@ -141,6 +141,29 @@ class AmbiguousSize(Guess):
 
 
 @dataclass(frozen=True)
+class HiddenSize(Guess):
+    """A hidden size guessed from its name as a feed-forward width (``hidden_dim`` -> 4*C) that
+    may be the model's width itself (an additive attention's ``hidden_dim``): a linear layer of
+    4*C inputs handed a tensor of width C says so. Its other readings stay open."""
+
+    name: str
+    value: int
+
+    def read_by(self, failed, plan: Plan) -> bool:
+        op = failed.failed_op
+        return (op is not None and op.op in ("F.linear", "F.bilinear") and len(op.inputs) > 1
+                and op.inputs[0].shape and op.inputs[0].shape[-1] == plan.dims["C"]
+                and op.inputs[1].shape and op.inputs[1].shape[-1] == self.value)
+
+    def others(self, plan: Plan, failed) -> Iterator[Plan]:
+        note = (f"{self.name} read as the width (C): as 4*C it did not fit "
+                f"{failed.failed_op.op}; give --init {self.name}=SIZE to choose")
+        rest = tuple(g for g in plan.guesses if g is not self)
+        yield dataclasses.replace(plan, init={**plan.init, self.name: plan.dims["C"]},
+                                  guesses=rest, note=note, reading_of=self)
+
+
+@dataclass(frozen=True)
 class VectorInputs(Guess):
     """Inputs guessed from their names as vectors (``x``, ``src``, ``tgt`` -> B, T, C) that may
     be token ids: an embedding handed them as floats says so."""
@@ -434,6 +457,11 @@ def make_plan(request: Request) -> Plan:
                     or dims.get(readings[0]) != value:
                 continue
             guesses.append(AmbiguousSize(name, value, readings[1:]))
+        from ..base.names import FFN
+
+        for name, value in init.items():  # hidden_dim=4*C may be the width itself
+            if name in FFN and name not in (request.init or {}) and value == 4 * dims["C"]:
+                guesses.append(HiddenSize(name, value))
     elif isinstance(module, _nn_module()):
         if request.init:
             raise UsageError("init is only used when check() is given a class, not an instance")

@@ -270,3 +270,18 @@ class PaddedTranslator(nn.Module):
         x = x + self.attend(q, k, v, trg_mask)
         x = x + self.attend(self.cross(x), memory, memory, src_mask)
         return self.out(x)
+
+
+class AdditiveScores(nn.Module):
+    """Bahdanau-style scores: its ``hidden_dim`` is the width of the states, not a feed-forward
+    width, and its queries and keys are added, so they must be as long."""
+
+    def __init__(self, hidden_dim):
+        super().__init__()
+        self.wq = nn.Linear(hidden_dim, hidden_dim, bias=False)
+        self.wk = nn.Linear(hidden_dim, hidden_dim, bias=False)
+        self.v = nn.Linear(hidden_dim, 1)
+
+    def forward(self, query, key, value):
+        scores = self.v(torch.tanh(self.wq(query) + self.wk(key))).squeeze(-1)
+        return torch.bmm(scores.softmax(-1).unsqueeze(1), value)
