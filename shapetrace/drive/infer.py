@@ -125,9 +125,21 @@ def _value_input(p: inspect.Parameter, hint, forward) -> ValueInput | None:
     ``is None`` (``if last_attn is None: last_attn = ...``) is None."""
     if p.name in OFFSET_INPUTS and hint in (None, int, "int"):
         return ValueInput(p.name, 0)
-    if hint is None and compared_with_none(forward, p.name):
+    if _plain_tensor(hint) and compared_with_none(forward, p.name):
         return ValueInput(p.name, None)
     return None
+
+
+def _plain_tensor(hint) -> bool:
+    """No annotation, or one that says only "a tensor" (``Tensor``, ``Optional[Tensor]``)."""
+    if hint is None:
+        return True
+    import torch
+
+    if hint is torch.Tensor or hint in ("Tensor", "torch.Tensor"):
+        return True
+    args = getattr(hint, "__args__", None) or ()
+    return bool(args) and all(a is torch.Tensor or a is type(None) for a in args)
 
 
 def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:

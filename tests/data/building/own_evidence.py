@@ -169,8 +169,8 @@ class OptionalPrevious(nn.Module):
         super().__init__()
         self.score = nn.Linear(dim, 1)
 
-    def forward(self, queries, keys, values, previous):
-        if previous is None:
+    def forward(self, queries, keys, values, previous: torch.Tensor):
+        if previous is None:  # annotated as a tensor, tested for None all the same
             previous = keys.new_zeros(keys.size(0), keys.size(1))
         scores = self.score(torch.tanh(keys)).squeeze(-1) + previous
         weights = scores.softmax(-1).unsqueeze(1)
