@@ -12,7 +12,9 @@ each size a dim where one is known.
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..base.source import class_file
 
@@ -36,16 +38,30 @@ def example_of(cls: type) -> Example | None:
     if not path:
         return None
     try:
-        with open(path, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read())
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
         return None
-    for block in tree.body:
-        if isinstance(block, ast.If) and _is_main(block.test):
-            found = _read(block.body, cls.__name__)
-            if found is not None:
-                return found
+    for body in _main_blocks(path, stamp):
+        found = _read(body, cls.__name__)
+        if found is not None:
+            return found
     return None
+
+
+@lru_cache(maxsize=64)
+def _main_blocks(path: str, stamp: int) -> tuple:
+    """The bodies of the ``if __name__ == "__main__":`` blocks of the file at ``path`` (as of
+    ``stamp``, its modification time): a file whose text has none is not parsed."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        if "__main__" not in text:
+            return ()
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return ()
+    return tuple(block.body for block in tree.body
+                 if isinstance(block, ast.If) and _is_main(block.test))
 
 
 def _is_main(test) -> bool:
