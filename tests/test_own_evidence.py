@@ -287,3 +287,14 @@ def test_a_hidden_size_is_read_as_the_width_and_the_keys_at_the_queries_length(c
     notes = " ".join(target["notes"])
     assert "hidden_dim read as the width (C): as 4*C it did not fit F.linear" in notes
     assert "key, value read as long as the queries (T)" in notes
+
+
+def test_a_call_in_the_projects_examples_relates_arguments_to_the_inputs(capsys):
+    """No main block in the module's file: the project's examples folder calls it with
+    ``span=36`` beside 36 tokens, so span is the sequence length."""
+    from shapetrace.frontends.cli import main
+
+    code = main([str(FILE.parent / "project" / "mixers" / "table.py"), "--format", "json",
+                 "--no-trace"])
+    (target,) = json.loads(capsys.readouterr().out)["targets"]
+    assert (code, target["error"], _loud(target)) == (0, None, [])

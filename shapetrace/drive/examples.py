@@ -1,5 +1,6 @@
 """The file's own example call: an ``if __name__ == "__main__":`` block that builds the class and
-calls it (``x = torch.randn(50, 49, 512)``, ``m = AFT(d_model=512, n=49)``, ``m(x)``).
+calls it (``x = torch.randn(50, 49, 512)``, ``m = AFT(d_model=512, n=49)``, ``m(x)``), or a
+test or example of its project that does.
 
 Its sizes are the author's, not probe sizes, but they say how the constructor's arguments and
 the inputs' axes relate: ``n=49`` beside an input of 49 tokens says ``n`` is the sequence length
@@ -33,7 +34,9 @@ class Example:
 
 
 def example_of(cls: type) -> Example | None:
-    """The first call of ``cls`` (built, then called) in its file's main block, or None."""
+    """The first call of ``cls`` (built, then called) in its file's main block, else in the
+    tests and examples of its project (a ``tests``/``examples`` folder beside its package or
+    file, each test function and script read whole), or None."""
     path = class_file(cls)
     if not path:
         return None
@@ -45,7 +48,58 @@ def example_of(cls: type) -> Example | None:
         found = _read(body, cls.__name__)
         if found is not None:
             return found
+    for other in _usage_files(os.path.dirname(os.path.realpath(path))):
+        try:
+            other_stamp = os.stat(other).st_mtime_ns
+        except OSError:
+            continue
+        for body in _bodies(other, other_stamp, cls.__name__):
+            found = _read(body, cls.__name__)
+            if found is not None:
+                return found
     return None
+
+
+#: folders of a project that call its modules the way their authors mean
+_USAGE_FOLDERS = ("tests", "test", "examples", "example")
+#: how many files of those folders are read
+_USAGE_FILES = 100
+
+
+@lru_cache(maxsize=16)
+def _usage_files(folder: str) -> tuple[str, ...]:
+    """The Python files of the tests and examples folders beside ``folder``'s package (the
+    folder above its outermost ``__init__.py``), or beside ``folder`` itself."""
+    root = folder
+    while os.path.isfile(os.path.join(root, "__init__.py")):
+        root = os.path.dirname(root)
+    found: list[str] = []
+    for base in dict.fromkeys((root, folder)):
+        for name in _USAGE_FOLDERS:
+            top = os.path.join(base, name)
+            for directory, dirs, files in os.walk(top):
+                dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
+                found += [os.path.join(directory, f) for f in sorted(files) if f.endswith(".py")]
+                if len(found) >= _USAGE_FILES:
+                    return tuple(found[:_USAGE_FILES])
+    return tuple(found)
+
+
+@lru_cache(maxsize=256)
+def _bodies(path: str, stamp: int, name: str) -> tuple:
+    """The statement lists of ``path`` that may call ``name``: each function's body and the
+    module's own, when its text names ``name`` at all."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        if name not in text:
+            return ()
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return ()
+    bodies = [node.body for node in ast.walk(tree)
+              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return tuple(bodies) + (tree.body,)
 
 
 @lru_cache(maxsize=64)
