@@ -298,3 +298,23 @@ def test_a_call_in_the_projects_examples_relates_arguments_to_the_inputs(capsys)
                  "--no-trace"])
     (target,) = json.loads(capsys.readouterr().out)["targets"]
     assert (code, target["error"], _loud(target)) == (0, None, [])
+
+
+@pytest.mark.parametrize("name, note", [
+    ("NamespaceBlock", "settings made with the fields the code reads from it (n_embd=143"),
+    ("StateStack", "n_state read as the model width (C), from what the constructor hands it to"),
+    ("StateStack", "n_block read as a count of layers"),
+])
+def test_values_read_from_the_code_are_said_in_a_note(capsys, name, note):
+    code, target = _check(capsys, name)
+    assert code == 0 and any(n.startswith(note) for n in target["notes"]), target["notes"]
+
+
+def test_values_from_the_example_call_are_said_in_a_note(capsys):
+    from shapetrace.frontends.cli import main
+
+    main([str(FILE.parent / "with_example.py"), "--format", "json", "--no-trace"])
+    notes = [n for t in json.loads(capsys.readouterr().out)["targets"] for n in t["notes"]]
+    assert "n read as the sequence length (T): the example call passes 49; give --init n=VALUE " \
+           "to choose" in notes
+    assert any(n.startswith("how 'mean' as in the example call") for n in notes)

@@ -139,6 +139,7 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                 if read is not None:
                     chosen, read_notes = read
                     notes.extend(read_notes)
+            notes[:0] = [n for n in chosen.plan.read_notes if n not in notes]
             # a reading may have chosen other probe sizes: the rest runs at those
             return _findings(chosen, chosen.plan.request, notes, skipped, skips, behaviour)
     except (ShapetraceError, RuntimeError, MemoryError) as exc:

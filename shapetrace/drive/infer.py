@@ -19,6 +19,7 @@ from ..base.errors import TargetError, UsageError
 from ..base.names import (
     CONFIG,
     DATA_INPUTS,
+    DIM_MEANINGS,
     DIM_NAMES,
     DROPOUT,
     FFN,
@@ -245,7 +246,8 @@ def _spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
 
 
 def infer_init(cls: type, dims: Mapping[str, int], *,
-               given: Mapping[str, object] | None = None) -> dict[str, object]:
+               given: Mapping[str, object] | None = None,
+               notes: list[str] | None = None) -> dict[str, object]:
     """Keyword arguments that build ``cls`` at the probe sizes ``dims``.
 
     Widths, heads, head sizes, lengths and vocabulary sizes come from parameter names (see
@@ -300,13 +302,23 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             out[p.name] = _build_module(module, cls, p, dims)
         elif (used := meaning_by_use(cls, p.name)) is not None:
             out[p.name] = 2 if used == LAYER_COUNT else dims[used]
+            if notes is not None:
+                what = "a count of layers" if used == LAYER_COUNT else DIM_MEANINGS[used]
+                notes.append(f"{p.name} read as {what}, from what the constructor hands it to; "
+                             f"give --init {p.name}=VALUE to choose")
         elif (read := _config_from_reads(cls, p, dims)) is not None:
             out[p.name] = read  # a config by any name: the fields its code reads
+            if notes is not None:
+                fields = read if isinstance(read, dict) else vars(read)
+                shown = ", ".join(f"{k}={v!r}" for k, v in list(fields.items())[:8])
+                more = ", ..." if len(fields) > 8 else ""
+                notes.append(f"{p.name} made with the fields the code reads from it ({shown}"
+                             f"{more}); give --init {p.name}.FIELD=VALUE to set one")
         else:
             missing.append(p.name)
     for key, value in given.items():
         out.setdefault(key, value)
-    _by_example(cls, params, out, missing, given, dims)
+    _by_example(cls, params, out, missing, given, dims, notes)
     if missing:
         names = ", ".join(repr(m) for m in missing)
         example = ",".join(f"{m}=VALUE" for m in missing)
@@ -380,7 +392,7 @@ def config_argument(cls: type, param: inspect.Parameter, dims: Mapping[str, int]
 
 
 def _by_example(cls: type, params: list, out: dict, missing: list, given: Mapping,
-                dims: Mapping[str, int]) -> None:
+                dims: Mapping[str, int], notes: list[str] | None = None) -> None:
     """What the file's example call (``examples``) says: an argument whose example value is the
     size of an input axis (``n=49`` beside 49 tokens) takes that axis's dim, over its default;
     an argument nothing else sizes takes the example's value (a flag, a ratio, a count)."""
@@ -405,11 +417,17 @@ def _by_example(cls: type, params: list, out: dict, missing: list, given: Mappin
         named = size_of(p.name, constructor=True)
         if type(value) is int and value in sizes and sizes[value] in dims \
                 and (named is None or named == sizes[value]):
+            if out.get(p.name) == dims[sizes[value]]:
+                continue  # what its name said already
             out[p.name] = dims[sizes[value]]
+            why = f"read as {DIM_MEANINGS[sizes[value]]}: the example call passes {value}"
         elif p.name in missing and value is not None:
             out[p.name] = value
+            why = f"{value!r} as in the example call"
         else:
             continue
+        if notes is not None:
+            notes.append(f"{p.name} {why}; give --init {p.name}=VALUE to choose")
         if p.name in missing:
             missing.remove(p.name)
 

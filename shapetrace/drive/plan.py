@@ -77,6 +77,8 @@ class Plan:
     note: str = ""
     #: the guess this plan reads another way (None for the first plan)
     reading_of: Guess | None = None
+    #: how values were read from the module's own code (a config's fields, an example call)
+    read_notes: tuple[str, ...] = ()
 
     @property
     def dims(self) -> Dims:
@@ -450,7 +452,8 @@ def make_plan(request: Request) -> Plan:
     if isinstance(module, type):
         if not issubclass(module, _nn_module()):
             raise TargetError(f"{module.__qualname__} is not an nn.Module subclass")
-        init = infer_init(module, dims, given=request.init or {})
+        read_notes: list[str] = []
+        init = infer_init(module, dims, given=request.init or {}, notes=read_notes)
         for name, readings in AMBIGUOUS.items():
             value = init.get(name)
             if name in (request.init or {}) or type(value) is not int \
@@ -499,7 +502,8 @@ def make_plan(request: Request) -> Plan:
     free = frozenset({"T", "S", "d"} - set(dims.explicit))
     if free and not any(hasattr(getattr(i, "value", i), "shape") for i in request.inputs or ()):
         guesses.append(ProbeSizes(free))
-    return Plan(request, init, inputs, problem, tuple(guesses))
+    return Plan(request, init, inputs, problem, tuple(guesses),
+                read_notes=tuple(read_notes) if isinstance(module, type) else ())
 
 
 def _special_ids(init, request: Request) -> int:
