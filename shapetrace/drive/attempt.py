@@ -27,7 +27,7 @@ from ..report.trace import Trace
 from ..rules.failures import raised_findings
 from .devices import cpu_only, note, remember
 from .fit import allocation_failed, out_of_memory
-from .plan import Plan
+from .plan import EVEN_ASKED, Plan
 
 
 @dataclass
@@ -269,7 +269,6 @@ def _in_forward_order(model, args: list, names: list) -> tuple[list, list]:
 
 
 _UNPACK = re.compile(r"(?:not enough|too many) values to unpack \(expected (\d+)")
-_EVEN = re.compile(r"divisible by 2\b|\beven\b|% ?2\b", re.I)
 
 
 def _odd_size(exc: BaseException, dims: Dims) -> str:
@@ -277,7 +276,7 @@ def _odd_size(exc: BaseException, dims: Dims) -> str:
     positions need an even width: Whisper's ``d_model``), when its message asks for an even
     size and names one: which ``--dims`` gives it one. A hint only; nothing is decided on it."""
     text = str(exc)
-    if not _EVEN.search(text):
+    if not EVEN_ASKED.search(text):
         return ""
     named = [n for n, size in dims.items() if size % 2 and re.search(rf"\b{size}\b", text)]
     if not named:

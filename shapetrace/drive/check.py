@@ -331,8 +331,7 @@ def _rank_failed(result: TargetResult, chosen: Attempt) -> bool:
     raised = chosen.raised
     if raised is None or not _RANK.search(str(raised)):
         return False
-    guessed = [(name, arg) for arg, name in zip(chosen.args, chosen.names)
-               if isinstance(arg, torch.Tensor) and not name.startswith("input ")]
+    guessed = _guessed(chosen)
     if not guessed:
         return False
     name, arg = guessed[0]

@@ -70,9 +70,7 @@ _USAGE_FILES = 100
 def _usage_files(folder: str) -> tuple[str, ...]:
     """The Python files of the tests and examples folders beside ``folder``'s package (the
     folder above its outermost ``__init__.py``), or beside ``folder`` itself."""
-    root = folder
-    while os.path.isfile(os.path.join(root, "__init__.py")):
-        root = os.path.dirname(root)
+    root = package_base(folder)
     found: list[str] = []
     for base in dict.fromkeys((root, folder)):
         for name in _USAGE_FOLDERS:
@@ -83,6 +81,14 @@ def _usage_files(folder: str) -> tuple[str, ...]:
                 if len(found) >= _USAGE_FILES:
                     return tuple(found[:_USAGE_FILES])
     return tuple(found)
+
+
+def package_base(folder: str) -> str:
+    """The folder above the outermost package that holds ``folder`` (``folder`` itself when it
+    holds no ``__init__.py``): where ``import package.module`` finds its modules."""
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder = os.path.dirname(folder)
+    return folder
 
 
 @lru_cache(maxsize=256)

@@ -21,8 +21,9 @@ from dataclasses import dataclass, replace
 import torch
 
 from ..base.errors import ShapetraceError
-from ..base.source import class_namespace
+from ..base.source import class_file, class_namespace
 from ..base.specs import ValueInput
+from .examples import package_base
 from .usage import _function_def, _init_of, _resolve, _tree
 
 
@@ -89,10 +90,7 @@ def _same(a: type, b: type) -> bool:
 
 
 def _file(cls: type) -> str | None:
-    try:
-        path = inspect.getsourcefile(cls)
-    except (TypeError, OSError):
-        return None
+    path = class_file(cls)
     return os.path.realpath(path) if path else None
 
 
@@ -130,15 +128,10 @@ def _package_classes(cls: type, siblings: list[str]) -> list[type]:
     if path is None:
         return []
     folder = os.path.dirname(path)
-    root = folder
-    while os.path.isfile(os.path.join(os.path.dirname(root), "__init__.py")) \
-            or os.path.isfile(os.path.join(root, "__init__.py")):
-        if not os.path.isfile(os.path.join(os.path.dirname(root), "__init__.py")):
-            break
-        root = os.path.dirname(root)
-    if not os.path.isfile(os.path.join(root, "__init__.py")):
-        return []
-    base = os.path.dirname(root)
+    base = package_base(folder)
+    if base == folder:
+        return []  # a file outside any package
+    root = os.path.join(base, os.path.relpath(folder, base).split(os.sep)[0])
     texts = {}
     for directory, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]

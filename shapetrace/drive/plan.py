@@ -181,14 +181,12 @@ class VectorInputs(Guess):
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         op = failed.failed_op
         names = ", ".join(s.name for s, o in zip(self.tokens, plan.inputs) if s != o)
-        where = op.op if op is not None else "the forward"
+        where = (op.op if op is not None else
+                 f"the two sizes unpacked at line {failed.raised_at[1]}"
+                 if failed.raised_at is not None else "the forward")
         note = (f"{names} read as token ids: as vectors {'they' if ',' in names else 'it'} did "
                 f"not fit {where}; give --input to choose")
         reading = self if _at_embedding(failed) else dataclasses.replace(self, strict=True)
-        if op is None and failed.raised_at is not None:
-            where = "the two sizes unpacked at line {}".format(failed.raised_at[1])
-            note = (f"{names} read as token ids: as vectors {'they' if ',' in names else 'it'} "
-                    f"did not fit {where}; give --input to choose")
         yield dataclasses.replace(plan, inputs=self.tokens, guesses=(), note=note,
                                   reading_of=reading)
 
@@ -338,8 +336,8 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     line = linecache.getline(site[0], site[1]) if site else ""
     width = str(dims["C"])
     widths = [k for k, v in plan.init.items() if v == dims["C"]]  # the arguments set to C
-    asked = (_EVEN.search(text) and re.search(rf"\b{width}\b", text)) or (
-        _EVEN.search(line) and any(re.search(rf"\b{re.escape(k)}\b", line) for k in widths))
+    asked = (EVEN_ASKED.search(text) and re.search(rf"\b{width}\b", text)) or (
+        EVEN_ASKED.search(line) and any(re.search(rf"\b{re.escape(k)}\b", line) for k in widths))
     if not (asked or (re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
         raise failed
     given = {k: dims[k] for k in dims.explicit}
@@ -349,7 +347,8 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
                                f"constructor needs an even width; give --dims to choose")
 
 
-_EVEN = re.compile(r"divisible by 2\b|\beven\b|% ?2\b", re.I)
+#: words of an error or a line that ask for an even size
+EVEN_ASKED = re.compile(r"divisible by 2\b|\beven\b|% ?2\b", re.I)
 #: a sequence length that folds into a square grid (4 x 4) and is no probe size
 SQUARE_LENGTH = 16
 _GRID = re.compile(r"pattern \"?'?[^\"'>]*\((\w+) (\w+)\)[^\"'>]*->")
