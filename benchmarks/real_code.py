@@ -13,6 +13,7 @@ apart ("nothing to check").
     python benchmarks/real_code.py                      # the repositories below
     python benchmarks/real_code.py --only vit-pytorch   # some, by name
     python benchmarks/real_code.py --show               # and a line per finding and error
+    python benchmarks/real_code.py --set fresh          # the second list: first run 2026-11-29
 
 The repositories and commits are ours to choose; add any. Without a mirror a repository is
 skipped with a line saying how to fetch it.
@@ -44,37 +45,72 @@ REPOSITORIES = [
          "simple_vit_1d", "nest", "crossformer", "regionvit")], ""),
 ]
 
+#: A second list, first run on 2026-11-29 before any change made for it (speech, diffusion,
+#: LLM inference, linear attention, teaching files and notebooks' scripts, sequence-first code).
+FRESH = [
+    ("jaywalnut310/vits", "2e561ba58618d021b5b8323d3765880f7e0ecfdb",
+     ["attentions.py", "modules.py", "models.py"], ""),
+    ("CompVis/stable-diffusion", "21f890f9da3cfbeaba8e2ac3c425ee9e998d5229",
+     ["ldm/modules/attention.py", "ldm/modules/diffusionmodules/model.py"], ""),
+    ("google/gemma_pytorch", "014acb7ac4563a5f77c76d7ff98f31b568c16508",
+     ["gemma/model.py", "gemma/gemma3_model.py", "gemma/siglip_vision/siglip_vision_model.py"], ""),
+    ("pbloem/former", "ad9cc703b0b82a24a12e777f5946296f352c9d11",
+     ["former/modules.py", "former/transformers.py"], ""),
+    ("lucidrains/linear-attention-transformer", "24ecf20b11a7c8ddbc15e33a30f0be0cc73b145d",
+     ["linear_attention_transformer/linear_attention_transformer.py",
+      "linear_attention_transformer/images.py"], ""),
+    ("Lightning-AI/lit-llama", "2a464de2a1d2f266614d15091d3d7f30330c3ede",
+     ["lit_llama/model.py", "lit_llama/adapter.py", "lit_llama/lora.py"], ""),
+    ("facebookresearch/detr", "29901c51d7fe8712168b8d0d64351170bc0f83e0",
+     ["models/transformer.py", "models/position_encoding.py"], ""),
+    ("tunz/transformer-pytorch", "e7266679f0b32fd99135ea617213f986ceede056",
+     ["model/transformer.py", "model/fast_transformer.py"], ""),
+]
+SETS = {"seen": REPOSITORIES, "fresh": FRESH, "all": REPOSITORIES + FRESH}
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", default=None, help="repositories whose name contains one of these")
     parser.add_argument("--show", action="store_true", help="a line per finding and target error")
     parser.add_argument("--timeout", type=int, default=120, help="seconds per file")
+    parser.add_argument("--json", metavar="FILE", help="write every target's outcome as JSON")
+    parser.add_argument("--set", choices=sorted(SETS), default="seen",
+                        help="which list of repositories (default: seen)")
     args = parser.parse_args(argv)
     totals = {"clean": 0, "finding": 0, "target error": 0, "nothing to check": 0}
-    for repo, commit, patterns, folder in REPOSITORIES:
+    outcomes: list[dict] = []
+    for repo, commit, patterns, folder in SETS[args.set]:
         if args.only and not any(o in repo for o in args.only):
             continue
         mirror = MIRRORS / repo.replace("/", "+") / "repo"
+        if (mirror / ".git").is_dir():  # a snapshot with a work tree
+            mirror = mirror / ".git"
         if not mirror.is_dir():
             print(f"{repo}: no mirror at {mirror} (fetch github:{repo})")
             continue
-        counts = _run(repo, mirror, commit, patterns, folder, args)
+        counts = _run(repo, mirror, commit, patterns, folder, args, outcomes)
         print(f"{repo}@{commit[:7]}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
         for key, value in counts.items():
             totals[key] += value
     print("real code: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+    if args.json:
+        Path(args.json).write_text(json.dumps(outcomes, indent=1))
     return 0
 
 
-def _run(repo, mirror, commit, patterns, folder, args) -> dict[str, int]:
+def _run(repo, mirror, commit, patterns, folder, args, outcomes: list[dict]) -> dict[str, int]:
     counts = {"clean": 0, "finding": 0, "target error": 0, "nothing to check": 0}
     with tempfile.TemporaryDirectory() as tmp:
-        tops = sorted({pattern.split("/")[0] for pattern in patterns if "/" in pattern})
-        archive = subprocess.run(["git", "--git-dir", str(mirror), "archive", commit, "--", *tops],
-                                 capture_output=True, check=False)  # only the folders checked
-        subprocess.run(["tar", "x", "-C", tmp], input=archive.stdout, check=False,
-                       capture_output=True)
+        tops = sorted({pattern.split("/")[0] for pattern in patterns})
+        if any("/" not in pattern for pattern in patterns):  # a file at the top: the whole tree
+            tops = subprocess.run(["git", "--git-dir", str(mirror), "ls-tree", "--name-only", commit],
+                                  capture_output=True, text=True, check=False).stdout.split()
+        for top in tops:  # one at a time: a snapshot lacks its largest files
+            archive = subprocess.run(["git", "--git-dir", str(mirror), "archive", commit, "--", top],
+                                     capture_output=True, check=False)
+            subprocess.run(["tar", "x", "-C", tmp], input=archive.stdout, check=False,
+                           capture_output=True)
         base = Path(tmp) / folder
         files = sorted(str(p.relative_to(base)) for p in base.rglob("*.py")
                        if any(fnmatch.fnmatch(str(p.relative_to(base)), pat) for pat in patterns))
@@ -88,11 +124,18 @@ def _run(repo, mirror, commit, patterns, folder, args) -> dict[str, int]:
                 report = json.loads(out.stdout)
             except (subprocess.TimeoutExpired, json.JSONDecodeError):
                 counts["target error"] += 1
+                outcomes.append({"repo": repo, "target": file, "outcome": "no report"})
                 if args.show:
                     print(f"  error {file}: no report")
                 continue
             for target in report["targets"]:
                 errors = [d for d in target["diagnostics"] if d["severity"] == "error"]
+                outcomes.append({
+                    "repo": repo, "target": target["target"], "error": target.get("error"),
+                    "findings": [f"{d['rule']}@{d['line']}" for d in errors],
+                    "warnings": [f"{d['rule']}@{d['line']}" for d in target["diagnostics"]
+                                 if d["severity"] == "warning"],
+                    "skipped": (target.get("checks") or {}).get("skipped", [])})
                 if target.get("error") and "nothing to check" in target["error"]:
                     counts["nothing to check"] += 1
                 elif target.get("error"):
