@@ -8,7 +8,10 @@ them (the key axis of ``q @ k.transpose(-2, -1)`` comes from its right operand).
 An attention is found from its softmax: forward from the softmax's output, through ops that keep
 every value in its place (masking, dropout, casts, transposes, reshapes), to the matmul or
 einsum that contracts the weights with the values; backward from the softmax's input to the
-matmul or einsum that made the scores.
+matmul or einsum that made the scores. A product whose other operand is itself computed from
+the same softmax's weights is not a contraction with values: it is an iteration on the matrix
+(a Newton-Schulz pseudo-inverse of landmark weights, a power of the weights), and its operand
+is not judged as attention weights.
 
 Reads records only (``base.records``) and the op vocabulary (``base.ops``); knows no rule.
 """
@@ -289,6 +292,20 @@ class Graph:
             if nxt is not None:
                 self._forward(consumer, 0, nxt, (*path, consumer), found, seen)
 
+    def descends(self, meta: TensorMeta, index: int) -> bool:
+        """Whether ``meta`` is computed, through any ops, from an output of record ``index``.
+        Producers come before their consumers, so the walk stops at records made before it."""
+        todo, seen = [meta], set()
+        while todo:
+            made_by = todo.pop()._made_by
+            if made_by is None or made_by < index or made_by in seen:
+                continue
+            if made_by == index:
+                return True
+            seen.add(made_by)
+            todo.extend(self.records[made_by].inputs)
+        return False
+
     def scores(self, meta: TensorMeta, pos: int) -> Scores | None:
         """The matmul or einsum that axis ``pos`` of ``meta`` comes from, through ops that keep
         values in place (the scores, for a softmax's input)."""
@@ -347,6 +364,18 @@ def _mixes_heads(rec: OpRecord, slot: int | None, pos: int) -> tuple[int, int] |
     return None
 
 
+def _iterates(graph: Graph, use: ValueUse, softmax: int) -> bool:
+    """Whether the other operand of ``use.matmul`` (the values, in attention) is computed from
+    the output of record ``softmax``: weights contracted with something made of themselves."""
+    product = use.matmul
+    if product.op == "torch.einsum":
+        others = [s for s in range(len(product.inputs)) if s != use.slot]
+    else:
+        pair = matmul_operands(product)
+        others = [s for s in (pair or ()) if s != use.slot]
+    return any(graph.descends(product.inputs[s], softmax) for s in others)
+
+
 def find_attentions(softmaxes: list[OpRecord], graph: Graph) -> list[Attention]:
     """Every softmax (of ``softmaxes``, in trace order) whose output a matmul or einsum
     contracts, with the uses and the scores found."""
@@ -360,7 +389,8 @@ def find_attentions(softmaxes: list[OpRecord], graph: Graph) -> list[Attention]:
         dim, implicit = picked
         if not 0 <= dim < max(rec.inputs[0].ndim, 1):
             continue
-        att = Attention(rec, dim, implicit, graph.uses(rec, 0, dim))
+        uses = [u for u in graph.uses(rec, 0, dim) if not _iterates(graph, u, rec.index)]
+        att = Attention(rec, dim, implicit, uses)
         if not att.uses:
             continue
         att.scores = graph.scores(rec.inputs[0], dim)
