@@ -30,6 +30,7 @@ from ..base.ops import (
 from ..base.records import TensorArg
 from .fixes import with_fix
 from .registry import diagnostic
+from .scale_cause import scale_origin
 from .scale_fixes import add_factor, drop_keyword, head_size_text, replace_factor
 
 #: Ops followed back from q and k to find a scale applied to them: the moves, less indexing,
@@ -177,6 +178,9 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor, width: int
         first = min(ones, key=lambda f: f.rec.index)
         message = (f"attention scores scaled twice by 1/sqrt({name}): {_describe(first)} and again "
                    f"{_describe(second)}, so they are divided by {name} in all")
+        origin = scale_origin(second.rec)
+        if origin is not None:
+            message += f"; the second is chosen at {origin[0]}:{origin[1]}: `{origin[2]}`"
         hint = "Scale once: drop one of the two factors."
         fix = replace_factor(second.rec, None)
         return diagnostic("attention-scale", message, with_fix(hint, fix), rec=second.rec,
@@ -210,8 +214,12 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor, width: int
         if fix is not None and culprit.where == "sdpa":
             hint = "Leave out scale=: scaled_dot_product_attention divides by sqrt(q.size(-1))."
 
+    origin = scale_origin(culprit.rec) if culprit is not None else None
+    if origin is not None:
+        message += f"; the factor is chosen at {origin[0]}:{origin[1]}: `{origin[2]}`"
     return diagnostic("attention-scale", message, with_fix(hint, fix), rec=target, factor=total,
-                      expected=right, fix=fix.data() if fix else None)
+                      expected=right, fix=fix.data() if fix else None,
+                      origin=f"{origin[0]}:{origin[1]}" if origin else None)
 
 
 
