@@ -2,9 +2,10 @@
 along it with values that do not come from the weights themselves. Nyström-style landmark
 attention (a Newton-Schulz pseudo-inverse iterated on softmax weights), linear attention with
 kernel feature maps (elu + 1, softmaxed q and k, Performer-like random features), and scales
-applied in place (``q *= self.scale``, ``q.mul_(...)``, ``s /= ...``), sequence-first, all
-quiet; buggy twins: weights scaled after the softmax, q scaled in place and the scores again,
-q scaled in place by the width, each marked ``# BUG``."""
+applied in place (``q *= self.scale``, ``q.mul_(...)``, ``s /= ...``), sequence-first, a
+relative-position table and ALiBi added to one set of scores, all quiet; buggy twins: weights
+scaled after the softmax, q scaled in place and the scores again, q scaled in place by the width,
+a relative-position bias added twice, each marked ``# BUG``."""
 
 import math
 
@@ -213,3 +214,44 @@ class QueryScaledInPlaceByWidth(SequenceFirstInPlace):
         weights = F.softmax(torch.bmm(q, k.transpose(1, 2)), dim=-1)
         out = torch.bmm(weights, v).transpose(0, 1).contiguous()
         return out.view(length, batch, width)
+
+
+class _Biased(_Fused):
+    """A learned bias per head and relative distance, and ALiBi slopes, on the scores."""
+
+    DIMS = {"T": 7}
+
+    def __init__(self, width, heads):
+        super().__init__(width, heads)
+        self.distance_bias = nn.Parameter(torch.randn(heads, 2 * 7 - 1))
+        slopes = 2.0 ** -torch.arange(1, heads + 1, dtype=torch.float32)
+        self.register_buffer("slopes", slopes[:, None, None])
+
+    def table(self, length):
+        position = torch.arange(length)
+        relative = position[None, :] - position[:, None] + length - 1
+        return self.distance_bias[:, relative]
+
+
+class RelativeAndAlibi(_Biased):
+    """Two different terms on the scores: a learned relative-position table and ALiBi."""
+
+    def forward(self, x):
+        q, k, v = self.qkv(x)
+        length = x.shape[1]
+        position = torch.arange(length)
+        alibi = -self.slopes * (position[None, :] - position[:, None]).abs()
+        scores = q @ k.transpose(-2, -1) * self.scale + self.table(length)
+        scores = scores + alibi
+        return self.merge(scores.softmax(dim=-1) @ v)
+
+
+class RelativeBiasAddedTwice(_Biased):
+    BUG = "attention-textbook"
+
+    def forward(self, x):
+        q, k, v = self.qkv(x)
+        bias = self.table(x.shape[1])
+        scores = q @ k.transpose(-2, -1) * self.scale + bias
+        scores = scores + bias  # BUG
+        return self.merge(scores.softmax(dim=-1) @ v)
