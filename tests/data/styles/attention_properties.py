@@ -255,3 +255,19 @@ class RelativeBiasAddedTwice(_Biased):
         scores = q @ k.transpose(-2, -1) * self.scale + bias
         scores = scores + bias  # BUG
         return self.merge(scores.softmax(dim=-1) @ v)
+
+
+class ReverseReusesTheWeights(_Fused):
+    """The weights of a first pass reused, transposed, for a pass the other way, over values
+    computed from the first pass's output: normalised over the keys, contracted over the queries.
+    The values are made from the weights only through a contraction with other values, so the
+    reuse is judged as attention (unlike a Newton-Schulz iterate)."""
+
+    BUG = "softmax-axis"
+
+    def forward(self, x):
+        q, k, v = self.qkv(x)
+        weights = (q @ k.transpose(-2, -1) * self.scale).softmax(dim=-1)
+        x = x + self.merge(weights @ v)
+        _, _, back = self.qkv(x)
+        return self.merge(weights.transpose(-2, -1) @ back)  # BUG
