@@ -99,3 +99,44 @@ def test_no_origin_named_when_the_scale_is_written_on_its_line():
     report = check(cls, behaviour=False)
     found = [d for d in report.diagnostics if d.rule == "attention-scale"]
     assert len(found) == 1 and "chosen at" not in found[0].message, show(report)
+
+
+def _textbook(cls):
+    """The attention-textbook findings of the behaviour checks alone (before attention-scale's
+    finding at the same line takes their place in a report)."""
+    from shapetrace.base.dims import Dims
+    from shapetrace.behaviour.checks import run_behaviour
+
+    dims = Dims(getattr(cls, "DIMS", None))
+    torch.manual_seed(0)
+    model = cls(dims["C"], dims["H"]).eval()
+    shape = [dims[n] for n in cls.INPUTS[0].split("=")[1].split(",")]
+    result = run_behaviour(model, [torch.randn(*shape)], causal=None, dims=dims)
+    return [d for d in result.diagnostics if d.rule == "attention-textbook"]
+
+
+@pytest.mark.parametrize("name, part, words", [
+    ("QueryScaledInPlaceAndScores", "scale", "scaled twice by 1/√d"),
+    ("QueryScaledInPlaceByWidth", "scale", "scaled by 1/sqrt(C)"),
+    ("RelativeBiasAddedTwice", "bias", "added to the attention scores twice"),
+])
+def test_the_textbook_reading_says_which_part_differs(name, part, words):
+    cls = getattr(corpus, name)
+    (found,) = _textbook(cls)
+    assert found.line == bug_line(cls) and found.data["part"] == part, found.message
+    assert words in found.message
+
+
+def test_the_textbook_reading_names_each_factor_and_the_difference():
+    (found,) = _textbook(corpus.QueryScaledInPlaceAndScores)
+    lines = [_line_of(corpus.QueryScaledInPlaceAndScores, text)
+             for text in ("q *= self.scale", "scores = q @ k")]
+    assert all(f"line {n}" in found.message for n in lines), found.message
+    assert "differ from the textbook softmax(q·kᵀ/√d + the terms the code adds) by up to" in found.message
+
+
+@pytest.mark.parametrize("name", ["QueryScaledInPlace", "QueryMulInPlace", "ScoresDividedInPlace",
+                                  "SequenceFirstInPlace", "RelativeAndAlibi",
+                                  "LandmarkPseudoInverse", "LinearAttentionSoftmaxed"])
+def test_the_textbook_reading_is_quiet_on_correct_attention(name):
+    assert _textbook(getattr(corpus, name)) == []
