@@ -19,7 +19,7 @@ from torch import nn
 from ..base.compat import dropout_base_class
 from ..base.diagnostics import Diagnostic
 from ..base.dims import Dims
-from . import locate, messages, shuffle
+from . import locate, messages, shuffle, textbook
 from .errors import InternalCheckError, raised_by_user
 from .probe import Probe
 from .results import (
@@ -103,6 +103,8 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
                 with torch.random.fork_rng(devices=[]), one_thread(), float64_default():
                     torch.default_generator.manual_seed(0)  # what fork_rng restores
                     _run_checks(probe, result, causal, stage)
+                    stage.check = "attention-textbook"
+                    result.diagnostics.extend(_quietly(textbook.textbook_attention, probe) or [])
             finally:
                 probe.close()
     except InternalCheckError:

@@ -132,7 +132,8 @@ _ALL = [
        """,
        """
        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)
-       """, variants=(("unscaled", "warning"),), check="scale:check_scale"),
+       """, variants=(("unscaled", "warning"),), check="scale:check_scale",
+       explains=("attention-textbook",)),
     _r("ST006", "unnormalized-attention", "error",
        "the weights contracted with the values do not sum to 1 along the contracted axis",
        """
@@ -381,6 +382,29 @@ _ALL = [
        B, T, C = x.shape
        x = x + self.pe[: x.size(1)].transpose(0, 1)  # cut by T, (1, T, C)
        """, check="positions:check_positions", explains=("batch-leak",)),
+    _r("ST025", "attention-textbook", "error",
+       "attention weights that differ from softmax(q·kᵀ/√d + the terms the code adds)",
+       """
+       The module is run again in float64 and every attention (a softmax whose weights are
+       contracted with values) is read from its values, op by op from q and k to the softmax:
+       a step whose output is a positive multiple of its input (in any order: transposes,
+       `q *= scale`, `scores / math.sqrt(d)`) is a factor; an addition puts a term on the scores
+       (a bias, a position table, an additive mask). The factors multiply to the scale the code
+       applied; where it is not 1/√d (d the size q·k sums over), the weights are recomputed with
+       the textbook scale and the same terms, and the finding says which part differs (no
+       scale, scaled twice, the root of another size), at the op that applied the last factor,
+       with the line of each factor. The same non-zero term added twice on the way to one
+       softmax is a bias added twice. Nothing is said where the reading is not sure: a learned
+       or tensor factor, cosine similarities, dot products of raw inputs, a soft cap, factors
+       that cancel. Where attention-scale already reports the same line, it is one finding.
+       """,
+       """
+       scores = q @ k.transpose(-2, -1) / math.sqrt(d) + self.rel_bias
+       scores = scores + self.rel_bias                    # the bias added again
+       """,
+       """
+       scores = q @ k.transpose(-2, -1) / math.sqrt(d) + self.rel_bias
+       """, kind="behaviour", needs_values=True),
 ]
 
 RULES: dict[str, Rule] = {r.name: r for r in _ALL}

@@ -197,3 +197,31 @@ class InterleavedKVHeads(TiledKVHeads):
         v = v.repeat_interleave(G, dim=1)
         y = F.softmax(q @ k.transpose(-2, -1) / math.sqrt(self.d), dim=-1) @ v
         return y.transpose(1, 2).flatten(2)
+
+
+class PositionBiasTwice(nn.Module):
+    """A learned bias per head and key position on the scores, added a second time."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.bias = nn.Parameter(torch.randn(n_head, 1, 64))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
+        bias = self.bias[..., :T]
+        att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1)) + bias
+        att = att + bias  # BUG: attention-textbook
+        y = F.softmax(att, dim=-1) @ v
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class PositionBiasOnce(PositionBiasTwice):
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
+        att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1)) + self.bias[..., :T]
+        y = F.softmax(att, dim=-1) @ v
+        return y.transpose(1, 2).reshape(B, T, C)
