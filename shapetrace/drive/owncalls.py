@@ -7,8 +7,8 @@ the project's ``tests``/``examples`` folders whose source names the class (``exa
 it runs, ``nn.Module.__init__`` and ``nn.Module.__call__`` are wrapped: the first construction
 of each target class (its arguments as they were) and its first call (its inputs, copied before
 the forward runs) are kept, and the run stops at the first call when there is one target, else
-when the first outermost call of a target returns (the training loop after it never runs), or
-at the deadline. The check then replays that call on the instance built (``check_captured``).
+once every target is caught or a target caught already is called again (the second step of a
+training loop never runs), or at the deadline. The check then replays that call on the instance built (``check_captured``).
 
 Running a user's code must not surprise them: it runs in a scratch working directory (files it
 writes land there and are deleted), with the network refused (``socket`` connections and name
@@ -155,7 +155,7 @@ def _sources(path: str, wanted: dict, calls_from) -> list:
         except (OSError, UnicodeDecodeError):
             continue
         if any(name in text for name in names):
-            out.append((display_path(other), lambda o=other, t=text: _run_usage(o, t, names)))
+            out.append((display_path(other), lambda o=other, t=text: _run_usage(o, t, names, path)))
     return out
 
 
@@ -222,9 +222,9 @@ class _MainTrue(ast.NodeTransformer):
         return node
 
 
-def _load(path: str, *, main: bool, tag: str):
+def _load(path: str, *, main: bool, tag: str, also=()):
     """The file at ``path`` executed as a new module (its main block run when ``main``), with
-    its folder and its package's base on ``sys.path``; the module."""
+    its folder, its package's base and the folders ``also`` on ``sys.path``; the module."""
     import types
 
     with open(path, encoding="utf-8") as handle:
@@ -237,7 +237,7 @@ def _load(path: str, *, main: bool, tag: str):
     module.__file__ = path
     sys.modules[name] = module  # dataclasses and inspect look their module up
     folder = os.path.dirname(path)
-    for entry in dict.fromkeys((package_base(folder), folder)):
+    for entry in dict.fromkeys((package_base(folder), folder, *also)):
         if entry not in sys.path:
             sys.path.insert(0, entry)
     exec(code, module.__dict__)  # noqa: S102 - the user's own code, as python runs it
@@ -253,14 +253,18 @@ def _run_file(path: str, *, main: bool) -> None:
         sys.argv = saved
 
 
-def _run_usage(path: str, text: str, names: set) -> None:
+def _run_usage(path: str, text: str, names: set, home: str) -> None:
     """A test or example file: run as a script (its main block too), then each of its
     functions named ``test*`` or ``example*``/``demo*`` whose source names a class, in file
-    order, each with ``tmp_path``/``tmpdir`` a scratch folder and nothing else required."""
+    order, each with ``tmp_path``/``tmpdir`` a scratch folder and nothing else required.
+    ``home``: the file of the classes, whose package's base is on ``sys.path`` with the
+    project's folder."""
     saved = sys.argv
     sys.argv = [path]
     try:
-        module = _load(path, main=True, tag="owncall_usage")
+        project = os.path.dirname(os.path.dirname(path))  # above tests/ or examples/
+        module = _load(path, main=True, tag="owncall_usage",
+                       also=(package_base(os.path.dirname(home)), project))
     finally:
         sys.argv = saved
     tree = ast.parse(text)
@@ -331,7 +335,8 @@ class _Catcher:
             key = catcher.key(type(self))
             if key not in catcher.wanted:
                 return call(self, *args, **kwargs)
-            if catcher.stopped:
+            if catcher.stopped or (catcher.depth == 0 and key in catcher.found):
+                catcher.stopped = True  # called again: the loop around the first call
                 raise _Stop
             if key not in catcher.found:
                 catcher.found[key] = Captured(
@@ -345,9 +350,6 @@ class _Catcher:
                 return call(self, *args, **kwargs)
             finally:
                 catcher.depth -= 1
-                if catcher.depth == 0:  # the first outermost call has given what it can
-                    catcher.stopped = True
-                    raise _Stop  # noqa: B012 - the run ends here, whatever it raised
 
         module.__init__, module.__call__ = __init__, __call__
         return self
