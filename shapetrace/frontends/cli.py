@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "are run anyway")
     p.add_argument("--no-own-calls", dest="own_calls", action="store_false",
                    help="never run the code's own calls (__main__ block, tests, examples, "
-                        "--calls-from): build and feed each class from inferred arguments")
+                        "named scripts): build and feed each class from inferred arguments")
     p.add_argument("--no-trace", action="store_true", help="show findings only, not every op")
     p.add_argument("--width", type=_width, default=None, metavar="COLUMNS",
                    help="text width (default: COLUMNS or the terminal's; 100 for files and "
