@@ -165,3 +165,15 @@ def test_help_lists_the_flags(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert "--calls-from PATH" in out and "--no-own-calls" in out
+
+
+def test_sequence_first_code_fed_as_its_main_block_feeds_it_is_clean(capsys):
+    """(T, B, C) into nn.MultiheadAttention without batch_first: a batch-first guess reports a
+    batch leak; the code's own call does not, and no batch axis is guessed at its sizes."""
+    code, targets = _report(capsys, str(DATA / "sequence_first.py"))
+    target = targets["SequenceFirstBlock"]
+    assert code == 0 and target["error"] is None and _loud(target) == []
+    skipped = {s["check"]: s["reason"] for s in target["checks"]["skipped"]}
+    assert "nothing names the batch axis" in skipped["batch-leak"]
+    code, targets = _report(capsys, str(DATA / "sequence_first.py"), "--no-own-calls")
+    assert _loud(targets["SequenceFirstBlock"]) == ["batch-leak"]  # what the guess says
