@@ -88,6 +88,14 @@ def test_a_test_function_of_the_project_builds_and_calls_it(capsys):
     assert "test_layers.py:8" in _note(target, "checked with the call")
 
 
+def test_a_unittest_case_of_the_project_builds_and_calls_it(capsys):
+    """A list per head, built in a TestCase's setUp and called in its test method."""
+    code, targets = _report(capsys, str(DATA / "project" / "gates" / "mixers.py"))
+    target = targets["ScaledHeads"]
+    assert code == 0 and target["error"] is None and _loud(target) == []
+    assert "test_mixers.py:13" in _note(target, "checked with the call")
+
+
 def test_a_script_is_run_only_when_named(capsys, tmp_path):
     model = str(DATA / "scripted" / "model.py")
     code, targets = _report(capsys, model)

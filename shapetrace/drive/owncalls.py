@@ -255,8 +255,9 @@ def _run_file(path: str, *, main: bool) -> None:
 
 def _run_usage(path: str, text: str, names: set, home: str) -> None:
     """A test or example file: run as a script (its main block too), then each of its
-    functions named ``test*`` or ``example*``/``demo*`` whose source names a class, in file
-    order, each with ``tmp_path``/``tmpdir`` a scratch folder and nothing else required.
+    functions named ``test*`` or ``example*``/``demo*`` (and ``test*`` methods of its
+    ``unittest.TestCase`` classes) whose source names a class, in file order, each with
+    ``tmp_path``/``tmpdir`` a scratch folder and nothing else required.
     ``home``: the file of the classes, whose package's base is on ``sys.path`` with the
     project's folder."""
     saved = sys.argv
@@ -267,20 +268,49 @@ def _run_usage(path: str, text: str, names: set, home: str) -> None:
                        also=(package_base(os.path.dirname(home)), project))
     finally:
         sys.argv = saved
-    tree = ast.parse(text)
-    for node in tree.body:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
-                not node.name.startswith(("test", "example", "demo")):
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef):
+            _run_cases(getattr(module, node.name, None), node, text, names)
+        elif _names_one(node, text, names):
+            func = getattr(module, node.name, None)
+            kwargs = _arguments(func)
+            if kwargs is not None:
+                try:
+                    func(**kwargs)
+                except Exception:  # noqa: BLE001 - this test failed before a call: the next
+                    continue
+
+
+def _names_one(node, text: str, names: set) -> bool:
+    """Whether ``node`` is a test or example function whose source names one of ``names``."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+            not node.name.startswith(("test", "example", "demo")):
+        return False
+    segment = ast.get_source_segment(text, node) or ""
+    return any(name in segment for name in names)
+
+
+def _run_cases(cls, node: ast.ClassDef, text: str, names: set) -> None:
+    """The ``test*`` methods of a ``unittest.TestCase`` class whose source (its ``setUp``
+    too) names a class, each between its ``setUp`` and ``tearDown``."""
+    import unittest
+
+    segment = ast.get_source_segment(text, node) or ""
+    if not (isinstance(cls, type) and issubclass(cls, unittest.TestCase)) or \
+            not any(name in segment for name in names):
+        return
+    for method in node.body:
+        if not isinstance(method, ast.FunctionDef) or not method.name.startswith("test"):
             continue
-        if not any(n in ast.get_source_segment(text, node) or "" for n in names):
-            continue
-        func = getattr(module, node.name, None)
-        kwargs = _arguments(func)
-        if kwargs is not None:
+        try:
+            case = cls(method.name)
+            case.setUp()
             try:
-                func(**kwargs)
-            except Exception:  # noqa: BLE001 - this test failed before a call: try the next
-                continue
+                getattr(case, method.name)()
+            finally:
+                case.tearDown()
+        except Exception:  # noqa: BLE001 - this test failed before a call: try the next
+            continue
 
 
 def _arguments(func) -> dict | None:
