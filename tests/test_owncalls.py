@@ -105,8 +105,9 @@ def test_a_script_is_run_only_when_named(capsys, tmp_path):
     assert code == 0 and targets["Wrapped"]["error"] is None
     assert "run_model.py:7" in _note(targets["Wrapped"], "checked with the call")
     config = tmp_path / "shapetrace.toml"  # the config's key, relative to its folder
-    (tmp_path / "run_model.py").write_text((DATA / "scripted" / "run_model.py").read_text()
-                                           .replace("from model import", "from scripted_model import"))
+    script = (DATA / "scripted" / "run_model.py").read_text()
+    (tmp_path / "run_model.py").write_text(script.replace("from model import",
+                                                          "from scripted_model import"))
     (tmp_path / "scripted_model.py").write_text(Path(model).read_text())
     config.write_text('[[targets]]\ntarget = "scripted_model.py::Wrapped"\n'
                       'calls_from = ["run_model.py"]\n')

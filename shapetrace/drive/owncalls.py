@@ -8,13 +8,15 @@ it runs, ``nn.Module.__init__`` and ``nn.Module.__call__`` are wrapped: the firs
 of each target class (its arguments as they were) and its first call (its inputs, copied before
 the forward runs) are kept, and the run stops at the first call when there is one target, else
 once every target is caught or a target caught already is called again (the second step of a
-training loop never runs), or at the deadline. The check then replays that call on the instance built (``check_captured``).
+training loop never runs), or at the deadline. The check then replays that call on the instance
+built (``replay``).
 
 Running a user's code must not surprise them: it runs in a scratch working directory (files it
-writes land there and are deleted), with the network refused (``socket`` connections and name
-lookups raise), with nothing to read on stdin, its output captured, torch's global state
-(random generators, default dtype, grad mode) restored afterwards, and within
-:data:`SECONDS`. Whatever goes wrong while running it is a note, never a finding.
+writes by a relative path land there and are deleted), with the network refused (``socket``
+connections and name lookups raise), with nothing to read on stdin, its output captured, the
+environment and the global state of Python's and torch's random generators and of torch's
+settings (default dtype, grad mode, threads) restored afterwards, and within :data:`SECONDS`.
+Whatever goes wrong while running it is a note, never a finding.
 """
 
 from __future__ import annotations
@@ -432,11 +434,14 @@ def _copied(value):
 
 @contextlib.contextmanager
 def _sandbox():
-    """A scratch working directory, no network, no stdin, output captured, torch's global
-    state and ``sys.path``/``sys.modules`` entries of the user's own restored afterwards."""
+    """A scratch working directory, no network, no stdin, output captured; the working
+    directory, ``sys.path``, the environment, Python's and torch's random state and torch's
+    global settings restored afterwards."""
+    import random
     import socket
 
-    saved_cwd, saved_path = os.getcwd(), sys.path[:]
+    saved_cwd, saved_path, saved_env = os.getcwd(), sys.path[:], dict(os.environ)
+    saved_random = random.getstate()
     saved_torch = (torch.get_rng_state(), torch.get_default_dtype(), torch.is_grad_enabled(),
                    torch.get_num_threads())
     patched = [(socket.socket, "connect"), (socket.socket, "connect_ex"),
@@ -462,6 +467,10 @@ def _sandbox():
                 setattr(owner, name, value)
             os.chdir(saved_cwd)
             sys.path[:] = saved_path
+            if dict(os.environ) != saved_env:
+                os.environ.clear()
+                os.environ.update(saved_env)
+            random.setstate(saved_random)
             rng, dtype, grad, threads = saved_torch
             torch.set_rng_state(rng)
             torch.set_default_dtype(dtype)
