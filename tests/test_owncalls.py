@@ -186,3 +186,17 @@ def test_sequence_first_code_fed_as_its_main_block_feeds_it_is_clean(capsys):
     assert "nothing names the batch axis" in skipped["batch-leak"]
     code, targets = _report(capsys, str(DATA / "sequence_first.py"), "--no-own-calls")
     assert _loud(targets["SequenceFirstBlock"]) == ["batch-leak"]  # what the guess says
+
+
+def test_annotations_name_the_batch_at_the_codes_own_sizes(capsys):
+    """A tuple constructor: checked at the main block's sizes, where the forward's annotations
+    name B, T and C, so the behaviour checks run: clean when correct, a batch leak at its line
+    when the code centres over the batch."""
+    code, targets = _report(capsys, str(DATA / "annotated.py"))
+    target = targets["AnnotatedPairAttention"]
+    assert code == 0 and _loud(target) == [] and target["dims"]["B"] == 3
+    assert "batch-leak" in target["checks"]["ran"]
+    code, targets = _report(capsys, str(DATA / "annotated_leak.py"))
+    target = targets["BatchCentred"]
+    assert code == 1 and _loud(target) == ["batch-leak"]
+    assert target["diagnostics"][0]["line"] == 15

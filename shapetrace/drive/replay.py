@@ -80,14 +80,14 @@ def _replayed(target, job, captured: Captured, reuse, reference):
 
 def _at_own_sizes(target, job, captured: Captured, inputs, reuse, reference):
     """The instance its code built, at the inputs it passed; sizes named only where the model
-    states them (``naming.proven``), as ``st.trace(model)`` names them."""
+    or the annotations of its forwards state them, as ``st.trace(model)`` names them
+    (``_proven``)."""
     from ..base.diagnostics import Skip
     from ..base.dims import Dims
-    from ..naming.proven import proven_dims
     from .check import WATCHED, check_target
 
     try:
-        dims = Dims.declared({**proven_dims(captured.instance), **job.dims})
+        dims = Dims.declared({**_proven(captured), **job.dims})
     except Exception:  # noqa: BLE001 - sizes that name nothing consistently: none named
         dims = Dims.declared({})
     named = "B" in dims.explicit
@@ -103,6 +103,24 @@ def _at_own_sizes(target, job, captured: Captured, inputs, reuse, reference):
 
 
 _UNNAMED = "at the sizes its own code uses, nothing names the batch axis"
+
+
+def _proven(captured: Captured) -> dict:
+    """The sizes the captured call proves, as ``st.trace(model)`` proves them at a user's
+    sizes (``naming.proven``): the model's attributes and config, and the jaxtyping
+    annotations of the forwards the call runs; never a probe size read from a number."""
+    from ..naming.proven import proven_dims
+    from ..report.trace import Trace
+    from .preserve import preserved
+
+    try:
+        with preserved(captured.instance), torch.no_grad():
+            trace = Trace(captured.instance, rules=False, probes=False, probe_names=False)
+            with trace:
+                captured.instance(*captured.args, **captured.kwargs)
+            return trace.dims.as_dict()
+    except Exception:  # noqa: BLE001 - the call fails: the checks say where
+        return proven_dims(captured.instance)
 
 
 def _remade(target, job, captured: Captured, inputs, reuse, reference):
