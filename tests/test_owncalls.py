@@ -200,3 +200,10 @@ def test_annotations_name_the_batch_at_the_codes_own_sizes(capsys):
     target = targets["BatchCentred"]
     assert code == 1 and _loud(target) == ["batch-leak"]
     assert target["diagnostics"][0]["line"] == 15
+
+
+def test_a_main_block_of_a_package_module_imports_its_siblings_relatively(capsys):
+    code, targets = _report(capsys, str(DATA / "owncall_pkg" / "gate.py"))
+    target = targets["Gate"]
+    assert code == 0 and target["error"] is None and _loud(target) == []
+    assert "gate.py:18, in its __main__ block" in _note(target, "checked with the call")

@@ -239,7 +239,10 @@ def _load(path: str, *, main: bool, tag: str, also=()):
     module.__file__ = path
     sys.modules[name] = module  # dataclasses and inspect look their module up
     folder = os.path.dirname(path)
-    for entry in dict.fromkeys((package_base(folder), folder, *also)):
+    base = package_base(folder)
+    if base != folder:  # a module of a package: its relative imports find its siblings
+        module.__package__ = os.path.relpath(folder, base).replace(os.sep, ".")
+    for entry in dict.fromkeys((base, folder, *also)):
         if entry not in sys.path:
             sys.path.insert(0, entry)
     exec(code, module.__dict__)  # noqa: S102 - the user's own code, as python runs it
@@ -345,6 +348,7 @@ class _Catcher:
         self.depth = 0
         self.source = ""
         self.stopped = False
+        self.here: set = set()  # the classes caught by the code running now
 
     def key(self, cls: type):
         if cls not in self.keys:
@@ -353,6 +357,7 @@ class _Catcher:
         return self.keys[cls]
 
     def __enter__(self):
+        self.here = set()
         module = torch.nn.Module
         self.saved = (module.__dict__["__init__"], module.__dict__["__call__"])
         init, call = self.saved
@@ -367,10 +372,11 @@ class _Catcher:
             key = catcher.key(type(self))
             if key not in catcher.wanted:
                 return call(self, *args, **kwargs)
-            if catcher.stopped or (catcher.depth == 0 and key in catcher.found):
+            if catcher.stopped or (catcher.depth == 0 and key in catcher.here):
                 catcher.stopped = True  # called again: the loop around the first call
                 raise _Stop
             if key not in catcher.found:
+                catcher.here.add(key)
                 catcher.found[key] = Captured(
                     self, _copied(args), _copied(kwargs), catcher.built.get(id(self)),
                     _caller(sys._getframe(1)), catcher.source)
