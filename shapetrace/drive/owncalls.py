@@ -457,7 +457,8 @@ def _sandbox():
     def refused(*args, **kwargs):
         raise OSError("network access is refused while shapetrace runs a module's own code")
 
-    with tempfile.TemporaryDirectory(prefix="shapetrace-owncall-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="shapetrace-owncall-", ignore_cleanup_errors=True) \
+            as scratch:
         os.chdir(scratch)
         for owner, name, _ in saved_net:
             setattr(owner, name, refused)
