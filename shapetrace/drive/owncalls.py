@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..base.source import class_file, display_path, is_library_file
-from .examples import _is_main, _usage_files, package_base
+from .examples import is_main, package_base, usage_files
 
 #: seconds the code's own calls may run, all of a file's sources together
 SECONDS = 30.0
@@ -148,7 +148,7 @@ def _sources(path: str, wanted: dict, calls_from) -> list:
     for script in calls_from:
         out.append((display_path(script), lambda s=script: _run_file(s, main=True)))
     names = {q.split(".")[-1] for q, _ in wanted}
-    for other in _usage_files(os.path.dirname(path)):
+    for other in usage_files(os.path.dirname(path)):
         if os.path.realpath(other) == path:
             continue
         try:
@@ -219,7 +219,7 @@ class _MainTrue(ast.NodeTransformer):
 
     def visit_Module(self, node):
         for stmt in node.body:
-            if isinstance(stmt, ast.If) and _is_main(stmt.test):
+            if isinstance(stmt, ast.If) and is_main(stmt.test):
                 stmt.test = ast.copy_location(ast.Constant(True), stmt.test)
         return node
 
