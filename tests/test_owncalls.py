@@ -207,3 +207,12 @@ def test_a_main_block_of_a_package_module_imports_its_siblings_relatively(capsys
     target = targets["Gate"]
     assert code == 0 and target["error"] is None and _loud(target) == []
     assert "gate.py:18, in its __main__ block" in _note(target, "checked with the call")
+
+
+def test_a_class_the_main_block_never_calls_is_caught_in_the_tests(capsys):
+    """The main block calls Scale only; the test calls Scale again, then ScaleStack: the second
+    source still runs to ScaleStack's call."""
+    code, targets = _report(capsys, str(DATA / "project" / "gates" / "stack.py"))
+    assert code == 0 and [t["error"] for t in targets.values()] == [None, None]
+    assert "stack.py:28, in its __main__ block" in _note(targets["Scale"], "checked with the call")
+    assert "test_stack.py:10" in _note(targets["ScaleStack"], "checked with the call")
