@@ -91,6 +91,7 @@ INLINE = {
     "input-mutated": ("PositionsAddedInPlace", "PositionsAdded", {}),
     # 6 query heads in 2 groups of 3 (the default H=11 is prime: only one key/value head fits)
     "head-grouping": ("TiledKVHeads", "InterleavedKVHeads", {"dims": {"H": 6}}),
+    "constant-result": ("PoolingOverScoreAxis", "PoolingOverPositions", {}),
 }
 
 

@@ -381,6 +381,29 @@ _ALL = [
        B, T, C = x.shape
        x = x + self.pe[: x.size(1)].transpose(0, 1)  # cut by T, (1, T, C)
        """, check="positions:check_positions", explains=("batch-leak",)),
+    _r("ST030", "constant-result", "error",
+       "an op whose result is constant whatever its input: a softmax or layer norm over an axis "
+       "of size 1, an einsum that takes the diagonal of query and key axes",
+       """
+       Some ops throw their input away because of the axis they are given. A softmax over an
+       axis of size 1 returns 1 everywhere (a log-softmax 0), and a layer norm over it returns
+       its bias: attention pooling written `F.softmax(self.score(x), dim=-1)` on (B, T, 1)
+       scores gives every position the weight 1. At the probe sizes every real axis is larger
+       than 1, so a size-1 axis is one the code made (a keepdim reduction, an unsqueeze, a
+       projection to one score); a size declared as 1 or a `topk(k=1)` is left alone. An einsum
+       that repeats an index inside one operand takes a diagonal: on scores or attention weights
+       whose repeated axes are the query and the key axes of the product that made them
+       (`'bhqq,bqhd->bqhd'`), each query keeps only its weight for its own position and every
+       other key is dropped. The finding names the axis or the index that collapses.
+       """,
+       """
+       w = F.softmax(self.score(x), dim=-1)        # (B, T, 1): every weight is 1
+       y = torch.einsum("bhqq,bqhd->bqhd", w, v)   # the diagonal of the weights
+       """,
+       """
+       w = F.softmax(self.score(x), dim=1)         # over the positions
+       y = torch.einsum("bhqk,bkhd->bqhd", w, v)
+       """, check="collapse:check_constant"),
 ]
 
 RULES: dict[str, Rule] = {r.name: r for r in _ALL}

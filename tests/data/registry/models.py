@@ -197,3 +197,25 @@ class InterleavedKVHeads(TiledKVHeads):
         v = v.repeat_interleave(G, dim=1)
         y = F.softmax(q @ k.transpose(-2, -1) / math.sqrt(self.d), dim=-1) @ v
         return y.transpose(1, 2).flatten(2)
+
+
+class PoolingOverScoreAxis(nn.Module):
+    """Attention pooling whose softmax runs over the (B, T, 1) scores' size-1 axis."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.score = nn.Linear(n_embd, 1)
+
+    def forward(self, x):
+        w = F.softmax(self.score(x), dim=-1)  # BUG: constant-result
+        return (w * x).sum(dim=1)
+
+
+class PoolingOverPositions(nn.Module):
+    def __init__(self, n_embd):
+        super().__init__()
+        self.score = nn.Linear(n_embd, 1)
+
+    def forward(self, x):
+        w = F.softmax(self.score(x), dim=1)
+        return (w * x).sum(dim=1)
