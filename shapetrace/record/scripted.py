@@ -1,0 +1,51 @@
+"""TorchScript helpers seen as Python while recording.
+
+A function compiled with ``@torch.jit.script`` runs as one compiled graph: its ops never reach
+the tracer's torch-function mode, so a bug inside it (rotary angles applied along the wrong axis,
+a mask built inverted) has no line. While a recording of a model runs, each ScriptFunction named
+in the model's own source files (their module globals, and the globals of the functions swapped
+in, so helpers calling helpers are seen too) is replaced by the Python function it was compiled
+from; the compiled functions are put back when the recording ends, so code outside the trace
+runs compiled as before. Library files (torch, installed packages) are left alone.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..base.compat import script_original
+from ..base.source import is_library_file
+
+
+class PythonScripts:
+    """While entered, the ScriptFunctions the model's files name run as their Python."""
+
+    def __init__(self, model):
+        self.model = model
+        self.swapped: list[tuple[dict, str, object]] = []
+
+    def __enter__(self) -> PythonScripts:
+        if self.model is None:
+            return self
+        names = {type(m).__module__ for m in self.model.modules()}
+        queue = [vars(sys.modules[n]) for n in names if n in sys.modules]
+        seen: set[int] = set()
+        while queue:
+            space = queue.pop()
+            if id(space) in seen or is_library_file(space.get("__file__") or "<unknown>",
+                                                        installed_is_library=True):
+                continue
+            seen.add(id(space))
+            for key, value in list(space.items()):
+                original = script_original(value)
+                if original is None:
+                    continue
+                self.swapped.append((space, key, value))
+                space[key] = original
+                queue.append(original.__globals__)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for space, key, value in reversed(self.swapped):
+            space[key] = value
+        self.swapped = []
