@@ -219,3 +219,66 @@ class PoolingOverPositions(nn.Module):
     def forward(self, x):
         w = F.softmax(self.score(x), dim=1)
         return (w * x).sum(dim=1)
+
+
+class ScaleFoldedIntoWeight(nn.Module):
+    """Folds a learned gain into the projection's weight in place: again on every call."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.proj = nn.Linear(n_embd, n_embd)
+        self.gain = nn.Parameter(torch.full((n_embd,), 0.05))
+
+    def forward(self, x):
+        self.proj.weight.data.add_(torch.diag(self.gain.data))  # BUG: stateful-forward
+        return self.proj(x)
+
+
+class ScaleAppliedToOutput(ScaleFoldedIntoWeight):
+    def forward(self, x):
+        return self.proj(x) + x * self.gain
+
+
+class BranchOverwritten(nn.Module):
+    """The feed-forward branch's result is replaced before it is used."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.norm = nn.LayerNorm(n_embd)
+        self.ff = nn.Sequential(nn.Linear(n_embd, 2 * n_embd), nn.GELU(), nn.Linear(2 * n_embd, n_embd))
+
+    def forward(self, x):
+        y = x + self.ff(self.norm(x)) * 0.0  # BUG: weight-without-effect
+        return y
+
+
+class BranchAdded(BranchOverwritten):
+    def forward(self, x):
+        return x + self.ff(self.norm(x))
+
+
+class PaddingMaskFlipped(nn.Module):
+    """Fills the scores of the real tokens (mask == 1) instead of the padding."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, x, attention_mask):
+        B, T, C = x.shape
+        q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
+        att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
+        att = att.masked_fill(attention_mask[:, None, None, :] == 1, float("-inf"))  # BUG: mask-ignored
+        y = F.softmax(att, dim=-1) @ v
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class PaddingMaskApplied(PaddingMaskFlipped):
+    def forward(self, x, attention_mask):
+        B, T, C = x.shape
+        q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
+        att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
+        att = att.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf"))
+        y = F.softmax(att, dim=-1) @ v
+        return y.transpose(1, 2).reshape(B, T, C)
