@@ -12,8 +12,9 @@ runs compiled as before. Library files (torch, installed packages) are left alon
 from __future__ import annotations
 
 import sys
+import weakref
 
-from ..base.compat import script_original
+from ..base.compat import all_modules, script_original
 from ..base.source import is_library_file
 
 
@@ -27,13 +28,15 @@ class PythonScripts:
     def __enter__(self) -> PythonScripts:
         if self.model is None:
             return self
-        names = {type(m).__module__ for m in self.model.modules()}
+        names = _OWN_MODULES.get(self.model)
+        if names is None:  # remembered per model: a trace is entered many times over one model
+            names = {type(m).__module__ for m in all_modules(self.model)}
+            names = _OWN_MODULES[self.model] = tuple(n for n in names if not _library(n))
         queue = [vars(sys.modules[n]) for n in names if n in sys.modules]
         seen: set[int] = set()
         while queue:
             space = queue.pop()
-            if id(space) in seen or is_library_file(space.get("__file__") or "<unknown>",
-                                                        installed_is_library=True):
+            if id(space) in seen or _library(space.get("__name__")):
                 continue
             seen.add(id(space))
             for key, value in list(space.items()):
@@ -49,3 +52,21 @@ class PythonScripts:
         for space, key, value in reversed(self.swapped):
             space[key] = value
         self.swapped = []
+
+
+_LIBRARY: dict[str, bool] = {}
+#: model -> the names of the user's modules that define its classes
+_OWN_MODULES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _library(name: str | None) -> bool:
+    """Whether the module of that name is torch's, an installed package's or Python's
+    (remembered: a trace is entered many times over the same few modules)."""
+    if name is None:
+        return False
+    found = _LIBRARY.get(name)
+    if found is None:
+        module = sys.modules.get(name)
+        filename = getattr(module, "__file__", None) or "<unknown>"
+        found = _LIBRARY[name] = is_library_file(filename, installed_is_library=True)
+    return found
