@@ -34,6 +34,7 @@ PADDED = {"inputs": ["x=B,T,C", "attention_mask=B,T:long:2"]}
 FIRING = [
     ("collapse.py", "DiagonalWeights", "constant-result", {}),
     ("collapse.py", "NormOverScore", "constant-result", {}),
+    ("collapse.py", "SumNormalisedOverScore", "constant-result", {}),
     ("state.py", "ShiftAddedToBias", "stateful-forward", {}),
     ("state.py", "CallCounterBuffer", "stateful-forward", {}),
     ("reach.py", "MlpResultLost", "weight-without-effect", {}),
@@ -44,6 +45,7 @@ FIRING = [
 QUIET = [
     ("collapse.py", "ContractedWeights", {}),
     ("collapse.py", "TopOneRouter", {}),
+    ("collapse.py", "SumNormalisedOverPositions", {}),
     ("state.py", "AnglesEachCall", {}),
     ("state.py", "ShiftAddedToOutput", {}),
     ("state.py", "LazyTableForMaxLength", {}),

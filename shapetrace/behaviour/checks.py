@@ -245,18 +245,27 @@ def _quietly(find, *args, **kwargs):
         raise
 
 
+def _property(probe: Probe, check, *args) -> list[Diagnostic]:
+    """The findings of one value property (``repeat``, ``reach``, ``masks``), or none when the
+    module or the check fails on its extra runs: a property that cannot be judged says nothing,
+    and the other checks' findings stand."""
+    try:
+        return check(*args)
+    except Exception:  # noqa: BLE001
+        return []
+    finally:
+        probe.restore_state()
+
+
 def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stage: _Stage,
                 trainable: frozenset[str] = frozenset()) -> None:
     stage.check = "nondeterministic-eval"
     first = probe.reference()
     deterministic = _determinism(probe, first, result)
     if deterministic:
-        stage.check = "stateful-forward"
-        result.diagnostics.extend(repeat.stateful_forward(probe, first))
-        stage.check = "weight-without-effect"
-        result.diagnostics.extend(reach.weights_without_effect(probe, trainable))
-    stage.check = "mask-ignored"
-    result.diagnostics.extend(masks.padding_ignored(probe))
+        result.diagnostics.extend(_property(probe, repeat.stateful_forward, probe, first))
+        result.diagnostics.extend(_property(probe, reach.weights_without_effect, probe, trainable))
+    result.diagnostics.extend(_property(probe, masks.padding_ignored, probe))
 
     stage.check = "batch-leak and causal-leak"
     reason = _ambiguity(probe.dims, probe.roles)

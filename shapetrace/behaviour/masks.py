@@ -33,7 +33,7 @@ _ATTENTIONS = MATMULS | {SDPA}
 
 def padding_ignored(probe: Probe) -> list:
     """The ``mask-ignored`` finding for a generated padding mask, or nothing."""
-    found = _padding_mask(probe)
+    found = _padding_mask(probe) if probe.B != probe.T else None
     if found is None:
         return []
     arg, keep = found

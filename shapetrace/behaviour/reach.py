@@ -63,12 +63,41 @@ def weights_without_effect(probe: Probe, trainable: Iterable[str]) -> list:
                     p.add_(torch.randn(p.shape, generator=gen, dtype=p.dtype) * 0.1 * scale)
         for p in params.values():
             p.requires_grad_(True)
+        if _all_reached(probe, params, gen):
+            return []  # the usual case, settled by one plain forward and backward
         return _judge(probe, params, by_id, gen)
     finally:
         for p in params.values():
             p.requires_grad_(False)
             p.grad = None
         probe.restore_state()
+
+
+def _projection(probe: Probe, out, gen):
+    """A random projection of the outputs and of the tensors the run kept on the module (an
+    auxiliary loss), or None when nothing has a gradient."""
+    every_param = {id(p) for p in probe.model.parameters()}
+    ends = [t for _, _, t in flatten(out) if t.is_floating_point() and t.requires_grad]
+    ends += [t for _, value in probe._state.changed() for t in tensors_in(value)
+             if isinstance(t, Tensor) and t.is_floating_point() and t.requires_grad
+             and id(t) not in every_param]  # the parameters changed on purpose are not kept values
+    if not ends:
+        return None
+    return sum((t.nan_to_num(0.0, 0.0, 0.0) * torch.randn(t.shape, generator=gen, dtype=t.dtype))
+               .sum() for t in ends)
+
+
+def _all_reached(probe: Probe, params, gen) -> bool:
+    """Whether every weight gets a gradient somewhere, on an untraced run."""
+    args, kwargs = fresh(probe.args), fresh(probe.kwargs)
+    with torch.enable_grad(), math_sdpa(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = probe.model(*args, **kwargs)
+        total = _projection(probe, out, gen)
+    if total is None:
+        return True
+    grads = torch.autograd.grad(total, list(params.values()), allow_unused=True)
+    return all(g is not None and bool(g.ne(0).any()) for g in grads)
 
 
 def _judge(probe: Probe, params, by_id, gen) -> list:
@@ -93,15 +122,9 @@ def _judge(probe: Probe, params, by_id, gen) -> list:
             out = probe.model(*args, **kwargs)
     if not reads:
         return []
-    every_param = {id(p) for p in probe.model.parameters()}
-    ends = [t for _, _, t in flatten(out) if t.is_floating_point() and t.requires_grad]
-    ends += [t for _, value in probe._state.changed() for t in tensors_in(value)
-             if isinstance(t, Tensor) and t.is_floating_point() and t.requires_grad
-             and id(t) not in every_param]  # the parameters changed on purpose are not kept values
-    if not ends:
+    total = _projection(probe, out, gen)
+    if total is None:
         return []
-    total = sum((t.nan_to_num(0.0, 0.0, 0.0) * torch.randn(t.shape, generator=gen, dtype=t.dtype))
-                .sum() for t in ends)
     names = list(reads)
     grads = torch.autograd.grad(total, [params[n] for n in names], retain_graph=True,
                                 allow_unused=True)

@@ -40,6 +40,8 @@ _CUT = 2
 def stateful_forward(probe: Probe, first) -> list:
     """The ``stateful-forward`` finding for the probe, or nothing. ``first`` is the output of a
     call on the state as copied (the reference run)."""
+    if not probe._state.changed():
+        return []  # the last run (each starts from the state as copied) changed nothing
     T = probe.T
     cuts = [(probe.args, probe.kwargs, first)]
     if T - _CUT >= 2:

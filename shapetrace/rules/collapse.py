@@ -19,7 +19,16 @@ import math
 
 from ..analysis.facts import Analysis
 from ..analysis.graph import Graph, backward_positions, output_roles
-from ..base.ops import EINSUMS, LOG_SOFTMAXES, SOFTMAXES, einsum_letters, einsum_terms, reduced_axes
+from ..base.ops import (
+    DIVS,
+    EINSUMS,
+    LOG_SOFTMAXES,
+    SOFTMAXES,
+    base_name,
+    einsum_letters,
+    einsum_terms,
+    reduced_axes,
+)
 from .registry import diagnostic
 
 _LAYER_NORMS = frozenset({"F.layer_norm", "torch.layer_norm"})
@@ -36,13 +45,29 @@ def check_constant(analysis: Analysis):
         found = _size_one_axis(analysis, graph, rec)
         if found is not None:
             yield found
+    for rec in analysis.records_of(DIVS):
+        found = _divided_by_own_sum(analysis, graph, rec)
+        if found is not None:
+            yield found
     for rec in analysis.records_of(EINSUMS):
         found = _diagonal(analysis, graph, rec)
         if found is not None:
             yield found
 
 
-def _size_one_axis(analysis: Analysis, graph: Graph, rec):
+def _divided_by_own_sum(analysis: Analysis, graph: Graph, rec):
+    """``x / x.sum(dim, keepdim=True)`` over an axis of size 1: every value becomes 1."""
+    if rec.error is not None or len(rec.inputs) < 2 or not rec.outputs:
+        return None
+    total = graph.producer(rec.inputs[1])
+    if total is None or base_name(total.op) != "sum" or not total.inputs:
+        return None
+    if total.inputs[0] is not rec.inputs[0]:
+        return None
+    return _size_one_axis(analysis, graph, total, shown=rec)
+
+
+def _size_one_axis(analysis: Analysis, graph: Graph, rec, shown=None):
     if rec.error is not None or not rec.inputs or not rec.outputs:
         return None
     found = reduced_axes(rec)
@@ -59,8 +84,11 @@ def _size_one_axis(analysis: Analysis, graph: Graph, rec):
            for other in analysis.records_of((rec.op,)) if other is not rec):
         return None  # the same line runs over more than one element elsewhere (a decode loop)
     shape = analysis.shape_of(meta)
-    where = rec.source or rec.op
-    if rec.op in _LAYER_NORMS:
+    where = (shown or rec).source or rec.op
+    if shown is not None:
+        what = "every value it returns is 1, whatever the input, so nothing downstream depends on it"
+        fix = "divide by the sum over the axis that holds the alternatives, not the size-1 axis"
+    elif rec.op in _LAYER_NORMS:
         what = "its output is the norm's bias whatever the input (each value minus its own mean is 0)"
         fix = "normalise over the feature axis (normalized_shape = the size of the last real axis)"
     else:
@@ -71,7 +99,7 @@ def _size_one_axis(analysis: Analysis, graph: Graph, rec):
                "axis), not the size-1 axis")
     axis_text = f"dim={how}" if how is not None else "every axis"
     message = (f"`{where}` normalises {shape} over {axis_text}, an axis of size 1: {what}")
-    return diagnostic("constant-result", message, fix, rec=rec, collapsed="size-1 axis",
+    return diagnostic("constant-result", message, fix, rec=shown or rec, collapsed="size-1 axis",
                       axis=list(axes))
 
 

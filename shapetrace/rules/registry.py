@@ -387,8 +387,8 @@ _ALL = [
        "of size 1, an einsum that takes the diagonal of query and key axes",
        """
        Some ops throw their input away because of the axis they are given. A softmax over an
-       axis of size 1 returns 1 everywhere (a log-softmax 0), and a layer norm over it returns
-       its bias: attention pooling written `F.softmax(self.score(x), dim=-1)` on (B, T, 1)
+       axis of size 1 returns 1 everywhere (a log-softmax 0), so does `x / x.sum(dim,
+       keepdim=True)`, and a layer norm over it returns its bias: attention pooling written `F.softmax(self.score(x), dim=-1)` on (B, T, 1)
        scores gives every position the weight 1. At the probe sizes every real axis is larger
        than 1, so a size-1 axis is one the code made (a keepdim reduction, an unsqueeze, a
        projection to one score); a size declared as 1 or a `topk(k=1)` is left alone. An einsum

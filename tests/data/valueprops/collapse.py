@@ -80,3 +80,23 @@ class InBatchPositives(nn.Module):
         logits = torch.einsum("ic,jc->ij", za, zb)
         positives = torch.einsum("ii->i", logits)
         return logits.logsumexp(-1) - positives
+
+
+class SumNormalisedOverScore(nn.Module):
+    """Positive scores normalised by their own sum over the (B, T, 1) size-1 axis."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.score = nn.Linear(n_embd, 1)
+
+    def forward(self, x):
+        s = F.softplus(self.score(x))
+        w = s / s.sum(dim=-1, keepdim=True)  # BUG
+        return (w * x).sum(dim=1)
+
+
+class SumNormalisedOverPositions(SumNormalisedOverScore):
+    def forward(self, x):
+        s = F.softplus(self.score(x))
+        w = s / s.sum(dim=1, keepdim=True)
+        return (w * x).sum(dim=1)
