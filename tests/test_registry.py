@@ -93,7 +93,7 @@ INLINE = {
     "head-grouping": ("TiledKVHeads", "InterleavedKVHeads", {"dims": {"H": 6}}),
     "constant-result": ("PoolingOverScoreAxis", "PoolingOverPositions", {}),
     "stateful-forward": ("ScaleFoldedIntoWeight", "ScaleAppliedToOutput", {}),
-    "weight-without-effect": ("BranchOverwritten", "BranchAdded", {}),
+    "weight-without-effect": ("BranchGatedByZeros", "BranchAdded", {}),
     "mask-ignored": ("PaddingMaskFlipped", "PaddingMaskApplied",
                      {"inputs": ["x=B,T,C", "attention_mask=B,T:long:2"]}),
 }

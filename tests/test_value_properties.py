@@ -115,3 +115,9 @@ def test_a_torchscript_helper_is_traced_as_python_and_put_back():
     helpers = sys.modules[target.cls.__module__]
     assert isinstance(helpers.apply_rotary_wrong, torch.jit.ScriptFunction)
     assert isinstance(helpers.rotate_half, torch.jit.ScriptFunction)
+
+
+def test_a_weight_touched_on_purpose_with_zero_times_its_sum_is_not_reported():
+    report = _check(f"{ROOT / 'tests' / 'data' / 'registry' / 'models.py'}::SpareLayerTouched")
+    assert report.targets[0].error is None
+    assert not [d for d in report.diagnostics if d.rule == "weight-without-effect"]

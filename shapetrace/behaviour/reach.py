@@ -138,6 +138,8 @@ def _judge(probe: Probe, params, by_id, gen) -> list:
                for n in suspects[:_CONFIRM]}
     found: dict[tuple, list[str]] = {}
     for name, end in ends_of.items():
+        if end is None:
+            continue
         if _no_effect(probe, params[name], out, gen):
             found.setdefault(end, []).append(name)
     findings = (_finding(probe, trace.records, end, names, reads) for end, names in found.items())
@@ -179,7 +181,9 @@ def _depends(outs: list[Tensor], param: Tensor, gen) -> bool:
 def _path_end(graph: Graph, records: list[OpRecord], outs_of, start: OpRecord, param: Tensor):
     """``("dropped", rec)``: the last op on the weight's value path, whose result nothing that
     reaches the output reads; or ``("collapsed", rec)``: the op that read a value carrying the
-    weight and returned one that does not."""
+    weight and returned one that does not; None for a weight reduced to one number and then
+    multiplied by zero (``out + 0 * self.spare.weight.sum()``, so that a distributed wrapper
+    sees every parameter used)."""
     gen = torch.Generator().manual_seed(2)
     carrying = {start.index}
     followed = 0
@@ -196,6 +200,8 @@ def _path_end(graph: Graph, records: list[OpRecord], outs_of, start: OpRecord, p
             collapsed = rec
     last = next(r for r in records if r.index == max(carrying))
     if collapsed is not None and collapsed.index > start.index and not _dropped_after(graph, last):
+        if any(m.src is not None and m.src[0] in carrying and not m.shape for m in collapsed.inputs):
+            return None  # a weight summed to a number and multiplied away: touched on purpose
         return ("collapsed", collapsed.index)
     return ("dropped", last.index)
 

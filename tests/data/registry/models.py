@@ -239,22 +239,34 @@ class ScaleAppliedToOutput(ScaleFoldedIntoWeight):
         return self.proj(x) + x * self.gain
 
 
-class BranchOverwritten(nn.Module):
-    """The feed-forward branch's result is replaced before it is used."""
+class BranchGatedByZeros(nn.Module):
+    """The feed-forward branch is gated by a buffer made of zeros where ones were meant."""
 
     def __init__(self, n_embd):
         super().__init__()
         self.norm = nn.LayerNorm(n_embd)
         self.ff = nn.Sequential(nn.Linear(n_embd, 2 * n_embd), nn.GELU(), nn.Linear(2 * n_embd, n_embd))
+        self.register_buffer("keep", torch.zeros(n_embd))
 
     def forward(self, x):
-        y = x + self.ff(self.norm(x)) * 0.0  # BUG: weight-without-effect
-        return y
+        return x + self.ff(self.norm(x)) * self.keep  # BUG: weight-without-effect
 
 
-class BranchAdded(BranchOverwritten):
+class BranchAdded(BranchGatedByZeros):
     def forward(self, x):
         return x + self.ff(self.norm(x))
+
+
+class SpareLayerTouched(BranchAdded):
+    """A layer kept for later, touched with `0 * weight.sum()` so a distributed wrapper sees it
+    used: no effect, on purpose."""
+
+    def __init__(self, n_embd):
+        super().__init__(n_embd)
+        self.spare = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        return x + self.ff(self.norm(x)) + 0.0 * self.spare.weight.sum()
 
 
 class PaddingMaskFlipped(nn.Module):
