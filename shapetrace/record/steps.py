@@ -165,7 +165,7 @@ class StepWatch:
     # --- step boundaries (the step module's hooks) -------------------------------------------
 
     def _pre(self, module, args, kwargs):
-        if threading.get_ident() != self._owner or self._rerunning:
+        if threading.get_ident() != self._owner or self._rerunning or _jit_tracing():
             return None
         self._depth += 1
         if self._depth == 1:  # not a call of the step module inside itself
@@ -174,7 +174,8 @@ class StepWatch:
         return None
 
     def _post(self, module, args, kwargs, output):
-        if threading.get_ident() != self._owner or self._rerunning or not self._depth:
+        if threading.get_ident() != self._owner or self._rerunning or not self._depth \
+                or _jit_tracing():
             return None
         self._depth -= 1
         if self._depth:
@@ -381,6 +382,12 @@ class StepWatch:
     def _named(self, params: list) -> tuple[str, ...]:
         return tuple(self._names.get(id(p)) or f"a parameter of shape {tuple(p.shape)}"
                      for p in params)
+
+
+def _jit_tracing() -> bool:
+    """Inside ``torch.jit.trace``: a call there is not a step, and reading a value there would
+    put it into the jit graph (and fail the trace's own check that two tracings agree)."""
+    return torch.jit.is_tracing()
 
 
 def _sentinel(opt):
