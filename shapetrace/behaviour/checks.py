@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ..base.compat import dropout_base_class
-from ..base.diagnostics import Diagnostic
+from ..base.diagnostics import Diagnostic, Skip
 from ..base.dims import Dims
 from . import locate, messages, shuffle
 from .errors import InternalCheckError, raised_by_user
@@ -35,10 +35,12 @@ from .runs import copy_module, float64_default, max_change, one_thread, outputs_
 
 
 class _Stage:
-    """Which check is running, for the message of an internal error."""
+    """Which check is running, for the message of an internal error, and which have finished
+    (their findings stand when a later one fails)."""
 
     def __init__(self, check: str):
         self.check = check
+        self.done: set[str] = set()
 
 
 def dependencies(module: nn.Module, inputs: Sequence[Any],
@@ -105,13 +107,29 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
                     _run_checks(probe, result, causal, stage)
             finally:
                 probe.close()
-    except InternalCheckError:
+    except InternalCheckError as exc:
+        exc.partial = _partial(result, stage, exc)
         raise
     except Exception as exc:  # noqa: BLE001 - the module's own failure: the trace reports it
         result.diagnostics = []
         why = f"the module raised while re-running ({type(exc).__name__}: {exc})"
         result.skip(RERUNS, why, f"behaviour checks: {why}")
     return result
+
+
+def _partial(result: BehaviourResult, stage: _Stage, exc: InternalCheckError) -> BehaviourResult:
+    """What stands of ``result`` after an internal error: the findings and notes of the checks
+    that finished; every other check skipped, the reason naming the internal error."""
+    partial = BehaviourResult()
+    partial.diagnostics = [d for d in result.diagnostics if d.rule in stage.done]
+    partial.skips = [s for s in result.skips if set(s.checks) <= stage.done]
+    partial.skipped = [line for line in result.skipped
+                       if any(line.startswith(name) for name in stage.done)]
+    failed = tuple(name for name in RERUNS if name not in stage.done)
+    if failed:
+        partial.skips.append(Skip(failed, str(exc), internal=True))
+        partial.skipped.append(f"{' and '.join(failed)} not checked: {exc}")
+    return partial
 
 
 @contextmanager
@@ -248,11 +266,13 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
     stage.check = "nondeterministic-eval"
     first = probe.reference()
     deterministic = _determinism(probe, first, result)
+    stage.done.add("nondeterministic-eval")
 
     stage.check = "batch-leak and causal-leak"
     reason = _ambiguity(probe.dims, probe.roles)
     if reason:
         result.skip(("batch-leak", "causal-leak"), reason)
+        stage.done.update(RERUNS)
         return
     dep = probe.dependencies(first)
     if deterministic and not dep.reason:
@@ -262,6 +282,7 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
     result.dependency = dep
     if dep.reason:
         result.skip(("batch-leak", "causal-leak"), dep.reason)
+        stage.done.update(RERUNS)
         return
 
     result.causal_checkable = any(s.role.stream == "query" and s.role.time is not None
@@ -324,6 +345,7 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
     else:
         result.skipped.append("batch-leak: whether outputs follow their sample when the batch is "
                               "reordered was not checked, as two runs already differ")
+    stage.done.add("batch-leak")
 
     stage.check = "causal-leak"
     if future:
