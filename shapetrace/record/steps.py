@@ -107,7 +107,7 @@ class StepWatch:
         self._rng: Tensor | None = None  # the random state an unrecorded step began with
         self._kwargs: dict = {}
         self._seen: set[str] = set()  # the kinds of ValueEvent found so far: the first only
-        self._names: dict[int, str] = {}  # id(parameter) -> its name in the model
+        self._names: dict[int, str] | None = None  # id(parameter) -> its name in the model
         self._sentinels: dict[int, object] = {}  # id(optimizer) -> the gradient it is judged by
         self._optimizer = ""  # the last optimizer step's name, "AdamW.step"
         self._check_after = False  # look at the parameters after this optimizer step
@@ -150,10 +150,6 @@ class StepWatch:
         self._handles.append(model.register_forward_pre_hook(self._pre, with_kwargs=True))
         self._handles.append(model.register_forward_hook(self._post, with_kwargs=True,
                                                          always_call=True))
-        try:
-            self._names = {id(p): name for name, p in model.named_parameters()}
-        except Exception:  # a module whose parameters cannot be listed: shapes name them
-            self._names = {}
 
     def found(self, module, args) -> None:
         """Without a model, the recorder's global hook names the step module at its first call,
@@ -240,6 +236,9 @@ class StepWatch:
         self._start = None
         records = self.records
         if len(records) == start:
+            return
+        if final and not self.runs:  # the only step: nothing to compare it with
+            self.runs.append(StepRun(start, len(records), self._begun))
             return
         signature = _signature(records, start)
         run = self._by_signature.get(signature)
@@ -380,6 +379,11 @@ class StepWatch:
         self._full_next = True
 
     def _named(self, params: list) -> tuple[str, ...]:
+        if self._names is None:  # named once, when something is found
+            try:
+                self._names = {id(p): name for name, p in self.model.named_parameters()}
+            except Exception:  # a module whose parameters cannot be listed: shapes name them
+                self._names = {}
         return tuple(self._names.get(id(p)) or f"a parameter of shape {tuple(p.shape)}"
                      for p in params)
 
