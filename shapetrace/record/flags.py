@@ -15,9 +15,9 @@ What a step leaves:
 
 So that a forward found to hold a NaN can be run again, recorded, as it ran (its inputs, random
 state, parameters and buffers), the watch keeps on the device a copy of the state the first
-flagged forward began with: each step's state is copied at its start, and kept in place of the
-copy made before only where that step's flag is the first one set (``torch.lerp`` with the flag
-as its weight: no value read). A model whose floating parameters and buffers hold more than
+flagged forward began with: each step's state is copied at its start (one concatenation into a
+flat buffer per dtype), and becomes the kept copy while no step before it was flagged (one
+``torch.where`` on the flag: no value read, NaN or not); the step's tensor arguments likewise. A model whose floating parameters and buffers hold more than
 :data:`STATE_LIMIT` elements keeps no copy: its bad step is still named exactly, without the run
 again that finds the op.
 """
