@@ -8,7 +8,7 @@ tracer reporting "this op, on this line, in this module, made from those tensors
 instruction, the running module from global hooks: no probes, no names, no rules); and under
 ``shapetrace.trace`` with the rules evaluated. Prints the median of each and the ratios, for
 
-- a student's size, 2 layers, C=32 H=4 T=16 B=2: per-op costs dominate (goal: <= 1.5x bare mode);
+- a student's size, 2 layers, C=32 H=4 T=16 B=2: per-op costs dominate (goal: <= 2.5x bare mode);
 - a larger one, 4 layers, C=128 H=4 T=64 B=8: the kernels dominate (goal: <= 1.2x bare mode).
 
     python benchmarks/overhead.py [--repeats 30]
@@ -140,7 +140,7 @@ class MinimalRecorder(TorchFunctionMode):
 
 SIZES = [
     # (label, model arguments, batch, goal for shapetrace / bare mode)
-    ("2-layer GPT, C=32 H=4 T=16 B=2", dict(n_embd=32, n_head=4, n_layer=2, block_size=16), 2, 1.5),
+    ("2-layer GPT, C=32 H=4 T=16 B=2", dict(n_embd=32, n_head=4, n_layer=2, block_size=16), 2, 2.5),
     ("4-layer GPT, C=128 H=4 T=64 B=8", dict(n_embd=128, n_head=4, n_layer=4, block_size=64), 8, 1.2),
 ]
 

@@ -268,15 +268,35 @@ def _graph(traced) -> list[tuple]:
             for node in traced.inlined_graph.nodes()]
 
 
+class _ProjectThenAttend(nn.Module):
+    """A projection, then self-attention: the model a user traces with torch.jit.trace."""
+
+    def __init__(self, d: int = 4):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.attn = nn.MultiheadAttention(d, 2, batch_first=True)
+
+    def forward(self, x):
+        y = self.proj(x)
+        return self.attn(y, y, y)[0]
+
+
 @pytest.mark.parametrize("make", [
-    pytest.param(lambda: nn.Sequential(nn.Linear(4, 4), nn.ReLU()), id="sequential"),
-    pytest.param(lambda: nn.MultiheadAttention(4, 2, batch_first=True), id="multihead-attention"),
+    pytest.param(lambda: nn.Sequential(nn.Linear(4, 4), nn.ReLU()).eval(), id="sequential"),
+    pytest.param(lambda: nn.Sequential(nn.Linear(4, 4), nn.ReLU()).train(), id="sequential-train"),
+    pytest.param(lambda: nn.MultiheadAttention(4, 2, batch_first=True).eval(),
+                 id="multihead-attention"),
+    # train mode: in eval mode torch's own sanity check fails on it untraced (the check runs
+    # without gradients, where self-attention takes the fused path)
+    pytest.param(lambda: _ProjectThenAttend().train(), id="projection-then-attention"),
 ])
 def test_jit_trace_inside_a_trace(make):
+    # torch.jit.trace runs its own sanity check (the module traced twice, the graphs compared):
+    # the trace's watch of each step's output must not read values into the jit graph.
     torch.manual_seed(0)
-    model = make().eval()
+    model = make()
     x = torch.randn(2, 3, 4)
-    args = (x,) if isinstance(model, nn.Sequential) else (x, x, x)
+    args = (x, x, x) if isinstance(model, nn.MultiheadAttention) else (x,)
     expected = torch.jit.trace(model, args)
     with shapetrace.trace(model) as t:
         traced = torch.jit.trace(model, args)

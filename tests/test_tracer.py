@@ -316,6 +316,72 @@ def test_nn_multihead_attention_shows_student_level_ops(batch_first):
     assert "(T, B*H, d)" in views
 
 
+class _SoftmaxThenMix(torch.nn.Module):
+    """Self-attention written out, then torch's own: both call ``F.softmax``."""
+
+    def __init__(self):
+        super().__init__()
+        self.mha = torch.nn.MultiheadAttention(C, H, batch_first=True)
+
+    def forward(self, x):
+        att = F.softmax(x @ x.transpose(-2, -1), dim=-1)
+        y = att @ x
+        return self.mha(y, y, y)[0]
+
+
+@pytest.mark.parametrize("train", [pytest.param(False, id="eval"), pytest.param(True, id="train")])
+@pytest.mark.parametrize("name", ["softmax", "linear"])
+def test_a_function_patched_before_the_trace_runs_once_per_call(monkeypatch, name, train):
+    # A user's tempered softmax (or instrumented linear), put in place after shapetrace was
+    # imported: the trace runs the user's function once per call, as an untraced run does, and
+    # torch's own underneath it, so the numbers are the untraced run's.
+    real = getattr(F, name)
+    calls = []
+
+    def patched(x, *args, **kwargs):
+        calls.append(1)
+        return real(x / 2.0 if name == "softmax" else x, *args, **kwargs)
+
+    monkeypatch.setattr(F, name, patched)
+    torch.manual_seed(0)
+    model = _SoftmaxThenMix().train(train)
+    x = x_btc()
+    expected = model(x)
+    untraced = len(calls)
+    calls.clear()
+    with shapetrace.trace(model) as t:
+        out = model(x)
+    assert len(calls) == untraced > 0
+    assert torch.equal(out, expected)
+    if name == "softmax":  # recorded as torch's op, at the patched function's line
+        softmaxes = [r for r in t.records if r.op == "F.softmax"]
+        assert len(softmaxes) == 2
+        assert {r.line for r in softmaxes} == {patched.__code__.co_firstlineno + 2}
+
+
+def test_a_patched_softmax_runs_once_while_recording_is_paused(monkeypatch):
+    # inside torch.jit.trace the trace records nothing, and still runs each call as given
+    real = F.softmax
+    calls = []
+
+    def patched(x, *args, **kwargs):
+        calls.append(1)
+        return real(x / 2.0, *args, **kwargs)
+
+    class Scores(torch.nn.Module):
+        def forward(self, x):
+            return F.softmax(x, dim=-1) * 2
+
+    monkeypatch.setattr(F, "softmax", patched)
+    model = Scores()
+    x = x_btc()
+    expected = model(x)
+    with shapetrace.trace(model):
+        out = torch.jit.trace(model, (x,), check_trace=False)(x)
+    assert len(calls) == 2
+    assert torch.allclose(out, expected)
+
+
 # --- warnings are attached to the op that raised them --------------------------------------------
 
 def test_warning_is_attached_to_its_op_and_still_reaches_the_user():

@@ -335,8 +335,10 @@ def test_an_overflowing_update_is_found_in_the_parameters():
             loss.backward()
             opt.step()
     (found,) = [d for d in t.diagnostics if d.rule == "non-finite"]
-    assert found.message.startswith("at step 13 the model's output holds NaN"), found.message
-    assert "After optimizer step 12 (SGD.step) the parameters held NaN" in found.message
+    # the first bad value, at its exact step: the parameters the update of step 12 made
+    assert found.message.startswith("after optimizer step 12 (SGD.step) the parameters hold NaN"), \
+        found.message
+    assert "At step 13 the model's output held NaN" in found.message
 
 
 def test_a_finite_run_says_nothing_about_values():
@@ -398,3 +400,36 @@ def test_a_forward_that_raises_in_an_unrecorded_step_is_found_at_its_op():
     (found,) = [d for d in t.diagnostics if d.rule == "op-failed"]
     assert found.message.startswith("at step 15 ") and found.op == "F.embedding"
     assert t.step_count == 15
+
+
+# --- no value read back in steady state ---------------------------------------------------------
+
+def test_unrecorded_steps_read_no_value_back_to_the_host():
+    from shapetrace.record.flags import EVERY, HostReads
+
+    torch.manual_seed(0)
+    model = TinyLM()
+    steps = EVERY + 10
+    t = st.trace(model)
+    with HostReads(t) as reads, t:
+        _train(model, steps)
+    assert t.step_count == steps
+    assert sum(run.count for run in t.steps if run.first > 1) >= steps - 2  # mostly unrecorded
+    assert reads.steady == 0
+    assert reads.other > 0  # the recorded first steps and the reads of the flags
+    assert t._watch.flags.reads == 2  # every EVERY steps and at the end
+    assert t.value_events == [] and t.diagnostics == []
+
+
+def test_the_first_bad_step_is_exact_between_two_reads_of_the_flags():
+    from shapetrace.record.flags import EVERY
+
+    torch.manual_seed(0)
+    model = TinyLM()
+    with st.trace(model) as t:
+        _blow_up_at(model, EVERY + 7, steps=EVERY + 20)
+    assert [(e.kind, e.step) for e in t.value_events] == [
+        ("forward", EVERY + 8), ("gradients", EVERY + 8), ("parameters", EVERY + 8)]
+    (found,) = [d for d in t.diagnostics if d.rule == "non-finite"]
+    assert found.message.startswith(f"at step {EVERY + 8} ")
+    assert "matmul made" in found.message

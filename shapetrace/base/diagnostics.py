@@ -105,6 +105,9 @@ class Skip:
 
     checks: tuple[str, ...]
     reason: str
+    #: the checks failed in shapetrace's own code (an internal error, to be reported): they
+    #: are not the module's fault, and the report says that they did not run
+    internal: bool = False
 
 
 def module_span(modules: list[str]) -> str:

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ..base.compat import dropout_base_class
-from ..base.diagnostics import Diagnostic
+from ..base.diagnostics import Diagnostic, Skip
 from ..base.dims import Dims
 from . import locate, masks, messages, reach, repeat, shuffle, textbook
 from .errors import InternalCheckError, raised_by_user
@@ -35,10 +35,12 @@ from .runs import copy_module, float64_default, max_change, one_thread, outputs_
 
 
 class _Stage:
-    """Which check is running, for the message of an internal error."""
+    """Which check is running, for the message of an internal error, and which have finished
+    (their findings stand when a later one fails)."""
 
     def __init__(self, check: str):
         self.check = check
+        self.done: set[str] = set()
 
 
 def dependencies(module: nn.Module, inputs: Sequence[Any],
@@ -104,17 +106,33 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
                 with torch.random.fork_rng(devices=[]), one_thread(), float64_default():
                     torch.default_generator.manual_seed(0)  # what fork_rng restores
                     _run_checks(probe, result, causal, stage, trainable)
-                    stage.check = "attention-textbook"
-                    result.diagnostics.extend(_quietly(textbook.textbook_attention, probe) or [])
+                    result.diagnostics.extend(_property(probe, result, "attention-textbook",
+                                                        textbook.textbook_attention, probe))
             finally:
                 probe.close()
-    except InternalCheckError:
+    except InternalCheckError as exc:
+        exc.partial = _partial(result, stage, exc)
         raise
     except Exception as exc:  # noqa: BLE001 - the module's own failure: the trace reports it
         result.diagnostics = []
         why = f"the module raised while re-running ({type(exc).__name__}: {exc})"
         result.skip(RERUNS, why, f"behaviour checks: {why}")
     return result
+
+
+def _partial(result: BehaviourResult, stage: _Stage, exc: InternalCheckError) -> BehaviourResult:
+    """What stands of ``result`` after an internal error: the findings and notes of the checks
+    that finished; every other check skipped, the reason naming the internal error."""
+    partial = BehaviourResult()
+    partial.diagnostics = [d for d in result.diagnostics if d.rule in stage.done]
+    partial.skips = [s for s in result.skips if set(s.checks) <= stage.done]
+    partial.skipped = [line for line in result.skipped
+                       if any(line.startswith(name) for name in stage.done)]
+    failed = tuple(name for name in RERUNS if name not in stage.done)
+    if failed:
+        partial.skips.append(Skip(failed, str(exc), internal=True))
+        partial.skipped.append(f"{' and '.join(failed)} not checked: {exc}")
+    return partial
 
 
 @contextmanager
@@ -247,13 +265,18 @@ def _quietly(find, *args, **kwargs):
         raise
 
 
-def _property(probe: Probe, check, *args) -> list[Diagnostic]:
-    """The findings of one value property (``repeat``, ``reach``, ``masks``), or none when the
-    module or the check fails on its extra runs: a property that cannot be judged says nothing,
-    and the other checks' findings stand."""
+def _property(probe: Probe, result: BehaviourResult, rule: str, check, *args) -> list[Diagnostic]:
+    """The findings of one value property (``repeat``, ``reach``, ``masks``, ``textbook``), or
+    none when it cannot be judged: the module failing on the property's extra runs says
+    nothing (the other checks' findings stand); a failure in shapetrace's own code is never
+    silent: the property is listed as not checked, naming the internal error."""
     try:
-        return check(*args)
-    except Exception:  # noqa: BLE001
+        return check(*args) or []
+    except Exception as exc:  # noqa: BLE001
+        if not raised_by_user(exc):
+            error = InternalCheckError(rule, exc)
+            result.skips.append(Skip((rule,), str(error), internal=True))
+            result.skipped.append(f"{rule} not checked: {error}")
         return []
     finally:
         probe.restore_state()
@@ -264,15 +287,19 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
     stage.check = "nondeterministic-eval"
     first = probe.reference()
     deterministic = _determinism(probe, first, result)
+    stage.done.add("nondeterministic-eval")
     if deterministic:
-        result.diagnostics.extend(_property(probe, repeat.stateful_forward, probe, first))
-        result.diagnostics.extend(_property(probe, reach.weights_without_effect, probe, trainable))
-    result.diagnostics.extend(_property(probe, masks.padding_ignored, probe))
+        result.diagnostics.extend(_property(probe, result, "stateful-forward",
+                                            repeat.stateful_forward, probe, first))
+        result.diagnostics.extend(_property(probe, result, "weight-without-effect",
+                                            reach.weights_without_effect, probe, trainable))
+    result.diagnostics.extend(_property(probe, result, "mask-ignored", masks.padding_ignored, probe))
 
     stage.check = "batch-leak and causal-leak"
     reason = _ambiguity(probe.dims, probe.roles)
     if reason:
         result.skip(("batch-leak", "causal-leak"), reason)
+        stage.done.update(RERUNS)
         return
     dep = probe.dependencies(first)
     if deterministic and not dep.reason:
@@ -282,6 +309,7 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
     result.dependency = dep
     if dep.reason:
         result.skip(("batch-leak", "causal-leak"), dep.reason)
+        stage.done.update(RERUNS)
         return
 
     result.causal_checkable = any(s.role.stream == "query" and s.role.time is not None
@@ -344,6 +372,7 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
     else:
         result.skipped.append("batch-leak: whether outputs follow their sample when the batch is "
                               "reordered was not checked, as two runs already differ")
+    stage.done.add("batch-leak")
 
     stage.check = "causal-leak"
     if future:

@@ -24,6 +24,9 @@ class InternalCheckError(Exception):
     def __init__(self, check: str, error: BaseException):
         self.check = check
         self.error = error
+        #: what the checks that had finished found, with the others skipped for this error
+        #: (a ``BehaviourResult``; None when no check had begun)
+        self.partial = None
         super().__init__(f"internal error in shapetrace's {check} check: {type(error).__name__}: "
                          f"{error}. This is a bug in shapetrace, not in the module: please report it")
 

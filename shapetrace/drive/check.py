@@ -484,12 +484,14 @@ def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None):
     except InternalCheckError as exc:  # shapetrace's bug, not the module's: say so, keep going
         if out_of_memory(exc.error):  # unless the sizes were too large for the checks
             return [], [behaviour_out_of_memory(dims)], [Skip(RERUNS, "out of memory")]
-        return [], [str(exc)], [Skip(RERUNS, str(exc))]
+        if exc.partial is None:  # the checks that finished keep their findings
+            return [], [_not_checked(exc)], [Skip(RERUNS, str(exc), internal=True)]
+        outcome = exc.partial
     except Exception as exc:  # noqa: BLE001 - the module's failures are handled inside
         if out_of_memory(exc):
             return [], [behaviour_out_of_memory(dims)], [Skip(RERUNS, "out of memory")]
-        error = str(InternalCheckError("behaviour", exc))
-        return [], [error], [Skip(RERUNS, error)]
+        error = InternalCheckError("behaviour", exc)
+        return [], [_not_checked(error)], [Skip(RERUNS, str(error), internal=True)]
     notes = [*outcome.skipped, *(n for n in outcome.notes if n != outcome.causal_note)]
     skips = list(outcome.skips)
     if intent.causal is None and causal is None and outcome.causal_checkable:
@@ -502,6 +504,10 @@ def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None):
                or "nothing shows that it is meant to be causal")
         skips.append(Skip(("causal-leak",), why))
     return list(outcome.diagnostics), notes, skips
+
+
+def _not_checked(error) -> str:
+    return f"{' and '.join(RERUNS)} not checked: {error}"
 
 
 def causal_intent(trace: TraceData | Analysis, model=None) -> bool | None:

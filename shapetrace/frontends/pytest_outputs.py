@@ -59,7 +59,7 @@ def attach(report, recording, state, *, points: float = 1, visibility: str | Non
             section = failed_traces_text(results, max_ops=recording.max_ops, **width)
             if section:
                 report.sections.append(("shapetrace trace", section))
-        elif report.failed or any(r.diagnostics for r in results):
+        elif report.failed or any(r.diagnostics or getattr(r, "not_checked", ()) for r in results):
             report.sections.append(("shapetrace", results_text(results, max_ops=recording.max_ops,
                                                                 **width)))
     if state is None:

@@ -3,7 +3,10 @@ function: its op name, its code object, and what to do when it runs (bit flags).
 
 from __future__ import annotations
 
+import types
 from typing import Any
+
+from torch.overrides import handle_torch_function
 
 from ..base.ops import (
     MATMULS,
@@ -25,6 +28,10 @@ EMPTY_MEMORY = 8  # torch.empty and the like: whatever was in memory, not a NaN 
 SOFTMAX = 16  # the weight probe looks at matmul operands a few ops after one of these
 SELECTS = 32  # only moves values it is given (a -inf fill): makes no NaN or Inf of its own
 LOOKS = 64  # a passthrough that reads values (.item(), bool(t)), not only the shape
+#: a function put in place of a torch function after torch's own looked itself up by name to
+#: hand its call to the trace (a user's ``F.softmax = tempered``): the trace runs torch's
+#: function, which the user's own called, not the user's again (:func:`rebound_call`)
+REBOUND = 128
 
 _WEIGHT_OPS = MATMULS - {"torch.addmm", "Tensor.addmm"}  # addmm is a linear layer, not attention
 
@@ -49,3 +56,53 @@ def describe(func) -> tuple:
     except TypeError:
         pass
     return described
+
+
+_DISPATCH_CODE = handle_torch_function.__code__
+
+
+def _dispatcher(frame):
+    """The frame of the Python torch function that handed its call to the trace, given the
+    frame that called the trace's ``__torch_function__``; None for a call from C."""
+    if frame is None or frame.f_code is not _DISPATCH_CODE:
+        return None
+    return frame.f_back
+
+
+def rebound(func, frame) -> tuple | None:
+    """``(kind, op name, code)`` of the torch function whose call reaches the trace as ``func``
+    because the name torch's function looks itself up by now holds ``func`` (a patch), or None
+    when ``func`` is the function that made the call. ``frame``: the caller of the trace's
+    ``__torch_function__``. Worked out once per function."""
+    caller = _dispatcher(frame)
+    if caller is None:
+        return None
+    code = caller.f_code
+    if code.co_freevars or caller.f_globals.get(code.co_name) is not func \
+            or getattr(func, "__code__", None) is code:
+        return None
+    kind, name, _ = describe(types.FunctionType(code, caller.f_globals, code.co_name))
+    return kind | REBOUND, name, code
+
+
+def rebound_call(func, code, frame):
+    """What to call for a call that reached the trace as ``func`` (marked :data:`REBOUND`):
+    torch's own function, whose running ``frame`` (see :func:`rebound`) has ``code``, rebuilt
+    with what that call was given as its defaults; ``func`` itself when the call came from
+    elsewhere. Called as the trace calls any op, ``(*args, **kwargs)``: it runs torch's body
+    alone, never the user's function a second time."""
+    caller = _dispatcher(frame)
+    if caller is None or caller.f_code is not code:
+        return func
+    given = caller.f_locals
+    names = code.co_varnames
+    positional = code.co_argcount
+    keyword = code.co_kwonlyargcount
+    try:
+        defaults = tuple(given[n] for n in names[:positional])
+        keywords = {n: given[n] for n in names[positional:positional + keyword]}
+    except KeyError:  # a parameter deleted before the call was handed over: call as given
+        defaults, keywords = None, None
+    original = types.FunctionType(code, caller.f_globals, code.co_name, defaults or None)
+    original.__kwdefaults__ = keywords or None
+    return original

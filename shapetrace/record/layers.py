@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import torch
 
 from ..base.records import ModuleReturn, TensorMeta, UnreadLayer
@@ -76,33 +78,52 @@ def _mark(live: dict, t: Tensor, returned: ModuleReturn) -> None:
 def unread_layers(model: torch.nn.Module, names: dict[int, str], records: list,
                   live: dict) -> list[UnreadLayer]:
     """The plain layers of ``model`` never used in the block: see the module's docstring."""
-    ran = {rec.module for rec in records}
+    ran = set()
+    for path in {rec.module for rec in records}:  # each module that ran and those above it
+        while path and path not in ran:
+            ran.add(path)
+            path = path.rpartition(".")[0]
     found = []
     for owner in model.modules():
         owner_path = names.get(id(owner))
-        if owner_path is None or library_class(type(owner)) or not _ran(owner_path, ran):
+        if owner_path is None or owner_path not in ran:
             continue
-        files = _user_files(type(owner))
-        if files is None:
+        candidates = _candidates(type(owner))
+        if not candidates:
             continue
-        classes = tuple(c.__name__ for c in type(owner).__mro__
-                        if c is not object and not library_class(c))
+        files, classes = candidates
         for attribute, child in owner._modules.items():
             if child is None or type(child).__name__ not in _PLAIN_LAYERS \
                     or not type(child).__module__.startswith("torch.nn."):
                 continue
             path = names.get(id(child))
-            params = list(child.parameters())
-            if path is None or not params or _ran(path, ran) \
-                    or any(_read(p, live) for p in params):
+            params = [p for p in child._parameters.values() if p is not None] \
+                if not child._modules else list(child.parameters())
+            if path is None or not params or path in ran or any(_read(p, live) for p in params):
                 continue
             found.append(UnreadLayer(path, attribute, type(child).__name__, owner_path, files,
                                      classes, tuple(tuple(p.shape) for p in params)))
     return found
 
 
-def _ran(path: str, ran: set) -> bool:
-    return path in ran or any(p.startswith(path + ".") for p in ran)
+# type -> (its user files, its user classes), or None: a library class or one without a file
+_OWNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _candidates(cls: type) -> tuple | None:
+    """What :func:`unread_layers` needs of an owner's class, worked out once per class."""
+    try:
+        return _OWNERS[cls]
+    except KeyError:
+        pass
+    found = None
+    if not library_class(cls):
+        files = _user_files(cls)
+        if files is not None:
+            found = files, tuple(c.__name__ for c in cls.__mro__
+                                 if c is not object and not library_class(c))
+    _OWNERS[cls] = found
+    return found
 
 
 def _read(param, live: dict) -> bool:

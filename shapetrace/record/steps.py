@@ -13,11 +13,14 @@ the step is still of that kind. A new key (the last, smaller batch; an eval step
 full, and every ``recheck`` unrecorded steps one is recorded again, in case something the key
 does not see has changed.
 
-Values stay watched at a cost per step, not per op: the step module's outputs are looked at for
-NaN and Inf (one reduction each), gradients before each optimizer step and parameters after it
-(one max-abs over all of them). The first time a forward's output holds one while the step was
-not being recorded, the forward runs again, recorded, with the random state it ran with, and
-the module's buffers put back afterwards: the value probes find the op that made it.
+Values stay watched at a cost per step, not per op, and nothing is read back to the host in a
+step that is not recorded: the step module's outputs, one small gradient before each optimizer
+step and that parameter after it leave flags on the device (``record.flags``), read every
+``flags.every`` steps and at the end; the parameters are looked at all together once
+something is found and at the end. The first forward flagged is run again, recorded, from the
+inputs, random state, parameters and buffers it began with (kept on the device), the module's
+state put back afterwards: the value probes find the op that made the NaN. A recorded step
+reads values as it runs, and finds them at once.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..base.compat import disable_torch_function
+from .flags import DeviceFlags
 from .probes import finiteness
 from .tensors import tensors_in
 
@@ -107,12 +111,15 @@ class StepWatch:
         self._rng: Tensor | None = None  # the random state an unrecorded step began with
         self._kwargs: dict = {}
         self._seen: set[str] = set()  # the kinds of ValueEvent found so far: the first only
-        self._names: dict[int, str] = {}  # id(parameter) -> its name in the model
+        self._names: dict[int, str] | None = None  # id(parameter) -> its name in the model
         self._sentinels: dict[int, object] = {}  # id(optimizer) -> the gradient it is judged by
         self._optimizer = ""  # the last optimizer step's name, "AdamW.step"
         self._check_after = False  # look at the parameters after this optimizer step
         self._handles: list = []
         self._owner: int | None = None
+        #: what the unrecorded steps looked at, on the device, read every ``flags.every`` steps
+        self.flags = DeviceFlags()
+        self.checking = False  # the flags are being read (and a forward run again)
 
     # --- entering and leaving ---------------------------------------------------------------
 
@@ -132,8 +139,11 @@ class StepWatch:
         self._handles.clear()
         if not self._rerunning:
             self._close(final=True)
+            self._read_flags()
         if self.events or self.optimizer_steps:
+            self.checking = True  # the end of the run: values are read
             self._parameters(None)  # a NaN the last optimizer step made
+            self.checking = False
         self._stable.clear()
         self._sentinels.clear()
         self._by_signature.clear()
@@ -150,10 +160,6 @@ class StepWatch:
         self._handles.append(model.register_forward_pre_hook(self._pre, with_kwargs=True))
         self._handles.append(model.register_forward_hook(self._post, with_kwargs=True,
                                                          always_call=True))
-        try:
-            self._names = {id(p): name for name, p in model.named_parameters()}
-        except Exception:  # a module whose parameters cannot be listed: shapes name them
-            self._names = {}
 
     def found(self, module, args) -> None:
         """Without a model, the recorder's global hook names the step module at its first call,
@@ -165,7 +171,7 @@ class StepWatch:
     # --- step boundaries (the step module's hooks) -------------------------------------------
 
     def _pre(self, module, args, kwargs):
-        if threading.get_ident() != self._owner or self._rerunning:
+        if threading.get_ident() != self._owner or self._rerunning or _jit_tracing():
             return None
         self._depth += 1
         if self._depth == 1:  # not a call of the step module inside itself
@@ -174,7 +180,8 @@ class StepWatch:
         return None
 
     def _post(self, module, args, kwargs, output):
-        if threading.get_ident() != self._owner or self._rerunning or not self._depth:
+        if threading.get_ident() != self._owner or self._rerunning or not self._depth \
+                or _jit_tracing():
             return None
         self._depth -= 1
         if self._depth:
@@ -192,6 +199,8 @@ class StepWatch:
         settled, and this one is recorded or only counted."""
         self.step += 1
         self._close()
+        if self.flags.due(self.step):
+            self._read_flags()
         key = _light_key(module, args)
         run = self._stable.get(key)
         unrecorded = self._unrecorded.get(key, 0)
@@ -201,6 +210,7 @@ class StepWatch:
             run.last = self.step
             self._unrecorded[key] = unrecorded + 1
             self._rng = torch.get_rng_state()
+            self.flags.begin(self.step, module, self._rng)
             return
         self.recorder.resume_recording(module)
         self._full_next = False
@@ -216,6 +226,9 @@ class StepWatch:
     def returned(self, module, args, output) -> None:
         """The step module returned ``output``: looked at for NaN and Inf."""
         if "forward" in self._seen:
+            return
+        if self._start is None and self.recorder.light:  # looked at on the device, read later
+            self.flags.forward(self.step, self.optimizer_steps, output, args, self._kwargs)
             return
         # NaN only: an Inf in what a model returns may be meant (logits masked with -inf)
         what = _non_finite(output, nan_only=True)
@@ -239,6 +252,9 @@ class StepWatch:
         self._start = None
         records = self.records
         if len(records) == start:
+            return
+        if final and not self.runs:  # the only step: nothing to compare it with
+            self.runs.append(StepRun(start, len(records), self._begun))
             return
         signature = _signature(records, start)
         run = self._by_signature.get(signature)
@@ -285,7 +301,7 @@ class StepWatch:
         while spans and spans[-1].start >= start:
             spans.pop()
 
-    def _rerun(self, module, args) -> None:
+    def _rerun(self, module, args, kwargs: dict | None = None, step: int | None = None) -> None:
         """Runs the forward that returned a NaN or raised again, recorded, as it ran: the same
         random state; its buffers (running statistics) and the random state put back after."""
         if not self.recorder.resume_recording():
@@ -300,7 +316,7 @@ class StepWatch:
             if self._rng is not None:
                 torch.set_rng_state(self._rng)
             with torch.no_grad():
-                module(*args, **self._kwargs)
+                module(*args, **(self._kwargs if kwargs is None else kwargs))
         except Exception:  # what the run it repeats raised, if anything: recorded on its op
             pass
         finally:
@@ -311,7 +327,7 @@ class StepWatch:
                 for b, saved in buffers:
                     b.copy_(saved)
         if len(self.records) > start:
-            self.runs.append(StepRun(start, len(self.records), self.step, rerun=True))
+            self.runs.append(StepRun(start, len(self.records), step or self.step, rerun=True))
 
     # --- optimizer hooks ----------------------------------------------------------------------
 
@@ -328,6 +344,10 @@ class StepWatch:
         sentinel = self._sentinels.get(id(opt))
         if sentinel is None or sentinel.grad is None:
             sentinel = self._sentinels[id(opt)] = _sentinel(opt)
+        if sentinel is not None and self.recorder is not None and self.recorder.light:
+            self.flags.values("gradients", self.step, self.optimizer_steps, self._optimizer, opt,
+                              sentinel.grad)
+            return None
         if sentinel is None or _non_finite(sentinel.grad) is None:
             return None
         params = [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
@@ -342,10 +362,75 @@ class StepWatch:
         return None
 
     def _after_optimizer(self, opt, args, kwargs):
-        if threading.get_ident() == self._owner and self._check_after:
+        if threading.get_ident() != self._owner:
+            return None
+        if self._check_after:
             self._check_after = False
             self._parameters(opt)
+        elif "parameters" not in self._seen and self.recorder is not None \
+                and self.recorder.light:
+            sentinel = self._sentinels.get(id(opt))
+            if sentinel is not None:
+                self.flags.values("parameters", self.step, self.optimizer_steps,
+                                  self._optimizer, opt, sentinel)
         return None
+
+    # --- the flags of unrecorded steps (``record.flags``) ----------------------------------
+
+    def _read_flags(self) -> None:
+        """Reads the flags the unrecorded steps left: the first NaN of each kind becomes an
+        event at the step it was seen in, and a flagged forward is run again, recorded, from
+        the state it began with."""
+        self.checking = True
+        try:
+            for flag in self.flags.read():
+                if flag.kind in self._seen:
+                    continue
+                self._seen.add(flag.kind)
+                self._full_next = True
+                what = "NaN" if math.isnan(flag.value) else "Inf"
+                if flag.kind == "forward":
+                    self.events.append(ValueEvent("forward", what, flag.step,
+                                                  flag.optimizer_step))
+                    self._rerun_flagged(flag.step)
+                    continue
+                params = [p for group in flag.owner.param_groups for p in group["params"]]
+                held = params if flag.kind == "parameters" else \
+                    [p.grad for p in params if p.grad is not None]
+                bad = [p for p, t in zip(params, held) if _non_finite(t) is not None] \
+                    if flag.kind == "parameters" else \
+                    [p for p in params if p.grad is not None and _non_finite(p.grad) is not None]
+                named = self._named(bad) if bad else (flag.optimizer and
+                                                      self._named([self._sentinels[id(flag.owner)]]))
+                self.events.append(ValueEvent(flag.kind, what, flag.step, flag.optimizer_step,
+                                              flag.optimizer, tuple(named or ())))
+        finally:
+            self.flags.settled()
+            self.checking = False
+
+    def _rerun_flagged(self, step: int) -> None:
+        """The forward of unrecorded ``step`` run again, recorded, from the parameters,
+        buffers, inputs and random state it began with (kept on the device); the module's
+        state and the random state put back after."""
+        module = self.model
+        found = self.flags.rerun_state(step, module)
+        if found is None or not isinstance(module, torch.nn.Module):
+            return
+        groups, kept_args, rng = found
+        state = self.flags.state_of(module)
+        args, kwargs = self.flags.arguments(kept_args)
+        with disable_torch_function(), torch.no_grad():
+            now = [t.clone() for t in state]
+            for group in groups:
+                group.load()
+        saved_rng = self._rng
+        self._rng = rng
+        try:
+            self._rerun(module, args, kwargs, step=step)
+        finally:
+            self._rng = saved_rng
+            with disable_torch_function(), torch.no_grad():
+                torch._foreach_copy_(state, now)
 
     def _parameters(self, opt) -> None:
         """Looks at the parameters (``opt``'s, else the step module's) once something was found
@@ -379,8 +464,19 @@ class StepWatch:
         self._full_next = True
 
     def _named(self, params: list) -> tuple[str, ...]:
+        if self._names is None:  # named once, when something is found
+            try:
+                self._names = {id(p): name for name, p in self.model.named_parameters()}
+            except Exception:  # a module whose parameters cannot be listed: shapes name them
+                self._names = {}
         return tuple(self._names.get(id(p)) or f"a parameter of shape {tuple(p.shape)}"
                      for p in params)
+
+
+def _jit_tracing() -> bool:
+    """Inside ``torch.jit.trace``: a call there is not a step, and reading a value there would
+    put it into the jit graph (and fail the trace's own check that two tracings agree)."""
+    return torch._C._is_tracing()
 
 
 def _sentinel(opt):

@@ -46,10 +46,13 @@ from .kinds import (
     LOOKS,
     MULTIPLIES,
     PASSES,
+    REBOUND,
     RISKY,
     SELECTS,
     SOFTMAX,
     describe,
+    rebound,
+    rebound_call,
 )
 from .layers import mark_returned, unread_layers
 from .probes import HALF, ValueProbes, has_value
@@ -333,14 +336,19 @@ class _Mode(TorchFunctionMode):
             if looks:
                 meta.looked += 1
 
-    def _describe(self, func) -> tuple:
+    def _describe(self, func, frame) -> tuple:
         """What the hot path needs to know about a function: ``(kind, op name, code,
-        transparent body)``. ``kind`` holds the bit flags of ``record.kinds``."""
-        try:
-            kind, name, code = DESCRIBED[func]
-        except (KeyError, TypeError):
-            kind, name, code = describe(func)
-        described = (kind, name, code, self.bodies.get(func))
+        transparent body)``. ``kind`` holds the bit flags of ``record.kinds``. ``frame``: the
+        caller of ``__torch_function__``."""
+        found = rebound(func, frame)
+        if found is not None:
+            kind, name, code = found
+        else:
+            try:
+                kind, name, code = DESCRIBED[func]
+            except (KeyError, TypeError):
+                kind, name, code = describe(func)
+        described = (kind, name, code, None if found else self.bodies.get(func))
         try:
             self.funcs[func] = described
         except TypeError:
@@ -393,11 +401,13 @@ class _Mode(TorchFunctionMode):
             kwargs = {}
         recorder = self.recorder
         if recorder is None or _get_ident() != recorder.thread:
-            return func(*args, **kwargs)
+            return self._unrecorded(func, args, kwargs)
         try:
             kind, name, code, inner = self.funcs[func]
         except (KeyError, TypeError):
-            kind, name, code, inner = self._describe(func)
+            kind, name, code, inner = self._describe(func, self._getframe(1))
+        if kind & REBOUND:
+            func = rebound_call(func, code, self._getframe(1))
         if kind & PASSES:
             if args and isinstance(args[0], Tensor):
                 self.count_use(args[0], kind & LOOKS)
@@ -538,6 +548,15 @@ class _Mode(TorchFunctionMode):
         if self.observer is not None:
             self.observer(rec, outs, args, kwargs)
         return result
+
+    def _unrecorded(self, func, args, kwargs):
+        """A call on another thread or while recording is paused: run as it would run
+        untraced (torch's own function when a patch stands in its name, see ``REBOUND``)."""
+        frame = self._getframe(2)
+        found = rebound(func, frame)
+        if found is not None:
+            func = rebound_call(func, found[2], frame)
+        return func(*args, **kwargs)
 
     def _strip(self, a, inputs: list):
         if isinstance(a, Tensor):

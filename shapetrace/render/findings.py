@@ -70,17 +70,35 @@ def _message_text(message: str) -> Text:
     return text
 
 
-def summary_text(diagnostics: Iterable, error: str | None = None) -> Text:
+def summary_text(diagnostics: Iterable, error: str | None = None,
+                 not_checked: Iterable[str] = ()) -> Text:
+    """The verdict line. ``not_checked``: checks that failed in shapetrace's own code, never
+    said to have found nothing."""
     diagnostics = list(diagnostics)
     if error:
         return Text(f"✗ could not run: {error}", style="bold red")
+    unchecked = unchecked_text(not_checked)
     counts = {s: sum(1 for d in diagnostics if d.severity == s) for s in ("error", "warning", "info")}
     if not diagnostics:
+        if unchecked:
+            return Text(f"! no problems found by the checks that ran; {unchecked}",
+                        style="bold yellow")
         return Text("✓ no problems found", style="bold green")
     parts = [f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n]
     style = "bold red" if counts["error"] else "bold yellow"
     mark = "✗" if counts["error"] else "!"
-    return Text(f"{mark} " + ", ".join(parts), style=style)
+    return Text(f"{mark} " + ", ".join(parts) + (f"; {unchecked}" if unchecked else ""),
+                style=style)
+
+
+def unchecked_text(not_checked: Iterable[str]) -> str:
+    """``"batch-leak not checked: internal error in shapetrace"`` for checks that failed in
+    shapetrace's own code ("" when none did); the reason is in the target's notes."""
+    names = list(not_checked)
+    if not names:
+        return ""
+    return (f"{' and '.join(names)} not checked: internal error in shapetrace (see the note; "
+            f"please report it)")
 
 
 def target_renderable(result, *, width: int = 100, show_trace: bool = True, max_ops=None):
@@ -106,7 +124,9 @@ def target_renderable(result, *, width: int = 100, show_trace: bool = True, max_
         parts.append(Padding(skipped, (0, 0, 0, 2), expand=False))
     for note in result.notes:
         parts.append(Padding(Text(f"note: {note}", style="dim"), (0, 0, 0, 2), expand=False))
-    parts.append(Padding(summary_text(result.diagnostics, result.error), (0, 0, 1, 2), expand=False))
+    parts.append(Padding(summary_text(result.diagnostics, result.error,
+                                      getattr(result, "not_checked", ())),
+                         (0, 0, 1, 2), expand=False))
     return Group(*parts)
 
 

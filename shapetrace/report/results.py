@@ -72,6 +72,8 @@ class TargetResult:
 
     @property
     def ok(self) -> bool:
+        """No error found and the target ran (a check that failed in shapetrace's own code
+        does not fail the module, see :attr:`not_checked`, and is not said to have passed)."""
         return self.error is None and not any(d.severity == "error" for d in self.diagnostics)
 
     @property
@@ -81,6 +83,7 @@ class TargetResult:
         of the two, so a clean result can be told from an unchecked one."""
         from ..rules.registry import RULES
 
+        internal = set(self.not_checked)
         if self.error is not None:
             why = dict.fromkeys(RULES, "the target could not run")
         else:
@@ -92,8 +95,21 @@ class TargetResult:
             for skip in [*skips, Skip(tuple(self.skipped), "--fake: shapes only, no values")]:
                 for name in skip.checks:
                     why.setdefault(name, skip.reason)
-        return {"ran": [name for name in RULES if name not in why],
-                "skipped": [{"check": name, "reason": why[name]} for name in RULES if name in why]}
+        skipped = []
+        for name in RULES:
+            if name in why:
+                entry = {"check": name, "reason": why[name]}
+                if name in internal and self.error is None:
+                    entry["internal_error"] = True
+                skipped.append(entry)
+        return {"ran": [name for name in RULES if name not in why], "skipped": skipped}
+
+    @property
+    def not_checked(self) -> list[str]:
+        """The checks that failed in shapetrace's own code (an internal error, named in
+        ``checks``' reasons): the target passed none of them, whatever its verdict on the rest."""
+        found = {name: None for skip in self.skips or () if skip.internal for name in skip.checks}
+        return list(found)
 
     def to_json(self) -> dict[str, Any]:
         out = {

@@ -13,6 +13,7 @@ import json
 import re
 
 from ...base.diagnostics import module_span
+from ..findings import unchecked_text
 from .pictures import grid_svg, heatmap_svg
 from .style import SCRIPT, STYLE
 from .text import esc, message_html, prose_html, shape_html
@@ -265,7 +266,12 @@ def _section(i: int, e: dict, prefix: str, *, show_trace: bool, max_ops: int | N
         parts.append('<div class="findings">' + "".join(
             _finding_html(d, j, ids, extras.get("sources") or {}, prefix)
             for j, d in enumerate(diagnostics)) + "</div>")
-    elif not e.get("error"):
+    unchecked = [c["check"] for c in (e.get("checks") or {}).get("skipped", ())
+                 if c.get("internal_error")]
+    if unchecked and not e.get("error"):
+        lead = "" if diagnostics else "! no problems found by the checks that ran; "
+        parts.append(f'<p class="broken-why">{lead}{esc(unchecked_text(unchecked))}</p>')
+    elif not diagnostics and not e.get("error"):
         parts.append('<p class="clean">✓ no problems found</p>')
     for key, label in (("skipped", "skipped (no values under --fake): "),):
         if e.get(key):
