@@ -95,7 +95,7 @@ INLINE = {
     "constant-result": ("PoolingOverScoreAxis", "PoolingOverPositions", {}),
     "stateful-forward": ("ScaleFoldedIntoWeight", "ScaleAppliedToOutput", {}),
     "weight-without-effect": ("BranchGatedByZeros", "BranchAdded", {}),
-    "mask-ignored": ("PaddingMaskFlipped", "PaddingMaskApplied",
+    "mask-ignored": ("PaddingMaskNeverApplied", "PaddingMaskApplied",
                      {"inputs": ["x=B,T,C", "attention_mask=B,T:long:2"]}),
 }
 

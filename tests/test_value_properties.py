@@ -39,7 +39,6 @@ FIRING = [
     ("state.py", "CallCounterBuffer", "stateful-forward", {}),
     ("reach.py", "MlpResultLost", "weight-without-effect", {}),
     ("reach.py", "GateTimesZero", "weight-without-effect", {}),
-    ("masks.py", "PaddingMaskInverted", "mask-ignored", PADDED),
     ("masks.py", "PaddingMaskUnused", "mask-ignored", PADDED),
 ]
 QUIET = [
@@ -58,6 +57,8 @@ QUIET = [
     ("masks.py", "PaddingMaskSdpa", PADDED),
     ("masks.py", "PaddingMaskAdditive", PADDED),
     ("masks.py", "PaddingThenConv", PADDED),
+    # 1 = padding is a convention too: a mask that changes the output is not judged undeclared
+    ("masks.py", "PaddingMaskOneIsPadding", PADDED),
     # mixes samples by design (batch-leak says so): only the diagonal must not be reported
     ("collapse.py", "InBatchPositives", {"batch_mixing": True}),
 ]

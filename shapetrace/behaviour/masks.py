@@ -6,7 +6,10 @@ it, the output at a real position must not depend on the inputs at the padded po
 sample. Checked like causal-leak, by autograd: one backward of a random projection of the
 outputs at the real positions, and the gradient at the padded inputs must be zero. When it is
 not, the first op on a recorded run whose output at a real position depends on a padded input
-is named: the weighted sum of an attention that was given an inverted mask or none. Only an
+is named: the weighted sum of an attention the mask never reached. Which values of a mask mean
+padding is the code's own convention (1 = padding is one too): a mask that changes the output
+is not judged, only one that changes nothing (the output is the same with every position
+marked real). Only an
 attention is judged (a product whose operand has two position axes, or SDPA): a convolution
 or a pooling that mixes positions is a design choice, not a mask that says one thing and does
 another.
@@ -20,7 +23,7 @@ import torch
 from torch import Tensor
 
 from ..base.names import PADDING_INPUTS
-from ..base.ops import MASKED_FILLS, MATMULS, SDPA, WHERES
+from ..base.ops import MATMULS, SDPA
 from ..base.records import OpRecord
 from ..rules.registry import diagnostic
 from . import locate
@@ -46,23 +49,38 @@ def padding_ignored(probe: Probe) -> list:
     with torch.enable_grad(), probe.embedding("replace", emb), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = probe.call(args)
-    if not _leaks([get(out, path) for _, path in probe.paths], leaves, sources, keep, probe):
-        return []
-    rec, applied = _first_leak(probe, args, emb, leaves, sources, keep)
+        outs = [get(out, path) for _, path in probe.paths]
+        if not _leaks(outs, leaves, sources, keep, probe):
+            return []
+        # Which values of a mask mean padding is the code's convention (1 = padding is one
+        # too): a mask that changes the output is applied its own way and is not judged here.
+        # One that changes nothing is ignored, whatever its convention.
+        every_real = list(args)
+        every_real[arg] = torch.ones_like(args[arg])
+        with torch.no_grad():
+            unmasked = probe.call(every_real)
+        if not all(_same(a, get(unmasked, path)) for a, (_, path) in zip(outs, probe.paths)):
+            return []
+    rec = _first_leak(probe, args, emb, leaves, sources, keep)
     if rec is None or not _is_attention(rec, probe.T):
         return []
     mask_name = probe.roles[arg].name
-    where = f"`{rec.source or rec.op}` at {rec.file}:{rec.line} mixes them in"
-    if applied is not None and applied.site is not None:
-        where = (f"the mask applied by `{applied.source}` at {applied.file}:{applied.line} leaves "
-                 f"the padded keys in the weights that {where}")
-    message = (f"`{mask_name}` marks padding with 0 (1 = a real token, as a tokenizer makes it), "
-               f"but the output at real positions depends on the inputs at padded positions: "
-               f"{where}: the mask is inverted or not applied to these weights")
-    hint = ("exclude the positions where the mask is 0: scores.masked_fill(mask[:, None, None, :] "
-            "== 0, float('-inf')), or an SDPA bool attn_mask that is True where mask == 1")
-    return [diagnostic("mask-ignored", message, hint, rec=applied or rec, mask=mask_name,
-                       used_at=rec.line)]
+    message = (f"`{mask_name}` is never applied: the output is the same with every position "
+               f"marked real, and the output at real positions depends on the inputs at padded "
+               f"positions: `{rec.source or rec.op}` at {rec.file}:{rec.line} mixes them in")
+    hint = (f"exclude the padded keys from these weights: scores.masked_fill(~{mask_name}"
+            f"[:, None, None, :].bool(), float('-inf')), or an SDPA bool attn_mask that is True "
+            f"where {mask_name} == 1")
+    return [diagnostic("mask-ignored", message, hint, rec=rec, mask=mask_name)]
+
+
+def _same(a, b) -> bool:
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        return True
+    if a.shape != b.shape:
+        return False
+    return bool(torch.allclose(a.detach().nan_to_num(0.0, 0.0, 0.0), b.nan_to_num(0.0, 0.0, 0.0),
+                               rtol=RTOL, atol=RTOL))
 
 
 def _padding_mask(probe: Probe) -> tuple[int, Tensor] | None:
@@ -121,32 +139,13 @@ def _leaks(outs, leaves, sources, keep: Tensor, probe: Probe) -> bool:
     return False
 
 
-def _first_leak(probe: Probe, args, emb, leaves, sources, keep: Tensor
-                ) -> tuple[OpRecord | None, OpRecord | None]:
-    """The first op whose output at a real position depends on a padded input, and the op that
-    applied a mask to the weights it sums with (a fill or a select before their softmax)."""
+def _first_leak(probe: Probe, args, emb, leaves, sources, keep: Tensor) -> OpRecord | None:
+    """The first op whose output at a real position depends on a padded input."""
     run = locate.record(probe, args, grad=True, embeddings=emb)
     for step in run.steps:
         outs = [t for t in step.outputs if t.requires_grad]
         if outs and _leaks(outs, leaves, sources, keep, probe):
-            return step.rec, _applied(run.records, step.rec, probe.T)
-    return None, None
-
-
-def _applied(records: list[OpRecord], rec: OpRecord, T: int) -> OpRecord | None:
-    """The masked_fill / where that made the weights ``rec`` reads, a few ops back."""
-    by_index = {r.index: r for r in records}
-    frontier = [m for m in rec.inputs if tuple(m.shape).count(T) >= 2]
-    for _ in range(6):
-        found = []
-        for meta in frontier:
-            src = by_index.get(meta.src[0]) if meta.src is not None else None
-            if src is None:
-                continue
-            if src.op in MASKED_FILLS or src.op in WHERES:
-                return src
-            found.extend(m for m in src.inputs if tuple(m.shape).count(T) >= 2)
-        frontier = found
+            return step.rec
     return None
 
 

@@ -482,24 +482,27 @@ _ALL = [
        return h + self.mlp(self.ln2(h))
        """, kind="behaviour", needs_values=True),
     _r("ST033", "mask-ignored", "error",
-       "a padding mask whose padded positions still move the output at real positions: a mask "
-       "inverted, or not applied to the attention",
+       "a padding mask that is never applied: padded positions move the output at real ones",
        """
-       A 0/1 `attention_mask` (B, T) means what a tokenizer means by it: 1 is a real token, 0
-       is padding. shapetrace makes it that way (each sequence its real tokens first, then
-       padding), and whatever the code does with it, the output at a real position must not
-       depend on the inputs at the padded positions of its sample. It is checked like
-       causal-leak, by autograd, and the first op whose output at a real position depends on a
-       padded input is named: the weighted sum of an attention given an inverted mask
-       (`masked_fill(mask == 1, -inf)`) or none. Only an attention is judged there (a product
-       of weights over two position axes, or SDPA): a convolution or pooling that mixes
-       positions is a design choice.
+       A 0/1 `attention_mask` (B, T) that shapetrace makes is padded as a tokenizer pads (each
+       sequence its real tokens first, then padding). When the output at real positions depends
+       on the inputs at padded positions and the output is the same with every position marked
+       real, the mask never reached the attention: the finding names the op that mixes the
+       padded positions in. Checked like causal-leak, by autograd. Which values of a mask mean
+       padding is the code's own convention (1 = padding is one too), so a mask that changes the
+       output is not judged. Only an attention is judged (a product of weights over two position
+       axes, or SDPA): a convolution or pooling that mixes positions is a design choice.
        """,
        """
-       scores = scores.masked_fill(attention_mask[:, None, None, :] == 1, float("-inf"))
+       def forward(self, x, attention_mask):
+           ...
+           y = F.scaled_dot_product_attention(q, k, v)     # attention_mask never used
        """,
        """
-       scores = scores.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf"))
+       def forward(self, x, attention_mask):
+           ...
+           keep = attention_mask[:, None, None, :].bool()
+           y = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
        """, kind="behaviour", needs_values=True),
 ]
 

@@ -297,8 +297,8 @@ class SpareLayerTouched(BranchAdded):
         return x + self.ff(self.norm(x)) + 0.0 * self.spare.weight.sum()
 
 
-class PaddingMaskFlipped(nn.Module):
-    """Fills the scores of the real tokens (mask == 1) instead of the padding."""
+class PaddingMaskNeverApplied(nn.Module):
+    """Takes the padding mask and never applies it."""
 
     def __init__(self, n_embd, n_head):
         super().__init__()
@@ -309,12 +309,11 @@ class PaddingMaskFlipped(nn.Module):
         B, T, C = x.shape
         q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
         att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
-        att = att.masked_fill(attention_mask[:, None, None, :] == 1, float("-inf"))  # BUG: mask-ignored
-        y = F.softmax(att, dim=-1) @ v
+        y = F.softmax(att, dim=-1) @ v  # BUG: mask-ignored
         return y.transpose(1, 2).reshape(B, T, C)
 
 
-class PaddingMaskApplied(PaddingMaskFlipped):
+class PaddingMaskApplied(PaddingMaskNeverApplied):
     def forward(self, x, attention_mask):
         B, T, C = x.shape
         q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))

