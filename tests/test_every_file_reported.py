@@ -38,7 +38,7 @@ def _forget_fixture_packages():
     """The fixture packages are imported under their own names: forget them after each test,
     so that every test imports them as a fresh run would."""
     yield
-    for name in [n for n in sys.modules if n.split(".")[0] in ("tinylib", "heavyinit", "proj")]:
+    for name in [n for n in sys.modules if n.split(".")[0] in ("tinylib", "heavyinit", "proj", "mypkg")]:
         sys.modules.pop(name, None)
 
 
@@ -90,6 +90,37 @@ def test_namespace_folders_under_a_marked_project(capsys, tmp_path):
     code, report, _ = run_json(capsys, target)
     (result,) = report["targets"]
     assert result["error"] is None and result["ok"], result["error"]
+
+
+def test_two_students_packages_of_one_name_keep_their_own_siblings(tmp_path):
+    """alice/mypkg and bob/mypkg, each attn.py importing ``.helpers``: each gets its own, in
+    one process, in any order, with and without the pytest plugin's isolation."""
+    from shapetrace.drive.isolation import Isolation
+    from shapetrace.drive.targets import resolve_targets
+
+    for student in ("alice", "bob"):
+        write(tmp_path / student / "mypkg" / "__init__.py", "")
+        write(tmp_path / student / "mypkg" / "helpers.py", f"WHO = {student!r}\n")
+        write(tmp_path / student / "mypkg" / "attn.py", """
+            from torch import nn
+            from .helpers import WHO
+
+            class Attn(nn.Module):
+                who = WHO
+
+                def forward(self, x):
+                    return x
+        """)
+    for student in ("alice", "bob", "alice"):
+        (target,) = resolve_targets(str(tmp_path / student / "mypkg" / "attn.py"))
+        assert target.cls.who == student
+    for name in [n for n in sys.modules if n.split(".")[0] == "mypkg"]:
+        del sys.modules[name]
+    for student in ("bob", "alice"):
+        with Isolation():
+            (target,) = resolve_targets(str(tmp_path / student / "mypkg" / "attn.py"))
+        assert target.cls.who == student
+    assert not [name for name in sys.modules if name.split(".")[0] == "mypkg"]
 
 
 def test_bare_import_of_a_module_beside_the_files_folder(capsys, tmp_path):
@@ -251,4 +282,28 @@ def test_class_whose_constructor_crashes_beside_a_good_class(capsys, tmp_path):
     broken, fine = report["targets"]
     assert "needs a checkpoint on disk" in broken["error"]
     assert fine["error"] is None and fine["ok"]
+    assert code == 2
+
+
+def test_exit_called_by_one_class_is_that_class_s_error(capsys, tmp_path):
+    target = write(tmp_path / "quitter.py", """
+        import sys
+        from torch import nn
+
+        class Quits(nn.Module):
+            def forward(self, x):
+                sys.exit(3)
+
+        class Stays(nn.Module):
+            def __init__(self, n_embd):
+                super().__init__()
+                self.lin = nn.Linear(n_embd, n_embd)
+
+            def forward(self, x):
+                return self.lin(x)
+    """)
+    code, report, err = run_json(capsys, target)
+    quits, stays = report["targets"]
+    assert "called exit(3)" in quits["error"] and "__main__" in quits["error"]
+    assert stays["error"] is None and stays["ok"]
     assert code == 2

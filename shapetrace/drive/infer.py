@@ -320,11 +320,9 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
         out.setdefault(key, value)
     _by_example(cls, params, out, missing, given, dims, notes)
     if missing:
-        names = ", ".join(repr(m) for m in missing)
-        example = ",".join(f"{m}=VALUE" for m in missing)
-        plural = "s" if len(missing) > 1 else ""
-        raise TargetError(f"cannot infer constructor argument{plural} {names} of {owner}: "
-                          f"pass --init {example}")
+        from .asks import constructor_ask
+
+        raise constructor_ask(cls, missing)
     return out
 
 

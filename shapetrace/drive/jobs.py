@@ -66,11 +66,20 @@ class Job:
         _own_imports(self.timeout)
         try:
             with deadline(self.timeout):
-                return self._check(target, fake, reuse)
+                result = self._check(target, fake, reuse)
+            if result.error and self.init is None:  # what to pass, as one command line
+                from .asks import with_command
+
+                result.error = with_command(result.error, result.exception, target.display)
+            return result
         except TimedOut as exc:
             return TargetResult(target.display, exception=exc,
                                 error=stopped(exc, "running it", self.timeout_source))
-        except (KeyboardInterrupt, SystemExit):
+        except SystemExit as exc:  # sys.exit() in the constructor or forward: this class's
+            return TargetResult(target.display, exception=exc,
+                                error=f"the checked code called exit({exc.code}); put script "
+                                      f"code under if __name__ == '__main__':")
+        except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - one class's problem is that class's verdict
             return internal_error(target.display, exc, "checking")
