@@ -106,3 +106,26 @@ def test_a_module_argument_is_not_asked_for_as_a_flag(capsys, tmp_path):
     error = report["targets"][0]["error"]
     assert "'encoder_layer' is a module, which no flag can make" in error
     assert "--init encoder_layer" not in error
+
+
+PADDED = """
+    from torch import nn
+
+    class PaddedEncoder(nn.Module):
+        def __init__(self, d_model, nhead):
+            super().__init__()
+            self.attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
+
+        def forward(self, x, pad_mask):
+            out, _ = self.attn(x, x, x, key_padding_mask=pad_mask)
+            return out
+"""
+
+
+def test_a_padding_mask_is_asked_for_in_its_own_shape(capsys, tmp_path):
+    target = write(tmp_path / "padded.py", PADDED)
+    code, report = run_json(capsys, target)
+    error = report["targets"][0]["error"]
+    assert "--input x=B,T,C --input pad_mask=B,T:bool" in error
+    code, report = run_json(capsys, target, "--input", "x=B,T,C", "--input", "pad_mask=B,T:bool")
+    assert code == 0 and report["targets"][0]["error"] is None

@@ -11,8 +11,10 @@ here is never used to build anything.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
+import textwrap
 
 from ..base.errors import TargetError
 
@@ -126,3 +128,23 @@ def _sequence_example(param: inspect.Parameter | None) -> str:
         return "[" + ", ".join(repr(v) if not isinstance(v, str) else f'"{v}"'
                                for v in default) + "]"
     return "[...]"
+
+
+#: keyword arguments of torch's attention whose masks have a shape of their own
+_MASK_KEYWORDS = {"key_padding_mask": ("B", "T"), "src_key_padding_mask": ("B", "T"),
+                  "tgt_key_padding_mask": ("B", "T"), "memory_key_padding_mask": ("B", "S")}
+
+
+def mask_axes(forward, name: str) -> tuple[str, ...]:
+    """The axes of a mask argument for an example, from where the forward hands it: a padding
+    mask (``key_padding_mask=mask``, one flag per key: batch by keys) or else a mask over
+    queries and keys, (T, T)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(forward)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return ("T", "T")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg in _MASK_KEYWORDS \
+                and isinstance(node.value, ast.Name) and node.value.id == name:
+            return _MASK_KEYWORDS[node.arg]
+    return ("T", "T")

@@ -47,6 +47,7 @@ from ..base.specs import (
     unknown_dim,
 )
 from ..naming.hints import forward_hints, tensor_annotation
+from .asks import mask_axes
 from .layout import swapped as _swapped
 from .layout import time_first
 from .styles import annotated_config, config_source
@@ -101,7 +102,8 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
             spec = _spec_from_name(p.name, names) or _value_input(p, hints.get(p.name), forward)
         if spec is None:
             missing.append(p.name)
-            suggestions.append(str(InputSpec(p.name, ("T", "T"), "bool")) if MASK_INPUT.search(p.name)
+            suggestions.append(str(InputSpec(p.name, mask_axes(forward, p.name), "bool"))
+                               if MASK_INPUT.search(p.name)
                                else f"{p.name}=...")
         elif isinstance(spec, ValueInput):
             specs.append(spec)
