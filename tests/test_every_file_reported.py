@@ -307,3 +307,21 @@ def test_exit_called_by_one_class_is_that_class_s_error(capsys, tmp_path):
     assert "called exit(3)" in quits["error"] and "__main__" in quits["error"]
     assert stays["error"] is None and stays["ok"]
     assert code == 2
+
+
+def test_an_extension_of_the_project_that_is_not_built_says_so(capsys, tmp_path):
+    write(tmp_path / "fastpath" / "__init__.py", "from .fastpath.core import kernel\n")
+    write(tmp_path / "fastpath" / "setup.py", "")
+    write(tmp_path / "fastpath" / "core.pyx", "")
+    target = write(tmp_path / "model.py", """
+        import torch
+        import fastpath
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return x
+    """)
+    code, report, _ = run_json(capsys, target)
+    error = report["targets"][0]["error"]
+    assert code == 2 and "not built" in error and "setup.py" in error
+    assert "pip install" not in error

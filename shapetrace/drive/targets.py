@@ -345,8 +345,12 @@ def _import_message(exc: BaseException, location: str, target: Path | None,
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     missing = _not_installed(exc, folders)
+    unbuilt = None if missing else _not_built(exc, folders)
     if missing:
         what += f" (a package it needs is not installed: pip install {missing})"
+    elif unbuilt:
+        what += (f" (a compiled extension of the project that is not built: build it first, "
+                 f"with the setup.py in {unbuilt})")
     elif isinstance(exc, SystemExit):
         what = f"it called exit({exc.code!r}) while importing; put script code under " \
                f"if __name__ == '__main__':"
@@ -382,6 +386,25 @@ def _not_installed(exc: BaseException, folders: list[Path]) -> str | None:
     except (ImportError, ValueError):
         pass
     return _DISTRIBUTIONS.get(top, top.replace("_", "-"))
+
+
+def _not_built(exc: BaseException, folders: list[Path]) -> str | None:
+    """The folder of the user's own package whose missing module is built from source (a
+    ``setup.py`` beside ``.pyx``, ``.c`` or ``.cpp`` files there), else None."""
+    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    if not name or "." not in name:
+        return None
+    parts = name.split(".")[:-1]
+    for folder in folders:
+        package = folder.joinpath(*parts)
+        if (package / "setup.py").is_file() and any(
+                next(package.glob(pattern), None) for pattern in ("*.pyx", "*.c", "*.cpp")):
+            return _shown(str(package)) if package.is_absolute() else str(package)
+        parent = package.parent
+        if parent != folder and (parent / "setup.py").is_file() and any(
+                next(parent.glob(pattern), None) for pattern in ("*.pyx", "*.c", "*.cpp")):
+            return _shown(str(parent))
+    return None
 
 
 def _user_frame(exc: BaseException) -> tuple[str, int] | None:
