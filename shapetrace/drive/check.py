@@ -140,15 +140,15 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                 if read is not None:
                     chosen, read_notes = read
                     notes.extend(read_notes)
-            read = sequence_first_reading(chosen.plan, chosen, lambda p: attempt(
+            time_first = sequence_first_reading(chosen.plan, chosen, lambda p: attempt(
                 p, mode=mode, watch=behaviour, skip=skipped))
-            if read is not None:  # a time-first module fed a batch-first guess: evidence
-                chosen, read_note = read
+            if time_first is not None:  # a time-first module fed a batch-first guess: evidence
+                chosen, read_note = time_first
                 notes.append(read_note)
             notes[:0] = [n for n in chosen.plan.read_notes if n not in notes]
             # a reading may have chosen other probe sizes: the rest runs at those
             result = _findings(chosen, chosen.plan.request, notes, skipped, skips, behaviour)
-            _guessed_layout(result, chosen, read is not None)
+            _guessed_layout(result, chosen, time_first is not None)
             return result
     except (ShapetraceError, RuntimeError, MemoryError) as exc:
         if out_of_memory(exc):  # building it or its inputs: the sizes, not the user's code
