@@ -129,3 +129,27 @@ def test_a_padding_mask_is_asked_for_in_its_own_shape(capsys, tmp_path):
     assert "--input x=B,T,C --input pad_mask=B,T:bool" in error
     code, report = run_json(capsys, target, "--input", "x=B,T,C", "--input", "pad_mask=B,T:bool")
     assert code == 0 and report["targets"][0]["error"] is None
+
+
+PATCHES = """
+    from torch import nn
+
+    class PatchEmbed(nn.Module):
+        def __init__(self, image_size, patch_size, dim):
+            super().__init__()
+            self.grid = image_size // patch_size
+            self.proj = nn.Conv2d(3, dim, patch_size, stride=patch_size)
+
+        def forward(self, img):
+            return self.proj(img).flatten(2).transpose(1, 2)
+"""
+
+
+def test_image_and_patch_sizes_get_examples_of_their_own_kind(capsys, tmp_path):
+    target = write(tmp_path / "patches.py", PATCHES)
+    code, report = run_json(capsys, target)
+    error = report["targets"][0]["error"]
+    assert "--init image_size=32,patch_size=4" in error and "image_size=C" not in error
+    code, report = run_json(capsys, target, "--init", "image_size=32,patch_size=4,dim=C",
+                            "--input", "img=B,3,32,32")
+    assert code == 0 and report["targets"][0]["error"] is None

@@ -20,8 +20,11 @@ from ..base.errors import TargetError
 
 #: words of an argument's name, and the example value for it (first match wins)
 _EXAMPLES = (
-    (re.compile(r"head(?!_?(dim|size))", re.I), "H"),
-    (re.compile(r"head_?(dim|size)|d_?head|d_?k\b", re.I), "d"),
+    (re.compile(r"im(a)?g(e)?_?(size|res)|resolution", re.I), "32"),
+    (re.compile(r"patch", re.I), "4"),
+    (re.compile(r"spa[tc]ial|grid|side", re.I), "4"),
+    (re.compile(r"head_?(dim|size)|d_?head|dim_?head|d_?k\b", re.I), "d"),
+    (re.compile(r"head", re.I), "H"),
     (re.compile(r"vocab|n_?tokens?\b|num_?classes|n_?classes", re.I), "V"),
     (re.compile(r"max_?(len|seq|pos)|block_?size|context|positions", re.I), "L"),
     (re.compile(r"kernel", re.I), "3"),
@@ -51,8 +54,9 @@ def constructor_ask(cls: type, missing: list[str]) -> TargetError:
             flags.append(f"{name}={_example(name)}")
     parts = []
     if flags:
-        parts.append(f"pass --init {','.join(flags)} (example values: C, H, V and L are "
-                     f"probe sizes)")
+        dims = sorted({f.split("=")[1] for f in flags} & {"C", "H", "d", "V", "L"})
+        said = f" ({', '.join(dims)}: probe sizes)" if dims else ""
+        parts.append(f"pass --init {','.join(flags)}{said}")
     if in_file:
         table = ", ".join(f"{n} = {_sequence_example(params.get(n))}" for n in in_file)
         parts.append(f"{' and '.join(repr(n) for n in in_file)} "
