@@ -153,3 +153,30 @@ def test_image_and_patch_sizes_get_examples_of_their_own_kind(capsys, tmp_path):
     code, report = run_json(capsys, target, "--init", "image_size=32,patch_size=4,dim=C",
                             "--input", "img=B,3,32,32")
     assert code == 0 and report["targets"][0]["error"] is None
+
+
+def test_no_command_is_offered_while_a_value_is_unknown(capsys, tmp_path):
+    target = write(tmp_path / "wrap.py", """
+        from torch import nn
+
+        class Residual(nn.Module):
+            def __init__(self, fn):
+                super().__init__()
+                self.fn = fn
+
+            def forward(self, x):
+                return self.fn(x) + x
+
+        class Spectrogram(nn.Module):
+            def __init__(self, n_mels):
+                super().__init__()
+                self.conv = nn.Conv1d(n_mels, 8, 3, padding=1)
+
+            def forward(self, x):
+                return self.conv(x)
+    """)
+    code, report = run_json(capsys, target)
+    residual, spectrogram = (t["error"] for t in report["targets"])
+    assert "'fn' is a module, which no flag can make" in residual
+    assert "pass --init n_mels=VALUE" in spectrogram
+    assert "python -m shapetrace" not in residual + spectrogram

@@ -71,7 +71,9 @@ def constructor_ask(cls: type, missing: list[str]) -> TargetError:
                      f"or call shapetrace.check() on an instance from Python")
     error = TargetError(f"cannot infer constructor argument{plural} {names} of "
                         f"{cls.__qualname__}: {'; '.join(parts)}")
-    error.init_example = ",".join(flags) if flags and not in_file and not modules else None
+    complete = flags and not in_file and not modules and not any(
+        f.endswith("=VALUE") for f in flags)
+    error.init_example = ",".join(flags) if complete else None
     return error
 
 
@@ -113,9 +115,9 @@ def _kind(param: inspect.Parameter | None) -> str:
             return "module"
         if re.search(r"\b([Tt]uple|[Ll]ist|Sequence)\b", str(annotation)):
             return "sequence"
-    if re.search(r"(^|_)(layer|block|module)$", param.name) and param.name not in (
-            "n_layer", "num_layer"):
-        return "module"
+    if (re.search(r"(^|_)(layer|block|module)$", param.name) and param.name not in (
+            "n_layer", "num_layer")) or param.name in ("fn", "net", "model"):
+        return "module"  # a wrapped module (Residual(fn), PreNorm(dim, fn))
     return "value"
 
 
