@@ -84,7 +84,9 @@ CASES = {
 INLINE = {
     "unnormalized-attention": ("MaskAfterSoftmax", "MaskBeforeSoftmax", {}),
     "causal-leak": ("TinyFillValue", "MaskBeforeSoftmax", {}),
-    "batch-leak": ("SeqFirstMHA", "BatchFirstMHA", {}),
+    # batch-first inputs declared: with nothing declared, a forward that says nothing of its
+    # layout and hands its input to a time-first nn.MultiheadAttention is read time-first
+    "batch-leak": ("SeqFirstMHA", "BatchFirstMHA", {"inputs": ["x=B,T,C"]}),
     "nondeterministic-eval": ("DropoutAlwaysOn", "DropoutFollowsMode", {}),
     "non-finite": ("FullyMaskedRow", "FiniteMaskedRow", {}),
     "op-failed": ("KeyNotTransposed", "MaskBeforeSoftmax", {}),

@@ -104,6 +104,15 @@ def test_package_module_from_root():
     assert str(DATA) not in sys.path
 
 
+def test_file_with_relative_imports_resolves_inside_its_package(in_data):
+    """``from .layers import linear`` in student_pkg/attention.py: imported by path as a module
+    of its package, the display keeping the path as given."""
+    (target,) = resolve_targets("student_pkg/attention.py")
+    assert target.display == "student_pkg/attention.py::SelfAttention"
+    assert target.cls.__module__.startswith("student_pkg._shapetrace_target_")
+    assert target.cls(8, 2).proj.in_features == 8
+
+
 def test_installed_package_module():
     (target,) = resolve_targets("torch.nn::MultiheadAttention")
     assert target.cls is nn.MultiheadAttention
@@ -224,8 +233,6 @@ def test_two_students_with_same_helper_name_get_their_own(tmp_path):
         pytest.param("script_exit.py", TargetError,
                      ["called exit(3)", "if __name__ == '__main__'", "(at script_exit.py:10)"],
                      id="sys-exit"),
-        pytest.param("student_pkg/attention.py", TargetError,
-                     ["attempted relative import", "package.module::Name"], id="relative-import"),
         pytest.param("no_modules.py", TargetError,
                      ["no nn.Module subclasses defined in no_modules.py"], id="no-modules"),
         pytest.param("students.py::Nope", TargetError,

@@ -38,6 +38,7 @@ from ..report.trace import Trace
 from ..rules.registry import RULES
 from .attempt import Attempt, attempt, build
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
+from .layout import assume_layout, layout_stated, sequence_first_reading
 from .parent import in_parent, request_in
 from .plan import Request, even_width, make_plan, takes_images
 from .preserve import preserved
@@ -139,9 +140,16 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                 if read is not None:
                     chosen, read_notes = read
                     notes.extend(read_notes)
+            time_first = sequence_first_reading(chosen.plan, chosen, lambda p: attempt(
+                p, mode=mode, watch=behaviour, skip=skipped))
+            if time_first is not None:  # a time-first module fed a batch-first guess: evidence
+                chosen, read_note = time_first
+                notes.append(read_note)
             notes[:0] = [n for n in chosen.plan.read_notes if n not in notes]
             # a reading may have chosen other probe sizes: the rest runs at those
-            return _findings(chosen, chosen.plan.request, notes, skipped, skips, behaviour)
+            result = _findings(chosen, chosen.plan.request, notes, skipped, skips, behaviour)
+            _guessed_layout(result, chosen, time_first is not None)
+            return result
     except (ShapetraceError, RuntimeError, MemoryError) as exc:
         if out_of_memory(exc):  # building it or its inputs: the sizes, not the user's code
             drop_frames(exc)
@@ -168,6 +176,20 @@ def _reading(plan, failed: Attempt, run, depth: int = 2):
             if deeper is not None:
                 return deeper[0], [other.note, *deeper[1]]
     return None
+
+
+def _guessed_layout(result: TargetResult, chosen: Attempt, read: bool) -> None:
+    """Findings that depend on which axis is the batch, in a run whose inputs were guessed
+    from their names in a layout nothing in the code states (``layout``), become warnings that
+    say so. ``read``: the layout was read from the run itself (a time-first op)."""
+    request = chosen.plan.request
+    if request.inputs is not None or request.fake or read or result.error:
+        return
+    guessed = tuple(spec.name for spec in chosen.plan.inputs
+                    if len(getattr(spec, "dims", ())) >= 2 and spec.dims[0] == "B"
+                    and spec.dims[1] in ("T", "S"))
+    if guessed and not layout_stated(chosen.model):
+        assume_layout(result.diagnostics, guessed)
 
 
 def _plan_or_parent(request: Request, notes: list[str]):

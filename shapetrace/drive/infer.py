@@ -47,6 +47,7 @@ from ..base.specs import (
     unknown_dim,
 )
 from ..naming.hints import forward_hints, tensor_annotation
+from .asks import mask_axes
 from .layout import swapped as _swapped
 from .layout import time_first
 from .styles import annotated_config, config_source
@@ -101,7 +102,8 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
             spec = _spec_from_name(p.name, names) or _value_input(p, hints.get(p.name), forward)
         if spec is None:
             missing.append(p.name)
-            suggestions.append(str(InputSpec(p.name, ("T", "T"), "bool")) if MASK_INPUT.search(p.name)
+            suggestions.append(str(InputSpec(p.name, mask_axes(forward, p.name), "bool"))
+                               if MASK_INPUT.search(p.name)
                                else f"{p.name}=...")
         elif isinstance(spec, ValueInput):
             specs.append(spec)
@@ -320,11 +322,9 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
         out.setdefault(key, value)
     _by_example(cls, params, out, missing, given, dims, notes)
     if missing:
-        names = ", ".join(repr(m) for m in missing)
-        example = ",".join(f"{m}=VALUE" for m in missing)
-        plural = "s" if len(missing) > 1 else ""
-        raise TargetError(f"cannot infer constructor argument{plural} {names} of {owner}: "
-                          f"pass --init {example}")
+        from .asks import constructor_ask
+
+        raise constructor_ask(cls, missing)
     return out
 
 

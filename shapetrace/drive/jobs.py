@@ -70,10 +70,23 @@ class Job:
         _own_imports(self.timeout)
         try:
             with deadline(self.timeout):
-                return self._check(target, fake, reuse)
+                result = self._check(target, fake, reuse)
+            if result.error and self.init is None:  # what to pass, as one command line
+                from .asks import with_command
+
+                result.error = with_command(result.error, result.exception, target.display)
+            return result
         except TimedOut as exc:
             return TargetResult(target.display, exception=exc,
                                 error=stopped(exc, "running it", self.timeout_source))
+        except SystemExit as exc:  # sys.exit() in the constructor or forward: this class's
+            return TargetResult(target.display, exception=exc,
+                                error=f"the checked code called exit({exc.code}); put script "
+                                      f"code under if __name__ == '__main__':")
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one class's problem is that class's verdict
+            return internal_error(target.display, exc, "checking")
 
     def _check(self, target, fake: bool, reuse=None):
         from ..base.errors import ShapetraceError
@@ -180,24 +193,31 @@ class Unresolved:
 
 
 def resolved(job, *, alone: bool = False) -> list[tuple]:
-    """``(job, target)`` for every target ``job`` names; when it cannot be imported or found,
-    one ``(Unresolved, None)`` in a run of several targets, or the error raised when ``alone``
-    (a single target on the command line: one line on stderr)."""
+    """``(job, target)`` for every target ``job`` names; when it cannot be imported or found
+    (shapetrace's own failure included), one ``(Unresolved, None)``: its report says why. A
+    usage error (a target string that names no file) is raised instead when ``alone`` (a single
+    target on the command line: one line on stderr)."""
     from ..base.errors import ShapetraceError
 
     try:
         return [(job, target) for target in job.resolve()]
     except ShapetraceError as exc:
-        if alone:
+        if alone and isinstance(exc, UsageError):
             raise
         return [(Unresolved(job.spec.strip(), exc), None)]
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:  # noqa: BLE001 - shapetrace's own failure, for this target only
+        return [(Unresolved(job.spec.strip(), _internal(exc, "importing", job.spec.strip())),
+                 None)]
 
 
 def command_line_jobs(jobs: list[Job], *, script: bool, dims: dict, alone: bool = True) -> list[tuple]:
     """``(job, target)`` pairs for the command line's targets: a file target (no ``::``) runs
     as a script when ``script`` (``--script``) or when it defines no ``nn.Module`` subclass;
-    everything else resolves to module classes. Unless the run has one target (``alone``), a
-    target that cannot be imported or found is its own target error (``resolved``)."""
+    everything else resolves to module classes. A target that cannot be imported or found is
+    its own target error (``resolved``), unless it is a usage error in a run of one target
+    (``alone``)."""
     out: list[tuple] = []
     for job in jobs:
         spec = job.spec.strip()
@@ -217,10 +237,34 @@ def command_line_jobs(jobs: list[Job], *, script: bool, dims: dict, alone: bool 
                 raise
             out += resolved(as_script, alone=alone)
         except ShapetraceError as exc:
-            if alone:
-                raise
+            if alone and isinstance(exc, UsageError):
+                raise  # the one target names nothing to check: one line, no report
             out.append((Unresolved(spec, exc), None))
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:  # noqa: BLE001 - shapetrace's own failure, for this target only
+            out.append((Unresolved(spec, _internal(exc, "importing", spec)), None))
     return out
+
+
+def internal_error(display: str, exc: BaseException, doing: str):
+    """A ``TargetResult`` for a failure of shapetrace itself while ``doing`` one target (its
+    other targets still run): named as shapetrace's, with the exception kept for ``--debug``."""
+    from ..report.results import TargetResult
+
+    error = _internal(exc, doing, display)
+    return TargetResult(display, error=str(error), exception=exc)
+
+
+def _internal(exc: BaseException, doing: str, display: str) -> ShapetraceError:
+    from ..base.errors import TargetError, one_line
+
+    text = one_line(exc)
+    error = TargetError(f"internal error while {doing} {display}: {type(exc).__name__}"
+                        f"{': ' + text[:200] if text else ''} (rerun with --debug for the "
+                        f"traceback, and please report it)")
+    error.original = exc
+    return error
 
 
 def defines_classes(path: str | os.PathLike) -> bool:

@@ -10,7 +10,12 @@ false batch-leak. Only the author's own words count as evidence, never a guess f
   (``seq_len, batch_size, _ = query.shape``);
 - a docstring that gives a shape as ``[seq_len, batch_size, ...]``;
 - a table of positions cut to the argument's first axis, ``self.pe[:x.size(0)]`` (the older
-  tutorial's positional encoding), where batch-first code cuts ``self.pe[:, :x.size(1)]``.
+  tutorial's positional encoding), where batch-first code cuts ``self.pe[:, :x.size(1)]``;
+- an argument's axis read into a size's word: ``bsz = x.size(1)``, ``seq_len = x.shape[0]``.
+
+After a run, one more kind: inputs guessed batch-first that reach an op taking its sequences
+first (``nn.MultiheadAttention`` without ``batch_first=True``) as they came, in a forward whose
+author says nothing of the layout, are read time-first (``sequence_first_reading``).
 
 Either kind that says batch-first (``B, T, C = x.shape``) anywhere in the forward cancels it.
 Importing this module does not import torch. The words for a size are the vocabulary's
@@ -68,7 +73,7 @@ def _unpackings(forward: Callable, params: list[str]):
     except (OSError, TypeError, SyntaxError, IndentationError):
         return
     for node in ast.walk(tree):
-        order = _table_cut(node, params)
+        order = _table_cut(node, params) or _size_named(node, params)
         if order:
             yield order
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1
@@ -103,6 +108,24 @@ def _table_cut(node: ast.AST, params: list[str]) -> str | None:
         if (axis, size) == (1, 1):
             return "batch-first"
         return None
+    return None
+
+
+def _size_named(node: ast.AST, params: list[str]) -> str | None:
+    """``bsz = x.size(1)`` or ``seq_len = x.shape[0]`` says time-first; ``batch_size =
+    x.size(0)`` or ``T = x.shape[1]`` batch-first: an argument's axis read into a size's word."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)):
+        return None
+    axis = _axis_size(node.value, params)
+    if axis not in (0, 1):
+        return None
+    word = node.targets[0].id
+    dim = dim_of_word(word) if word not in ("n", "N") else None  # n: a batch in some code
+    if dim == "B":
+        return "time-first" if axis == 1 else "batch-first"
+    if dim in ("T", "S"):
+        return "time-first" if axis == 0 else "batch-first"
     return None
 
 
@@ -152,3 +175,134 @@ def swapped(spec):
     if len(spec.dims) >= 2 and spec.dims[0] == "B" and spec.dims[1] in ("T", "S"):
         return dataclasses.replace(spec, dims=(spec.dims[1], "B", *spec.dims[2:]))
     return spec
+
+
+#: ops that take their sequences time-first, (T, B, C), whatever the module's ``batch_first``
+#: (``nn.MultiheadAttention`` transposes batch-first inputs before it calls them)
+_SEQUENCE_FIRST_OPS = frozenset({"F.multi_head_attention_forward"})
+
+
+def fed_batch_first(records, dims) -> object | None:
+    """The first op that takes its sequences time-first (``nn.MultiheadAttention``'s) and was
+    handed a query with the probe batch size on its first axis and a sequence length on its
+    second: inputs guessed batch-first that reached it as they came, in a module written
+    time-first. None when there is none."""
+    batch = dims.get("B")
+    lengths = {dims[k] for k in ("T", "S") if k in dims}
+    for rec in records:
+        if rec.op not in _SEQUENCE_FIRST_OPS or not rec.inputs:
+            continue
+        shape = tuple(rec.inputs[0].shape)
+        if len(shape) == 3 and shape[0] == batch and shape[1] in lengths and batch not in lengths:
+            return rec
+    return None
+
+
+def sequences_first(spec):
+    """``spec`` time-first when it holds vectors of a sequence (three axes or more, batch then
+    time): (B, T, C) -> (T, B, C); masks and ids of two axes are left as they are."""
+    if len(getattr(spec, "dims", ())) >= 3:
+        return swapped(spec)
+    return spec
+
+
+def sequence_first_reading(plan, chosen, run):
+    """``(attempt, note)``: the plan's guessed inputs taken time-first and run again (``run``),
+    when the first attempt (``chosen``) handed its batch-first guess as it came to an op that
+    takes sequences time-first (``fed_batch_first``) and the time-first reading runs without
+    doing so; else None. Declared inputs are never read another way."""
+    if plan.request.inputs is not None:
+        return None
+    rec = fed_batch_first(chosen.trace.records, plan.dims)
+    if rec is None or _states_batch_first(getattr(chosen.model, "forward", None)):
+        return None
+    inputs = tuple(sequences_first(spec) for spec in plan.inputs)
+    if inputs == tuple(plan.inputs):
+        return None
+    where = f" at {rec.file}:{rec.line}" if rec.file and rec.line else ""
+    note = (f"inputs taken time-first, as (T, B, C): the guessed batch-first inputs reached "
+            f"{rec.op}{where} as they came, and it takes its sequences first "
+            f"(nn.MultiheadAttention without batch_first=True); give --input to say otherwise")
+    other = dataclasses.replace(plan, inputs=inputs, note=note)
+    again = run(other)
+    if not again.ran or fed_batch_first(again.trace.records, plan.dims) is not None:
+        return None
+    return again, note
+
+
+def _states_batch_first(forward) -> bool:
+    """Whether ``forward``'s author says its inputs come batch-first: an annotation on an
+    argument (``Float[Tensor, "B T C"]``), an unpacking ``B, T, C = x.shape`` or a docstring
+    shape. Then a time-first op handed them as they come is the author's bug, reported."""
+    try:
+        params = list(inspect.signature(forward).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if any(_shape_annotation(p.annotation) for p in params):
+        return True
+    names = [p.name for p in params]
+    return "batch-first" in {*_unpackings(forward, names), *_docstring(forward)}
+
+
+def _shape_annotation(annotation) -> bool:
+    """An annotation that gives a tensor's axes (jaxtyping's ``Float[Tensor, "B T C"]``, also
+    written as a string), not just its type (``Optional[Tensor]``)."""
+    if getattr(annotation, "dim_str", None):
+        return True
+    return isinstance(annotation, str) and bool(re.search(r"Tensor\s*,\s*['\"]", annotation))
+
+
+#: findings whose meaning depends on which axis is the batch and which the sequence
+LAYOUT_RULES = frozenset({"batch-leak", "position-axis", "causal-leak"})
+
+
+def layout_stated(model) -> bool:
+    """Whether the code says which axis of its inputs is the batch: a shape annotation, an
+    unpacking, a size read into a word, a docstring shape or an einops pattern in the forward
+    of the module or of any module of the user's inside it (a block whose attention unpacks
+    ``B, T, C = x.shape``)."""
+    seen: set = set()
+    for module in getattr(model, "modules", lambda: [model])():
+        cls = type(module)
+        if cls in seen or cls.__module__.startswith("torch."):
+            continue
+        seen.add(cls)
+        forward = getattr(module, "forward", None)
+        try:
+            params = list(inspect.signature(forward).parameters.values())
+        except (TypeError, ValueError):
+            continue
+        if any(_shape_annotation(p.annotation) for p in params):
+            return True
+        names = [p.name for p in params]
+        if set(_unpackings(forward, names)) | set(_docstring(forward)) | set(_patterns(forward)):
+            return True
+    return False
+
+
+def assume_layout(diagnostics, guessed: tuple[str, ...]) -> None:
+    """Errors that depend on the layout, in a run whose inputs' layout was guessed from their
+    names (``guessed``: their names) and that nothing in the code states, become warnings that
+    say what was assumed: a guess is no ground for a verdict."""
+    names = ", ".join(guessed)
+    for diag in diagnostics:
+        if diag.rule in LAYOUT_RULES and diag.severity == "error":
+            diag.severity = "warning"
+            diag.message += (f" (assumed: {names} batch-first, batch then sequence, a guess "
+                             f"from the names that nothing in the code confirms; give --input "
+                             f"to check it as an error)")
+
+
+def _patterns(forward: Callable):
+    """An einops pattern's first axis: ``'b n (h d) -> ...'`` says batch-first."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(forward)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "->" in node.value:
+            words = re.findall(r"[A-Za-z_]\w*", node.value.split("->")[0])
+            if len(words) >= 2:
+                order = _order(words[0], words[1])
+                if order:
+                    yield order

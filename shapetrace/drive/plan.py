@@ -290,6 +290,9 @@ class ProbeSizes(Guess):
         if raised is not None and "T" in self.free and _grid_pattern(raised) \
                 and not _is_square(plan.dims["T"]):  # 'b (h w) c': a square number of tokens
             return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"
+        halved = _halved(raised, plan.dims, self.free)
+        if halved is not None:
+            return halved
         if op is None or raised is None or op.op not in _RESHAPES:
             return None
         found = _VIEW_FAILED.search(str(raised))
@@ -316,6 +319,28 @@ class ProbeSizes(Guess):
                 if new != size and 1 < new <= 4096 and any(size in m.shape for m in op.inputs):
                     return name, new, f"the sequence length {failed.failed_op.op} asks for"
         return None
+
+
+def _halved(raised: BaseException | None, dims: Dims, free) -> tuple[str, int, str] | None:
+    """An even head size, and with it an even width, for a forward that split an odd one in
+    halves (``x.chunk(2, -1)``, ``d // 2``, the two halves of rotary positions) and failed
+    where the halves meet: its error names both half sizes (6 and 7 of d=13), or a view of a
+    half size that the odd size does not fill. None otherwise, or when the caller chose d."""
+    if raised is None or "d" not in free or {"d", "C"} & set(getattr(dims, "explicit", ())):
+        return None
+    text = str(raised)
+    numbers = {int(n) for n in re.findall(r"\b\d+\b", text)}
+    view = _VIEW_FAILED.search(text)
+    for name in ("d", "C"):
+        size = dims.get(name)
+        if not size or size % 2 == 0:
+            continue
+        half = size // 2
+        wanted = [int(n) for n in view.group(1).split(",") if n.strip()] if view else []
+        if {half, half + 1} <= numbers or (half in wanted and 2 in wanted):
+            return ("d", EVEN_HEAD_SIZE, f"an even head size (and width): the forward splits "
+                    f"{'the head size' if name == 'd' else 'the width'} {size} in halves")
+    return None
 
 
 def even_width(plan: Plan, failed: TargetError) -> Plan:

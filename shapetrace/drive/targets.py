@@ -4,7 +4,11 @@ Three forms: ``path/to/file.py`` (every nn.Module subclass defined in that file,
 order), ``path/to/file.py::Name`` (``Outer.Inner`` for a nested class) and
 ``package.module::Name``. A file is imported by path under a module name of its own, with its
 directory on ``sys.path`` while it imports (so ``from helpers import ...`` finds its siblings)
-and registered in ``sys.modules`` (so dataclasses, pickling and ``inspect`` work on it).
+and registered in ``sys.modules`` (so dataclasses, pickling and ``inspect`` work on it). A file
+inside a package (folders with ``__init__.py``, or under a folder a ``pyproject.toml``,
+``setup.py`` or ``setup.cfg`` marks) is imported as its package imports it: the folder above
+the package is on ``sys.path`` too, and a file with relative imports (``from .utils import
+...``) is a module of its package (``_home``).
 
 Every failure is one line: a :class:`UsageError` for a target string that names nothing, a
 :class:`TargetError` for a file or module that cannot be imported or holds no such class.
@@ -16,6 +20,7 @@ import ast
 import functools
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -101,10 +106,6 @@ def _import_file(location: str, base: Path, dims=None):
     digest = hashlib.sha1((str(path) + sizes).encode()).hexdigest()[:10]
     module_name = f"_shapetrace_target_{_identifier(path.stem)}_{digest}"
 
-    cached = sys.modules.get(module_name)
-    if cached is not None and getattr(cached, "__shapetrace_mtime__", None) == mtime:
-        return cached
-
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -113,6 +114,12 @@ def _import_file(location: str, base: Path, dims=None):
         tree = ast.parse(source, str(path))
     except SyntaxError as exc:
         raise TargetError(_syntax_message(exc, path, location)) from None
+    home = _home(path, tree)
+    if home.package:  # ``from .utils import ...``: imported inside its package
+        module_name = f"{home.package}.{module_name}"
+    cached = sys.modules.get(module_name)
+    if cached is not None and getattr(cached, "__shapetrace_mtime__", None) == mtime:
+        return cached
     order = _class_lines(tree)
     config = None
     if dims is not None:
@@ -122,30 +129,54 @@ def _import_file(location: str, base: Path, dims=None):
         if config is not None:
             code = compile(config.tree, str(path), "exec", dont_inherit=True)
 
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    module.__shapetrace_mtime__ = mtime
-    module.__shapetrace_source_order__ = order
-    sys.modules[module_name] = module
     _forget_shadowed(path.parent)
-    try:
-        with _on_sys_path(path.parent):
-            if config is None:
-                spec.loader.exec_module(module)
-            else:
-                module.__file__ = str(path)
-                exec(code, module.__dict__)  # noqa: S102 - the user's own file, as import runs it
-                config.finish(module)
-    except BaseException as exc:
-        sys.modules.pop(module_name, None)
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == path:
-            raise TargetError(_syntax_message(exc, path, location)) from None  # found compiling
-        if isinstance(exc, SyntaxError):  # in a file the target imports
-            raise TargetError(f"cannot import {location}: {_syntax_message(exc, path, location)}") from None
-        raise _keeping(TargetError(_import_message(exc, location, path)), exc) from None
-    return module
+    if home.root is not None:
+        _forget_shadowed(home.root)
+    above = None  # a folder above that holds a module the file imports by its bare name
+    while True:
+        try:
+            with _on_sys_path(above), _on_sys_path(home.root), _on_sys_path(path.parent):
+                if home.package:
+                    _parent_package(home)
+                spec = importlib.util.spec_from_file_location(module_name, path)
+                module = importlib.util.module_from_spec(spec)
+                module.__shapetrace_mtime__ = mtime
+                module.__shapetrace_source_order__ = order
+                sys.modules[module_name] = module
+                if config is None:
+                    spec.loader.exec_module(module)
+                else:
+                    module.__file__ = str(path)
+                    exec(code, module.__dict__)  # noqa: S102 - the user's own file, as import runs it
+                    config.finish(module)
+            return module
+        except BaseException as exc:
+            sys.modules.pop(module_name, None)
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            if above is None:  # ``import utils`` of a file in model/, with utils.py beside model/
+                above = _folder_holding(exc, path.parent)
+                if above is not None:
+                    continue
+            if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == path:
+                raise TargetError(_syntax_message(exc, path, location)) from None  # found compiling
+            if isinstance(exc, SyntaxError):  # in a file the target imports
+                raise TargetError(f"cannot import {location}: {_syntax_message(exc, path, location)}") from None
+            folders = [f for f in (path.parent, home.root, above) if f is not None]
+            raise _keeping(TargetError(_import_message(exc, location, path, folders)), exc) from None
+
+
+def _folder_holding(exc: BaseException, folder: Path) -> Path | None:
+    """A folder up to three levels above ``folder`` that holds the module ``exc`` did not find
+    (``utils.py`` or a ``utils/`` package): the project's root, where its code is run from."""
+    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    if not name or name.startswith((".", "_shapetrace")):
+        return None
+    top = name.split(".")[0]
+    for above in list(folder.parents)[:3]:
+        if (above / f"{top}.py").is_file() or (above / top / "__init__.py").is_file():
+            return above
+    return None
 
 
 def _import_module(dotted: str, base: Path):
@@ -165,8 +196,75 @@ def _import_module(dotted: str, base: Path):
         raise _keeping(TargetError(_import_message(exc, dotted, None)), exc) from None
 
 
+@dataclass(frozen=True)
+class _Home:
+    """Where a file's imports start: ``root`` (the folder above its outermost package, or the
+    project folder a ``pyproject.toml``/``setup.py``/``setup.cfg`` marks; None for a loose file)
+    goes on ``sys.path``; ``package`` (``pkg.sub``) is the package its relative imports are
+    from, set only for a file that has any (``from .utils import ...``)."""
+
+    root: Path | None = None
+    package: str = ""
+    folders: tuple[Path, ...] = ()  # the package's folders, outermost first
+
+
+_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
+def _home(path: Path, tree: ast.Module) -> _Home:
+    """Where ``path`` is imported from, as its package imports it (see ``_Home``)."""
+    folder = path.parent
+    top = folder
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    if top == folder:  # not in a package: a project folder above it, if one is marked
+        top = next((above for above in list(folder.parents)[:4]
+                    if any((above / name).is_file() for name in _PROJECT_FILES)), None)
+        if top is None:
+            return _Home()
+    parts = folder.relative_to(top).parts
+    relative = any(isinstance(node, ast.ImportFrom) and node.level for node in ast.walk(tree))
+    if not (relative and parts and all(part.isidentifier() for part in parts)):
+        return _Home(top)
+    folders = tuple(top.joinpath(*parts[:i + 1]) for i in range(len(parts)))
+    return _Home(top, ".".join(parts), folders)
+
+
+def _parent_package(home: _Home) -> None:
+    """Import the package ``home`` names (its ``__init__.py`` files run, as an import of the
+    module would run them); when one of them fails (a package that imports every module, one
+    of which needs what is not installed), the folders stand as packages whose ``__init__``
+    did not run, so that the file's own relative imports still find their siblings."""
+    try:
+        importlib.import_module(home.package)
+        return
+    except BaseException as exc:  # noqa: BLE001 - the file's own import reports what is missing
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+    names = home.package.split(".")
+    for i, folder in enumerate(home.folders):
+        name = ".".join(names[: i + 1])
+        existing = sys.modules.get(name)
+        if existing is not None and getattr(existing, "__path__", None) is not None:
+            continue
+        init = folder / "__init__.py"
+        if init.is_file():
+            spec = importlib.util.spec_from_file_location(
+                name, init, submodule_search_locations=[str(folder)])
+        else:  # a folder without ``__init__.py`` in a marked project: a namespace package
+            spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+            spec.submodule_search_locations = [str(folder)]
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        if i:
+            setattr(sys.modules[".".join(names[:i])], names[i], module)
+
+
 @contextmanager
-def _on_sys_path(directory: Path):
+def _on_sys_path(directory: Path | None):
+    if directory is None:
+        yield
+        return
     entry = str(directory)
     added = entry not in sys.path
     if added:
@@ -242,10 +340,18 @@ def _syntax_message(exc: SyntaxError, target: Path | None, location: str) -> str
     return f"syntax error in {where}: {exc.msg}"
 
 
-def _import_message(exc: BaseException, location: str, target: Path | None) -> str:
+def _import_message(exc: BaseException, location: str, target: Path | None,
+                    folders: list[Path] = ()) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    if isinstance(exc, SystemExit):
+    missing = _not_installed(exc, folders)
+    unbuilt = None if missing else _not_built(exc, folders)
+    if missing:
+        what += f" (a package it needs is not installed: pip install {missing})"
+    elif unbuilt:
+        what += (f" (a compiled extension of the project that is not built: build it first, "
+                 f"with the setup.py in {unbuilt})")
+    elif isinstance(exc, SystemExit):
         what = f"it called exit({exc.code!r}) while importing; put script code under " \
                f"if __name__ == '__main__':"
     elif isinstance(exc, ImportError) and "no known parent package" in text:
@@ -256,6 +362,49 @@ def _import_message(exc: BaseException, location: str, target: Path | None) -> s
     filename, lineno = frame
     shown = location if target is not None and Path(filename).resolve() == target else _shown(filename)
     return f"cannot import {location}: {what} (at {shown}:{lineno})"
+
+
+#: import names whose package on PyPI is named otherwise
+_DISTRIBUTIONS = {"cv2": "opencv-python", "PIL": "pillow", "yaml": "pyyaml",
+                  "sklearn": "scikit-learn", "skimage": "scikit-image", "bs4": "beautifulsoup4",
+                  "attr": "attrs", "google": "protobuf", "Levenshtein": "python-Levenshtein"}
+
+
+def _not_installed(exc: BaseException, folders: list[Path]) -> str | None:
+    """The package to install when ``exc`` is a module that is neither installed nor one of
+    the user's own files (a top-level name no folder of the target holds), else None."""
+    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    if not name or name.startswith("."):
+        return None
+    top = name.split(".")[0]
+    if top.startswith("_shapetrace") or any(
+            (folder / f"{top}.py").exists() or (folder / top).is_dir() for folder in folders):
+        return None  # the user's own module, or one of its submodules, is what is missing
+    try:
+        if importlib.util.find_spec(top) is not None:
+            return None  # installed: a submodule of it is missing (another version)
+    except (ImportError, ValueError):
+        pass
+    return _DISTRIBUTIONS.get(top, top.replace("_", "-"))
+
+
+def _not_built(exc: BaseException, folders: list[Path]) -> str | None:
+    """The folder of the user's own package whose missing module is built from source (a
+    ``setup.py`` beside ``.pyx``, ``.c`` or ``.cpp`` files there), else None."""
+    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    if not name or "." not in name:
+        return None
+    parts = name.split(".")[:-1]
+    for folder in folders:
+        package = folder.joinpath(*parts)
+        if (package / "setup.py").is_file() and any(
+                next(package.glob(pattern), None) for pattern in ("*.pyx", "*.c", "*.cpp")):
+            return _shown(str(package)) if package.is_absolute() else str(package)
+        parent = package.parent
+        if parent != folder and (parent / "setup.py").is_file() and any(
+                next(parent.glob(pattern), None) for pattern in ("*.pyx", "*.c", "*.cpp")):
+            return _shown(str(parent))
+    return None
 
 
 def _user_frame(exc: BaseException) -> tuple[str, int] | None:

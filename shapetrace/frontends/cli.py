@@ -333,8 +333,8 @@ def _jobs(args) -> list[tuple]:
         raise UsageError("--reference compares a module's values: it cannot run with --fake or --script")
     if args.script and (args.init or args.input or args.fake):
         raise UsageError("--init/--input/--fake apply to nn.Module targets, not --script")
-    # in a run of several targets, one that cannot be imported or found is its own target
-    # error and every other target still runs; a single one on the command line is one line
+    # a target that cannot be imported is its own target error (a report, exit 2) and every
+    # other target still runs; a single target string naming no file is one line
     alone = not args.config and len(args.targets) == 1
     config_jobs = [pair for job in jobs for pair in resolved(job)]
     cli_jobs = [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal,

@@ -1,0 +1,38 @@
+"""Code that splits a head or a width in halves (rotary pairs of halves, a gated unit): at an
+odd probe size the halves do not match."""
+
+import torch
+from torch import nn
+
+
+class RotaryHalves(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        d = c // self.heads
+        q, k, v = (z.view(b, t, self.heads, d).transpose(1, 2) for z in self.qkv(x).chunk(3, -1))
+        half = d // 2
+        freqs = 1.0 / (10000 ** (torch.arange(half) / half))
+        angles = torch.arange(t)[:, None] * freqs[None, :]
+        cos, sin = angles.cos(), angles.sin()
+        q1, q2 = q.chunk(2, dim=-1)
+        k1, k2 = k.chunk(2, dim=-1)
+        q = torch.cat((q1 * cos - q2 * sin, q1 * sin + q2 * cos), dim=-1)
+        k = torch.cat((k1 * cos - k2 * sin, k1 * sin + k2 * cos), dim=-1)
+        att = torch.softmax(q @ k.transpose(-2, -1) / d ** 0.5, dim=-1)
+        return self.out((att @ v).transpose(1, 2).reshape(b, t, c))
+
+
+class GatedHalves(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        value, gate = self.proj(x).chunk(2, dim=-1)
+        return torch.cat([value * torch.sigmoid(gate), value], dim=-1)

@@ -1,0 +1,93 @@
+"""Modules that take their sequences first, (T, B, C), with and without saying so, beside
+batch-first ones: fixtures for layout evidence (checked with nothing declared)."""
+
+import torch
+from torch import nn
+
+
+class LibraryAttentionBlock(nn.Module):
+    """nn.MultiheadAttention at its default layout, the input handed to it as it comes: the
+    block is time-first, though nothing in its own words says so."""
+
+    def __init__(self, d_model, nhead):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d_model, nhead)
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, src, pos=None):
+        query = src if pos is None else src + pos
+        out, _ = self.attn(query, query, value=src, need_weights=False)
+        return self.norm(src + out)
+
+
+class BatchFirstIntoLibraryAttention(nn.Module):
+    """Says batch-first (B, T, C) and hands that to nn.MultiheadAttention built time-first:
+    it attends across the batch, a real bug."""
+
+    def __init__(self, d_model, nhead):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d_model, nhead)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        out, _ = self.attn(x, x, x, need_weights=False)
+        return out
+
+
+class FoldedHeadsAttention(nn.Module):
+    """Its own attention over (T, B, C), the batch size read from the second axis."""
+
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.in_proj = nn.Linear(embed_dim, 3 * embed_dim)
+        self.out_proj = nn.Linear(embed_dim, embed_dim)
+
+    def forward(self, x):
+        tgt_len = x.size(0)
+        bsz = x.size(1)
+        width = x.size(2)
+        head_dim = width // self.num_heads
+        q, k, v = self.in_proj(x).chunk(3, dim=-1)
+        q, k, v = (t.contiguous().view(tgt_len, bsz * self.num_heads, head_dim).transpose(0, 1)
+                   for t in (q, k, v))
+        weights = torch.softmax(torch.bmm(q, k.transpose(1, 2)) * head_dim ** -0.5, dim=-1)
+        out = torch.bmm(weights, v).transpose(0, 1).contiguous().view(tgt_len, bsz, width)
+        return self.out_proj(out)
+
+
+class MixesFirstAxis(nn.Module):
+    """Normalises over the first axis and says nothing of its layout: over (B, T, C) that
+    mixes samples, over (T, B, C) it is a pooling over time. Which one is a guess."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.score = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        return torch.softmax(self.score(x), dim=0) * x
+
+
+class MixesBatchSaysBatchFirst(nn.Module):
+    """The same normalisation, in a forward that unpacks (B, T, C): samples are mixed."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.score = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        return torch.softmax(self.score(x), dim=0) * x
+
+
+class PatternSaysBatchFirst(nn.Module):
+    """An einops-style pattern names the axes (read, not run): batch first."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.score = nn.Linear(n_embd, n_embd)
+        self.layout = "b n d -> b n d"
+
+    def forward(self, x):
+        pattern = "b n d -> b n d"  # noqa: F841 - the author's words for the layout
+        return torch.softmax(self.score(x), dim=0) * x

@@ -1,0 +1,85 @@
+"""Which axis is the batch comes from evidence, never from a guess alone: time-first modules fed
+a batch-first guess are read time-first when the run or the code says so, a finding that rests
+on a guessed layout is a warning that says what it assumed, and code that splits a size in
+halves gets an even one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shapetrace.frontends.cli import main
+
+DATA = Path(__file__).parent / "data" / "layout_evidence"
+SEQUENCE_FIRST = str(DATA / "sequence_first.py")
+HALVES = str(DATA / "halves.py")
+
+
+@pytest.fixture(scope="module")
+def layouts():
+    return _report(SEQUENCE_FIRST)
+
+
+def _report(path: str, *argv: str) -> dict[str, dict]:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main([path, "--format", "json", "--no-trace", *argv])
+    return {t["target"].split("::")[-1]: t for t in json.loads(out.getvalue())["targets"]}
+
+
+def _errors(target: dict) -> list[str]:
+    return [d["rule"] for d in target["diagnostics"] if d["severity"] == "error"]
+
+
+def test_library_attention_at_its_default_layout_is_fed_time_first(layouts):
+    block = layouts["LibraryAttentionBlock"]
+    assert block["error"] is None and _errors(block) == []
+    assert any(n.startswith("inputs taken time-first") and "F.multi_head_attention_forward" in n
+               for n in block["notes"])
+
+
+def test_batch_first_said_and_fed_to_time_first_attention_is_still_the_bug(layouts):
+    bug = layouts["BatchFirstIntoLibraryAttention"]
+    assert _errors(bug) == ["batch-leak"]
+    assert not any(n.startswith("inputs taken time-first") for n in bug["notes"])
+
+
+def test_batch_size_read_from_the_second_axis_means_time_first(layouts):
+    folded = layouts["FoldedHeadsAttention"]
+    assert folded["error"] is None and folded["ok"], folded["diagnostics"]
+
+
+def test_finding_on_a_guessed_layout_is_a_warning_that_says_so(layouts):
+    guessed = layouts["MixesFirstAxis"]
+    assert _errors(guessed) == []
+    (warning,) = [d for d in guessed["diagnostics"] if d["rule"] == "batch-leak"]
+    assert warning["severity"] == "warning"
+    assert "assumed: x batch-first" in warning["message"] and "--input" in warning["message"]
+
+
+@pytest.mark.parametrize("name", ["MixesBatchSaysBatchFirst", "PatternSaysBatchFirst"])
+def test_finding_on_a_layout_the_code_states_stays_an_error(layouts, name):
+    assert _errors(layouts[name]) == ["batch-leak"]
+
+
+def test_declared_inputs_are_no_guess():
+    declared = _report(f"{SEQUENCE_FIRST}::MixesFirstAxis", "--input", "x=B,T,C")
+    assert _errors(declared["MixesFirstAxis"]) == ["batch-leak"]
+
+
+@pytest.mark.parametrize("name", ["RotaryHalves", "GatedHalves"])
+def test_code_that_halves_a_size_gets_an_even_one(name):
+    result = _report(f"{HALVES}::{name}")[name]
+    assert result["error"] is None and result["ok"], result["diagnostics"]
+    assert result["dims"]["d"] % 2 == 0 and result["dims"]["C"] % 2 == 0
+    assert any("in halves" in n for n in result["notes"])
+
+
+def test_halves_at_a_head_size_the_user_chose_stay_as_they_ran():
+    result = _report(f"{HALVES}::RotaryHalves", "--dims", "d=13")["RotaryHalves"]
+    assert "op-failed" in _errors(result)
