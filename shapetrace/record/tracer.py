@@ -188,9 +188,8 @@ class Recorder:
                                                                     always_call=True))
 
     def _cleanup(self) -> None:
-        if getattr(self, "_scripts", None) is not None:
-            self._scripts.__exit__()
-            self._scripts = None
+        scripts, self._scripts = getattr(self, "_scripts", None), None
+        scripts is not None and scripts.__exit__()
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
@@ -328,8 +327,7 @@ class _Mode(TorchFunctionMode):
         self._getframe = frame_getter()
 
     def count_use(self, t: Tensor, looks: int = 0) -> None:
-        """Counts a use of ``t`` that is not a recorded op (``x.shape``; ``looks``: one that
-        reads its values, ``x.item()``)."""
+        """Counts a use of ``t`` that is not a recorded op (``looks``: reads values, ``.item()``)."""
         meta = self.live.get(id(t))
         if meta is not None and meta._made_by is not None and meta.ref() is t:
             meta.used += 1
@@ -337,9 +335,8 @@ class _Mode(TorchFunctionMode):
                 meta.looked += 1
 
     def _describe(self, func, frame) -> tuple:
-        """What the hot path needs to know about a function: ``(kind, op name, code,
-        transparent body)``. ``kind`` holds the bit flags of ``record.kinds``. ``frame``: the
-        caller of ``__torch_function__``."""
+        """``(kind, op name, code, transparent body)`` of a function for the hot path (``kind``:
+        bit flags of ``record.kinds``); ``frame``: the caller of ``__torch_function__``."""
         found = rebound(func, frame)
         if found is not None:
             kind, name, code = found
@@ -550,8 +547,7 @@ class _Mode(TorchFunctionMode):
         return result
 
     def _unrecorded(self, func, args, kwargs):
-        """A call on another thread or while recording is paused: run as it would run
-        untraced (torch's own function when a patch stands in its name, see ``REBOUND``)."""
+        """A call on another thread or while paused: run as untraced (see ``REBOUND``)."""
         frame = self._getframe(2)
         found = rebound(func, frame)
         if found is not None:
