@@ -89,6 +89,7 @@ INLINE = {
     "non-finite": ("FullyMaskedRow", "FiniteMaskedRow", {}),
     "op-failed": ("KeyNotTransposed", "MaskBeforeSoftmax", {}),
     "input-mutated": ("PositionsAddedInPlace", "PositionsAdded", {}),
+    "not-implemented": ("StarterPlaceholder", "MaskBeforeSoftmax", {}),
     # 6 query heads in 2 groups of 3 (the default H=11 is prime: only one key/value head fits)
     "head-grouping": ("TiledKVHeads", "InterleavedKVHeads", {"dims": {"H": 6}}),
 }

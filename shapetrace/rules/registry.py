@@ -381,6 +381,28 @@ _ALL = [
        B, T, C = x.shape
        x = x + self.pe[: x.size(1)].transpose(0, 1)  # cut by T, (1, T, C)
        """, check="positions:check_positions", explains=("batch-leak",)),
+    _r("ST020", "not-implemented", "error",
+       "forward is not written yet: it raises NotImplementedError, or returns a placeholder",
+       """
+       A starter file's forward that was never filled in: it raises `NotImplementedError`, or
+       the module has layers, reads none of their weights, and returns `None` (a body of
+       `pass`), one of its inputs unchanged, or a tensor made from nothing but sizes
+       (`torch.empty(B, T, C)`, `torch.zeros_like(x)`). shapetrace decides it by where the
+       output comes from, never by its values, so uninitialised memory gives the same verdict
+       in every run. It is the target's one finding: the checks that re-run the module and the
+       comparison with a reference are not made. A module without parameters (a mask maker, an
+       identity) is never called unfinished.
+       """,
+       """
+       def forward(self, query, key, value):
+           out = torch.empty(query.shape)   # TODO
+           return out
+       """,
+       """
+       def forward(self, query, key, value):
+           q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
+           return self.out_proj(attention(q, k, v))
+       """, kind="behaviour"),
 ]
 
 RULES: dict[str, Rule] = {r.name: r for r in _ALL}
