@@ -145,3 +145,45 @@ def test_a_mismatch_names_the_references_own_output_line():
     assert finding.data["reference_line"] == out_line, finding.message
     assert finding.data["reference_file"].endswith("solution/mha.py")
     assert "clone" not in finding.message and "line None" not in finding.message
+
+
+# --- placeholders never read ----------------------------------------------------------------------
+
+MASKED = ["query=B,T,C", "key=B,S,C", "value=B,S,C", "attn_mask=T,S:bool"]
+
+
+def test_a_placeholder_never_read_is_a_note():
+    """`output = torch.zeros_like(query)` left from the starter, the answer computed in other
+    names: nothing is lost, the target passes with a note at that line."""
+    result = check("c_placeholder", reference=SOLUTION)
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+    (note,) = [d for d in result.diagnostics if d.rule == "discarded-result"]
+    assert note.severity == "info" and note.line == line_of("c_placeholder", "output = torch.zeros")
+    assert "placeholder" in note.message
+
+
+class _Placeholders(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        empty = torch.empty(x.shape[0], 4)
+        fresh = x.new_zeros(x.shape)
+        full = torch.full_like(x, 0.5)
+        return self.proj(x)
+
+
+def test_placeholders_of_every_kind_are_notes():
+    result = st.check(_Placeholders, inputs=["x=B,4"]).targets[0]
+    found = [(d.rule, d.severity) for d in result.diagnostics]
+    assert found == [("discarded-result", "info")] * 3, found
+
+
+def test_dead_computation_stays_an_error():
+    """A mask computed and never applied is a lost computation, not a placeholder."""
+    result = check("w_mask_unused", inputs=MASKED)
+    dead = [d for d in result.diagnostics if d.rule == "discarded-result"]
+    assert [(d.severity, d.line) for d in dead] == [
+        ("info", line_of("w_mask_unused", "output = torch.zeros")),
+        ("error", line_of("w_mask_unused", "masked = scores.masked_fill"))]

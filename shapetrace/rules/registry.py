@@ -166,7 +166,10 @@ _ALL = [
        have used it on any path (its variable is assigned again, or never read, before
        anything reads it). A plain layer (`nn.Linear`, `nn.Embedding`, `nn.Conv2d`...) that
        its module defines but never calls, with no op reading its weights and no other line
-       naming it, is a warning: its weights are trained for nothing.
+       naming it, is a warning: its weights are trained for nothing. A placeholder never read
+       (`out = torch.zeros_like(query)`, `torch.empty(...)` left from a starter file: a value
+       made from nothing but sizes) loses no computation and is only a note; a dead mask,
+       projection, scores or softmax stays an error.
        """,
        """
        q = self.to_q(x)
@@ -175,7 +178,8 @@ _ALL = [
        """
        q = self.to_q(x)
        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-       """, variants=(("unused-layer", "warning"),), check="misc:check_discarded"),
+       """, variants=(("unused-layer", "warning"), ("placeholder", "info")),
+       check="misc:check_discarded"),
     _r("ST008", "causal-leak", "error",
        "an output position depends on a later input position in a module meant to be causal",
        """

@@ -16,7 +16,7 @@ class MultiHeadAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, query, key, value, attn_mask=None):
-        out = torch.zeros_like(query)  # TODO: replace with your implementation
+        output = torch.zeros_like(query)  # TODO: replace with your implementation
         B, T, C = query.shape
         S = key.shape[1]
         q = self.q_proj(query).view(B, T, self.num_heads, self.head_dim).transpose(1, 2)
