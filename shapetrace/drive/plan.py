@@ -418,8 +418,8 @@ class SourceLength(Guess):
         return dims["S"] in sizes and dims["T"] in sizes and dims["S"] != dims["T"]
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
-        inputs = tuple(InputSpec(spec.name, tuple("T" if d == "S" else d for d in spec.dims),
-                                 spec.dtype, spec.high)
+        inputs = tuple(dataclasses.replace(spec, dims=tuple("T" if d == "S" else d
+                                                            for d in spec.dims))
                        if isinstance(spec, InputSpec) and spec.name in self.names else spec
                        for spec in plan.inputs)
         names = ", ".join(self.names)
