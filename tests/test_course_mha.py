@@ -38,6 +38,8 @@ VERDICTS = {
     "u_pass": ("failed", {"not-implemented"}),
     "u_zeros": ("failed", {"not-implemented"}),
     "w_dropout_eval": ("failed", {"nondeterministic-eval", "reference-mismatch"}),
+    # a torch.empty placeholder (different memory each run) above a dropout left on
+    "w_dropout_empty": ("failed", {"nondeterministic-eval", "reference-mismatch"}),
     "w_key_reshape": ("failed", {"op-failed"}),
     "w_mask_inverted": ("failed", {"reference-mismatch"}),
     "w_mask_square": ("failed", {"op-failed"}),
@@ -78,6 +80,10 @@ def test_the_course_grades_right_in_one_run(pytester, args):
         if verdict == "failed":
             assert test["score"] == 0.0
     assert not wrong, wrong
+    for student in ("w_dropout_eval", "w_dropout_empty"):  # at the dropout, not the placeholder
+        (found,) = [d for d in report[item(student)]["diagnostics"]
+                    if d["rule"] == "nondeterministic-eval"]
+        assert found["line"] == 28, (student, found)
     # the grader's own tests, traced: the NaN a +inf fill makes is found at the fill's line
     for way in ("marked", "fixture"):
         for student, verdict in (("c_split", "passed"), ("w_plus_inf", "failed")):
