@@ -46,7 +46,7 @@ VERDICTS = {
     "w_mask_unused": ("failed", {"discarded-result", "reference-mismatch"}),
     "w_no_scale": ("failed", {"reference-mismatch"}),
     "w_plus_inf": ("failed", {"non-finite", "reference-mismatch"}),
-    "w_shared_heads": ("failed", set()),
+    "w_shared_heads": ("failed", {"reference-mismatch"}),
 }
 
 
@@ -80,6 +80,8 @@ def test_the_course_grades_right_in_one_run(pytester, args):
         if verdict == "failed":
             assert test["score"] == 0.0
     assert not wrong, wrong
+    (shared,) = report[item("w_shared_heads")]["diagnostics"]
+    assert shared["line"] == 25 and "one and the same module" in shared["message"], shared
     for student in ("w_dropout_eval", "w_dropout_empty"):  # at the dropout, not the placeholder
         (found,) = [d for d in report[item(student)]["diagnostics"]
                     if d["rule"] == "nondeterministic-eval"]

@@ -35,12 +35,13 @@ from ..behaviour.results import RERUNS
 from ..record.fake import fake_mode
 from ..report.results import Report, TargetResult
 from ..report.trace import Trace
-from ..rules.registry import RULES
+from ..rules.registry import RULES, diagnostic
 from .attempt import Attempt, attempt, build
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from .parent import in_parent, request_in
 from .plan import Request, even_width, make_plan, takes_images
 from .preserve import preserved
+from .reference_weights import SharedWeights
 from .reuse import Done
 
 #: the checks that re-run the module, and with them the watch for writes into its inputs
@@ -278,9 +279,16 @@ def _compare(result: TargetResult, chosen: Attempt, request: Request) -> None:
         found, notes = done.findings, done.notes
         why = done.skips[0].reason if done.skips else None
     else:
-        found, notes, why = compare(chosen.model, chosen.args, reference,
-                                    init=request.init if isinstance(request.module, type) else None,
-                                    dims=request.dims, seed=request.seed, student=result.target)
+        try:
+            found, notes, why = compare(chosen.model, chosen.args, reference,
+                                        init=request.init if isinstance(request.module, type)
+                                        else None, dims=request.dims, seed=request.seed,
+                                        student=result.target)
+        except SharedWeights as exc:  # the bug the reference exposes, in the student's terms
+            found, notes, why = [diagnostic(
+                "reference-mismatch", str(exc), "Build each copy on its own: "
+                "nn.ModuleList([Head(...) for _ in range(n)]).", file=exc.file, line=exc.line,
+                reference=reference.display)], [], None
         if reuse is not None:
             skips = [Skip(("reference-mismatch",), why)] if why is not None else []
             reuse.put(key, chosen.trace, Done(found, notes, skips))
