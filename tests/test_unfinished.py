@@ -187,3 +187,28 @@ def test_dead_computation_stays_an_error():
     assert [(d.severity, d.line) for d in dead] == [
         ("info", line_of("w_mask_unused", "output = torch.zeros")),
         ("error", line_of("w_mask_unused", "masked = scores.masked_fill"))]
+
+
+# --- cross-attention sizes ------------------------------------------------------------------------
+
+def test_a_reshape_by_the_query_length_fails_when_the_reference_is_a_cross_attention():
+    """Keys of a length of their own (S=17 beside T=7), nothing declared: the reference runs
+    there, so the student's view by T is the finding, not a reason to re-run at S=T."""
+    result = check("w_key_reshape", reference=SOLUTION)
+    assert [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"] == [
+        ("op-failed", line_of("w_key_reshape", "k = self.k_proj(key).view(B, T"))]
+    assert result.dims["S"] == 17
+
+
+@pytest.mark.parametrize("student", ["c_split", "c_einsum", "c_sdpa", "c_fused_kv"])
+def test_correct_cross_attention_runs_at_its_own_key_length(student):
+    result = check(student, reference=SOLUTION)
+    assert result.ok and result.dims["S"] == 17, [(d.rule, d.message) for d in result.diagnostics]
+
+
+def test_without_a_reference_keys_are_still_read_at_the_query_length():
+    """Nothing says the module is a cross-attention: a module made for self-attention that
+    takes keys apart is read at the queries' length, as before (say less, never something
+    false)."""
+    result = check("w_key_reshape")
+    assert result.ok and result.dims["S"] == 7

@@ -41,6 +41,7 @@ from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of
 from .parent import in_parent, request_in
 from .plan import Request, even_width, make_plan, takes_images
 from .preserve import preserved
+from .cross import reference_takes_own_length
 from .reference_weights import SharedWeights
 from .reuse import Done
 
@@ -160,7 +161,13 @@ def _reading(plan, failed: Attempt, run, depth: int = 2):
     """``(attempt, notes)`` of the first reading of ``plan``'s guesses that stands after
     ``failed``; a reading that keeps other guesses open (a hidden size read as the width, whose
     inputs may still be read another way) is read again once. None when none stands."""
+    cross = None  # whether the reference takes keys of their own length: asked once
     for other in plan.readings(failed):  # a guess read another way
+        if _other_source_length(plan, other):
+            if cross is None:
+                cross = reference_takes_own_length(plan)
+            if cross:  # a cross-attention, as the reference shows: the failure stands
+                continue
         again = run(other)
         if other.accepts(again):
             return again, [other.note]
@@ -169,6 +176,17 @@ def _reading(plan, failed: Attempt, run, depth: int = 2):
             if deeper is not None:
                 return deeper[0], [other.note, *deeper[1]]
     return None
+
+
+def _other_source_length(plan, other) -> bool:
+    """Whether reading ``other`` gives keys and values another length than ``plan``'s:
+    another S, or inputs sized by S read at T."""
+    uses_s = [any(d == "S" for d in getattr(s, "dims", ())) for s in plan.inputs or ()]
+    if not any(uses_s):
+        return False
+    if other.dims["S"] != plan.dims["S"]:
+        return True
+    return [any(d == "S" for d in getattr(s, "dims", ())) for s in other.inputs or ()] != uses_s
 
 
 def _plan_or_parent(request: Request, notes: list[str]):

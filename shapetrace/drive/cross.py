@@ -1,0 +1,40 @@
+"""Whether a reference solution takes keys and values of a length of their own.
+
+Keys and values guessed as a sequence of their own (B, S, C) are read again at the queries'
+length when the module fails where the two lengths meet (``plan.SourceLength``): right for a
+module made for self-attention that takes them apart from the queries. When the course's
+reference runs at T != S, the assignment is a cross-attention: a submission that fails there
+has the bug (a reshape by T, a mask cut to (T, T)), and is not re-run at other sizes.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+
+
+def reference_takes_own_length(plan) -> bool:
+    """Whether the plan's reference (``Request.reference``) runs on the plan's inputs; False
+    when there is none or it cannot be built or run."""
+    request = plan.request
+    if request.reference is None or request.fake or not isinstance(request.module, type):
+        return False
+    from ..base.errors import ShapetraceError
+    from ..behaviour.runs import math_sdpa
+    from .attempt import build
+    from .reference import _build_reference, resolve_reference
+
+    try:
+        reference = resolve_reference(request.reference, like=request.cls)
+        model = _build_reference(reference, plan.init, plan.dims, request.seed)
+        _, args, _, _ = build(plan)
+    except (ShapetraceError, Exception):  # noqa: BLE001 - no answer: the reading stands
+        return False
+    try:
+        with torch.no_grad(), math_sdpa(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.eval()(*args)
+    except Exception:  # noqa: BLE001 - the reference needs one length too
+        return False
+    return True
