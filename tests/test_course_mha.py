@@ -146,3 +146,25 @@ def test_an_internal_error_is_the_targets_error_in_every_report(pytester, args):
     assert "Traceback" not in test["output"] and len(test["output"]) < 1000
     (entry,) = json.loads((pytester.path / "report.json").read_text())["targets"]
     assert "a check broke inside shapetrace" in entry["error"]
+
+
+def test_the_course_grades_right_with_nothing_declared_but_the_reference(tmp_path, monkeypatch,
+                                                                         capsys):
+    """No inputs and no sizes in the config: keys of their own length and the optional mask are
+    guessed (its meaning read from the reference's code, masked_fill(mask == 0, ...)), and the
+    verdicts are the same."""
+    from shapetrace.frontends.cli import main
+
+    copy_course(tmp_path)
+    config = tmp_path / "pyproject.toml"
+    config.write_text("\n".join(line for line in config.read_text().splitlines()
+                                if not line.startswith(("inputs = ", "dims = "))))
+    monkeypatch.chdir(tmp_path)
+    main(["--config", "pyproject.toml", "--format", "json", "--no-trace"])
+    report = json.loads(capsys.readouterr().out)
+    found = {}
+    for target in report["targets"]:
+        student = target["target"].split("/")[1].split(".")[0]
+        errors = {d["rule"] for d in target.get("diagnostics", ()) if d["severity"] == "error"}
+        found[student] = ("passed" if target["ok"] else "failed", errors)
+    assert found == VERDICTS

@@ -41,7 +41,7 @@ from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of
 from .parent import in_parent, request_in
 from .plan import Request, even_width, make_plan, takes_images
 from .preserve import preserved
-from .cross import reference_takes_own_length
+from .cross import reference_runs
 from .reference_weights import SharedWeights
 from .reuse import Done
 
@@ -165,7 +165,7 @@ def _reading(plan, failed: Attempt, run, depth: int = 2):
     for other in plan.readings(failed):  # a guess read another way
         if _other_source_length(plan, other):
             if cross is None:
-                cross = reference_takes_own_length(plan)
+                cross = reference_runs(plan)
             if cross:  # a cross-attention, as the reference shows: the failure stands
                 continue
         again = run(other)

@@ -1,10 +1,13 @@
-"""Whether a reference solution takes keys and values of a length of their own.
+"""Whether a reference solution runs on the inputs shapetrace guessed: keys and values of a
+length of their own, optional masks given.
 
 Keys and values guessed as a sequence of their own (B, S, C) are read again at the queries'
 length when the module fails where the two lengths meet (``plan.SourceLength``): right for a
 module made for self-attention that takes them apart from the queries. When the course's
 reference runs at T != S, the assignment is a cross-attention: a submission that fails there
-has the bug (a reshape by T, a mask cut to (T, T)), and is not re-run at other sizes.
+has the bug (a reshape by T, a mask cut to (T, T)), and is not re-run at other sizes. Masks
+guessed for an optional argument (``plan.GuessedMasks``) are left None after a failure only when
+the reference does not run on them either.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ import warnings
 import torch
 
 
-def reference_takes_own_length(plan) -> bool:
-    """Whether the plan's reference (``Request.reference``) runs on the plan's inputs; False
-    when there is none or it cannot be built or run."""
+def reference_runs(plan) -> bool:
+    """Whether the plan's reference (``Request.reference``) runs on the plan's inputs (keys of
+    their own length, the masks guessed); False when there is none or it cannot be built or
+    run."""
     request = plan.request
     if request.reference is None or request.fake or not isinstance(request.module, type):
         return False
