@@ -165,7 +165,7 @@ def _reading(plan, failed: Attempt, run, depth: int = 2):
     for other in plan.readings(failed):  # a guess read another way
         if _other_source_length(plan, other):
             if cross is None:
-                cross = reference_runs(plan)
+                cross = reference_runs(plan, failed.args)
             if cross:  # a cross-attention, as the reference shows: the failure stands
                 continue
         again = run(other)

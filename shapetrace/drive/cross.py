@@ -17,28 +17,22 @@ import warnings
 import torch
 
 
-def reference_runs(plan) -> bool:
-    """Whether the plan's reference (``Request.reference``) runs on the plan's inputs (keys of
-    their own length, the masks guessed); False when there is none or it cannot be built or
-    run."""
+def reference_runs(plan, args) -> bool:
+    """Whether the plan's reference (``Request.reference``) runs on ``args``, the inputs an
+    attempt of the plan was given (keys of their own length, the masks guessed); False when
+    there is none or it cannot be built or run."""
     request = plan.request
     if request.reference is None or request.fake or not isinstance(request.module, type):
         return False
-    from ..base.errors import ShapetraceError
     from ..behaviour.runs import math_sdpa
-    from .attempt import build
     from .reference import _build_reference, resolve_reference
 
     try:
         reference = resolve_reference(request.reference, like=request.cls)
         model = _build_reference(reference, plan.init, plan.dims, request.seed)
-        _, args, _, _ = build(plan)
-    except (ShapetraceError, Exception):  # noqa: BLE001 - no answer: the reading stands
-        return False
-    try:
         with torch.no_grad(), math_sdpa(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model.eval()(*args)
-    except Exception:  # noqa: BLE001 - the reference needs one length too
+            model.eval()(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+    except Exception:  # noqa: BLE001 - the reference needs other inputs too: no answer
         return False
     return True

@@ -454,7 +454,7 @@ class GuessedMasks(Guess):
         stands only if it runs."""
         from .cross import reference_runs
 
-        return failed.raised is not None and not reference_runs(plan)
+        return failed.raised is not None and not reference_runs(plan, failed.args)
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         inputs = tuple(ValueInput(spec.name, None) if isinstance(spec, InputSpec)
