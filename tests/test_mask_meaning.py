@@ -160,3 +160,26 @@ def test_a_mask_of_a_shape_no_guess_gives_is_left_none():
     result = st.check(PaddingMask, init={"embed_dim": "C", "num_heads": "H"}).targets[0]
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
     assert any("mask left None: the forward failed" in n for n in result.notes)
+
+
+class NeedsItsMask(_Attention):
+    def forward(self, x, mask=None):
+        q, k, v, scores = self.heads(x)
+        if mask is not None:
+            scores = scores.masked_fill(mask == 0, float("-inf"))
+        out = self.out(scores, v, x)
+        return out * mask.any(-1, keepdim=True)  # BUG: mask None
+
+
+def test_an_optional_mask_is_checked_absent_too():
+    result = st.check(NeedsItsMask, init={"embed_dim": "C", "num_heads": "H"}).targets[0]
+    (found,) = [d for d in result.diagnostics if d.severity == "error"]
+    assert found.rule == "op-failed" and "with mask None (its default)" in found.message
+    assert found.line == next(i for i, line in enumerate(
+        open(__file__).read().splitlines(), 1) if "# BUG: mask None" in line)
+
+
+@pytest.mark.parametrize("module", [KeepMask, DropMask])
+def test_an_optional_mask_that_works_both_ways_says_so(module):
+    result = st.check(module, init={"embed_dim": "C", "num_heads": "H"}).targets[0]
+    assert any("with mask None (its default)" in n for n in result.notes)

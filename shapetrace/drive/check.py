@@ -234,6 +234,8 @@ def _findings(chosen: Attempt, request: Request, notes: list[str], skipped: list
         return result
     if _unfinished(result, chosen):
         return result
+    if chosen.ran and not request.fake:
+        _masks_absent(result, chosen)
     if not chosen.ran:
         skips.append(Skip((*WATCHED, "reference-mismatch"),
                           "the forward raised: they need a forward that runs"))
@@ -258,6 +260,32 @@ def _unfinished(result: TargetResult, chosen: Attempt) -> bool:
     chosen.trace.diagnostics = [found]
     result.skips.append(Skip((*WATCHED, "reference-mismatch"), "the forward is not written yet"))
     return True
+
+
+def _masks_absent(result: TargetResult, chosen: Attempt) -> None:
+    """Optional masks given by a guess (``plan.GuessedMasks``) are checked the other way too:
+    one more forward with them None, forward's default; a failure there is a finding."""
+    from .plan import GuessedMasks
+
+    guess = next((g for g in chosen.plan.guesses if isinstance(g, GuessedMasks)), None)
+    if guess is None:
+        return
+    names = ", ".join(guess.names)
+    again = attempt(next(guess.others(chosen.plan, chosen)), watch=False)
+    if again.ran:
+        result.notes.append(f"run with {names} given and with {names} None (its default)")
+        return
+    at = again.raised_at
+    chosen.trace.add([diagnostic(
+        "op-failed", f"with {names} None (its default), forward raised "
+        f"{type(again.raised).__name__}: {_first_line(again.raised)}",
+        f"Make forward work without {names}, or make it a required argument.",
+        file=display_path(at[0]) if at else None, line=at[1] if at else None)])
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else ""
 
 
 def _check_behaviour(result: TargetResult, chosen: Attempt, request: Request) -> None:
