@@ -105,7 +105,7 @@ def test_unfinished_submissions_say_so_at_their_line(pytester):
     for student, line in (("u_empty", 20), ("u_pass", 19), ("u_not_implemented", 19),
                           ("u_zeros", 19), ("u_input", 19)):
         output = tests[item(student)]["output"]
-        assert f"not-implemented [ST020] students/{student}.py:{line}" in " ".join(output.split()), \
+        assert f"not-implemented [ST040] students/{student}.py:{line}" in " ".join(output.split()), \
             output
 
 

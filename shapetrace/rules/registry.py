@@ -385,7 +385,7 @@ _ALL = [
        B, T, C = x.shape
        x = x + self.pe[: x.size(1)].transpose(0, 1)  # cut by T, (1, T, C)
        """, check="positions:check_positions", explains=("batch-leak",)),
-    _r("ST020", "not-implemented", "error",
+    _r("ST040", "not-implemented", "error",
        "forward is not written yet: it raises NotImplementedError, or returns a placeholder",
        """
        A starter file's forward that was never filled in: it raises `NotImplementedError`, or
