@@ -102,11 +102,11 @@ def main(argv: list[str] | None = None) -> int:
 def _run(repo, mirror, commit, patterns, folder, args, outcomes: list[dict]) -> dict[str, int]:
     counts = {"clean": 0, "finding": 0, "target error": 0, "nothing to check": 0}
     with tempfile.TemporaryDirectory() as tmp:
-        tops = sorted({pattern.split("/")[0] for pattern in patterns})
-        if any("/" not in pattern for pattern in patterns):  # a file at the top: the whole tree
-            tops = subprocess.run(["git", "--git-dir", str(mirror), "ls-tree", "--name-only", commit],
-                                  capture_output=True, text=True, check=False).stdout.split()
-        for top in tops:  # one at a time: a snapshot lacks its largest files
+        # the whole tree, as a user has it (its tests and examples are the code's own calls),
+        # one top-level entry at a time: a snapshot lacks its largest files
+        tops = subprocess.run(["git", "--git-dir", str(mirror), "ls-tree", "--name-only", "-z", commit],
+                              capture_output=True, text=True, check=False).stdout.split("\0")
+        for top in filter(None, tops):
             archive = subprocess.run(["git", "--git-dir", str(mirror), "archive", commit, "--", top],
                                      capture_output=True, check=False)
             subprocess.run(["tar", "x", "-C", tmp], input=archive.stdout, check=False,

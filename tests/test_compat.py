@@ -203,3 +203,16 @@ def test_a_mode_comes_off_the_stack_and_goes_back():
         with Counting() as inner:
             assert mode_on_top(inner) and not mode_on_top(mode)
     assert not mode_on_top(mode)
+
+
+def _doubled(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+def test_a_script_function_keeps_the_python_function_it_was_compiled_from():
+    from shapetrace.base.compat import script_original
+
+    scripted = torch.jit.script(_doubled)
+    assert isinstance(scripted, torch.jit.ScriptFunction)
+    assert script_original(scripted) is _doubled
+    assert script_original(_doubled) is None

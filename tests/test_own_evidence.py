@@ -311,9 +311,12 @@ def test_values_read_from_the_code_are_said_in_a_note(capsys, name, note):
 
 
 def test_values_from_the_example_call_are_said_in_a_note(capsys):
+    """Read, not run, when the code's own calls are off (else the main block's call is
+    replayed: ``test_owncalls``)."""
     from shapetrace.frontends.cli import main
 
-    main([str(FILE.parent / "with_example.py"), "--format", "json", "--no-trace"])
+    main([str(FILE.parent / "with_example.py"), "--format", "json", "--no-trace",
+          "--no-own-calls"])
     notes = [n for t in json.loads(capsys.readouterr().out)["targets"] for n in t["notes"]]
     assert "n read as the sequence length (T): the example call passes 49; give --init n=VALUE " \
            "to choose" in notes

@@ -90,8 +90,14 @@ INLINE = {
     "op-failed": ("KeyNotTransposed", "MaskBeforeSoftmax", {}),
     "input-mutated": ("PositionsAddedInPlace", "PositionsAdded", {}),
     "not-implemented": ("StarterPlaceholder", "MaskBeforeSoftmax", {}),
+    "attention-textbook": ("PositionBiasTwice", "PositionBiasOnce", {}),
     # 6 query heads in 2 groups of 3 (the default H=11 is prime: only one key/value head fits)
     "head-grouping": ("TiledKVHeads", "InterleavedKVHeads", {"dims": {"H": 6}}),
+    "constant-result": ("PoolingOverScoreAxis", "PoolingOverPositions", {}),
+    "stateful-forward": ("ScaleFoldedIntoWeight", "ScaleAppliedToOutput", {}),
+    "weight-without-effect": ("BranchGatedByZeros", "BranchAdded", {}),
+    "mask-ignored": ("PaddingMaskFlipped", "PaddingMaskApplied",
+                     {"inputs": ["x=B,T,C", "attention_mask=B,T:long:2"]}),
 }
 
 

@@ -31,6 +31,8 @@ BUGGY = list(modules(FILES, "buggy", "corpus"))
 #: these rules in its twins' ``BUG``. A new file, or a twin of another rule, is added here.
 CONTENTS: dict[str, tuple[int, int, set[str]]] = {
     "annotated": (5, 4, {"annotation-mismatch"}),
+    "attention_properties": (9, 5, {"attention-scale", "attention-textbook", "softmax-axis",
+                                    "unnormalized-attention"}),
     "around_attention": (7, 9, {"batch-leak", "discarded-result", "input-mutated", "non-finite",
                                 "noncontiguous-view", "nondeterministic-eval", "position-axis",
                                 "reversed-transpose", "silent-broadcast"}),

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from shapetrace.frontends.cli import main
-from shapetrace.drive.deadline import TimedOut, deadline, supported
+from shapetrace.drive.deadline import TimedOut, deadline, stopped, supported
 
 from test_cli import assert_one_line_error
 
@@ -305,3 +305,21 @@ def test_plugin_fails_the_target_that_runs_too_long(tmp_path):
     assert len(failed) == 1, out
     assert "stopped after 1 s (timeout in pyproject.toml) while running it, still running at " \
            "student/endless.py:" in out, out
+
+
+
+def test_a_stop_inside_generated_code_names_the_users_file():
+    """A deadline that fires inside code with no file (a dataclass's generated ``__init__``,
+    called while recording the user's loop) names the user's line around it, not ``<string>``."""
+    namespace = {"TimedOut": TimedOut}
+    exec(compile("def generated():\n    raise TimedOut(1)\n", "<string>", "exec"), namespace)
+
+    def users_loop():
+        namespace["generated"]()  # the user's line
+
+    with pytest.raises(TimedOut) as exc:
+        users_loop()
+    message = stopped(exc.value, "running it")
+    assert "<string>" not in message
+    assert message.startswith("stopped after 1 s (--timeout) while running it, still running at ")
+    assert "test_timeout.py:" in message

@@ -8,7 +8,10 @@ them (the key axis of ``q @ k.transpose(-2, -1)`` comes from its right operand).
 An attention is found from its softmax: forward from the softmax's output, through ops that keep
 every value in its place (masking, dropout, casts, transposes, reshapes), to the matmul or
 einsum that contracts the weights with the values; backward from the softmax's input to the
-matmul or einsum that made the scores.
+matmul or einsum that made the scores. A product whose other operand is matrix algebra on the
+same softmax's weights is not a contraction with values: it is an iteration on the matrix
+(a Newton-Schulz pseudo-inverse of landmark weights, a power of the weights), and its operand
+is not judged as attention weights.
 
 Reads records only (``base.records``) and the op vocabulary (``base.ops``); knows no rule.
 """
@@ -289,6 +292,33 @@ class Graph:
             if nxt is not None:
                 self._forward(consumer, 0, nxt, (*path, consumer), found, seen)
 
+    def made_of(self, meta: TensorMeta, index: int) -> bool:
+        """Whether ``meta`` is matrix algebra on an output of record ``index``: computed from
+        it by elementwise ops, moves and products whose every operand is itself made of it
+        (``z @ (13 * I - kz)`` with ``kz = w @ z``). A product with anything else (the
+        weights contracted with values, then projected) is a new quantity, not made of it.
+        Producers come before their consumers, so the walk stops at records made before it."""
+        memo: dict[int, bool] = {}
+        start = meta._made_by
+        todo = [start] if start is not None and start >= index else []
+        while todo:  # post-order without recursion: a chain may be thousands of records long
+            i = todo[-1]
+            if i in memo:
+                todo.pop()
+                continue
+            rec = self.records[i]
+            slots = _product_slots(rec)
+            made_by = [rec.inputs[s]._made_by for s in (slots if slots is not None
+                                                        else range(len(rec.inputs)))]
+            waiting = [j for j in made_by if j is not None and j > index and j not in memo]
+            if i != index and waiting:
+                todo.extend(waiting)
+                continue
+            todo.pop()
+            found = [j == index or memo.get(j, False) for j in made_by]
+            memo[i] = i == index or (all(found) if slots is not None else any(found)) and bool(found)
+        return start is not None and memo.get(start, False)
+
     def scores(self, meta: TensorMeta, pos: int) -> Scores | None:
         """The matmul or einsum that axis ``pos`` of ``meta`` comes from, through ops that keep
         values in place (the scores, for a softmax's input)."""
@@ -347,6 +377,28 @@ def _mixes_heads(rec: OpRecord, slot: int | None, pos: int) -> tuple[int, int] |
     return None
 
 
+def _product_slots(rec: OpRecord) -> list[int] | None:
+    """The multiplied operands of a matmul or einsum; None for any other op."""
+    if rec.op not in MATMULS:
+        return None
+    if rec.op == "torch.einsum":
+        return list(range(len(rec.inputs)))
+    pair = matmul_operands(rec)
+    return list(pair) if pair else []
+
+
+def _iterates(graph: Graph, use: ValueUse, softmax: int) -> bool:
+    """Whether the other operand of ``use.matmul`` (the values, in attention) is made of the
+    output of record ``softmax``: weights contracted with something made of themselves."""
+    product = use.matmul
+    if product.op == "torch.einsum":
+        others = [s for s in range(len(product.inputs)) if s != use.slot]
+    else:
+        pair = matmul_operands(product)
+        others = [s for s in (pair or ()) if s != use.slot]
+    return any(graph.made_of(product.inputs[s], softmax) for s in others)
+
+
 def find_attentions(softmaxes: list[OpRecord], graph: Graph) -> list[Attention]:
     """Every softmax (of ``softmaxes``, in trace order) whose output a matmul or einsum
     contracts, with the uses and the scores found."""
@@ -360,7 +412,8 @@ def find_attentions(softmaxes: list[OpRecord], graph: Graph) -> list[Attention]:
         dim, implicit = picked
         if not 0 <= dim < max(rec.inputs[0].ndim, 1):
             continue
-        att = Attention(rec, dim, implicit, graph.uses(rec, 0, dim))
+        uses = [u for u in graph.uses(rec, 0, dim) if not _iterates(graph, u, rec.index)]
+        att = Attention(rec, dim, implicit, uses)
         if not att.uses:
             continue
         att.scores = graph.scores(rec.inputs[0], dim)

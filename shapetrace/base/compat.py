@@ -287,3 +287,15 @@ def batched_grad_loaded() -> bool:
     """Whether autograd's batched backward (``is_grads_batched=True``) is already set up in
     this process, so that using it adds no import cost."""
     return BATCHED_GRAD_MODULE in sys.modules
+
+
+def script_original(obj):
+    """The Python function a ``torch.jit.script`` function was compiled from, or None for
+    anything else. torch keeps it on the ScriptFunction as ``_torchdynamo_inline`` (so that
+    ``torch.compile`` can trace the Python instead of the compiled graph)."""
+    import torch
+
+    if not isinstance(obj, torch.jit.ScriptFunction):
+        return None
+    original = getattr(obj, "_torchdynamo_inline", None)
+    return original if isinstance(original, types.FunctionType) else None

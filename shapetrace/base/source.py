@@ -97,14 +97,17 @@ def _kind(code) -> int:
     return entry[1]
 
 
-def innermost_user_frame(tb, *, installed_is_library: bool = True) -> tuple[str, int] | None:
+def innermost_user_frame(tb, *, installed_is_library: bool = True,
+                         files_only: bool = False) -> tuple[str, int] | None:
     """``(filename, line)`` of the innermost traceback entry in the user's code, skipping
-    frames that ask to be hidden (``__tracebackhide__``), or None."""
+    frames that ask to be hidden (``__tracebackhide__``), or None. ``files_only`` also skips
+    code with no file to open (``<string>``: a dataclass's generated ``__init__``)."""
     found = None
     while tb is not None:
         frame = tb.tb_frame
         filename = frame.f_code.co_filename
         if not is_library_file(filename, installed_is_library=installed_is_library) \
+                and not (files_only and filename.startswith("<")) \
                 and not frame.f_locals.get("__tracebackhide__", False):
             found = (filename, tb.tb_lineno)
         tb = tb.tb_next

@@ -19,7 +19,7 @@ from torch import nn
 from ..base.compat import dropout_base_class
 from ..base.diagnostics import Diagnostic
 from ..base.dims import Dims
-from . import locate, messages, shuffle
+from . import locate, masks, messages, reach, repeat, shuffle, textbook
 from .errors import InternalCheckError, raised_by_user
 from .probe import Probe
 from .results import (
@@ -95,6 +95,7 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
         result.skip(RERUNS, f"the module could not be copied ({exc})",
                     f"behaviour checks: the module could not be copied ({exc})")
         return result
+    trainable = frozenset(n for n, p in module.named_parameters() if p.requires_grad)
     stage = _Stage("behaviour")
     try:
         with _internal_errors(stage):
@@ -102,7 +103,9 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
             try:
                 with torch.random.fork_rng(devices=[]), one_thread(), float64_default():
                     torch.default_generator.manual_seed(0)  # what fork_rng restores
-                    _run_checks(probe, result, causal, stage)
+                    _run_checks(probe, result, causal, stage, trainable)
+                    stage.check = "attention-textbook"
+                    result.diagnostics.extend(_quietly(textbook.textbook_attention, probe) or [])
             finally:
                 probe.close()
     except InternalCheckError:
@@ -244,10 +247,27 @@ def _quietly(find, *args, **kwargs):
         raise
 
 
-def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stage: _Stage) -> None:
+def _property(probe: Probe, check, *args) -> list[Diagnostic]:
+    """The findings of one value property (``repeat``, ``reach``, ``masks``), or none when the
+    module or the check fails on its extra runs: a property that cannot be judged says nothing,
+    and the other checks' findings stand."""
+    try:
+        return check(*args)
+    except Exception:  # noqa: BLE001
+        return []
+    finally:
+        probe.restore_state()
+
+
+def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stage: _Stage,
+                trainable: frozenset[str] = frozenset()) -> None:
     stage.check = "nondeterministic-eval"
     first = probe.reference()
     deterministic = _determinism(probe, first, result)
+    if deterministic:
+        result.diagnostics.extend(_property(probe, repeat.stateful_forward, probe, first))
+        result.diagnostics.extend(_property(probe, reach.weights_without_effect, probe, trainable))
+    result.diagnostics.extend(_property(probe, masks.padding_ignored, probe))
 
     stage.check = "batch-leak and causal-leak"
     reason = _ambiguity(probe.dims, probe.roles)

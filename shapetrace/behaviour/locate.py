@@ -61,14 +61,17 @@ class Leak:
 
 
 def record(probe: Probe, args: Sequence[Any], kwargs: Mapping[str, Any] | None = None, *,
-           grad: bool, embeddings: Sequence[Tensor] = ()) -> Run:
+           grad: bool, embeddings: Sequence[Tensor] = (), also=None) -> Run:
     """Run the probe once under the tracer; with ``grad`` the snapshots stay in the graph.
-    ``embeddings`` replace the token embeddings, in order."""
+    ``embeddings`` replace the token embeddings, in order; ``also(rec, outs, args, kwargs)``
+    sees every op as well (to keep some of its inputs)."""
     args, kwargs = fresh(args), fresh(probe.kwargs if kwargs is None else kwargs)
     outputs: dict[int, list[Tensor]] = {}
 
     def keep(rec: OpRecord, outs: tuple, op_args: tuple, op_kwargs: dict) -> None:
         outputs[rec.index] = snapshot(outs)
+        if also is not None:
+            also(rec, outs, op_args, op_kwargs)
 
     trace = TraceData(probe.dims)
     recorder = Recorder(trace, probe.model, root=probe.root, probes=False, observer=keep)

@@ -4,6 +4,8 @@
 [tool.shapetrace]
 dims = { B = 5, T = 7 }
 timeout = 60                       # seconds, for every target
+own_calls = true                   # run the code's own calls first (false: guesses only)
+calls_from = ["scripts/demo.py"]   # scripts that build and call the classes (run when named)
 
 [[tool.shapetrace.targets]]
 target = "student/attention.py::MultiHeadAttention"
@@ -15,6 +17,7 @@ reference = "solution/attention.py::MultiHeadAttention"
 points = 2
 timeout = 10                       # seconds, this target's own
 visibility = "after_published"     # Gradescope: when the student sees it (also at the top level)
+own_calls = false                  # this target's own (also calls_from)
 ```
 In ``shapetrace.toml`` the same keys sit at the top level (``[[targets]]``). Every mistake is
 one :class:`UsageError` line naming the file and the key. Importing this module does not import
@@ -33,9 +36,9 @@ from ..base.errors import ShapetraceError, UsageError
 from ..base.specs import parse_input
 
 CONFIG_NAMES = ("shapetrace.toml", "pyproject.toml")
-_TOP_KEYS = ("dims", "targets", "timeout", "visibility")
+_TOP_KEYS = ("dims", "targets", "timeout", "visibility", "own_calls", "calls_from")
 _TARGET_KEYS = ("target", "init", "inputs", "dims", "causal", "reference", "points", "timeout",
-                "visibility")
+                "visibility", "own_calls", "calls_from")
 #: Gradescope's visibility values: when a graded test's result is shown to the student
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
@@ -57,6 +60,10 @@ class TargetConfig:
     timeout: float | None = None
     #: When Gradescope shows the result to the student (``VISIBILITIES``); None: the global one.
     visibility: str | None = None
+    #: Whether the code's own calls run first; None: the global setting.
+    own_calls: bool | None = None
+    #: Scripts that build and call the target, relative to the config file's directory.
+    calls_from: tuple = ()
 
 
 @dataclass
@@ -69,6 +76,8 @@ class Config:
     root: Path
     timeout: float | None = None  # seconds, for every target without its own
     visibility: str | None = None  # Gradescope's, for every target (and traced test) without its own
+    own_calls: bool = True  # run the code's own calls before guessing (``drive.owncalls``)
+    calls_from: tuple = ()  # scripts for every target, relative to root
 
     def dims_for(self, target: TargetConfig) -> dict[str, int]:
         """The global dims overridden by the target's own."""
@@ -78,6 +87,14 @@ class Config:
         """The target's own Gradescope visibility, else the global one (None: Gradescope's
         default, visible)."""
         return target.visibility if target.visibility is not None else self.visibility
+
+    def own_calls_for(self, target: TargetConfig) -> bool:
+        """The target's own ``own_calls``, else the global one."""
+        return self.own_calls if target.own_calls is None else target.own_calls
+
+    def calls_from_for(self, target: TargetConfig) -> tuple:
+        """The scripts that call the target (the global ones, then its own), absolute."""
+        return tuple(str((self.root / p).resolve()) for p in (*self.calls_from, *target.calls_from))
 
     def timeout_for(self, target: TargetConfig) -> float | None:
         """The target's own timeout, else the global one (None: no limit)."""
@@ -159,7 +176,9 @@ class _Reader:
         targets = [self.target(entry, i, dims) for i, entry in enumerate(raw_targets)]
         return Config(dims=dims, targets=targets, path=path, root=path.resolve().parent,
                       timeout=self.timeout(data.get("timeout"), "timeout"),
-                      visibility=self.visibility(data.get("visibility"), "visibility"))
+                      visibility=self.visibility(data.get("visibility"), "visibility"),
+                      own_calls=self.switch(data.get("own_calls", True), "own_calls"),
+                      calls_from=self.paths(data.get("calls_from", []), "calls_from"))
 
     def target(self, entry: dict, index: int, global_dims: dict) -> TargetConfig:
         name = entry.get("target")
@@ -208,7 +227,10 @@ class _Reader:
                             reference=reference.strip() if reference else None, points=points,
                             timeout=self.timeout(entry.get("timeout"), f"{key}.timeout"),
                             visibility=self.visibility(entry.get("visibility"),
-                                                       f"{key}.visibility"))
+                                                       f"{key}.visibility"),
+                            own_calls=self.switch(entry.get("own_calls"), f"{key}.own_calls"),
+                            calls_from=self.paths(entry.get("calls_from", []),
+                                                  f"{key}.calls_from"))
 
     def visibility(self, value: object, key: str) -> str | None:
         """One of Gradescope's visibility values, or None when not given."""
@@ -220,6 +242,20 @@ class _Reader:
             raise self.error(key, f"must be one of {', '.join(VISIBILITIES)}, got {value!r}"
                                   f"{'; ' + hint.rstrip() if hint else ''}")
         return value
+
+    def switch(self, value: object, key: str) -> bool | None:
+        """true or false, or None when not given."""
+        if value is not None and not isinstance(value, bool):
+            raise self.error(key, f"must be true or false, got {value!r}")
+        return value
+
+    def paths(self, value: object, key: str) -> tuple:
+        """A list of script paths (relative to the config file's directory)."""
+        if not isinstance(value, list) or not all(isinstance(p, str) and p.strip()
+                                                  for p in value):
+            raise self.error(key, f"must be a list of script paths like [\"scripts/demo.py\"], "
+                                  f"got {value!r}")
+        return tuple(p.strip() for p in value)
 
     def timeout(self, value: object, key: str) -> float | None:
         """A number of seconds, positive and finite, or None when not given."""

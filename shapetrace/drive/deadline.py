@@ -136,7 +136,8 @@ def stopped(exc: TimedOut, doing: str, source: str = "--timeout") -> str:
     running at model.py:12``)."""
     from ..base.source import display_path, innermost_user_frame
 
-    found = innermost_user_frame(exc.__traceback__, installed_is_library=False)
+    found = innermost_user_frame(exc.__traceback__, installed_is_library=False, files_only=True) \
+        or innermost_user_frame(exc.__traceback__, installed_is_library=False)
     where = f", still running at {display_path(found[0])}:{found[1]}" if found else ""
     return f"stopped after {exc.seconds:g} s ({source}) while {doing}{where}"
 

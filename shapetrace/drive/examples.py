@@ -8,6 +8,10 @@ the inputs' axes relate: ``n=49`` beside an input of 49 tokens says ``n`` is the
 is run); :func:`sizes_by_example` turns what it says into dims: an argument whose example value
 is the size of an input axis takes that axis's dim, and the inputs take the example's shapes with
 each size a dim where one is known.
+
+This reading is the fallback: before anything is guessed, ``owncalls`` runs the same code (the
+main block, the tests and examples that name the class) and ``replay`` checks the call it makes;
+it finds that code with :func:`usage_files` and :func:`package_base` here.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ def example_of(cls: type) -> Example | None:
         found = _read(body, cls.__name__)
         if found is not None:
             return found
-    for other in _usage_files(os.path.dirname(os.path.realpath(path))):
+    for other in usage_files(os.path.dirname(os.path.realpath(path))):
         try:
             other_stamp = os.stat(other).st_mtime_ns
         except OSError:
@@ -67,7 +71,7 @@ _USAGE_FILES = 100
 
 
 @lru_cache(maxsize=16)
-def _usage_files(folder: str) -> tuple[str, ...]:
+def usage_files(folder: str) -> tuple[str, ...]:
     """The Python files of the tests and examples folders beside ``folder``'s package (the
     folder above its outermost ``__init__.py``), or beside ``folder`` itself."""
     root = package_base(folder)
@@ -121,10 +125,11 @@ def _main_blocks(path: str, stamp: int) -> tuple:
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return ()
     return tuple(block.body for block in tree.body
-                 if isinstance(block, ast.If) and _is_main(block.test))
+                 if isinstance(block, ast.If) and is_main(block.test))
 
 
-def _is_main(test) -> bool:
+def is_main(test) -> bool:
+    """Whether an ``if`` test is ``__name__ == "__main__"``."""
     return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
             and test.left.id == "__name__" and len(test.comparators) == 1
             and isinstance(test.comparators[0], ast.Constant)

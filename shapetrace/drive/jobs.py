@@ -40,6 +40,10 @@ class Job:
     timeout: float | None = None
     #: Where the timeout was set, for the message: ``--timeout`` or ``timeout in FILE``.
     timeout_source: str = "--timeout"
+    #: Whether the code's own calls (``owncalls``) are run before anything is guessed.
+    own_calls: bool = True
+    #: Scripts, beside the file's own ``__main__`` block and its tests, that call its classes.
+    calls_from: tuple = ()
 
     def resolve(self):
         """The ``targets.Target`` objects this spec names (imports the file, within the
@@ -74,7 +78,6 @@ class Job:
     def _check(self, target, fake: bool, reuse=None):
         from ..base.errors import ShapetraceError
         from ..report.results import TargetResult
-        from .check import check_target
 
         reference = None
         if self.reference is not None and not fake:
@@ -89,6 +92,22 @@ class Job:
                     resolve)
             except ShapetraceError as exc:
                 return TargetResult(target.display, error=f"reference: {exc}", exception=exc)
+        note = None
+        if self.own_calls and self.init is None and self.inputs is None and not fake:
+            from .replay import checked_by_own_call
+
+            result, note = checked_by_own_call(target, self, reuse, reference)
+            if result is not None:
+                return result
+        result = self._guessed(target, fake, reuse, reference)
+        if note:
+            result.notes.insert(0, note)
+        return result
+
+    def _guessed(self, target, fake: bool, reuse, reference):
+        """The target built and fed from what shapetrace infers (or what was declared)."""
+        from .check import check_target
+
         dims = self.dims
         own = getattr(target, "own_dims", None)
         if own:  # module-level sizes that could not be set to the probe sizes: run at them
@@ -228,17 +247,21 @@ def _own_imports(timeout: float | None) -> None:
 
 
 def jobs_from_config(config, *, dims: dict | None = None, causal: bool | None = None,
-                     reference: str | None = None, timeout: float | None = None) -> list[Job]:
+                     reference: str | None = None, timeout: float | None = None,
+                     own_calls: bool = True, calls_from=()) -> list[Job]:
     """One Job per ``[[tool.shapetrace.targets]]`` entry; ``dims``/``causal``/``reference``
     (``--reference``, relative to the working directory) and ``timeout`` (``--timeout``)
-    override all."""
+    override all; ``own_calls`` False (``--no-own-calls``) turns the code's own calls off for
+    all, and ``calls_from`` (``--calls-from``, absolute paths) adds scripts to each target's."""
     dims = dims or {}
     return [Job(spec=t.target, init=t.init, inputs=t.inputs,
                 dims={**config.dims_for(t), **dims},
                 causal=t.causal if causal is None else causal, root=config.root,
                 reference=t.reference if reference is None else str(Path(reference).absolute())
                 if _is_path(reference) else reference, points=t.points,
-                visibility=config.visibility_for(t), **_timeout(config, t, timeout))
+                visibility=config.visibility_for(t), **_timeout(config, t, timeout),
+                own_calls=own_calls and config.own_calls_for(t),
+                calls_from=(*config.calls_from_for(t), *calls_from))
             for t in config.targets]
 
 

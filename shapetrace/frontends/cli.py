@@ -121,6 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop a target still running after SECONDS (an endless loop in forward) "
                         "and report it as a target error (exit 2); overrides the config's "
                         "timeout")
+    p.add_argument("--calls-from", action="append", default=[], metavar="PATH",
+                   help="a script that builds and calls the classes, run (sandboxed, stopped at "
+                        "the first call) to check them with the inputs it passes; repeatable. "
+                        "The file's own __main__ block and the tests/examples that name a class "
+                        "are run anyway")
+    p.add_argument("--no-own-calls", dest="own_calls", action="store_false",
+                   help="never run the code's own calls (__main__ block, tests, examples, "
+                        "named scripts): build and feed each class from inferred arguments")
     p.add_argument("--no-trace", action="store_true", help="show findings only, not every op")
     p.add_argument("--width", type=_width, default=None, metavar="COLUMNS",
                    help="text width (default: COLUMNS or the terminal's; 100 for files and "
@@ -310,13 +318,15 @@ def _jobs(args) -> list[tuple]:
         known = Dims(cli_dims)
         for text in args.input:  # a malformed --input is one usage error, before any import
             parse_input(text, known)
+    calls_from = tuple(_script_path(p) for p in args.calls_from)
     jobs = []
     if args.config:
         from ..drive.config import load_config
 
         config = load_config(args.config)
         jobs += jobs_from_config(config, dims=cli_dims, causal=args.causal,
-                                 reference=args.reference, timeout=args.timeout)
+                                 reference=args.reference, timeout=args.timeout,
+                                 own_calls=args.own_calls, calls_from=calls_from)
         if not config.targets and not args.targets:
             raise UsageError(f"{args.config}: no targets configured")
     if args.reference and (args.fake or args.script):
@@ -328,9 +338,18 @@ def _jobs(args) -> list[tuple]:
     alone = not args.config and len(args.targets) == 1
     config_jobs = [pair for job in jobs for pair in resolved(job)]
     cli_jobs = [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal,
-                    reference=args.reference, timeout=args.timeout) for spec in args.targets]
+                    reference=args.reference, timeout=args.timeout, own_calls=args.own_calls,
+                    calls_from=calls_from) for spec in args.targets]
     return config_jobs + command_line_jobs(cli_jobs, script=args.script, dims=cli_dims,
                                            alone=alone)
+
+
+def _script_path(path: str) -> str:
+    """A ``--calls-from`` script, absolute (the code it runs may change the working directory)."""
+    full = os.path.abspath(os.path.expanduser(path))
+    if not os.path.isfile(full) or not full.endswith(".py"):
+        raise UsageError(f"--calls-from: no such Python file: {path}")
+    return full
 
 
 def _imported(args) -> list[tuple]:

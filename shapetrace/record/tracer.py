@@ -53,6 +53,7 @@ from .kinds import (
 )
 from .layers import mark_returned, unread_layers
 from .probes import HALF, ValueProbes, has_value
+from .scripted import PythonScripts
 from .steps import StepWatch
 from .tensors import dead, odd_meta
 from .warning_route import WARNINGS as _WARNINGS
@@ -111,6 +112,7 @@ class Recorder:
         self.mode = _Mode(self)
         self._hook_modules()
         _WARNINGS.add(self)
+        self._scripts = PythonScripts(self.model).__enter__()  # TorchScript helpers as Python
         try:
             self.mode.__enter__()
             if self.steps is not None:
@@ -183,6 +185,9 @@ class Recorder:
                                                                     always_call=True))
 
     def _cleanup(self) -> None:
+        if getattr(self, "_scripts", None) is not None:
+            self._scripts.__exit__()
+            self._scripts = None
         for handle in self._handles:
             handle.remove()
         self._handles.clear()

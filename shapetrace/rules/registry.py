@@ -132,7 +132,8 @@ _ALL = [
        """,
        """
        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)
-       """, variants=(("unscaled", "warning"),), check="scale:check_scale"),
+       """, variants=(("unscaled", "warning"),), check="scale:check_scale",
+       explains=("attention-textbook",)),
     _r("ST006", "unnormalized-attention", "error",
        "the weights contracted with the values do not sum to 1 along the contracted axis",
        """
@@ -179,7 +180,7 @@ _ALL = [
        q = self.to_q(x)
        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
        """, variants=(("unused-layer", "warning"), ("placeholder", "info")),
-       check="misc:check_discarded"),
+       check="misc:check_discarded", explains=("weight-without-effect",)),
     _r("ST008", "causal-leak", "error",
        "an output position depends on a later input position in a module meant to be causal",
        """
@@ -385,6 +386,124 @@ _ALL = [
        B, T, C = x.shape
        x = x + self.pe[: x.size(1)].transpose(0, 1)  # cut by T, (1, T, C)
        """, check="positions:check_positions", explains=("batch-leak",)),
+    _r("ST025", "attention-textbook", "error",
+       "attention weights that differ from softmax(q·kᵀ/√d + the terms the code adds)",
+       """
+       The module is run again in float64 and every attention (a softmax whose weights are
+       contracted with values) is read from its values, op by op from q and k to the softmax:
+       a step whose output is a positive multiple of its input (in any order: transposes,
+       `q *= scale`, `scores / math.sqrt(d)`) is a factor; an addition puts a term on the scores
+       (a bias, a position table, an additive mask). The factors multiply to the scale the code
+       applied; where it is not 1/√d (d the size q·k sums over), the weights are recomputed with
+       the textbook scale and the same terms, and the finding says which part differs (no
+       scale, scaled twice, the root of another size), at the op that applied the last factor,
+       with the line of each factor. The same non-zero term added twice on the way to one
+       softmax is a bias added twice. Nothing is said where the reading is not sure: a learned
+       or tensor factor, cosine similarities, dot products of raw inputs, a soft cap, factors
+       that cancel. Where attention-scale already reports the same line, it is one finding.
+       """,
+       """
+       scores = q @ k.transpose(-2, -1) / math.sqrt(d) + self.rel_bias
+       scores = scores + self.rel_bias                    # the bias added again
+       """,
+       """
+       scores = q @ k.transpose(-2, -1) / math.sqrt(d) + self.rel_bias
+       """, kind="behaviour", needs_values=True),
+    _r("ST030", "constant-result", "error",
+       "an op whose result is constant whatever its input: a softmax or layer norm over an axis "
+       "of size 1, an einsum that takes the diagonal of query and key axes",
+       """
+       Some ops throw their input away because of the axis they are given. A softmax over an
+       axis of size 1 returns 1 everywhere (a log-softmax 0), so does `x / x.sum(dim,
+       keepdim=True)`, and a layer norm over it returns its bias: attention pooling written `F.softmax(self.score(x), dim=-1)` on (B, T, 1)
+       scores gives every position the weight 1. At the probe sizes every real axis is larger
+       than 1, so a size-1 axis is one the code made (a keepdim reduction, an unsqueeze, a
+       projection to one score); a size declared as 1 or a `topk(k=1)` is left alone. An einsum
+       that repeats an index inside one operand takes a diagonal: on scores or attention weights
+       whose repeated axes are the query and the key axes of the product that made them
+       (`'bhqq,bqhd->bqhd'`), each query keeps only its weight for its own position and every
+       other key is dropped. The finding names the axis or the index that collapses.
+       """,
+       """
+       w = F.softmax(self.score(x), dim=-1)        # (B, T, 1): every weight is 1
+       y = torch.einsum("bhqq,bqhd->bqhd", w, v)   # the diagonal of the weights
+       """,
+       """
+       w = F.softmax(self.score(x), dim=1)         # over the positions
+       y = torch.einsum("bhqk,bkhd->bqhd", w, v)
+       """, check="collapse:check_constant"),
+    _r("ST031", "stateful-forward", "error",
+       "a forward that writes state the next call reads: the same call answers differently "
+       "after a first one",
+       """
+       In eval, calling a module twice on the same inputs must give the same output. A forward
+       that writes its own state breaks that from the second call on: a position table cached
+       from the first call's length and reused for a shorter input, a bias added to a parameter
+       in place, a tensor attribute updated each call. shapetrace calls the module once, then
+       again without putting its state back, on the same inputs and on inputs two positions
+       shorter, and compares each with the same call on the module as built; when they differ
+       the finding is at the op that made the value the first call left behind; a second call
+       that raises where the same call on the module as built does not is a finding too. State with a
+       batch axis (a KV cache or recurrent memory kept for the next call), a second call whose
+       outputs have other shapes (an incremental decode), and a table built lazily that is the
+       same on the second call are not findings.
+       """,
+       """
+       if self.angles is None:                      # built once, scaled by the first length
+           self.angles = torch.arange(x.size(1))[:, None] * self.freq / x.size(1)
+       return x + torch.sin(self.angles[: x.size(1)])
+       """,
+       """
+       angles = torch.arange(x.size(1))[:, None] * self.freq / x.size(1)   # every call
+       return x + torch.sin(angles)
+       """, kind="behaviour", needs_values=True),
+    _r("ST032", "weight-without-effect", "error",
+       "a weight the forward computes with that cannot move the output: a layer whose result is "
+       "dropped, a contribution removed on the way",
+       """
+       Every weight a forward reads should be able to change what it returns. A block computed
+       and then not added to the stream, a branch whose result is overwritten, a weight whose
+       contribution is multiplied away: its gradient is zero and it is trained for nothing.
+       shapetrace re-runs the module in float64 with every parameter changed a little (so that a
+       gate or an output layer initialised to zero, by design, hides nothing), takes the gradient
+       of a random projection of the outputs (and of tensors the forward keeps on the module,
+       such as an auxiliary loss), and reports each weight matrix that an op read with its
+       gradient on, whose gradient is exactly zero, and whose values can be changed without
+       changing any output. The finding is at the line where the weight's value path ends: the
+       call whose result was dropped, or the op that removed its contribution. Weights not read
+       in this call (a branch not taken, a cache path), read under `torch.no_grad()`, frozen,
+       and vectors (biases, norm scales, which a softmax or a norm after them may remove by
+       design) are not judged; an embedding table is judged as a whole.
+       """,
+       """
+       h = x + self.attn(self.ln1(x))
+       out = h + self.mlp(self.ln2(h))
+       return h                                    # the MLP's weights have no effect
+       """,
+       """
+       h = x + self.attn(self.ln1(x))
+       return h + self.mlp(self.ln2(h))
+       """, kind="behaviour", needs_values=True),
+    _r("ST033", "mask-ignored", "error",
+       "a padding mask whose padded positions still move the output at real positions: a mask "
+       "inverted, or not applied to the attention",
+       """
+       A 0/1 `attention_mask` (B, T) means what a tokenizer means by it: 1 is a real token, 0
+       is padding. shapetrace makes it that way (each sequence its real tokens first, then
+       padding), and whatever the code does with it, the output at a real position must not
+       depend on the inputs at the padded positions of its sample. It is checked like
+       causal-leak, by autograd, and the first op whose output at a real position depends on a
+       padded input is named: the weighted sum of an attention given an inverted mask
+       (`masked_fill(mask == 1, -inf)`) or none. Only an attention is judged there (a product
+       of weights over two position axes, or SDPA): a convolution or pooling that mixes
+       positions is a design choice.
+       """,
+       """
+       scores = scores.masked_fill(attention_mask[:, None, None, :] == 1, float("-inf"))
+       """,
+       """
+       scores = scores.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf"))
+       """, kind="behaviour", needs_values=True),
     _r("ST040", "not-implemented", "error",
        "forward is not written yet: it raises NotImplementedError, or returns a placeholder",
        """

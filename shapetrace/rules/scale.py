@@ -30,6 +30,7 @@ from ..base.ops import (
 from ..base.records import TensorArg
 from .fixes import with_fix
 from .registry import diagnostic
+from .scale_cause import scale_origin
 from .scale_fixes import add_factor, drop_keyword, head_size_text, replace_factor
 
 #: Ops followed back from q and k to find a scale applied to them: the moves, less indexing,
@@ -125,7 +126,7 @@ _AMBIGUOUS = "ambiguous"
 
 
 
-def _explain(value: float, dims, d: int, d_name: str, width: int | None = None) -> str | None:
+def explain_scale(value: float, dims, d: int, d_name: str, width: int | None = None) -> str | None:
     """The scale in named sizes (``1/sqrt(C)``); ``_AMBIGUOUS`` when two names explain it
     (at H = d, 1/d is 1/sqrt(C)), or when 1/d could be 1/sqrt of a width no name holds."""
     found = []
@@ -177,11 +178,14 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor, width: int
         first = min(ones, key=lambda f: f.rec.index)
         message = (f"attention scores scaled twice by 1/sqrt({name}): {_describe(first)} and again "
                    f"{_describe(second)}, so they are divided by {name} in all")
+        origin = scale_origin(second.rec)
+        if origin is not None:
+            message += f"; the second is chosen at {origin[0]}:{origin[1]}: `{origin[2]}`"
         hint = "Scale once: drop one of the two factors."
         fix = replace_factor(second.rec, None)
         return diagnostic("attention-scale", message, with_fix(hint, fix), rec=second.rec,
                           factor=total, expected=right, fix=fix.data() if fix else None)
-    explained = _explain(total, dims, d, name, width)
+    explained = explain_scale(total, dims, d, name, width)
     if explained is None:
         return None  # a learned temperature or a scale we cannot name: say nothing
     culprit = max((f for f in factors if not _close(f.value, 1.0)), key=lambda f: f.rec.index,
@@ -210,8 +214,12 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor, width: int
         if fix is not None and culprit.where == "sdpa":
             hint = "Leave out scale=: scaled_dot_product_attention divides by sqrt(q.size(-1))."
 
+    origin = scale_origin(culprit.rec) if culprit is not None else None
+    if origin is not None:
+        message += f"; the factor is chosen at {origin[0]}:{origin[1]}: `{origin[2]}`"
     return diagnostic("attention-scale", message, with_fix(hint, fix), rec=target, factor=total,
-                      expected=right, fix=fix.data() if fix else None)
+                      expected=right, fix=fix.data() if fix else None,
+                      origin=f"{origin[0]}:{origin[1]}" if origin else None)
 
 
 
@@ -265,14 +273,14 @@ def check_scale(analysis: Analysis):
         factors += _operand_factors(graph, product.inputs[pair[1]], "k")
         if _close(math.prod(f.value for f in factors), d ** -0.5):
             continue  # scaled by 1/sqrt(d) in all: what _judge says first, without the walks below
-        if _temperature(scores.path) or _cosine(graph, product.inputs[pair[0]], product.inputs[pair[1]]):
+        if temperature(scores.path) or cosine(graph, product.inputs[pair[0]], product.inputs[pair[1]]):
             continue  # a learned temperature, or cosine similarities: no 1/sqrt(d) is owed
         widths = {_projection_width(analysis, product.inputs[pair[0]]),
                   _projection_width(analysis, product.inputs[pair[1]])}
         found = _judge(analysis, factors, d, product, widths.pop() if len(widths) == 1 else None)
         if found is not None and found.severity == "warning":  # not scaled at all
-            if not (_projected(analysis, product.inputs[pair[0]])
-                    and _projected(analysis, product.inputs[pair[1]])):
+            if not (projected(analysis, product.inputs[pair[0]])
+                    and projected(analysis, product.inputs[pair[1]])):
                 continue  # dot-product attention over raw states (Luong's, a first lesson's
                 # inputs @ inputs.T) is unscaled by design; the 1/sqrt(d) belongs to projections
         if found is not None:
@@ -292,7 +300,7 @@ def check_scale(analysis: Analysis):
 
 
 
-def _temperature(path) -> bool:
+def temperature(path) -> bool:
     """Whether the scores are multiplied or divided on their way to the softmax by a tensor
     that is not one known number (a learned temperature, ``logit_scale.exp()``): the scale is
     then the model's to learn, and no factor can be judged."""
@@ -327,7 +335,7 @@ def _projection_width(analysis: Analysis, meta) -> int | None:
 
 
 
-def _projected(analysis: Analysis, meta) -> bool:
+def projected(analysis: Analysis, meta) -> bool:
     """Whether q (or k) is a learned projection of the tokens: a linear map (``F.linear``, or a
     product with a weight that has no batch axis) reached through moves and scalar factors."""
     graph = analysis.graph
@@ -362,7 +370,7 @@ _ALONG_FEATURES = frozenset({"+", "Tensor.add", "torch.add", "-", "Tensor.sub", 
 
 
 
-def _cosine(graph, q, k) -> bool:
+def cosine(graph, q, k) -> bool:
     """Whether q and k are both L2-normalised (``F.normalize``): their product is a cosine
     similarity in [-1, 1], which a temperature scales, not 1/sqrt(d)."""
     def normalised(meta) -> bool:

@@ -226,6 +226,9 @@ def _tolerance(meta) -> float:
 def check_unnormalized(analysis: Analysis):
     dims = analysis.dims
     for att in analysis.attentions:
+        if att.scores is None:
+            continue  # a softmax of features, not of q.k scores: a kernel feature map (linear
+            # attention's softmaxed q), whose sums are the model's choice
         for use in att.uses:
             if use.pos not in (contracted_positions(use.matmul, use.slot) or ()):
                 continue  # softmax-axis reports it

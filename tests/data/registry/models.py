@@ -206,3 +206,126 @@ class StarterPlaceholder(nn.Module):
 
     def forward(self, x):
         return torch.empty(x.shape)  # BUG: not-implemented
+class PositionBiasTwice(nn.Module):
+    """A learned bias per head and key position on the scores, added a second time."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.bias = nn.Parameter(torch.randn(n_head, 1, 64))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
+        bias = self.bias[..., :T]
+        att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1)) + bias
+        att = att + bias  # BUG: attention-textbook
+        y = F.softmax(att, dim=-1) @ v
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class PositionBiasOnce(PositionBiasTwice):
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
+        att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1)) + self.bias[..., :T]
+        y = F.softmax(att, dim=-1) @ v
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class PoolingOverScoreAxis(nn.Module):
+    """Attention pooling whose softmax runs over the (B, T, 1) scores' size-1 axis."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.score = nn.Linear(n_embd, 1)
+
+    def forward(self, x):
+        w = F.softmax(self.score(x), dim=-1)  # BUG: constant-result
+        return (w * x).sum(dim=1)
+
+
+class PoolingOverPositions(nn.Module):
+    def __init__(self, n_embd):
+        super().__init__()
+        self.score = nn.Linear(n_embd, 1)
+
+    def forward(self, x):
+        w = F.softmax(self.score(x), dim=1)
+        return (w * x).sum(dim=1)
+
+
+class ScaleFoldedIntoWeight(nn.Module):
+    """Folds a learned gain into the projection's weight in place: again on every call."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.proj = nn.Linear(n_embd, n_embd)
+        self.gain = nn.Parameter(torch.full((n_embd,), 0.05))
+
+    def forward(self, x):
+        self.proj.weight.data.add_(torch.diag(self.gain.data))  # BUG: stateful-forward
+        return self.proj(x)
+
+
+class ScaleAppliedToOutput(ScaleFoldedIntoWeight):
+    def forward(self, x):
+        return self.proj(x) + x * self.gain
+
+
+class BranchGatedByZeros(nn.Module):
+    """The feed-forward branch is gated by a buffer made of zeros where ones were meant."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.norm = nn.LayerNorm(n_embd)
+        self.ff = nn.Sequential(nn.Linear(n_embd, 2 * n_embd), nn.GELU(), nn.Linear(2 * n_embd, n_embd))
+        self.register_buffer("keep", torch.zeros(n_embd))
+
+    def forward(self, x):
+        return x + self.ff(self.norm(x)) * self.keep  # BUG: weight-without-effect
+
+
+class BranchAdded(BranchGatedByZeros):
+    def forward(self, x):
+        return x + self.ff(self.norm(x))
+
+
+class SpareLayerTouched(BranchAdded):
+    """A layer kept for later, touched with `0 * weight.sum()` so a distributed wrapper sees it
+    used: no effect, on purpose."""
+
+    def __init__(self, n_embd):
+        super().__init__(n_embd)
+        self.spare = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        return x + self.ff(self.norm(x)) + 0.0 * self.spare.weight.sum()
+
+
+class PaddingMaskFlipped(nn.Module):
+    """Fills the scores of the real tokens (mask == 1) instead of the padding."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, x, attention_mask):
+        B, T, C = x.shape
+        q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
+        att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
+        att = att.masked_fill(attention_mask[:, None, None, :] == 1, float("-inf"))  # BUG: mask-ignored
+        y = F.softmax(att, dim=-1) @ v
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class PaddingMaskApplied(PaddingMaskFlipped):
+    def forward(self, x, attention_mask):
+        B, T, C = x.shape
+        q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
+        att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
+        att = att.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf"))
+        y = F.softmax(att, dim=-1) @ v
+        return y.transpose(1, 2).reshape(B, T, C)

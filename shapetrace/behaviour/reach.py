@@ -1,0 +1,244 @@
+"""weight-without-effect: a weight the forward reads that cannot move the output.
+
+Every weight a forward computes with should reach its output: a layer whose result is dropped,
+or a weight whose contribution is collapsed on the way (multiplied by zero, normalised away), is
+trained for nothing. Judged by gradient, on one recorded float64 run: the backward of a random
+projection of the outputs (and of tensors the forward keeps on the module, such as an auxiliary
+loss) gives every parameter its gradient; a weight matrix read by an op that carries its values
+on (its output has a gradient path back to it) whose gradient is exactly zero is a suspect, and
+is confirmed when changing its values leaves the outputs as they were.
+
+Before the run, every parameter gets a small random change, so that a gate or a projection
+initialised to zero (ReZero, LayerScale, zero-initialised output layers: by design at
+initialisation) does not hide what comes before it. Parameters the forward does not read (a
+branch not taken, a cache path), read only under ``torch.no_grad()``, frozen ones
+(``requires_grad=False``), and vectors (biases and norm scales, which a softmax or a norm after
+them may remove by design: a key bias) are not judged; an embedding table counts as read as a
+whole, so rows of tokens absent from the input are not a finding.
+
+The finding is at the line where the weight's value path ends: the op after which nothing that
+depends on it reaches the output (the module call whose result was dropped, when that is where
+it ended), or the op that removed its contribution.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+
+import torch
+from torch import Tensor
+
+from ..analysis.graph import Graph
+from ..base.records import OpRecord, TraceData
+from ..base.source import display_path
+from ..record.tensors import tensors_in
+from ..record.tracer import Recorder
+from ..rules.registry import diagnostic
+from .probe import Probe
+from .runs import flatten, fresh, math_sdpa, relative_change
+from .results import RTOL
+
+#: The most ops followed downstream of one weight to find where its value path ends.
+_FOLLOW = 80
+#: The most suspects confirmed by changing their values (one forward each).
+_CONFIRM = 8
+
+
+def weights_without_effect(probe: Probe, trainable: Iterable[str]) -> list:
+    """``weight-without-effect`` findings, one per place where value paths end."""
+    model = probe.model
+    params = {name: p for name, p in model.named_parameters()
+              if name in set(trainable) and p.is_floating_point() and p.dim() >= 2}
+    if not params:
+        return []
+    by_id = {id(p): name for name, p in params.items()}
+    gen = torch.Generator().manual_seed(1)
+    probe.restore_state()
+    try:
+        with torch.no_grad():
+            for p in model.parameters():
+                if p.is_floating_point() and p.numel():
+                    scale = float(p.abs().mean()) or 1.0
+                    p.add_(torch.randn(p.shape, generator=gen, dtype=p.dtype) * 0.1 * scale)
+        for p in params.values():
+            p.requires_grad_(True)
+        if _all_reached(probe, params, gen):
+            return []  # the usual case, settled by one plain forward and backward
+        return _judge(probe, params, by_id, gen)
+    finally:
+        for p in params.values():
+            p.requires_grad_(False)
+            p.grad = None
+        probe.restore_state()
+
+
+def _projection(probe: Probe, out, gen):
+    """A random projection of the outputs and of the tensors the run kept on the module (an
+    auxiliary loss), or None when nothing has a gradient."""
+    every_param = {id(p) for p in probe.model.parameters()}
+    ends = [t for _, _, t in flatten(out) if t.is_floating_point() and t.requires_grad]
+    ends += [t for _, value in probe._state.changed() for t in tensors_in(value)
+             if isinstance(t, Tensor) and t.is_floating_point() and t.requires_grad
+             and id(t) not in every_param]  # the parameters changed on purpose are not kept values
+    if not ends:
+        return None
+    return sum((t.nan_to_num(0.0, 0.0, 0.0) * torch.randn(t.shape, generator=gen, dtype=t.dtype))
+               .sum() for t in ends)
+
+
+def _all_reached(probe: Probe, params, gen) -> bool:
+    """Whether every weight gets a gradient somewhere, on an untraced run."""
+    args, kwargs = fresh(probe.args), fresh(probe.kwargs)
+    with torch.enable_grad(), math_sdpa(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = probe.model(*args, **kwargs)
+        total = _projection(probe, out, gen)
+    if total is None:
+        return True
+    grads = torch.autograd.grad(total, list(params.values()), allow_unused=True)
+    return all(g is not None and bool(g.ne(0).any()) for g in grads)
+
+
+def _judge(probe: Probe, params, by_id, gen) -> list:
+    reads: dict[str, OpRecord] = {}
+    outs_of: dict[int, list[Tensor]] = {}
+
+    def keep(rec: OpRecord, outs: tuple, op_args: tuple, op_kwargs: dict) -> None:
+        outs_of[rec.index] = [t for t in outs if isinstance(t, Tensor)]
+        if not torch.is_grad_enabled() or not any(t.requires_grad for t in outs_of[rec.index]):
+            return
+        for t in tensors_in((op_args, op_kwargs)):
+            name = by_id.get(id(t))
+            if name is not None and name not in reads:
+                reads[name] = rec
+
+    trace = TraceData(probe.dims)
+    recorder = Recorder(trace, probe.model, root=probe.root, probes=False, observer=keep)
+    args, kwargs = fresh(probe.args), fresh(probe.kwargs)
+    with torch.enable_grad(), math_sdpa(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with recorder:
+            out = probe.model(*args, **kwargs)
+    if not reads:
+        return []
+    total = _projection(probe, out, gen)
+    if total is None:
+        return []
+    names = list(reads)
+    grads = torch.autograd.grad(total, [params[n] for n in names], retain_graph=True,
+                                allow_unused=True)
+    suspects = [n for n, g in zip(names, grads) if g is None or not bool(g.ne(0).any())]
+    if not suspects:
+        return []
+    graph = Graph(trace.records)
+    # where each value path ends, while the graph still holds the run (a confirming run below
+    # changes the weights in place)
+    ends_of = {n: _path_end(graph, trace.records, outs_of, reads[n], params[n])
+               for n in suspects[:_CONFIRM]}
+    found: dict[tuple, list[str]] = {}
+    for name, end in ends_of.items():
+        if end is None:
+            continue
+        if _no_effect(probe, params[name], out, gen):
+            found.setdefault(end, []).append(name)
+    findings = (_finding(probe, trace.records, end, names, reads) for end, names in found.items())
+    return [d for d in findings if d is not None]
+
+
+def _no_effect(probe: Probe, param: Tensor, reference, gen) -> bool:
+    """Whether changing ``param``'s values leaves every output as it was."""
+    saved = param.detach().clone()
+    try:
+        with torch.no_grad():
+            param.add_(torch.randn(param.shape, generator=gen, dtype=param.dtype)
+                       * (float(param.abs().mean()) or 1.0))
+            args, kwargs = fresh(probe.args), fresh(probe.kwargs)
+            with math_sdpa(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out = probe.model(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - a module that cannot run changed: not judged
+        return False
+    finally:
+        with torch.no_grad():
+            param.copy_(saved)
+    a = [t for _, _, t in flatten(reference) if t.is_floating_point()]
+    b = [t for _, _, t in flatten(out) if t.is_floating_point()]
+    return len(a) == len(b) and all(x.shape == y.shape and relative_change(y, x.detach()) <= RTOL
+                                    for x, y in zip(a, b))
+
+
+def _depends(outs: list[Tensor], param: Tensor, gen) -> bool:
+    live = [t for t in outs if t.is_floating_point() and t.requires_grad]
+    if not live:
+        return False
+    total = sum((t.nan_to_num(0.0, 0.0, 0.0) * torch.randn(t.shape, generator=gen, dtype=t.dtype))
+                .sum() for t in live)
+    (g,) = torch.autograd.grad(total, [param], retain_graph=True, allow_unused=True)
+    return g is not None and bool(g.ne(0).any())
+
+
+def _path_end(graph: Graph, records: list[OpRecord], outs_of, start: OpRecord, param: Tensor):
+    """``("dropped", rec)``: the last op on the weight's value path, whose result nothing that
+    reaches the output reads; or ``("collapsed", rec)``: the op that read a value carrying the
+    weight and returned one that does not; None for a weight reduced to one number and then
+    multiplied by zero (``out + 0 * self.spare.weight.sum()``, so that a distributed wrapper
+    sees every parameter used)."""
+    gen = torch.Generator().manual_seed(2)
+    carrying = {start.index}
+    followed = 0
+    collapsed = None
+    for rec in records[start.index + 1:]:
+        if followed >= _FOLLOW:
+            break
+        if not any(m.src is not None and m.src[0] in carrying for m in rec.inputs):
+            continue
+        followed += 1
+        if _depends(outs_of.get(rec.index, []), param, gen):
+            carrying.add(rec.index)
+        elif collapsed is None and any(t.is_floating_point() for t in outs_of.get(rec.index, [])):
+            collapsed = rec
+    last = next(r for r in records if r.index == max(carrying))
+    if collapsed is not None and collapsed.index > start.index and not _dropped_after(graph, last):
+        if any(m.src is not None and m.src[0] in carrying and not m.shape for m in collapsed.inputs):
+            return None  # a weight summed to a number and multiplied away: touched on purpose
+        return ("collapsed", collapsed.index)
+    return ("dropped", last.index)
+
+
+def _dropped_after(graph: Graph, rec: OpRecord) -> bool:
+    return not any(graph.consumers.get((rec.index, slot)) for slot in range(len(rec.outputs)))
+
+
+def _finding(probe: Probe, records: list[OpRecord], end: tuple, names: list[str], reads):
+    kind, index = end
+    rec = next(r for r in records if r.index == index)
+    first = reads[names[0]]
+    weights = ", ".join(f"`{n}`" for n in names)
+    one = len(names) == 1
+    read_at = f" (read at {first.file}:{first.line})" if first.site is not None else ""
+    place = {"rec": rec}
+    returned = next((m.returned for m in rec.outputs if m.returned is not None
+                     and m.returned.site is not None), None)
+    if kind == "dropped" and any(m.returned is not None and m.returned.index is not None
+                                 for m in rec.outputs):
+        return None  # one of several results a module returns, left unused by its caller
+    if kind == "dropped" and returned is not None:
+        filename, line, _, _ = returned.where
+        place = {"rec": rec, "file": display_path(filename), "line": line,
+                 "module": returned.caller or None}
+        how = (f"{'its' if one else 'their'} value path ends at the call of `{returned.module.split('.')[-1] or returned.kind}` "
+               f"({returned.kind}) at {display_path(filename)}:{line}, whose result never reaches "
+               f"the output")
+    elif kind == "dropped":
+        how = (f"{'its' if one else 'their'} value path ends at `{rec.source or rec.op}` at {rec.file}:{rec.line}, whose "
+               f"result never reaches the output")
+    else:
+        how = (f"`{rec.source or rec.op}` at {rec.file}:{rec.line} reads a value that depends on "
+               f"{'it' if one else 'them'} and returns one that does not")
+    message = (f"{weights}{read_at} cannot move the output: {'its' if one else 'their'} gradient "
+               f"from the outputs is exactly zero and changing {'its' if one else 'their'} values "
+               f"leaves every output as it was; {how}")
+    hint = ("use the result (add it to the stream, return it, or pass it on), or remove the layer "
+            "if it is not meant to be there")
+    return diagnostic("weight-without-effect", message, hint, **place, weights=names, end=kind)

@@ -1,0 +1,294 @@
+"""Textbook equivalence: each attention's weights recomputed as softmax(q·kᵀ/√d + what the code
+added) from the values of a recorded float64 run, and compared with the weights the code used.
+
+The run is recorded as ``locate`` records one (snapshots of every op's outputs); the attentions
+are found on it as the trace finds them (``analysis.graph``). For each one whose scores are a
+plain product of two operands, the values say what happened between q, k and the softmax, op
+by op, without reading names:
+
+- a step whose output is a positive multiple of its input, up to the order of the elements
+  (transposes, views, ``q *= scale``, ``scores / math.sqrt(d)``, a scale folded into the query
+  before its heads are split), contributes its factor;
+- an addition puts a term on the scores (a bias, a relative-position table, an additive mask);
+  masking fills positions;
+- any other op (a soft cap, a norm) ends the reading: nothing is said.
+
+The factors multiply to the scale the code applied. The textbook's is 1/√d, d the size q·k
+sums over; where they differ, the weights are recomputed with the textbook scale and the terms
+the code added, the largest difference is measured, and the finding names the part that differs
+(no scale, twice the scale, the root of another size) at the op that applied the last factor,
+with each factor's line. An addition of the same non-zero term twice on the way to one softmax
+is the other finding: a bias added twice. Where the reading is not sure (a learned or tensor
+factor, cosine similarities, dot products of raw inputs, factors that cancel), nothing is said.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from ..analysis.facts import Analysis
+from ..analysis.graph import Graph, contracted_size, find_attentions
+from ..base.diagnostics import Diagnostic
+from ..base.ops import (
+    CASTS,
+    DROPOUTS,
+    EINSUMS,
+    EXPANDS,
+    MASKED_FILLS,
+    PERMUTES,
+    PLAIN_MATMULS,
+    RESHAPES,
+    SOFTMAXES,
+    WHERES,
+)
+from ..base.records import OpRecord, TensorArg
+from ..rules.registry import diagnostic
+from ..rules.scale import cosine, explain_scale, projected, scalar_argument, temperature, tracked_slot
+from . import locate
+from .probe import Probe
+
+#: Additions onto the scores (a bias, a position table, an additive mask).
+_ADDS = frozenset({"+", "Tensor.add", "torch.add", "Tensor.add_"})
+#: Ops between the softmax and the values that change no weight.
+_NEUTRAL = CASTS | DROPOUTS | RESHAPES | PERMUTES | EXPANDS
+#: Steps followed back from q or k.
+_DEPTH = 16
+_RTOL = 1e-6
+
+
+def textbook_attention(probe: Probe) -> list[Diagnostic]:
+    """Findings of the textbook comparison of every attention in one recorded run."""
+    addends: dict[int, list[Tensor | None]] = {}
+
+    def keep_addends(rec, outs, args, kwargs) -> None:  # a parameter added has no producer
+        if rec.op in _ADDS:
+            addends[rec.index] = [a.detach().clone() if isinstance(a, Tensor) else None
+                                  for a in args[:2]]
+
+    run = locate.record(probe, probe.args, grad=False, also=keep_addends)
+    values = {step.rec.index: step.outputs for step in run.steps}
+    graph = Graph(run.records)
+    softmaxes = [r for r in run.records if r.op in SOFTMAXES]
+    if not softmaxes:
+        return []
+    analysis = Analysis(run.records, probe.dims)
+    found: list[Diagnostic] = []
+    seen: set[tuple] = set()
+    for att in find_attentions(softmaxes, graph):
+        reading = _Reading(analysis, values, addends, att)
+        verdict = reading.judge()
+        if isinstance(verdict, Diagnostic) and (verdict.file, verdict.line) not in seen:
+            seen.add((verdict.file, verdict.line))  # one finding for a layer repeated
+            found.append(verdict)
+    return found
+
+
+class _Reading:
+    """One attention's run, read step by step from q and k to the softmax."""
+
+    def __init__(self, analysis: Analysis, values: dict[int, list[Tensor]],
+                 addends: dict[int, list[Tensor | None]], att):
+        self.analysis = analysis
+        self.graph = analysis.graph
+        self.values = values
+        self.addends = addends
+        self.att = att
+
+    def value(self, meta) -> Tensor | None:
+        made_by = meta._made_by
+        outs = self.values.get(made_by) if made_by is not None else None
+        return outs[meta._slot] if outs is not None and meta._slot < len(outs) else None
+
+    def judge(self) -> Diagnostic | bool | None:
+        """A finding, True when the weights are the textbook's, None when not sure."""
+        scores = self.att.scores
+        if scores is None:
+            return None
+        product = scores.rec
+        if not (product.op in PLAIN_MATMULS or (product.op in EINSUMS and len(product.inputs) == 2)):
+            return None
+        d = contracted_size(product)
+        q_meta, k_meta = product.inputs[0], product.inputs[1]
+        q_steps, k_steps = self.operand_factors(q_meta), self.operand_factors(k_meta)
+        path = self.path_steps(scores.path)
+        if q_steps is None or k_steps is None or path is None or not d:
+            return None
+        factors, terms = path
+        if any(rec.op not in _NEUTRAL for use in self.att.uses for rec in use.path):
+            return None  # the weights change after the softmax: unnormalized-attention's
+        twice = self.bias_twice(terms)
+        if twice is not None:
+            return twice
+        steps = [(rec, f, "q") for rec, f in q_steps] + [(rec, f, "k") for rec, f in k_steps] \
+            + [(rec, f, "scores") for rec, f in factors]
+        total = math.prod(f for _, f, _ in steps)
+        right = d ** -0.5
+        if math.isclose(total, right, rel_tol=2e-3):
+            return True
+        if (temperature(scores.path) or cosine(self.graph, q_meta, k_meta)
+                or not (projected(self.analysis, q_meta) and projected(self.analysis, k_meta))):
+            return None  # the scale is the model's to learn, or none is owed
+        unit = [s for s in steps if not math.isclose(s[1], 1.0, rel_tol=1e-9)]
+        if math.isclose(total, 1.0, rel_tol=2e-3) and unit:
+            return None  # factors that cancel
+        named = "none" if not unit else explain_scale(total, self.analysis.dims, d, "d")
+        if named is None:
+            return None  # a scale no size explains: a choice of the model's, not a slip
+        return self.scale_finding(product, unit, total, right, d, named)
+
+    # -- reading the values ----------------------------------------------------------------
+
+    def operand_factors(self, meta) -> list[tuple[OpRecord, float]] | None:
+        """The factors applied to q (or k) since it was made: steps whose output is a
+        positive multiple of their one input, up to the order of the elements."""
+        found = []
+        for _ in range(_DEPTH):
+            rec = self.graph.producer(meta)
+            if rec is None or rec.error is not None or not rec.inputs:
+                return found
+            slot = _single_input(rec)
+            if slot is None:
+                return found
+            f = _multiple(self.value(rec.inputs[slot]), self.value(rec.outputs[0]) if rec.outputs else None)
+            if f is None:
+                return found
+            if not math.isclose(f, 1.0, rel_tol=1e-9):
+                if _tensor_factor(rec, slot):
+                    return None  # a learned or computed factor: not sure
+                found.append((rec, f))
+            meta = rec.inputs[slot]
+        return found
+
+    def path_steps(self, path) -> tuple[list, list] | None:
+        """The factors and the added terms between the product and the softmax; None when a
+        step is neither (a soft cap, a norm)."""
+        factors, terms = [], []
+        for rec in path:
+            slot = tracked_slot(rec)
+            if slot is None or not rec.outputs:
+                return None
+            before, after = self.value(rec.inputs[slot]), self.value(rec.outputs[0])
+            f = _multiple(before, after)
+            if f is not None:
+                if not math.isclose(f, 1.0, rel_tol=1e-9):
+                    if _tensor_factor(rec, slot):
+                        return None
+                    factors.append((rec, f))
+                continue
+            if rec.op in MASKED_FILLS or rec.op in WHERES:
+                continue
+            if rec.op in _ADDS and len(rec.inputs) == 2 and after is not None:
+                pair = self.addends.get(rec.index) or []
+                other = [a for a in pair if a is not None and a.shape != after.shape] \
+                    if len(pair) == 2 else []
+                if len(other) == 1 or (len(pair) == 2 and all(a is not None for a in pair)):
+                    terms.append((rec, other[0] if len(other) == 1 else _other(pair, before)))
+                continue
+            return None
+        return factors, terms
+
+    # -- findings --------------------------------------------------------------------------
+
+    def bias_twice(self, terms) -> Diagnostic | None:
+        for i, (first, a) in enumerate(terms):
+            for second, b in terms[i + 1:]:
+                if _bias(a) and _bias(b) and a.shape == b.shape and torch.equal(a, b):
+                    line = f"line {first.line}" if first.line else "an earlier op"
+                    message = (f"the same term is added to the attention scores twice: at {line} "
+                               f"and again here, so the weights are softmax(q·kᵀ/√d + 2·bias) "
+                               f"instead of softmax(q·kᵀ/√d + bias)")
+                    hint = "Add the bias (or position table, or mask) to the scores once."
+                    return diagnostic("attention-textbook", message, hint, rec=second,
+                                      part="bias", first=first.index)
+        return None
+
+    def scale_finding(self, product, unit, total, right, d, named) -> Diagnostic:
+        culprit = max((rec for rec, _, _ in unit), key=lambda r: r.index, default=None)
+        target = culprit if culprit is not None else product
+        size = f"d = {d}, the size q·k sums over"
+        if not unit:
+            what = "not scaled at all"
+        elif math.isclose(total, right * right, rel_tol=2e-3):
+            what = "scaled twice by 1/√d"
+        else:
+            what = f"scaled by {named}" if named != "ambiguous" else f"scaled by {total:.4g}"
+        where = "; ".join(f"×{f:.4g} on {on} at line {rec.line}" for rec, f, on in unit if rec.line)
+        differs = self.weight_difference(total, right)
+        message = (f"attention weights differ from the textbook softmax(q·kᵀ/√d + the terms the "
+                   f"code adds){differs}: the scores are {what} (factor {total:.4g} in all"
+                   f"{': ' + where if where else ''}) instead of 1/√d = {right:.4g} ({size})")
+        hint = "Scale the scores once by 1/math.sqrt(head_size), the size of the axis q·k sums over."
+        return diagnostic("attention-textbook", message, hint, rec=target, part="scale",
+                          factor=total, expected=right)
+
+    def weight_difference(self, total: float, right: float) -> str:
+        """`` by up to X`` between the code's weights and the textbook's, when the scores keep
+        their layout to the softmax (no transpose between them); else ""."""
+        att = self.att
+        x = self.value(att.softmax.inputs[0])
+        s = self.value(att.scores.rec.outputs[0])
+        w = self.value(att.softmax.outputs[0])
+        if x is None or s is None or w is None or x.shape != s.shape:
+            return ""
+        raw = s / math.prod(f for _, f in (self.operand_factors(att.scores.rec.inputs[0]) or [])) \
+            / math.prod(f for _, f in (self.operand_factors(att.scores.rec.inputs[1]) or []))
+        textbook = torch.softmax(x + (right - total) * raw, dim=att.dim)
+        diff = (textbook - w).abs().nan_to_num(0.0).amax().item()
+        return f" by up to {diff:.3g}" if diff > 0 else ""
+
+
+def _other(pair: list[Tensor], carried: Tensor | None) -> Tensor | None:
+    """Of an addition's two operands of one shape, the one that is not the scores."""
+    if carried is None:
+        return None
+    rest = [a for a in pair if not torch.equal(a, carried)]
+    return rest[0] if len(rest) == 1 else None
+
+
+def _bias(t: Tensor | None) -> bool:
+    """A term that shifts scores: finite, not zero, and not an additive mask (two values)."""
+    return (t is not None and t.is_floating_point() and bool(torch.isfinite(t).all()) and bool(t.abs().amax() > 0)
+            and t.unique().numel() > 2)
+
+
+def _single_input(rec: OpRecord) -> int | None:
+    """The one input of ``rec`` that has as many elements as its output (the others, if any,
+    one-element factors); None otherwise."""
+    if not rec.outputs:
+        return None
+    n = math.prod(rec.outputs[0].shape)
+    full = [i for i, m in enumerate(rec.inputs) if math.prod(m.shape) == n]
+    small = [i for i, m in enumerate(rec.inputs) if math.prod(m.shape) == 1]
+    if len(full) != 1 or len(full) + len(small) != len(rec.inputs):
+        return None
+    return full[0]
+
+
+def _tensor_factor(rec: OpRecord, slot: int) -> bool:
+    """Whether the factor a step applied is a tensor (a learned temperature, a computed
+    norm), not a number the call passed."""
+    if scalar_argument(rec, slot) is not None:
+        return False
+    return any(isinstance(a, TensorArg) and a.index != slot for a in rec.args) or len(rec.inputs) > 1
+
+
+def _multiple(before: Tensor | None, after: Tensor | None) -> float | None:
+    """c > 0 when ``after`` holds ``c`` times the elements of ``before`` (in any order)."""
+    if before is None or after is None or before.numel() != after.numel() or before.numel() < 2:
+        return None
+    if not (before.is_floating_point() and after.is_floating_point()):
+        return None
+    a = before.detach().double().flatten().sort().values
+    b = after.detach().double().flatten().sort().values
+    if not (torch.isfinite(a).all() and torch.isfinite(b).all()):
+        return None
+    norm = float(a @ a)
+    if norm == 0:
+        return None
+    c = float(a @ b) / norm
+    if c <= 0 or float((b - c * a).norm()) > _RTOL * max(float(b.norm()), 1e-300):
+        return None
+    return c

@@ -1,0 +1,82 @@
+"""Padding masks that say one thing and do another (mask-ignored), and ones that work.
+Each buggy module marks the line the rule must point at with ``# BUG``."""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class PaddedSelfAttention(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.out = nn.Linear(n_embd, n_embd)
+
+    def heads(self, x):
+        B, T, C = x.shape
+        return (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                for t in self.qkv(x).split(C, dim=2))
+
+    def forward(self, x, attention_mask):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
+        scores = scores.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf"))
+        y = scores.softmax(-1) @ v
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class PaddingMaskInverted(PaddedSelfAttention):
+    def forward(self, x, attention_mask):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
+        scores = scores.masked_fill(attention_mask[:, None, None, :] == 1, -1e9)  # BUG
+        y = scores.softmax(-1) @ v
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class PaddingMaskUnused(PaddedSelfAttention):
+    def forward(self, x, attention_mask):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        keep = attention_mask[:, None, None, :].bool()
+        y = F.scaled_dot_product_attention(q, k, v)  # BUG
+        return self.out(y.transpose(1, 2).reshape(B, T, C)) * keep.any()
+
+
+class PaddingMaskSdpa(PaddedSelfAttention):
+    def forward(self, x, attention_mask):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        keep = attention_mask[:, None, None, :].bool()
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class PaddingMaskAdditive(PaddedSelfAttention):
+    """The mask turned into an additive bias of the dtype's lowest value, as libraries do."""
+
+    def forward(self, x, attention_mask):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        bias = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * torch.finfo(x.dtype).min
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head) + bias
+        y = scores.softmax(-1) @ v
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class PaddingThenConv(PaddedSelfAttention):
+    """Masked attention, then a depthwise convolution over positions (a design choice: the
+    convolution, not the mask, mixes the padded positions in)."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__(n_embd, n_head)
+        self.conv = nn.Conv1d(n_embd, n_embd, 3, padding=1, groups=n_embd)
+
+    def forward(self, x, attention_mask):
+        y = super().forward(x, attention_mask)
+        return y + self.conv(y.transpose(1, 2)).transpose(1, 2)

@@ -1,0 +1,123 @@
+"""Properties every correct module has, checked on the values of a run: the buggy modules of
+tests/data/valueprops break one at the line marked ``# BUG``; the correct ones stay quiet."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import shapetrace as st
+from shapetrace.drive.targets import resolve_targets
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "valueprops"
+
+
+def _check(spec: str, **options):
+    (target,) = resolve_targets(spec, root=ROOT)
+    return st.check(target.cls, target=target.display, **options)
+
+
+def _marked(path: Path, cls: str) -> int:
+    lines = path.read_text().splitlines()
+    start = next(i for i, t in enumerate(lines)
+                 if t.startswith((f"class {cls}(", f"def {cls}(")))
+    for number in range(start, len(lines)):
+        if "# BUG" in lines[number]:
+            return number + 1
+    raise AssertionError(f"no # BUG marker in {cls}")
+
+
+NEW_RULES = {"constant-result", "stateful-forward", "weight-without-effect", "mask-ignored"}
+PADDED = {"inputs": ["x=B,T,C", "attention_mask=B,T:long:2"]}
+
+FIRING = [
+    ("collapse.py", "DiagonalWeights", "constant-result", {}),
+    ("collapse.py", "NormOverScore", "constant-result", {}),
+    ("collapse.py", "SumNormalisedOverScore", "constant-result", {}),
+    ("state.py", "ShiftAddedToBias", "stateful-forward", {}),
+    ("state.py", "CallCounterBuffer", "stateful-forward", {}),
+    ("reach.py", "MlpResultLost", "weight-without-effect", {}),
+    ("reach.py", "GateTimesZero", "weight-without-effect", {}),
+    ("masks.py", "PaddingMaskInverted", "mask-ignored", PADDED),
+    ("masks.py", "PaddingMaskUnused", "mask-ignored", PADDED),
+]
+QUIET = [
+    ("collapse.py", "ContractedWeights", {}),
+    ("collapse.py", "TopOneRouter", {}),
+    ("collapse.py", "SumNormalisedOverPositions", {}),
+    ("state.py", "AnglesEachCall", {}),
+    ("state.py", "ShiftAddedToOutput", {}),
+    ("state.py", "LazyTableForMaxLength", {}),
+    ("state.py", "KeepsLastAttention", {}),
+    ("reach.py", "MlpResultUsed", {}),
+    ("reach.py", "ZeroInitGate", {}),
+    ("reach.py", "FrozenTeacherAndCache", {}),
+    ("reach.py", "AuxiliaryLossKept", {}),
+    ("masks.py", "PaddedSelfAttention", PADDED),
+    ("masks.py", "PaddingMaskSdpa", PADDED),
+    ("masks.py", "PaddingMaskAdditive", PADDED),
+    ("masks.py", "PaddingThenConv", PADDED),
+    # mixes samples by design (batch-leak says so): only the diagonal must not be reported
+    ("collapse.py", "InBatchPositives", {"batch_mixing": True}),
+]
+
+
+@pytest.mark.parametrize("file, cls, rule, options", FIRING, ids=[c[1] for c in FIRING])
+def test_property_fires_at_the_marked_line(file, cls, rule, options):
+    report = _check(f"{DATA / file}::{cls}", **options)
+    assert report.targets[0].error is None
+    found = [d for d in report.diagnostics if d.rule == rule]
+    assert found, [(d.rule, d.line, d.message) for d in report.diagnostics]
+    assert _marked(DATA / file, cls) in {d.line for d in found}
+
+
+@pytest.mark.parametrize("file, cls, options", [(f, c, dict(o)) for f, c, o in QUIET], ids=[c[1] for c in QUIET])
+def test_correct_module_stays_quiet(file, cls, options):
+    mixing = options.pop("batch_mixing", False)
+    report = _check(f"{DATA / file}::{cls}", **options)
+    assert report.targets[0].error is None
+    assert mixing or report.ok, [(d.rule, d.line, d.message) for d in report.errors]
+    mine = [d for d in report.diagnostics if d.rule in NEW_RULES]
+    assert not mine, [(d.rule, d.line, d.message) for d in mine]
+
+
+def test_state_built_from_the_first_call_is_found_on_a_module_not_yet_called():
+    """A table scaled by the first call's length: seen when the behaviour checks get the module
+    before its first call (``check()`` traces one call first, which already builds the table)."""
+    import torch
+
+    from shapetrace.behaviour import run_behaviour
+
+    def built(cls):
+        (target,) = resolve_targets(f"{DATA / 'state.py'}::{cls}", root=ROOT)
+        return target.cls(143)
+
+    found = run_behaviour(built("AnglesFromFirstLength"), [torch.randn(5, 7, 143)], causal=None)
+    hits = [d for d in found.diagnostics if d.rule == "stateful-forward"]
+    assert hits and hits[0].line == _marked(DATA / "state.py", "AnglesFromFirstLength")
+    quiet = run_behaviour(built("AnglesEachCall"), [torch.randn(5, 7, 143)], causal=None)
+    assert not quiet.diagnostics
+
+
+def test_a_torchscript_helper_is_traced_as_python_and_put_back():
+    """The helper's ops are recorded at their own lines (the failing multiply inside the
+    scripted function, not the line that called it), and it is compiled again afterwards."""
+    import torch
+
+    spec = f"{DATA / 'scripted.py'}::RotaryScriptedWrongAxis"
+    report = _check(spec, dims={"H": 3, "d": 8})
+    failed = [d for d in report.diagnostics if d.rule == "op-failed"]
+    assert failed and failed[0].line == _marked(DATA / "scripted.py", "apply_rotary_wrong")
+    quiet = _check(f"{DATA / 'scripted.py'}::RotaryScripted", dims={"H": 3, "d": 8})
+    assert quiet.ok, [(d.rule, d.line, d.message) for d in quiet.errors]
+    (target,) = resolve_targets(spec, root=ROOT)
+    helpers = sys.modules[target.cls.__module__]
+    assert isinstance(helpers.apply_rotary_wrong, torch.jit.ScriptFunction)
+    assert isinstance(helpers.rotate_half, torch.jit.ScriptFunction)
+
+
+def test_a_weight_touched_on_purpose_with_zero_times_its_sum_is_not_reported():
+    report = _check(f"{ROOT / 'tests' / 'data' / 'registry' / 'models.py'}::SpareLayerTouched")
+    assert report.targets[0].error is None
+    assert not [d for d in report.diagnostics if d.rule == "weight-without-effect"]
