@@ -91,6 +91,7 @@ INLINE = {
     "non-finite": ("FullyMaskedRow", "FiniteMaskedRow", {}),
     "op-failed": ("KeyNotTransposed", "MaskBeforeSoftmax", {}),
     "input-mutated": ("PositionsAddedInPlace", "PositionsAdded", {}),
+    "not-implemented": ("StarterPlaceholder", "MaskBeforeSoftmax", {}),
     "attention-textbook": ("PositionBiasTwice", "PositionBiasOnce", {}),
     # 6 query heads in 2 groups of 3 (the default H=11 is prime: only one key/value head fits)
     "head-grouping": ("TiledKVHeads", "InterleavedKVHeads", {"dims": {"H": 6}}),

@@ -161,7 +161,11 @@ _TORCH_DTYPES = {
     "long": "int64", "int": "int32", "bool": "bool",
 }
 _INTEGER_DTYPES = {"long", "int"}
-_DTYPE_CHOICES = "float, double, half, bfloat16, long, int, bool"
+_DTYPE_CHOICES = "float, double, half, bfloat16, long, int, bool, mask-keep, mask-drop, mask-add"
+#: the spellings of a mask's meaning -> InputSpec.mask: ``mask-keep`` True/1 = may attend (as
+#: ``masked_fill(mask == 0, -inf)`` and SDPA's boolean ``attn_mask`` read it), ``mask-drop``
+#: True = masked out (``masked_fill(mask, -inf)``), ``mask-add`` a float added to the scores
+MASK_MEANINGS = {"mask-keep": "keep", "mask-drop": "drop", "mask-add": "add"}
 
 
 @dataclass(frozen=True)
@@ -179,9 +183,14 @@ class InputSpec:
     #: the lowest integer value: token ids above the special ones (padding, start, end) the
     #: module was built with, so that no guessed token is padding by chance
     low: int = 0
+    #: what a mask's values mean (``MASK_MEANINGS``): "keep" (True/1 = may attend), "drop"
+    #: (True = masked out) or "add" (a float added to the scores: 0 or -inf); None: no mask
+    mask: str | None = None
 
     def __str__(self) -> str:
         text = f"{self.name}={','.join(str(d) for d in self.dims)}"
+        if self.mask is not None:
+            return f"{text}:mask-{self.mask}"
         if self.dtype != "float" or self.high is not None:
             text += f":{self.dtype}"
         if self.high is not None:
@@ -232,6 +241,14 @@ def parse_input(text: str, dims: Mapping[str, int] | None = None) -> InputSpec:
     shape = tuple(_parse_dim(item, where) for item in dim_items)
 
     raw_dtype = parts[1].strip() if len(parts) > 1 else ""
+    meaning = MASK_MEANINGS.get(raw_dtype.lower())
+    if meaning is not None:
+        if len(parts) > 2:
+            raise UsageError(f"{where}: nothing follows a mask's meaning (mask-{meaning})")
+        spec = InputSpec(name, shape, "float" if meaning == "add" else "bool", mask=meaning)
+        if dims is not None:
+            check_input(spec, dims)
+        return spec
     dtype = DTYPE_ALIASES.get(raw_dtype.lower() if raw_dtype else "float")
     if dtype is None:
         raise UsageError(f"{where}: unknown dtype {raw_dtype!r}; use one of {_DTYPE_CHOICES}")
@@ -307,6 +324,8 @@ def make_input(spec: InputSpec, dims: Mapping[str, int], *, generator=None):
 
     shape = spec.shape(dims)
     dtype = getattr(torch, _TORCH_DTYPES[spec.dtype])
+    if spec.mask is not None:
+        return make_mask(spec.mask, shape, generator=generator)
     if spec.dtype in _INTEGER_DTYPES:
         high = _size(spec.high if spec.high is not None else "V", dims, spec)
         if high == 2 and spec.name in PADDING_INPUTS and len(shape) == 2:
@@ -321,3 +340,26 @@ def make_input(spec: InputSpec, dims: Mapping[str, int], *, generator=None):
             return tril.expand(shape).clone()
         return torch.rand(shape, generator=generator) < 0.5
     return torch.randn(shape, generator=generator, dtype=dtype)
+
+
+def make_mask(meaning: str, shape: tuple[int, ...], *, generator=None):
+    """An attention mask of ``shape`` with the given meaning (``InputSpec.mask``): square in its
+    last two axes, the causal pattern; otherwise about a third of the keys masked at random, and
+    every query keeps at least one key (a row with none is NaN in any correct code)."""
+    import torch
+
+    if len(shape) >= 2 and shape[-1] == shape[-2]:
+        keep = torch.ones(shape[-2:], dtype=torch.bool).tril().expand(shape).clone()
+    elif len(shape) >= 1:
+        keep = torch.rand(shape, generator=generator) >= 1 / 3
+        rows = keep.reshape(-1, shape[-1])
+        kept = torch.randint(0, shape[-1], (rows.shape[0],), generator=generator)
+        rows[torch.arange(rows.shape[0]), kept] = True
+        keep = rows.reshape(shape)
+    else:
+        keep = torch.ones(shape, dtype=torch.bool)
+    if meaning == "drop":
+        return ~keep
+    if meaning == "add":
+        return torch.zeros(shape).masked_fill(~keep, float("-inf"))
+    return keep

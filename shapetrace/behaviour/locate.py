@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..base.ops import PICKS, base_name
+from ..base.ops import PICKS, UNINITIALISED, base_name
 from ..base.records import OpRecord, TraceData
 from ..record.tracer import Recorder
 from .probe import Axes, Probe, axes_of, normalise, reduce_grad, row_grads
@@ -141,17 +141,25 @@ def first_difference(probe: Probe, *, order: Tensor | None = None,
         second = record(probe, reordered[0], reordered[1], grad=False)
     else:
         second = record(probe, probe.args, grad=False)
+    uninitialised: set[int] = set()  # ops whose values come from memory never written
+    fallback = None
     for a, b in _paired(first, second):
+        rec = a.rec
+        if rec.op in UNINITIALISED or any(m.src is not None and m.src[0] in uninitialised
+                                          for m in rec.inputs):
+            uninitialised.add(rec.index)
         for ta, tb in zip(a.outputs, b.outputs):
             if order is not None:
                 axis = next((i for i, s in enumerate(ta.shape) if s == probe.B), None)
                 if axis is None:
                     continue
                 if relative_change(tb, ta.index_select(axis, order)) > PERMUTATION_RTOL:
-                    return a.rec
+                    return rec
             elif not same(ta, tb):
-                return a.rec
-    return None
+                if rec.index not in uninitialised:
+                    return rec
+                fallback = fallback or rec  # torch.empty differs by nature: a random op first
+    return fallback
 
 
 _TILES = frozenset({"Tensor.repeat", "torch.tile", "Tensor.tile"})

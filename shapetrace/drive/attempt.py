@@ -50,6 +50,8 @@ class Attempt:
     raised_at: tuple[str, int] | None = None
     #: the file of the innermost frame the forward raised in (a library's, or the user's)
     raised_in: str | None = None
+    #: what the forward returned (None also when it raised)
+    output: Any = None
 
     @property
     def ran(self) -> bool:
@@ -205,12 +207,12 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
     # dims given and what the model proves (probe names only if they came at probe sizes)
     trace = Trace(model, dims={k: dims[k] for k in dims.explicit} if given else dims,
                   skip=skip, observer=observe)
-    raised = None
+    raised = output = None
     sites: list = []
     with torch.no_grad(), FastPathWatch(model) as fast:
         try:
             with trace, cpu_only(sites):
-                model(*args)
+                output = model(*args)
         except NeedsValuesError as exc:  # under --fake: the module cannot run without values
             raise NeedsValuesError(f"forward{_where(exc)}: {exc}") from None
         except (KeyboardInterrupt, SystemExit):  # the command line explains an exit() itself
@@ -230,7 +232,8 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
         raised_in = _innermost_file(raised.__traceback__)
         drop_frames(raised)
     done = Attempt(plan, model, args, names, built_with, trace, raised, watcher,
-                   raised_at=raised_at, raised_in=raised_in if raised is not None else None)
+                   raised_at=raised_at, raised_in=raised_in if raised is not None else None,
+                   output=output)
     if fast.note:
         done.notes.append(fast.note)
     if on_cpu := note(model, sites):

@@ -95,7 +95,12 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         annotation = tensor_annotation(hints.get(p.name))
         has_default = p.default is not p.empty
         if has_default and (annotation is None or MASK_INPUT.search(p.name)):
-            break
+            mask = _optional_mask(p.name, forward, specs)
+            if mask is None:
+                break
+            specs.append(mask)  # its code runs: a mask of the meaning forward reads in it
+            suggestions.append(str(mask))
+            continue
         if annotation is not None:
             spec = _spec_from_annotation(p.name, annotation, dims, owner)
         else:
@@ -120,6 +125,21 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         raise UsageError(f"cannot infer forward input{'s' if len(missing) > 1 else ''} {which} of "
                          f"{owner}: give every input in forward's order, e.g. {args}")
     return specs
+
+
+def _optional_mask(name: str, forward, specs: list) -> InputSpec | None:
+    """An optional mask that forward tests with ``is None`` and whose meaning its code shows
+    (``drive.masks``): (T, S) beside keys of their own length, else (T, T); None otherwise."""
+    if not MASK_INPUT.search(name) or not compared_with_none(forward, name):
+        return None
+    from .masks import mask_meaning
+
+    meaning = mask_meaning(forward, name)
+    if meaning is None:
+        return None
+    sources = any(isinstance(s, InputSpec) and "S" in s.dims for s in specs)
+    return InputSpec(name, ("T", "S") if sources else ("T", "T"),
+                     "float" if meaning == "add" else "bool", mask=meaning)
 
 
 def _value_input(p: inspect.Parameter, hint, forward) -> ValueInput | None:

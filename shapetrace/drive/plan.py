@@ -32,7 +32,7 @@ from ..base.names import (
     PATCH_SIZES,
 )
 from ..base.ops import EMBEDDINGS
-from ..base.specs import InputSpec, parse_input
+from ..base.specs import InputSpec, ValueInput, parse_input
 
 
 @dataclass(frozen=True)
@@ -443,8 +443,8 @@ class SourceLength(Guess):
         return dims["S"] in sizes and dims["T"] in sizes and dims["S"] != dims["T"]
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
-        inputs = tuple(InputSpec(spec.name, tuple("T" if d == "S" else d for d in spec.dims),
-                                 spec.dtype, spec.high)
+        inputs = tuple(dataclasses.replace(spec, dims=tuple("T" if d == "S" else d
+                                                            for d in spec.dims))
                        if isinstance(spec, InputSpec) and spec.name in self.names else spec
                        for spec in plan.inputs)
         names = ", ".join(self.names)
@@ -463,6 +463,48 @@ def _first_channels(model) -> int | None:
         if isinstance(sub, (nn.BatchNorm2d, nn.InstanceNorm2d, nn.GroupNorm)):
             return getattr(sub, "num_features", None) or getattr(sub, "num_channels", None)
     return None
+
+
+@dataclass(frozen=True)
+class GuessedMasks(Guess):
+    """Optional masks given, with the meaning the code reads in them (``drive.masks``), so
+    that mask code runs. When the forward fails at an op that reads one, the shape guessed
+    was not the module's (a padding mask of (B, S)): they are left None, as the code allows."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan: Plan) -> bool:
+        """The forward failed, and no reference runs on the same masks (with one that does,
+        the failure is the submission's): it is run again without them, and that reading
+        stands only if it runs."""
+        from .cross import reference_runs
+
+        return failed.raised is not None and not reference_runs(plan, failed.args)
+
+    def others(self, plan: Plan, failed) -> Iterator[Plan]:
+        inputs = tuple(ValueInput(spec.name, None) if isinstance(spec, InputSpec)
+                       and spec.name in self.names else spec for spec in plan.inputs)
+        names = ", ".join(self.names)
+        where = failed.failed_op.op if failed.failed_op is not None else "the forward"
+        note = (f"{names} left None: the forward failed with a mask of the shape guessed (at "
+                f"{where}); give --input {self.names[0]}=DIMS:mask-keep (or mask-drop, "
+                f"mask-add) to check the mask code")
+        yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note, reading_of=self)
+
+
+def _assignment_masks(inputs: tuple, request) -> tuple:
+    """Guessed masks read as the reference reads a mask of that name (the assignment's)."""
+    from .masks import with_meanings
+    from .reference import resolve_reference
+
+    if request.reference is None or not any(getattr(s, "mask", None) for s in inputs):
+        return inputs
+    try:
+        module = resolve_reference(request.reference, like=request.cls).module
+    except ShapetraceError:
+        return inputs
+    return with_meanings(inputs, getattr(module if isinstance(module, type) else type(module),
+                                         "forward", None))
 
 
 def make_plan(request: Request) -> Plan:
@@ -516,6 +558,10 @@ def make_plan(request: Request) -> Plan:
                             and s.name in KEY_VALUE_INPUTS)
             if sources:
                 guesses.append(SourceLength(sources))
+            inputs = _assignment_masks(inputs, request)
+            masks = tuple(s.name for s in inputs if getattr(s, "mask", None))
+            if masks:
+                guesses.append(GuessedMasks(masks))
     else:
         inputs = tuple(parse_input(i, dims) if isinstance(i, str) else i for i in request.inputs)
     reserved = _special_ids(init, request)

@@ -224,11 +224,12 @@ def _record(side: str, model, inputs, dims: Dims) -> _Run:
             made[id(t)] = (rec.index, slot)
 
     trace = TraceData(dims)
+    fresh = _fresh(inputs)  # copied before recording: the copies are no op of either side
     try:
         with torch.no_grad(), math_sdpa(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with Recorder(trace, model, probes=False, observer=keep):
-                out = model(*_fresh(inputs))
+                out = model(*fresh)
     except Exception as exc:  # noqa: BLE001
         raise _CannotRun(side, exc) from None
     from ..behaviour.runs import flatten
@@ -358,6 +359,11 @@ def _counterparts(rec, mine: _Run, theirs: _Run, matched: dict, key) -> list:
     if family != "mask":  # a masking op of the reference is no counterpart to another kind
         others = [h for h in others if _family(theirs.records[h[0]].op) != "mask"]
     ordered = same + [k for k in inputs if fits(k)] + others
+    if key in mine.output_keys:  # the module's output: the reference's own output first
+        slot = mine.output_keys.index(key)
+        theirs_out = theirs.output_keys[slot] if slot < len(theirs.output_keys) else None
+        if theirs_out is not None and fits(theirs_out):
+            ordered.insert(0, theirs_out)
     return list(dict.fromkeys(ordered))
 
 
@@ -455,6 +461,7 @@ def explain(a: Tensor, b: Tensor, names: list[str], rtol: float, dims: Mapping[s
     """How ``a`` (the module's) differs from ``b`` (the reference's), in words, saying only what
     the numbers show; without ``plain``, None when no named reason fits."""
     names = names if len(names) == a.ndim else [str(s) for s in a.shape]
+    a, b = a.double(), b.double()  # a float32 placeholder against float64 values compares too
     for reason in (_masking, _scale, _transposed, _reordered, _rearranged, _positions):
         text = reason(a, b, names, rtol, dims)
         if text:

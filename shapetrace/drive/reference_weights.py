@@ -12,6 +12,7 @@ shapes, other counts) is one :class:`TargetError` line, never a guess.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -137,10 +138,71 @@ def _params(model: torch.nn.Module) -> list[tuple[str, torch.nn.Parameter]]:
     return list(model.named_parameters())
 
 
+class SharedWeights(TargetError):
+    """The weights cannot be matched because one module of the student's stands at several
+    places (``[Head(...)] * n``): every copy shares its weights. ``file``/``line``: where the
+    container is assigned, when found."""
+
+    def __init__(self, message: str, file: str | None, line: int | None):
+        super().__init__(message)
+        self.file, self.line = file, line
+
+
 def plan_weights(student: torch.nn.Module, reference: torch.nn.Module, *, heads: int,
                  names: tuple[str, str]) -> WeightPlan:
     """Match the student's parameters to the reference's; raise TargetError when they cannot
-    be. ``names`` are the two display names, for the error."""
+    be (SharedWeights when the student's model holds one module at several places). ``names``
+    are the two display names, for the error."""
+    try:
+        return _plan(student, reference, heads)
+    except _Unmatched as exc:
+        shared = _shared(student)
+        if shared:
+            raise _shared_weights(student, shared, exc.reason) from None
+        raise _unmatched(names, exc.reason, _params(student), _params(reference)) from None
+
+
+class _Unmatched(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _shared(model: torch.nn.Module) -> list[list[str]]:
+    """The paths of each module with parameters that stands at more than one place, the
+    outermost first (``heads.0, heads.1`` before the layers inside them)."""
+    places: dict[int, list[str]] = {}
+    for path, module in model.named_modules(remove_duplicate=False):
+        if path and any(True for _ in module.parameters()):
+            places.setdefault(id(module), []).append(path)
+    shared = [paths for paths in places.values() if len(paths) > 1]
+    return sorted(shared, key=lambda paths: paths[0].count("."))
+
+
+def _shared_weights(model: torch.nn.Module, shared: list[list[str]], reason: str):
+    from ..base.source import class_file, display_path, file_tree
+
+    paths = shared[0]
+    container = paths[0].split(".")[0]
+    shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+    message = (f"{shown} are one and the same module: every copy shares its weights (a list "
+               f"made as [module] * n holds the same module n times), so the {len(paths)} "
+               f"copies compute the same thing and the reference's separate weights have no "
+               f"counterpart ({reason})")
+    filename = class_file(type(model))
+    tree = file_tree(filename) if filename else None
+    line = None
+    owners = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
+              and n.name == type(model).__name__] if tree is not None else []
+    for node in (n for owner in owners for n in ast.walk(owner)):
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Attribute) and t.attr == container for t in node.targets):
+            line = node.lineno
+            break
+    return SharedWeights(message, display_path(filename) if filename else None, line)
+
+
+def _plan(student: torch.nn.Module, reference: torch.nn.Module, heads: int) -> WeightPlan:
     mine, theirs = _params(student), _params(reference)
     plan = WeightPlan()
     if [n for n, _ in mine] == [n for n, _ in theirs] or \
@@ -164,14 +226,14 @@ def plan_weights(student: torch.nn.Module, reference: torch.nn.Module, *, heads:
         elif _is_bias(name, param.shape):
             plan.zeroed.append(("reference", name))
         else:
-            raise _unmatched(names, f"the reference's {name} {_shape(param)}", mine, theirs)
+            raise _Unmatched(f"the reference's {name} {_shape(param)}")
     for i, (name, param) in enumerate(mine):
         if i in used:
             continue
         if _is_bias(name, param.shape):
             plan.zeroed.append(("student", name))
             continue
-        raise _unmatched(names, f"your {name} {_shape(param)}", mine, theirs)
+        raise _Unmatched(f"your {name} {_shape(param)}")
     return plan
 
 

@@ -301,9 +301,25 @@ class ShapetraceItem(_TargetItemBase):
             target, error = (self.target, None) if self.lazy is None else \
                 self.lazy[0].target(self.lazy[1])
             reuse = plugin_state(self.config).reuse  # this process's checks made so far
-            recording.results.append(self.job.check(target, reuse=reuse) if error is None else
+            recording.results.append(_checked(self.job, target, reuse) if error is None else
                                      TargetResult(self.job.spec, error=error))
         recording.check()
+
+
+def _checked(job, target, reuse):
+    """The job's result for ``target``; an error inside shapetrace itself is the target's error
+    in one line (in the item, the report file and Gradescope's output), never a traceback
+    through shapetrace's code shown to the student."""
+    from ..report.results import TargetResult
+
+    try:
+        return job.check(target, reuse=reuse)
+    except Exception as exc:  # noqa: BLE001 - shapetrace's own failure, not the student's
+        text = str(exc).strip().splitlines()
+        return TargetResult(job.spec, exception=exc,
+                            error=f"shapetrace failed while checking it ({type(exc).__name__}: "
+                                  f"{text[0] if text else ''}); this is shapetrace's error, not "
+                                  f"a finding about the code: report it to the course staff")
 
 
 @pytest.hookimpl(wrapper=True)

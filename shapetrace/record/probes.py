@@ -162,6 +162,8 @@ class ValueProbes:
             if not upstream:  # -inf that no mask asked for: an overflow below -max
                 origin = self._made_upstream(rec)
                 upstream = origin is not None
+            else:  # +inf a fill asked for (masked_fill(mask, +inf)): made there
+                origin = self._made_upstream(rec, posinf_fill=True)
         if upstream:  # it came in with the inputs: made by an op not looked at
             if origin is None:
                 origin = self._made_upstream(rec)
@@ -173,7 +175,8 @@ class ValueProbes:
         rec.non_finite = NonFinite(what, slot, where, cause=cause(rec, tensors, what, where))
         self.tainted[rec.index] = rec.index
 
-    def _made_upstream(self, rec: OpRecord, budget: int = 32) -> int | None:
+    def _made_upstream(self, rec: OpRecord, budget: int = 32, *,
+                       posinf_fill: bool = False) -> int | None:
         """The op that made the NaN or Inf ``rec``'s inputs hold, found by walking back through
         the tensors that hold one to the first op whose inputs all exist still and hold none
         and which did not ask for one (a -inf fill); marked as where it was made. None where a
@@ -201,6 +204,9 @@ class ValueProbes:
                             if m._made_by in tainted), None)
             if carried is not None:  # passed on (through a -inf fill) from an op already found
                 return carried
+            if posinf_fill and _fills_posinf(producer) and _holds_posinf(t):
+                found = (index, meta._slot, t, "Inf")  # a fill asked for the +inf a softmax
+                break                                  # turns into NaN: made here
             states = [self._state_of(m) for m in producer.inputs]
             if any(x is None for x in states):
                 return None  # an input is gone: where it was made cannot be told
@@ -219,7 +225,9 @@ class ValueProbes:
         made = records[index]
         inputs = [_alive(m) for m in made.inputs]
         operands = None if any(x is None for x in inputs) else inputs
-        made.non_finite = NonFinite(kind, slot, where, cause=cause(made, operands, kind, where))
+        why = POSINF_FILL if posinf_fill and _fills_posinf(made) else \
+            cause(made, operands, kind, where)
+        made.non_finite = NonFinite(kind, slot, where, cause=why)
         self.tainted[index] = index
         return index
 
@@ -244,6 +252,16 @@ def _alive(meta) -> Tensor | None:
     """The tensor ``meta`` describes while it still exists (the recorder's weak reference)."""
     ref = meta.ref
     return ref() if callable(ref) else None
+
+
+#: the cause of an Inf a fill asked for, which a softmax turns into NaN
+POSINF_FILL = "a fill with +inf"
+
+
+def _fills_posinf(rec: OpRecord) -> bool:
+    """Whether the call passes +inf itself (``masked_fill(mask, float("inf"))``)."""
+    values = [*rec.args, *rec.kwargs.values()]
+    return any(type(a) is float and a == math.inf for a in values)
 
 
 def _holds_posinf(t: Tensor) -> bool:

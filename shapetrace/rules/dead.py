@@ -287,6 +287,29 @@ def _shared_input(filename, line, col, end_col, replaced: ast.stmt, name: str) -
     return None
 
 
+# --- placeholders never read -------------------------------------------------------------------
+
+def placeholder(rec: OpRecord) -> bool:
+    """Whether ``rec`` made a value from nothing but sizes: an allocation or a constant
+    (``torch.zeros(B, T, C)``, ``torch.empty(...)``, ``torch.zeros_like(q)``, ``x.new_zeros``),
+    reading no tensor but for its shape. A dead one is a starter's placeholder, not a lost
+    computation."""
+    if not rec.outputs:
+        return False
+    name = rec.op
+    return not rec.inputs or name.endswith("_like") or name.startswith("Tensor.new_")
+
+
+def placeholder_finding(rec: OpRecord, source: str, variable: str, statement: ast.stmt):
+    """A note for a placeholder assigned and never read (``out = torch.zeros_like(query)``
+    left from a starter): nothing is lost, the line can go."""
+    message = (f"{variable} = {source} is a placeholder never read ({variable} is not read "
+               f"after line {statement.lineno}): nothing is computed there, so nothing is lost")
+    hint = f"Delete line {statement.lineno} (left from the starter code, it has no effect)."
+    return diagnostic("discarded-result", message, hint, rec=rec, variant="placeholder",
+                      statement="placeholder")
+
+
 # --- layers never called ----------------------------------------------------------------------
 
 def unread_layer_findings(analysis: Analysis):

@@ -230,7 +230,11 @@ def _discarded(rec, name: str, kind: str, statement):
     source = _statement_text(rec, statement)
     receiver = call_receiver(source) if rec.op.startswith("Tensor.") else None
     if kind == "dead":
+        from .dead import placeholder, placeholder_finding
+
         variable = statement.targets[0].id
+        if placeholder(rec):
+            return placeholder_finding(rec, source, variable, statement)
         message = (f"the result of {source} is never used: no later op reads it ({variable} "
                    f"is never read after line {statement.lineno})")
         hint = (f"Use {variable} where it was meant to go (a later line may read the variable "

@@ -95,6 +95,8 @@ def _reason(rec, slot: int, why: str) -> str:
         return "an overflow, a value beyond the dtype's largest"
     if why == "0 * inf":
         return "0 * inf is NaN"
+    if why == "a fill with +inf":
+        return "the fill value is +inf, where a mask's -inf was meant"
     if why == "0/0":
         return "0/0 (a numerator and a denominator that are both 0)"
     return why
@@ -109,6 +111,9 @@ def _hint(name: str, why: str | None) -> str:
             return "Keep the values within range before the cast, or compute this part in float32."
         return ("Keep the operands in range: scale q by 1/sqrt(d) before the product, normalise "
                 "the inputs (a LayerNorm before attention), or compute the scores in float32.")
+    if why == "a fill with +inf":
+        return ("Fill masked scores with float('-inf') (or a large negative number): a softmax "
+                "of a row holding +inf is NaN, and -inf gives those keys weight 0.")
     if why == "0 * inf":
         return ("Build additive masks with masked_fill(mask, float('-inf')) or torch.where, "
                 "not by multiplying a 0/1 mask by -inf.")

@@ -167,7 +167,10 @@ _ALL = [
        have used it on any path (its variable is assigned again, or never read, before
        anything reads it). A plain layer (`nn.Linear`, `nn.Embedding`, `nn.Conv2d`...) that
        its module defines but never calls, with no op reading its weights and no other line
-       naming it, is a warning: its weights are trained for nothing.
+       naming it, is a warning: its weights are trained for nothing. A placeholder never read
+       (`out = torch.zeros_like(query)`, `torch.empty(...)` left from a starter file: a value
+       made from nothing but sizes) loses no computation and is only a note; a dead mask,
+       projection, scores or softmax stays an error.
        """,
        """
        q = self.to_q(x)
@@ -176,8 +179,8 @@ _ALL = [
        """
        q = self.to_q(x)
        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-       """, variants=(("unused-layer", "warning"),), check="misc:check_discarded",
-       explains=("weight-without-effect",)),
+       """, variants=(("unused-layer", "warning"), ("placeholder", "info")),
+       check="misc:check_discarded", explains=("weight-without-effect",)),
     _r("ST008", "causal-leak", "error",
        "an output position depends on a later input position in a module meant to be causal",
        """
@@ -504,6 +507,28 @@ _ALL = [
            keep = attention_mask[:, None, None, :].bool()
            y = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
        """, kind="behaviour", needs_values=True),
+    _r("ST040", "not-implemented", "error",
+       "forward is not written yet: it raises NotImplementedError, or returns a placeholder",
+       """
+       A starter file's forward that was never filled in: it raises `NotImplementedError`, or
+       the module has layers, reads none of their weights, and returns `None` (a body of
+       `pass`), one of its inputs unchanged, or a tensor made from nothing but sizes
+       (`torch.empty(B, T, C)`, `torch.zeros_like(x)`). shapetrace decides it by where the
+       output comes from, never by its values, so uninitialised memory gives the same verdict
+       in every run. It is the target's one finding: the checks that re-run the module and the
+       comparison with a reference are not made. A module without parameters (a mask maker, an
+       identity) is never called unfinished.
+       """,
+       """
+       def forward(self, query, key, value):
+           out = torch.empty(query.shape)   # TODO
+           return out
+       """,
+       """
+       def forward(self, query, key, value):
+           q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
+           return self.out_proj(attention(q, k, v))
+       """, kind="behaviour"),
 ]
 
 RULES: dict[str, Rule] = {r.name: r for r in _ALL}
