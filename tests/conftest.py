@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+#: modules the tests check or run as data (a course's graders, a project's own tests): never
+#: collected as this project's tests
+collect_ignore_glob = ["data/*"]
+
 
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,

@@ -2,7 +2,8 @@
 
 A softmax (or log-softmax) over an axis of size 1 returns 1 (0) everywhere; a layer norm over a
 size-1 axis returns its bias. At the probe sizes every real axis is larger than 1, so a size-1
-axis there is one the code made (a keepdim reduction, an unsqueeze, a projection to one score):
+axis there is one the code made (a keepdim reduction, an unsqueeze, a projection to one score;
+at a user's own sizes a size-1 axis may be theirs, one token, and is not judged):
 normalising over it is never what the code meant, and the weights or features it produced carry
 nothing of the input. A size-1 axis that stands for a named size (a dimension declared as 1, a
 top-k of 1) is left alone.
@@ -76,6 +77,8 @@ def _size_one_axis(analysis: Analysis, graph: Graph, rec, shown=None):
     axes, how = found
     meta = rec.inputs[0]
     if not axes or any(meta.shape[a] != 1 for a in axes) or math.prod(meta.shape) < 2:
+        return None
+    if analysis.dims.strict:  # the user's own sizes: a size-1 axis may be theirs (one token)
         return None
     if analysis.dims.label(1) != "1" or _chosen(graph, meta, axes[0]) or _one_key(graph, meta, axes):
         return None
