@@ -114,6 +114,17 @@ def innermost_user_frame(tb, *, installed_is_library: bool = True,
     return found
 
 
+def outer_user_frame(frame, *, installed_is_library: bool) -> tuple[str, int] | None:
+    """``(filename, line)`` of ``frame`` or the nearest frame that called it in the user's
+    code (a caller of a patched constructor, of ``.cuda()``), or None."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not is_library_file(filename, installed_is_library=installed_is_library):
+            return filename, frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
 def user_frame(exc: BaseException) -> tuple[str, int] | None:
     """``(file, line)`` of the innermost traceback entry of ``exc`` in the user's code (not
     torch, shapetrace or an installed helper), the file as :func:`display_path` shows it."""

@@ -15,7 +15,7 @@ import weakref
 
 import torch
 
-from ..base.source import display_path, is_library_file
+from ..base.source import display_path, outer_user_frame
 
 #: the lines whose ``.cuda()`` calls were left on the CPU, per model
 _SKIPPED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -31,7 +31,7 @@ def cpu_only(sites: list[tuple[str, int]]):
     tensor_cuda, module_cuda = torch.Tensor.cuda, torch.nn.Module.cuda
 
     def stay(self, *args, **kwargs):
-        site = _caller()
+        site = outer_user_frame(sys._getframe(1), installed_is_library=False)
         if site is not None and site not in sites:
             sites.append(site)
         return self
@@ -69,11 +69,3 @@ def note(model, sites: list[tuple[str, int]] = ()) -> str:
             f"tensor where it was")
 
 
-def _caller() -> tuple[str, int] | None:
-    frame = sys._getframe(2)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not is_library_file(filename, installed_is_library=False):
-            return filename, frame.f_lineno
-        frame = frame.f_back
-    return None

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..base.source import class_file, display_path, is_library_file
+from ..base.source import class_file, display_path, is_library_file, outer_user_frame
 from .examples import is_main, package_base, usage_files
 
 #: seconds the code's own calls may run, all of a file's sources together
@@ -379,7 +379,7 @@ class _Catcher:
                 catcher.here.add(key)
                 catcher.found[key] = Captured(
                     self, _copied(args), _copied(kwargs), catcher.built.get(id(self)),
-                    _caller(sys._getframe(1)), catcher.source)
+                    outer_user_frame(sys._getframe(1), installed_is_library=True), catcher.source)
                 if catcher.single or len(catcher.found) == len(catcher.wanted):
                     catcher.stopped = True
                     raise _Stop
@@ -416,15 +416,6 @@ def _constructed(instance, frame) -> dict | None:
     if info.varargs and info.locals.get(info.varargs):
         return None  # positional extras: no names to rebuild it by
     return out
-
-
-def _caller(frame) -> tuple[str, int] | None:
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if not is_library_file(name, installed_is_library=True):
-            return name, frame.f_lineno
-        frame = frame.f_back
-    return None
 
 
 def _copied(value):
