@@ -168,3 +168,32 @@ def test_the_course_grades_right_with_nothing_declared_but_the_reference(tmp_pat
         errors = {d["rule"] for d in target.get("diagnostics", ()) if d["severity"] == "error"}
         found[student] = ("passed" if target["ok"] else "failed", errors)
     assert found == VERDICTS
+
+
+def test_a_course_whose_mask_says_masked_out_grades_the_other_way(pytester):
+    """The same submissions under the other convention (``attn_mask=T,S:mask-drop``: True means
+    masked out, and the reference fills where the mask is True): the student who filled where
+    the mask is 1 is now right, and the one who filled where it is 0 is wrong. The verdict
+    follows the course's declared meaning, never one shapetrace chose."""
+    copy_course(pytester.path)
+    shutil.rmtree(pytester.path / "graders")
+    solution = pytester.path / "solution" / "mha.py"
+    solution.write_text(solution.read_text().replace("masked_fill(attn_mask == 0,",
+                                                     "masked_fill(attn_mask,"))
+    config = pytester.path / "pyproject.toml"
+    text = config.read_text()
+    kept = ("c_split", "w_mask_inverted", "c_sdpa")
+    targets = [block for block in text.split("[[tool.shapetrace.targets]]")[1:]
+               if any(f"students/{s}.py" in block for s in kept)]
+    config.write_text(text[:text.index("[[tool.shapetrace.targets]]")] + "".join(
+        "[[tool.shapetrace.targets]]" + block.replace("mask-keep", "mask-drop") for block in targets))
+    run(pytester, "--shapetrace-gradescope=results.json", "--shapetrace-report=report.json")
+    tests = {t["name"]: t for t in json.loads((pytester.path / "results.json").read_text())["tests"]}
+    report = {f"shapetrace::{t['target']}": t
+              for t in json.loads((pytester.path / "report.json").read_text())["targets"]}
+    assert tests[item("w_mask_inverted")]["status"] == "passed", tests[item("w_mask_inverted")]
+    for student in ("c_split", "c_sdpa"):  # they fill where the course's mask says "attend"
+        assert tests[item(student)]["status"] == "failed", student
+        errors = {d["rule"] for d in report[item(student)]["diagnostics"] if d["severity"] == "error"}
+        assert "reference-mismatch" in errors, (student, errors)
+        assert "Traceback" not in tests[item(student)]["output"]
