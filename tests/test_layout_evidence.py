@@ -62,9 +62,19 @@ def test_finding_on_a_guessed_layout_is_a_warning_that_says_so(layouts):
     assert "assumed: x batch-first" in warning["message"] and "--input" in warning["message"]
 
 
-@pytest.mark.parametrize("name", ["MixesBatchSaysBatchFirst", "PatternSaysBatchFirst"])
+@pytest.mark.parametrize("name", ["MixesBatchSaysBatchFirst", "PatternSaysBatchFirst",
+                                  "UnpacksOnlyTheLength"])
 def test_finding_on_a_layout_the_code_states_stays_an_error(layouts, name):
     assert _errors(layouts[name]) == ["batch-leak"]
+
+
+@pytest.mark.parametrize("name", ["TriangleAddedInBatchFirstAttention",
+                                  "BlockAroundBatchFirstAttention"])
+def test_a_layer_built_batch_first_states_the_layout(layouts, name):
+    """nn.MultiheadAttention(batch_first=True) inside the module says (B, T, C): the causal leak
+    of a float triangle added to the scores stays an error, in the block around it too."""
+    found = [d for d in layouts[name]["diagnostics"] if d["rule"] == "causal-leak"]
+    assert [d["severity"] for d in found] == ["error"], layouts[name]["diagnostics"]
 
 
 def test_declared_inputs_are_no_guess():

@@ -83,9 +83,24 @@ def _unpackings(forward: Callable, params: list[str]):
             continue
         names = [e.id for e in node.targets[0].elts if isinstance(e, ast.Name)]
         if len(names) == len(node.targets[0].elts) and len(names) >= 2:
-            order = _order(names[0], names[1])
+            order = _order(names[0], names[1]) or _one_named(names)
             if order:
                 yield order
+
+
+def _one_named(names: list[str]) -> str | None:
+    """``_, seq_len, _ = x.size()``: one word for the batch or the sequence among the first two
+    (the others left ``_``) says the order as well."""
+    for position, word in enumerate(names[:2]):
+        if word.strip("_") == "":
+            continue
+        dim = dim_of_word(word)
+        if dim in ("T", "S"):
+            return "batch-first" if position == 1 else "time-first"
+        if dim == "B":
+            return "batch-first" if position == 0 else "time-first"
+        return None
+    return None
 
 
 def _table_cut(node: ast.AST, params: list[str]) -> str | None:
@@ -260,10 +275,12 @@ def layout_stated(model) -> bool:
     """Whether the code says which axis of its inputs is the batch: a shape annotation, an
     unpacking, a size read into a word, a docstring shape or an einops pattern in the forward
     of the module or of any module of the user's inside it (a block whose attention unpacks
-    ``B, T, C = x.shape``)."""
+    ``B, T, C = x.shape``), or a layer built with ``batch_first=True`` inside it."""
     seen: set = set()
     for module in getattr(model, "modules", lambda: [model])():
         cls = type(module)
+        if getattr(module, "batch_first", None) is True:  # nn.MultiheadAttention(batch_first=True)
+            return True
         if cls in seen or cls.__module__.startswith("torch."):
             continue
         seen.add(cls)

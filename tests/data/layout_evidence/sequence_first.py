@@ -91,3 +91,41 @@ class PatternSaysBatchFirst(nn.Module):
     def forward(self, x):
         pattern = "b n d -> b n d"  # noqa: F841 - the author's words for the layout
         return torch.softmax(self.score(x), dim=0) * x
+
+
+class UnpacksOnlyTheLength(nn.Module):
+    """The same normalisation, in a forward that names only the length, second:
+    ``_, seq_len, _ = x.size()`` says batch first as well."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.score = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        _, seq_len, _ = x.size()
+        return torch.softmax(self.score(x), dim=0) * x
+
+
+class TriangleAddedInBatchFirstAttention(nn.Module):
+    """A 0/1 float triangle handed to nn.MultiheadAttention is added to the scores, not used to
+    mask them: every token sees the later ones. ``batch_first=True`` states the layout."""
+
+    def __init__(self, n_embd, n_head, block_size):
+        super().__init__()
+        self.register_buffer("tri", torch.tril(torch.ones(block_size, block_size)))
+        self.attn = nn.MultiheadAttention(n_embd, n_head, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x, attn_mask=self.tri[:x.size(1), :x.size(1)])[0]
+
+
+class BlockAroundBatchFirstAttention(nn.Module):
+    """A block that says nothing of its layout; the attention inside it does."""
+
+    def __init__(self, n_embd, n_head, block_size):
+        super().__init__()
+        self.norm = nn.LayerNorm(n_embd)
+        self.attn = TriangleAddedInBatchFirstAttention(n_embd, n_head, block_size)
+
+    def forward(self, x):
+        return x + self.attn(self.norm(x))
