@@ -126,3 +126,18 @@ def test_the_plugin_and_gradescope_show_a_check_that_did_not_run(pytester):
     (test,) = [t for t in document["tests"] if t["name"] == target]
     assert "not checked: internal error in shapetrace" in test["output"]
     assert "✓ no problems found" not in test["output"]
+
+
+def test_a_batch_as_long_as_another_axis_is_not_reordered_and_says_so():
+    """B = C = 8: no output has one axis of the batch's size to reorder back, so the reordering
+    half of batch-leak is left out with its reason, not crashed on."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from reference_models.m11_block import FeedForward
+    finally:
+        sys.path.remove(str(ROOT))
+    result = shapetrace.check(FeedForward, dims={"B": 8, "C": 8}).targets[0]
+    assert not any(s.get("internal_error") for s in result.checks["skipped"]), result.checks
+    notes = json.loads(json.dumps(result.to_json()))["notes"]
+    assert any("reordered was not checked, as no output has one axis of the batch's size 8" in n
+               for n in notes), notes

@@ -365,7 +365,11 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
                               f"is reordered was not checked, as {why}")
     elif deterministic:
         change, order = shuffle.reorder_change(probe, first)
-        if change > PERMUTATION_RTOL:
+        if change is None:
+            result.skipped.append(f"batch-leak: whether outputs follow their sample when the "
+                                  f"batch is reordered was not checked, as no output has one "
+                                  f"axis of the batch's size {probe.B} (another axis is as long)")
+        elif change > PERMUTATION_RTOL:
             reordered = shuffle.reordered_args(probe, order), shuffle.reordered_kwargs(probe, order)
             rec = _quietly(locate.first_difference, probe, order=order, reordered=reordered)
             result.diagnostics.append(messages.batch_position(probe, dep, change, rec))

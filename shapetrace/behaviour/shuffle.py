@@ -61,20 +61,25 @@ def reordered_kwargs(probe: Probe, order: Tensor) -> dict[str, Any]:
             else v for k, v in probe.kwargs.items()}
 
 
-def reorder_change(probe: Probe, reference) -> tuple[float, Tensor | None]:
+def reorder_change(probe: Probe, reference) -> tuple[float | None, Tensor | None]:
     """The largest relative change of the outputs, reordered back, over the seeded reorderings
-    of the batch, and the reordering that showed it (None when every output followed)."""
-    worst, shown = 0.0, None
+    of the batch, and the reordering that showed it (None when every output followed). The
+    change is None when no output has one axis of the batch's size to reorder back (another
+    axis as long as the batch, at a user's own sizes): nothing could be compared."""
+    worst, shown, compared = 0.0, None, False
     for order in orders(probe.B):
         with torch.no_grad():
             out = probe.call(reordered_args(probe, order), reordered_kwargs(probe, order))
         for _, path in probe.paths:
             ref = get(reference, path)
             axis = axes_of(ref.shape, probe.dims).batch
+            if axis is None:
+                continue
+            compared = True
             change = relative_change(get(out, path), ref.index_select(axis, order))
             if change > worst:
                 worst, shown = change, order
-    return worst, shown
+    return (worst if compared else None), shown
 
 
 # ---------------------------------------------------------------------------------------------
