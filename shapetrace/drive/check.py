@@ -10,8 +10,6 @@ what the forward raised, the behaviour checks' (``behaviour``) and the reference
 
 from __future__ import annotations
 
-import os
-import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -26,7 +24,6 @@ from ..base.errors import (
     TargetError,
     UsageError,
     drop_frames,
-    one_line,
 )
 from ..base.ops import next_prime
 from ..base.records import TraceData
@@ -37,12 +34,13 @@ from ..report.results import Report, TargetResult
 from ..report.trace import Trace
 from ..rules.registry import RULES, diagnostic
 from .attempt import Attempt, attempt, build
+from .cross import other_source_length, reference_runs
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from .layout import assume_layout, layout_stated, sequence_first_reading
+from .misfit import guess_failed
 from .parent import in_parent, request_in
-from .plan import Request, even_width, make_plan, takes_images
+from .plan import Request, even_width, make_plan
 from .preserve import preserved
-from .cross import other_source_length, reference_runs
 from .reference_weights import SharedWeights
 from .reuse import Done
 
@@ -241,7 +239,7 @@ def _findings(chosen: Attempt, request: Request, notes: list[str], skipped: list
     result = TargetResult(request.display, dims=_used_dims(trace._analyse(), trace.dims),
                           trace=trace, skipped=skipped, notes=[*notes, *chosen.notes],
                           skips=skips)
-    if request.inputs is None and not request.fake and _guess_failed(result, chosen):
+    if request.inputs is None and not request.fake and guess_failed(result, chosen):
         return result
     if _unfinished(result, chosen):
         return result
@@ -359,150 +357,6 @@ def _with_reference(request: Request, reference) -> Request:
     import dataclasses
 
     return dataclasses.replace(request, reference=reference)
-
-
-def _guess_failed(result: TargetResult, chosen: Attempt) -> bool:
-    """When the forward failed at an op that read an inferred input as it came in (a ViT's
-    ``x`` guessed as (B, T, C) and handed to a Conv2d), the guess was wrong, not the user's
-    code: the run becomes a target error asking for the inputs, not an op-failed finding."""
-    if _unpack_failed(result, chosen) or _rank_failed(result, chosen) \
-            or _image_failed(result, chosen) or _pattern_failed(result, chosen):
-        return True
-    rec = chosen.failed_op
-    if rec is None:
-        return False
-    for arg, name in zip(chosen.args, chosen.names):
-        if not isinstance(arg, torch.Tensor):
-            continue
-        if any(m.src is None and tuple(m.shape) == tuple(arg.shape) and m.dtype == arg.dtype
-               for m in rec.inputs):
-            shown = ", ".join(str(n) for n in arg.shape)
-            result.error = (f"input {name!r}, guessed from its name as ({shown}), does not fit "
-                            f"{rec.op}, the first op that reads it ({rec.error[0]}: "
-                            f"{one_line(rec.error[1])}); give forward's inputs with "
-                            f"--input NAME=DIMS (or inputs in the config), e.g. "
-                            f"{_example(name, arg, rec)}")
-            result.diagnostics = []
-            return True
-    return False
-
-
-def _example(name: str, arg: torch.Tensor, rec) -> str:
-    """An example ``--input`` for an input that did not fit ``rec``: an image for a
-    convolution, else the guess with its length set apart (``B,S,C``) or its width named."""
-    if "conv" in rec.op or "pool" in rec.op:
-        return f"--input {name}=B,3,32,32 for images"
-    if arg.dim() == 3:
-        return f"--input {name}=B,1,C for one query, or {name}=B,S,C for another length"
-    return f"--input {name}={_LAYOUTS.get(arg.dim(), 'B,T,C')}"
-
-
-#: what torch, einops and the user's own checks say when a tensor has another number of axes
-_RANK = re.compile(r"number of dimensions|Expected \d+D|expected \d+D|Wrong shape: expected \d+ "
-                   r"dims|dimensions? (?:of|in) (?:the )?input|(?:not enough|too many) values to "
-                   r"unpack|dims? mismatch|Expected (?:3D|4D)|unbatched", re.I)
-
-
-def _rank_failed(result: TargetResult, chosen: Attempt) -> bool:
-    """The forward failed because an inferred input has another number of axes than the code
-    wants (a permute of four axes, an einops pattern of four, an assertion on ``x.dim()``), in
-    a module that works on images or on a layout the names cannot tell: the guess did not fit,
-    a target error naming --input."""
-    raised = chosen.raised
-    if raised is None or not _RANK.search(str(raised)):
-        return False
-    guessed = _guessed(chosen)
-    if not guessed:
-        return False
-    name, arg = guessed[0]
-    shown = ", ".join(str(n) for n in arg.shape)
-    wanted = re.search(r"expected (\d+) dims|Expected (\d+)D|expected (\d+)D", str(raised))
-    rank = int(next(g for g in wanted.groups() if g)) if wanted else None
-    example = (_LAYOUTS[rank] if rank in _LAYOUTS else
-               "B,C,H,W" if takes_images(chosen.model) else "B,T,C or B,C,H,W")
-    result.error = (f"input {name!r}, guessed from its name as ({shown}), does not have the "
-                    f"number of axes the forward wants ({type(raised).__name__}: "
-                    f"{one_line(raised)[:160]}); give forward's inputs with --input NAME=DIMS "
-                    f"(or inputs in the config), e.g. --input {name}={example}")
-    result.diagnostics = []
-    return True
-
-
-def _guessed(chosen: Attempt) -> list[tuple[str, torch.Tensor]]:
-    return [(name, arg) for arg, name in zip(chosen.args, chosen.names)
-            if isinstance(arg, torch.Tensor) and not name.startswith("input ")]
-
-
-def _image_failed(result: TargetResult, chosen: Attempt) -> bool:
-    """A module that works on images (``takes_images``), given an input guessed as vectors
-    (B, T, C) that did not run as vectors nor as an image: a target error naming --input."""
-    vectors = [(n, a) for n, a in _guessed(chosen) if a.dim() == 3 and a.is_floating_point()]
-    if chosen.ran or not vectors or not takes_images(chosen.model):
-        return False
-    name, arg = vectors[0]
-    shown = ", ".join(str(n) for n in arg.shape)
-    result.error = (f"input {name!r}, guessed from its name as ({shown}), does not fit "
-                    f"{type(chosen.model).__name__}, which works on images, and no image "
-                    f"shapetrace tried ran it either ({_why(chosen)}); give forward's inputs with "
-                    f"--input NAME=DIMS (or inputs in the config), e.g. --input {name}=B,C,H,W")
-    result.diagnostics = []
-    return True
-
-
-def _pattern_failed(result: TargetResult, chosen: Attempt) -> bool:
-    """An einops pattern that the guessed inputs did not fit (its axes, its groups): a target
-    error naming the pattern and --input."""
-    raised = chosen.raised
-    guessed = _guessed(chosen)
-    if raised is None or not guessed or not _from_einops(raised, chosen.raised_in):
-        return False
-    name, arg = guessed[0]
-    shown = ", ".join(str(n) for n in arg.shape)
-    result.error = (f"input {name!r}, guessed from its name as ({shown}), does not fit an einops "
-                    f"pattern of the forward ({_why(chosen)}); give forward's inputs with "
-                    f"--input NAME=DIMS (or inputs in the config), and --dims for sizes the "
-                    f"pattern needs")
-    result.diagnostics = []
-    return True
-
-
-def _from_einops(raised: BaseException, raised_in: str | None) -> bool:
-    """Whether einops raised it (its own error, or a KeyError deep in its recipes)."""
-    return "einops" in type(raised).__module__.lower() or (
-        raised_in is not None and f"{os.sep}einops{os.sep}" in raised_in)
-
-
-def _why(chosen: Attempt) -> str:
-    raised = chosen.raised
-    if raised is None:
-        return "it failed"
-    at = f" at {display_path(chosen.raised_at[0])}:{chosen.raised_at[1]}" if chosen.raised_at \
-        else ""
-    return f"{type(raised).__name__}: {one_line(raised)[:140]}{at}"
-
-
-#: an example layout for an input of each rank
-_LAYOUTS = {1: "B", 2: "B,C", 3: "B,T,C", 4: "B,C,H,W", 5: "B,C,D,H,W"}
-
-
-def _unpack_failed(result: TargetResult, chosen: Attempt) -> bool:
-    """The forward unpacked another number of sizes from an inferred input's shape than it has
-    (``B, C, H, W = x.shape`` given a (B, T, C) guess): the guess was wrong, a target error."""
-    for arg, name in zip(chosen.args, chosen.names):
-        if not isinstance(arg, torch.Tensor) or name.startswith("input "):
-            continue
-        for expected in range(1, 7):
-            if expected != arg.dim() and chosen.unpacked(expected, (name,)):
-                shown = ", ".join(str(n) for n in arg.shape)
-                file, line = chosen.raised_at
-                result.error = (f"input {name!r}, guessed from its name as ({shown}), does not "
-                                f"fit {display_path(file)}:{line}, which unpacks {expected} sizes "
-                                f"from its shape; give forward's inputs with --input NAME=DIMS "
-                                f"(or inputs in the config), e.g. --input {name}="
-                                f"{_LAYOUTS.get(expected, 'B,C,H,W')}")
-                result.diagnostics = []
-                return True
-    return False
 
 
 def _used_dims(analysis: Analysis, dims: Dims) -> dict[str, int]:

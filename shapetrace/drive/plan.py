@@ -22,6 +22,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .asked import (
+    EVEN_ASKED,
+    SQUARE_ASKED,
+    SQUARE_LENGTH,
+    grid_pattern,
+    is_square,
+    raised_by_check,
+)
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.names import (
@@ -287,9 +295,11 @@ class ProbeSizes(Guess):
 
     def _resized(self, failed, plan: Plan) -> tuple[str, int, str] | None:
         op, raised = failed.failed_op, failed.raised
-        if raised is not None and "T" in self.free and _grid_pattern(raised) \
-                and not _is_square(plan.dims["T"]):  # 'b (h w) c': a square number of tokens
-            return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"
+        if raised is not None and "T" in self.free and not is_square(plan.dims["T"]):
+            if grid_pattern(raised):  # 'b (h w) c': a square number of tokens
+                return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"
+            if SQUARE_ASKED.search(str(raised)) and raised_by_check(failed.raised_at):
+                return "T", SQUARE_LENGTH, "a square number of tokens, as the code asks"
         halved = _halved(raised, plan.dims, self.free)
         if halved is not None:
             return halved
@@ -370,23 +380,6 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     width = again.dims["C"]
     return dataclasses.replace(again, note=f"C={width} (head size d={EVEN_HEAD_SIZE}): the "
                                f"constructor needs an even width; give --dims to choose")
-
-
-#: words of an error or a line that ask for an even size
-EVEN_ASKED = re.compile(r"divisible by 2\b|\beven\b|% ?2\b", re.I)
-#: a sequence length that folds into a square grid (4 x 4) and is no probe size
-SQUARE_LENGTH = 16
-_GRID = re.compile(r"pattern \"?'?[^\"'>]*\((\w+) (\w+)\)[^\"'>]*->")
-
-
-def _grid_pattern(raised: BaseException) -> bool:
-    """Whether ``raised`` is an einops error on a pattern that folds an axis into a grid
-    (``b (h w) c -> b c h w``)."""
-    return "einops" in type(raised).__module__.lower() and bool(_GRID.search(str(raised)))
-
-
-def _is_square(n: int) -> bool:
-    return int(n ** 0.5) ** 2 == n
 
 
 #: the ops that ask for a shape
