@@ -4,9 +4,10 @@ failure came from the module's own code rather than from an op of torch's."""
 
 from __future__ import annotations
 
+import ast
 import re
 
-from ..base.source import is_library_file, source_line
+from ..base.source import file_tree, is_library_file
 
 #: words of an error or a line that ask for an even size
 EVEN_ASKED = re.compile(r"divisible by 2\b|\beven\b|% ?2\b", re.I)
@@ -26,12 +27,31 @@ SQUARE_ASKED = re.compile(r"\bsquare\b", re.I)
 
 
 def raised_by_check(raised_at: tuple[str, int] | None) -> bool:
-    """Whether a forward's exception was raised at a ``raise`` or an ``assert`` of the module's
-    own code (``raised_at``: the user's file and line it came from): its own check refusing
-    the inputs, not an op of torch's that failed."""
+    """Whether a forward's exception came from a check of the module's own code on what it was
+    given (``raised_at``: the user's file and line): an ``assert``, or a ``raise`` under an
+    ``if``, not an op of torch's that failed, nor a forward that always raises (a
+    ``NotImplementedError`` left by a starter is ``not-implemented``'s)."""
     if not raised_at or is_library_file(raised_at[0], installed_is_library=True):
         return False
-    return source_line(raised_at[0], raised_at[1]).lstrip().startswith(("raise", "assert"))
+    tree = file_tree(raised_at[0])
+    if tree is None:
+        return False
+    parents: dict[ast.AST, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) != raised_at[1]:
+            continue
+        if isinstance(node, ast.Assert):
+            return True
+        if isinstance(node, ast.Raise) and "NotImplementedError" not in ast.unparse(node):
+            up = parents.get(node)
+            while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if isinstance(up, ast.If):
+                    return True
+                up = parents.get(up)
+    return False
 
 
 def is_square(n: int) -> bool:

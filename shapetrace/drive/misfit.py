@@ -87,8 +87,8 @@ def _rank_failed(result: TargetResult, chosen: Attempt) -> bool:
 
 
 def _refused(result: TargetResult, chosen: Attempt) -> bool:
-    """The module's own check (a ``raise`` or an ``assert`` of its code, not an op of torch's)
-    refused guessed inputs: the guess did not fit what the code asks, a target error naming
+    """The module's own check (an ``assert``, or a ``raise`` under an ``if``, of its code, not an
+    op of torch's) refused guessed inputs: the guess did not fit what the code asks, a target error naming
     --input with the code's own words."""
     raised = chosen.raised
     guessed = _guessed(chosen)
