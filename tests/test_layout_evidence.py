@@ -93,3 +93,11 @@ def test_code_that_halves_a_size_gets_an_even_one(name):
 def test_halves_at_a_head_size_the_user_chose_stay_as_they_ran():
     result = _report(f"{HALVES}::RotaryHalves", "--dims", "d=13")["RotaryHalves"]
     assert "op-failed" in _errors(result)
+
+
+def test_two_named_sizes_are_read_by_their_order_not_one_at_a_time(layouts):
+    """``N, S, D = x.shape``: N is not read as a sequence length on its own (it is the batch
+    here); positions cut to S and added batch-first are right."""
+    target = layouts["TableCutByLengthAfterN"]
+    assert target["error"] is None and target["ok"], target["diagnostics"]
+    assert not [d for d in target["diagnostics"] if d["rule"] in ("position-axis", "batch-leak")]

@@ -53,6 +53,8 @@ QUIET = [
     ("reach.py", "ZeroInitGate", {}),
     ("reach.py", "FrozenTeacherAndCache", {}),
     ("reach.py", "AuxiliaryLossKept", {}),
+    # a weight that weighs zeros in this call (no previous step given yet) is not judged
+    ("reach.py", "LocationFromPreviousWeights", {}),
     ("masks.py", "PaddedSelfAttention", PADDED),
     ("masks.py", "PaddingMaskSdpa", PADDED),
     ("masks.py", "PaddingMaskAdditive", PADDED),

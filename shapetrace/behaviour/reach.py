@@ -34,6 +34,7 @@ from ..base.records import OpRecord, TraceData
 from ..base.source import display_path
 from ..record.tensors import tensors_in
 from ..record.tracer import Recorder
+from ..rules.dead import placeholder
 from ..rules.registry import diagnostic
 from .probe import Probe
 from .runs import flatten, fresh, math_sdpa, relative_change
@@ -128,7 +129,11 @@ def _judge(probe: Probe, params, by_id, gen) -> list:
     names = list(reads)
     grads = torch.autograd.grad(total, [params[n] for n in names], retain_graph=True,
                                 allow_unused=True)
-    suspects = [n for n, g in zip(names, grads) if g is None or not bool(g.ne(0).any())]
+    by_index = {rec.index: rec for rec in trace.records}
+    # a weight applied to a constant made from sizes (a state not given yet: zeros on a first
+    # call) has no effect in this call by design, not by a slip
+    suspects = [n for n, g in zip(names, grads) if (g is None or not bool(g.ne(0).any()))
+                and not _fed_constant(by_index, reads[n])]
     if not suspects:
         return []
     graph = Graph(trace.records)
@@ -144,6 +149,22 @@ def _judge(probe: Probe, params, by_id, gen) -> list:
             found.setdefault(end, []).append(name)
     findings = (_finding(probe, trace.records, end, names, reads) for end, names in found.items())
     return [d for d in findings if d is not None]
+
+
+def _fed_constant(by_index: dict[int, OpRecord], rec: OpRecord) -> bool:
+    """Whether ``rec`` (the op that read a weight) also reads a value made from nothing but
+    sizes (``x.new_zeros(B, T)``), directly or through ops of one input (an unsqueeze)."""
+    for meta in rec.inputs:
+        src = by_index.get(meta.src[0]) if meta.src is not None else None
+        for _ in range(6):
+            if src is None:
+                break
+            if placeholder(src):
+                return True
+            if len(src.inputs) != 1 or src.inputs[0].src is None:
+                break
+            src = by_index.get(src.inputs[0].src[0])
+    return False
 
 
 def _no_effect(probe: Probe, param: Tensor, reference, gen) -> bool:

@@ -91,6 +91,8 @@ def _unpackings(forward: Callable, params: list[str]):
 def _one_named(names: list[str]) -> str | None:
     """``_, seq_len, _ = x.size()``: one word for the batch or the sequence among the first two
     (the others left ``_``) says the order as well."""
+    if sum(word.strip("_") != "" for word in names[:2]) != 1:
+        return None  # both named: their order is read by _order
     for position, word in enumerate(names[:2]):
         if word.strip("_") == "":
             continue

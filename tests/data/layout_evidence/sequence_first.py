@@ -129,3 +129,15 @@ class BlockAroundBatchFirstAttention(nn.Module):
 
     def forward(self, x):
         return x + self.attn(self.norm(x))
+
+
+class TableCutByLengthAfterN(nn.Module):
+    """``N, S, D = x.shape``, N the batch as some courses name it: positions cut to S."""
+
+    def __init__(self, n_embd, max_len=64):
+        super().__init__()
+        self.register_buffer("pe", torch.randn(1, max_len, n_embd))
+
+    def forward(self, x):
+        N, S, D = x.shape
+        return x + self.pe[:, :S, :]

@@ -107,3 +107,22 @@ class AuxiliaryLossKept(MixerBlock):
         probs = self.router(x).softmax(-1)
         self.aux_loss = (probs.mean((0, 1)) ** 2).sum() * 4
         return x + self.mlp(self.ln2(x))
+
+
+class LocationFromPreviousWeights(nn.Module):
+    """Location-aware attention: a convolution over the previous step's weights, zeros on the
+    first call (none given yet). Its weight cannot move this call's output by design."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.location = nn.Conv1d(1, n_embd, kernel_size=3, padding=1)
+        self.query = nn.Linear(n_embd, n_embd)
+        self.score = nn.Linear(n_embd, 1)
+
+    def forward(self, x, previous=None):
+        B, T, C = x.shape
+        if previous is None:
+            previous = x.new_zeros(B, T)
+        where = self.location(previous.unsqueeze(1)).transpose(1, 2)
+        weights = torch.softmax(self.score(torch.tanh(self.query(x) + where)).squeeze(-1), dim=-1)
+        return torch.bmm(weights.unsqueeze(1), x).squeeze(1)
