@@ -9,6 +9,8 @@ import re
 
 from ..base.source import file_tree, is_library_file
 
+#: an even size for a head size that must be even (rotary pairs), no probe size's multiple
+EVEN_HEAD_SIZE = 16
 #: words of an error or a line that ask for an even size
 EVEN_ASKED = re.compile(r"divisible by 2\b|\beven\b|% ?2\b", re.I)
 #: a sequence length that folds into a square grid (4 x 4) and is no probe size

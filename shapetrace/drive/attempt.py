@@ -27,7 +27,8 @@ from ..report.trace import Trace
 from ..rules.failures import raised_findings
 from .devices import cpu_only, note, remember
 from .fit import allocation_failed, out_of_memory
-from .plan import EVEN_ASKED, Plan
+from .asked import EVEN_ASKED
+from .plan import Plan
 
 
 @dataclass

@@ -45,7 +45,7 @@ def in_parent(request) -> InParent | None:
     """``request``'s class built and called by a parent class of its module (see the module's
     docstring), or None when no parent of the module builds, runs and calls it."""
     from ..base.dims import Dims
-    from .plan import EVEN_HEAD_SIZE
+    from .asked import EVEN_HEAD_SIZE
 
     cls = request.cls
     parents = _parents(cls)

@@ -24,6 +24,7 @@ from typing import Any
 
 from .asked import (
     EVEN_ASKED,
+    EVEN_HEAD_SIZE,
     SQUARE_ASKED,
     SQUARE_LENGTH,
     grid_pattern,
@@ -265,8 +266,6 @@ class ImageInputs(Guess):
 
 
 _VIEW_FAILED = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
-#: an even size for a head size that must be even (rotary pairs), no probe size's multiple
-EVEN_HEAD_SIZE = 16
 
 
 @dataclass(frozen=True)
