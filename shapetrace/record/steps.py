@@ -37,6 +37,10 @@ from .flags import DeviceFlags
 from .probes import finiteness
 from .tensors import tensors_in
 
+#: torch numbers hook handles with a class counter that two threads can read at once: traces of
+#: one model on several threads register and remove its step hooks one at a time
+_HOOKS = threading.Lock()
+
 Tensor = torch.Tensor
 
 #: unrecorded steps of one kind between two recorded ones
@@ -134,8 +138,9 @@ class StepWatch:
         return self
 
     def __exit__(self, *exc) -> bool:
-        for handle in self._handles:
-            handle.remove()
+        with _HOOKS:
+            for handle in self._handles:
+                handle.remove()
         self._handles.clear()
         if not self._rerunning:
             self._close(final=True)
@@ -157,9 +162,10 @@ class StepWatch:
     def _watch(self, model: torch.nn.Module) -> None:
         """Hooks on the step module alone (the global module hooks are off between recorded
         steps): where each step begins and what it returns; and the names of its parameters."""
-        self._handles.append(model.register_forward_pre_hook(self._pre, with_kwargs=True))
-        self._handles.append(model.register_forward_hook(self._post, with_kwargs=True,
-                                                         always_call=True))
+        with _HOOKS:
+            self._handles.append(model.register_forward_pre_hook(self._pre, with_kwargs=True))
+            self._handles.append(model.register_forward_hook(self._post, with_kwargs=True,
+                                                             always_call=True))
 
     def found(self, module, args) -> None:
         """Without a model, the recorder's global hook names the step module at its first call,
