@@ -34,9 +34,9 @@ def test_probes_run_outside_compiled_regions():
 
 
 def test_probes_skip_inside_compiled_regions(monkeypatch):
-    """Stand-in for a dynamo trace: with ``is_compiling()`` true the probes leave the record
+    """Stand-in for a dynamo trace: with torch.compiler.is_compiling() true the probes leave the record
     alone, though the op made a NaN."""
-    monkeypatch.setattr(probes, "is_compiling", lambda: True)
+    monkeypatch.setattr(probes, "_is_compiling", lambda: True)
     x = torch.rand(2, 3)
     with st.trace() as t:
         nan_maker(x)

@@ -20,7 +20,7 @@ from ..base.dims import Dims
 from ..base.ops import SOFTMAXES
 from ..base.records import OpRecord, TensorMeta, TraceData, UnreadLayer
 from ..naming.axes import format_axes
-from ..naming.provenance import annotate
+from ..naming.memo import annotate_once
 from ..naming.reshapes import ReshapeCheck, reshape_check
 from .graph import Attention, Graph, Lineage, find_attentions
 from .liveness import Liveness
@@ -101,7 +101,7 @@ def _index(rec: OpRecord) -> int:
 
 def analyse(data: TraceData) -> Analysis:
     """Name every axis of ``data`` (in place: ``meta.axes``) and wrap it for the rules."""
-    reshapes = annotate(data)
+    reshapes = annotate_once(data)
     return Analysis(data.records, data.dims, data.exception, reshapes,
                     getattr(data, "unread_layers", None), getattr(data, "shapes_only", False))
 

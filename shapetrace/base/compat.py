@@ -78,6 +78,26 @@ def is_compiling() -> bool:
     return bool(check()) if check is not None else False
 
 
+def compiling_check():
+    """:func:`is_compiling` for a caller that asks on every op: torch's own function, looked up
+    once (a function saying False on a torch without one)."""
+    import torch
+
+    check = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return check if check is not None else _never
+
+
+def _never() -> bool:
+    return False
+
+
+def torch_function_disabler():
+    """The class :func:`disable_torch_function` instantiates, for a caller on the hot path."""
+    import torch
+
+    return torch._C.DisableTorchFunction
+
+
 def eager_module(model):
     """The eager module behind a ``torch.compile``'d one (``OptimizedModule._orig_mod``), or
     None for anything else."""

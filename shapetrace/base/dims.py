@@ -138,6 +138,12 @@ class Dims(Mapping[str, int]):
     def __hash__(self):
         return hash(tuple(self._sizes.items()))
 
+    @property
+    def fingerprint(self) -> tuple:
+        """Everything a name given to a size depends on: equal for two ``Dims`` that label
+        every size alike (``==`` compares the sizes only)."""
+        return tuple(self._sizes.items()), self._explicit, self._strict, self._ambiguous
+
     # Queries ----------------------------------------------------------------------------------
     @property
     def strict(self) -> bool:

@@ -22,7 +22,13 @@ import math
 
 import torch
 
-from ..base.compat import disable_torch_function, fake_constant, is_compiling, is_fake
+from ..base.compat import (
+    compiling_check,
+    disable_torch_function,
+    fake_constant,
+    is_fake,
+    torch_function_disabler,
+)
 from ..base.ops import (
     EXPANDS,
     PERMUTES,
@@ -38,6 +44,12 @@ from .causes import cause
 
 Tensor = torch.Tensor
 HALF = (torch.float16, torch.bfloat16)
+#: Floating dtypes whose sum a plain reduction reads (the common case of the finite probe).
+_SUMMED = frozenset({torch.float32, torch.float64})
+_STRIDED = torch.strided
+_INFINITIES = (math.inf, -math.inf)
+_is_compiling = compiling_check()
+_Disabled = torch_function_disabler()
 
 #: Ops whose output holds only values of their first input, unchanged: finite when it is.
 _UNCHANGED = RESHAPES | PERMUTES | EXPANDS | frozenset(
@@ -76,18 +88,33 @@ class ValueProbes:
         if hops < SOFTMAX_DEPTH:
             near[rec.index] = hops + 1
 
-    def after(self, rec: OpRecord, outs, args, kwargs, *, finite: bool, weights: bool) -> None:
+    def after(self, rec: OpRecord, outs, args, kwargs, *, finite: bool, weights: bool,
+              numbers: bool = True) -> None:
         """Runs the probes an op needs, with torch functions disabled: the probes' own ops must
         not reach an enclosing trace. Inside a ``torch.compile`` region they do not run: their
-        reads of values (``.item()``) would break the user's compiled graph."""
-        if is_compiling():
+        reads of values (``.item()``) would break the user's compiled graph. ``numbers``: the
+        call may pass a NaN or an Inf itself (False: it passes none, as the tracer knows)."""
+        if _is_compiling():
             return
         if weights:  # only operands a few ops after a softmax: most products (q @ k) have none
             near = self.near_softmax
             weights = any(meta._made_by in near for meta in rec.inputs)
             if not weights and not finite:
                 return
-        with disable_torch_function():
+        if finite and not weights and not numbers and len(outs) == 1:
+            # The usual case, settled by one sum: one plain float output that holds no NaN
+            # and no Inf (the full probe below finds the same and records nothing).
+            t = outs[0]
+            if type(t) is Tensor and t.dtype in _SUMMED and t.layout is _STRIDED \
+                    and not t.is_meta and t.numel():
+                try:
+                    with _Disabled():
+                        total = (t.detach() if t.requires_grad else t).sum().item()
+                except Exception:  # under a functorch transform: the full probe says why
+                    total = math.nan
+                if total == total and total not in _INFINITIES:
+                    return
+        with _Disabled():
             if finite:
                 self._finite(rec, outs, args, kwargs)
             if weights:

@@ -541,7 +541,7 @@ class _Mode(TorchFunctionMode):
                 finite = probes.reads_tainted(rec)  # follow a NaN or Inf towards the outputs
             if finite or kind & MULTIPLIES:
                 probes.after(rec, outs, args, kwargs, finite=bool(finite),
-                             weights=bool(kind & MULTIPLIES))
+                             weights=bool(kind & MULTIPLIES), numbers=numbers)
         if self.observer is not None:
             self.observer(rec, outs, args, kwargs)
         return result

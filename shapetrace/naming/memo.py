@@ -1,0 +1,108 @@
+"""Axis names worked out once per distinct run.
+
+Naming every axis (``provenance.annotate``) walks the records in order and reads the code at
+each op's line. A block traced again as it ran before (a notebook cell run again, a test that
+calls the same module twice, a forward traced per batch) has records that repeat the earlier
+ones exactly: the same ops, called on the same lines, reading the same tensors (the same
+producing ops and output slots) at the same shapes, with the same sizes named. Names depend on
+nothing else, so such a trace takes the earlier trace's names instead of walking again: one
+pass that builds the run's signature and, when it is known, hands each tensor its axes.
+
+Values never enter the signature, and nothing that depends on them is kept here: the value
+probes and the rules run on every trace.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ..base.records import OpRecord
+from .provenance import annotate
+from .reshapes import ReshapeCheck
+
+#: distinct runs whose names are kept (the most recent ones)
+KEPT = 8
+
+# signature -> (every input's and output's axes, record by record; the reshapes read)
+_NAMED: OrderedDict[tuple, tuple[list, dict[int, ReshapeCheck]]] = OrderedDict()
+
+
+def annotate_once(trace) -> dict[int, ReshapeCheck]:
+    """:func:`~shapetrace.naming.provenance.annotate`, or the names of an earlier trace whose
+    run was the same (see the module's docstring)."""
+    records: list[OpRecord] = trace.records
+    key = signature(records, trace)
+    if key is not None:
+        known = _NAMED.get(key)
+        if known is not None:
+            _NAMED.move_to_end(key)
+            axes, reshapes = known
+            _hand_out(records, axes)
+            return dict(reshapes)
+    reshapes = annotate(trace)
+    if key is not None:
+        _NAMED[key] = (_collect(records), dict(reshapes))
+        while len(_NAMED) > KEPT:
+            _NAMED.popitem(last=False)
+    return reshapes
+
+
+def signature(records: list[OpRecord], trace) -> tuple | None:
+    """What naming reads of a run, as one hashable tuple; None when some argument cannot be
+    hashed (such a run is named afresh each time)."""
+    dims = trace.dims
+    own = dims.strict
+    weights = tuple(sorted(getattr(trace, "weight_shapes", ()))) if own else ()
+    parts: list = [dims.fingerprint, weights]
+    append = parts.append
+    for rec in records:
+        site = rec.site
+        # the code object itself (kept alive by the key, so its id is never reused while the
+        # key lives) and its id: two code objects of different files can compare equal
+        where = None if site is None else (site[0], id(site[0]), site[1], site[2])
+        append((rec.op, where, rec.args, tuple(rec.kwargs.items()) if rec.kwargs else None,
+                tuple([(m._made_by, m._slot, m.shape) for m in rec.inputs]),
+                tuple([m.shape for m in rec.outputs]), rec.error is None))
+    key = tuple(parts)
+    try:
+        hash(key)
+    except TypeError:  # a list (permute([0, 2, 1, 3])) or a slice (x[:, :T]) in the arguments
+        try:
+            key = _frozen(key)
+            hash(key)
+        except TypeError:
+            return None
+    return key
+
+
+def _frozen(value):
+    """``value`` with every list and slice a tuple marked as such (slices cannot be hashed
+    before Python 3.12; dicts of arguments are tuples of items already)."""
+    kind = type(value)
+    if kind is tuple:
+        return tuple(_frozen(v) for v in value)
+    if kind is slice:
+        return ("<slice>", value.start, value.stop, value.step)
+    if isinstance(value, list):
+        return ("<list>", *(_frozen(v) for v in value))
+    return value
+
+
+def _collect(records: list[OpRecord]) -> list:
+    out = []
+    for rec in records:
+        out.append(tuple([m.axes for m in rec.inputs]))
+        out.append(tuple([m.axes for m in rec.outputs]))
+    return out
+
+
+def _hand_out(records: list[OpRecord], axes: list) -> None:
+    it = iter(axes)
+    for rec in records:
+        for meta, a in zip(rec.inputs, next(it)):
+            meta.axes = a
+        for meta, a in zip(rec.outputs, next(it)):
+            meta.axes = a
+
+
+__all__ = ["KEPT", "annotate_once", "signature"]
