@@ -91,6 +91,29 @@ def _never() -> bool:
     return False
 
 
+class quietly:
+    """``with disable_torch_function(), torch.no_grad():`` at a fraction of its cost, for code
+    that runs once per training step: tensor ops skip every ``__torch_function__`` mode and
+    autograd records nothing."""
+
+    __slots__ = ("_grad", "_off")
+
+    def __enter__(self) -> None:
+        import torch
+
+        self._grad = torch.is_grad_enabled()
+        torch._C._set_grad_enabled(False)
+        self._off = torch._C.DisableTorchFunction()
+        self._off.__enter__()
+
+    def __exit__(self, *exc_info) -> bool:
+        import torch
+
+        self._off.__exit__(*exc_info)
+        torch._C._set_grad_enabled(self._grad)
+        return False
+
+
 def torch_function_disabler():
     """The class :func:`disable_torch_function` instantiates, for a caller on the hot path."""
     import torch

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..base.compat import disable_torch_function
+from ..base.compat import disable_torch_function, quietly
 from .tensors import tensors_in
 
 Tensor = torch.Tensor
@@ -81,7 +81,7 @@ class DeviceFlags:
         state = self._module_state(module)
         if state is None:
             return
-        with disable_torch_function(), torch.no_grad():
+        with quietly():
             if self._groups is None:
                 self._groups = _Group.of(state)
             for group in self._groups:
@@ -89,13 +89,13 @@ class DeviceFlags:
                 if self._seen is None:
                     group.kept.copy_(group.start)
                 else:  # kept: the start of the first step flagged, once one was
-                    torch.where(self._seen.to(group.kept.device), group.kept, group.start,
+                    torch.where(_on(self._seen, group.kept), group.kept, group.start,
                                 out=group.kept)
 
     def forward(self, step: int, optimizer_steps: int, output, args, kwargs) -> None:
         """The step module returned ``output``: flagged when a floating tensor in it holds a
         NaN (an Inf may be meant: logits masked with -inf)."""
-        with disable_torch_function(), torch.no_grad():
+        with quietly():
             found = None
             for t in tensors_in(output):
                 if t.is_floating_point() and t.numel() and not t.is_meta:
@@ -122,13 +122,13 @@ class DeviceFlags:
             self._args = [t.detach().clone() for t in tensors]
             return
         for kept, t in zip(self._args, tensors):
-            torch.where(seen.to(kept.device), kept, t.detach(), out=kept)
+            torch.where(_on(seen, kept), kept, t.detach(), out=kept)
 
     def values(self, kind: str, step: int, optimizer_steps: int, name: str, opt,
                t: Tensor) -> None:
         """Flags ``t`` (the sentinel's gradient or the sentinel itself) when it holds a NaN or
         an Inf."""
-        with disable_torch_function(), torch.no_grad():
+        with quietly():
             self.flags.append(Flag(kind, step, optimizer_steps, _peak(t), name, opt))
 
     # --- reading them ------------------------------------------------------------------------
@@ -236,9 +236,15 @@ class _Group:
 
 
 def _peak(t: Tensor) -> Tensor:
-    """The largest magnitude in ``t``, on its device, in one reduction: NaN when it holds a
-    NaN, inf when it holds an Inf and no NaN, finite otherwise (no sum that could overflow)."""
-    return torch.linalg.vector_norm(t.detach(), math.inf)
+    """The largest magnitude in ``t``, on its device: NaN when it holds a NaN (the maximum
+    passes a NaN on), inf when it holds an Inf and no NaN, finite otherwise (no sum that could
+    overflow)."""
+    return t.detach().abs().amax()
+
+
+def _on(flag: Tensor, like: Tensor) -> Tensor:
+    """``flag`` on ``like``'s device (itself when it is there already)."""
+    return flag if flag.device == like.device else flag.to(like.device)
 
 
 def _swapped(obj, copies, depth: int = 0):
