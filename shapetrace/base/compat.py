@@ -204,13 +204,21 @@ def transparent_bodies() -> dict:
     out = {}
     func = getattr(F, "multi_head_attention_forward", None)
     if isinstance(func, types.FunctionType):
+        known = _BODIES.get(func)
+        if known is not None:  # made for an earlier trace: its globals are refreshed as it runs
+            out[func] = known
+            return out
         g = {**func.__globals__, **_ANSWERED_NO}
         body = types.FunctionType(func.__code__, g, func.__name__, func.__defaults__,
                                   func.__closure__)
         body.__kwdefaults__ = func.__kwdefaults__
         body.__shapetrace_globals__ = func.__globals__
-        out[func] = body
+        out[func] = _BODIES[func] = body
     return out
+
+
+# function -> its transparent body, made once (a patched function is another key)
+_BODIES: dict = {}
 
 
 _ANSWERED_NO = {"has_torch_function": _no_torch_function,

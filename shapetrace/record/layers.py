@@ -97,9 +97,11 @@ def unread_layers(model: torch.nn.Module, names: dict[int, str], records: list,
                     or not type(child).__module__.startswith("torch.nn."):
                 continue
             path = names.get(id(child))
+            if path is None or path in ran:  # most layers ran: settled without their weights
+                continue
             params = [p for p in child._parameters.values() if p is not None] \
                 if not child._modules else list(child.parameters())
-            if path is None or not params or path in ran or any(_read(p, live) for p in params):
+            if not params or any(_read(p, live) for p in params):
                 continue
             found.append(UnreadLayer(path, attribute, type(child).__name__, owner_path, files,
                                      classes, tuple(tuple(p.shape) for p in params)))

@@ -163,9 +163,15 @@ class Trace(TraceData):
     def weight_shapes(self) -> set:
         """The shapes of the model's parameters and buffers (none without a model): at the
         user's sizes their axes are never named B or T."""
+        known = getattr(self, "_weight_shapes", None)
+        if known is not None:
+            return known
         from ..naming.proven import weight_shapes
 
-        return weight_shapes(self.model)
+        shapes = weight_shapes(self.model)
+        if self._exited:  # the model's weights as the block left them: read once
+            self._weight_shapes = shapes
+        return shapes
 
     def _analyse(self) -> Analysis:
         """The analysis of the records, made on first use after the block, then kept."""
