@@ -25,6 +25,7 @@ from ..base.compat import all_modules, module_tensors
 from ..base.dims import Dims, resolve_dims
 from ..base.errors import UsageError
 from ..base.names import CONFIG, STATED
+from ..record.hooks import LOCK, hooked, unhook
 from .hints import annotated_params, bind_tokens
 
 
@@ -50,16 +51,15 @@ class SizeWitness:
         from torch.nn.modules import module as nn_module
 
         self._owner = threading.get_ident()
-        self._handles.append(nn_module.register_module_forward_pre_hook(self._annotated))
-        if self.specs:
-            self._handles.append(self.model.register_forward_pre_hook(self._declared,
-                                                                      with_kwargs=True))
+        with LOCK:
+            self._handles.append(nn_module.register_module_forward_pre_hook(self._annotated))
+            if self.specs:
+                self._handles.append(self.model.register_forward_pre_hook(self._declared,
+                                                                          with_kwargs=True))
         return self
 
     def __exit__(self, *exc_info) -> bool:
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
+        unhook(self._handles)
         self._paused = None
         self._forwards.clear()
         return False
@@ -70,13 +70,13 @@ class SizeWitness:
         from torch.nn.modules import module as nn_module
 
         if self._handles and self._paused is None:
-            handle = self._handles.pop(0)
-            handle.remove()
+            unhook([self._handles.pop(0)])
             self._paused = nn_module
 
     def resume(self) -> None:
         if self._paused is not None:
-            self._handles.insert(0, self._paused.register_module_forward_pre_hook(self._annotated))
+            self._handles.insert(0, hooked(self._paused.register_module_forward_pre_hook,
+                                           self._annotated))
             self._paused = None
 
     # --- what was proven -----------------------------------------------------------------------

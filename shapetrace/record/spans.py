@@ -11,6 +11,8 @@ from __future__ import annotations
 import threading
 from typing import NamedTuple
 
+from .hooks import LOCK, unhook
+
 
 class Span(NamedTuple):
     """Records ``start`` to ``end`` (exclusive) were made by one call of ``label``."""
@@ -34,14 +36,13 @@ class OptimizerSpans:
         from torch.optim import optimizer
 
         self._thread = threading.get_ident()
-        self._handles = [optimizer.register_optimizer_step_pre_hook(self._pre),
-                         optimizer.register_optimizer_step_post_hook(self._post)]
+        with LOCK:
+            self._handles = [optimizer.register_optimizer_step_pre_hook(self._pre),
+                             optimizer.register_optimizer_step_post_hook(self._post)]
         return self
 
     def __exit__(self, *exc) -> bool:
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
+        unhook(self._handles)
         self._open.clear()
         return False
 

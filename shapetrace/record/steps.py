@@ -34,12 +34,10 @@ import torch
 
 from ..base.compat import disable_torch_function
 from .flags import DeviceFlags
+from .hooks import LOCK, unhook
 from .probes import finiteness
 from .tensors import tensors_in
 
-#: torch numbers hook handles with a class counter that two threads can read at once: traces of
-#: one model on several threads register and remove its step hooks one at a time
-_HOOKS = threading.Lock()
 
 Tensor = torch.Tensor
 
@@ -131,17 +129,15 @@ class StepWatch:
         from torch.optim import optimizer
 
         self._owner = threading.get_ident()
-        self._handles = [optimizer.register_optimizer_step_pre_hook(self._before_optimizer),
-                         optimizer.register_optimizer_step_post_hook(self._after_optimizer)]
+        with LOCK:
+            self._handles = [optimizer.register_optimizer_step_pre_hook(self._before_optimizer),
+                             optimizer.register_optimizer_step_post_hook(self._after_optimizer)]
         if self.model is not None:
             self._watch(self.model)
         return self
 
     def __exit__(self, *exc) -> bool:
-        with _HOOKS:
-            for handle in self._handles:
-                handle.remove()
-        self._handles.clear()
+        unhook(self._handles)
         if not self._rerunning:
             self._close(final=True)
             self._read_flags()
@@ -162,7 +158,7 @@ class StepWatch:
     def _watch(self, model: torch.nn.Module) -> None:
         """Hooks on the step module alone (the global module hooks are off between recorded
         steps): where each step begins and what it returns; and the names of its parameters."""
-        with _HOOKS:
+        with LOCK:
             self._handles.append(model.register_forward_pre_hook(self._pre, with_kwargs=True))
             self._handles.append(model.register_forward_hook(self._post, with_kwargs=True,
                                                              always_call=True))

@@ -54,6 +54,7 @@ from .kinds import (
     rebound,
     rebound_call,
 )
+from .hooks import LOCK, unhook
 from .layers import mark_returned, unread_layers
 from .probes import HALF, ValueProbes, has_value
 from .scripted import PythonScripts
@@ -154,9 +155,7 @@ class Recorder:
                 or self._paused or not mode_on_top(mode):
             return False
         pop_mode()
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
+        unhook(self._handles)
         for companion in self.companions:
             companion.pause()
         self._stack.clear()
@@ -183,16 +182,15 @@ class Recorder:
         they are off between recorded steps)."""
         from torch.nn.modules import module as nn_module
 
-        self._handles.append(nn_module.register_module_forward_pre_hook(self._pre_hook))
-        self._handles.append(nn_module.register_module_forward_hook(self._post_hook,
-                                                                    always_call=True))
+        with LOCK:
+            self._handles.append(nn_module.register_module_forward_pre_hook(self._pre_hook))
+            self._handles.append(nn_module.register_module_forward_hook(self._post_hook,
+                                                                        always_call=True))
 
     def _cleanup(self) -> None:
         scripts, self._scripts = getattr(self, "_scripts", None), None
         scripts is not None and scripts.__exit__()
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
+        unhook(self._handles)
         _WARNINGS.remove(self)
         self._stack.clear()
         self.module = ""
