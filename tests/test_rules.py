@@ -211,7 +211,8 @@ def test_weight_probe_records_only_operands_after_a_softmax():
     assert len(probed) == 1  # att @ v, not q @ k^T
     ((index, sums),) = probed.items()
     minimum, deviations = sums[0]
-    assert minimum >= 0 and deviations[3] < 1e-5 and deviations[2] > 0.1  # (B, H, T, T) rows
+    # (B, H, T, T) rows: the axis the product sums over is the only one measured
+    assert minimum >= 0 and set(deviations) == {3} and deviations[3] < 1e-5
 
 
 def test_value_rules_quiet_on_fake_tensors():

@@ -38,6 +38,7 @@ from ..base.ops import (
     UNINITIALISED,
     einsum_letters,
     einsum_terms,
+    matmul_operands,
 )
 from ..base.records import NonFinite, OpRecord, WeightSums
 from .causes import cause
@@ -130,7 +131,7 @@ class ValueProbes:
                 tensors = operands(args, kwargs)
             if i >= len(tensors):
                 break
-            sums = weight_sums(tensors[i], _einsum_contracted(rec, i))
+            sums = weight_sums(tensors[i], _einsum_contracted(rec, i), _contracted(rec, i))
             if sums is not None:
                 if rec.weight_sums is None:
                     rec.weight_sums = {}
@@ -409,6 +410,21 @@ def non_finite_literals(rec: OpRecord, tainted: dict[int, int] | None = None) ->
     return found
 
 
+def _contracted(rec: OpRecord, slot: int) -> tuple[int, ...] | None:
+    """The axes of operand ``slot`` that a product sums over, the only ones a rule reads the
+    sums of; None when not known here (then the last two and an einsum's are measured)."""
+    if rec.op == "torch.einsum":
+        axes = _einsum_contracted(rec, slot)
+        return axes or None
+    pair = matmul_operands(rec)
+    if pair is None or slot not in pair or slot >= len(rec.inputs):
+        return None
+    ndim = rec.inputs[slot].ndim
+    if slot == pair[0]:
+        return (ndim - 1,) if ndim >= 1 else None
+    return (ndim - 2,) if ndim >= 2 else (0,)
+
+
 def _einsum_contracted(rec: OpRecord, slot: int) -> tuple[int, ...]:
     """The axes of einsum operand ``slot`` that the einsum sums over (none for other ops)."""
     if rec.op != "torch.einsum":
@@ -423,16 +439,21 @@ def _einsum_contracted(rec: OpRecord, slot: int) -> tuple[int, ...]:
     return tuple(i for i, c in enumerate(letters) if c != "." and c not in rhs)
 
 
-def weight_sums(t: Tensor, extra: tuple[int, ...] = ()) -> WeightSums | None:
+def weight_sums(t: Tensor, extra: tuple[int, ...] = (),
+                only: tuple[int, ...] | None = None) -> WeightSums | None:
     """How far ``t`` is from summing to 1 over each of its last two axes, the ones a matmul
-    contracts, and over the ``extra`` axes (those an einsum contracts), and its minimum."""
+    contracts, and over the ``extra`` axes (those an einsum contracts), and its minimum.
+    ``only``: the axes the product sums ``t`` over, when known: those alone are measured."""
     if t.ndim == 0 or not _readable(t):
         return None
     try:
         x = _values(t)
         if x.dtype in HALF:
             x = x.float()
-        axes = sorted({*range(max(x.ndim - 2, 0), x.ndim), *(a for a in extra if a < x.ndim)})
+        if only is not None:
+            axes = sorted(a for a in only if a < x.ndim)
+        else:
+            axes = sorted({*range(max(x.ndim - 2, 0), x.ndim), *(a for a in extra if a < x.ndim)})
         sums = [x.sum(dim=axis) for axis in axes]
         # The extremes of each axis's sums and the minimum, read back one number at a time
         # (cheaper than stacking a handful of scalars into one tensor to read it in one go).
