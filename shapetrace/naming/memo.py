@@ -14,6 +14,7 @@ probes and the rules run on every trace.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 from ..base.records import OpRecord
@@ -25,6 +26,7 @@ KEPT = 8
 
 # signature -> (every input's and output's axes, record by record; the reshapes read)
 _NAMED: OrderedDict[tuple, tuple[list, dict[int, ReshapeCheck]]] = OrderedDict()
+_LOCK = threading.Lock()  # traces named on several threads at once
 
 
 def annotate_once(trace) -> dict[int, ReshapeCheck]:
@@ -33,17 +35,21 @@ def annotate_once(trace) -> dict[int, ReshapeCheck]:
     records: list[OpRecord] = trace.records
     key = signature(records, trace)
     if key is not None:
-        known = _NAMED.get(key)
+        with _LOCK:
+            known = _NAMED.get(key)
+            if known is not None:
+                _NAMED.move_to_end(key)
         if known is not None:
-            _NAMED.move_to_end(key)
             axes, reshapes = known
             _hand_out(records, axes)
             return dict(reshapes)
     reshapes = annotate(trace)
     if key is not None:
-        _NAMED[key] = (_collect(records), dict(reshapes))
-        while len(_NAMED) > KEPT:
-            _NAMED.popitem(last=False)
+        named = (_collect(records), dict(reshapes))
+        with _LOCK:
+            _NAMED[key] = named
+            while len(_NAMED) > KEPT:
+                _NAMED.popitem(last=False)
     return reshapes
 
 
