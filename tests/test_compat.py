@@ -216,3 +216,24 @@ def test_a_script_function_keeps_the_python_function_it_was_compiled_from():
     assert isinstance(scripted, torch.jit.ScriptFunction)
     assert script_original(scripted) is _doubled
     assert script_original(_doubled) is None
+
+
+def test_a_python_torch_function_hands_its_call_over_from_its_own_frame():
+    """``dispatching_caller``: torch's Python functions (``F.softmax``) hand a call to a mode
+    through ``handle_torch_function``, whose caller is the function's own running frame; a
+    call from C (``torch.ones``) has no such frame."""
+    from shapetrace.base.compat import dispatching_caller
+
+    callers = []
+
+    class Looking(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            caller = dispatching_caller(sys._getframe(1))
+            callers.append(caller.f_code.co_name if caller is not None else None)
+            return func(*args, **(kwargs or {}))
+
+    with Looking():
+        F.softmax(torch.ones(3), dim=0)
+        torch.ones(2)
+    assert callers[0] == "softmax"
+    assert callers[-1] is None

@@ -235,6 +235,23 @@ def current_body(body):
     return body
 
 
+def dispatching_caller(frame):
+    """The frame of the Python torch function whose call torch handed to a torch-function mode
+    (its ``handle_torch_function``), given the frame that called the mode's
+    ``__torch_function__``; None for a call that came from C."""
+    global _DISPATCH_CODE
+    if _DISPATCH_CODE is None:
+        from torch.overrides import handle_torch_function
+
+        _DISPATCH_CODE = handle_torch_function.__code__
+    if frame is None or frame.f_code is not _DISPATCH_CODE:
+        return None
+    return frame.f_back
+
+
+_DISPATCH_CODE = None
+
+
 def caller_frame(depth: int):
     """The frame ``depth`` levels up from the function that calls this one (0: that function)."""
     return sys._getframe(depth + 1)

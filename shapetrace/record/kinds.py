@@ -6,8 +6,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from torch.overrides import handle_torch_function
-
+from ..base.compat import dispatching_caller
 from ..base.ops import (
     MATMULS,
     RISKY_NAMES,
@@ -58,23 +57,12 @@ def describe(func) -> tuple:
     return described
 
 
-_DISPATCH_CODE = handle_torch_function.__code__
-
-
-def _dispatcher(frame):
-    """The frame of the Python torch function that handed its call to the trace, given the
-    frame that called the trace's ``__torch_function__``; None for a call from C."""
-    if frame is None or frame.f_code is not _DISPATCH_CODE:
-        return None
-    return frame.f_back
-
-
 def rebound(func, frame) -> tuple | None:
     """``(kind, op name, code)`` of the torch function whose call reaches the trace as ``func``
     because the name torch's function looks itself up by now holds ``func`` (a patch), or None
     when ``func`` is the function that made the call. ``frame``: the caller of the trace's
     ``__torch_function__``. Worked out once per function."""
-    caller = _dispatcher(frame)
+    caller = dispatching_caller(frame)
     if caller is None:
         return None
     code = caller.f_code
@@ -91,7 +79,7 @@ def rebound_call(func, code, frame):
     with what that call was given as its defaults; ``func`` itself when the call came from
     elsewhere. Called as the trace calls any op, ``(*args, **kwargs)``: it runs torch's body
     alone, never the user's function a second time."""
-    caller = _dispatcher(frame)
+    caller = dispatching_caller(frame)
     if caller is None or caller.f_code is not code:
         return func
     given = caller.f_locals
