@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 
 import torch
 
 from ..base.diagnostics import Diagnostic
 from ..base.source import display_path, file_tree, is_library_file
+from ..record.tensors import tensors_in
+from ..rules.dead import placeholder
 from ..rules.registry import diagnostic
 
 _HINT = ("Write forward: compute the output from the inputs with the module's layers (a "
@@ -59,21 +62,14 @@ def _reads_no_parameter(model: torch.nn.Module, trace) -> bool:
         return False
     if not any(rec.module for rec in trace.records):
         return True  # no op ran inside the module at all
-    unread = sum(sum(_numel(s) for s in layer.shapes) for layer in trace.unread_layers)
+    unread = sum(sum(math.prod(s) for s in layer.shapes) for layer in trace.unread_layers)
     return unread == total
-
-
-def _numel(shape) -> int:
-    n = 1
-    for size in shape:
-        n *= int(size)
-    return n
 
 
 def _placeholder(attempt) -> tuple[str, str | None, int | None] | None:
     """``(what the forward returns, file, line)`` when it is a placeholder, else None."""
     output = attempt.output
-    tensors = _tensors(output)
+    tensors = list(tensors_in(output))
     if not tensors:
         if output is None:
             file, line = _last_line(attempt.model)
@@ -87,21 +83,6 @@ def _placeholder(attempt) -> tuple[str, str | None, int | None] | None:
     if not any(n is not None for n in given) and _returned_allocation(attempt.trace):
         return _allocation_place(attempt.trace)
     return None
-
-
-def _tensors(output) -> list[torch.Tensor]:
-    if isinstance(output, torch.Tensor):
-        return [output]
-    if isinstance(output, (tuple, list)):
-        return [t for o in output for t in _tensors(o)]
-    if isinstance(output, dict):
-        return [t for o in output.values() for t in _tensors(o)]
-    return []
-
-
-def _shape_only(op: str) -> bool:
-    """An op that reads only the size of its tensor argument: ``zeros_like``, ``new_zeros``."""
-    return op.endswith("_like") or op.startswith("Tensor.new_")
 
 
 def _root_outputs(trace) -> list:
@@ -129,7 +110,7 @@ def _returned_allocation(trace) -> bool:
             return False
         for meta in rec.inputs:
             if meta.src is None:
-                if not _shape_only(rec.op):
+                if not placeholder(rec):  # an op reading only its size: zeros_like
                     return False
             else:
                 stack.append(meta.src[0])
