@@ -217,3 +217,26 @@ def test_a_class_the_main_block_never_calls_is_caught_in_the_tests(capsys):
     assert code == 0 and [t["error"] for t in targets.values()] == [None, None]
     assert "stack.py:28, in its __main__ block" in _note(targets["Scale"], "checked with the call")
     assert "test_stack.py:10" in _note(targets["ScaleStack"], "checked with the call")
+
+
+@pytest.mark.parametrize("named, line", [("README.md", "README.md:"), ("demo.ipynb", "demo.ipynb:")])
+def test_a_readme_or_a_notebook_named_builds_and_calls_it(capsys, named, line):
+    """``--calls-from`` a README runs its Python blocks (a doctest session as the code it
+    types; shell and output blocks left out), a notebook its code cells (without ``!`` and
+    ``%`` lines)."""
+    model = str(DATA / "scripted" / "model.py")
+    code, targets = _report(capsys, model, "--calls-from", str(DATA / "scripted" / named))
+    assert code == 0 and targets["Wrapped"]["error"] is None
+    assert line in _note(targets["Wrapped"], "checked with the call")
+
+
+def test_the_python_of_a_readme_and_a_notebook():
+    from shapetrace.drive.snippets import markdown_code, notebook_code
+
+    readme = (DATA / "scripted" / "README.md").read_text()
+    code = markdown_code(readme)
+    assert "block = Wrapped(inner, 18)" in code and "y = block(torch.randn(2, 5, 18))" in code
+    assert "pip install" not in code and "torch.Size([2, 5, 18])" not in code
+    notebook = notebook_code((DATA / "scripted" / "demo.ipynb").read_text())
+    assert notebook.startswith("import torch") and "!pip" not in notebook and "%matplotlib" not in notebook
+    assert notebook_code("not json") == "" and markdown_code("no code at all") == ""

@@ -34,6 +34,7 @@ import torch
 
 from ..base.source import class_file, display_path, is_library_file, outer_user_frame
 from .examples import is_main, package_base, usage_files
+from .snippets import python_of
 
 #: seconds the code's own calls may run, all of a file's sources together
 SECONDS = 30.0
@@ -230,7 +231,7 @@ def _load(path: str, *, main: bool, tag: str, also=()):
     import types
 
     with open(path, encoding="utf-8") as handle:
-        tree = ast.parse(handle.read(), path)
+        tree = ast.parse(python_of(path, handle.read()), path)  # a README's or notebook's code
     if main:
         tree = _MainTrue().visit(tree)
     code = compile(tree, path, "exec", dont_inherit=True)

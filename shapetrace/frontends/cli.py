@@ -22,6 +22,7 @@ from .._version import __version__
 from ..base.compat import quiet_numpy_warning
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.source import shown_from
+from ..drive.snippets import CALLS_FROM_SUFFIXES
 
 _MIN_WIDTH, _MAX_WIDTH = 40, 1000  # --width
 
@@ -122,8 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "and report it as a target error (exit 2); overrides the config's "
                         "timeout")
     p.add_argument("--calls-from", action="append", default=[], metavar="PATH",
-                   help="a script that builds and calls the classes, run (sandboxed, stopped at "
-                        "the first call) to check them with the inputs it passes; repeatable. "
+                   help="a script, a README's Python blocks or a notebook's code cells that "
+                        "build and call the classes, run (sandboxed, stopped at the first call) "
+                        "to check them with the inputs it passes; repeatable. "
                         "The file's own __main__ block and the tests/examples that name a class "
                         "are run anyway")
     p.add_argument("--no-own-calls", dest="own_calls", action="store_false",
@@ -345,10 +347,12 @@ def _jobs(args) -> list[tuple]:
 
 
 def _script_path(path: str) -> str:
-    """A ``--calls-from`` script, absolute (the code it runs may change the working directory)."""
+    """A ``--calls-from`` script, a README or a notebook, absolute (the code it runs may change
+    the working directory)."""
     full = os.path.abspath(os.path.expanduser(path))
-    if not os.path.isfile(full) or not full.endswith(".py"):
-        raise UsageError(f"--calls-from: no such Python file: {path}")
+    if not os.path.isfile(full) or not full.lower().endswith(CALLS_FROM_SUFFIXES):
+        raise UsageError(f"--calls-from: no such Python file, README or notebook: {path} "
+                         f"(a {', '.join(CALLS_FROM_SUFFIXES)} file)")
     return full
 
 
