@@ -27,6 +27,7 @@ from ..report.trace import Trace
 from ..rules.failures import raised_findings
 from .devices import cpu_only, note, remember
 from .fit import allocation_failed, out_of_memory
+from .optional import missing_optional, needs_package
 from .asked import EVEN_ASKED
 from .plan import Plan
 
@@ -220,9 +221,13 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
             raise
         except BaseException as exc:  # the user's forward raised (a BaseException of their
             if out_of_memory(exc):    # own, GeneratorExit too): a finding, unless the sizes
-                where = _in(exc)      # did not fit
+                where = _in(exc)      # did not fit, or the code needs a package not installed
                 drop_frames(exc)
                 raise allocation_failed(exc, dims, where) from None
+            missing = missing_optional(exc)
+            if missing is not None:
+                drop_frames(exc)
+                raise TargetError(needs_package(*missing)) from None
             raised = exc
     trace.head_weights = heads
     raised_at = raised_in = None

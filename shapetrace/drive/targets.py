@@ -385,6 +385,12 @@ def _not_installed(exc: BaseException, folders: list[Path]) -> str | None:
             return None  # installed: a submodule of it is missing (another version)
     except (ImportError, ValueError):
         pass
+    return distribution(top)
+
+
+def distribution(module: str) -> str:
+    """What ``pip install`` takes for the module ``module`` (``cv2``: ``opencv-python``)."""
+    top = module.split(".")[0]
     return _DISTRIBUTIONS.get(top, top.replace("_", "-"))
 
 
