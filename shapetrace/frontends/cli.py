@@ -192,7 +192,8 @@ def _main(args) -> int:
         try:
             jobs = _imported(args)
             if args.output:  # a package.module::Name target is a file only known once imported
-                _check_not_input(args.output, [_source_file(getattr(target, "cls", None)) for _, target in jobs])
+                _check_not_input(args.output, [_source_file(getattr(target, "cls", None))
+                                               for _, target, _ in jobs])
             results = _check_all(jobs, args)
         except SystemExit as exc:  # sys.exit() in the user's constructor or forward
             raise TargetError(f"the checked code called exit({exc.code}); put script code under "
@@ -305,7 +306,9 @@ def _demo(args) -> int:
 
 
 def _jobs(args) -> list[tuple]:
-    """(Job, Target) for every module class to check, in order."""
+    """(Job, Target, Isolation) for every module class to check, in order: each target is
+    imported apart from the others (two copies of one package, in two folders, are each
+    their own), its modules put back while it is checked."""
     from ..base.dims import Dims, parse_dims
     from ..base.specs import parse_init, parse_input
     from ..drive.jobs import Job, command_line_jobs, jobs_from_config, resolved
@@ -338,12 +341,23 @@ def _jobs(args) -> list[tuple]:
     # a target that cannot be imported is its own target error (a report, exit 2) and every
     # other target still runs; a single target string naming no file is one line
     alone = not args.config and len(args.targets) == 1
-    config_jobs = [pair for job in jobs for pair in resolved(job)]
+    found = [_apart(lambda job=job: resolved(job)) for job in jobs]
     cli_jobs = [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal,
                     reference=args.reference, timeout=args.timeout, own_calls=args.own_calls,
                     calls_from=calls_from) for spec in args.targets]
-    return config_jobs + command_line_jobs(cli_jobs, script=args.script, dims=cli_dims,
-                                           alone=alone)
+    found += [_apart(lambda job=job: command_line_jobs([job], script=args.script, dims=cli_dims,
+                                                       alone=alone)) for job in cli_jobs]
+    return [triple for triples in found for triple in triples]
+
+
+def _apart(resolve) -> list[tuple]:
+    """``resolve()``'s ``(job, target)`` pairs, with the isolation their imports were made in."""
+    from ..drive.isolation import Isolation
+
+    isolation = Isolation()
+    with isolation:
+        pairs = resolve()
+    return [(job, target, isolation) for job, target in pairs]
 
 
 def _script_path(path: str) -> str:
@@ -371,8 +385,9 @@ def _check_all(jobs: list, args) -> list:
 
     reuse = Reuse()
     results = []
-    for job, target in jobs:
-        result = job.check(target, fake=args.fake, reuse=reuse)
+    for job, target, isolation in jobs:
+        with isolation:  # the target's own modules back in place while it is checked
+            result = job.check(target, fake=args.fake, reuse=reuse)
         if result.error and args.debug:
             exc = result.exception
             raise getattr(exc, "original", None) or exc or ShapetraceError(result.error)
