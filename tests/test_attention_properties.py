@@ -119,6 +119,7 @@ def _textbook(cls):
     ("QueryScaledInPlaceAndScores", "scale", "scaled twice by 1/√d"),
     ("QueryScaledInPlaceByWidth", "scale", "scaled by 1/sqrt(C)"),
     ("RelativeBiasAddedTwice", "bias", "added to the attention scores twice"),
+    ("KeyBiasOverQueries", "bias-axis", "is the same for every key"),
 ])
 def test_the_textbook_reading_says_which_part_differs(name, part, words):
     cls = getattr(corpus, name)
@@ -137,6 +138,16 @@ def test_the_textbook_reading_names_each_factor_and_the_difference():
 
 @pytest.mark.parametrize("name", ["QueryScaledInPlace", "QueryMulInPlace", "ScoresDividedInPlace",
                                   "SequenceFirstInPlace", "RelativeAndAlibi",
-                                  "LandmarkPseudoInverse", "LinearAttentionSoftmaxed"])
+                                  "LandmarkPseudoInverse", "LinearAttentionSoftmaxed", "KeyBias",
+                                  "KeyScaledInPlace", "ChunkScaledInPlaceEinsum",
+                                  "ScoresScaledAndMaskedInPlace", "GroupedQueryViewScaledInPlace"])
 def test_the_textbook_reading_is_quiet_on_correct_attention(name):
     assert _textbook(getattr(corpus, name)) == []
+
+
+def test_a_term_the_softmax_removes_names_the_line_that_built_it():
+    cls = corpus.KeyBiasOverQueries
+    (found,) = _textbook(cls)
+    built = _line_of(cls, "per_key = self.key_bias.unsqueeze(-1)")
+    assert f"built at line {built}" in found.message, found.message
+    assert "(axis 3 of (5, 11, 7, 7), size 7)" in found.message, found.message

@@ -398,7 +398,10 @@ _ALL = [
        the textbook scale and the same terms, and the finding says which part differs (no
        scale, scaled twice, the root of another size), at the op that applied the last factor,
        with the line of each factor. The same non-zero term added twice on the way to one
-       softmax is a bias added twice. Nothing is said where the reading is not sure: a learned
+       softmax is a bias added twice. A learned term (not made from the input) added to the
+       scores that is the same at every position of the axis the softmax normalises (a key
+       bias broadcast over the queries, `bias[:, None]`) is removed by the softmax: it is
+       reported at the addition, with the line that built it. Nothing is said where the reading is not sure: a learned
        or tensor factor, cosine similarities, dot products of raw inputs, a soft cap, factors
        that cancel. Where attention-scale already reports the same line, it is one finding.
        """,
