@@ -12,6 +12,7 @@ these checks re-run a float64 copy of the module (the user's module is never tou
   is reordered (seeded random derangements, not a roll, which commutes with some wrong maps)?
 - ``causal-leak`` (when the module is meant to be causal): does output position t depend on a
   later position of the query stream? A second stream (cross-attention context) may be seen whole.
+  A causal mask built the wrong way round is found at the line that built it.
 - ``nondeterministic-eval``: do two runs in eval mode, same inputs, give different outputs?
 - ``stateful-forward``: does a call after a first one (same inputs, or shorter ones) differ from
   the same call on the module as it was, through state the first call wrote?
@@ -30,6 +31,7 @@ Layout
 ``intent``    whether the module is meant to be causal, and the note when that is unknown
 ``mutation``  ``input-mutated``: a watch on the traced run for writes into the arguments
 ``locate``    the first leaking op, on a run recorded by the tracer (``record.tracer``)
+``inverted``  an inverted causal mask on the scores of the leaking softmax, read from the run
 ``messages``  diagnostics, hints and dependency grids (``grid_text``)
 ``checks``    ``run_behaviour`` / ``check_behaviour`` / ``dependencies``: the checks in order
 ``repeat``    ``stateful-forward``: a second call on the state the first one left

@@ -193,7 +193,12 @@ _ALL = [
        A dependency that autograd cannot see (a maximum over T taken under `torch.no_grad()` or
        through `.detach()`) is found by changing the last position and watching the earlier
        ones. A model whose output has no time axis (a classifier that pools over T) is checked
-       up to the pooling.
+       up to the pooling. When the first op that sees the future is a softmax whose scores were
+       masked so that each query's earlier keys are hidden and every later key is kept (read
+       from the values: `triu` for `tril`, `>=` for `<=`, an additive mask transposed), the
+       mask is inverted: the finding is at the line that built the mask (at the op that applied
+       it, for a mask built outside the forward), naming where it was applied and where the
+       weights were taken.
        """,
        """
        scores.masked_fill(mask, float("-inf"))        # result dropped: no mask at all
