@@ -493,16 +493,23 @@ _ALL = [
        return h + self.mlp(self.ln2(h))
        """, kind="behaviour", needs_values=True),
     _r("ST033", "mask-ignored", "error",
-       "a padding mask that is never applied: padded positions move the output at real ones",
+       "a (B, T) mask that does not hide what it says: masked positions move the output at kept ones",
        """
        A 0/1 `attention_mask` (B, T) that shapetrace makes is padded as a tokenizer pads (each
        sequence its real tokens first, then padding). When the output at real positions depends
        on the inputs at padded positions and the output is the same with every position marked
        real, the mask never reached the attention: the finding names the op that mixes the
        padded positions in. Checked like causal-leak, by autograd. Which values of a mask mean
-       padding is the code's own convention (1 = padding is one too), so a mask that changes the
-       output is not judged. Only an attention is judged (a product of weights over two position
-       axes, or SDPA): a convolution or pooling that mixes positions is a design choice.
+       padding is the code's own convention (1 = padding is one too), so, where the code does
+       not say, a mask that changes the output is not judged. Where it says (the reading the
+       driver gives masks by: `masked_fill(mask == 0, ...)` or SDPA's boolean `attn_mask` keep
+       the True positions, `masked_fill(mask, ...)` hides them), a (B, T) mask applied to the
+       attention scores is judged by that reading even when it changes the output: a mask
+       applied to the queries' rows instead of the keys (`mask[:, None, :, None]`) is found at
+       the op that applied it, naming the op that lets the masked positions through. Only an
+       attention is judged (a product of weights over two position axes, or SDPA): a
+       convolution or pooling that mixes positions is a design choice, and a mask that hides
+       only outputs (not scores) is not a key mask.
        """,
        """
        def forward(self, x, attention_mask):
