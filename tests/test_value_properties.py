@@ -41,6 +41,9 @@ FIRING = [
     ("state.py", "CallCounterBuffer", "stateful-forward", {}),
     ("reach.py", "MlpResultLost", "weight-without-effect", {}),
     ("reach.py", "GateTimesZero", "weight-without-effect", {}),
+    # parts of a weight: only one head of a fused projection, only a diagonal
+    ("reach.py", "OneHeadKept", "weight-without-effect", {}),
+    ("reach.py", "MixingDiagonal", "weight-without-effect", {}),
     ("masks.py", "PaddingMaskUnused", "mask-ignored", PADDED),
     # read from the code (True = keep / True = masked out), applied to the queries' rows
     ("masks.py", "PaddingMaskOnQueries", "mask-ignored", PADDED),
@@ -59,6 +62,11 @@ QUIET = [
     ("reach.py", "ZeroInitGate", {}),
     ("reach.py", "FrozenTeacherAndCache", {}),
     ("reach.py", "AuxiliaryLossKept", {}),
+    # parts of a weight idle by design: half a projection used in training only, the upper
+    # triangle of a causal mixing matrix, a key/value head shared by every query head
+    ("reach.py", "MeanOnlyInEval", {}),
+    ("reach.py", "CausalTokenMixing", {}),
+    ("reach.py", "GroupedHeadsAllUsed", {}),
     # a weight that weighs zeros in this call (no previous step given yet) is not judged
     ("reach.py", "LocationFromPreviousWeights", {}),
     ("masks.py", "PaddedSelfAttention", PADDED),
@@ -147,3 +155,14 @@ def test_a_mask_read_from_the_code_is_judged_where_it_is_applied():
                 if t.strip().startswith("y = scores.softmax(-1) @ v") and i > found.line)
     assert f"masks.py:{used} mixes them in" in found.message
     assert "[:, None, None, :]" in found.hint
+
+
+@pytest.mark.parametrize("cls, words", [
+    ("OneHeadKept", "`qkv.weight`: only head 0 of its"),
+    ("MixingDiagonal", "`mix`: only its diagonal"),
+])
+def test_a_part_of_a_weight_is_named_with_the_op_that_dropped_the_rest(cls, words):
+    report = _check(f"{DATA / 'reach.py'}::{cls}")
+    (found,) = [d for d in report.diagnostics if d.rule == "weight-without-effect"]
+    assert words in found.message and found.data["end"] == "part", found.message
+    assert "reads a value that depends on them and returns one that does not" in found.message

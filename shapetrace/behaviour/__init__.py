@@ -17,7 +17,8 @@ these checks re-run a float64 copy of the module (the user's module is never tou
 - ``stateful-forward``: does a call after a first one (same inputs, or shorter ones) differ from
   the same call on the module as it was, through state the first call wrote?
 - ``weight-without-effect``: is there a weight matrix the forward reads whose gradient from the
-  outputs is exactly zero, and whose values can change without changing any output?
+  outputs is exactly zero, and whose values can change without changing any output? Or of
+  which only the diagonal, or only some heads, can?
 - ``mask-ignored``: with a 0/1 ``attention_mask`` made as a tokenizer makes it, does the output
   at a real position depend on an input at a padded position, through an attention?
 
@@ -36,6 +37,7 @@ Layout
 ``checks``    ``run_behaviour`` / ``check_behaviour`` / ``dependencies``: the checks in order
 ``repeat``    ``stateful-forward``: a second call on the state the first one left
 ``reach``     ``weight-without-effect``: gradients of the weights, and where a value path ends
+``parts``     ``weight-without-effect`` for parts of a weight: only its diagonal, only some heads
 ``masks``     ``mask-ignored``: padded positions that still reach real ones
 ``errors``    the module's failures vs the checks' own (``InternalCheckError``)
 ``results``   ``Dependency``, ``DependencyResult``, ``BehaviourResult``, ``looks_causal``

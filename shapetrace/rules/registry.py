@@ -481,7 +481,13 @@ _ALL = [
        call whose result was dropped, or the op that removed its contribution. Weights not read
        in this call (a branch not taken, a cache path), read under `torch.no_grad()`, frozen,
        and vectors (biases, norm scales, which a softmax or a norm after them may remove by
-       design) are not judged; an embedding table is judged as a whole.
+       design) are not judged; an embedding table is judged as a whole. Two parts of a weight
+       are judged too: a square weight of which only the diagonal has a gradient
+       (`w * torch.eye(n)`), and a projection whose rows are parts of H heads of size d with the
+       same heads dropped in every part (`y[:, 0]` keeping one head of a fused qkv), each
+       confirmed by changing the part alone and reported at the op that read a value depending
+       on it and returned one that does not. Other parts (rows of a table past the probe's
+       length, half a projection used only in training, a causal triangle) are not judged.
        """,
        """
        h = x + self.attn(self.ln1(x))
