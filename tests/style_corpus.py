@@ -69,6 +69,14 @@ def show(report) -> str:
     return "\n".join(f"{d.severity} {d.rule} {d.location}: {d.message}" for d in report.diagnostics)
 
 
+def line_of(cls, text: str) -> int:
+    """The line of ``cls``'s source that holds ``text`` (exactly one must)."""
+    lines, start = inspect.getsourcelines(cls)
+    hits = [start + i for i, line in enumerate(lines) if text in line]
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
 def bug_line(cls) -> int:
     lines, start = inspect.getsourcelines(cls)
     hits = [start + i for i, text in enumerate(lines) if text.rstrip().endswith("# BUG")]

@@ -5,7 +5,6 @@ the style corpus, tests/data/styles/attention_properties.py."""
 
 from __future__ import annotations
 
-import inspect
 import textwrap
 
 import pytest
@@ -13,18 +12,11 @@ import torch
 
 import shapetrace as st
 from shapetrace.analysis.facts import analyse
-from style_corpus import STYLES, bug_line, check, load, show
+from style_corpus import STYLES, bug_line, check, line_of, load, show
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 corpus = load(STYLES / "attention_properties.py", "properties")
-
-
-def _line_of(cls, text: str) -> int:
-    lines, start = inspect.getsourcelines(cls)
-    hits = [start + i for i, line in enumerate(lines) if text in line]
-    assert len(hits) == 1, hits
-    return hits[0]
 
 
 def test_pseudo_inverse_iterate_is_not_attention():
@@ -35,8 +27,8 @@ def test_pseudo_inverse_iterate_is_not_attention():
     with st.trace(rules=False) as t:
         model(torch.randn(5, 12, 143))
     found = {att.softmax.line for att in analyse(t).attentions}
-    assert _line_of(cls, "middle = (q_marks") not in found
-    assert {_line_of(cls, "left = (q @"), _line_of(cls, "right = (q_marks")} <= found
+    assert line_of(cls, "middle = (q_marks") not in found
+    assert {line_of(cls, "left = (q @"), line_of(cls, "right = (q_marks")} <= found
 
 
 def test_scale_chosen_in_the_constructor_is_named_beside_its_use():
@@ -44,7 +36,7 @@ def test_scale_chosen_in_the_constructor_is_named_beside_its_use():
     report = check(cls, behaviour=False)
     found = [d for d in report.diagnostics if d.rule == "attention-scale"]
     assert [d.line for d in found] == [bug_line(cls)], show(report)
-    chosen = _line_of(cls, "self.scaling = width ** -0.5")
+    chosen = line_of(cls, "self.scaling = width ** -0.5")
     assert f"chosen at {found[0].file}:{chosen}: `self.scaling = width ** -0.5`" in found[0].message
     assert found[0].data["origin"] == f"{found[0].file}:{chosen}"
 
@@ -119,6 +111,7 @@ def _textbook(cls):
     ("QueryScaledInPlaceAndScores", "scale", "scaled twice by 1/√d"),
     ("QueryScaledInPlaceByWidth", "scale", "scaled by 1/sqrt(C)"),
     ("RelativeBiasAddedTwice", "bias", "added to the attention scores twice"),
+    ("KeyBiasOverQueries", "bias-axis", "is the same for every key"),
 ])
 def test_the_textbook_reading_says_which_part_differs(name, part, words):
     cls = getattr(corpus, name)
@@ -129,7 +122,7 @@ def test_the_textbook_reading_says_which_part_differs(name, part, words):
 
 def test_the_textbook_reading_names_each_factor_and_the_difference():
     (found,) = _textbook(corpus.QueryScaledInPlaceAndScores)
-    lines = [_line_of(corpus.QueryScaledInPlaceAndScores, text)
+    lines = [line_of(corpus.QueryScaledInPlaceAndScores, text)
              for text in ("q *= self.scale", "scores = q @ k")]
     assert all(f"line {n}" in found.message for n in lines), found.message
     assert "differ from the textbook softmax(q·kᵀ/√d + the terms the code adds) by up to" in found.message
@@ -137,6 +130,16 @@ def test_the_textbook_reading_names_each_factor_and_the_difference():
 
 @pytest.mark.parametrize("name", ["QueryScaledInPlace", "QueryMulInPlace", "ScoresDividedInPlace",
                                   "SequenceFirstInPlace", "RelativeAndAlibi",
-                                  "LandmarkPseudoInverse", "LinearAttentionSoftmaxed"])
+                                  "LandmarkPseudoInverse", "LinearAttentionSoftmaxed", "KeyBias",
+                                  "KeyScaledInPlace", "ChunkScaledInPlaceEinsum",
+                                  "ScoresScaledAndMaskedInPlace", "GroupedQueryViewScaledInPlace"])
 def test_the_textbook_reading_is_quiet_on_correct_attention(name):
     assert _textbook(getattr(corpus, name)) == []
+
+
+def test_a_term_the_softmax_removes_names_the_line_that_built_it():
+    cls = corpus.KeyBiasOverQueries
+    (found,) = _textbook(cls)
+    built = line_of(cls, "per_key = self.key_bias.unsqueeze(-1)")
+    assert f"built at line {built}" in found.message, found.message
+    assert "(axis 3 of (5, 11, 7, 7), size 7)" in found.message, found.message

@@ -52,7 +52,7 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import shapetrace as st  # noqa: E402
-from shapetrace.drive.masks import mask_meaning  # noqa: E402
+from shapetrace.analysis.masks import mask_meaning  # noqa: E402
 
 
 def _keep(scores, mask=None):

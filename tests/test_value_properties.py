@@ -30,6 +30,8 @@ def _marked(path: Path, cls: str) -> int:
 
 NEW_RULES = {"constant-result", "stateful-forward", "weight-without-effect", "mask-ignored"}
 PADDED = {"inputs": ["x=B,T,C", "attention_mask=B,T:long:2"]}
+KEY_PADDING = {"inputs": ["x=B,T,C", "key_padding_mask=B,T:bool"]}
+BOOL_MASK = {"inputs": ["x=B,T,C", "mask=B,T:bool"]}
 
 FIRING = [
     ("collapse.py", "DiagonalWeights", "constant-result", {}),
@@ -39,7 +41,14 @@ FIRING = [
     ("state.py", "CallCounterBuffer", "stateful-forward", {}),
     ("reach.py", "MlpResultLost", "weight-without-effect", {}),
     ("reach.py", "GateTimesZero", "weight-without-effect", {}),
+    # parts of a weight: only one head of a fused projection, only a diagonal
+    ("reach.py", "OneHeadKept", "weight-without-effect", {}),
+    ("reach.py", "MixingDiagonal", "weight-without-effect", {}),
     ("masks.py", "PaddingMaskUnused", "mask-ignored", PADDED),
+    # read from the code (True = keep / True = masked out), applied to the queries' rows
+    ("masks.py", "PaddingMaskOnQueries", "mask-ignored", PADDED),
+    ("masks.py", "KeyPaddingOnQueries", "mask-ignored", KEY_PADDING),
+    ("masks.py", "SdpaMaskOnQueries", "mask-ignored", BOOL_MASK),
 ]
 QUIET = [
     ("collapse.py", "ContractedWeights", {}),
@@ -53,6 +62,11 @@ QUIET = [
     ("reach.py", "ZeroInitGate", {}),
     ("reach.py", "FrozenTeacherAndCache", {}),
     ("reach.py", "AuxiliaryLossKept", {}),
+    # parts of a weight idle by design: half a projection used in training only, the upper
+    # triangle of a causal mixing matrix, a key/value head shared by every query head
+    ("reach.py", "MeanOnlyInEval", {}),
+    ("reach.py", "CausalTokenMixing", {}),
+    ("reach.py", "GroupedHeadsAllUsed", {}),
     # a weight that weighs zeros in this call (no previous step given yet) is not judged
     ("reach.py", "LocationFromPreviousWeights", {}),
     ("masks.py", "PaddedSelfAttention", PADDED),
@@ -61,6 +75,10 @@ QUIET = [
     ("masks.py", "PaddingThenConv", PADDED),
     # 1 = padding is a convention too: a mask that changes the output is not judged undeclared
     ("masks.py", "PaddingMaskOneIsPadding", PADDED),
+    ("masks.py", "KeyPadding", KEY_PADDING),
+    ("masks.py", "SdpaMaskOnKeys", BOOL_MASK),
+    # the mask hides outputs, not keys: not judged as a key mask
+    ("masks.py", "OutputsMaskedOnly", PADDED),
     # mixes samples by design (batch-leak says so): only the diagonal must not be reported
     ("collapse.py", "InBatchPositives", {"batch_mixing": True}),
 ]
@@ -124,3 +142,27 @@ def test_a_weight_touched_on_purpose_with_zero_times_its_sum_is_not_reported():
     report = _check(f"{ROOT / 'tests' / 'data' / 'registry' / 'models.py'}::SpareLayerTouched")
     assert report.targets[0].error is None
     assert not [d for d in report.diagnostics if d.rule == "weight-without-effect"]
+
+
+def test_a_mask_read_from_the_code_is_judged_where_it_is_applied():
+    """The finding names how forward reads the mask and the op that lets the masked positions
+    through; it is at the op that applied the mask."""
+    report = _check(f"{DATA / 'masks.py'}::KeyPaddingOnQueries", **KEY_PADDING)
+    (found,) = [d for d in report.diagnostics if d.rule == "mask-ignored"]
+    assert "forward reads it as True/1 = masked out" in found.message, found.message
+    assert "scores.masked_fill(hidden, -1e4)" in found.message
+    used = next(i for i, t in enumerate((DATA / "masks.py").read_text().splitlines(), 1)
+                if t.strip().startswith("y = scores.softmax(-1) @ v") and i > found.line)
+    assert f"masks.py:{used} mixes them in" in found.message
+    assert "[:, None, None, :]" in found.hint
+
+
+@pytest.mark.parametrize("cls, words", [
+    ("OneHeadKept", "`qkv.weight`: only head 0 of its"),
+    ("MixingDiagonal", "`mix`: only its diagonal"),
+])
+def test_a_part_of_a_weight_is_named_with_the_op_that_dropped_the_rest(cls, words):
+    report = _check(f"{DATA / 'reach.py'}::{cls}")
+    (found,) = [d for d in report.diagnostics if d.rule == "weight-without-effect"]
+    assert words in found.message and found.data["end"] == "part", found.message
+    assert "reads a value that depends on them and returns one that does not" in found.message

@@ -8,6 +8,9 @@
            its scores)
 ``liveness`` which values reach an output, a kept tensor or a write, and which are dead:
            computed and never used
+``masks``  what a mask argument means, read from how forward uses it (``masked_fill(mask == 0)``:
+           True = keep; ``masked_fill(mask)``: True = masked out; SDPA's boolean ``attn_mask``;
+           added to the scores): the one reading the driver and the behaviour checks share
 
 Every rule takes one ``Analysis``; none recomputes what another already found.
 """

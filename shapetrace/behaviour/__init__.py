@@ -12,11 +12,13 @@ these checks re-run a float64 copy of the module (the user's module is never tou
   is reordered (seeded random derangements, not a roll, which commutes with some wrong maps)?
 - ``causal-leak`` (when the module is meant to be causal): does output position t depend on a
   later position of the query stream? A second stream (cross-attention context) may be seen whole.
+  A causal mask built the wrong way round is found at the line that built it.
 - ``nondeterministic-eval``: do two runs in eval mode, same inputs, give different outputs?
 - ``stateful-forward``: does a call after a first one (same inputs, or shorter ones) differ from
   the same call on the module as it was, through state the first call wrote?
 - ``weight-without-effect``: is there a weight matrix the forward reads whose gradient from the
-  outputs is exactly zero, and whose values can change without changing any output?
+  outputs is exactly zero, and whose values can change without changing any output? Or of
+  which only the diagonal, or only some heads, can?
 - ``mask-ignored``: with a 0/1 ``attention_mask`` made as a tokenizer makes it, does the output
   at a real position depend on an input at a padded position, through an attention?
 
@@ -30,10 +32,12 @@ Layout
 ``intent``    whether the module is meant to be causal, and the note when that is unknown
 ``mutation``  ``input-mutated``: a watch on the traced run for writes into the arguments
 ``locate``    the first leaking op, on a run recorded by the tracer (``record.tracer``)
+``inverted``  an inverted causal mask on the scores of the leaking softmax, read from the run
 ``messages``  diagnostics, hints and dependency grids (``grid_text``)
 ``checks``    ``run_behaviour`` / ``check_behaviour`` / ``dependencies``: the checks in order
 ``repeat``    ``stateful-forward``: a second call on the state the first one left
 ``reach``     ``weight-without-effect``: gradients of the weights, and where a value path ends
+``parts``     ``weight-without-effect`` for parts of a weight: only its diagonal, only some heads
 ``masks``     ``mask-ignored``: padded positions that still reach real ones
 ``errors``    the module's failures vs the checks' own (``InternalCheckError``)
 ``results``   ``Dependency``, ``DependencyResult``, ``BehaviourResult``, ``looks_causal``

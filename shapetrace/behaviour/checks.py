@@ -19,7 +19,7 @@ from torch import nn
 from ..base.compat import dropout_base_class
 from ..base.diagnostics import Diagnostic, Skip
 from ..base.dims import Dims
-from . import locate, masks, messages, reach, repeat, shuffle, textbook
+from . import inverted, locate, masks, messages, reach, repeat, shuffle, textbook
 from .errors import InternalCheckError, raised_by_user
 from .probe import Probe
 from .results import (
@@ -381,8 +381,10 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
     stage.check = "causal-leak"
     if future:
         leak, run = located.get("causal", (None, None))
+        mask = _quietly(inverted.inverted_mask, leak.rec if leak else None, run)
         result.diagnostics.append(messages.causal_leak(
-            probe, dep.time_grid, dep, leak.rec if leak else None, run.records if run else ()))
+            probe, dep.time_grid, dep, leak.rec if leak else None, run.records if run else (),
+            inverted=mask))
     elif hidden is not None:
         leak, run = hidden
         result.diagnostics.append(messages.causal_leak(probe, leak.used, dep, leak.rec, run.records,

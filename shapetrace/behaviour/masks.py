@@ -1,18 +1,21 @@
-"""mask-ignored: a padding mask whose excluded positions still move the output.
+"""mask-ignored: a (B, T) mask whose excluded positions still move the output.
 
-A 0/1 ``attention_mask`` (B, T) that shapetrace makes is right-padded as a tokenizer makes it,
-and its meaning is the tokenizer's: 1 is a real token, 0 is padding. Whatever the code does with
-it, the output at a real position must not depend on the inputs at the padded positions of its
-sample. Checked like causal-leak, by autograd: one backward of a random projection of the
-outputs at the real positions, and the gradient at the padded inputs must be zero. When it is
-not, the first op on a recorded run whose output at a real position depends on a padded input
-is named: the weighted sum of an attention the mask never reached. Which values of a mask mean
-padding is the code's own convention (1 = padding is one too): a mask that changes the output
-is not judged, only one that changes nothing (the output is the same with every position
-marked real). Only an
-attention is judged (a product whose operand has two position axes, or SDPA): a convolution
-or a pooling that mixes positions is a design choice, not a mask that says one thing and does
-another.
+Which positions a mask excludes is read from the code, where it says (``analysis.masks``, the
+reading the driver gives masks by): ``masked_fill(mask == 0, ...)`` or SDPA's boolean
+``attn_mask`` keep the True positions, ``masked_fill(mask, ...)`` excludes them. Where the code
+says nothing, a 0/1 ``attention_mask`` (B, T) that shapetrace makes is right-padded as a
+tokenizer makes it, and read as the tokenizer means it: 1 is a real token, 0 is padding.
+Whatever the code does with the mask, the output at a kept position must not depend on the
+inputs at the excluded positions of its sample. Checked like causal-leak, by autograd: one
+backward of a random projection of the outputs at the kept positions, and the gradient at the
+excluded inputs must be zero. When it is not, the first op on a recorded run whose output at a
+kept position depends on an excluded input is named: the weighted sum of an attention the mask
+never reached (or reached on the wrong axis: the queries' rows masked, the keys left). Without
+a reading from the code, a mask that changes the output is applied by a convention of its own
+(1 = padding is one too) and is not judged, only one that changes nothing (the output is the
+same with every position marked real). Only an attention is judged (a product whose operand
+has two position axes, or SDPA): a convolution or a pooling that mixes positions is a design
+choice, not a mask that says one thing and does another.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ import warnings
 import torch
 from torch import Tensor
 
+from ..analysis.masks import mask_meaning
 from ..base.names import PADDING_INPUTS
-from ..base.ops import MATMULS, SDPA
+from ..base.ops import MASKED_FILLS, MATMULS, SDPA, WHERES
 from ..base.records import OpRecord
 from ..rules.registry import diagnostic
 from . import locate
@@ -36,10 +40,10 @@ _ATTENTIONS = MATMULS | {SDPA}
 
 def padding_ignored(probe: Probe) -> list:
     """The ``mask-ignored`` finding for a generated padding mask, or nothing."""
-    found = _padding_mask(probe) if probe.B != probe.T else None
+    found = _judged_mask(probe) if probe.B != probe.T else None
     if found is None:
         return []
-    arg, keep = found
+    arg, keep, meaning = found
     sources = [s for s in probe.sources() if s.arg != arg and s.role.batch is not None
                and s.role.time is not None and s.role.stream == "query"
                and s.value.shape[s.role.batch] == probe.B and s.value.shape[s.role.time] == probe.T]
@@ -52,22 +56,34 @@ def padding_ignored(probe: Probe) -> list:
         outs = [get(out, path) for _, path in probe.paths]
         if not _leaks(outs, leaves, sources, keep, probe):
             return []
-        # Which values of a mask mean padding is the code's convention (1 = padding is one
-        # too): a mask that changes the output is applied its own way and is not judged here.
-        # One that changes nothing is ignored, whatever its convention.
-        every_real = list(args)
-        every_real[arg] = torch.ones_like(args[arg])
-        with torch.no_grad():
-            unmasked = probe.call(every_real)
-        if not all(_same(a, get(unmasked, path)) for a, (_, path) in zip(outs, probe.paths)):
+        changes_nothing = _changes_nothing(probe, args, arg, meaning, outs)
+        if meaning is None and not changes_nothing:
+            # Without a reading from the code, which values mean padding is the code's own
+            # convention (1 = padding is one too): a mask that changes the output is applied
+            # its own way and is not judged here. One that changes nothing is ignored.
             return []
-    rec = _first_leak(probe, args, emb, leaves, sources, keep)
+    rec, records = _first_leak(probe, args, emb, leaves, sources, keep)
     if rec is None or not _is_attention(rec, probe.T):
         return []
+    applied = None if changes_nothing else _masking(records, probe)
+    if not changes_nothing and applied is None:
+        return []  # the mask hides something else (outputs, a loss): not the keys it is judged on
     mask_name = probe.roles[arg].name
-    message = (f"`{mask_name}` is never applied: the output is the same with every position "
-               f"marked real, and the output at real positions depends on the inputs at padded "
-               f"positions: `{rec.source or rec.op}` at {rec.file}:{rec.line} mixes them in")
+    mixes = f"`{rec.source or rec.op}` at {rec.file}:{rec.line} mixes them in"
+    if changes_nothing:
+        message = (f"`{mask_name}` is never applied: the output is the same with every position "
+                   f"marked real, and the output at real positions depends on the inputs at "
+                   f"padded positions: {mixes}")
+    else:
+        said = "True/1 = may attend" if meaning == "keep" else "True/1 = masked out"
+        message = (f"`{mask_name}` does not hide what the code says it hides: forward reads it as "
+                   f"{said}, and applies it here (`{applied.source or applied.op}`), yet the "
+                   f"output at the positions it keeps depends on the inputs at the positions it "
+                   f"masks: {mixes}")
+        hint = (f"apply the mask along the key axis of the scores ({mask_name}[:, None, None, :] "
+                f"for (B, H, T, T) scores), so that the positions it masks are hidden from every "
+                f"query")
+        return [diagnostic("mask-ignored", message, hint, rec=applied, mask=mask_name)]
     hint = (f"exclude the padded keys from these weights: scores.masked_fill(~{mask_name}"
             f"[:, None, None, :].bool(), float('-inf')), or an SDPA bool attn_mask that is True "
             f"where {mask_name} == 1")
@@ -81,6 +97,37 @@ def _same(a, b) -> bool:
         return False
     return bool(torch.allclose(a.detach().nan_to_num(0.0, 0.0, 0.0), b.nan_to_num(0.0, 0.0, 0.0),
                                rtol=RTOL, atol=RTOL))
+
+
+def _changes_nothing(probe: Probe, args, arg: int, meaning: str | None, outs) -> bool:
+    """Whether the outputs are the same with every position of mask ``arg`` kept (all ones;
+    all zeros for a mask the code reads as True = masked out)."""
+    every_real = list(args)
+    every_real[arg] = (torch.zeros_like if meaning == "drop" else torch.ones_like)(args[arg])
+    with torch.no_grad():
+        unmasked = probe.call(every_real)
+    return all(_same(a, get(unmasked, path)) for a, (_, path) in zip(outs, probe.paths))
+
+
+def _judged_mask(probe: Probe) -> tuple[int, Tensor, str | None] | None:
+    """(argument index, (B, T) bool of the kept positions, the code's reading or None) for the
+    first (B, T) 0/1 mask whose meaning forward says (True kept, or True masked out), or else
+    a tokenizer-made padding mask."""
+    forward = getattr(type(probe.model), "forward", None)
+    for i, role in enumerate(probe.roles):
+        value = probe.args[i] if i < len(probe.args) else None
+        if role is None or not role.name or not isinstance(value, Tensor) \
+                or tuple(value.shape) != (probe.B, probe.T) or value.is_floating_point():
+            continue
+        if not bool(((value == 0) | (value == 1)).all()):
+            continue
+        meaning = mask_meaning(forward, role.name) if forward is not None else None
+        if meaning in ("keep", "drop"):
+            keep = value.bool() if meaning == "keep" else ~value.bool()
+            if bool((~keep).any()) and bool(keep.any(1).all()):
+                return i, keep, meaning
+    found = _padding_mask(probe)
+    return (*found, None) if found is not None else None
 
 
 def _padding_mask(probe: Probe) -> tuple[int, Tensor] | None:
@@ -139,13 +186,37 @@ def _leaks(outs, leaves, sources, keep: Tensor, probe: Probe) -> bool:
     return False
 
 
-def _first_leak(probe: Probe, args, emb, leaves, sources, keep: Tensor) -> OpRecord | None:
-    """The first op whose output at a real position depends on a padded input."""
+def _first_leak(probe: Probe, args, emb, leaves, sources,
+                keep: Tensor) -> tuple[OpRecord | None, list[OpRecord]]:
+    """The first op whose output at a real position depends on a padded input, and the
+    records of the run."""
     run = locate.record(probe, args, grad=True, embeddings=emb)
     for step in run.steps:
         outs = [t for t in step.outputs if t.requires_grad]
         if outs and _leaks(outs, leaves, sources, keep, probe):
-            return step.rec
+            return step.rec, run.records
+    return None, run.records
+
+
+def _masking(records, probe: Probe) -> OpRecord | None:
+    """The first op of the run that masks attention scores with a mask per sample: a
+    masked_fill or where on a tensor with two axes of T whose mask has an axis of B, or SDPA
+    given such a mask."""
+    for rec in records:
+        if rec.op in MASKED_FILLS:
+            slot = 1
+        elif rec.op in WHERES:
+            slot = 0 if rec.op == "torch.where" else 1
+        elif rec.op == SDPA:
+            slot = 3
+        else:
+            continue
+        if slot >= len(rec.inputs) or not rec.outputs:
+            continue
+        if rec.op != SDPA and tuple(rec.outputs[0].shape).count(probe.T) < 2:
+            continue  # SDPA's output has one T: its mask is on the scores inside
+        if probe.B in tuple(rec.inputs[slot].shape):
+            return rec
     return None
 
 

@@ -154,10 +154,15 @@ def _sources_text(dep: DependencyResult, kind: str) -> str:
 
 
 def causal_leak(probe: Probe, grid: Tensor | None, dep: DependencyResult, rec: OpRecord | None,
-                records: Sequence[OpRecord] = (), *, inside: bool = False) -> Diagnostic:
+                records: Sequence[OpRecord] = (), *, inside: bool = False,
+                inverted=None) -> Diagnostic:
     """A causal leak seen in the outputs' T x T grid, or (``inside``) in an intermediate tensor
     when no output has a time axis (a model that returns the last position's logits only).
-    ``records`` are those of the run the op was found in, for the hint."""
+    ``records`` are those of the run the op was found in, for the hint. ``inverted`` (an
+    ``inverted.Inverted``): the scores were masked the wrong way round, and the finding is at
+    the op that applied the mask."""
+    if inverted is not None and grid is not None and not inside and bool(grid.triu(1).any()):
+        return _inverted_mask(probe, grid, dep, rec, inverted)
     at = where(probe, rec)
     leaks = [tuple(ix) for ix in grid.triu(1).nonzero().tolist()] if grid is not None else []
     T = probe.T
@@ -180,6 +185,33 @@ def causal_leak(probe: Probe, grid: Tensor | None, dep: DependencyResult, rec: O
         data["grid_text"] = grid_text(data)
     return diagnostic("causal-leak", message, _causal_hint(probe, rec, records), **at.place(),
                       **data)
+
+
+def _inverted_mask(probe: Probe, grid: Tensor, dep: DependencyResult, rec: OpRecord,
+                   inverted) -> Diagnostic:
+    """At the line that built the mask when it was built in the forward, else where applied."""
+    applied, used = where(probe, inverted.applied), where(probe, rec)
+    leaks = [tuple(ix) for ix in grid.triu(1).nonzero().tolist()]
+    row, col = min(leaks)
+    own = "and its own key " if inverted.own else ""
+    if inverted.built is not None:
+        at = where(probe, inverted.built)
+        what = (f"the causal mask built here (`{at.segment}`) is inverted: applied by "
+                f"`{applied.segment}` at {applied.file}:{applied.line}, it")
+    else:
+        at = applied
+        what = f"the causal mask is inverted: `{applied.segment}`"
+    message = (f"{what} hides each query's earlier keys {own}and keeps the later ones, so output "
+               f"position {row} depends on input position {col} of {_sources_text(dep, 'time')}, "
+               f"a later one ({len(leaks)} of the {probe.T * (probe.T - 1) // 2} future pairs over "
+               f"T leak); the weights are taken at {used.file}:{used.line} (`{used.segment}`)")
+    hint = ("Hide the keys after each query (j > i) instead: masked_fill's mask is "
+            "torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1), or tril(...) == 0 on a "
+            "0/1 tril buffer.")
+    data: dict[str, Any] = {"leaks": len(leaks), "inverted": True,
+                            "grid": _grid(grid, "lower", "T", "position")}
+    data["grid_text"] = grid_text(data)
+    return diagnostic("causal-leak", message, hint, **at.place(), **data)
 
 
 def batch_mixing(probe: Probe, dep: DependencyResult, leaks, rec: OpRecord | None) -> Diagnostic:

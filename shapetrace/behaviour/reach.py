@@ -36,6 +36,7 @@ from ..record.tensors import tensors_in
 from ..record.tracer import Recorder
 from ..rules.dead import placeholder
 from ..rules.registry import diagnostic
+from . import parts
 from .probe import Probe
 from .runs import flatten, fresh, math_sdpa, relative_change
 from .results import RTOL
@@ -64,9 +65,13 @@ def weights_without_effect(probe: Probe, trainable: Iterable[str]) -> list:
                     p.add_(torch.randn(p.shape, generator=gen, dtype=p.dtype) * 0.1 * scale)
         for p in params.values():
             p.requires_grad_(True)
-        if _all_reached(probe, params, gen):
-            return []  # the usual case, settled by one plain forward and backward
-        return _judge(probe, params, by_id, gen)
+        grads = _gradients(probe, params, gen)
+        if grads is None:
+            return []
+        found = parts.parts_without_effect(probe, params, grads)
+        if all(g is not None and bool(g.ne(0).any()) for g in grads.values()):
+            return found  # the usual case, settled by one plain forward and backward
+        return found + _judge(probe, params, by_id, gen)
     finally:
         for p in params.values():
             p.requires_grad_(False)
@@ -88,17 +93,18 @@ def _projection(probe: Probe, out, gen):
                .sum() for t in ends)
 
 
-def _all_reached(probe: Probe, params, gen) -> bool:
-    """Whether every weight gets a gradient somewhere, on an untraced run."""
+def _gradients(probe: Probe, params, gen) -> dict[str, Tensor | None] | None:
+    """Every weight's gradient from the outputs, on an untraced run; None when nothing has a
+    gradient to take."""
     args, kwargs = fresh(probe.args), fresh(probe.kwargs)
     with torch.enable_grad(), math_sdpa(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = probe.model(*args, **kwargs)
         total = _projection(probe, out, gen)
     if total is None:
-        return True
+        return None
     grads = torch.autograd.grad(total, list(params.values()), allow_unused=True)
-    return all(g is not None and bool(g.ne(0).any()) for g in grads)
+    return dict(zip(params, grads))
 
 
 def _judge(probe: Probe, params, by_id, gen) -> list:

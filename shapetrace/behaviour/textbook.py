@@ -18,7 +18,9 @@ sums over; where they differ, the weights are recomputed with the textbook scale
 the code added, the largest difference is measured, and the finding names the part that differs
 (no scale, twice the scale, the root of another size) at the op that applied the last factor,
 with each factor's line. An addition of the same non-zero term twice on the way to one softmax
-is the other finding: a bias added twice. Where the reading is not sure (a learned or tensor
+is another finding: a bias added twice. A third: a term made of parameters or tables (not of
+the input) added to the scores that is the same at every position of the axis the softmax
+normalises, which the softmax removes (a key bias broadcast over the queries). Where the reading is not sure (a learned or tensor
 factor, cosine similarities, dot products of raw inputs, factors that cancel), nothing is said.
 """
 
@@ -30,7 +32,7 @@ import torch
 from torch import Tensor
 
 from ..analysis.facts import Analysis
-from ..analysis.graph import Graph, contracted_size, find_attentions
+from ..analysis.graph import Graph, contracted_size, find_attentions, forward_position
 from ..base.diagnostics import Diagnostic
 from ..base.ops import (
     CASTS,
@@ -122,6 +124,9 @@ class _Reading:
         twice = self.bias_twice(terms)
         if twice is not None:
             return twice
+        cancelled = self.bias_cancelled(scores)
+        if cancelled is not None:
+            return cancelled
         steps = [(rec, f, "q") for rec, f in q_steps] + [(rec, f, "k") for rec, f in k_steps] \
             + [(rec, f, "scores") for rec, f in factors]
         total = math.prod(f for _, f, _ in steps)
@@ -204,6 +209,55 @@ class _Reading:
                     return diagnostic("attention-textbook", message, hint, rec=second,
                                       part="bias", first=first.index)
         return None
+
+    def bias_cancelled(self, scores) -> Diagnostic | None:
+        """A term added to the scores that is the same at every key: the softmax over the keys
+        removes it, so it changes no weight (a key bias broadcast over the queries, ``b[:, None]``
+        where ``b[None, :]`` was meant). Judged only for a term made of parameters or tables,
+        not of the input (a term computed from q or x, such as ``-|q|²/2``, may be constant
+        along the keys by design), with more than two values (not a mask)."""
+        pos = scores.pos
+        for rec in scores.path:
+            slot = tracked_slot(rec)
+            if slot is None:
+                return None
+            out_pos = forward_position(rec, slot, pos)
+            if out_pos is None:
+                return None
+            if rec.op in _ADDS and len(rec.inputs) == 2:
+                found = self._cancelled_term(rec, slot, out_pos)
+                if found is not None:
+                    return found
+            pos = out_pos
+        return None
+
+    def _cancelled_term(self, rec: OpRecord, slot: int, pos: int) -> Diagnostic | None:
+        pair = self.addends.get(rec.index) or []
+        after = self.value(rec.outputs[0])
+        if len(pair) != 2 or after is None or pair[1 - slot] is None:
+            return None
+        term, meta = pair[1 - slot], rec.inputs[1 - slot]
+        if not _bias(term) or self.analysis.lineage.batched(meta) \
+                or self.graph.made_of(meta, self.att.scores.rec.index):
+            return None
+        try:
+            full = torch.broadcast_to(term, after.shape)
+        except RuntimeError:
+            return None
+        first = full.narrow(pos, 0, 1)
+        if after.shape[pos] < 2 or not bool((full == first).all()):
+            return None  # it varies along the keys, as a key bias or a position table does
+        built = self.graph.producer(meta)
+        at = (f" (built at line {built.line}: `{built.source}`)"
+              if built is not None and built.line and built.line != rec.line and built.source else "")
+        message = (f"the term added to the attention scores here{at} is the same for every key: "
+                   f"it varies only along other axes, and the softmax normalises over the keys "
+                   f"(axis {pos} of {tuple(after.shape)}, size {after.shape[pos]}), which removes "
+                   f"it: the weights are the same as if it were never added")
+        hint = ("Broadcast the bias along the query axis so that it varies over the keys: a (T,) "
+                "key bias is added as bias[None, :] (or bias.view(1, 1, 1, T)), not bias[:, None].")
+        return diagnostic("attention-textbook", message, hint, rec=rec, part="bias-axis",
+                          built=built.index if built is not None else None)
 
     def scale_finding(self, product, unit, total, right, d, named) -> Diagnostic:
         culprit = max((rec for rec, _, _ in unit), key=lambda r: r.index, default=None)

@@ -1,119 +1,15 @@
-"""What an optional mask argument means, read from how forward uses it (``ast``; nothing run).
-
-- ``scores.masked_fill(mask == 0, -inf)``, ``masked_fill(~mask, ...)``,
-  ``masked_fill(mask.logical_not(), ...)``, ``masked_fill(mask == False, ...)``: 1/True = keep;
-- ``scores.masked_fill(mask, -inf)``, ``masked_fill(mask.bool(), ...)``,
-  ``masked_fill(mask == 1, ...)``: True = masked out;
-- SDPA's ``attn_mask=mask`` (or ``mask.bool()``): a boolean mask there means True = attend;
-- ``scores + mask`` (``scores += mask``): a float added to the scores.
-
-A local name made from the mask alone (``m = mask.bool() if mask is not None else None``) stands
-for it. Uses that disagree, or none of these, say nothing: the mask is then left out, as before.
+"""Optional masks given with the meaning the code reads in them (``analysis.masks``: the one
+reading of a mask's meaning, shared with the behaviour checks). Uses that disagree, or none the
+reading knows, say nothing: the mask is then left out, as before.
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 
-from .usage import _function_def, _tree
+from ..analysis.masks import mask_meaning
 
-_SDPA = "scaled_dot_product_attention"
-_CASTS = frozenset({"bool", "to", "float", "type", "unsqueeze", "view", "reshape", "expand",
-                    "expand_as", "contiguous", "__getitem__"})
-
-
-def mask_meaning(forward, name: str) -> str | None:
-    """``"keep"``, ``"drop"`` or ``"add"`` for forward's argument ``name``, or None."""
-    func = getattr(forward, "__func__", forward)
-    body = _function_def(_tree(func), getattr(func, "__name__", ""))
-    if body is None:
-        return None
-    names = _aliases(body, name)
-    found: set[str] = set()
-    for node in ast.walk(body):
-        meaning = _use(node, names)
-        if meaning is not None:
-            found.add(meaning)
-    return found.pop() if len(found) == 1 else None
-
-
-def _aliases(body: ast.AST, name: str) -> set[str]:
-    """``name`` and the local names assigned from it alone, unchanged in meaning."""
-    names = {name}
-    for _ in range(3):
-        for node in ast.walk(body):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], ast.Name) and _same(node.value, names):
-                names.add(node.targets[0].id)
-    return names
-
-
-def _same(node: ast.expr, names: set[str]) -> bool:
-    """Whether ``node`` is one of ``names``, cast or reshaped (``mask.bool()``,
-    ``mask[:, None]``), or that else None (``mask.bool() if mask is not None else None``)."""
-    if isinstance(node, ast.Name):
-        return node.id in names
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-            and node.func.attr in _CASTS:
-        return _same(node.func.value, names)
-    if isinstance(node, ast.Subscript):
-        return _same(node.value, names)
-    if isinstance(node, ast.IfExp):
-        none = lambda n: isinstance(n, ast.Constant) and n.value is None  # noqa: E731
-        return (_same(node.body, names) and none(node.orelse)) or \
-            (_same(node.orelse, names) and none(node.body))
-    return False
-
-
-def _use(node: ast.AST, names: set[str]) -> str | None:
-    if isinstance(node, ast.Call):
-        func = node.func
-        attr = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if attr in ("masked_fill", "masked_fill_"):
-            args = node.args[1:] if isinstance(func, ast.Attribute) and \
-                isinstance(func.value, ast.Name) and func.value.id == "torch" else node.args
-            return _condition(args[0], names) if args else None
-        if attr == _SDPA:
-            given = next((k.value for k in node.keywords if k.arg == "attn_mask"),
-                         node.args[3] if len(node.args) > 3 else None)
-            if given is not None and _same(given, names) and not _float_cast(given):
-                return "keep"
-        return None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        if _same(node.left, names) or _same(node.right, names):
-            return "add"
-    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) \
-            and _same(node.value, names):
-        return "add"
-    return None
-
-
-def _float_cast(node: ast.expr) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-        and node.func.attr == "float"
-
-
-def _condition(node: ast.expr, names: set[str]) -> str | None:
-    """The meaning of a mask given to masked_fill as the condition ``node``."""
-    if _same(node, names):
-        return "drop"
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)) \
-            and _same(node.operand, names):
-        return "keep"
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-            and node.func.attr == "logical_not" and _same(node.func.value, names):
-        return "keep"
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and _same(node.left, names) \
-            and isinstance(node.comparators[0], ast.Constant):
-        value, op = node.comparators[0].value, node.ops[0]
-        if isinstance(op, ast.Eq):
-            return "keep" if value in (0, False) and value is not None else \
-                "drop" if value in (1, True) else None
-        if isinstance(op, ast.NotEq):
-            return "drop" if value in (0, False) and value is not None else \
-                "keep" if value in (1, True) else None
-    return None
+__all__ = ["mask_meaning", "with_meanings"]
 
 
 def with_meanings(inputs: tuple, forward) -> tuple:

@@ -193,7 +193,12 @@ _ALL = [
        A dependency that autograd cannot see (a maximum over T taken under `torch.no_grad()` or
        through `.detach()`) is found by changing the last position and watching the earlier
        ones. A model whose output has no time axis (a classifier that pools over T) is checked
-       up to the pooling.
+       up to the pooling. When the first op that sees the future is a softmax whose scores were
+       masked so that each query's earlier keys are hidden and every later key is kept (read
+       from the values: `triu` for `tril`, `>=` for `<=`, an additive mask transposed), the
+       mask is inverted: the finding is at the line that built the mask (at the op that applied
+       it, for a mask built outside the forward), naming where it was applied and where the
+       weights were taken.
        """,
        """
        scores.masked_fill(mask, float("-inf"))        # result dropped: no mask at all
@@ -398,7 +403,10 @@ _ALL = [
        the textbook scale and the same terms, and the finding says which part differs (no
        scale, scaled twice, the root of another size), at the op that applied the last factor,
        with the line of each factor. The same non-zero term added twice on the way to one
-       softmax is a bias added twice. Nothing is said where the reading is not sure: a learned
+       softmax is a bias added twice. A learned term (not made from the input) added to the
+       scores that is the same at every position of the axis the softmax normalises (a key
+       bias broadcast over the queries, `bias[:, None]`) is removed by the softmax: it is
+       reported at the addition, with the line that built it. Nothing is said where the reading is not sure: a learned
        or tensor factor, cosine similarities, dot products of raw inputs, a soft cap, factors
        that cancel. Where attention-scale already reports the same line, it is one finding.
        """,
@@ -473,7 +481,13 @@ _ALL = [
        call whose result was dropped, or the op that removed its contribution. Weights not read
        in this call (a branch not taken, a cache path), read under `torch.no_grad()`, frozen,
        and vectors (biases, norm scales, which a softmax or a norm after them may remove by
-       design) are not judged; an embedding table is judged as a whole.
+       design) are not judged; an embedding table is judged as a whole. Two parts of a weight
+       are judged too: a square weight of which only the diagonal has a gradient
+       (`w * torch.eye(n)`), and a projection whose rows are parts of H heads of size d with the
+       same heads dropped in every part (`y[:, 0]` keeping one head of a fused qkv), each
+       confirmed by changing the part alone and reported at the op that read a value depending
+       on it and returned one that does not. Other parts (rows of a table past the probe's
+       length, half a projection used only in training, a causal triangle) are not judged.
        """,
        """
        h = x + self.attn(self.ln1(x))
@@ -485,16 +499,23 @@ _ALL = [
        return h + self.mlp(self.ln2(h))
        """, kind="behaviour", needs_values=True),
     _r("ST033", "mask-ignored", "error",
-       "a padding mask that is never applied: padded positions move the output at real ones",
+       "a (B, T) mask that does not hide what it says: masked positions move the output at kept ones",
        """
        A 0/1 `attention_mask` (B, T) that shapetrace makes is padded as a tokenizer pads (each
        sequence its real tokens first, then padding). When the output at real positions depends
        on the inputs at padded positions and the output is the same with every position marked
        real, the mask never reached the attention: the finding names the op that mixes the
        padded positions in. Checked like causal-leak, by autograd. Which values of a mask mean
-       padding is the code's own convention (1 = padding is one too), so a mask that changes the
-       output is not judged. Only an attention is judged (a product of weights over two position
-       axes, or SDPA): a convolution or pooling that mixes positions is a design choice.
+       padding is the code's own convention (1 = padding is one too), so, where the code does
+       not say, a mask that changes the output is not judged. Where it says (the reading the
+       driver gives masks by: `masked_fill(mask == 0, ...)` or SDPA's boolean `attn_mask` keep
+       the True positions, `masked_fill(mask, ...)` hides them), a (B, T) mask applied to the
+       attention scores is judged by that reading even when it changes the output: a mask
+       applied to the queries' rows instead of the keys (`mask[:, None, :, None]`) is found at
+       the op that applied it, naming the op that lets the masked positions through. Only an
+       attention is judged (a product of weights over two position axes, or SDPA): a
+       convolution or pooling that mixes positions is a design choice, and a mask that hides
+       only outputs (not scores) is not a key mask.
        """,
        """
        def forward(self, x, attention_mask):

@@ -3,15 +3,19 @@ along it with values that do not come from the weights themselves. Nyström-styl
 attention (a Newton-Schulz pseudo-inverse iterated on softmax weights), linear attention with
 kernel feature maps (elu + 1, softmaxed q and k, Performer-like random features), and scales
 applied in place (``q *= self.scale``, ``q.mul_(...)``, ``s /= ...``), sequence-first, a
-relative-position table and ALiBi added to one set of scores, all quiet; buggy twins: weights
-scaled after the softmax, q scaled in place and the scores again, q scaled in place by the width,
-a relative-position bias added twice, each marked ``# BUG``."""
+relative-position table and ALiBi added to one set of scores, a learned bias per key, all
+quiet; k scaled in place, q scaled in place on a view of a fused projection (einops and einsum),
+the scores scaled and masked in place, a grouped-query view scaled in place, all quiet; buggy
+twins: weights scaled after the softmax, q scaled in place and the scores again, q scaled in
+place by the width, a relative-position bias added twice, a key bias broadcast over the queries
+(the softmax removes it), each marked ``# BUG``."""
 
 import math
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from einops import rearrange
 
 
 class _Fused(nn.Module):
@@ -255,6 +259,96 @@ class RelativeBiasAddedTwice(_Biased):
         scores = q @ k.transpose(-2, -1) * self.scale + bias
         scores = scores + bias  # BUG
         return self.merge(scores.softmax(dim=-1) @ v)
+
+
+class KeyBias(_Biased):
+    """A learned bias per key position, broadcast over the queries: it varies along the keys."""
+
+    def __init__(self, width, heads):
+        super().__init__(width, heads)
+        self.key_bias = nn.Parameter(torch.randn(7))
+
+    def forward(self, x):
+        q, k, v = self.qkv(x)
+        scores = q @ k.transpose(-2, -1) * self.scale
+        scores = scores + self.key_bias.view(1, 1, 1, -1)
+        return self.merge(scores.softmax(dim=-1) @ v)
+
+
+class KeyBiasOverQueries(KeyBias):
+    BUG = "attention-textbook"
+
+    def forward(self, x):
+        q, k, v = self.qkv(x)
+        scores = q @ k.transpose(-2, -1) * self.scale
+        per_key = self.key_bias.unsqueeze(-1)
+        scores = scores + per_key  # BUG
+        return self.merge(scores.softmax(dim=-1) @ v)
+
+
+class KeyScaledInPlace(_Fused):
+    """``k *= self.scale`` on the key, split into heads by a view of a fused projection."""
+
+    def forward(self, x):
+        batch, length, _ = x.shape
+        q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+        q, k, v = (z.reshape(batch, length, self.heads, self.head_size).transpose(1, 2)
+                   for z in (q, k, v))
+        k *= self.scale
+        return self.merge((q @ k.transpose(-2, -1)).softmax(dim=-1) @ v)
+
+
+class ChunkScaledInPlaceEinsum(_Fused):
+    """The query chunk of a fused projection (a view) scaled in place before its heads are split
+    with einops; scores and output by einsum."""
+
+    def forward(self, x):
+        q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+        q *= self.scale
+        q, k, v = (rearrange(z, "b t (h d) -> b h t d", h=self.heads) for z in (q, k, v))
+        weights = torch.einsum("bhid,bhjd->bhij", q, k).softmax(dim=-1)
+        out = torch.einsum("bhij,bhjd->bhid", weights, v)
+        return self.to_out(rearrange(out, "b h t d -> b t (h d)"))
+
+
+class ScoresScaledAndMaskedInPlace(_Fused):
+    """Causal: the scores scaled with ``mul_`` and masked with ``masked_fill_``."""
+
+    def forward(self, x):
+        q, k, v = self.qkv(x)
+        length = x.shape[1]
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores.mul_(self.scale)
+        future = torch.ones(length, length, dtype=torch.bool).triu(1)
+        scores.masked_fill_(future, float("-inf"))
+        return self.merge(F.softmax(scores, dim=-1) @ v)
+
+
+class GroupedQueryViewScaledInPlace(nn.Module):
+    """Grouped-query attention (one key/value head): the query scaled in place on its view
+    (B, T, H, d) before the transpose."""
+
+    INIT = {"width": "C", "heads": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads, self.size = heads, width // heads
+        self.scale = self.size ** -0.5
+        self.q = nn.Linear(width, width)
+        self.kv = nn.Linear(width, 2 * self.size)
+        self.out = nn.Linear(width, width)
+
+    def forward(self, x):
+        batch, length, width = x.shape
+        q = self.q(x).view(batch, length, self.heads, self.size)
+        q.mul_(self.scale)
+        q = q.transpose(1, 2)
+        k, v = self.kv(x).view(batch, length, 2, 1, self.size).permute(2, 0, 3, 1, 4)
+        k = k.expand(batch, self.heads, length, self.size)
+        v = v.expand(batch, self.heads, length, self.size)
+        weights = (q @ k.transpose(-1, -2)).softmax(dim=-1)
+        return self.out((weights @ v).transpose(1, 2).reshape(batch, length, width))
 
 
 class ReverseReusesTheWeights(_Fused):

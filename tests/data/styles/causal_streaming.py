@@ -368,10 +368,10 @@ class CausalRotaryMaskBackwards(CausalRotaryTable):
         q = q * cos + self.rotate_half(q) * sin
         k = k * cos + self.rotate_half(k) * sin
         pos = torch.arange(T)
-        causal = pos[:, None] <= pos[None, :]
+        causal = pos[:, None] <= pos[None, :]  # BUG
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.dk)
         scores = scores.masked_fill(~causal, float("-inf"))
-        return self.merge(scores.softmax(-1) @ v)  # BUG
+        return self.merge(scores.softmax(-1) @ v)
 
 
 class CausalFloatMaskBuffer(_Heads):

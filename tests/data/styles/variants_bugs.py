@@ -332,8 +332,8 @@ class TriuBufferKeepsFuture(nn.Module):
         B, T, C = x.shape
         q, k, v = self.qkv(x).view(B, T, 3, self.n_head, -1).permute(2, 0, 3, 1, 4)
         att = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
-        att = att.masked_fill(self.bias[:T, :T] == 0, float("-inf"))
-        y = att.softmax(dim=-1) @ v  # BUG
+        att = att.masked_fill(self.bias[:T, :T] == 0, float("-inf"))  # BUG
+        y = att.softmax(dim=-1) @ v
         return y.transpose(1, 2).reshape(B, T, C)
 
 

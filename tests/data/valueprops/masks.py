@@ -82,3 +82,71 @@ class PaddingThenConv(PaddedSelfAttention):
     def forward(self, x, attention_mask):
         y = super().forward(x, attention_mask)
         return y + self.conv(y.transpose(1, 2)).transpose(1, 2)
+
+
+class PaddingMaskOnQueries(PaddedSelfAttention):
+    """Read as 1 = keep (``== 0`` filled), but applied to the queries' rows: real queries still
+    weigh the padded keys."""
+
+    def forward(self, x, attention_mask):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
+        scores = scores.masked_fill(attention_mask[:, None, :, None] == 0, -1e9)  # BUG
+        y = scores.softmax(-1) @ v
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class KeyPadding(PaddedSelfAttention):
+    """A boolean key-padding mask, True = padding, as nn.MultiheadAttention reads one."""
+
+    def forward(self, x, key_padding_mask=None):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
+        if key_padding_mask is not None:
+            scores = scores.masked_fill(key_padding_mask.unsqueeze(1).unsqueeze(2), float("-inf"))
+        y = scores.softmax(-1) @ v
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class KeyPaddingOnQueries(PaddedSelfAttention):
+    def forward(self, x, key_padding_mask=None):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
+        if key_padding_mask is not None:
+            hidden = key_padding_mask.unsqueeze(1).unsqueeze(-1)
+            scores = scores.masked_fill(hidden, -1e4)  # BUG
+        y = scores.softmax(-1) @ v
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class SdpaMaskOnQueries(PaddedSelfAttention):
+    def forward(self, x, mask=None):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        rows = mask[:, None, :, None] if mask is not None else None
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=rows)  # BUG
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class SdpaMaskOnKeys(PaddedSelfAttention):
+    def forward(self, x, mask=None):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        keys = mask[:, None, None, :] if mask is not None else None
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=keys)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class OutputsMaskedOnly(PaddedSelfAttention):
+    """The mask zeroes the padded positions of the output only: what it hides is the output,
+    not the keys, so it is not judged as a key mask."""
+
+    def forward(self, x, attention_mask):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
+        y = self.out((scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C))
+        return y.masked_fill(attention_mask[..., None] == 0, 0.0)

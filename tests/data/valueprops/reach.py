@@ -126,3 +126,81 @@ class LocationFromPreviousWeights(nn.Module):
         where = self.location(previous.unsqueeze(1)).transpose(1, 2)
         weights = torch.softmax(self.score(torch.tanh(self.query(x) + where)).squeeze(-1), dim=-1)
         return torch.bmm(weights.unsqueeze(1), x).squeeze(1)
+
+
+class OneHeadKept(MixerBlock):
+    """The attention's output cut to its first head: the other heads' rows of q, k and v are
+    computed for nothing."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__(n_embd, n_head)
+        self.proj = nn.Linear(n_embd // n_head, n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                   for t in self.qkv(x).split(C, dim=2))
+        w = (q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)).softmax(-1)
+        y = (w @ v)[:, 0]  # BUG
+        return x + self.proj(y)
+
+
+class MixingDiagonal(nn.Module):
+    """A full (C, C) mixing matrix multiplied by the identity: only its diagonal is used."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.mix = nn.Parameter(torch.randn(n_embd, n_embd) / math.sqrt(n_embd))
+        self.mlp = Mlp(n_embd)
+
+    def forward(self, x):
+        mixed = x @ (self.mix * torch.eye(x.shape[-1], dtype=x.dtype))  # BUG
+        return x + self.mlp(mixed)
+
+
+class MeanOnlyInEval(nn.Module):
+    """An encoder head that makes a mean and a log-variance and, in eval, returns the mean: half
+    of its rows matter only in training (a design, not a dropped head)."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.stats = nn.Linear(n_embd, 2 * n_embd)
+
+    def forward(self, x):
+        mean, log_var = self.stats(x).chunk(2, dim=-1)
+        if self.training:
+            return mean + torch.randn_like(mean) * (0.5 * log_var).exp()
+        return mean
+
+
+class CausalTokenMixing(nn.Module):
+    """A learned (T, T) token-mixing matrix kept lower-triangular (causal): the upper triangle
+    is masked by design."""
+
+    def __init__(self, n_embd, n_head, length=7):
+        super().__init__()
+        self.mixing = nn.Parameter(torch.randn(length, length) / length)
+
+    def forward(self, x):
+        T = x.shape[1]
+        weights = self.mixing[:T, :T].tril()
+        return x + weights @ x
+
+
+class GroupedHeadsAllUsed(MixerBlock):
+    """Grouped-query attention: one key/value head shared by every query head; every row of
+    every projection matters."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__(n_embd, n_head)
+        self.kv = nn.Linear(n_embd, 2 * (n_embd // n_head))
+        self.q = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        d = C // self.n_head
+        q = self.q(x).view(B, T, self.n_head, d).transpose(1, 2)
+        k, v = self.kv(x).view(B, T, 2, 1, d).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k.expand(B, self.n_head, T, d),
+                                           v.expand(B, self.n_head, T, d))
+        return x + self.proj(y.transpose(1, 2).reshape(B, T, C))

@@ -1,0 +1,113 @@
+"""An inverted causal mask, read from the values of the run in which a causal leak was found.
+
+When the first op that sees the future is a softmax, the ops between its scores and it that hide
+positions (a ``masked_fill``, a ``where``, an additive mask) are read from their values: the
+positions an op changed, over the (query, key) grid of the scores. A mask that hides exactly
+each query's earlier keys (with or without its own) and leaves every later key in place is the
+causal mask the wrong way round (``triu`` for ``tril``, ``== 1`` for ``== 0``): the leak is then
+reported at the op that applied it, with the line that built the mask. Anything else (a window,
+a padding mask, a mask that hides nothing, an op the values cannot read) says nothing more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from ..analysis.graph import Graph, forward_position
+from ..base.ops import MASKED_FILLS, SOFTMAXES, WHERES, softmax_dim
+from ..base.records import OpRecord
+from ..rules.scale import tracked_slot
+from .locate import Run
+
+#: Ops on the way to the softmax that may hide positions.
+_HIDES = MASKED_FILLS | WHERES | frozenset({"+", "Tensor.add", "torch.add", "Tensor.add_"})
+#: A hidden score is at most this (a fill of -inf, -1e9, finfo.min; not a bias).
+_HIDDEN = -1e3
+
+
+@dataclass
+class Inverted:
+    """The op that applied an inverted causal mask, and the op that built the mask."""
+
+    applied: OpRecord
+    built: OpRecord | None
+    own: bool  # each query's own key is hidden too
+
+
+def inverted_mask(rec: OpRecord | None, run: Run | None) -> Inverted | None:
+    """The inverted causal mask applied to the scores of the softmax ``rec``, or None."""
+    if rec is None or run is None or rec.op not in SOFTMAXES or not rec.inputs:
+        return None
+    picked = softmax_dim(rec)
+    if picked is None:
+        return None
+    graph = Graph(run.records)
+    scores = graph.scores(rec.inputs[0], picked[0])
+    if scores is None:
+        return None
+    values = {step.rec.index: step.outputs for step in run.steps}
+    pos = scores.pos
+    for op in scores.path:
+        slot = tracked_slot(op)
+        nxt = forward_position(op, slot, pos) if slot is not None else None
+        if nxt is None:
+            return None
+        if op.op in _HIDES:
+            own = _past_hidden(_value(values, op.inputs[slot]), _value(values, op.outputs[0]), nxt)
+            if own is not None:
+                return Inverted(op, _builder(graph, op), own)
+        pos = nxt
+    return None
+
+
+def _value(values: dict[int, list[Tensor]], meta) -> Tensor | None:
+    outs = values.get(meta._made_by) if meta._made_by is not None else None
+    return outs[meta._slot].detach() if outs is not None and meta._slot < len(outs) else None
+
+
+def _past_hidden(before: Tensor | None, after: Tensor | None, key: int) -> bool | None:
+    """Whether the op hid each query's earlier keys and kept the later ones: True when the
+    query's own key is hidden too, False when it is kept, None for any other pattern. The
+    query axis is the one other axis as long as the keys."""
+    if before is None or after is None or before.shape != after.shape or not after.is_floating_point():
+        return None
+    T = after.shape[key]
+    queries = [a for a in range(after.dim()) if a != key and after.shape[a] == T]
+    if T < 3 or len(queries) != 1:
+        return None
+    changed = (after != before) & ~(before.isnan() & after.isnan())
+    if not bool(changed.any()) or float(after[changed].amax()) > _HIDDEN:
+        return None
+    grid = changed.movedim((queries[0], key), (-2, -1)).reshape(-1, T, T)
+    if not bool((grid == grid[:1]).all()):
+        return None  # not the same positions in every head and sample: not one causal mask
+    hidden = grid[0]
+    lower = torch.ones(T, T, dtype=torch.bool).tril(-1)
+    if torch.equal(hidden, lower):
+        return False
+    if torch.equal(hidden, lower | torch.eye(T, dtype=torch.bool)):
+        return True
+    return None
+
+
+def _builder(graph: Graph, applied: OpRecord) -> OpRecord | None:
+    """The op that made the mask ``applied`` used, followed back past the ops on the line that
+    applied it (``~mask``, ``mask[:T, :T] == 0``), when it is on another line."""
+    if applied.op in MASKED_FILLS:
+        slots = [1]
+    elif applied.op in WHERES:
+        slots = [0] if applied.op == "torch.where" else [1]
+    else:
+        slots = [s for s in range(len(applied.inputs)) if s != tracked_slot(applied)]
+    for slot in slots:
+        made = graph.producer(applied.inputs[slot]) if slot < len(applied.inputs) else None
+        for _ in range(4):
+            if made is None or made.line != applied.line or not made.inputs:
+                break
+            made = graph.producer(made.inputs[0])
+        if made is not None and made.line and made.line != applied.line and made.source:
+            return made
+    return None
