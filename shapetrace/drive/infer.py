@@ -87,6 +87,7 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
                          f"--input NAME=DIMS, e.g. --input x=B,T,C")
     hints = forward_hints(forward, params)
     names = {p.name for p in params}
+    klass = cls_or_forward if isinstance(cls_or_forward, type) else None
 
     specs: list[InputSpec] = []
     missing: list[str] = []
@@ -95,7 +96,7 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         annotation = tensor_annotation(hints.get(p.name))
         has_default = p.default is not p.empty
         if has_default and (annotation is None or MASK_INPUT.search(p.name)):
-            mask = _optional_mask(p.name, forward, specs)
+            mask = _optional_mask(p.name, forward, specs, klass)
             if mask is None:
                 break
             specs.append(mask)  # its code runs: a mask of the meaning forward reads in it
@@ -104,7 +105,8 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         if annotation is not None:
             spec = _spec_from_annotation(p.name, annotation, dims, owner)
         else:
-            spec = _spec_from_name(p.name, names) or _value_input(p, hints.get(p.name), forward)
+            spec = _spec_from_name(p.name, names) or _required_mask(p.name, forward, specs, klass) \
+                or _value_input(p, hints.get(p.name), forward)
         if spec is None:
             missing.append(p.name)
             suggestions.append(str(InputSpec(p.name, mask_axes(forward, p.name), "bool"))
@@ -127,14 +129,36 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
     return specs
 
 
-def _optional_mask(name: str, forward, specs: list) -> InputSpec | None:
-    """An optional mask that forward tests with ``is None`` and whose meaning its code shows
-    (``drive.masks``): (T, S) beside keys of their own length, else (T, T); None otherwise."""
-    if not MASK_INPUT.search(name) or not compared_with_none(forward, name):
+def _optional_mask(name: str, forward, specs: list, owner: type | None = None) -> InputSpec | None:
+    """An optional mask whose meaning its code shows (``drive.masks``), given when forward
+    tests it with ``is None``, or when forward reads it unguarded or no code it is handed to
+    tests it (a default of None would fail there): (T, S) beside keys of their own length, else
+    (T, T); None otherwise."""
+    if not MASK_INPUT.search(name):
         return None
-    from .masks import mask_meaning
+    from .masks import handed_meaning, mask_meaning, read_unguarded
 
-    meaning = mask_meaning(forward, name)
+    if compared_with_none(forward, name):
+        return _mask_spec(name, mask_meaning(forward, name), specs)
+    meaning, tested = handed_meaning(forward, name, owner)
+    unguarded = read_unguarded(forward, name)
+    return None if tested and not unguarded else _mask_spec(name, meaning, specs)
+
+
+def _required_mask(name: str, forward, specs: list, owner: type | None) -> InputSpec | None:
+    """A mask forward requires, of the meaning read where its code uses it (in forward or the
+    code forward hands it to, ``drive.handed``); None when nothing says what it means. The
+    condition of a ``masked_fill`` or SDPA's ``attn_mask`` is a mask whatever its name; an
+    argument added to something is one only when its name says so."""
+    from .masks import handed_meaning
+
+    meaning = handed_meaning(forward, name, owner)[0]
+    if meaning == "add" and not MASK_INPUT.search(name):
+        return None
+    return _mask_spec(name, meaning, specs)
+
+
+def _mask_spec(name: str, meaning: str | None, specs: list) -> InputSpec | None:
     if meaning is None:
         return None
     sources = any(isinstance(s, InputSpec) and "S" in s.dims for s in specs)

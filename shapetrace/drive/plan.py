@@ -459,9 +459,9 @@ def _first_channels(model) -> int | None:
 
 @dataclass(frozen=True)
 class GuessedMasks(Guess):
-    """Optional masks given, with the meaning the code reads in them (``drive.masks``), so
-    that mask code runs. When the forward fails at an op that reads one, the shape guessed
-    was not the module's (a padding mask of (B, S)): they are left None, as the code allows."""
+    """Masks given, with the meaning the code reads in them (``drive.masks``), so that mask
+    code runs. When the forward fails, the shape guessed was not the module's: its other
+    shapes (``masks.MASK_SHAPES``), then None where the code allows it, are read."""
 
     names: tuple[str, ...]
 
@@ -474,35 +474,39 @@ class GuessedMasks(Guess):
         return failed.raised is not None and not reference_runs(plan, failed.args)
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
-        inputs = tuple(ValueInput(spec.name, None) if isinstance(spec, InputSpec)
-                       and spec.name in self.names else spec for spec in plan.inputs)
+        from .masks import MASK_SHAPES
+
         names = ", ".join(self.names)
         where = failed.failed_op.op if failed.failed_op is not None else "the forward"
-        note = (f"{names} left None: the forward failed with a mask of the shape guessed (at "
-                f"{where}); give --input {self.names[0]}=DIMS:mask-keep (or mask-drop, "
-                f"mask-add) to check the mask code")
-        yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note, reading_of=self)
+        for shape in MASK_SHAPES:  # one per batch row, over the keys, or broadcast over heads
+            inputs = tuple(dataclasses.replace(s, dims=shape[:-1] + s.dims[-1:]) if isinstance(
+                s, InputSpec) and s.name in self.names else s for s in plan.inputs)
+            note = (f"{names} given as {'/'.join(str(i) for i in inputs if getattr(i, 'name', 0) in self.names)}"
+                    f": the forward failed with the mask shape guessed first (at {where})")
+            yield dataclasses.replace(plan, inputs=inputs, guesses=(), reading_of=self, note=note)
+        absent = self.absent(plan, failed, tested=False)
+        if absent is not None:
+            yield absent
 
+    def absent(self, plan: Plan, failed, *, tested: bool = True) -> Plan | None:
+        """The plan with the masks None, where the code allows it (``masks.may_be_none``)."""
+        from .masks import may_be_none
 
-def _assignment_masks(inputs: tuple, request) -> tuple:
-    """Guessed masks read as the reference reads a mask of that name (the assignment's)."""
-    from .masks import with_meanings
-    from .reference import resolve_reference
-
-    if request.reference is None or not any(getattr(s, "mask", None) for s in inputs):
-        return inputs
-    try:
-        module = resolve_reference(request.reference, like=request.cls).module
-    except ShapetraceError:
-        return inputs
-    return with_meanings(inputs, getattr(module if isinstance(module, type) else type(module),
-                                         "forward", None))
+        if not may_be_none(plan.request.cls, self.names, tested=tested):
+            return None
+        names, where = ", ".join(self.names), getattr(failed.failed_op, "op", "the forward")
+        inputs = tuple(ValueInput(spec.name, None) if isinstance(spec, InputSpec)
+                       and spec.name in self.names else spec for spec in plan.inputs)
+        return dataclasses.replace(plan, inputs=inputs, guesses=(), reading_of=self, note=(
+            f"{names} left None: the forward failed with a mask of the shapes guessed (at {where})"
+            f"; give --input {self.names[0]}=DIMS:mask-keep (or mask-drop, mask-add) to check it"))
 
 
 def make_plan(request: Request) -> Plan:
     """The plan for ``request``: constructor arguments and inputs, each guess with its other
     readings. Raises :class:`~shapetrace.base.errors.TargetError` or ``UsageError`` when the
     constructor's arguments cannot be inferred (nothing is built yet)."""
+    from .cross import assignment_masks
     from .infer import as_tokens, infer_init, infer_inputs
 
     module, dims = request.module, request.dims
@@ -550,7 +554,7 @@ def make_plan(request: Request) -> Plan:
                             and s.name in KEY_VALUE_INPUTS)
             if sources:
                 guesses.append(SourceLength(sources))
-            inputs = _assignment_masks(inputs, request)
+            inputs = assignment_masks(inputs, request)
             masks = tuple(s.name for s in inputs if getattr(s, "mask", None))
             if masks:
                 guesses.append(GuessedMasks(masks))
