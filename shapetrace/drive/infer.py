@@ -10,6 +10,7 @@ the trace can name each axis.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import inspect
 import types
@@ -52,6 +53,7 @@ from .layout import swapped as _swapped
 from .layout import time_first
 from .styles import annotated_config, config_source
 from .usage import (
+    KERNEL,
     LAYER_COUNT,
     compared_with_none,
     fields_read,
@@ -347,9 +349,10 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
         elif (module := _module_annotation(cls, p)) is not None:
             out[p.name] = _build_module(module, cls, p, dims)
         elif (used := meaning_by_use(cls, p.name)) is not None:
-            out[p.name] = 2 if used == LAYER_COUNT else dims[used]
+            out[p.name] = 2 if used == LAYER_COUNT else 3 if used == KERNEL else dims[used]
             if notes is not None:
-                what = "a count of layers" if used == LAYER_COUNT else DIM_MEANINGS[used]
+                what = "a count of layers" if used == LAYER_COUNT else "a kernel size (3)" \
+                    if used == KERNEL else DIM_MEANINGS[used]
                 notes.append(f"{p.name} read as {what}, from what the constructor hands it to; "
                              f"give --init {p.name}=VALUE to choose")
         elif (read := _config_from_reads(cls, p, dims)) is not None:
@@ -539,3 +542,26 @@ def _build_module(module: type, cls: type, param: inspect.Parameter, dims: Mappi
         raise TargetError(f"cannot build constructor argument {param.name!r} of "
                           f"{cls.__qualname__} as {module.__qualname__}: "
                           f"{type(exc).__name__}: {exc}; pass --init {param.name}=...") from None
+
+
+def kernel_sizes(cls: type, init: Mapping[str, object], given: Mapping[str, object]) -> list[str]:
+    """The constructor arguments guessed as a kernel size (``usage.KERNEL``)."""
+    return [name for name, value in init.items() if name not in given and value == 3
+            and meaning_by_use(cls, name) == KERNEL]
+
+
+def special_ids(init, given: Mapping[str, object]) -> int:
+    """One more than the largest special token id (``pad_idx=0``, ``sos_idx=1``) shapetrace
+    chose for the constructor, or 0."""
+    from ..base.names import special_token
+
+    ids = [value for key, value in (init or {}).items()
+           if key not in given and isinstance(value, int) and special_token(key) == value]
+    return max(ids) + 1 if ids else 0
+
+
+def above(specs, low: int) -> tuple:
+    """Integer inputs drawn from ``low`` up (token ids above the special ones)."""
+    return tuple(dataclasses.replace(s, low=low)
+                 if isinstance(s, InputSpec) and s.dtype in ("long", "int") and s.high is None
+                 else s for s in specs)
