@@ -49,6 +49,7 @@ from ..base.specs import (
 )
 from ..naming.hints import forward_hints, tensor_annotation
 from .asks import mask_axes
+from .builtby import built_for
 from .layout import swapped as _swapped
 from .layout import time_first
 from .styles import annotated_config, config_source
@@ -348,6 +349,15 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             out[p.name] = config_argument(cls, p, dims)
         elif (module := _module_annotation(cls, p)) is not None:
             out[p.name] = _build_module(module, cls, p, dims)
+        elif (built := built_for(cls, p.name)) is not None:  # as the project's code builds it
+            one = _build_module(built.cls, cls, p, dims)
+            out[p.name] = one if built.count is None else \
+                [one, *(_build_module(built.cls, cls, p, dims) for _ in range(built.count - 1))]
+            if notes is not None:
+                made = built.cls.__qualname__ + ("(...)" if built.count is None
+                                                 else f"(...) x {built.count}")
+                notes.append(f"{p.name} built as {built.where} builds it: {made} at the probe "
+                             f"sizes; check from Python with init={{{p.name!r}: ...}} to choose")
         elif (used := meaning_by_use(cls, p.name)) is not None:
             out[p.name] = 2 if used == LAYER_COUNT else 3 if used == KERNEL else dims[used]
             if notes is not None:
@@ -541,7 +551,7 @@ def _build_module(module: type, cls: type, param: inspect.Parameter, dims: Mappi
     except Exception as exc:  # noqa: BLE001 - any failure of the user's constructor
         raise TargetError(f"cannot build constructor argument {param.name!r} of "
                           f"{cls.__qualname__} as {module.__qualname__}: "
-                          f"{type(exc).__name__}: {exc}; pass --init {param.name}=...") from None
+                          f"{type(exc).__name__}: {exc}; pass --init {param.name}=...") from exc
 
 
 def kernel_sizes(cls: type, init: Mapping[str, object], given: Mapping[str, object]) -> list[str]:

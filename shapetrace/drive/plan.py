@@ -396,8 +396,9 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     asked = (EVEN_ASKED.search(text) and re.search(rf"\b{width}\b", text)) or (
         EVEN_ASKED.search(line) and any(re.search(rf"\b{re.escape(k)}\b", line) for k in widths))
     size = width_multiple(text, dims["C"]) or EVEN_HEAD_SIZE
-    if size == EVEN_HEAD_SIZE and not (asked or (re.search(rf"\b{half}\b", text)
-                                              and re.search(rf"\b{half + 1}\b", text))):
+    checked = "%" in line and raised_by_check(site)  # its own divisibility check refused C
+    if size == EVEN_HEAD_SIZE and not (asked or checked or (
+            re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
         raise failed
     given = {k: dims[k] for k in dims.explicit}
     again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, "d": size})))
