@@ -288,6 +288,7 @@ class ImageInputs(Guess):
         return False  # an image read at a side of ours stands only when the forward runs
 
 
+_MET = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
 _VIEW_FAILED = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
 
 
@@ -325,6 +326,11 @@ class ProbeSizes(Guess):
         halved = _halved(raised, plan.dims, self.free)
         if halved is not None:
             return halved
+        fixed = _MET.search(str(raised)) if raised is not None and "T" in self.free else None
+        if fixed is not None and plan.dims["T"] in (sizes := {int(n) for n in fixed.groups()}):
+            (size,) = sizes - {plan.dims["T"]} or {0}  # a length the module fixed itself
+            if 1 < size <= 4096 and size not in plan.dims.values():
+                return "T", size, "the length of a table the module builds at a size of its own"
         if op is None or raised is None or op.op not in _RESHAPES:
             return None
         found = _VIEW_FAILED.search(str(raised))
