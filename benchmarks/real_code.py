@@ -15,7 +15,8 @@ apart ("nothing to check").
     python benchmarks/real_code.py --show               # and a line per finding and error
     python benchmarks/real_code.py --set fresh          # the second list: first run 2026-11-29
     python benchmarks/real_code.py --set held-out       # the third: never looked at while building
-    python benchmarks/real_code.py --set held-out-2     # the fourth, the same way, in the next round
+    python benchmarks/real_code.py --set held-out-2     # the fifth, held out the same way, in the next round
+    python benchmarks/real_code.py --set dev3           # the fourth: first run 2026-11-29 (later)
 
 The repositories and commits are ours to choose; add any. Without a mirror a repository is
 skipped with a line saying how to fetch it.
@@ -112,8 +113,32 @@ HELD_OUT_2 = [
     ("state-spaces/mamba", "e9594ce1c732d97440f0332fdc43170a2294dbfa",
      ["mamba_ssm/modules/mha.py", "mamba_ssm/modules/mamba_simple.py", "mamba_ssm/modules/ssd_minimal.py"], ""),
 ]
-SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "held-out-2": HELD_OUT_2,
-        "all": REPOSITORIES + FRESH + HELD_OUT + HELD_OUT_2}
+#: A fourth list, first run on 2026-11-29 before any change made for it: vision (segment
+#: anything), speech (FastSpeech2, tacotron2), diffusion (ddim, a teaching DDPM, a stable
+#: diffusion written for a course), LLM inference (a llama written for a course), research
+#: single files (mamba-minimal, Informer, Nystromformer) and a teaching transformer.
+DEV3 = [
+    ("facebookresearch/segment-anything", "dca509fe793f601edb92606367a655c15ac00fdf",
+     ["segment_anything/modeling/image_encoder.py", "segment_anything/modeling/transformer.py",
+      "segment_anything/modeling/mask_decoder.py"], ""),
+    ("hkproj/pytorch-transformer", "3beddd2604bfa5e0fbd53f52361bd887dc027a8c", ["model.py"], ""),
+    ("hkproj/pytorch-llama", "067f8a37fe36ac8b52dca9cc6f2a2e8d6aa372d6", ["model.py"], ""),
+    ("hkproj/pytorch-stable-diffusion", "6e6900078372af15eb1b13e73068cd563784f377",
+     ["sd/attention.py", "sd/clip.py", "sd/diffusion.py"], ""),
+    ("zhouhaoyi/Informer2020", "29f2a739226a509202a092b464163da81fa74960",
+     ["models/attn.py", "models/encoder.py", "models/model.py"], ""),
+    ("johnma2006/mamba-minimal", "03de542a36d873f6e6c4057ad687278cc6ae944d", ["model.py"], ""),
+    ("dome272/Diffusion-Models-pytorch", "be352208d0576039fec061238c0e4385a562a2d4",
+     ["modules.py"], ""),
+    ("ermongroup/ddim", "e8df66cf02e457719930748b5c26e37e3126dfdd", ["models/diffusion.py"], ""),
+    ("ming024/FastSpeech2", "d4e79eb52e8b01d24703b2dfc0385544092958f3",
+     ["transformer/SubLayers.py", "transformer/Modules.py", "transformer/Models.py"], ""),
+    ("NVIDIA/tacotron2", "185cd24e046cc1304b4f8e564734d2498c6e2e6f", ["model.py", "layers.py"], ""),
+    ("mlpen/Nystromformer", "56893131bf3fa99b5a2d3ab452a591dca722529a",
+     ["LRA/code/attention_nystrom.py", "LRA/code/model.py"], ""),
+]
+SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
+        "held-out-2": HELD_OUT_2, "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2}
 
 
 def main(argv: list[str] | None = None) -> int:

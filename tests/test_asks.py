@@ -29,8 +29,9 @@ CONV_BLOCK = """
     class ConvBlock(nn.Module):
         def __init__(self, hidden_channels, kernel_size):
             super().__init__()
-            self.conv = nn.Conv1d(hidden_channels, hidden_channels, kernel_size,
-                                  padding=kernel_size // 2)
+            layer = getattr(nn, "Conv1d")  # a layer no reading of the source can name
+            self.conv = layer(hidden_channels, hidden_channels, kernel_size,
+                              padding=kernel_size // 2)
 
         def forward(self, x):
             return self.conv(x.transpose(1, 2)).transpose(1, 2)
@@ -170,7 +171,7 @@ def test_no_command_is_offered_while_a_value_is_unknown(capsys, tmp_path):
         class Spectrogram(nn.Module):
             def __init__(self, n_mels):
                 super().__init__()
-                self.conv = nn.Conv1d(n_mels, 8, 3, padding=1)
+                self.conv = getattr(nn, "Conv1d")(n_mels, 8, 3, padding=1)
 
             def forward(self, x):
                 return self.conv(x)

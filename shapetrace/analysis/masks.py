@@ -26,16 +26,23 @@ _CASTS = frozenset({"bool", "to", "float", "type", "unsqueeze", "view", "reshape
 
 def mask_meaning(forward, name: str) -> str | None:
     """``"keep"``, ``"drop"`` or ``"add"`` for forward's argument ``name``, or None."""
-    body = _function_def(getattr(forward, "__func__", forward))
+    found = mask_meanings(forward, name)
+    return found.pop() if len(found) == 1 else None
+
+
+def mask_meanings(func, name: str) -> set[str]:
+    """Every meaning the uses of ``func``'s argument ``name`` give it (two or more: the uses
+    disagree; none: nothing reads it as a mask)."""
+    body = _function_def(getattr(func, "__func__", func))
     if body is None:
-        return None
+        return set()
     names = _aliases(body, name)
     found: set[str] = set()
     for node in ast.walk(body):
         meaning = _use(node, names)
         if meaning is not None:
             found.add(meaning)
-    return found.pop() if len(found) == 1 else None
+    return found
 
 
 def _function_def(func) -> ast.AST | None:

@@ -43,7 +43,7 @@ STATED: dict[str, str] = {
                      "max_seq_length", "max_position_embeddings", "n_positions", "context_size",
                      "n_ctx", "maxlen"), "L"),
     **dict.fromkeys(("vocab_size", "n_vocab", "vocab", "src_vocab", "tgt_vocab",
-                     "src_vocab_size", "tgt_vocab_size", "ntoken", "n_token", "trg_vocab",
+                     "src_vocab_size", "tgt_vocab_size", "ntoken", "trg_vocab",
                      "trg_vocab_size", "voc_size", "enc_voc_size", "dec_voc_size",
                      "n_src_vocab", "n_tgt_vocab", "n_trg_vocab", "src_vocab_len",
                      "tgt_vocab_len", "input_vocab_size", "target_vocab_size"), "V"),
@@ -64,7 +64,9 @@ USUALLY: dict[str, str] = {
 #: A name that means one size in some codebases and another in others, with its readings in
 #: order: ``num_tokens`` is the vocabulary in x-transformers and Bloem's GPT, the sequence length
 #: in an MLP-Mixer's token mixing. Guessed as the first; the others are tried when it does not fit.
-AMBIGUOUS: dict[str, tuple[str, ...]] = {"num_tokens": ("V", "T")}
+#: ``n_token`` too: the vocabulary in Transformer-XL, the number of positions of a CLIP text
+#: encoder's position table.
+AMBIGUOUS: dict[str, tuple[str, ...]] = {"num_tokens": ("V", "T"), "n_token": ("V", "T")}
 
 #: What each dim is called when a note says how a value was read
 DIM_MEANINGS = {"B": "the batch size (B)", "T": "the sequence length (T)",

@@ -13,6 +13,25 @@ from ..base.source import file_tree, is_library_file
 EVEN_HEAD_SIZE = 16
 #: words of an error or a line that ask for an even size
 EVEN_ASKED = re.compile(r"divisible by 2\b|\beven\b|% ?2\b", re.I)
+#: a size's divisor an error asks for: ``divisible by 8``, ``divisible by num_groups (32)``
+DIVISOR_ASKED = re.compile(r"divisible by (?:\w+ )?\(?(\d+)\)?", re.I)
+
+
+def width_multiple(text: str, width: int) -> int | None:
+    """The head size that makes every width a constructor builds from ``width`` divisible as
+    ``text`` (its error) asks, when the size refused is a multiple of the width (a GroupNorm of
+    32 groups over 11 * 143 channels): the smallest multiple of :data:`EVEN_HEAD_SIZE` the
+    divisor divides; None when nothing asks it, or the divisor is above 64."""
+    import math
+
+    asked = DIVISOR_ASKED.search(text)
+    numbers = [int(n) for n in re.findall(r"\b\d+\b", text)]
+    if asked is None or not any(n and n % width == 0 for n in numbers):
+        return None
+    divisor = int(asked.group(1))
+    return math.lcm(EVEN_HEAD_SIZE, divisor) if 2 <= divisor <= 64 else None
+
+
 #: a sequence length that folds into a square grid (4 x 4) and is no probe size
 SQUARE_LENGTH = 16
 _GRID = re.compile(r"pattern \"?'?[^\"'>]*\((\w+) (\w+)\)[^\"'>]*->")

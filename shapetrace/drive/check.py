@@ -10,6 +10,7 @@ what the forward raised, the behaviour checks' (``behaviour``) and the reference
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -209,8 +210,9 @@ def _plan_or_parent(request: Request, notes: list[str]):
         plan, problem = None, exc
     else:
         problem = plan.problem
-    if problem is None or request.init is not None or request.inputs is not None \
-            or not isinstance(request.module, type):
+    guessed = _required_masks(plan) if problem is None else ""
+    if (problem is None and not guessed) or request.init is not None \
+            or request.inputs is not None or not isinstance(request.module, type):
         if plan is None:
             raise problem
         return plan
@@ -219,9 +221,19 @@ def _plan_or_parent(request: Request, notes: list[str]):
         if plan is None:
             raise problem
         return plan
+    why = _first_sentence(problem) if problem is not None else \
+        f"its {guessed} would be guessed from the code's use of it"
     notes.append(f"checked as {found.parent} builds it, with the inputs its forward passes: "
-                 f"on its own, {_first_sentence(problem)}")
+                 f"on its own, {why}")
     return make_plan(request_in(request, found))
+
+
+def _required_masks(plan) -> str:
+    """The masks forward requires that the plan guessed (a parent that makes them knows their
+    shape), by name; "" when none."""
+    params = inspect.signature(plan.request.cls.forward).parameters
+    return ", ".join(s.name for s in plan.inputs if getattr(s, "mask", None) and s.name in params
+                     and params[s.name].default is inspect.Parameter.empty)
 
 
 def _first_sentence(exc: BaseException) -> str:
@@ -279,14 +291,20 @@ def _masks_absent(result: TargetResult, chosen: Attempt) -> None:
     guess = next((g for g in chosen.plan.guesses if isinstance(g, GuessedMasks)), None)
     if guess is None:
         return
+    absent = guess.absent(chosen.plan, chosen)
+    if absent is None:  # no code tests them with None: None is no way to call it
+        return
     names = ", ".join(guess.names)
-    again = attempt(next(guess.others(chosen.plan, chosen)), watch=False)
+    params = inspect.signature(chosen.plan.request.cls.forward).parameters
+    why = "its default" if all(params[n].default is None for n in guess.names) else \
+        "which its code tests for"
+    again = attempt(absent, watch=False)
     if again.ran:
-        result.notes.append(f"run with {names} given and with {names} None (its default)")
+        result.notes.append(f"run with {names} given and with {names} None ({why})")
         return
     at = again.raised_at
     chosen.trace.add([diagnostic(
-        "op-failed", f"with {names} None (its default), forward raised "
+        "op-failed", f"with {names} None ({why}), forward raised "
         f"{type(again.raised).__name__}: {_first_line(again.raised)}",
         f"Make forward work without {names}, or make it a required argument.",
         file=display_path(at[0]) if at else None, line=at[1] if at else None)])

@@ -16,6 +16,8 @@ import warnings
 
 import torch
 
+from ..base.errors import ShapetraceError
+
 
 def reference_runs(plan, args) -> bool:
     """Whether the plan's reference (``Request.reference``) runs on ``args``, the inputs an
@@ -47,3 +49,18 @@ def other_source_length(plan, other) -> bool:
     if other.dims["S"] != plan.dims["S"]:
         return True
     return [any(d == "S" for d in getattr(s, "dims", ())) for s in other.inputs or ()] != uses_s
+
+
+def assignment_masks(inputs: tuple, request) -> tuple:
+    """Guessed masks read as the reference reads a mask of that name (the assignment's)."""
+    from .masks import with_meanings
+    from .reference import resolve_reference
+
+    if request.reference is None or not any(getattr(s, "mask", None) for s in inputs):
+        return inputs
+    try:
+        module = resolve_reference(request.reference, like=request.cls).module
+    except ShapetraceError:
+        return inputs
+    return with_meanings(inputs, getattr(module if isinstance(module, type) else type(module),
+                                         "forward", None))

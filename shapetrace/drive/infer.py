@@ -10,6 +10,7 @@ the trace can name each axis.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import inspect
 import types
@@ -48,10 +49,12 @@ from ..base.specs import (
 )
 from ..naming.hints import forward_hints, tensor_annotation
 from .asks import mask_axes
+from .builtby import built_for
 from .layout import swapped as _swapped
 from .layout import time_first
 from .styles import annotated_config, config_source
 from .usage import (
+    KERNEL,
     LAYER_COUNT,
     compared_with_none,
     fields_read,
@@ -87,6 +90,7 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
                          f"--input NAME=DIMS, e.g. --input x=B,T,C")
     hints = forward_hints(forward, params)
     names = {p.name for p in params}
+    klass = cls_or_forward if isinstance(cls_or_forward, type) else None
 
     specs: list[InputSpec] = []
     missing: list[str] = []
@@ -95,7 +99,7 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         annotation = tensor_annotation(hints.get(p.name))
         has_default = p.default is not p.empty
         if has_default and (annotation is None or MASK_INPUT.search(p.name)):
-            mask = _optional_mask(p.name, forward, specs)
+            mask = _optional_mask(p.name, forward, specs, klass)
             if mask is None:
                 break
             specs.append(mask)  # its code runs: a mask of the meaning forward reads in it
@@ -104,7 +108,8 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         if annotation is not None:
             spec = _spec_from_annotation(p.name, annotation, dims, owner)
         else:
-            spec = _spec_from_name(p.name, names) or _value_input(p, hints.get(p.name), forward)
+            spec = _spec_from_name(p.name, names) or _required_mask(p.name, forward, specs, klass) \
+                or _value_input(p, hints.get(p.name), forward)
         if spec is None:
             missing.append(p.name)
             suggestions.append(str(InputSpec(p.name, mask_axes(forward, p.name), "bool"))
@@ -127,14 +132,36 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
     return specs
 
 
-def _optional_mask(name: str, forward, specs: list) -> InputSpec | None:
-    """An optional mask that forward tests with ``is None`` and whose meaning its code shows
-    (``drive.masks``): (T, S) beside keys of their own length, else (T, T); None otherwise."""
-    if not MASK_INPUT.search(name) or not compared_with_none(forward, name):
+def _optional_mask(name: str, forward, specs: list, owner: type | None = None) -> InputSpec | None:
+    """An optional mask whose meaning its code shows (``drive.masks``), given when forward
+    tests it with ``is None``, or when forward reads it unguarded or no code it is handed to
+    tests it (a default of None would fail there): (T, S) beside keys of their own length, else
+    (T, T); None otherwise."""
+    if not MASK_INPUT.search(name):
         return None
-    from .masks import mask_meaning
+    from .masks import handed_meaning, mask_meaning, read_unguarded
 
-    meaning = mask_meaning(forward, name)
+    if compared_with_none(forward, name):
+        return _mask_spec(name, mask_meaning(forward, name), specs)
+    meaning, tested = handed_meaning(forward, name, owner)
+    unguarded = read_unguarded(forward, name)
+    return None if tested and not unguarded else _mask_spec(name, meaning, specs)
+
+
+def _required_mask(name: str, forward, specs: list, owner: type | None) -> InputSpec | None:
+    """A mask forward requires, of the meaning read where its code uses it (in forward or the
+    code forward hands it to, ``drive.handed``); None when nothing says what it means. The
+    condition of a ``masked_fill`` or SDPA's ``attn_mask`` is a mask whatever its name; an
+    argument added to something is one only when its name says so."""
+    from .masks import handed_meaning
+
+    meaning = handed_meaning(forward, name, owner)[0]
+    if meaning == "add" and not MASK_INPUT.search(name):
+        return None
+    return _mask_spec(name, meaning, specs)
+
+
+def _mask_spec(name: str, meaning: str | None, specs: list) -> InputSpec | None:
     if meaning is None:
         return None
     sources = any(isinstance(s, InputSpec) and "S" in s.dims for s in specs)
@@ -322,10 +349,20 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             out[p.name] = config_argument(cls, p, dims)
         elif (module := _module_annotation(cls, p)) is not None:
             out[p.name] = _build_module(module, cls, p, dims)
-        elif (used := meaning_by_use(cls, p.name)) is not None:
-            out[p.name] = 2 if used == LAYER_COUNT else dims[used]
+        elif (built := built_for(cls, p.name)) is not None:  # as the project's code builds it
+            one = _build_module(built.cls, cls, p, dims)
+            out[p.name] = one if built.count is None else \
+                [one, *(_build_module(built.cls, cls, p, dims) for _ in range(built.count - 1))]
             if notes is not None:
-                what = "a count of layers" if used == LAYER_COUNT else DIM_MEANINGS[used]
+                made = built.cls.__qualname__ + ("(...)" if built.count is None
+                                                 else f"(...) x {built.count}")
+                notes.append(f"{p.name} built as {built.where} builds it: {made} at the probe "
+                             f"sizes; check from Python with init={{{p.name!r}: ...}} to choose")
+        elif (used := meaning_by_use(cls, p.name)) is not None:
+            out[p.name] = 2 if used == LAYER_COUNT else 3 if used == KERNEL else dims[used]
+            if notes is not None:
+                what = "a count of layers" if used == LAYER_COUNT else "a kernel size (3)" \
+                    if used == KERNEL else DIM_MEANINGS[used]
                 notes.append(f"{p.name} read as {what}, from what the constructor hands it to; "
                              f"give --init {p.name}=VALUE to choose")
         elif (read := _config_from_reads(cls, p, dims)) is not None:
@@ -514,4 +551,27 @@ def _build_module(module: type, cls: type, param: inspect.Parameter, dims: Mappi
     except Exception as exc:  # noqa: BLE001 - any failure of the user's constructor
         raise TargetError(f"cannot build constructor argument {param.name!r} of "
                           f"{cls.__qualname__} as {module.__qualname__}: "
-                          f"{type(exc).__name__}: {exc}; pass --init {param.name}=...") from None
+                          f"{type(exc).__name__}: {exc}; pass --init {param.name}=...") from exc
+
+
+def kernel_sizes(cls: type, init: Mapping[str, object], given: Mapping[str, object]) -> list[str]:
+    """The constructor arguments guessed as a kernel size (``usage.KERNEL``)."""
+    return [name for name, value in init.items() if name not in given and value == 3
+            and meaning_by_use(cls, name) == KERNEL]
+
+
+def special_ids(init, given: Mapping[str, object]) -> int:
+    """One more than the largest special token id (``pad_idx=0``, ``sos_idx=1``) shapetrace
+    chose for the constructor, or 0."""
+    from ..base.names import special_token
+
+    ids = [value for key, value in (init or {}).items()
+           if key not in given and isinstance(value, int) and special_token(key) == value]
+    return max(ids) + 1 if ids else 0
+
+
+def above(specs, low: int) -> tuple:
+    """Integer inputs drawn from ``low`` up (token ids above the special ones)."""
+    return tuple(dataclasses.replace(s, low=low)
+                 if isinstance(s, InputSpec) and s.dtype in ("long", "int") and s.high is None
+                 else s for s in specs)

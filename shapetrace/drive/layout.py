@@ -325,3 +325,69 @@ def _patterns(forward: Callable):
                 order = _order(words[0], words[1])
                 if order:
                     yield order
+
+
+def takes_images(model) -> bool:
+    """Whether ``model`` works on images: it holds a 2-D convolution, pooling or norm, or a
+    parameter shaped for one (``(1, C, 1, 1)``)."""
+    import torch.nn as nn
+
+    if model is None:
+        return False
+    image_layers = (nn.Conv2d, nn.BatchNorm2d, nn.InstanceNorm2d, nn.MaxPool2d, nn.AvgPool2d,
+                    nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.PixelShuffle, nn.Upsample)
+    if any(isinstance(m, image_layers) for m in model.modules()):
+        return True
+    return any(p.dim() == 4 and p.shape[0] == 1 and p.shape[-1] == 1 and p.shape[-2] == 1
+               for p in model.parameters())
+
+
+def first_channels(model) -> int | None:
+    """The input channels of the first 2-D convolution (or 2-D norm) of ``model``."""
+    import torch.nn as nn
+
+    for sub in model.modules() if model is not None else ():
+        if isinstance(sub, nn.Conv2d):
+            return sub.in_channels
+        if isinstance(sub, (nn.BatchNorm2d, nn.InstanceNorm2d, nn.GroupNorm)):
+            return getattr(sub, "num_features", None) or getattr(sub, "num_channels", None)
+    return None
+
+
+#: the ops a (B, C, T) signal meets first
+SIGNAL_OPS = frozenset({"F.conv1d", "torch.conv1d", "F.max_pool1d", "F.avg_pool1d",
+                        "F.conv_transpose1d", "torch.conv_transpose1d"})
+
+
+def signal_refused(failed, names: tuple[str, ...]) -> bool:
+    """Whether a 1-D convolution (or pooling) failed on a tensor of the shape of a vector guess
+    of ``names`` (B, T, C): the input itself, or made from it elementwise (an activation)."""
+    import torch
+
+    op = failed.failed_op
+    if op is None or op.op not in SIGNAL_OPS:
+        return False
+    shapes = {tuple(a.shape) for a, n in zip(failed.args, failed.names)
+              if n in names and isinstance(a, torch.Tensor) and a.dim() == 3}
+    return any(tuple(m.shape) in shapes for m in op.inputs)
+
+
+def signal_reading(inputs: tuple, failed, names: tuple[str, ...]):
+    """``(inputs, note)`` with ``names`` read as signals (B, C, T), channels first, the channels
+    the 1-D convolution that refused them takes, when a vector guess (B, T, C) failed there;
+    None otherwise."""
+    import torch.nn as nn
+
+    from ..base.specs import InputSpec
+
+    op = failed.failed_op
+    if not signal_refused(failed, names) or failed.model is None:
+        return None
+    channels = next((m.in_channels for m in failed.model.modules()
+                     if isinstance(m, (nn.Conv1d, nn.ConvTranspose1d))), None)
+    read = tuple(InputSpec(s.name, ("B", channels or "C", s.dims[1]))
+                 if isinstance(s, InputSpec) and s.name in names and len(s.dims) == 3 else s
+                 for s in inputs)
+    return read, (f"{', '.join(names)} read as (B, {channels or 'C'}, T), channels first, as "
+                  f"the 1-D convolution {op.op} takes: as (B, T, C) it did not fit; give "
+                  f"--input {names[0]}=B,C,T to choose")

@@ -5,11 +5,30 @@ reading knows, say nothing: the mask is then left out, as before.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
 
-from ..analysis.masks import mask_meaning
+from ..analysis.masks import mask_meaning, mask_meanings
+from .usage import _function_def, _tree
 
-__all__ = ["mask_meaning", "with_meanings"]
+__all__ = ["MASK_SHAPES", "handed_meaning", "mask_meaning", "may_be_none", "read_unguarded",
+           "with_meanings"]
+
+
+def handed_meaning(forward, name: str, owner: type | None = None) -> tuple[str | None, bool]:
+    """The meaning of forward's argument ``name`` read in forward and in the code it hands the
+    argument to (``drive.handed``), or None where none or two are read; and whether any of that
+    code tests it with ``is None``."""
+    from .handed import handed
+    from .usage import compared_with_none
+
+    found: set[str] = set()
+    tested = False
+    for func, param in handed(forward, name, owner):
+        found |= mask_meanings(func, param)
+        tested = tested or compared_with_none(func, param)
+    return (found.pop() if len(found) == 1 else None), tested
 
 
 def with_meanings(inputs: tuple, forward) -> tuple:
@@ -24,3 +43,46 @@ def with_meanings(inputs: tuple, forward) -> tuple:
                                        dtype="float" if meaning == "add" else "bool")
         out.append(spec)
     return tuple(out)
+
+
+#: a mask's other shapes, its first reading being (T, T) or (T, S); X: its last axis
+MASK_SHAPES = (("B", "T", "X"), ("B", 1, "X"), ("B", 1, 1, "X"))
+
+
+def may_be_none(cls: type, names: tuple[str, ...], *, tested: bool = False) -> bool:
+    """Whether every mask of ``names`` may be left None: the code tests it with ``is None``
+    (in forward or where forward hands it), or (``tested`` False) ``cls.forward`` gives it a
+    default."""
+    forward = getattr(cls, "forward", None)
+    try:
+        params = inspect.signature(forward).parameters
+    except (TypeError, ValueError):
+        return False
+    return all(name in params and ((not tested and params[name].default is not
+                                    inspect.Parameter.empty)
+                                   or _tests_none(forward, name, cls)) for name in names)
+
+
+def _tests_none(forward, name: str, cls: type) -> bool:
+    """forward tests ``name`` with ``is None``, or code it hands it to does and forward reads
+    nothing of it first."""
+    from .usage import compared_with_none
+
+    return compared_with_none(forward, name) or (handed_meaning(forward, name, cls)[1]
+                                                 and not read_unguarded(forward, name))
+
+
+def read_unguarded(forward, name: str) -> bool:
+    """Whether a statement of forward's own body, under no ``if`` nor ``try``, reads an
+    attribute or an item of its argument ``name`` (``mask = mask.repeat(h, 1, 1)``): None
+    there fails, whatever the code it is handed to tests."""
+    func = getattr(forward, "__func__", forward)
+    body = _function_def(_tree(func), getattr(func, "__name__", ""))
+    for statement in body.body if body is not None else ():
+        if isinstance(statement, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+            continue
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.Attribute, ast.Subscript)) \
+                    and isinstance(node.value, ast.Name) and node.value.id == name:
+                return True
+    return False

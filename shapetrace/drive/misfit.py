@@ -15,7 +15,7 @@ from ..base.source import display_path
 from ..report.results import TargetResult
 from .asked import raised_by_check
 from .attempt import Attempt
-from .plan import takes_images
+from .layout import signal_refused, takes_images
 
 
 def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -24,7 +24,7 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
     code: the run becomes a target error asking for the inputs, not an op-failed finding."""
     if _unpack_failed(result, chosen) or _rank_failed(result, chosen) \
             or _image_failed(result, chosen) or _pattern_failed(result, chosen) \
-            or _refused(result, chosen):
+            or _refused(result, chosen) or _signal_failed(result, chosen):
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -120,6 +120,20 @@ def _image_failed(result: TargetResult, chosen: Attempt) -> bool:
                     f"{type(chosen.model).__name__}, which works on images, and no image "
                     f"shapetrace tried ran it either ({_why(chosen)}); give forward's inputs with "
                     f"--input NAME=DIMS (or inputs in the config), e.g. --input {name}=B,C,H,W")
+    result.diagnostics = []
+    return True
+
+
+def _signal_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """Inputs guessed as vectors (B, T, C) that a 1-D convolution refused, as they came or
+    through elementwise ops, and that no reading as a signal (B, C, T) ran either."""
+    names = tuple(n for n, a in _guessed(chosen) if a.dim() == 3 and a.is_floating_point())
+    if chosen.ran or not names or not signal_refused(chosen, names):
+        return False
+    result.error = (f"input {names[0]!r}, guessed from its name, does not fit "
+                    f"{chosen.failed_op.op} as (B, T, C) nor as a signal, channels first "
+                    f"({_why(chosen)}); give forward's inputs with --input NAME=DIMS (or inputs "
+                    f"in the config), e.g. --input {names[0]}=B,C,T")
     result.diagnostics = []
     return True
 

@@ -30,6 +30,7 @@ from .asked import (
     grid_pattern,
     is_square,
     raised_by_check,
+    width_multiple,
 )
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
@@ -42,6 +43,7 @@ from ..base.names import (
 )
 from ..base.ops import EMBEDDINGS
 from ..base.specs import InputSpec, ValueInput, parse_input
+from .layout import first_channels, signal_reading, signal_refused, takes_images
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,22 @@ class AmbiguousSize(Guess):
 
 
 @dataclass(frozen=True)
+class KernelSize(Guess):
+    """A kernel size read from the convolution it is handed to, guessed 3: a forward that
+    fails with it is run with 1 (a convolution of no padding keeps its length only then)."""
+
+    name: str
+
+    def read_by(self, failed, plan: Plan) -> bool:
+        return failed.raised is not None
+
+    def others(self, plan: Plan, failed) -> Iterator[Plan]:
+        yield dataclasses.replace(plan, init={**plan.init, self.name: 1}, guesses=(),
+                                  reading_of=self, note=f"{self.name}=1: with 3 the forward "
+                                  f"failed; give --init {self.name}=VALUE to choose")
+
+
+@dataclass(frozen=True)
 class HiddenSize(Guess):
     """A hidden size guessed from its name as a feed-forward width (``hidden_dim`` -> 4*C) that
     may be the model's width itself (an additive attention's ``hidden_dim``): a linear layer of
@@ -244,10 +262,15 @@ class ImageInputs(Guess):
         return failed.unpacked(4, self.names) or (
             failed.failed_op is not None and failed.failed_op.op in _IMAGE_OPS
             and failed.reads_input(failed.failed_op, self.names)) or (
-            not failed.ran and takes_images(failed.model))
+            not failed.ran and takes_images(failed.model)) or signal_refused(failed, self.names)
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
-        channels = _first_channels(failed.model)
+        signal = signal_reading(plan.inputs, failed, self.names)
+        if signal is not None:  # a (B, C, T) signal a 1-D convolution takes first
+            yield dataclasses.replace(plan, inputs=signal[0], guesses=(), note=signal[1],
+                                      reading_of=self)
+            return
+        channels = first_channels(failed.model)
         side = _image_side(plan.init or {})
         inputs = tuple(InputSpec(spec.name, ("B", channels or "C", side, side))
                        if isinstance(spec, InputSpec) and spec.name in self.names else spec
@@ -265,6 +288,7 @@ class ImageInputs(Guess):
         return False  # an image read at a side of ours stands only when the forward runs
 
 
+_MET = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
 _VIEW_FAILED = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
 
 
@@ -302,6 +326,11 @@ class ProbeSizes(Guess):
         halved = _halved(raised, plan.dims, self.free)
         if halved is not None:
             return halved
+        fixed = _MET.search(str(raised)) if raised is not None and "T" in self.free else None
+        if fixed is not None and plan.dims["T"] in (sizes := {int(n) for n in fixed.groups()}):
+            (size,) = sizes - {plan.dims["T"]} or {0}  # a length the module fixed itself
+            if 1 < size <= 4096 and size not in plan.dims.values():
+                return "T", size, "the length of a table the module builds at a size of its own"
         if op is None or raised is None or op.op not in _RESHAPES:
             return None
         found = _VIEW_FAILED.search(str(raised))
@@ -372,13 +401,16 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     widths = [k for k, v in plan.init.items() if v == dims["C"]]  # the arguments set to C
     asked = (EVEN_ASKED.search(text) and re.search(rf"\b{width}\b", text)) or (
         EVEN_ASKED.search(line) and any(re.search(rf"\b{re.escape(k)}\b", line) for k in widths))
-    if not (asked or (re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
+    size = width_multiple(text, dims["C"]) or EVEN_HEAD_SIZE
+    checked = "%" in line and raised_by_check(site)  # its own divisibility check refused C
+    if size == EVEN_HEAD_SIZE and not (asked or checked or (
+            re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
         raise failed
     given = {k: dims[k] for k in dims.explicit}
-    again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, "d": EVEN_HEAD_SIZE})))
-    width = again.dims["C"]
-    return dataclasses.replace(again, note=f"C={width} (head size d={EVEN_HEAD_SIZE}): the "
-                               f"constructor needs an even width; give --dims to choose")
+    again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, "d": size})))
+    why = "an even width" if size == EVEN_HEAD_SIZE else f"a width divisible by {size}"
+    return dataclasses.replace(again, note=f"C={again.dims['C']} (head size d={size}): the "
+                               f"constructor needs {why}; give --dims to choose")
 
 
 #: the ops that ask for a shape
@@ -401,21 +433,6 @@ def _image_side(init: dict) -> int:
         if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 64:
             return 2 * value
     return IMAGE_SIDE
-
-
-def takes_images(model) -> bool:
-    """Whether ``model`` works on images: it holds a 2-D convolution, pooling or norm, or a
-    parameter shaped for one (``(1, C, 1, 1)``)."""
-    import torch.nn as nn
-
-    if model is None:
-        return False
-    image_layers = (nn.Conv2d, nn.BatchNorm2d, nn.InstanceNorm2d, nn.MaxPool2d, nn.AvgPool2d,
-                    nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.PixelShuffle, nn.Upsample)
-    if any(isinstance(m, image_layers) for m in model.modules()):
-        return True
-    return any(p.dim() == 4 and p.shape[0] == 1 and p.shape[-1] == 1 and p.shape[-2] == 1
-               for p in model.parameters())
 
 
 @dataclass(frozen=True)
@@ -445,23 +462,11 @@ class SourceLength(Guess):
         yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note, reading_of=self)
 
 
-def _first_channels(model) -> int | None:
-    """The input channels of the first 2-D convolution (or 2-D norm) of ``model``."""
-    import torch.nn as nn
-
-    for sub in model.modules() if model is not None else ():
-        if isinstance(sub, nn.Conv2d):
-            return sub.in_channels
-        if isinstance(sub, (nn.BatchNorm2d, nn.InstanceNorm2d, nn.GroupNorm)):
-            return getattr(sub, "num_features", None) or getattr(sub, "num_channels", None)
-    return None
-
-
 @dataclass(frozen=True)
 class GuessedMasks(Guess):
-    """Optional masks given, with the meaning the code reads in them (``drive.masks``), so
-    that mask code runs. When the forward fails at an op that reads one, the shape guessed
-    was not the module's (a padding mask of (B, S)): they are left None, as the code allows."""
+    """Masks given, with the meaning the code reads in them (``drive.masks``), so that mask
+    code runs. When the forward fails, the shape guessed was not the module's: its other
+    shapes (``masks.MASK_SHAPES``), then None where the code allows it, are read."""
 
     names: tuple[str, ...]
 
@@ -474,36 +479,40 @@ class GuessedMasks(Guess):
         return failed.raised is not None and not reference_runs(plan, failed.args)
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
-        inputs = tuple(ValueInput(spec.name, None) if isinstance(spec, InputSpec)
-                       and spec.name in self.names else spec for spec in plan.inputs)
+        from .masks import MASK_SHAPES
+
         names = ", ".join(self.names)
         where = failed.failed_op.op if failed.failed_op is not None else "the forward"
-        note = (f"{names} left None: the forward failed with a mask of the shape guessed (at "
-                f"{where}); give --input {self.names[0]}=DIMS:mask-keep (or mask-drop, "
-                f"mask-add) to check the mask code")
-        yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note, reading_of=self)
+        for shape in MASK_SHAPES:  # one per batch row, over the keys, or broadcast over heads
+            inputs = tuple(dataclasses.replace(s, dims=shape[:-1] + s.dims[-1:]) if isinstance(
+                s, InputSpec) and s.name in self.names else s for s in plan.inputs)
+            note = (f"{names} given as {'/'.join(str(i) for i in inputs if getattr(i, 'name', 0) in self.names)}"
+                    f": the forward failed with the mask shape guessed first (at {where})")
+            yield dataclasses.replace(plan, inputs=inputs, guesses=(), reading_of=self, note=note)
+        absent = self.absent(plan, failed, tested=False)
+        if absent is not None:
+            yield absent
 
+    def absent(self, plan: Plan, failed, *, tested: bool = True) -> Plan | None:
+        """The plan with the masks None, where the code allows it (``masks.may_be_none``)."""
+        from .masks import may_be_none
 
-def _assignment_masks(inputs: tuple, request) -> tuple:
-    """Guessed masks read as the reference reads a mask of that name (the assignment's)."""
-    from .masks import with_meanings
-    from .reference import resolve_reference
-
-    if request.reference is None or not any(getattr(s, "mask", None) for s in inputs):
-        return inputs
-    try:
-        module = resolve_reference(request.reference, like=request.cls).module
-    except ShapetraceError:
-        return inputs
-    return with_meanings(inputs, getattr(module if isinstance(module, type) else type(module),
-                                         "forward", None))
+        if not may_be_none(plan.request.cls, self.names, tested=tested):
+            return None
+        names, where = ", ".join(self.names), getattr(failed.failed_op, "op", "the forward")
+        inputs = tuple(ValueInput(spec.name, None) if isinstance(spec, InputSpec)
+                       and spec.name in self.names else spec for spec in plan.inputs)
+        return dataclasses.replace(plan, inputs=inputs, guesses=(), reading_of=self, note=(
+            f"{names} left None: the forward failed with a mask of the shapes guessed (at {where})"
+            f"; give --input {self.names[0]}=DIMS:mask-keep (or mask-drop, mask-add) to check it"))
 
 
 def make_plan(request: Request) -> Plan:
     """The plan for ``request``: constructor arguments and inputs, each guess with its other
     readings. Raises :class:`~shapetrace.base.errors.TargetError` or ``UsageError`` when the
     constructor's arguments cannot be inferred (nothing is built yet)."""
-    from .infer import as_tokens, infer_init, infer_inputs
+    from .cross import assignment_masks
+    from .infer import above, as_tokens, infer_init, infer_inputs, kernel_sizes, special_ids
 
     module, dims = request.module, request.dims
     guesses: list[Guess] = []
@@ -520,6 +529,7 @@ def make_plan(request: Request) -> Plan:
             guesses.append(AmbiguousSize(name, value, readings[1:]))
         from ..base.names import FFN
 
+        guesses += [KernelSize(name) for name in kernel_sizes(module, init, request.init or {})]
         for name, value in init.items():  # hidden_dim=4*C may be the width itself
             if name in FFN and name not in (request.init or {}) and value == 4 * dims["C"]:
                 guesses.append(HiddenSize(name, value))
@@ -550,39 +560,22 @@ def make_plan(request: Request) -> Plan:
                             and s.name in KEY_VALUE_INPUTS)
             if sources:
                 guesses.append(SourceLength(sources))
-            inputs = _assignment_masks(inputs, request)
+            inputs = assignment_masks(inputs, request)
             masks = tuple(s.name for s in inputs if getattr(s, "mask", None))
             if masks:
                 guesses.append(GuessedMasks(masks))
     else:
         inputs = tuple(parse_input(i, dims) if isinstance(i, str) else i for i in request.inputs)
-    reserved = _special_ids(init, request)
+    reserved = special_ids(init, request.init or {})
     if reserved:  # token ids guessed above the special ones the module was built with
-        inputs = _above(inputs, reserved)
-        guesses = [dataclasses.replace(g, tokens=_above(g.tokens, reserved))
+        inputs = above(inputs, reserved)
+        guesses = [dataclasses.replace(g, tokens=above(g.tokens, reserved))
                    if isinstance(g, VectorInputs) else g for g in guesses]
     free = frozenset({"T", "S", "d"} - set(dims.explicit))
     if free and not any(hasattr(getattr(i, "value", i), "shape") for i in request.inputs or ()):
         guesses.append(ProbeSizes(free))
     return Plan(request, init, inputs, problem, tuple(guesses),
                 read_notes=tuple(read_notes) if isinstance(module, type) else ())
-
-
-def _special_ids(init, request: Request) -> int:
-    """One more than the largest special token id (``pad_idx=0``, ``sos_idx=1``) shapetrace
-    chose for the constructor, or 0."""
-    from ..base.names import special_token
-
-    given = request.init or {}
-    ids = [value for key, value in (init or {}).items()
-           if key not in given and isinstance(value, int) and special_token(key) == value]
-    return max(ids) + 1 if ids else 0
-
-
-def _above(specs, low: int) -> tuple:
-    return tuple(dataclasses.replace(s, low=low)
-                 if isinstance(s, InputSpec) and s.dtype in ("long", "int") and s.high is None
-                 else s for s in specs)
 
 
 def _nn_module() -> type:

@@ -5,9 +5,11 @@
   (``self.config.block_size`` in any method too) and in every class or function of its module the
   config is handed on to (``Block(config)``), each with whether the code compares it with None.
 - :func:`meaning_by_use`: the dim a size argument stands for, from what the constructor hands it
-  to: a layer's ``in_features``/``out_features``/``embedding_dim``/``normalized_shape`` (C), an
-  embedding's ``num_embeddings`` (V), ``num_heads`` (H), ``range()`` (a layer count), an argument
-  of another class of the module whose name states a size. Only when every use agrees.
+  to: a layer's ``in_features``/``out_features``/``embedding_dim``/``normalized_shape`` (C), a
+  convolution's or a norm's ``in_channels``/``out_channels``/``num_channels``/``num_features``
+  (C), a convolution's ``kernel_size`` (:data:`KERNEL`), an embedding's ``num_embeddings`` (V),
+  ``num_heads`` (H), ``range()`` (a layer count), an argument of another class of the module
+  whose name states a size. Only when every use agrees.
 - :func:`kwargs_base`: the base class a constructor that takes ``**kwargs`` hands them to
   (``super().__init__(causal=False, **kwargs)``), and the keywords it sets itself.
 
@@ -27,10 +29,15 @@ from ..base.names import LAYERS, size_of
 #: parameters of torch's layers whose value is a size: the dim each one is
 _LAYER_SIZES = {"in_features": "C", "out_features": "C", "embedding_dim": "C",
                 "normalized_shape": "C", "embed_dim": "C", "d_model": "C", "hidden_size": "C",
-                "num_embeddings": "V", "num_heads": "H", "nhead": "H"}
+                "num_embeddings": "V", "num_heads": "H", "nhead": "H",
+                # convolutions' and norms' channels: an image's or a (B, C, T) signal's width
+                "in_channels": "C", "out_channels": "C", "num_channels": "C",
+                "num_features": "C", "kernel_size": "kernel", "stride": "stride"}
 #: how deep hand-offs (a config passed to a block, passed to an attention) are followed
 _DEPTH = 4
 LAYER_COUNT = "layers"
+#: a convolution's or a pooling's kernel size (made 3)
+KERNEL = "kernel"
 
 
 @dataclass
@@ -208,7 +215,8 @@ def meaning_by_use(cls: type, param: str) -> str | None:
     """The dim ``param`` of ``cls``'s constructor stands for by what the constructor hands it
     to, :data:`LAYER_COUNT` for a ``range()`` count; None unless every use found agrees."""
     uses = _uses(cls, param, _DEPTH, set())
-    return next(iter(uses)) if len(uses) == 1 else None
+    found = next(iter(uses)) if len(uses) == 1 else None
+    return None if found == "stride" else found  # a stride too: a patch size, no free kernel
 
 
 def _uses(obj, param: str, depth: int, seen: set) -> set[str]:

@@ -1,0 +1,168 @@
+"""A module argument built the way the project's own code builds it.
+
+A constructor argument that is a module (``AttentionLayer(attention, d_model, n_heads)``,
+``MaskDecoder(transformer=...)``, ``Encoder([EncoderLayer(...) for _ in range(n)])``) takes
+whatever the code that builds the class hands it. :func:`built_for` reads (``ast``; nothing is
+run) every call of the class in its own file and the files of its package, and returns the
+module class handed as that argument there: a call of the class in place (``Attn(...)``), a
+name the calling function assigned from one (``layer = Block(...)``), or a list of them (a list
+comprehension or literal of such calls). The class must be a module class of the project's code
+that the code names; where the calls hand different classes, the first one found stands. None
+when nothing says.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..base.source import file_tree
+
+#: how many files of the package are read for calls of a class
+FILES = 40
+
+
+@dataclass(frozen=True)
+class Built:
+    """A module argument as the code builds it: ``cls``, one or ``count`` of them in a list,
+    read at ``where`` (``file:line``)."""
+
+    cls: type
+    count: int | None
+    where: str
+
+
+def built_for(owner: type, param: str) -> Built | None:
+    """How the project's code builds the argument ``param`` of ``owner``, or None."""
+    try:
+        params = [p for p in inspect.signature(owner.__init__).parameters
+                  if p != "self"]
+        path = Path(inspect.getsourcefile(owner) or "")
+    except (TypeError, ValueError, OSError):
+        return None
+    if param not in params or not path.is_file():
+        return None
+    index = params.index(param)
+    for file in _package_files(path):
+        tree = file_tree(str(file))
+        if tree is None:
+            continue
+        for scope in ast.walk(tree):
+            if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            assigned = _assigned(scope)
+            for node in ast.walk(scope):
+                if not (isinstance(node, ast.Call) and _named(node.func) == owner.__name__):
+                    continue
+                arg = _argument(node, param, index)
+                found = _module_of(arg, assigned, owner, file) if arg is not None else None
+                if found is not None:
+                    return Built(found[0], found[1], f"{file.name}:{node.lineno}")
+    return None
+
+
+def _package_files(path: Path) -> list[Path]:
+    """The file itself, then the other files of its folder and of the package above it."""
+    files = [path]
+    folders = [path.parent]
+    if (path.parent / "__init__.py").is_file() and (path.parent.parent / "__init__.py").is_file():
+        folders.append(path.parent.parent)
+    for folder in folders:
+        files += sorted(p for p in folder.glob("*.py") if p not in files)
+    return files[:FILES]
+
+
+def _named(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _argument(call: ast.Call, param: str, index: int) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg == param:
+            return keyword.value
+    if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        return call.args[index]
+    return None
+
+
+def _assigned(scope: ast.AST) -> dict[str, ast.expr]:
+    """The names a scope assigns once, by the value assigned (the last such assignment)."""
+    out: dict[str, ast.expr] = {}
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            out[node.targets[0].id] = node.value
+    return out
+
+
+def _module_of(node: ast.expr, assigned: dict, owner: type, file: Path):
+    """``(class, None)`` for a call of a module class, ``(class, count)`` for a list of them;
+    None otherwise."""
+    if isinstance(node, ast.Name) and node.id in assigned:
+        node = assigned[node.id]
+    if isinstance(node, ast.Call) and _named(node.func) in ("ModuleList", "Sequential") \
+            and len(node.args) == 1:
+        node = node.args[0]
+        if isinstance(node, ast.Name) and node.id in assigned:
+            node = assigned[node.id]
+    if isinstance(node, ast.ListComp) and isinstance(node.elt, ast.Call):
+        cls = _module_class(_named(node.elt.func), owner, file)
+        return (cls, 2) if cls is not None else None
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts \
+            and all(isinstance(e, ast.Call) for e in node.elts):
+        classes = {_module_class(_named(e.func), owner, file) for e in node.elts}
+        cls = classes.pop() if len(classes) == 1 else None
+        return (cls, len(node.elts)) if cls is not None else None
+    if isinstance(node, ast.Call):
+        cls = _module_class(_named(node.func), owner, file)
+        return (cls, None) if cls is not None else None
+    return None
+
+
+def _module_class(name: str | None, owner: type, file: Path) -> type | None:
+    """The module class of the project's code called ``name``, seen from ``owner``'s module or
+    from the module of ``file`` (the calling code, imported as its package imports it); None
+    for torch's own and anything else."""
+    import torch.nn as nn
+
+    if not name:
+        return None
+    for module in (sys.modules.get(owner.__module__), _imported(file)):
+        found = getattr(module, name, None) if module is not None else None
+        if isinstance(found, type) and issubclass(found, nn.Module) and found is not owner \
+                and not found.__module__.startswith("torch"):
+            return found
+    return None
+
+
+def _imported(file: Path):
+    """The module of ``file`` as its package imports it (``pkg.sub.module``); None when it is
+    outside any package or cannot be imported."""
+    import importlib
+
+    from .examples import package_base
+
+    folder = str(file.parent)
+    base = package_base(folder)
+    if base == folder:
+        return None
+    dotted = str(file.relative_to(base))[:-3].replace("/", ".").removesuffix(".__init__")
+    if dotted in sys.modules:
+        return sys.modules[dotted]
+    added = base not in sys.path
+    if added:
+        sys.path.insert(0, base)
+    try:
+        return importlib.import_module(dotted)
+    except Exception:  # noqa: BLE001 - a module of the package that cannot be imported
+        return None
+    finally:
+        if added and base in sys.path:
+            sys.path.remove(base)

@@ -1,0 +1,131 @@
+"""Where a forward hands one of its arguments: the functions of the user's code that receive it.
+
+``forward(self, x, mask)`` often reads nothing of ``mask`` itself: it hands it on, to a method
+(``self.attention(q, k, v, mask)``), a static method or a function of its module
+(``Block.attention(q, k, v, mask, self.dropout)``), or a submodule whose class its constructor
+names (``self.attn = Attention(...)`` then ``self.attn(x, mask=mask)``; ``self.block = block``
+with ``block: Attention`` annotated), inside a lambda or not. :func:`handed` follows those
+calls (``ast``; nothing is run) a few levels down and yields each function with the name the
+argument has there, so that what the code does with it (``drive.masks``) is read where it is
+done. A call whose callee cannot be resolved is skipped: the reading says less, never more.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Iterator
+
+from .usage import _function_def, _init_of, _tree
+
+#: how many calls deep an argument is followed
+DEPTH = 3
+
+
+def handed(func, name: str, owner: type | None = None, depth: int = DEPTH) \
+        -> Iterator[tuple[object, str]]:
+    """``(function, parameter name)`` for ``func`` itself and every function of the user's code
+    it hands its argument ``name`` to, followed ``depth`` calls down."""
+    seen: set[tuple[int, str]] = set()
+    todo = [(getattr(func, "__func__", func), name, owner, depth)]
+    while todo:
+        func, name, owner, left = todo.pop(0)
+        if (id(func), name) in seen or not inspect.isfunction(func):
+            continue
+        seen.add((id(func), name))
+        yield func, name
+        if left <= 0:
+            continue
+        body = _function_def(_tree(func), func.__name__)
+        if body is None:
+            continue
+        for node in ast.walk(body):
+            if isinstance(node, ast.Call):
+                todo.extend((callee, param, cls, left - 1)
+                            for callee, param, cls in _receivers(node, name, func, owner))
+
+
+def _receivers(call: ast.Call, name: str, func, owner: type | None):
+    """``(function, parameter, its class)`` for each parameter of the callee of ``call`` that
+    receives ``name`` unchanged."""
+    callee, cls, bound = _callee(call.func, func, owner)
+    if callee is None:
+        return
+    try:
+        params = list(inspect.signature(callee).parameters)
+    except (TypeError, ValueError):
+        return
+    if bound and params:
+        params = params[1:]
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Name) and arg.id == name and i < len(params):
+            yield callee, params[i], cls
+    for keyword in call.keywords:
+        if isinstance(keyword.value, ast.Name) and keyword.value.id == name \
+                and keyword.arg in params:
+            yield callee, keyword.arg, cls
+
+
+def _callee(node: ast.expr, func, owner: type | None):
+    """The function a callee expression runs, its class, and whether it takes ``self``."""
+    names = getattr(func, "__globals__", {})
+    if isinstance(node, ast.Name):
+        found = names.get(node.id)
+        if inspect.isfunction(found):
+            return found, None, False
+        return None, None, False
+    if not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name):
+        return None, None, False
+    base = node.value.id
+    cls = owner if base == "self" else names.get(base)
+    if not isinstance(cls, type):
+        return None, None, False
+    static = inspect.getattr_static(cls, node.attr, None)
+    if isinstance(static, staticmethod):
+        return static.__func__, cls, False
+    if inspect.isfunction(static):
+        return static, cls, base == "self"
+    if base == "self" and static is None:
+        sub = submodule_class(cls, node.attr)
+        if sub is not None and inspect.isfunction(getattr(sub, "forward", None)):
+            return sub.forward, sub, True
+    return None, None, False
+
+
+def submodule_class(cls: type, attr: str) -> type | None:
+    """The module class ``cls``'s constructor puts in ``self.attr``: built there
+    (``self.attr = Attention(...)``) or handed in as an argument annotated with it
+    (``def __init__(self, attn: Attention)``, ``self.attr = attn``); None when the code does not
+    say, or says two things."""
+    import torch.nn as nn
+
+    init = _init_of(cls)
+    body = _function_def(_tree(init)) if init is not None else None
+    if body is None:
+        return None
+    names = getattr(init, "__globals__", {})
+    found: set[type] = set()
+    for node in ast.walk(body):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Attribute)
+                and isinstance(node.targets[0].value, ast.Name)
+                and node.targets[0].value.id == "self" and node.targets[0].attr == attr):
+            continue
+        value = node.value
+        made = None
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            made = names.get(value.func.id)
+        elif isinstance(value, ast.Name):
+            made = _annotated(init, value.id, names)
+        if not (isinstance(made, type) and issubclass(made, nn.Module)) \
+                or made.__module__.startswith("torch."):
+            return None
+        found.add(made)
+    return found.pop() if len(found) == 1 else None
+
+
+def _annotated(init, param: str, names: dict):
+    annotation = getattr(init, "__annotations__", {}).get(param)
+    if isinstance(annotation, str):
+        annotation = names.get(annotation)
+    return annotation

@@ -1,0 +1,115 @@
+"""A module argument built the way the project's own code builds it (a call of the class in
+its file or its package handing it a module of the project's code, in place, by a name the
+caller assigned, or as a list), and a constructor whose own divisibility check refuses the
+probe width built again at an even one."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import torch.nn as nn
+
+import shapetrace as st
+from shapetrace.frontends.cli import main
+
+LAYERS = '''
+    import torch
+    from torch import nn
+
+
+    class Mixer(nn.Module):
+        def __init__(self, dim, heads):
+            super().__init__()
+            self.heads = heads
+            self.qkv = nn.Linear(dim, 3 * dim)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.qkv(x).view(b, t, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+            w = (q @ k.transpose(-2, -1) / (c // self.heads) ** 0.5).softmax(-1)
+            return (w @ v).transpose(1, 2).reshape(b, t, c)
+
+
+    class Block(nn.Module):
+        def __init__(self, mixer, dim):
+            super().__init__()
+            self.mixer = mixer
+            self.norm = nn.LayerNorm(dim)
+
+        def forward(self, x):
+            return x + self.mixer(self.norm(x))
+
+
+    class Stack(nn.Module):
+        def __init__(self, blocks):
+            super().__init__()
+            self.blocks = nn.ModuleList(blocks)
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x)
+            return x
+'''
+
+MODEL = '''
+    from torch import nn
+
+    from .layers import Block, Mixer, Stack
+
+
+    class Model(nn.Module):
+        def __init__(self, vocab, dim, heads, depth, rate):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, dim)
+            layers = [Block(Mixer(dim, heads), dim) for _ in range(depth)]
+            self.stack = Stack(layers)
+            self.rate = rate
+
+        def forward(self, idx):
+            return self.stack(self.embed(idx))
+'''
+
+
+def _package(tmp_path):
+    pkg = tmp_path / "proj"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layers.py").write_text(textwrap.dedent(LAYERS))
+    (pkg / "model.py").write_text(textwrap.dedent(MODEL))
+    return pkg / "layers.py"
+
+
+def test_module_arguments_are_built_as_the_package_builds_them(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    layers = _package(tmp_path)
+    main([str(layers), "--format", "json", "--no-trace"])
+    targets = {t["target"].split("::")[1]: t for t in json.loads(capsys.readouterr().out)["targets"]}
+    for name in ("Mixer", "Block", "Stack"):
+        assert targets[name]["error"] is None, targets[name]["error"]
+        assert not [d for d in targets[name]["diagnostics"] if d["severity"] == "error"]
+    assert any(n.startswith("mixer built as model.py:") and "Mixer(...)" in n
+               for n in targets["Block"]["notes"]), targets["Block"]["notes"]
+    assert any("Block(...) x 2" in n for n in targets["Stack"]["notes"]), targets["Stack"]["notes"]
+
+
+class HalvedHeads(nn.Module):
+    """Attends at half the width, and checks that its heads divide that half."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        assert (dim // 2) % heads == 0, "heads must divide the inner width"
+        self.heads, self.inner = heads, dim // 2
+        self.down, self.up = nn.Linear(dim, dim // 2), nn.Linear(dim // 2, dim)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        h = self.down(x).view(b, t, self.heads, -1).transpose(1, 2)
+        w = (h @ h.transpose(-2, -1)).softmax(-1)
+        return self.up((w @ h).transpose(1, 2).reshape(b, t, self.inner))
+
+
+def test_a_constructor_whose_own_divisibility_check_refuses_the_width_gets_an_even_one():
+    result = st.check(HalvedHeads).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any("C=176 (head size d=16)" in n for n in result.notes), result.notes

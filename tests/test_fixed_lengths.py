@@ -1,0 +1,66 @@
+"""Lengths a module fixes itself: a position table of ``n_token`` rows (a name that is a
+vocabulary in some code and a number of positions in other) read as the sequence length when
+the vocabulary reading does not fit, and a table built at a size written in the code giving the
+sequence its length; a table of the maximum length added uncut stays a finding."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+import shapetrace as st
+
+
+class TokenTable(nn.Module):
+    def __init__(self, n_vocab, n_embd, n_token):
+        super().__init__()
+        self.tokens = nn.Embedding(n_vocab, n_embd)
+        self.positions = nn.Parameter(torch.randn(n_token, n_embd) * 0.02)
+
+    def forward(self, tokens):
+        x = self.tokens(tokens)
+        x += self.positions
+        return x
+
+
+class FixedText(nn.Module):
+    """A text encoder built at sizes written in its own code."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = TokenTable(50, 24, 12)
+        self.norm = nn.LayerNorm(24)
+
+    def forward(self, tokens):
+        return self.norm(self.embed(tokens))
+
+
+class Uncut(nn.Module):
+    """BUG: the position table of max_len rows is added whole, not cut to the sequence."""
+
+    def __init__(self, vocab_size, dim, max_len):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab_size, dim)
+        self.positions = nn.Parameter(torch.randn(max_len, dim) * 0.02)
+
+    def forward(self, idx):
+        return self.tokens(idx) + self.positions
+
+
+def test_n_token_is_read_as_the_sequence_length_when_a_vocabulary_does_not_fit():
+    result = st.check(TokenTable).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith("n_token read as the sequence length (T)") for n in result.notes)
+
+
+def test_a_table_at_a_size_of_the_code_gives_the_sequence_its_length():
+    result = st.check(FixedText).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert result.dims["T"] == 12
+    assert any(n.startswith("T=12, the length of a table") for n in result.notes)
+
+
+def test_a_table_of_the_maximum_length_added_uncut_is_still_found():
+    result = st.check(Uncut).targets[0]
+    assert "op-failed" in {d.rule for d in result.diagnostics if d.severity == "error"}, \
+        (result.error, result.notes)
