@@ -48,7 +48,7 @@ def parts_without_effect(probe: Probe, params: dict[str, Tensor],
             continue
         zero, what = part
         delta = torch.randn(param.shape, generator=gen, dtype=param.dtype) \
-            * (float(param.abs().mean()) or 1.0) * zero
+            * (float(param.detach().abs().mean()) or 1.0) * zero
         rec = _collapse(probe, param, delta)
         if rec is not None:
             found.append(_finding(name, what, rec))
