@@ -41,3 +41,24 @@ def test_declared_inputs_that_the_check_refuses_are_the_modules_finding():
     target = _report(f"{DATA}::RefusesOddWidth", "--input", "x=B,T,C")
     assert target["error"] is None
     assert [d["rule"] for d in target["diagnostics"] if d["severity"] == "error"] == ["op-failed"]
+
+
+COMPUTED = Path(__file__).parent / "data" / "refused" / "computed_sizes.py"
+
+
+def test_a_size_below_zero_made_from_a_chosen_size_is_a_target_error():
+    """seq_len chosen as T = 7 and the code's own grid of 8 x 8 leave -57 text tokens: the
+    value shapetrace chose does not fit the code's own, which says nothing of the code."""
+    target = _report(f"{COMPUTED}::PrefixThenGrid")
+    assert target["diagnostics"] == []
+    assert "PrefixThenGrid built with seq_len=" in target["error"]
+    assert "a value shapetrace chose" in target["error"] and "--init" in target["error"]
+    assert "computed_sizes.py:16" in target["error"]
+    fits = _report(f"{COMPUTED}::PrefixThenGrid", "--init", "dim=C,seq_len=70")
+    assert fits["error"] is None  # at sizes that fit together it is checked
+
+
+def test_a_size_below_zero_made_from_the_inputs_alone_stays_a_finding():
+    target = _report(f"{COMPUTED}::WindowTooWide")
+    assert target["error"] is None
+    assert [d["rule"] for d in target["diagnostics"] if d["severity"] == "error"] == ["op-failed"]

@@ -24,7 +24,8 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
     code: the run becomes a target error asking for the inputs, not an op-failed finding."""
     if _unpack_failed(result, chosen) or _rank_failed(result, chosen) \
             or _image_failed(result, chosen) or _pattern_failed(result, chosen) \
-            or _refused(result, chosen) or _signal_failed(result, chosen):
+            or _refused(result, chosen) or _signal_failed(result, chosen) \
+            or _negative_size(result, chosen):
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -100,6 +101,61 @@ def _refused(result: TargetResult, chosen: Attempt) -> bool:
                     f"their names, {shown} ({type(raised).__name__}: {one_line(raised)[:160]}); "
                     f"give forward's inputs with --input NAME=DIMS (or inputs in the config)")
     result.diagnostics = []
+    return True
+
+
+#: what torch says of a size below zero (-1 in a view is "infer this one", not such a size)
+_NEGATIVE = re.compile(r"negative dimension|invalid shape dimension -\d|negative size|"
+                       r"must be non-?negative", re.I)
+#: the constructor values chosen by shapetrace that are tried another way, at most
+_TRIED = 4
+
+
+def _negative_size(result: TargetResult, chosen: Attempt) -> bool:
+    """An op asked for a size below zero that a constructor value shapetrace chose made
+    (``seq_len + 1 - image_size ** 2`` with ``seq_len`` chosen): the values chosen do not fit
+    the code's own, which says nothing of the code. A value made it when the module built
+    with that value alone set otherwise runs, or fails at the same op asking another size. A
+    size below zero that no chosen value moves (made from the inputs alone) stays a finding."""
+    rec = chosen.failed_op
+    text = rec.error[1] if rec is not None and rec.error else ""
+    plan = chosen.plan
+    if not _NEGATIVE.search(text) or plan.init is None:
+        return False
+    given = set(plan.request.init or ())
+    values = [(k, v) for k, v in plan.init.items()
+              if k not in given and type(v) is int and v > 0][:_TRIED]
+    made_by = next((k for k, v in values if _moves(chosen, rec, k, 2 * v + 1)), None)
+    if made_by is None:
+        return False
+    where = f" at {display_path(rec.file)}:{rec.line}" if rec.file and rec.line else ""
+    result.error = (f"{type(chosen.model).__name__} built with {made_by}="
+                    f"{plan.init[made_by]}, a value shapetrace chose, asked {rec.op}{where} for "
+                    f"a size below zero ({one_line(text)[:120]}): that value does not fit the "
+                    f"code's own sizes; give the constructor's arguments with --init NAME=VALUE "
+                    f"(or init in the config)")
+    result.diagnostics = []
+    return True
+
+
+def _moves(chosen: Attempt, failed, name: str, other: int) -> bool:
+    """Whether the module built with ``name=other`` (everything else as chosen) runs its
+    forward on the same inputs, or fails at the op that failed (its line) with other
+    arguments: the size below zero moved with the value."""
+    from ..report.trace import Trace
+
+    try:
+        model = chosen.plan.request.cls(**{**chosen.plan.init, name: other}).eval()
+    except Exception:  # noqa: BLE001 - a constructor that refuses the other value: no answer
+        return False
+    trace = Trace(model, dims=chosen.plan.dims, rules=False)
+    try:
+        with torch.no_grad(), trace:
+            model(*chosen.args)
+    except Exception:  # noqa: BLE001 - the user's code failing (the question asked of it)
+        again = next((r for r in reversed(trace.records) if r.error is not None), None)
+        return again is not None and again.op == failed.op and again.line == failed.line \
+            and again.file == failed.file and again.args != failed.args
     return True
 
 
