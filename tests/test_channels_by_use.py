@@ -150,3 +150,30 @@ def test_a_signal_no_reading_fits_is_a_target_error_not_a_finding():
     result = st.check(NeverFits).targets[0]
     assert result.diagnostics == [] or all(d.severity != "error" for d in result.diagnostics)
     assert result.error is not None and "--input x=B,C,T" in result.error, result.error
+
+
+class ChannelAttention(nn.Module):
+    """Attention over the positions of a (B, C, ...) feature map, normalised by groups of
+    channels first (a diffusion model's attention block, written here from scratch)."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.norm = nn.GroupNorm(32, channels)
+        self.qkv = nn.Conv1d(channels, 3 * channels, 1)
+        self.out = nn.Conv1d(channels, channels, 1)
+
+    def forward(self, x):
+        b, c, *grid = x.shape
+        flat = x.reshape(b, c, -1)
+        q, k, v = self.qkv(self.norm(flat)).chunk(3, dim=1)
+        w = torch.softmax(q.transpose(1, 2) @ k / (c ** 0.5), dim=-1)
+        y = self.out((w @ v.transpose(1, 2)).transpose(1, 2))
+        return (flat + y).reshape(b, c, *grid)
+
+
+def test_a_signal_a_channel_norm_takes_first_is_read_channels_first():
+    """As vectors (B, T, C) the group norm refuses the input (its channels on axis 1): read as
+    a signal (B, C, T), it runs, and is clean; no op-failed finding from the guess."""
+    result = st.check(ChannelAttention).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any("channels first, as the norm" in n for n in result.notes), result.notes

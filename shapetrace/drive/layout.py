@@ -356,17 +356,23 @@ def first_channels(model) -> int | None:
 
 #: the ops a (B, C, T) signal meets first
 SIGNAL_OPS = frozenset({"F.conv1d", "torch.conv1d", "F.max_pool1d", "F.avg_pool1d",
-                        "F.conv_transpose1d", "torch.conv_transpose1d"})
+                        "F.conv_transpose1d", "torch.conv_transpose1d",
+                        # norms over the channels of axis 1: (N, C, L), never (N, L, C)
+                        "F.group_norm", "torch.group_norm", "F.batch_norm", "torch.batch_norm",
+                        "F.instance_norm", "torch.instance_norm"})
 
 
 def signal_refused(failed, names: tuple[str, ...]) -> bool:
-    """Whether a 1-D convolution (or pooling) failed on a tensor of the shape of a vector guess
-    of ``names`` (B, T, C): the input itself, or made from it elementwise (an activation)."""
+    """Whether a 1-D convolution (a pooling, a norm over the channels of axis 1) failed on a
+    tensor of the shape of a vector guess of ``names`` (B, T, C): the input itself, made from
+    it elementwise (an activation), or reshaped to its own shape."""
     import torch
 
     op = failed.failed_op
     if op is None or op.op not in SIGNAL_OPS:
         return False
+    if "norm" in op.op and failed.model is not None and takes_images(failed.model):
+        return False  # a norm of an image block: the image reading is the one to try
     shapes = {tuple(a.shape) for a, n in zip(failed.args, failed.names)
               if n in names and isinstance(a, torch.Tensor) and a.dim() == 3}
     return any(tuple(m.shape) in shapes for m in op.inputs)
@@ -383,11 +389,25 @@ def signal_reading(inputs: tuple, failed, names: tuple[str, ...]):
     op = failed.failed_op
     if not signal_refused(failed, names) or failed.model is None:
         return None
-    channels = next((m.in_channels for m in failed.model.modules()
-                     if isinstance(m, (nn.Conv1d, nn.ConvTranspose1d))), None)
+    channels = next((_channels_of(m) for m in failed.model.modules()
+                     if _channels_of(m) is not None), None)
     read = tuple(InputSpec(s.name, ("B", channels or "C", s.dims[1]))
                  if isinstance(s, InputSpec) and s.name in names and len(s.dims) == 3 else s
                  for s in inputs)
+    what = "the norm" if "norm" in op.op else "the 1-D convolution"
     return read, (f"{', '.join(names)} read as (B, {channels or 'C'}, T), channels first, as "
-                  f"the 1-D convolution {op.op} takes: as (B, T, C) it did not fit; give "
+                  f"{what} {op.op} takes: as (B, T, C) it did not fit; give "
                   f"--input {names[0]}=B,C,T to choose")
+
+
+def _channels_of(module) -> int | None:
+    """The channels a layer that takes (N, C, L) signals takes, or None for another layer."""
+    import torch.nn as nn
+
+    if isinstance(module, (nn.Conv1d, nn.ConvTranspose1d)):
+        return module.in_channels
+    if isinstance(module, nn.GroupNorm):
+        return module.num_channels
+    if isinstance(module, (nn.BatchNorm1d, nn.InstanceNorm1d)):
+        return module.num_features
+    return None
