@@ -158,7 +158,7 @@ class ChannelAttention(nn.Module):
 
     def __init__(self, channels):
         super().__init__()
-        self.norm = nn.GroupNorm(32, channels)
+        self.norm = nn.GroupNorm(8, channels)  # 8 groups: a head size of 16 makes C divisible
         self.qkv = nn.Conv1d(channels, 3 * channels, 1)
         self.out = nn.Conv1d(channels, channels, 1)
 
@@ -177,3 +177,4 @@ def test_a_signal_a_channel_norm_takes_first_is_read_channels_first():
     result = st.check(ChannelAttention).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert any("channels first, as the norm" in n for n in result.notes), result.notes
+    assert any("a width divisible by 8" in n for n in result.notes), result.notes

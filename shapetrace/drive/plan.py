@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .asked import (
+    DIVISOR_ASKED,
     EVEN_ASKED,
     EVEN_HEAD_SIZE,
     SQUARE_ASKED,
@@ -401,14 +402,17 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     widths = [k for k, v in plan.init.items() if v == dims["C"]]  # the arguments set to C
     asked = (EVEN_ASKED.search(text) and re.search(rf"\b{width}\b", text)) or (
         EVEN_ASKED.search(line) and any(re.search(rf"\b{re.escape(k)}\b", line) for k in widths))
-    size = width_multiple(text, dims["C"]) or EVEN_HEAD_SIZE
+    multiple = width_multiple(text, dims["C"])  # a divisor asked of a size built from C
+    size = multiple or EVEN_HEAD_SIZE
     checked = "%" in line and raised_by_check(site)  # its own divisibility check refused C
-    if size == EVEN_HEAD_SIZE and not (asked or checked or (
+    if multiple is None and not (asked or checked or (
             re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
         raise failed
     given = {k: dims[k] for k in dims.explicit}
     again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, "d": size})))
-    why = "an even width" if size == EVEN_HEAD_SIZE else f"a width divisible by {size}"
+    divisor = DIVISOR_ASKED.search(text) if multiple is not None else None
+    why = f"a width divisible by {divisor.group(1)}" if divisor and divisor.group(1) != "2" \
+        else "an even width"
     return dataclasses.replace(again, note=f"C={again.dims['C']} (head size d={size}): the "
                                f"constructor needs {why}; give --dims to choose")
 
