@@ -99,6 +99,15 @@ IMAGE_SIZES = ("img_size", "image_size", "input_size", "resolution", "image_reso
 PATCH_SIZES = ("patch_size", "patch", "patch_res")
 SWITCH_DEFAULTS = {"bias": True, "qkv_bias": False, "device": "cpu", "dev": "cpu",
                    "dtype": None}
+#: a switch by its name (``use_conv``, ``with_conv``, ``is_training``, ``has_bias``): a flag
+#: that turns a part of the module on, not a size
+_SWITCH = re.compile(r"\A(?:use|with|is|has|enable|apply|do|add|learn|learned)_[a-z0-9_]+\Z")
+
+
+def is_switch(name: str) -> bool:
+    """Whether ``name`` reads as an on/off flag (never a causal flag: that says what the
+    module is meant to be, and is read apart)."""
+    return bool(_SWITCH.match(name)) and name not in CAUSAL_FLAGS
 #: token ids with a role of their own, by the usual order of a vocabulary's first entries
 SPECIAL_TOKENS = {"pad": 0, "padding": 0, "sos": 1, "bos": 1, "start": 1, "eos": 2, "end": 2,
                   "unk": 3, "mask": 3, "cls": 1, "sep": 2}
