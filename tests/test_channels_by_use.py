@@ -178,3 +178,29 @@ def test_a_signal_a_channel_norm_takes_first_is_read_channels_first():
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert any("channels first, as the norm" in n for n in result.notes), result.notes
     assert any("a width divisible by 8" in n for n in result.notes), result.notes
+
+
+def make_conv(rank, *args, **kwargs):
+    """A convolution of the rank asked, its sizes handed on as they came."""
+    layer = {1: nn.Conv1d, 2: nn.Conv2d}[rank]
+    return layer(*args, **kwargs) if rank != 2 else nn.Conv2d(*args, **kwargs)
+
+
+class Doubler(nn.Module):
+    """An image doubled in side, then convolved: its width kept on self first, and handed to a
+    helper of the project through its *args."""
+
+    def __init__(self, channels, rank=2):
+        super().__init__()
+        self.channels = channels
+        self.conv = make_conv(rank, self.channels, self.channels, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(torch.nn.functional.interpolate(x, scale_factor=2.0))
+
+
+def test_channels_kept_on_self_and_handed_on_in_args_are_read():
+    assert meaning_by_use(Doubler, "channels") == "C"
+    result = st.check(Doubler).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith("channels read as the model width") for n in result.notes)

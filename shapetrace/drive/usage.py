@@ -97,15 +97,54 @@ def _bound(callee, call: ast.Call, position_of) -> list[tuple[object, str]]:
         return []
     if isinstance(callee, type) and params and params[0].name == "self":
         params = params[1:]
+    varargs = _takes_varargs(target)
     out = []
     for i, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
             break
         if position_of(arg) and i < len(params):
             out.append((callee, params[i].name))
+        elif position_of(arg) and varargs:  # handed on in *args: its place there
+            out.append((callee, f"*{i - len(params)}"))
     for kw in call.keywords:
         if kw.arg is not None and position_of(kw.value):
             out.append((callee, kw.arg))
+    return out
+
+
+def _takes_varargs(func) -> bool:
+    try:
+        return any(p.kind is p.VAR_POSITIONAL for p in inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return False
+
+
+def _from_varargs(body: ast.AST, func, place: int, names: dict) -> list[tuple[object, str]]:
+    """``(callee, parameter name)`` for each call in ``body`` that hands ``func``'s ``*args`` on
+    (``nn.Conv2d(*args, **kwargs)``): the parameter at ``place`` in those arguments."""
+    star = next((p.name for p in inspect.signature(func).parameters.values()
+                 if p.kind is p.VAR_POSITIONAL), None)
+    out = []
+    for node in ast.walk(body):
+        if not isinstance(node, ast.Call):
+            continue
+        at = next((i for i, a in enumerate(node.args) if isinstance(a, ast.Starred)), None)
+        if at is None or not (isinstance(node.args[at].value, ast.Name)
+                              and node.args[at].value.id == star):
+            continue
+        callee = _resolve(node.func, names)
+        if callee is None or not callable(callee):
+            continue
+        target = callee.__init__ if isinstance(callee, type) else callee
+        try:
+            params = [p for p in inspect.signature(target).parameters.values()
+                      if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        except (TypeError, ValueError):
+            continue
+        if isinstance(callee, type) and params and params[0].name == "self":
+            params = params[1:]
+        if at + place < len(params):
+            out.append((callee, params[at + place].name))
     return out
 
 
@@ -230,9 +269,16 @@ def _uses(obj, param: str, depth: int, seen: set) -> set[str]:
     if body is None:
         return set()
     names = func.__globals__
+    if param.startswith("*"):  # a place in *args, handed on to the layers that take them
+        pairs = _from_varargs(body, func, int(param[1:]), names)
+        return _sizes_of(pairs, depth, seen) if pairs else set()
+    local, attributes = _aliases(body, param)
 
     def is_param(node) -> bool:
-        return isinstance(node, ast.Name) and node.id == param
+        if isinstance(node, ast.Name):
+            return node.id in local
+        return isinstance(node, ast.Attribute) and node.attr in attributes \
+            and isinstance(node.value, ast.Name) and node.value.id == "self"
 
     found: set[str] = set()
     for node in ast.walk(body):
@@ -245,19 +291,45 @@ def _uses(obj, param: str, depth: int, seen: set) -> set[str]:
         callee = _resolve(node.func, names)
         if callee is None or not callable(callee):
             continue
-        for target, name in _bound(callee, node, is_param):
+        found |= _sizes_of(_bound(callee, node, is_param), depth, seen)
+    return found
+
+
+def _sizes_of(pairs: list, depth: int, seen: set) -> set[str]:
+    """The dims the parameters ``pairs`` (``(callee, parameter name)``) stand for: a torch
+    layer's by its parameter's name, a user function's or class's by its own use of it."""
+    found: set[str] = set()
+    for target, name in pairs:
+        dim = None
+        if not name.startswith("*"):
             dim = _LAYER_SIZES.get(name) if not _user_code(target) or _is_torch_layer(target) \
                 else None
-            if dim is None and _user_code(target):
-                dim = size_of(name, constructor=True)
-                if dim is None and name in LAYERS:
-                    dim = LAYER_COUNT
-                if dim is None:
-                    found |= _uses(target, name, depth - 1, seen)
-                    continue
-            if dim is not None:
-                found.add(dim)
+        if dim is None and _user_code(target):
+            dim = None if name.startswith("*") else size_of(name, constructor=True)
+            if dim is None and name in LAYERS:
+                dim = LAYER_COUNT
+            if dim is None:
+                found |= _uses(target, name, depth - 1, seen)
+                continue
+        if dim is not None:
+            found.add(dim)
     return found
+
+
+def _aliases(body: ast.AST, param: str) -> tuple[set[str], set[str]]:
+    """``(local names, attributes of self)`` assigned ``param`` as it is (``self.channels =
+    channels``): uses of those are uses of it."""
+    local, attributes = {param}, set()
+    for node in ast.walk(body):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
+                and node.value.id == param:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    local.add(target.id)
+                elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == "self":
+                    attributes.add(target.attr)
+    return local, attributes
 
 
 def _is_torch_layer(obj) -> bool:
