@@ -389,8 +389,7 @@ def signal_reading(inputs: tuple, failed, names: tuple[str, ...]):
     op = failed.failed_op
     if not signal_refused(failed, names) or failed.model is None:
         return None
-    channels = next((_channels_of(m) for m in failed.model.modules()
-                     if _channels_of(m) is not None), None)
+    channels = next(filter(None, map(_channels_of, failed.model.modules())), None)
     read = tuple(InputSpec(s.name, ("B", channels or "C", s.dims[1]))
                  if isinstance(s, InputSpec) and s.name in names and len(s.dims) == 3 else s
                  for s in inputs)

@@ -300,12 +300,14 @@ def _sizes_of(pairs: list, depth: int, seen: set) -> set[str]:
     layer's by its parameter's name, a user function's or class's by its own use of it."""
     found: set[str] = set()
     for target, name in pairs:
-        dim = None
-        if not name.startswith("*"):
-            dim = _LAYER_SIZES.get(name) if not _user_code(target) or _is_torch_layer(target) \
-                else None
+        if name.startswith("*"):  # a place in *args: followed to the layer it is handed on to
+            if _user_code(target):
+                found |= _uses(target, name, depth - 1, seen)
+            continue
+        dim = _LAYER_SIZES.get(name) if not _user_code(target) or _is_torch_layer(target) \
+            else None
         if dim is None and _user_code(target):
-            dim = None if name.startswith("*") else size_of(name, constructor=True)
+            dim = size_of(name, constructor=True)
             if dim is None and name in LAYERS:
                 dim = LAYER_COUNT
             if dim is None:
