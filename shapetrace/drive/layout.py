@@ -382,8 +382,6 @@ def signal_reading(inputs: tuple, failed, names: tuple[str, ...]):
     """``(inputs, note)`` with ``names`` read as signals (B, C, T), channels first, the channels
     the 1-D convolution that refused them takes, when a vector guess (B, T, C) failed there;
     None otherwise."""
-    import torch.nn as nn
-
     from ..base.specs import InputSpec
 
     op = failed.failed_op
