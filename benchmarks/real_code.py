@@ -137,8 +137,34 @@ DEV3 = [
     ("mlpen/Nystromformer", "56893131bf3fa99b5a2d3ab452a591dca722529a",
      ["LRA/code/attention_nystrom.py", "LRA/code/model.py"], ""),
 ]
+#: A fifth list, first run on 2026-11-29 (third round) before any change made for it: LLM
+#: inference (gpt-fast, bark), vision (a ViT, Restormer, DINOv2, OpenCLIP), speech (WeNet),
+#: diffusion (a teaching DDPM, EDM), research code (Transformer-XL) and two course-style
+#: transformers.
+HELD_OUT_3 = [
+    ("pytorch-labs/gpt-fast", "32971d3129541c5bfb4f715abc33d1c5f408d204", ["model.py"], ""),
+    ("jeonsworld/ViT-pytorch", "460a162767de1722a014ed2261463dbbc01196b6", ["models/modeling.py"], ""),
+    ("swz30/Restormer", "df766d5521afd21cce56e24159f300b30ebf3fb0",
+     ["basicsr/models/archs/restormer_arch.py"], ""),
+    ("wenet-e2e/wenet", "015469960db73eb19c49a48c020d5ac9db69bae5",
+     ["wenet/models/transformer/attention.py", "wenet/models/transformer/encoder_layer.py"], ""),
+    ("suno-ai/bark", "f4f32d4cd480dfec1c245d258174bc9bde3c2148", ["bark/model.py", "bark/model_fine.py"], ""),
+    ("explainingai-code/DDPM-Pytorch", "b524321c101af13f28a5d1f4fbcca1a847c19924",
+     ["models/unet_base.py"], ""),
+    ("kimiyoung/transformer-xl", "44781ed21dbaec88b280f74d9ae2877f52b492a5",
+     ["pytorch/mem_transformer.py"], ""),
+    ("sgrvinod/a-PyTorch-Tutorial-to-Transformers", "3e09136cc1bde6bba73ca5813a3f6c982cd5555a",
+     ["model.py"], ""),
+    ("mlfoundations/open_clip", "89fb801f1e6087880e951fc8354b8a2077b79c6d",
+     ["src/open_clip/transformer.py"], ""),
+    ("facebookresearch/dinov2", "b8931f7bf91576930313be2c6d6af376033b35f0",
+     ["dinov2/layers/attention.py", "dinov2/layers/block.py"], ""),
+    ("NVlabs/edm", "008a4e5316c8e3bfe61a62f874bddba254295afb", ["training/networks.py"], ""),
+    ("SamLynnEvans/Transformer", "49e01800aab01dcd83403a056c059f429a7d7512", ["Sublayers.py", "Layers.py", "Models.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
-        "held-out-2": HELD_OUT_2, "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2}
+        "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3}
 
 
 def main(argv: list[str] | None = None) -> int:
