@@ -124,8 +124,7 @@ def test_all_modules_are_every_module_once():
     model = nn.Sequential(nn.Linear(2, 3), shared, nn.Sequential(shared, nn.ReLU()))
     model.add_module("missing", None)
     found = _compat.all_modules(model)
-    assert len(found) == len({id(m) for m in found})
-    assert {id(m) for m in found} == {id(m) for m in model.modules()}
+    assert [id(m) for m in found] == [id(m) for m in model.modules()]  # in its order
 
 
 def test_module_paths_name_modules_as_named_modules_does():
@@ -216,6 +215,8 @@ def test_a_script_function_keeps_the_python_function_it_was_compiled_from():
     assert isinstance(scripted, torch.jit.ScriptFunction)
     assert script_original(scripted) is _doubled
     assert script_original(_doubled) is None
+    compiled = _compat.script_function_class()
+    assert isinstance(scripted, compiled) and not isinstance(_doubled, compiled)
 
 
 def test_a_python_torch_function_hands_its_call_over_from_its_own_frame():

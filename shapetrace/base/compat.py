@@ -281,9 +281,9 @@ def module_tables(module) -> tuple[dict, dict, dict]:
 
 
 def all_modules(model) -> list:
-    """``model`` and every submodule, each once, in no particular order: read from the private
-    ``_modules`` dicts, as :func:`module_tensors` does (``model.modules()`` runs a generator per
-    module)."""
+    """``model`` and every submodule, each once, in the order of ``model.modules()``
+    (pre-order): read from the private ``_modules`` dicts, as :func:`module_tensors` does
+    (``model.modules()`` runs a generator per module)."""
     found: list = []
     seen: set[int] = set()
     stack = [model]
@@ -293,7 +293,7 @@ def all_modules(model) -> list:
             continue
         seen.add(id(module))
         found.append(module)
-        stack += [m for m in module._modules.values() if m is not None]
+        stack += [m for m in reversed(module._modules.values()) if m is not None]
     return found
 
 
@@ -355,6 +355,14 @@ def batched_grad_loaded() -> bool:
     """Whether autograd's batched backward (``is_grads_batched=True``) is already set up in
     this process, so that using it adds no import cost."""
     return BATCHED_GRAD_MODULE in sys.modules
+
+
+def script_function_class() -> type:
+    """``torch.jit.ScriptFunction``, for a caller that looks at many objects: only its instances
+    have a :func:`script_original`."""
+    import torch
+
+    return torch.jit.ScriptFunction
 
 
 def script_original(obj):

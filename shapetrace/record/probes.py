@@ -102,9 +102,10 @@ class ValueProbes:
             weights = any(meta._made_by in near for meta in rec.inputs)
             if not weights and not finite:
                 return
-        if finite and not weights and not numbers and len(outs) == 1:
+        if finite and not numbers and len(outs) == 1:
             # The usual case, settled by one sum: one plain float output that holds no NaN
-            # and no Inf (the full probe below finds the same and records nothing).
+            # and no Inf (the full probe below finds the same and records nothing). A product
+            # of attention weights is settled so too, its weights probed after.
             t = outs[0]
             if type(t) is Tensor and t.dtype in _SUMMED and t.layout is _STRIDED \
                     and not t.is_meta and t.numel():
@@ -114,7 +115,9 @@ class ValueProbes:
                 except Exception:  # under a functorch transform: the full probe says why
                     total = math.nan
                 if total == total and total not in _INFINITIES:
-                    return
+                    if not weights:
+                        return
+                    finite = False
         with _Disabled():
             if finite:
                 self._finite(rec, outs, args, kwargs)
