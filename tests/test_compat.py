@@ -204,6 +204,19 @@ def test_a_mode_comes_off_the_stack_and_goes_back():
     assert not mode_on_top(mode)
 
 
+def test_the_tracing_check_is_true_inside_torch_jit_trace_only():
+    check = _compat.tracing_check()
+    seen = []
+
+    def forward(x):
+        seen.append(check())
+        return x * 2
+
+    assert not check()
+    torch.jit.trace(forward, torch.ones(2), check_trace=False)
+    assert seen == [True] and not check()
+
+
 def _doubled(x: torch.Tensor) -> torch.Tensor:
     return x * 2
 

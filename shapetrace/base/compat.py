@@ -87,6 +87,15 @@ def compiling_check():
     return check if check is not None else _never
 
 
+def tracing_check():
+    """``torch.jit.is_tracing`` for a caller that asks on every module call: torch's own check
+    (private ``torch._C._is_tracing``), without the Python function around it."""
+    import torch
+
+    check = getattr(torch._C, "_is_tracing", None)
+    return check if check is not None else torch.jit.is_tracing
+
+
 def _never() -> bool:
     return False
 

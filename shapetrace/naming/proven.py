@@ -25,13 +25,16 @@ from ..base.compat import all_modules, module_tensors
 from ..base.dims import Dims, resolve_dims
 from ..base.errors import UsageError
 from ..base.names import CONFIG, STATED
-from ..record.hooks import LOCK, hooked, unhook
+from ..record.hooks import hooked, unhook
 from .hints import annotated_params, bind_tokens
 
 
 class SizeWitness:
     """Watches the forward calls inside one trace (the thread that entered only) and keeps
-    the sizes their annotations, and the traced model's declared inputs, bind."""
+    the sizes their annotations, and the traced model's declared inputs, bind. It has no
+    global module hook of its own: the recorder's hands it each module call it records
+    (:meth:`observe`), so that it is off with the recorder between the steps a trace does not
+    record (a repeated step binds nothing new)."""
 
     def __init__(self, model=None, inputs: Iterable | None = None):
         self.model = model
@@ -42,42 +45,21 @@ class SizeWitness:
         self.seen: dict[str, set[int]] = {}
         self._forwards: dict[type, tuple | None] = {}  # a module class -> its annotated params
         self._handles: list = []
-        self._paused = None  # torch's module module, while the global hook is off
         self._owner: int | None = None
 
     # --- entering and leaving ------------------------------------------------------------------
 
     def __enter__(self) -> SizeWitness:
-        from torch.nn.modules import module as nn_module
-
         self._owner = threading.get_ident()
-        with LOCK:
-            self._handles.append(nn_module.register_module_forward_pre_hook(self._annotated))
-            if self.specs:
-                self._handles.append(self.model.register_forward_pre_hook(self._declared,
-                                                                          with_kwargs=True))
+        if self.specs:
+            self._handles.append(hooked(self.model.register_forward_pre_hook, self._declared,
+                                        with_kwargs=True))
         return self
 
     def __exit__(self, *exc_info) -> bool:
         unhook(self._handles)
-        self._paused = None
         self._forwards.clear()
         return False
-
-    def pause(self) -> None:
-        """Off between the steps a trace does not record (a repeated step binds nothing new):
-        its global hook would slow every module call."""
-        from torch.nn.modules import module as nn_module
-
-        if self._handles and self._paused is None:
-            unhook([self._handles.pop(0)])
-            self._paused = nn_module
-
-    def resume(self) -> None:
-        if self._paused is not None:
-            self._handles.insert(0, hooked(self._paused.register_module_forward_pre_hook,
-                                           self._annotated))
-            self._paused = None
 
     # --- what was proven -----------------------------------------------------------------------
 
@@ -95,9 +77,9 @@ class SizeWitness:
 
     # --- hooks ---------------------------------------------------------------------------------
 
-    def _annotated(self, module, args) -> None:
-        if threading.get_ident() != self._owner:
-            return
+    def observe(self, module, args) -> None:
+        """A call of ``module`` with ``args`` on the watched thread: the sizes its forward's
+        annotations bind."""
         cls = type(module)
         params = self._forwards.get(cls, False)
         if params is False:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..base.compat import disable_torch_function
+from ..base.compat import disable_torch_function, tracing_check
 from .flags import DeviceFlags
 from .hooks import LOCK, unhook
 from .probes import finiteness
@@ -40,6 +40,7 @@ from .tensors import tensors_in
 
 
 Tensor = torch.Tensor
+_is_tracing = tracing_check()
 
 #: unrecorded steps of one kind between two recorded ones
 RECHECK = 100
@@ -478,7 +479,7 @@ class StepWatch:
 def _jit_tracing() -> bool:
     """Inside ``torch.jit.trace``: a call there is not a step, and reading a value there would
     put it into the jit graph (and fail the trace's own check that two tracings agree)."""
-    return torch._C._is_tracing()
+    return _is_tracing()
 
 
 def _sentinel(opt):

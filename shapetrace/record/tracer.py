@@ -28,6 +28,7 @@ from ..base.compat import (
     module_paths,
     pop_mode,
     push_mode,
+    tracing_check,
     transparent_bodies,
 )
 from ..base.records import _EMPTY as _EMPTY_KWARGS
@@ -64,6 +65,7 @@ from .warning_route import WARNINGS as _WARNINGS
 
 Tensor = torch.Tensor
 _get_ident = threading.get_ident
+_jit_tracing = tracing_check()
 
 # Argument types whose equal values are the same value (unlike 1 == True == 1.0).
 _SHAREABLE = frozenset({int, str, type(None), torch.dtype, type(tensor_arg(0)), type(Ellipsis)})
@@ -102,9 +104,9 @@ class Recorder:
             self.steps = StepWatch(self, model if isinstance(model, torch.nn.Module) else None,
                                    spans)
         self.light = False  # the mode is off the stack: a step that is only counted
-        #: objects with ``pause()`` and ``resume()`` (global hooks of their own, such as the
-        #: size witness's), paused with the recorder's between recorded steps
-        self.companions: list = []
+        #: called with ``(module, args)`` at each recorded module call (the size witness's
+        #: annotations), from the recorder's own global hook: off with it between steps
+        self.watchers: list = []
 
     # --- entering and leaving ---------------------------------------------------------------
 
@@ -156,8 +158,6 @@ class Recorder:
             return False
         pop_mode()
         unhook(self._handles)
-        for companion in self.companions:
-            companion.pause()
         self._stack.clear()
         self.module = ""
         self.light = True
@@ -170,8 +170,6 @@ class Recorder:
             push_mode(self.mode)
             self.light = False
             self._hook_modules()
-            for companion in self.companions:
-                companion.resume()
             if running is not None:
                 self.module = self._module_name(running)
                 self._stack.append((running, self.module))
@@ -244,7 +242,7 @@ class Recorder:
     def _pre_hook(self, module, args):
         if _get_ident() != self.owner:
             return
-        if self._paused or torch.jit.is_tracing():
+        if self._paused or _jit_tracing():
             # Inside torch.jit.trace: reading a tensor's sizes there would put them into the
             # jit graph, so the ops are left unrecorded until the traced module returns. Checked
             # per module call, never per op.
@@ -259,6 +257,8 @@ class Recorder:
         if steps is not None and steps.model is None and not self._stack:
             steps.found(module, args)  # without a model: the first module called outside any
         self._stack.append((module, name))
+        for watch in self.watchers:
+            watch(module, args)
 
     def _post_hook(self, module, args, output):
         if _get_ident() != self.owner:

@@ -74,8 +74,8 @@ class Trace(TraceData):
         self._recorder = Recorder(self, model, root=root, probes=probes, observer=observer,
                                   steps=observer is None and not every_step, spans=self.spans)
         self._watch = self._recorder.steps
-        if self._witness is not None:
-            self._recorder.companions.append(self._witness)
+        if self._witness is not None:  # told of each module call by the recorder's hook
+            self._recorder.watchers.append(self._witness.observe)
         self._entered = False
         self._exited = False
 
