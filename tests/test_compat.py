@@ -204,6 +204,12 @@ def test_a_mode_comes_off_the_stack_and_goes_back():
     assert not mode_on_top(mode)
 
 
+def test_a_compiled_module_holds_its_eager_module_as_a_submodule():
+    model = nn.Linear(2, 2)
+    assert _compat.eager_module(torch.compile(model)) is model
+    assert _compat.eager_module(model) is None and _compat.eager_module(None) is None
+
+
 def test_the_tracing_check_is_true_inside_torch_jit_trace_only():
     check = _compat.tracing_check()
     seen = []

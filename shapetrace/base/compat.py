@@ -135,10 +135,12 @@ def eager_module(model):
     None for anything else."""
     import torch
 
-    inner = getattr(model, "_orig_mod", None)
-    if isinstance(model, torch.nn.Module) and isinstance(inner, torch.nn.Module):
-        return inner
-    return None
+    if not isinstance(model, torch.nn.Module):
+        return None
+    # a submodule of the wrapper, in its private table: read there without the AttributeError
+    # that a plain module's __getattr__ raises (and catches) for a name it does not hold
+    inner = model._modules.get("_orig_mod")
+    return inner if isinstance(inner, torch.nn.Module) else None
 
 
 #: what ``OptimizedModule.__call__`` warns when any global module hook is set: shapetrace's own

@@ -169,19 +169,21 @@ def proven_dims(model, modules: list | None = None) -> dict[str, int]:
 
 
 def run_dims(model, witness: SizeWitness, declared: Mapping[str, int], records, *,
-             probe_names: bool = True) -> Dims:
+             probe_names: bool = True, weights: set | None = None) -> Dims:
     """The names of the sizes a block ran at, nobody having chosen them for shapetrace: what
     ``declared`` (``dims=``) says, what the model's attributes and the annotations and declared
     inputs ``witness`` saw prove (a name given two sizes is left out; ``declared`` overrides
     them all), and the probe defaults only when the data that entered the block came at probe
-    sizes and ``probe_names`` allows them (``resolve_dims``)."""
+    sizes and ``probe_names`` allows them (``resolve_dims``). ``weights``: the shapes of the
+    model's parameters and buffers (:func:`weight_shapes`) when the caller has them."""
     import torch
 
     modules = all_modules(model) if isinstance(model, torch.nn.Module) else []
     attributes = proven_dims(model, modules)
     proven = witness.proven(attributes)
     known = {**proven, **declared}
-    own = _weight_shapes(model, modules)  # a model's constants (a 64-wide buffer) say nothing
+    # a model's constants (a 64-wide buffer) say nothing
+    own = _weight_shapes(model, modules) if weights is None else weights
     entering = [m.shape for rec in records  # of the sizes it runs at: the data's do
                 for m in (rec.inputs if rec.inputs else rec.outputs)  # torch.randn(...)
                 if (m._made_by is None or not rec.inputs) and m.shape not in own]

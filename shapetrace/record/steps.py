@@ -120,6 +120,8 @@ class StepWatch:
         self._check_after = False  # look at the parameters after this optimizer step
         self._handles: list = []
         self._owner: int | None = None
+        #: the trace's ``OptimizerSpans`` when its hooks are these (one pair of optimizer hooks)
+        self.span_watch = None
         #: what the unrecorded steps looked at, on the device, read every ``flags.every`` steps
         self.flags = DeviceFlags()
         self.checking = False  # the flags are being read (and a forward run again)
@@ -338,6 +340,8 @@ class StepWatch:
         """Before an optimizer step: one small gradient looked at (a NaN loss, or one made by
         the backward, reaches every gradient behind it, the first layers' too), and all of them
         when it holds one."""
+        if self.span_watch is not None:
+            self.span_watch._pre(opt, args, kwargs)
         if threading.get_ident() != self._owner:
             return None
         self.optimizer_steps += 1
@@ -365,6 +369,8 @@ class StepWatch:
         return None
 
     def _after_optimizer(self, opt, args, kwargs):
+        if self.span_watch is not None:
+            self.span_watch._post(opt, args, kwargs)
         if threading.get_ident() != self._owner:
             return None
         if self._check_after:
