@@ -82,6 +82,8 @@ def unread_layers(model: torch.nn.Module, names: dict[int, str], records: list,
         while path and path not in ran:
             ran.add(path)
             path = path.rpartition(".")[0]
+    if all(path in ran for path in names.values()):
+        return []  # every module ran, or holds one that did: no layer was left unused
     found = []
     owners = _OWNERS
     for owner in all_modules(model):

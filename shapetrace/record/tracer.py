@@ -60,13 +60,12 @@ from .layers import mark_returned, unread_layers
 from .probes import HALF, ValueProbes, has_value
 from .scripted import PythonScripts
 from .steps import StepWatch
-from .tensors import dead, odd_meta
+from .tensors import dead, odd_meta, shared_tables
 from .warning_route import WARNINGS as _WARNINGS
 
 Tensor = torch.Tensor
 _get_ident = threading.get_ident
 _jit_tracing = tracing_check()
-
 # Argument types whose equal values are the same value (unlike 1 == True == 1.0).
 _SHAREABLE = frozenset({int, str, type(None), torch.dtype, type(tensor_arg(0)), type(Ellipsis)})
 # Argument types that are never a tensor nor hold one (dim=, keepdim=, dtype=, eps=).
@@ -211,9 +210,8 @@ class Recorder:
                 if meta._made_by is None:
                     meta.ref = None  # a tensor from outside: only outputs say whether they live
         if mode is not None:
-            for table in (mode.live, mode.funcs, mode.shapes, mode.sites, mode.arg_tuples,
-                          mode.kwarg_dicts):
-                table.clear()
+            mode.live.clear()
+            mode.funcs.clear()
             mode.recorder = None  # no cycle: a dropped trace is freed at once
         if self.probes is not None:
             self.probes.near_softmax.clear()
@@ -314,12 +312,10 @@ class _Mode(TorchFunctionMode):
         # the tensor while recording, tells a live tensor from a dead one whose id was reused.
         self.live: dict[int, TensorMeta] = {}
         self.funcs: dict[Any, tuple] = {}  # func -> (kind, name, code, transparent body)
-        self.shapes: dict[tuple, tuple] = {}  # one tuple per distinct shape, shared by records
-        self.arg_tuples: dict[tuple, tuple] = {}  # the same for recorded arguments
-        self.kwarg_dicts: dict[tuple, dict] = {}  # and for keyword arguments (read-only)
-        # id(code) -> (code, {key: site}): one site tuple per place in the user's code,
-        # shared by every op recorded there (a loop records the same few sites over and over).
-        self.sites: dict[int, tuple] = {}
+        # Shared by every trace (tensors.SHARED): one tuple per distinct shape; the same for
+        # recorded arguments and keyword arguments (read-only); id(code) -> (code, {key: site}),
+        # one site tuple per place in the user's code (a loop records the same sites again).
+        self.shapes, self.arg_tuples, self.kwarg_dicts, self.sites = shared_tables()
         self.current: OpRecord | None = None
         self.bodies = transparent_bodies()
         self._getframe = frame_getter()
