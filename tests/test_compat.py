@@ -204,6 +204,19 @@ def test_a_mode_comes_off_the_stack_and_goes_back():
     assert not mode_on_top(mode)
 
 
+def test_an_in_place_write_moves_the_version_of_a_tensor_and_of_its_views():
+    t = torch.zeros(4)
+    before = _compat.version_of(t)
+    t[:2].add_(1)
+    assert _compat.version_of(t) > before
+    assert _compat.version_of(t.view(2, 2)) == _compat.version_of(t)
+    same = _compat.version_of(t)
+    t + 1
+    assert _compat.version_of(t) == same
+    with torch.inference_mode():
+        assert _compat.version_of(torch.zeros(2)) is None
+
+
 def test_a_compiled_module_holds_its_eager_module_as_a_submodule():
     model = nn.Linear(2, 2)
     assert _compat.eager_module(torch.compile(model)) is model

@@ -87,6 +87,16 @@ def compiling_check():
     return check if check is not None else _never
 
 
+def version_of(t) -> int | None:
+    """The count of in-place writes to ``t``'s data that autograd keeps (private ``_version``,
+    shared by a tensor and its views): unchanged means nothing wrote to it since. None for a
+    tensor without one (made under ``torch.inference_mode``)."""
+    try:
+        return t._version
+    except RuntimeError:  # "Inference tensors do not track version counter"
+        return None
+
+
 def tracing_check():
     """``torch.jit.is_tracing`` for a caller that asks on every module call: torch's own check
     (private ``torch._C._is_tracing``), without the Python function around it."""

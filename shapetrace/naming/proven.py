@@ -18,6 +18,7 @@ calls of one trace; it records sizes only, never tensors.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterable, Mapping
 
@@ -209,9 +210,15 @@ def _off_probe(proven: dict, declared: dict) -> bool:
     """Whether the model states a size that is not its probe size (``n_embd = 16``, where the
     probe C is 143, or what ``dims=`` makes it): then the block did not run at probe sizes, and a
     7 in it is not T nor a 10 ``2*B``."""
-    probe = Dims(declared)
+    probe = Dims(declared) if declared else _probe_sizes()
     return any(name in probe and probe[name] != size
                for name, size in proven.items() if name in _PROBED and name not in declared)
+
+
+@functools.lru_cache(maxsize=1)
+def _probe_sizes() -> Dims:
+    """The probe sizes nothing overrides (a ``Dims`` is immutable: made once)."""
+    return Dims()
 
 
 #: names of a model's insides: the data a model is given has no axis of these (its mask of

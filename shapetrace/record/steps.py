@@ -299,7 +299,7 @@ class StepWatch:
             del live[key]  # tensors gone since: their ids will be reused
         probes = self.recorder.probes
         if probes is not None:
-            for table in (probes.near_softmax, probes.tainted):
+            for table in (probes.near_softmax, probes.tainted, probes.row_sums):
                 for key in [k for k in table if k >= start]:
                     del table[key]
         spans = self.spans

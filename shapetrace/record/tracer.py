@@ -215,6 +215,7 @@ class Recorder:
             mode.recorder = None  # no cycle: a dropped trace is freed at once
         if self.probes is not None:
             self.probes.near_softmax.clear()
+            self.probes.row_sums.clear()
         self.observer = None
         # The trace holds this recorder: without its data, a dropped trace (and every record)
         # is freed by reference counting at once, not by the garbage collector's next pass,
