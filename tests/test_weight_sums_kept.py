@@ -62,3 +62,14 @@ def test_weights_made_under_inference_mode_are_read_as_they_are():
     with torch.inference_mode():
         recorded, expected = _product_sums(_attention, q, k, v)
     assert recorded == expected
+
+
+def test_only_the_latest_softmaxes_are_kept():
+    from shapetrace.record.probes import SOFTMAX_DEPTH
+
+    x = torch.randn(2, 5, 5)
+    with shapetrace.trace(every_step=True) as t:
+        for _ in range(3 * SOFTMAX_DEPTH):
+            x.softmax(dim=-1)
+        kept = len(t._recorder.probes.row_sums)
+    assert 0 < kept <= SOFTMAX_DEPTH

@@ -93,7 +93,7 @@ def version_of(t) -> int | None:
     tensor without one (made under ``torch.inference_mode``)."""
     try:
         return t._version
-    except RuntimeError:  # "Inference tensors do not track version counter"
+    except Exception:  # "Inference tensors do not track version counter"; a subclass's own
         return None
 
 

@@ -118,8 +118,7 @@ class ValueProbes:
                     return
                 try:  # a softmax that holds a NaN or an Inf (settled False) goes to the full probe
                     with _Disabled():
-                        total = math.nan if settled is False else \
-                            (t.detach() if t.requires_grad else t).sum().item()
+                        total = math.nan if settled is False else _values(t).sum().item()
                 except Exception:  # under a functorch transform: the full probe says why
                     total = math.nan
                 if total == total and total not in _INFINITIES:
@@ -149,9 +148,11 @@ class ValueProbes:
             return None
         if not (math.isfinite(minimum) and math.isfinite(peak)):
             return False
-        version = version_of(t)
+        version, kept = version_of(t), self.row_sums
         if version is not None and math.isfinite(low) and math.isfinite(high):
-            self.row_sums[rec.index] = (axis, sums, low, high, minimum, version)
+            if len(kept) >= SOFTMAX_DEPTH:  # the latest few: a product follows its softmax
+                del kept[next(iter(kept))]
+            kept[rec.index] = (axis, sums, low, high, minimum, version)
         return True
 
     def _weights(self, rec: OpRecord, args, kwargs) -> None:
@@ -174,11 +175,10 @@ class ValueProbes:
         """:func:`weight_sums` of ``t`` from what its softmax's probe kept, when ``t`` is that
         output as made (nothing wrote to it since), summed over the softmax's axis alone."""
         kept = self.row_sums.get(meta._made_by)
-        if kept is None or meta._slot or only is None:
+        if kept is None or meta._slot or only is None or version_of(t) != kept[5] \
+                or tuple(a for a in only if a < t.ndim) != (kept[0],):
             return None
-        axis, sums, low, high, minimum, version = kept
-        if tuple(a for a in only if a < t.ndim) != (axis,) or version_of(t) != version:
-            return None
+        axis, sums, low, high, minimum, _ = kept
         try:
             return _deviations([axis], [sums], [low, high], minimum)
         except Exception:  # under a functorch transform, or a tensor subclass without values
