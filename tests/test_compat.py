@@ -223,6 +223,19 @@ def test_a_compiled_module_holds_its_eager_module_as_a_submodule():
     assert _compat.eager_module(model) is None and _compat.eager_module(None) is None
 
 
+def test_compiled_code_runs_eagerly_inside_compiler_off_and_compiles_again_after():
+    import warnings
+
+    import torch._dynamo
+
+    config = torch._dynamo.config
+    before, filters = config.disable, list(warnings.filters)
+    with _compat.compiler_off():
+        assert config.disable is True
+        assert len(warnings.filters) == len(filters) + 1
+    assert config.disable == before and warnings.filters == filters
+
+
 def test_the_tracing_check_is_true_inside_torch_jit_trace_only():
     check = _compat.tracing_check()
     seen = []
