@@ -124,8 +124,7 @@ def test_all_modules_are_every_module_once():
     model = nn.Sequential(nn.Linear(2, 3), shared, nn.Sequential(shared, nn.ReLU()))
     model.add_module("missing", None)
     found = _compat.all_modules(model)
-    assert len(found) == len({id(m) for m in found})
-    assert {id(m) for m in found} == {id(m) for m in model.modules()}
+    assert [id(m) for m in found] == [id(m) for m in model.modules()]  # in its order
 
 
 def test_module_paths_name_modules_as_named_modules_does():
@@ -205,6 +204,51 @@ def test_a_mode_comes_off_the_stack_and_goes_back():
     assert not mode_on_top(mode)
 
 
+def test_an_in_place_write_moves_the_version_of_a_tensor_and_of_its_views():
+    t = torch.zeros(4)
+    before = _compat.version_of(t)
+    t[:2].add_(1)
+    assert _compat.version_of(t) > before
+    assert _compat.version_of(t.view(2, 2)) == _compat.version_of(t)
+    same = _compat.version_of(t)
+    t + 1
+    assert _compat.version_of(t) == same
+    with torch.inference_mode():
+        assert _compat.version_of(torch.zeros(2)) is None
+
+
+def test_a_compiled_module_holds_its_eager_module_as_a_submodule():
+    model = nn.Linear(2, 2)
+    assert _compat.eager_module(torch.compile(model)) is model
+    assert _compat.eager_module(model) is None and _compat.eager_module(None) is None
+
+
+def test_compiled_code_runs_eagerly_inside_compiler_off_and_compiles_again_after():
+    import warnings
+
+    import torch._dynamo
+
+    config = torch._dynamo.config
+    before, filters = config.disable, list(warnings.filters)
+    with _compat.compiler_off():
+        assert config.disable is True
+        assert len(warnings.filters) == len(filters) + 1
+    assert config.disable == before and warnings.filters == filters
+
+
+def test_the_tracing_check_is_true_inside_torch_jit_trace_only():
+    check = _compat.tracing_check()
+    seen = []
+
+    def forward(x):
+        seen.append(check())
+        return x * 2
+
+    assert not check()
+    torch.jit.trace(forward, torch.ones(2), check_trace=False)
+    assert seen == [True] and not check()
+
+
 def _doubled(x: torch.Tensor) -> torch.Tensor:
     return x * 2
 
@@ -216,6 +260,8 @@ def test_a_script_function_keeps_the_python_function_it_was_compiled_from():
     assert isinstance(scripted, torch.jit.ScriptFunction)
     assert script_original(scripted) is _doubled
     assert script_original(_doubled) is None
+    compiled = _compat.script_function_class()
+    assert isinstance(scripted, compiled) and not isinstance(_doubled, compiled)
 
 
 def test_a_python_torch_function_hands_its_call_over_from_its_own_frame():

@@ -523,3 +523,40 @@ def test_ops_and_modules_of_other_threads_are_not_recorded():
         model(x)
     assert t.step_count == 20 and [run.count for run in t.steps] == [20]
     assert len(t.records) == len(single.records)  # the 19 repeats are counted, not kept
+
+
+class _Holder(torch.nn.Module):
+    """A container of layers that its owner reads without calling it."""
+
+    def __init__(self):
+        super().__init__()
+        self.used = torch.nn.Linear(C, C)
+        self.spare = torch.nn.Linear(C, C)
+
+
+class _LeavesLayers(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(C, C)
+        self.extra = torch.nn.Linear(C, C)  # never called, its weight never read
+        self.holder = _Holder()
+
+    def forward(self, x):
+        return self.holder.used(self.proj(x))
+
+
+class _UsesLayers(_LeavesLayers):
+    def forward(self, x):
+        y = self.holder.used(self.proj(x))
+        return self.holder.spare(self.extra(y))
+
+
+def test_layers_never_used_are_listed_and_a_model_that_uses_all_lists_none():
+    x = torch.randn(B, T, C)
+    with shapetrace.trace(_LeavesLayers()) as t:
+        t.model(x)
+    assert sorted(layer.path for layer in t.unread_layers) == \
+        ["_LeavesLayers.extra", "_LeavesLayers.holder.spare"]
+    with shapetrace.trace(_UsesLayers()) as t:
+        t.model(x)
+    assert t.unread_layers == []

@@ -87,6 +87,25 @@ def compiling_check():
     return check if check is not None else _never
 
 
+def version_of(t) -> int | None:
+    """The count of in-place writes to ``t``'s data that autograd keeps (private ``_version``,
+    shared by a tensor and its views): unchanged means nothing wrote to it since. None for a
+    tensor without one (made under ``torch.inference_mode``)."""
+    try:
+        return t._version
+    except Exception:  # "Inference tensors do not track version counter"; a subclass's own
+        return None
+
+
+def tracing_check():
+    """``torch.jit.is_tracing`` for a caller that asks on every module call: torch's own check
+    (private ``torch._C._is_tracing``), without the Python function around it."""
+    import torch
+
+    check = getattr(torch._C, "_is_tracing", None)
+    return check if check is not None else torch.jit.is_tracing
+
+
 def _never() -> bool:
     return False
 
@@ -126,10 +145,12 @@ def eager_module(model):
     None for anything else."""
     import torch
 
-    inner = getattr(model, "_orig_mod", None)
-    if isinstance(model, torch.nn.Module) and isinstance(inner, torch.nn.Module):
-        return inner
-    return None
+    if not isinstance(model, torch.nn.Module):
+        return None
+    # a submodule of the wrapper, in its private table: read there without the AttributeError
+    # that a plain module's __getattr__ raises (and catches) for a name it does not hold
+    inner = model._modules.get("_orig_mod")
+    return inner if isinstance(inner, torch.nn.Module) else None
 
 
 #: what ``OptimizedModule.__call__`` warns when any global module hook is set: shapetrace's own
@@ -281,9 +302,9 @@ def module_tables(module) -> tuple[dict, dict, dict]:
 
 
 def all_modules(model) -> list:
-    """``model`` and every submodule, each once, in no particular order: read from the private
-    ``_modules`` dicts, as :func:`module_tensors` does (``model.modules()`` runs a generator per
-    module)."""
+    """``model`` and every submodule, each once, in the order of ``model.modules()``
+    (pre-order): read from the private ``_modules`` dicts, as :func:`module_tensors` does
+    (``model.modules()`` runs a generator per module)."""
     found: list = []
     seen: set[int] = set()
     stack = [model]
@@ -293,7 +314,7 @@ def all_modules(model) -> list:
             continue
         seen.add(id(module))
         found.append(module)
-        stack += [m for m in module._modules.values() if m is not None]
+        stack += [m for m in reversed(module._modules.values()) if m is not None]
     return found
 
 
@@ -355,6 +376,14 @@ def batched_grad_loaded() -> bool:
     """Whether autograd's batched backward (``is_grads_batched=True``) is already set up in
     this process, so that using it adds no import cost."""
     return BATCHED_GRAD_MODULE in sys.modules
+
+
+def script_function_class() -> type:
+    """``torch.jit.ScriptFunction``, for a caller that looks at many objects: only its instances
+    have a :func:`script_original`."""
+    import torch
+
+    return torch.jit.ScriptFunction
 
 
 def script_original(obj):

@@ -25,7 +25,7 @@ from .reshapes import ReshapeCheck
 KEPT = 8
 
 # signature -> (every input's and output's axes, record by record; the reshapes read)
-_NAMED: OrderedDict[tuple, tuple[list, dict[int, ReshapeCheck]]] = OrderedDict()
+_NAMED: OrderedDict[Signature, tuple[list, dict[int, ReshapeCheck]]] = OrderedDict()
 _LOCK = threading.Lock()  # traces named on several threads at once
 
 
@@ -53,9 +53,30 @@ def annotate_once(trace) -> dict[int, ReshapeCheck]:
     return reshapes
 
 
-def signature(records: list[OpRecord], trace) -> tuple | None:
-    """What naming reads of a run, as one hashable tuple; None when some argument cannot be
-    hashed (such a run is named afresh each time)."""
+class Signature:
+    """A run's signature (a tuple) with its hash worked out once: the tuple of a few hundred
+    records would be hashed again by every lookup of it."""
+
+    __slots__ = ("parts", "_hash")
+
+    def __init__(self, parts: tuple):
+        self.parts = parts
+        self._hash = hash(parts)  # TypeError for a part that cannot be hashed
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return type(other) is Signature and self._hash == other._hash \
+            and self.parts == other.parts
+
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+
+def signature(records: list[OpRecord], trace) -> Signature | None:
+    """What naming reads of a run, hashable; None when some argument cannot be hashed (such a
+    run is named afresh each time)."""
     dims = trace.dims
     own = dims.strict
     weights = tuple(sorted(getattr(trace, "weight_shapes", ()))) if own else ()
@@ -63,22 +84,21 @@ def signature(records: list[OpRecord], trace) -> tuple | None:
     append = parts.append
     for rec in records:
         site = rec.site
-        # the code object itself (kept alive by the key, so its id is never reused while the
-        # key lives) and its id: two code objects of different files can compare equal
-        where = None if site is None else (site[0], id(site[0]), site[1], site[2])
-        append((rec.op, where, rec.args, tuple(rec.kwargs.items()) if rec.kwargs else None,
+        # the site (its code object kept alive by the key, so that the code's id is never
+        # reused while the key lives) and the code's id: two code objects of different files
+        # can compare equal
+        append((rec.op, site, None if site is None else id(site[0]), rec.args,
+                tuple(rec.kwargs.items()) if rec.kwargs else None,
                 tuple([(m._made_by, m._slot, m.shape) for m in rec.inputs]),
                 tuple([m.shape for m in rec.outputs]), rec.error is None))
     key = tuple(parts)
     try:
-        hash(key)
+        return Signature(key)
     except TypeError:  # a list (permute([0, 2, 1, 3])) or a slice (x[:, :T]) in the arguments
         try:
-            key = _frozen(key)
-            hash(key)
+            return Signature(_frozen(key))
         except TypeError:
             return None
-    return key
 
 
 def _frozen(value):
@@ -111,4 +131,4 @@ def _hand_out(records: list[OpRecord], axes: list) -> None:
             meta.axes = a
 
 
-__all__ = ["KEPT", "annotate_once", "signature"]
+__all__ = ["KEPT", "Signature", "annotate_once", "signature"]

@@ -18,6 +18,7 @@ calls of one trace; it records sizes only, never tensors.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterable, Mapping
 
@@ -25,13 +26,16 @@ from ..base.compat import all_modules, module_tensors
 from ..base.dims import Dims, resolve_dims
 from ..base.errors import UsageError
 from ..base.names import CONFIG, STATED
-from ..record.hooks import LOCK, hooked, unhook
+from ..record.hooks import hooked, unhook
 from .hints import annotated_params, bind_tokens
 
 
 class SizeWitness:
     """Watches the forward calls inside one trace (the thread that entered only) and keeps
-    the sizes their annotations, and the traced model's declared inputs, bind."""
+    the sizes their annotations, and the traced model's declared inputs, bind. It has no
+    global module hook of its own: the recorder's hands it each module call it records
+    (:meth:`observe`), so that it is off with the recorder between the steps a trace does not
+    record (a repeated step binds nothing new)."""
 
     def __init__(self, model=None, inputs: Iterable | None = None):
         self.model = model
@@ -42,42 +46,21 @@ class SizeWitness:
         self.seen: dict[str, set[int]] = {}
         self._forwards: dict[type, tuple | None] = {}  # a module class -> its annotated params
         self._handles: list = []
-        self._paused = None  # torch's module module, while the global hook is off
         self._owner: int | None = None
 
     # --- entering and leaving ------------------------------------------------------------------
 
     def __enter__(self) -> SizeWitness:
-        from torch.nn.modules import module as nn_module
-
         self._owner = threading.get_ident()
-        with LOCK:
-            self._handles.append(nn_module.register_module_forward_pre_hook(self._annotated))
-            if self.specs:
-                self._handles.append(self.model.register_forward_pre_hook(self._declared,
-                                                                          with_kwargs=True))
+        if self.specs:
+            self._handles.append(hooked(self.model.register_forward_pre_hook, self._declared,
+                                        with_kwargs=True))
         return self
 
     def __exit__(self, *exc_info) -> bool:
         unhook(self._handles)
-        self._paused = None
         self._forwards.clear()
         return False
-
-    def pause(self) -> None:
-        """Off between the steps a trace does not record (a repeated step binds nothing new):
-        its global hook would slow every module call."""
-        from torch.nn.modules import module as nn_module
-
-        if self._handles and self._paused is None:
-            unhook([self._handles.pop(0)])
-            self._paused = nn_module
-
-    def resume(self) -> None:
-        if self._paused is not None:
-            self._handles.insert(0, hooked(self._paused.register_module_forward_pre_hook,
-                                           self._annotated))
-            self._paused = None
 
     # --- what was proven -----------------------------------------------------------------------
 
@@ -95,9 +78,9 @@ class SizeWitness:
 
     # --- hooks ---------------------------------------------------------------------------------
 
-    def _annotated(self, module, args) -> None:
-        if threading.get_ident() != self._owner:
-            return
+    def observe(self, module, args) -> None:
+        """A call of ``module`` with ``args`` on the watched thread: the sizes its forward's
+        annotations bind."""
         cls = type(module)
         params = self._forwards.get(cls, False)
         if params is False:
@@ -187,19 +170,21 @@ def proven_dims(model, modules: list | None = None) -> dict[str, int]:
 
 
 def run_dims(model, witness: SizeWitness, declared: Mapping[str, int], records, *,
-             probe_names: bool = True) -> Dims:
+             probe_names: bool = True, weights: set | None = None) -> Dims:
     """The names of the sizes a block ran at, nobody having chosen them for shapetrace: what
     ``declared`` (``dims=``) says, what the model's attributes and the annotations and declared
     inputs ``witness`` saw prove (a name given two sizes is left out; ``declared`` overrides
     them all), and the probe defaults only when the data that entered the block came at probe
-    sizes and ``probe_names`` allows them (``resolve_dims``)."""
+    sizes and ``probe_names`` allows them (``resolve_dims``). ``weights``: the shapes of the
+    model's parameters and buffers (:func:`weight_shapes`) when the caller has them."""
     import torch
 
     modules = all_modules(model) if isinstance(model, torch.nn.Module) else []
     attributes = proven_dims(model, modules)
     proven = witness.proven(attributes)
     known = {**proven, **declared}
-    own = _weight_shapes(model, modules)  # a model's constants (a 64-wide buffer) say nothing
+    # a model's constants (a 64-wide buffer) say nothing
+    own = _weight_shapes(model, modules) if weights is None else weights
     entering = [m.shape for rec in records  # of the sizes it runs at: the data's do
                 for m in (rec.inputs if rec.inputs else rec.outputs)  # torch.randn(...)
                 if (m._made_by is None or not rec.inputs) and m.shape not in own]
@@ -225,9 +210,15 @@ def _off_probe(proven: dict, declared: dict) -> bool:
     """Whether the model states a size that is not its probe size (``n_embd = 16``, where the
     probe C is 143, or what ``dims=`` makes it): then the block did not run at probe sizes, and a
     7 in it is not T nor a 10 ``2*B``."""
-    probe = Dims(declared)
+    probe = Dims(declared) if declared else _probe_sizes()
     return any(name in probe and probe[name] != size
                for name, size in proven.items() if name in _PROBED and name not in declared)
+
+
+@functools.lru_cache(maxsize=1)
+def _probe_sizes() -> Dims:
+    """The probe sizes nothing overrides (a ``Dims`` is immutable: made once)."""
+    return Dims()
 
 
 #: names of a model's insides: the data a model is given has no axis of these (its mask of

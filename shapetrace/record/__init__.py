@@ -12,7 +12,8 @@
 ``steps``     a training loop's steps: repeats counted, not kept, and run unrecorded; the
               run's NaN and Inf watched per step
 ``warning_route``  warnings shown while recording, noted on the op that raised them
-``tensors``   the tensors inside what code passes and returns; odd tensors' metadata
+``tensors``   the tensors inside what code passes and returns; odd tensors' metadata; the
+              shapes, arguments and sites every trace's records share
 ``fake``      ``--fake``: build and run on fake tensors, shapes only
 ``fastpath``  the note that PyTorch's fused fast path was off under the trace
 

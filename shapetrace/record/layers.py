@@ -10,10 +10,9 @@
 
 from __future__ import annotations
 
-import weakref
-
 import torch
 
+from ..base.compat import all_modules
 from ..base.records import ModuleReturn, TensorMeta, UnreadLayer
 from ..base.source import class_file, is_library_file
 from .tensors import tensors_in
@@ -83,12 +82,17 @@ def unread_layers(model: torch.nn.Module, names: dict[int, str], records: list,
         while path and path not in ran:
             ran.add(path)
             path = path.rpartition(".")[0]
+    if all(path in ran for path in names.values()):
+        return []  # every module ran, or holds one that did: no layer was left unused
     found = []
-    for owner in model.modules():
+    owners = _OWNERS
+    for owner in all_modules(model):
         owner_path = names.get(id(owner))
         if owner_path is None or owner_path not in ran:
             continue
-        candidates = _candidates(type(owner))
+        candidates = owners.get(type(owner), False)
+        if candidates is False:
+            candidates = _candidates(type(owner))
         if not candidates:
             continue
         files, classes = candidates
@@ -109,7 +113,8 @@ def unread_layers(model: torch.nn.Module, names: dict[int, str], records: list,
 
 
 # type -> (its user files, its user classes), or None: a library class or one without a file
-_OWNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# (a plain dict, as _LIBRARY: looked up for every module of every trace)
+_OWNERS: dict[type, tuple | None] = {}
 
 
 def _candidates(cls: type) -> tuple | None:

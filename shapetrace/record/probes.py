@@ -28,6 +28,7 @@ from ..base.compat import (
     fake_constant,
     is_fake,
     torch_function_disabler,
+    version_of,
 )
 from ..base.ops import (
     EXPANDS,
@@ -39,6 +40,7 @@ from ..base.ops import (
     einsum_letters,
     einsum_terms,
     matmul_operands,
+    softmax_dim,
 )
 from ..base.records import NonFinite, OpRecord, WeightSums
 from .causes import cause
@@ -64,10 +66,12 @@ SOFTMAX_DEPTH = 8
 class ValueProbes:
     """The probes of one trace, with the little state they keep between ops."""
 
-    __slots__ = ("records", "near_softmax", "tainted")
+    __slots__ = ("records", "near_softmax", "tainted", "row_sums")
 
     def __init__(self, records: list[OpRecord]):
         self.records = records
+        #: softmax index -> (axis, sums along it, their extremes, minimum, version of the output)
+        self.row_sums: dict[int, tuple] = {}
         #: record index -> ops from the nearest softmax, kept for records within SOFTMAX_DEPTH
         #: of one: the weight probe walks back only from operands listed here.
         self.near_softmax: dict[int, int] = {}
@@ -102,24 +106,54 @@ class ValueProbes:
             weights = any(meta._made_by in near for meta in rec.inputs)
             if not weights and not finite:
                 return
-        if finite and not weights and not numbers and len(outs) == 1:
-            # The usual case, settled by one sum: one plain float output that holds no NaN
-            # and no Inf (the full probe below finds the same and records nothing).
+        if finite and not numbers and len(outs) == 1:
+            # The usual case, settled by one sum (a softmax's by its extremes): one plain float
+            # output that holds no NaN and no Inf (the full probe below finds the same and
+            # records nothing). A product of attention weights too, its weights probed after.
             t = outs[0]
             if type(t) is Tensor and t.dtype in _SUMMED and t.layout is _STRIDED \
                     and not t.is_meta and t.numel():
-                try:
+                settled = self._settled_softmax(rec, t) if rec.op in SOFTMAXES else None
+                if settled:
+                    return
+                try:  # a softmax that holds a NaN or an Inf (settled False) goes to the full probe
                     with _Disabled():
-                        total = (t.detach() if t.requires_grad else t).sum().item()
+                        total = math.nan if settled is False else _values(t).sum().item()
                 except Exception:  # under a functorch transform: the full probe says why
                     total = math.nan
                 if total == total and total not in _INFINITIES:
-                    return
+                    if not weights:
+                        return
+                    finite = False
         with _Disabled():
             if finite:
                 self._finite(rec, outs, args, kwargs)
             if weights:
                 self._weights(rec, args, kwargs)
+
+    def _settled_softmax(self, rec: OpRecord, t: Tensor) -> bool | None:
+        """A softmax's plain float output read once, for its probe and the product that takes it
+        as weights (:meth:`_kept_sums`). True: no NaN nor Inf; False: one; None: not read."""
+        found = softmax_dim(rec) if t.ndim else None
+        if found is None:
+            return None
+        axis = found[0]
+        try:
+            with _Disabled():
+                x = t.detach() if t.requires_grad else t
+                sums = x.sum(dim=axis)
+                low, high = (v.item() for v in torch.aminmax(sums))
+                minimum, peak = (v.item() for v in torch.aminmax(x))
+        except Exception:  # under a functorch transform: the full probe says why
+            return None
+        if not (math.isfinite(minimum) and math.isfinite(peak)):
+            return False
+        version, kept = version_of(t), self.row_sums
+        if version is not None and math.isfinite(low) and math.isfinite(high):
+            if len(kept) >= SOFTMAX_DEPTH:  # the latest few: a product follows its softmax
+                del kept[next(iter(kept))]
+            kept[rec.index] = (axis, sums, low, high, minimum, version)
+        return True
 
     def _weights(self, rec: OpRecord, args, kwargs) -> None:
         tensors = None
@@ -131,11 +165,24 @@ class ValueProbes:
                 tensors = operands(args, kwargs)
             if i >= len(tensors):
                 break
-            sums = weight_sums(tensors[i], _einsum_contracted(rec, i), _contracted(rec, i))
+            only = _contracted(rec, i)
+            sums = self._kept_sums(meta, tensors[i], only) or \
+                weight_sums(tensors[i], _einsum_contracted(rec, i), only)
             if sums is not None:
-                if rec.weight_sums is None:
-                    rec.weight_sums = {}
-                rec.weight_sums[i] = sums
+                rec.weight_sums = {**(rec.weight_sums or {}), i: sums}
+
+    def _kept_sums(self, meta, t: Tensor, only: tuple[int, ...] | None) -> WeightSums | None:
+        """:func:`weight_sums` of ``t`` from what its softmax's probe kept, when ``t`` is that
+        output as made (nothing wrote to it since), summed over the softmax's axis alone."""
+        kept = self.row_sums.get(meta._made_by)
+        if kept is None or meta._slot or only is None or version_of(t) != kept[5] \
+                or tuple(a for a in only if a < t.ndim) != (kept[0],):
+            return None
+        axis, sums, low, high, minimum, _ = kept
+        try:
+            return _deviations([axis], [sums], [low, high], minimum)
+        except Exception:  # under a functorch transform, or a tensor subclass without values
+            return None
 
     def reads_tainted(self, rec: OpRecord) -> bool:
         """Whether ``rec`` reads a tensor found to hold a NaN or an Inf."""
@@ -147,10 +194,9 @@ class ValueProbes:
 
     def _origin_of_inputs(self, rec: OpRecord) -> int | None:
         for meta in rec.inputs:
-            if meta.src is not None:
-                origin = self.tainted.get(meta.src[0])
-                if origin is not None:
-                    return origin
+            origin = self.tainted.get(meta._made_by)  # None (from outside the trace) never is
+            if origin is not None:
+                return origin
         return None
 
     def _finite(self, rec: OpRecord, outs, args, kwargs) -> None:
@@ -458,18 +504,23 @@ def weight_sums(t: Tensor, extra: tuple[int, ...] = (),
         # The extremes of each axis's sums and the minimum, read back one number at a time
         # (cheaper than stacking a handful of scalars into one tensor to read it in one go).
         extremes = [v.item() for s in sums for v in torch.aminmax(s)]
-        minimum = x.amin().item()
-        deviations = {}
-        for axis, s, low, high in zip(axes, sums, extremes[::2], extremes[1::2]):
-            if low > 1e-6 or high < -1e-6:
-                # No slice sums to 0, so the largest |sum - 1| is at one of the extremes.
-                deviations[axis] = max(abs(low - 1), abs(high - 1))
-                continue
-            off = (s - 1).abs().masked_fill(s.abs() <= 1e-6, 0.0)  # fully masked rows are 0
-            deviations[axis] = off.max().item()
-        return WeightSums(minimum, deviations)
+        return _deviations(axes, sums, extremes, x.amin().item())
     except Exception:  # under a functorch transform, or a tensor subclass without values
         return None
+
+
+def _deviations(axes: list[int], sums: list[Tensor], extremes: list[float],
+                minimum: float) -> WeightSums:
+    """:func:`weight_sums` from each axis's sums, their extremes (low, high) and the minimum."""
+    deviations = {}
+    for axis, s, low, high in zip(axes, sums, extremes[::2], extremes[1::2]):
+        if low > 1e-6 or high < -1e-6:
+            # No slice sums to 0, so the largest |sum - 1| is at one of the extremes.
+            deviations[axis] = max(abs(low - 1), abs(high - 1))
+            continue
+        off = (s - 1).abs().masked_fill(s.abs() <= 1e-6, 0.0)  # fully masked rows are 0
+        deviations[axis] = off.max().item()
+    return WeightSums(minimum, deviations)
 
 
 #: The most positions a kept head of attention weights has along each of its two axes.

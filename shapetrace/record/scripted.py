@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import weakref
 
-from ..base.compat import all_modules, script_original
+from ..base.compat import all_modules, script_function_class, script_original
 from ..base.source import is_library_file
 
 
@@ -34,12 +34,15 @@ class PythonScripts:
             names = _OWN_MODULES[self.model] = tuple(n for n in names if not _library(n))
         queue = [vars(sys.modules[n]) for n in names if n in sys.modules]
         seen: set[int] = set()
+        compiled = script_function_class()
         while queue:
             space = queue.pop()
             if id(space) in seen or _library(space.get("__name__")):
                 continue
             seen.add(id(space))
             for key, value in list(space.items()):
+                if not isinstance(value, compiled):  # most names: settled by one isinstance
+                    continue
                 original = script_original(value)
                 if original is None:
                     continue

@@ -28,6 +28,9 @@ class OptimizerSpans:
     def __init__(self, records: list, spans: list):
         self.records = records
         self.spans = spans
+        #: False: no optimizer hooks of its own; the caller's hooks (a training run's step
+        #: watch) call :meth:`_pre` and :meth:`_post` for it
+        self.hooks = True
         self._open: list[int] = []
         self._handles: list = []
         self._thread: int | None = None
@@ -36,9 +39,10 @@ class OptimizerSpans:
         from torch.optim import optimizer
 
         self._thread = threading.get_ident()
-        with LOCK:
-            self._handles = [optimizer.register_optimizer_step_pre_hook(self._pre),
-                             optimizer.register_optimizer_step_post_hook(self._post)]
+        if self.hooks:
+            with LOCK:
+                self._handles = [optimizer.register_optimizer_step_pre_hook(self._pre),
+                                 optimizer.register_optimizer_step_post_hook(self._post)]
         return self
 
     def __exit__(self, *exc) -> bool:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..base.compat import disable_torch_function
+from ..base.compat import disable_torch_function, tracing_check
 from .flags import DeviceFlags
 from .hooks import LOCK, unhook
 from .probes import finiteness
@@ -40,6 +40,7 @@ from .tensors import tensors_in
 
 
 Tensor = torch.Tensor
+_is_tracing = tracing_check()
 
 #: unrecorded steps of one kind between two recorded ones
 RECHECK = 100
@@ -119,6 +120,8 @@ class StepWatch:
         self._check_after = False  # look at the parameters after this optimizer step
         self._handles: list = []
         self._owner: int | None = None
+        #: the trace's ``OptimizerSpans`` when its hooks are these (one pair of optimizer hooks)
+        self.span_watch = None
         #: what the unrecorded steps looked at, on the device, read every ``flags.every`` steps
         self.flags = DeviceFlags()
         self.checking = False  # the flags are being read (and a forward run again)
@@ -296,7 +299,7 @@ class StepWatch:
             del live[key]  # tensors gone since: their ids will be reused
         probes = self.recorder.probes
         if probes is not None:
-            for table in (probes.near_softmax, probes.tainted):
+            for table in (probes.near_softmax, probes.tainted, probes.row_sums):
                 for key in [k for k in table if k >= start]:
                     del table[key]
         spans = self.spans
@@ -337,6 +340,8 @@ class StepWatch:
         """Before an optimizer step: one small gradient looked at (a NaN loss, or one made by
         the backward, reaches every gradient behind it, the first layers' too), and all of them
         when it holds one."""
+        if self.span_watch is not None:
+            self.span_watch._pre(opt, args, kwargs)
         if threading.get_ident() != self._owner:
             return None
         self.optimizer_steps += 1
@@ -364,6 +369,8 @@ class StepWatch:
         return None
 
     def _after_optimizer(self, opt, args, kwargs):
+        if self.span_watch is not None:
+            self.span_watch._post(opt, args, kwargs)
         if threading.get_ident() != self._owner:
             return None
         if self._check_after:
@@ -478,7 +485,7 @@ class StepWatch:
 def _jit_tracing() -> bool:
     """Inside ``torch.jit.trace``: a call there is not a step, and reading a value there would
     put it into the jit graph (and fail the trace's own check that two tracings agree)."""
-    return torch._C._is_tracing()
+    return _is_tracing()
 
 
 def _sentinel(opt):

@@ -36,3 +36,20 @@ def odd_meta(t: Tensor, made_by, slot: int) -> TensorMeta:
     except Exception:
         shape = ()
     return TensorMeta(shape, getattr(t, "dtype", None), False, made_by, slot)
+
+
+#: The tables every trace's recorder shares, of values records only read, each kept once: one
+#: tuple per distinct shape, per recorded argument tuple, per keyword-argument dict (read-only)
+#: and per place in the user's code (``id(code) -> (code, {key: site})``). A model traced again
+#: records the very tuples it did before (which the naming memo then compares at once). A table
+#: is emptied when it has grown past SHARED_LIMIT entries.
+SHARED: tuple[dict, dict, dict, dict] = ({}, {}, {}, {})
+SHARED_LIMIT = 20_000
+
+
+def shared_tables() -> tuple[dict, dict, dict, dict]:
+    """:data:`SHARED`, each table emptied first when it has grown past :data:`SHARED_LIMIT`."""
+    for table in SHARED:
+        if len(table) > SHARED_LIMIT:
+            table.clear()
+    return SHARED

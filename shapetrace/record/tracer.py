@@ -28,6 +28,7 @@ from ..base.compat import (
     module_paths,
     pop_mode,
     push_mode,
+    tracing_check,
     transparent_bodies,
 )
 from ..base.records import _EMPTY as _EMPTY_KWARGS
@@ -59,12 +60,12 @@ from .layers import mark_returned, unread_layers
 from .probes import HALF, ValueProbes, has_value
 from .scripted import PythonScripts
 from .steps import StepWatch
-from .tensors import dead, odd_meta
+from .tensors import dead, odd_meta, shared_tables
 from .warning_route import WARNINGS as _WARNINGS
 
 Tensor = torch.Tensor
 _get_ident = threading.get_ident
-
+_jit_tracing = tracing_check()
 # Argument types whose equal values are the same value (unlike 1 == True == 1.0).
 _SHAREABLE = frozenset({int, str, type(None), torch.dtype, type(tensor_arg(0)), type(Ellipsis)})
 # Argument types that are never a tensor nor hold one (dim=, keepdim=, dtype=, eps=).
@@ -102,9 +103,9 @@ class Recorder:
             self.steps = StepWatch(self, model if isinstance(model, torch.nn.Module) else None,
                                    spans)
         self.light = False  # the mode is off the stack: a step that is only counted
-        #: objects with ``pause()`` and ``resume()`` (global hooks of their own, such as the
-        #: size witness's), paused with the recorder's between recorded steps
-        self.companions: list = []
+        #: called with ``(module, args)`` at each recorded module call (the size witness's
+        #: annotations), from the recorder's own global hook: off with it between steps
+        self.watchers: list = []
 
     # --- entering and leaving ---------------------------------------------------------------
 
@@ -156,8 +157,6 @@ class Recorder:
             return False
         pop_mode()
         unhook(self._handles)
-        for companion in self.companions:
-            companion.pause()
         self._stack.clear()
         self.module = ""
         self.light = True
@@ -170,8 +169,6 @@ class Recorder:
             push_mode(self.mode)
             self.light = False
             self._hook_modules()
-            for companion in self.companions:
-                companion.resume()
             if running is not None:
                 self.module = self._module_name(running)
                 self._stack.append((running, self.module))
@@ -213,12 +210,12 @@ class Recorder:
                 if meta._made_by is None:
                     meta.ref = None  # a tensor from outside: only outputs say whether they live
         if mode is not None:
-            for table in (mode.live, mode.funcs, mode.shapes, mode.sites, mode.arg_tuples,
-                          mode.kwarg_dicts):
-                table.clear()
+            mode.live.clear()
+            mode.funcs.clear()
             mode.recorder = None  # no cycle: a dropped trace is freed at once
         if self.probes is not None:
             self.probes.near_softmax.clear()
+            self.probes.row_sums.clear()
         self.observer = None
         # The trace holds this recorder: without its data, a dropped trace (and every record)
         # is freed by reference counting at once, not by the garbage collector's next pass,
@@ -244,7 +241,7 @@ class Recorder:
     def _pre_hook(self, module, args):
         if _get_ident() != self.owner:
             return
-        if self._paused or torch.jit.is_tracing():
+        if self._paused or _jit_tracing():
             # Inside torch.jit.trace: reading a tensor's sizes there would put them into the
             # jit graph, so the ops are left unrecorded until the traced module returns. Checked
             # per module call, never per op.
@@ -259,6 +256,8 @@ class Recorder:
         if steps is not None and steps.model is None and not self._stack:
             steps.found(module, args)  # without a model: the first module called outside any
         self._stack.append((module, name))
+        for watch in self.watchers:
+            watch(module, args)
 
     def _post_hook(self, module, args, output):
         if _get_ident() != self.owner:
@@ -314,12 +313,10 @@ class _Mode(TorchFunctionMode):
         # the tensor while recording, tells a live tensor from a dead one whose id was reused.
         self.live: dict[int, TensorMeta] = {}
         self.funcs: dict[Any, tuple] = {}  # func -> (kind, name, code, transparent body)
-        self.shapes: dict[tuple, tuple] = {}  # one tuple per distinct shape, shared by records
-        self.arg_tuples: dict[tuple, tuple] = {}  # the same for recorded arguments
-        self.kwarg_dicts: dict[tuple, dict] = {}  # and for keyword arguments (read-only)
-        # id(code) -> (code, {key: site}): one site tuple per place in the user's code,
-        # shared by every op recorded there (a loop records the same few sites over and over).
-        self.sites: dict[int, tuple] = {}
+        # Shared by every trace (tensors.SHARED): one tuple per distinct shape; the same for
+        # recorded arguments and keyword arguments (read-only); id(code) -> (code, {key: site}),
+        # one site tuple per place in the user's code (a loop records the same sites again).
+        self.shapes, self.arg_tuples, self.kwarg_dicts, self.sites = shared_tables()
         self.current: OpRecord | None = None
         self.bodies = transparent_bodies()
         self._getframe = frame_getter()

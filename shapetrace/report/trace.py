@@ -57,7 +57,8 @@ class Trace(TraceData):
         else:  # the user's own sizes: names from dims=, or what the model and its run prove
             from ..naming.proven import SizeWitness
 
-            Dims.declared(dims or {})  # a bad size is the caller's error, raised here
+            if dims:
+                Dims.declared(dims)  # a bad size is the caller's error, raised here
             self._declared = dict(dims or {})
             self._witness = SizeWitness(model, inputs)
             super().__init__(later=True)
@@ -74,8 +75,11 @@ class Trace(TraceData):
         self._recorder = Recorder(self, model, root=root, probes=probes, observer=observer,
                                   steps=observer is None and not every_step, spans=self.spans)
         self._watch = self._recorder.steps
-        if self._witness is not None:
-            self._recorder.companions.append(self._witness)
+        if self._watch is not None:  # the watch's optimizer hooks note the spans too
+            self._spans.hooks = False
+            self._watch.span_watch = self._spans
+        if self._witness is not None:  # told of each module call by the recorder's hook
+            self._recorder.watchers.append(self._witness.observe)
         self._entered = False
         self._exited = False
 
@@ -93,7 +97,7 @@ class Trace(TraceData):
         from ..naming.proven import run_dims
 
         dims = run_dims(self.model, self._witness, self._declared, self.records,
-                        probe_names=self._probe_names)
+                        probe_names=self._probe_names, weights=self.weight_shapes)
         if self._exited:
             self._resolved = dims
         return dims
