@@ -260,7 +260,7 @@ class ImageInputs(Guess):
     names: tuple[str, ...]
 
     def read_by(self, failed, plan: Plan) -> bool:
-        return failed.unpacked(4, self.names) or (
+        return failed.unpacked(4, self.names) or failed.pattern_wants(4, self.names) or (
             failed.failed_op is not None and failed.failed_op.op in _IMAGE_OPS
             and failed.reads_input(failed.failed_op, self.names)) or (
             not failed.ran and takes_images(failed.model)) or signal_refused(failed, self.names)
@@ -405,7 +405,10 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     multiple = width_multiple(text, dims["C"])  # a divisor asked of a size built from C
     size = multiple or EVEN_HEAD_SIZE
     checked = "%" in line and raised_by_check(site)  # its own divisibility check refused C
-    if multiple is None and not (asked or checked or (
+    # a loop over the features in pairs (pe[pos, i + 1] for i in range(0, d_model, 2)) that
+    # stepped one past the odd width
+    overrun = re.search(rf"\bindex {width} is out of bounds for dimension \d+ with size {width}\b", text)
+    if multiple is None and not (asked or checked or overrun or (
             re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
         raise failed
     given = {k: dims[k] for k in dims.explicit}
