@@ -341,3 +341,112 @@ def test_an_input_an_einops_pattern_reads_as_an_image_is_tried_as_one():
     result = st.check(ChannelNorm).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert any(n.startswith("x read as an image") for n in result.notes), result.notes
+
+
+# --- inputs read from the first layer they reach, and lengths ----------------------------------
+
+class PaddedAttention(nn.Module):
+    """Inputs with names of their own, and true lengths that mask the padded keys."""
+
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.h = n_heads
+        self.norm = nn.LayerNorm(d_model)
+        self.to_q = nn.Linear(d_model, d_model)
+        self.to_kv = nn.Linear(d_model, 2 * d_model)
+
+    def forward(self, query_rows, memory_rows, memory_lengths):
+        B, T, C = query_rows.shape
+        same = torch.equal(query_rows, memory_rows)
+        q = self.to_q(self.norm(query_rows)).view(B, T, self.h, -1).transpose(1, 2)
+        k, v = self.to_kv(memory_rows).view(B, memory_rows.size(1), 2, self.h, -1).permute(2, 0, 3, 1, 4)
+        keep = torch.arange(memory_rows.size(1))[None, :] < memory_lengths[:, None]
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :])
+        return query_rows + y.transpose(1, 2).reshape(B, T, C) * (1.0 if same or not same else 0.0)
+
+
+def test_inputs_are_read_from_the_first_layer_they_reach_and_lengths_are_whole():
+    specs = infer_inputs(PaddedAttention, Dims())
+    dims = Dims()
+    assert [(s.name, s.dims) for s in specs] == [("query_rows", ("B", "T", "C")),
+                                                 ("memory_rows", ("B", "T", "C")),
+                                                 ("memory_lengths", ("B",))]
+    assert specs[2].dtype == "long" and specs[2].low == dims["T"]  # every sequence whole
+    result = st.check(PaddedAttention).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+
+
+# --- a guessed dtype that does not fit ----------------------------------------------------------
+
+class SmoothedLoss(nn.Module):
+    """Scores and the ids of the right classes, both named plainly: the ids index a scatter."""
+
+    def __init__(self, eps=0.1):
+        super().__init__()
+        self.eps = eps
+
+    def forward(self, inputs, tgt):
+        flat = inputs.reshape(-1, inputs.size(-1))
+        ids = tgt.reshape(-1)
+        one_hot = torch.zeros_like(flat).scatter(1, ids.unsqueeze(1), 1.0)
+        smooth = one_hot * (1 - self.eps) + self.eps / flat.size(1)
+        return -(smooth * flat.log_softmax(-1)).sum(-1).mean()
+
+
+def test_a_float_guess_an_op_refuses_as_an_index_is_no_finding():
+    result = st.check(SmoothedLoss).targets[0]
+    assert result.diagnostics == [], result.diagnostics
+    assert "'tgt'" in result.error and "may hold integers" in result.error, result.error
+
+
+# --- keys read at the queries' length keep their mask's readings open --------------------------
+
+class RelativeScores(nn.Module):
+    """Keys of the queries' length only (a position term of length T is added to the scores),
+    and a key mask unsqueezed for the heads: (B, 1, S) after the module adds an axis."""
+
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        self.h, self.dh = num_heads, d_model // num_heads
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+        self.v = nn.Linear(d_model, d_model)
+        self.p = nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, query, key, value, pos_embedding, mask):
+        B, T, C = query.shape
+        split = lambda t: t.view(B, -1, self.h, self.dh).transpose(1, 2)
+        q, k, v, p = split(self.q(query)), split(self.k(key)), split(self.v(value)), split(self.p(pos_embedding))
+        scores = (q @ k.transpose(-2, -1) + q @ p.transpose(-2, -1)) / math.sqrt(self.dh)
+        scores = scores.masked_fill(mask.unsqueeze(1), float("-inf"))
+        return (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
+
+
+def test_keys_read_at_the_queries_length_with_their_mask_read_again():
+    result = st.check(RelativeScores).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith("key, value read as long as the queries") for n in result.notes)
+
+
+# --- a width the code fixes itself --------------------------------------------------------------
+
+MEL_BINS = 80  # a module-level constant, as a project's hyper-parameters file sets it
+
+
+class MelPostNet(nn.Module):
+    """Frames of MEL_BINS features, refined by convolutions whose channels the constant fixes."""
+
+    def __init__(self, hidden):
+        super().__init__()
+        self.inp = nn.Conv1d(MEL_BINS, hidden, 5, padding=2)
+        self.out = nn.Conv1d(hidden, MEL_BINS, 5, padding=2)
+
+    def forward(self, x):
+        return x + self.out(torch.tanh(self.inp(x.transpose(1, 2)))).transpose(1, 2)
+
+
+def test_a_width_the_code_fixes_is_read_not_reported():
+    result = st.check(MelPostNet).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert result.dims["C"] == MEL_BINS
+    assert any(n.startswith("C=80, the width the module's own code fixes") for n in result.notes)

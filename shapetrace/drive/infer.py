@@ -106,9 +106,8 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
             spec = _spec_from_annotation(p.name, annotation, dims, owner)
         else:
             spec = spec_from_name(p.name, names) or _required_mask(p.name, forward, specs, klass) \
-                or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass) \
-                or lengths_input(p.name, dims) \
-                or value_input(p, hints.get(p.name), forward)
+                or value_input(p, hints.get(p.name), forward) or lengths_input(p.name, dims) \
+                or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass)
         if spec is None:
             missing.append(p.name)
             suggestions.append(str(InputSpec(p.name, mask_axes(forward, p.name), "bool"))
@@ -336,16 +335,16 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                 more = ", ..." if len(fields) > 8 else ""
                 notes.append(f"{p.name} made with the fields the code reads from it ({shown}"
                              f"{more}); give --init {p.name}.FIELD=VALUE to set one")
-        elif (passed := passed_for(cls, p.name)) is not None:  # as the project's code passes it
-            out[p.name] = passed.value
-            if notes is not None:
-                notes.append(f"{p.name}={passed.value!r} as {passed.where} passes it; give --init "
-                             f"{p.name}=VALUE to choose")
         elif is_switch(p.name) or p.annotation in (bool, "bool"):
             out[p.name] = True  # a switch nothing sets: on, so that the part it adds is checked
             if notes is not None:
                 notes.append(f"{p.name} set True, a switch nothing sets (the part it turns on is "
                              f"checked); give --init {p.name}=False to check the module without")
+        elif (passed := passed_for(cls, p.name)) is not None:  # as the project's code passes it
+            out[p.name] = passed.value
+            if notes is not None:
+                notes.append(f"{p.name}={passed.value!r} as {passed.where} passes it; give --init "
+                             f"{p.name}=VALUE to choose")
         else:
             missing.append(p.name)
     for key, value in given.items():

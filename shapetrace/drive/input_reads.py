@@ -58,6 +58,8 @@ def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None
             params = {q for q in inspect.signature(func).parameters if q != "self"}
         except (TypeError, ValueError):
             return None
+        if there in DATA_INPUTS and func.__name__ != "forward":
+            continue  # a helper's x or input (nonlinearity(x)) says nothing of what it is handed
         spec = spec_from_name(there, params)
         if spec is not None:
             found.add(dataclasses.replace(spec, name=name))

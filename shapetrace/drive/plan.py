@@ -309,7 +309,12 @@ class ProbeSizes(Guess):
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         name, size, why = self._resized(failed, plan)
         given = {k: plan.dims[k] for k in plan.dims.explicit}
-        request = dataclasses.replace(plan.request, dims=Dims({**given, name: size}))
+        sizes = {name: size}
+        if name == "C":  # heads that divide the width the code fixes
+            heads = plan.dims["H"] if size % plan.dims["H"] == 0 else \
+                next(h for h in (8, 4, 2, 1) if size % h == 0)
+            sizes.update(H=heads, d=size // heads)
+        request = dataclasses.replace(plan.request, dims=Dims({**given, **sizes}))
         try:
             again = make_plan(request)
         except ShapetraceError:
@@ -332,6 +337,9 @@ class ProbeSizes(Guess):
             (size,) = sizes - {plan.dims["T"]} or {0}  # a length the module fixed itself
             if 1 < size <= 4096 and size not in plan.dims.values():
                 return "T", size, "the length of a table the module builds at a size of its own"
+        fixed_width = _fixed_width(raised, plan.dims, self.free)
+        if fixed_width is not None:
+            return "C", fixed_width, "the width the module's own code fixes (a constant, not an argument)"
         if op is None or raised is None or op.op not in _RESHAPES:
             return None
         found = _VIEW_FAILED.search(str(raised))
@@ -358,6 +366,31 @@ class ProbeSizes(Guess):
                 if new != size and 1 < new <= 4096 and any(size in m.shape for m in op.inputs):
                     return name, new, f"the sequence length {failed.failed_op.op} asks for"
         return None
+
+
+#: a convolution handed another number of channels than it was built for
+_CHANNELS = re.compile(r"to have (\d+) channels, but got (\d+) channels")
+
+
+def _fixed_width(raised: BaseException | None, dims: Dims, free) -> int | None:
+    """The width a module's code fixes itself (a table of 512 features, a convolution of 80
+    mel channels set from a module-level constant) where it meets the probe width: the failure
+    names C and a size no probe size makes. None otherwise, or when the caller chose a size."""
+    if raised is None or "d" not in free or {"C", "H"} & set(getattr(dims, "explicit", ())):
+        return None
+    text = str(raised)
+    found = _MET.search(text) or _CHANNELS.search(text)
+    if found is None:
+        return None
+    sizes = {int(n) for n in found.groups()}
+    if dims["C"] not in sizes or len(sizes) != 2:
+        return None
+    (size,) = sizes - {dims["C"]}
+    widths = (dims["C"], dims["d"], dims["H"])
+    if not 1 < size <= 8192 or size in dims.values() or any(size % p == 0 for p in widths) \
+            or abs(2 * size - dims["C"]) <= 1:
+        return None  # made from the probe width (4*C, C//2, H*d'): the module's own arithmetic
+    return size
 
 
 def _halved(raised: BaseException | None, dims: Dims, free) -> tuple[str, int, str] | None:
@@ -461,12 +494,13 @@ class SourceLength(Guess):
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         inputs = tuple(dataclasses.replace(spec, dims=tuple("T" if d == "S" else d
                                                             for d in spec.dims))
-                       if isinstance(spec, InputSpec) and spec.name in self.names else spec
-                       for spec in plan.inputs)
+                       if isinstance(spec, InputSpec) and (spec.name in self.names or spec.mask)
+                       else spec for spec in plan.inputs)  # a mask over the keys: as long too
         names = ", ".join(self.names)
         note = (f"{names} read as long as the queries (T): with a length of their own they did "
                 f"not fit {failed.failed_op.op}; give --input to choose")
-        yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note, reading_of=self)
+        masks = tuple(g for g in plan.guesses if isinstance(g, GuessedMasks))  # still open
+        yield dataclasses.replace(plan, inputs=inputs, guesses=masks, note=note, reading_of=self)
 
 
 @dataclass(frozen=True)
