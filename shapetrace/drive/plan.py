@@ -23,6 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .asked import (
+    MET,
+    VIEW_FAILED,
+    fixed_width_of,
+    halved_size,
     DIVISOR_ASKED,
     EVEN_ASKED,
     EVEN_HEAD_SIZE,
@@ -289,8 +293,6 @@ class ImageInputs(Guess):
         return False  # an image read at a side of ours stands only when the forward runs
 
 
-_MET = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
-_VIEW_FAILED = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
 
 
 @dataclass(frozen=True)
@@ -329,20 +331,20 @@ class ProbeSizes(Guess):
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"
             if SQUARE_ASKED.search(str(raised)) and raised_by_check(failed.raised_at):
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the code asks"
-        halved = _halved(raised, plan.dims, self.free)
+        halved = halved_size(raised, plan.dims, self.free)
         if halved is not None:
             return halved
-        fixed = _MET.search(str(raised)) if raised is not None and "T" in self.free else None
+        fixed = MET.search(str(raised)) if raised is not None and "T" in self.free else None
         if fixed is not None and plan.dims["T"] in (sizes := {int(n) for n in fixed.groups()}):
             (size,) = sizes - {plan.dims["T"]} or {0}  # a length the module fixed itself
             if 1 < size <= 4096 and size not in plan.dims.values():
                 return "T", size, "the length of a table the module builds at a size of its own"
-        fixed_width = _fixed_width(raised, plan.dims, self.free)
+        fixed_width = fixed_width_of(raised, plan.dims, self.free)
         if fixed_width is not None:
             return "C", fixed_width, "the width the module's own code fixes (a constant, not an argument)"
         if op is None or raised is None or op.op not in _RESHAPES:
             return None
-        found = _VIEW_FAILED.search(str(raised))
+        found = VIEW_FAILED.search(str(raised))
         if found is None:
             return None
         target = [int(n) for n in found.group(1).split(",") if n.strip()]
@@ -366,53 +368,6 @@ class ProbeSizes(Guess):
                 if new != size and 1 < new <= 4096 and any(size in m.shape for m in op.inputs):
                     return name, new, f"the sequence length {failed.failed_op.op} asks for"
         return None
-
-
-#: a convolution handed another number of channels than it was built for
-_CHANNELS = re.compile(r"to have (\d+) channels, but got (\d+) channels")
-
-
-def _fixed_width(raised: BaseException | None, dims: Dims, free) -> int | None:
-    """The width a module's code fixes itself (a table of 512 features, a convolution of 80
-    mel channels set from a module-level constant) where it meets the probe width: the failure
-    names C and a size no probe size makes. None otherwise, or when the caller chose a size."""
-    if raised is None or "d" not in free or {"C", "H"} & set(getattr(dims, "explicit", ())):
-        return None
-    text = str(raised)
-    found = _MET.search(text) or _CHANNELS.search(text)
-    if found is None:
-        return None
-    sizes = {int(n) for n in found.groups()}
-    if dims["C"] not in sizes or len(sizes) != 2:
-        return None
-    (size,) = sizes - {dims["C"]}
-    widths = (dims["C"], dims["d"], dims["H"])
-    if not 1 < size <= 8192 or size in dims.values() or any(size % p == 0 for p in widths) \
-            or abs(2 * size - dims["C"]) <= 1:
-        return None  # made from the probe width (4*C, C//2, H*d'): the module's own arithmetic
-    return size
-
-
-def _halved(raised: BaseException | None, dims: Dims, free) -> tuple[str, int, str] | None:
-    """An even head size, and with it an even width, for a forward that split an odd one in
-    halves (``x.chunk(2, -1)``, ``d // 2``, the two halves of rotary positions) and failed
-    where the halves meet: its error names both half sizes (6 and 7 of d=13), or a view of a
-    half size that the odd size does not fill. None otherwise, or when the caller chose d."""
-    if raised is None or "d" not in free or {"d", "C"} & set(getattr(dims, "explicit", ())):
-        return None
-    text = str(raised)
-    numbers = {int(n) for n in re.findall(r"\b\d+\b", text)}
-    view = _VIEW_FAILED.search(text)
-    for name in ("d", "C"):
-        size = dims.get(name)
-        if not size or size % 2 == 0:
-            continue
-        half = size // 2
-        wanted = [int(n) for n in view.group(1).split(",") if n.strip()] if view else []
-        if {half, half + 1} <= numbers or (half in wanted and 2 in wanted):
-            return ("d", EVEN_HEAD_SIZE, f"an even head size (and width): the forward splits "
-                    f"{'the head size' if name == 'd' else 'the width'} {size} in halves")
-    return None
 
 
 def even_width(plan: Plan, failed: TargetError) -> Plan:
