@@ -162,9 +162,29 @@ HELD_OUT_3 = [
     ("NVlabs/edm", "008a4e5316c8e3bfe61a62f874bddba254295afb", ["training/networks.py"], ""),
     ("SamLynnEvans/Transformer", "49e01800aab01dcd83403a056c059f429a7d7512", ["Sublayers.py", "Layers.py", "Models.py"], ""),
 ]
+#: A sixth list, first run on 2026-11-29 (third round) against the code before and after that
+#: round's changes, and not looked at otherwise: 3-D diffusion (Point-E), speech (Glow-TTS,
+#: FastSpeech, AudioCraft), LoRA layers, and three course-style translation transformers.
+HELD_OUT_4 = [
+    ("openai/point-e", "fc8a607c08a3ea804cc82bf1ef8628f88a3a5d2f",
+     ["point_e/models/transformer.py", "point_e/models/perceiver.py"], ""),
+    ("jaywalnut310/glow-tts", "13e997689d643410f5d9f1f9a73877ae85e19bc2", ["attentions.py", "modules.py"], ""),
+    ("xcmyz/FastSpeech", "1e1a61b5015c951caa551b7fab4080339d697c7c",
+     ["transformer/SubLayers.py", "transformer/Layers.py", "transformer/Models.py"], ""),
+    ("brandokoch/attention-is-all-you-need-paper", "0ff17617e29e9d80219380665ae23772c81e9cd5",
+     ["src/architectures/multi_head_attention.py", "src/architectures/transformer_encoder.py",
+      "src/architectures/transformer_decoder.py"], ""),
+    ("devjwsong/transformer-translator-pytorch", "1e95679d541388d15751aba83b6c3816b6d2a647",
+     ["src/layers.py", "src/transformer.py"], ""),
+    ("microsoft/LoRA", "c4593f060e6a368d7bb5af5273b8e42810cdef90", ["loralib/layers.py"], ""),
+    ("facebookresearch/audiocraft", "896ec7c47f5e5d1e5aa1e4b260c4405328bf009d",
+     ["audiocraft/modules/transformer.py", "audiocraft/modules/rope.py"], ""),
+    ("jsbaan/transformer-from-scratch", "d4841b21ffe24fd0f7de8352dae615d5a4148797",
+     ["multi_head_attention.py", "encoder.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
-        "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3}
+        "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -399,7 +399,7 @@ class UnassignedMask(nn.Module):
         B, T, C = x.shape
         q, k, v = (split_heads(t, self.n_head) for t in self.c_attn(x).split(C, dim=2))
         att = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
-        att.masked_fill(self.bias[:T, :T] == 0, float("-inf"))
+        att.masked_fill(self.bias[:T, :T] == 0, float("-inf"))  # made: unassigned-masked-fill
         att = F.softmax(att, dim=-1)  # located: unassigned-masked-fill
         return self.c_proj(merge_heads(att @ v))
 
@@ -418,7 +418,7 @@ class TinyFill(nn.Module):
         q, k, v = (split_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
         att = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
         future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)
-        att = att.masked_fill(future, -1e-9)
+        att = att.masked_fill(future, -1e-9)  # made: fill-minus-1e-9
         att = att.softmax(dim=-1)
         y = att @ v  # located: fill-minus-1e-9
         return self.proj(merge_heads(y))
@@ -462,7 +462,7 @@ class InvertedSDPAMask(nn.Module):
     def forward(self, x: Float[Tensor, "B T C"]) -> Float[Tensor, "B T C"]:
         B, T, C = x.shape
         q, k, v = (split_heads(t, self.num_heads) for t in self.qkv(x).split(C, dim=-1))
-        future = torch.triu(torch.ones(T, T, device=x.device), 1).bool()
+        future = torch.triu(torch.ones(T, T, device=x.device), 1).bool()  # made: sdpa-inverted-mask
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=future)  # located: sdpa-inverted-mask
         return self.proj(merge_heads(y))
 

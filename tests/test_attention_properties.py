@@ -31,12 +31,13 @@ def test_pseudo_inverse_iterate_is_not_attention():
     assert {line_of(cls, "left = (q @"), line_of(cls, "right = (q_marks")} <= found
 
 
-def test_scale_chosen_in_the_constructor_is_named_beside_its_use():
+def test_scale_chosen_in_the_constructor_is_placed_there_beside_its_use():
     cls = corpus.QueryScaledInPlaceByWidth
     report = check(cls, behaviour=False)
     found = [d for d in report.diagnostics if d.rule == "attention-scale"]
-    assert [d.line for d in found] == [bug_line(cls)], show(report)
     chosen = line_of(cls, "self.scaling = width ** -0.5")
+    assert [d.line for d in found] == [chosen] == [bug_line(cls)], show(report)
+    assert found[0].used_at == (found[0].file, line_of(cls, "q *= self.scaling"))
     assert f"chosen at {found[0].file}:{chosen}: `self.scaling = width ** -0.5`" in found[0].message
     assert found[0].data["origin"] == f"{found[0].file}:{chosen}"
 
@@ -82,7 +83,8 @@ def test_scale_passed_to_the_constructor_is_followed_to_the_call(tmp_path, monke
     report = st.check(block.Block, init={"width": "C", "heads": "H"}, inputs=["x=B,T,C"],
                       behaviour=False)
     found = [d for d in report.diagnostics if d.rule == "attention-scale"]
-    assert len(found) == 1 and found[0].file.endswith("parts.py"), show(report)
+    assert len(found) == 1 and found[0].file == "block.py" and found[0].line == 11, show(report)
+    assert found[0].used_at[0].endswith("parts.py")
     assert "chosen at block.py:11: `self.dot = Dot(temperature=math.sqrt(width))`" in found[0].message
 
 

@@ -34,12 +34,20 @@ D = Dims()
 D8 = Dims({"d": 8})  # rotary embeddings need an even head size
 
 
-def located_line(case: str) -> int:
-    """The line of behaviour_models.py marked ``# located: <case>``."""
+def located_line(case: str, mark: str = "located") -> int:
+    """The line of behaviour_models.py marked ``# located: <case>`` (where the wrong value
+    takes effect) or, with ``mark="made"``, ``# made: <case>`` (the line that made it)."""
     for number, text in enumerate(MODELS_FILE.read_text().splitlines(), start=1):
-        if re.search(rf"# located: {re.escape(case)}$", text):
+        if re.search(rf"# {mark}: {re.escape(case)}$", text):
             return number
     raise LookupError(case)
+
+
+def made_line(case: str) -> int | None:
+    try:
+        return located_line(case, "made")
+    except LookupError:
+        return None
 
 
 def x_of(dims: Dims) -> torch.Tensor:
@@ -89,7 +97,13 @@ def test_bug_is_caught_at_its_line(request, build, causal, rule, op):
     assert [d.rule for d in result.diagnostics] == [rule]
     diag = result.diagnostics[0]
     assert diag.severity == "error"
-    assert diag.line == located_line(case)
+    made = made_line(case)
+    if made is None:
+        assert diag.line == located_line(case) and diag.used_at is None
+    else:  # placed at the line that made the value, with the op that used it beside it
+        assert diag.line == made
+        assert diag.used_at is not None and diag.used_at[1] == located_line(case)
+        assert diag.to_json()["used_at"]["line"] == located_line(case)
     assert diag.file is not None and Path(diag.file).name == "behaviour_models.py"
     assert not Path(diag.file).is_absolute()  # relative to the working directory
     assert diag.op == op
@@ -244,7 +258,8 @@ def test_causal_leak_behind_last_position_logits_is_found_inside():
     module = bm.LastTokenLM(D["V"], D["C"], D["H"], D["L"], leaky=True)
     diags = check_behaviour(module, [idx_of(D)], causal=True, dims=D)
     assert [d.rule for d in diags] == ["causal-leak"]
-    assert diags[0].line == located_line("unassigned-masked-fill")
+    assert diags[0].line == made_line("unassigned-masked-fill")
+    assert diags[0].used_at[1] == located_line("unassigned-masked-fill")
     assert "no output has a time axis" in diags[0].message
     assert diags[0].data["grid"]["expected"] == "lower" and diags[0].data["leaks"] > 0
 
@@ -549,7 +564,7 @@ def test_other_probe_sizes(B, T):
                            dims=dims) == []
     diags = check_behaviour(bm.UnassignedMask(dims["C"], dims["H"], dims["L"]), [x], causal=True, dims=dims)
     assert [d.rule for d in diags] == ["causal-leak"]
-    assert diags[0].line == located_line("unassigned-masked-fill")
+    assert diags[0].line == made_line("unassigned-masked-fill")
 
 
 # --------------------------------------------------------------------------------------------

@@ -136,13 +136,13 @@ def test_a_square_number_of_tokens_for_a_pattern_that_folds_a_grid():
     assert any("T=16, a square number of tokens" in note for note in entry["notes"])
 
 
-def test_an_einops_pattern_the_guess_does_not_fit_is_a_target_error():
+def test_an_einops_pattern_that_wants_four_axes_reads_the_guess_as_an_image():
     out = subprocess.run([sys.executable, "-m", "shapetrace", f"{DATA / 'patterns.py'}::ChannelGate",
                           "--format", "json"], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 2, out.stdout
+    assert out.returncode == 0, out.stdout
     (entry,) = json.loads(out.stdout)["targets"]
-    assert entry["diagnostics"] == [] and '"b c h w -> b c"' in entry["error"]
-    assert "--input x=B,C,H,W" in entry["error"]
+    assert entry["error"] is None and entry["diagnostics"] == []
+    assert any(n.startswith("x read as an image (B, C, 8, 8)") for n in entry["notes"]), entry["notes"]
     ok = _json(f"{DATA / 'patterns.py'}::ChannelGate", "--input", "x=B,C,5,3")
     assert ok["error"] is None and ok["ok"], ok
 

@@ -347,7 +347,8 @@ def test_a_softmax_module_built_without_dim_is_fixed_where_it_is_built(tmp_path,
     course(tmp_path, {"a": SOFTMAX_MODULE})
     _, report = cli_json(tmp_path, monkeypatch, capsys)
     (found,) = [d for d in report["targets"][0]["diagnostics"] if d["rule"] == "softmax-axis"]
-    assert found["line"] == 16  # where it runs
+    assert found["line"] == 10  # where its dim is chosen
+    assert found["used_at"]["line"] == 16  # where it runs
     assert found["data"]["fix"] == {"line": 10, "text": "        self.softmax = nn.Softmax(dim=-1)"}
     assert found["hint"].endswith("10  self.softmax = nn.Softmax(dim=-1)")
 

@@ -46,8 +46,10 @@ def test_a_mask_built_outside_the_forward_is_found_where_it_is_applied():
 
 def test_a_leak_without_a_mask_is_not_called_an_inverted_mask():
     """A mask that lets the future through but is no inverted triangle (a window the wrong way
-    round) keeps the plain causal-leak finding at the softmax."""
+    round) keeps the plain causal-leak finding, at the masked_fill that applied it, used by the
+    softmax on the next line."""
     variants = load(STYLES / "variants_bugs.py", "inverted_variants")
     cls = variants.SlidingWindowInverted
     found = _leak(cls)
     assert "inverted" not in found.data and found.line == bug_line(cls), found.message
+    assert found.used_at[1] == bug_line(cls) + 1

@@ -178,5 +178,6 @@ def test_folded_heads_generator_exit_0_and_checked_causal(capsys):
     code, report = _cli(capsys, f"{path}::TransformerBlock")
     target = report["targets"][0]
     assert (code, target["error"], _loud(target)) == (0, None, [])
-    assert any(n.startswith("checked as GTransformer builds it") and "--init mask=VALUE" in n
-               for n in target["notes"])
+    assert any(n.startswith("mask=True as blog_gpt.py:61 passes it") and "--init mask=VALUE" in n
+               for n in target["notes"]), target["notes"]  # the value the model builds it with
+    assert not any("causal-leak not checked" in n for n in target.get("notes") or [])

@@ -53,6 +53,10 @@ class Diagnostic:
     #: and ``more_records`` the records of the others.
     lines: list[int] = field(default_factory=list)
     more_records: list[int] = field(default_factory=list)
+    #: Where the wrong value took effect, ``(file, line)``, when ``file``/``line`` name the
+    #: line that made it (the scale chosen in ``__init__``, the mask built, the softmax module
+    #: constructed with its ``dim``) and that is another line; None when they are one place.
+    used_at: tuple[str | None, int] | None = None
 
     def __post_init__(self):
         if self.severity not in SEVERITIES:
@@ -77,6 +81,24 @@ class Diagnostic:
             return f"{self.file}:{', '.join(map(str, self.lines))}"
         return f"{self.file}:{self.line}" if self.line else self.file
 
+    def made_at(self, place: tuple[str | None, int | None] | None) -> Diagnostic:
+        """This finding placed at ``place`` (``(file, line)``), the line that made the wrong
+        value, when that is another line; its op's place kept as ``used_at``."""
+        if not place or place[1] is None or (place[0] or self.file, place[1]) == (self.file, self.line):
+            return self
+        if self.line is not None:
+            self.used_at = (self.file, self.line)
+        self.file, self.line, self.lines = place[0] or self.file, place[1], [place[1]]
+        return self
+
+    @property
+    def used_location(self) -> str:
+        """``attention.py:54``: where the value made at ``location`` took effect, or ""."""
+        if self.used_at is None:
+            return ""
+        file, line = self.used_at
+        return f"{file}:{line}" if file else f"line {line}"
+
     def to_json(self) -> dict[str, Any]:
         out = {
             "rule": self.rule,
@@ -92,6 +114,8 @@ class Diagnostic:
             "modules": list(self.modules),
             "lines": list(self.lines),
         }
+        if self.used_at is not None:
+            out["used_at"] = {"file": self.used_at[0], "line": self.used_at[1]}
         data = self.data if self.record is None else {**self.data, "index": self.record}
         if data:
             out["data"] = strict_json(data)

@@ -32,6 +32,7 @@ from ..base.ops import (
     reduced_axes,
 )
 from ..base.records import OpRecord, TensorArg
+from ..rules.fixes import constructor_of
 from ..rules.registry import diagnostic
 from .probe import Probe
 from .results import DependencyResult
@@ -184,7 +185,7 @@ def causal_leak(probe: Probe, grid: Tensor | None, dep: DependencyResult, rec: O
         data["grid"] = _grid(grid, "lower", "T", "position")
         data["grid_text"] = grid_text(data)
     return diagnostic("causal-leak", message, _causal_hint(probe, rec, records), **at.place(),
-                      **data)
+                      made_at=_causal_cause(probe, rec, records), **data)
 
 
 def _inverted_mask(probe: Probe, grid: Tensor, dep: DependencyResult, rec: OpRecord,
@@ -225,7 +226,8 @@ def batch_mixing(probe: Probe, dep: DependencyResult, leaks, rec: OpRecord | Non
         "; no single op could be named"
     data = {"kind": "mixing", "grid": _grid(grid, "diagonal", "B", "sample"), "leaks": len(leaks)}
     data["grid_text"] = grid_text(data)
-    return diagnostic("batch-leak", message, _batch_hint(probe, rec), **at.place(), **data)
+    return diagnostic("batch-leak", message, _batch_hint(probe, rec), **at.place(),
+                      made_at=_module_built(rec), **data)
 
 
 def batch_position(probe: Probe, dep: DependencyResult, change: float,
@@ -350,6 +352,71 @@ def _causal_hint(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]
         return ("The attention weights give non-zero weight to later positions: fill the masked scores "
                 "with float('-inf') or torch.finfo(scores.dtype).min before the softmax." + note)
     return "A causal model's output at position t must depend on inputs 0..t only." + note
+
+
+def _causal_cause(probe: Probe, rec: OpRecord | None,
+                  records: Sequence[OpRecord]) -> tuple[str | None, int] | None:
+    """The line that made the value through which the future leaks, when it is not the op
+    that first sees the future: the mask handed to scaled_dot_product_attention or
+    (the op that made it), a masked_fill whose result was dropped or
+    whose fill value is too small, a mask applied with the wrong triangle, the construction of
+    a softmax module that normalises over time. None when the op itself is the cause."""
+    if rec is None:
+        return None
+    if rec.op == SDPA:
+        return _made_at(probe, records, _operand(rec, 3, "attn_mask"))
+    if _mha(probe, rec) is not None:
+        return None
+    softmax = rec.op in SOFTMAXES or rec.op in LOG_SOFTMAXES
+    if "T" in _axis_names(rec, probe.dims) and not softmax:
+        return None
+    for earlier in _masks_before(probe, rec, records):
+        value = earlier.arg(2, "value")
+        dropped = earlier.op in MASKED_FILLS and not earlier.op.endswith("_") \
+            and not earlier.outputs[0].used
+        if dropped or (earlier.op in MASKED_FILLS and isinstance(value, (int, float))
+                       and abs(value) < 1e3):
+            return _place(probe, earlier)
+        break  # the first mask on the scores decides, as _mask_note reads it
+    if softmax:
+        applied = _applied_mask(probe, rec, records)
+        if applied is not None:
+            return _place(probe, applied)
+        return _module_built(rec)
+    return None
+
+
+def _masks_before(probe: Probe, rec: OpRecord, records: Sequence[OpRecord]):
+    """The masked_fill / where ops on (.., T, T) scores before ``rec``, in order."""
+    for earlier in records:
+        if earlier.index == rec.index:
+            return
+        if (earlier.op in MASKED_FILLS or earlier.op in WHERES) and earlier.outputs \
+                and sum(size == probe.T for size in earlier.outputs[0].shape) >= 2:
+            yield earlier
+
+
+def _made_at(probe: Probe, records: Sequence[OpRecord], meta) -> tuple[str | None, int] | None:
+    """Where the op that made the tensor ``meta`` was written, when the trace recorded it on a
+    line of the user's code."""
+    src = getattr(meta, "src", None)
+    if src is None or not 0 <= src[0] < len(records):
+        return None
+    return _place(probe, records[src[0]])
+
+
+def _place(probe: Probe, rec: OpRecord) -> tuple[str | None, int] | None:
+    at = where(probe, rec)
+    return (at.file, at.line) if at.line is not None else None
+
+
+def _module_built(rec: OpRecord | None) -> tuple[str | None, int] | None:
+    """The line that built the softmax module ``rec`` ran in (``self.softmax = nn.Softmax(dim=0)``,
+    called as ``self.softmax(x)``): its constructor chose the axis the op normalised."""
+    if rec is None or not rec.internal or not (rec.op in SOFTMAXES or rec.op in LOG_SOFTMAXES):
+        return None
+    built = constructor_of(rec)
+    return (rec.file, built.lineno) if built is not None and built.lineno != rec.line else None
 
 
 def _applied_mask(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]):

@@ -48,6 +48,7 @@ from ..base.ops import (
 )
 from ..base.records import OpRecord, TensorArg
 from ..rules.registry import diagnostic
+from ..rules.scale_cause import scale_origin
 from ..rules.scale import cosine, explain_scale, projected, scalar_argument, temperature, tracked_slot
 from . import locate
 from .probe import Probe
@@ -274,9 +275,13 @@ class _Reading:
         message = (f"attention weights differ from the textbook softmax(q·kᵀ/√d + the terms the "
                    f"code adds){differs}: the scores are {what} (factor {total:.4g} in all"
                    f"{': ' + where if where else ''}) instead of 1/√d = {right:.4g} ({size})")
+        origin = scale_origin(culprit) if culprit is not None and len(unit) == 1 else None
+        if origin is not None:
+            message += f"; the factor is chosen at {origin[0]}:{origin[1]}: `{origin[2]}`"
         hint = "Scale the scores once by 1/math.sqrt(head_size), the size of the axis q·k sums over."
         return diagnostic("attention-textbook", message, hint, rec=target, part="scale",
-                          factor=total, expected=right)
+                          factor=total, expected=right,
+                          made_at=origin[:2] if origin is not None else None)
 
     def weight_difference(self, total: float, right: float) -> str:
         """`` by up to X`` between the code's weights and the textbook's, when the scores keep

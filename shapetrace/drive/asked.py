@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ..base.dims import Dims
 from ..base.source import file_tree, is_library_file
 
 #: an even size for a head size that must be even (rotary pairs), no probe size's multiple
@@ -30,6 +31,57 @@ def width_multiple(text: str, width: int) -> int | None:
         return None
     divisor = int(asked.group(1))
     return math.lcm(EVEN_HEAD_SIZE, divisor) if 2 <= divisor <= 64 else None
+
+
+#: two sizes an elementwise op could not broadcast: the sizes of tensor a and tensor b
+MET = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
+#: a view that the number of elements does not fill
+VIEW_FAILED = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
+#: a convolution handed another number of channels than it was built for
+_CHANNELS = re.compile(r"to have (\d+) channels, but got (\d+) channels")
+
+
+def fixed_width_of(raised: BaseException | None, dims: Dims, free) -> int | None:
+    """The width a module's code fixes itself (a table of 512 features, a convolution of 80
+    mel channels set from a module-level constant) where it meets the probe width: the failure
+    names C and a size no probe size makes. None otherwise, or when the caller chose a size."""
+    if raised is None or "d" not in free or {"C", "H"} & set(getattr(dims, "explicit", ())):
+        return None
+    text = str(raised)
+    found = MET.search(text) or _CHANNELS.search(text)
+    if found is None:
+        return None
+    sizes = {int(n) for n in found.groups()}
+    if dims["C"] not in sizes or len(sizes) != 2:
+        return None
+    (size,) = sizes - {dims["C"]}
+    widths = (dims["C"], dims["d"], dims["H"])
+    if not 1 < size <= 8192 or size in dims.values() or any(size % p == 0 for p in widths) \
+            or abs(2 * size - dims["C"]) <= 1:
+        return None  # made from the probe width (4*C, C//2, H*d'): the module's own arithmetic
+    return size
+
+
+def halved_size(raised: BaseException | None, dims: Dims, free) -> tuple[str, int, str] | None:
+    """An even head size, and with it an even width, for a forward that split an odd one in
+    halves (``x.chunk(2, -1)``, ``d // 2``, the two halves of rotary positions) and failed
+    where the halves meet: its error names both half sizes (6 and 7 of d=13), or a view of a
+    half size that the odd size does not fill. None otherwise, or when the caller chose d."""
+    if raised is None or "d" not in free or {"d", "C"} & set(getattr(dims, "explicit", ())):
+        return None
+    text = str(raised)
+    numbers = {int(n) for n in re.findall(r"\b\d+\b", text)}
+    view = VIEW_FAILED.search(text)
+    for name in ("d", "C"):
+        size = dims.get(name)
+        if not size or size % 2 == 0:
+            continue
+        half = size // 2
+        wanted = [int(n) for n in view.group(1).split(",") if n.strip()] if view else []
+        if {half, half + 1} <= numbers or (half in wanted and 2 in wanted):
+            return ("d", EVEN_HEAD_SIZE, f"an even head size (and width): the forward splits "
+                    f"{'the head size' if name == 'd' else 'the width'} {size} in halves")
+    return None
 
 
 #: a sequence length that folds into a square grid (4 x 4) and is no probe size

@@ -82,6 +82,19 @@ class Attempt:
                    and isinstance(given.get(n), torch.Tensor) and given[n].dim() != expected
                    for n in names)
 
+    def pattern_wants(self, expected: int, names) -> bool:
+        """Whether an einops pattern refused the input: its left side names ``expected`` plain
+        axes (``"b c h w -> b (h w) c"``) and one of the inputs ``names`` has another number."""
+        raised = self.raised
+        if raised is None or type(raised).__name__ != "EinopsError":
+            return False
+        found = _PATTERN.search(str(raised))
+        if found is None or len(found.group(1).split()) != expected or "(" in found.group(1):
+            return False
+        given = dict(zip(self.names, self.args))
+        return any(isinstance(given.get(n), torch.Tensor) and given[n].dim() != expected
+                   for n in names)
+
     def reads_input(self, rec: OpRecord, names) -> bool:
         """Whether ``rec`` read one of the inputs ``names`` as it came in."""
         given = [a for a, n in zip(self.args, self.names) if n in names
@@ -278,6 +291,10 @@ def _in_forward_order(model, args: list, names: list) -> tuple[list, list]:
 
 
 _UNPACK = re.compile(r"(?:not enough|too many) values to unpack \(expected (\d+)")
+
+
+#: an einops pattern in its error: its left side
+_PATTERN = re.compile(r'pattern "([^"-]*?)\s*->')
 
 
 def _odd_size(exc: BaseException, dims: Dims) -> str:

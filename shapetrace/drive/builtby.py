@@ -64,6 +64,98 @@ def built_for(owner: type, param: str) -> Built | None:
     return None
 
 
+@dataclass(frozen=True)
+class Passed:
+    """A plain argument as the code passes it: ``value``, read at ``where`` (``file:line``)."""
+
+    value: object
+    where: str
+
+
+def passed_for(owner: type, param: str, depth: int = 3) -> Passed | None:
+    """The value the project's code passes as the argument ``param`` of ``owner`` where nothing
+    else says: a literal (``LayerNorm(dim, 'WithBias')``), or a parameter of the calling
+    function handed on whole whose default is one (``def __init__(self, ..., LayerNorm_type=
+    'WithBias'): ... TransformerBlock(..., LayerNorm_type=LayerNorm_type)``). The first call
+    found that says stands; None when none does. A parameter handed on with no default of its
+    own (``LayerNorm(dim, LayerNorm_type)`` in ``TransformerBlock.__init__``) is followed to the
+    calls of the class whose constructor hands it on, ``depth`` levels up."""
+    if depth <= 0:
+        return None
+    try:
+        params = [p for p in inspect.signature(owner.__init__).parameters if p != "self"]
+        path = Path(inspect.getsourcefile(owner) or "")
+    except (TypeError, ValueError, OSError):
+        return None
+    if param not in params or not path.is_file():
+        return None
+    index = params.index(param)
+    for file in _package_files(path):
+        tree = file_tree(str(file))
+        if tree is None:
+            continue
+        for cls_node in [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)] + [tree]:
+            scopes = cls_node.body if isinstance(cls_node, ast.ClassDef) else ast.walk(tree)
+            for scope in scopes:
+                if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                found = _passed_in(scope, cls_node, owner, param, index, file, depth)
+                if found is not None:
+                    return found
+    return None
+
+
+def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
+               depth: int) -> Passed | None:
+    defaults = _defaults(scope)
+    names = [a.arg for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs]
+    for node in ast.walk(scope):
+        if not (isinstance(node, ast.Call) and _named(node.func) == owner.__name__):
+            continue
+        arg = _argument(node, param, index)
+        if isinstance(arg, ast.Name) and arg.id in defaults:
+            arg = defaults[arg.id]
+        elif isinstance(arg, ast.Name) and arg.id in names and scope.name == "__init__" \
+                and isinstance(cls_node, ast.ClassDef):
+            caller = _module_class(cls_node.name, owner, file)  # handed on: who passes it
+            up = passed_for(caller, arg.id, depth - 1) if caller is not None else None
+            if up is not None:
+                return up
+            continue
+        value = _literal(arg)
+        if value is not _NOTHING:
+            return Passed(value, f"{file.name}:{node.lineno}")
+    return None
+
+
+_NOTHING = object()
+
+
+def _defaults(function: ast.FunctionDef) -> dict[str, ast.expr]:
+    """A function's parameters that have defaults, by their default's expression."""
+    args = function.args
+    positional = args.posonlyargs + args.args
+    out = {a.arg: d for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)}
+    out.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return out
+
+
+def _literal(node: ast.expr | None) -> object:
+    """A number, string or bool written out (or a tuple or list of them); :data:`_NOTHING`
+    for anything else, None included (None stands for "not given")."""
+    if node is None:
+        return _NOTHING
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, RecursionError):
+        return _NOTHING
+    plain = (int, float, str, bool)
+    if isinstance(value, plain) or (isinstance(value, (tuple, list)) and value
+                                    and all(isinstance(v, plain) for v in value)):
+        return value
+    return _NOTHING
+
+
 def _package_files(path: Path) -> list[Path]:
     """The file itself, then the other files of its folder and of the package above it."""
     files = [path]

@@ -24,16 +24,11 @@ from ..base.names import (
     DIM_NAMES,
     DROPOUT,
     FFN,
-    KEY_VALUE_INPUTS,
     KV_HEADS,
     LAYERS,
     MASK_INPUT,
-    OFFSET_INPUTS,
-    PADDING_INPUTS,
-    QUERY_INPUTS,
     SOURCE_INPUTS,
     SWITCH_DEFAULTS,
-    TOKEN_INPUTS,
     dim_of_word,
     is_switch,
     size_of,
@@ -50,7 +45,8 @@ from ..base.specs import (
 )
 from ..naming.hints import forward_hints, tensor_annotation
 from .asks import mask_axes
-from .builtby import built_for
+from .builtby import built_for, passed_for
+from .input_reads import lengths_input, spec_by_layer, spec_by_receiver, spec_from_name, value_input
 from .layout import swapped as _swapped
 from .layout import time_first
 from .styles import annotated_config, config_source
@@ -109,8 +105,9 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         if annotation is not None:
             spec = _spec_from_annotation(p.name, annotation, dims, owner)
         else:
-            spec = _spec_from_name(p.name, names) or _required_mask(p.name, forward, specs, klass) \
-                or _value_input(p, hints.get(p.name), forward)
+            spec = spec_from_name(p.name, names) or _required_mask(p.name, forward, specs, klass) \
+                or value_input(p, hints.get(p.name), forward) or lengths_input(p.name, dims) \
+                or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass)
         if spec is None:
             missing.append(p.name)
             suggestions.append(str(InputSpec(p.name, mask_axes(forward, p.name), "bool"))
@@ -168,29 +165,6 @@ def _mask_spec(name: str, meaning: str | None, specs: list) -> InputSpec | None:
     sources = any(isinstance(s, InputSpec) and "S" in s.dims for s in specs)
     return InputSpec(name, ("T", "S") if sources else ("T", "T"),
                      "float" if meaning == "add" else "bool", mask=meaning)
-
-
-def _value_input(p: inspect.Parameter, hint, forward) -> ValueInput | None:
-    """A forward argument that is no tensor: an integer offset into the sequence
-    (``start_pos: int``) is 0; an input whose name says nothing that forward tests with
-    ``is None`` (``if last_attn is None: last_attn = ...``) is None."""
-    if p.name in OFFSET_INPUTS and hint in (None, int, "int"):
-        return ValueInput(p.name, 0)
-    if _plain_tensor(hint) and compared_with_none(forward, p.name):
-        return ValueInput(p.name, None)
-    return None
-
-
-def _plain_tensor(hint) -> bool:
-    """No annotation, or one that says only "a tensor" (``Tensor``, ``Optional[Tensor]``)."""
-    if hint is None:
-        return True
-    import torch
-
-    if hint is torch.Tensor or hint in ("Tensor", "torch.Tensor"):
-        return True
-    args = getattr(hint, "__args__", None) or ()
-    return bool(args) and all(a is torch.Tensor or a is type(None) for a in args)
 
 
 def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
@@ -277,20 +251,6 @@ def _dtype_of(dtypes) -> str:
     return "float"
 
 
-def _spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
-    if name in TOKEN_INPUTS:
-        return InputSpec(name, ("B", "T"), "long")
-    if name in SOURCE_INPUTS:
-        return InputSpec(name, ("B", "S", "C"))
-    if name in PADDING_INPUTS and all_names & TOKEN_INPUTS:
-        return InputSpec(name, ("B", "T"), "long", 2)
-    if name in KEY_VALUE_INPUTS and all_names & QUERY_INPUTS:
-        return InputSpec(name, ("B", "S", "C"))
-    if name in DATA_INPUTS:
-        return InputSpec(name, ("B", "T", "C"))
-    return None
-
-
 # Inferring constructor arguments --------------------------------------------------------------
 
 
@@ -308,7 +268,8 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
     (``styles``).
     """
     given = resolve_init(given or {}, dims)
-    owner = cls.__qualname__
+    owner = next((k.__qualname__ for k in cls.__mro__ if "<locals>" not in k.__qualname__),
+                 cls.__qualname__)  # a class a decorator made in a function: the one it wraps
     try:
         sig = inspect.signature(cls)
     except (TypeError, ValueError):
@@ -379,6 +340,11 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             if notes is not None:
                 notes.append(f"{p.name} set True, a switch nothing sets (the part it turns on is "
                              f"checked); give --init {p.name}=False to check the module without")
+        elif (passed := passed_for(cls, p.name)) is not None:  # as the project's code passes it
+            out[p.name] = passed.value
+            if notes is not None:
+                notes.append(f"{p.name}={passed.value!r} as {passed.where} passes it; give --init "
+                             f"{p.name}=VALUE to choose")
         else:
             missing.append(p.name)
     for key, value in given.items():
@@ -402,7 +368,10 @@ def infer_value(name: str, default: object, dims: Mapping[str, int], *,
                 has_default: bool = True) -> object:
     """The value a constructor argument (or a config field) named ``name`` takes at ``dims``:
     a size its name states, a layer count, dropout 0.0, else its default; ``MISSING`` when
-    nothing says."""
+    nothing says. A default that is a list or tuple (``heads=[1, 2, 4, 8]``, one value per
+    stage) is kept: no one size stands for it."""
+    if has_default and isinstance(default, (list, tuple)):
+        return default
     if name in KV_HEADS:  # key/value heads divide the query heads, whatever the default
         fits = isinstance(default, int) and default > 0 and dims["H"] % default == 0
         return default if has_default and (fits or default is None) else dims["H"]
@@ -526,14 +495,38 @@ def _config_from_reads(cls: type, param: inspect.Parameter, dims: Mapping[str, i
     says): a dict when every field is read by key, else a namespace. None when the code reads
     no width or head count from it."""
     fields = fields_read(cls, param.name)
-    values = {name: infer_value(name, f.default, dims, has_default=f.has_default)
-              for name, f in fields.items()}
-    if not {size_of(name, constructor=True) for name in values} & {"C", "H"}:
+    if not {size_of(name, constructor=True) for name in _leaf_names(fields)} & {"C", "H"}:
         return None
+    return _config_of(fields, dims)
+
+
+def _leaf_names(fields: Mapping) -> set[str]:
+    return {name for name, f in fields.items() if not f.children} | {
+        leaf for f in fields.values() if f.children for leaf in _leaf_names(f.children)}
+
+
+def _config_of(fields: Mapping, dims: Mapping[str, int]):
+    values = {name: _config_of(f.children, dims) if f.children else
+              infer_value(name, f.default, dims, has_default=f.has_default)
+              for name, f in fields.items()}
     values = {name: None if value is MISSING else value for name, value in values.items()}
-    if all(f.by_key for f in fields.values()):
+    nested = any(f.children for f in fields.values())
+    if all(f.by_key for f in fields.values()) and not nested:
         return values
+    if nested or any(f.by_key for f in fields.values()):
+        return ReadConfig(values)  # read both ways: cfg.transformer["num_heads"], cfg.patches.get
     return types.SimpleNamespace(**values)
+
+
+class ReadConfig(dict):
+    """A config made from the fields the code reads, that reads them as keys and as attributes
+    (a nested config: ``cfg.transformer["num_heads"]``, ``cfg.model.ch``)."""
+
+    def __getattr__(self, name: str):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 def _module_annotation(cls: type, param: inspect.Parameter) -> type | None:

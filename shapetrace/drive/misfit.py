@@ -25,7 +25,7 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
     if _unpack_failed(result, chosen) or _rank_failed(result, chosen) \
             or _image_failed(result, chosen) or _pattern_failed(result, chosen) \
             or _refused(result, chosen) or _signal_failed(result, chosen) \
-            or _negative_size(result, chosen):
+            or _negative_size(result, chosen) or _dtype_failed(result, chosen):
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -162,6 +162,48 @@ def _moves(chosen: Attempt, failed, name: str, other: int) -> bool:
 def _guessed(chosen: Attempt) -> list[tuple[str, torch.Tensor]]:
     return [(name, arg) for arg, name in zip(chosen.args, chosen.names)
             if isinstance(arg, torch.Tensor) and not name.startswith("input ")]
+
+
+#: what torch says when an op is handed floats where it takes integers (or the other way)
+_DTYPE = re.compile(r"[Ee]xpected (?:dtype|scalar type)|expected .*(?:Long|Int)\b|must be .*integer|"
+                    r"only integer tensors|dtype int(?:32|64)")
+
+
+def _dtype_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """An op that refused the dtype of values made from an input shapetrace guessed (a target
+    of token ids guessed as floats, handed through a packing to ``scatter``): the guess was
+    wrong, a target error naming the input."""
+    rec = chosen.failed_op
+    if rec is None or not _DTYPE.search(rec.error[1] or ""):
+        return False
+    records = chosen.trace.records
+    found = [n for n, a in _guessed(chosen) if a.is_floating_point() and _made_from(rec, a, records)]
+    if not found:
+        return False
+    which = " or ".join(repr(n) for n in found)  # inputs of one shape cannot be told apart
+    result.error = (f"input {which}, guessed from {'its name' if len(found) == 1 else 'their names'} "
+                    f"as floats, does not fit {rec.op} ({rec.error[0]}: {one_line(rec.error[1])}): "
+                    f"it may hold integers; give forward's inputs with --input NAME=DIMS (or "
+                    f"inputs in the config), e.g. --input {found[-1]}=B,T:long")
+    result.diagnostics = []
+    return True
+
+
+def _made_from(rec, arg: torch.Tensor, records, depth: int = 40) -> bool:
+    """Whether an operand of ``rec`` was made, op by op, from the input ``arg`` as it came in."""
+    todo, seen = list(rec.inputs), set()
+    while todo and depth > 0:
+        meta = todo.pop()
+        if meta.src is None:
+            if tuple(meta.shape) == tuple(arg.shape) and meta.dtype == arg.dtype:
+                return True
+            continue
+        if meta.src in seen or not 0 <= meta.src[0] < len(records):
+            continue
+        seen.add(meta.src)
+        depth -= 1
+        todo.extend(records[meta.src[0]].inputs)
+    return False
 
 
 def _image_failed(result: TargetResult, chosen: Attempt) -> bool:

@@ -23,6 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .asked import (
+    MET,
+    VIEW_FAILED,
+    fixed_width_of,
+    halved_size,
     DIVISOR_ASKED,
     EVEN_ASKED,
     EVEN_HEAD_SIZE,
@@ -260,7 +264,7 @@ class ImageInputs(Guess):
     names: tuple[str, ...]
 
     def read_by(self, failed, plan: Plan) -> bool:
-        return failed.unpacked(4, self.names) or (
+        return failed.unpacked(4, self.names) or failed.pattern_wants(4, self.names) or (
             failed.failed_op is not None and failed.failed_op.op in _IMAGE_OPS
             and failed.reads_input(failed.failed_op, self.names)) or (
             not failed.ran and takes_images(failed.model)) or signal_refused(failed, self.names)
@@ -289,8 +293,6 @@ class ImageInputs(Guess):
         return False  # an image read at a side of ours stands only when the forward runs
 
 
-_MET = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
-_VIEW_FAILED = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
 
 
 @dataclass(frozen=True)
@@ -309,7 +311,12 @@ class ProbeSizes(Guess):
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         name, size, why = self._resized(failed, plan)
         given = {k: plan.dims[k] for k in plan.dims.explicit}
-        request = dataclasses.replace(plan.request, dims=Dims({**given, name: size}))
+        sizes = {name: size}
+        if name == "C":  # heads that divide the width the code fixes
+            heads = plan.dims["H"] if size % plan.dims["H"] == 0 else \
+                next(h for h in (8, 4, 2, 1) if size % h == 0)
+            sizes.update(H=heads, d=size // heads)
+        request = dataclasses.replace(plan.request, dims=Dims({**given, **sizes}))
         try:
             again = make_plan(request)
         except ShapetraceError:
@@ -324,17 +331,20 @@ class ProbeSizes(Guess):
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"
             if SQUARE_ASKED.search(str(raised)) and raised_by_check(failed.raised_at):
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the code asks"
-        halved = _halved(raised, plan.dims, self.free)
+        halved = halved_size(raised, plan.dims, self.free)
         if halved is not None:
             return halved
-        fixed = _MET.search(str(raised)) if raised is not None and "T" in self.free else None
+        fixed = MET.search(str(raised)) if raised is not None and "T" in self.free else None
         if fixed is not None and plan.dims["T"] in (sizes := {int(n) for n in fixed.groups()}):
             (size,) = sizes - {plan.dims["T"]} or {0}  # a length the module fixed itself
             if 1 < size <= 4096 and size not in plan.dims.values():
                 return "T", size, "the length of a table the module builds at a size of its own"
+        fixed_width = fixed_width_of(raised, plan.dims, self.free)
+        if fixed_width is not None:
+            return "C", fixed_width, "the width the module's own code fixes (a constant, not an argument)"
         if op is None or raised is None or op.op not in _RESHAPES:
             return None
-        found = _VIEW_FAILED.search(str(raised))
+        found = VIEW_FAILED.search(str(raised))
         if found is None:
             return None
         target = [int(n) for n in found.group(1).split(",") if n.strip()]
@@ -360,28 +370,6 @@ class ProbeSizes(Guess):
         return None
 
 
-def _halved(raised: BaseException | None, dims: Dims, free) -> tuple[str, int, str] | None:
-    """An even head size, and with it an even width, for a forward that split an odd one in
-    halves (``x.chunk(2, -1)``, ``d // 2``, the two halves of rotary positions) and failed
-    where the halves meet: its error names both half sizes (6 and 7 of d=13), or a view of a
-    half size that the odd size does not fill. None otherwise, or when the caller chose d."""
-    if raised is None or "d" not in free or {"d", "C"} & set(getattr(dims, "explicit", ())):
-        return None
-    text = str(raised)
-    numbers = {int(n) for n in re.findall(r"\b\d+\b", text)}
-    view = _VIEW_FAILED.search(text)
-    for name in ("d", "C"):
-        size = dims.get(name)
-        if not size or size % 2 == 0:
-            continue
-        half = size // 2
-        wanted = [int(n) for n in view.group(1).split(",") if n.strip()] if view else []
-        if {half, half + 1} <= numbers or (half in wanted and 2 in wanted):
-            return ("d", EVEN_HEAD_SIZE, f"an even head size (and width): the forward splits "
-                    f"{'the head size' if name == 'd' else 'the width'} {size} in halves")
-    return None
-
-
 def even_width(plan: Plan, failed: TargetError) -> Plan:
     """``plan`` at an even width (head size :data:`EVEN_HEAD_SIZE`) when its constructor
     refused the odd one (``failed``): sinusoidal tables fill even and odd features in pairs
@@ -405,7 +393,10 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     multiple = width_multiple(text, dims["C"])  # a divisor asked of a size built from C
     size = multiple or EVEN_HEAD_SIZE
     checked = "%" in line and raised_by_check(site)  # its own divisibility check refused C
-    if multiple is None and not (asked or checked or (
+    # a loop over the features in pairs (pe[pos, i + 1] for i in range(0, d_model, 2)) that
+    # stepped one past the odd width
+    overrun = re.search(rf"\bindex {width} is out of bounds for dimension \d+ with size {width}\b", text)
+    if multiple is None and not (asked or checked or overrun or (
             re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
         raise failed
     given = {k: dims[k] for k in dims.explicit}
@@ -458,12 +449,13 @@ class SourceLength(Guess):
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         inputs = tuple(dataclasses.replace(spec, dims=tuple("T" if d == "S" else d
                                                             for d in spec.dims))
-                       if isinstance(spec, InputSpec) and spec.name in self.names else spec
-                       for spec in plan.inputs)
+                       if isinstance(spec, InputSpec) and (spec.name in self.names or spec.mask)
+                       else spec for spec in plan.inputs)  # a mask over the keys: as long too
         names = ", ".join(self.names)
         note = (f"{names} read as long as the queries (T): with a length of their own they did "
                 f"not fit {failed.failed_op.op}; give --input to choose")
-        yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note, reading_of=self)
+        masks = tuple(g for g in plan.guesses if isinstance(g, GuessedMasks))  # still open
+        yield dataclasses.replace(plan, inputs=inputs, guesses=masks, note=note, reading_of=self)
 
 
 @dataclass(frozen=True)

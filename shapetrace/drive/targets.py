@@ -82,7 +82,17 @@ def resolve_targets(spec: str, *, root: str | os.PathLike | None = None,
     classes = _module_classes(module)
     if not classes:
         raise NoModuleClasses(f"no nn.Module subclasses defined in {where}")
-    return [Target(spec, cls, f"{where}::{cls.__qualname__}", own) for cls in classes]
+    return [Target(spec, cls, f"{where}::{class_name(module, cls)}", own) for cls in classes]
+
+
+def class_name(module, cls: type) -> str:
+    """The name ``cls`` is reached by in ``module``: its qualified name, or, for a class a
+    decorator made inside a function (``persistent_class.<locals>.Decorator`` standing for
+    ``UNetBlock``), the module-level name it is bound to, which ``file.py::Name`` finds."""
+    if "<locals>" not in cls.__qualname__:
+        return cls.__qualname__
+    return next((name for name, value in vars(module).items() if value is cls and name.isidentifier()),
+                cls.__qualname__)
 
 
 def _looks_like_path(location: str, base: Path) -> bool:
@@ -155,7 +165,7 @@ def _import_file(location: str, base: Path, dims=None):
             if isinstance(exc, KeyboardInterrupt):
                 raise
             if above is None:  # ``import utils`` of a file in model/, with utils.py beside model/
-                above = _folder_holding(exc, path.parent)
+                above = _folder_holding(exc, path.parent) or _folder_added(exc, path.parent, tree)
                 if above is not None:
                     continue
             if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == path:
@@ -176,6 +186,29 @@ def _folder_holding(exc: BaseException, folder: Path) -> Path | None:
     for above in list(folder.parents)[:3]:
         if (above / f"{top}.py").is_file() or (above / top / "__init__.py").is_file():
             return above
+    return None
+
+
+def _folder_added(exc: BaseException, folder: Path, tree: ast.Module) -> Path | None:
+    """A folder the file adds to ``sys.path`` by a relative path (``sys.path.append('utils')``,
+    meant from the file's own folder, where its code is run from) that holds the module ``exc``
+    did not find."""
+    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    if not name or name.startswith((".", "_shapetrace")):
+        return None
+    top = name.split(".")[0]
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("append", "insert") and ast.unparse(node.func.value) == "sys.path"
+                and node.args and isinstance(node.args[-1], ast.Constant)
+                and isinstance(node.args[-1].value, str)):
+            continue
+        added = Path(node.args[-1].value)
+        if added.is_absolute():
+            continue
+        candidate = (folder / added).resolve()
+        if (candidate / f"{top}.py").is_file() or (candidate / top / "__init__.py").is_file():
+            return candidate
     return None
 
 
@@ -217,13 +250,15 @@ def _home(path: Path, tree: ast.Module) -> _Home:
     top = folder
     while (top / "__init__.py").is_file() and top.parent != top:
         top = top.parent
+    relative = any(isinstance(node, ast.ImportFrom) and node.level for node in ast.walk(tree))
     if top == folder:  # not in a package: a project folder above it, if one is marked
         top = next((above for above in list(folder.parents)[:4]
                     if any((above / name).is_file() for name in _PROJECT_FILES)), None)
+        if top is None and relative and folder.name.isidentifier() and folder.parent != folder:
+            top = folder.parent  # ``from .sibling import ...`` in a folder run as a package
         if top is None:
             return _Home()
     parts = folder.relative_to(top).parts
-    relative = any(isinstance(node, ast.ImportFrom) and node.level for node in ast.walk(tree))
     if not (relative and parts and all(part.isidentifier() for part in parts)):
         return _Home(top)
     folders = tuple(top.joinpath(*parts[:i + 1]) for i in range(len(parts)))
@@ -450,8 +485,9 @@ def _module_classes(module) -> list[type]:
              if not (cls in bases and getattr(cls, "forward", None) is nn.Module.forward)}
 
     def line(cls: type) -> float:
-        if cls.__qualname__ in order:
-            return order[cls.__qualname__]
+        name = class_name(module, cls)
+        if name in order:
+            return order[name]
         try:
             import inspect
 
@@ -468,7 +504,7 @@ def _lookup(module, name: str, where: str) -> type:
     value: object = module
     for i, part in enumerate(name.split(".")):
         if not part.isidentifier() or not hasattr(value, part):
-            available = ", ".join(c.__qualname__ for c in _module_classes(module)) or "none"
+            available = ", ".join(class_name(module, c) for c in _module_classes(module)) or "none"
             missing = ".".join(name.split(".")[: i + 1])
             raise TargetError(f"no class {missing!r} in {where}; nn.Module classes there: {available}")
         value = getattr(value, part)

@@ -50,6 +50,8 @@ class Field:
     default: object = None
     has_default: bool = False
     uses: set = field(default_factory=set)  # the dims the code hands it to as
+    #: the fields read from this one in turn (``cfg.transformer["num_heads"]``): a nested config
+    children: dict = field(default_factory=dict)
 
 
 @lru_cache(maxsize=256)
@@ -63,6 +65,30 @@ def _tree(obj) -> ast.AST | None:
 def _init_of(cls: type):
     init = cls.__dict__.get("__init__")
     return init if inspect.isfunction(init) else None
+
+
+def _reading_init(cls: type):
+    """The constructor that reads ``cls``'s arguments: its own ``__init__``, or, when that only
+    takes ``*args, **kwargs`` to hand them on (a class a decorator wraps, a subclass that
+    records its arguments), the first one of its bases of the user's code that names them."""
+    init = _init_of(cls)
+    if init is None or not _forwards_only(init):
+        return init
+    for base in cls.__mro__[1:]:
+        if (base.__module__ or "").startswith("torch"):
+            return None
+        found = _init_of(base)
+        if found is not None and not _forwards_only(found):
+            return found
+    return None
+
+
+def _forwards_only(init) -> bool:
+    try:
+        params = list(inspect.signature(init).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return False
+    return bool(params) and all(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
 
 
 def _function_def(tree: ast.AST | None, name: str = "__init__"):
@@ -214,6 +240,13 @@ def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set)
 
 
 def _read_field(node, is_config, fields: dict[str, Field]) -> None:
+    path = _field_path(node, is_config)
+    if path is not None and len(path) >= 2:  # cfg.transformer["num_heads"], cfg.model.ch
+        level = fields
+        for name, by_key in path:
+            got = level.setdefault(name, Field(name, by_key=by_key))
+            level = got.children
+        return
     got = None
     if isinstance(node, ast.Attribute) and is_config(node.value) and not node.attr.startswith("_"):
         got = fields.setdefault(node.attr, Field(node.attr))
@@ -248,6 +281,26 @@ def _read_field(node, is_config, fields: dict[str, Field]) -> None:
                               ).compared_with_none = True
 
 
+def _field_path(node, is_config) -> list[tuple[str, bool]] | None:
+    """``[(name, by key), ...]`` of a chain of reads from the config (``cfg.a["b"].get("c")``),
+    outermost first; None when ``node`` is no such chain."""
+    if is_config(node):
+        return []
+    if isinstance(node, ast.Attribute) and not node.attr.startswith("_"):
+        inner, step = node.value, (node.attr, False)
+    elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+            and isinstance(node.slice.value, str):
+        inner, step = node.value, (node.slice.value, True)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "get" and node.args and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str):
+        inner, step = node.func.value, (node.args[0].value, True)
+    else:
+        return None
+    path = _field_path(inner, is_config)
+    return None if path is None else path + [step]
+
+
 # --- what a size argument is handed to ----------------------------------------------------------
 
 def meaning_by_use(cls: type, param: str) -> str | None:
@@ -262,7 +315,7 @@ def _uses(obj, param: str, depth: int, seen: set) -> set[str]:
     if depth <= 0 or (id(obj), param) in seen:
         return set()
     seen.add((id(obj), param))
-    func = _init_of(obj) if isinstance(obj, type) else obj
+    func = _reading_init(obj) if isinstance(obj, type) else obj
     if func is None or not inspect.isfunction(func):
         return set()
     body = _function_def(_tree(func), func.__name__)
@@ -275,6 +328,8 @@ def _uses(obj, param: str, depth: int, seen: set) -> set[str]:
     local, attributes = _aliases(body, param)
 
     def is_param(node) -> bool:
+        if isinstance(node, ast.IfExp):  # nn.Conv2d(in_channels if i == 0 else out_channels, ...)
+            return is_param(node.body) or is_param(node.orelse)
         if isinstance(node, ast.Name):
             return node.id in local
         return isinstance(node, ast.Attribute) and node.attr in attributes \
@@ -292,7 +347,22 @@ def _uses(obj, param: str, depth: int, seen: set) -> set[str]:
         if callee is None or not callable(callee):
             continue
         found |= _sizes_of(_bound(callee, node, is_param), depth, seen)
+        per_head = _sizes_of(_bound(callee, node, lambda arg: _times_heads(arg, is_param)), depth, seen)
+        if per_head:  # nn.Linear(d_model, n_heads * d_queries): a width per head
+            found |= {"d" if dim == "C" else "?" for dim in per_head}
     return found
+
+
+def _times_heads(node, is_param) -> bool:
+    """``n_heads * d_queries`` (either order): the argument times a head count."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return False
+    for mine, other in ((node.left, node.right), (node.right, node.left)):
+        name = other.id if isinstance(other, ast.Name) else \
+            other.attr if isinstance(other, ast.Attribute) else None
+        if is_param(mine) and name is not None and size_of(name, constructor=True) == "H":
+            return True
+    return False
 
 
 def _sizes_of(pairs: list, depth: int, seen: set) -> set[str]:

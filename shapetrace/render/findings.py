@@ -24,6 +24,8 @@ def diagnostic_renderable(d):
     if d.location:
         header.append("  ")
         header.append(d.location, style="underline")
+        if getattr(d, "used_location", ""):
+            header.append(f" (used at {d.used_location})", style="dim")
     where = d.module_span
     if where:
         header.append(f"  in {where}", style="dim")

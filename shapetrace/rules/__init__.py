@@ -65,10 +65,16 @@ def run_trace_rules(analysis: Analysis, skip=(), step=None) -> list:
 
 def unexplained(known: list, found) -> list:
     """The findings of ``found`` that none of ``known`` explains: a rule that ``explains``
-    another (``Rule.explains``) has found the same bug when both name the same file and line."""
-    explained = {(name, d.file, d.line) for d in known
+    another (``Rule.explains``) has found the same bug when both name the same file and line
+    (the line that made the wrong value, or the line where it was used)."""
+    explained = {(name, *place) for d in known for place in _places(d)
                  for name in (RULES[d.rule].explains if d.rule in RULES else ())}
-    return [d for d in found if (d.rule, d.file, d.line) not in explained]
+    return [d for d in found if not any((d.rule, *place) in explained for place in _places(d))]
+
+
+def _places(d) -> list[tuple]:
+    used = getattr(d, "used_at", None)
+    return [(d.file, d.line)] + ([tuple(used)] if used else [])
 
 
 def _place(d) -> int:

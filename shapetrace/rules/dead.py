@@ -27,6 +27,7 @@ from ..base.ops import (
     MOVES,
     SDPA,
     SOFTMAXES,
+    TRAILING_NORMS,
     base_name,
 )
 from ..base.records import ModuleReturn, OpRecord
@@ -35,8 +36,9 @@ from .registry import diagnostic
 from .statements import DeadStore, binding_at, dead_store, expression_at, reads_of
 
 #: What a dead value is worth a finding for: what a layer computes, a product (attention
-#: scores, the attention's output), a softmax, an attention.
-REPORTED = LAYER_OPS | MATMULS | SOFTMAXES | LOG_SOFTMAXES | {SDPA}
+#: scores, the attention's output), a softmax, an attention, a norm (``x = self.norm(x)`` after
+#: q, k and v were already projected from the x before it).
+REPORTED = LAYER_OPS | MATMULS | SOFTMAXES | LOG_SOFTMAXES | {SDPA} | TRAILING_NORMS | {"F.group_norm"}
 
 
 @dataclass

@@ -557,11 +557,13 @@ RULES: dict[str, Rule] = {r.name: r for r in _ALL}
 
 def diagnostic(rule: str, message: str, hint: str = "", *, rec=None, variant: str | None = None,
                file: str | None = None, line: int | None = None, module: str | None = None,
-               op: str | None = None, record: int | None = None, **data) -> Diagnostic:
+               op: str | None = None, record: int | None = None,
+               made_at: tuple[str | None, int | None] | None = None, **data) -> Diagnostic:
     """The one way a finding is made: code and severity come from this table (``variant``
     picks a milder severity the rule declares), the place from ``rec`` (an OpRecord: its file,
     line, module path and op, and its index: ``record``) unless given explicitly (``record=-1``
-    puts a finding about the whole run first)."""
+    puts a finding about the whole run first). ``made_at``: ``(file, line)`` that made the wrong
+    value, proven on another line: the finding goes there, the op's place to ``used_at``."""
     entry = RULES[rule]
     if rec is not None:
         record = rec.index if record is None else record
@@ -571,20 +573,14 @@ def diagnostic(rule: str, message: str, hint: str = "", *, rec=None, variant: st
         op = op if op is not None else rec.op
     return Diagnostic(rule=rule, severity=entry.severity_of(variant), message=message, hint=hint,
                       file=file, line=line, module=module, op=op, code=entry.code, data=data,
-                      record=record)
+                      record=record).made_at(made_at)
 
 
 def rules_markdown() -> str:
     """The rules reference page (docs/rules.md), generated from this table."""
-    out = [
-        "# shapetrace rules",
-        "",
-        "Generated from `shapetrace/rules/registry.py` by "
-        "`python docs/generate.py`; do not edit by hand.",
-        "",
-        "| code | rule | severity | what it catches |",
-        "|---|---|---|---|",
-    ]
+    out = ["# shapetrace rules", "", "Generated from `shapetrace/rules/registry.py` by "
+           "`python docs/generate.py`; do not edit by hand.", "",
+           "| code | rule | severity | what it catches |", "|---|---|---|---|"]
     for r in _ALL:
         out.append(f"| {r.code} | [`{r.name}`](#{r.name}) | {r.severity} | {r.summary} |")
     for r in _ALL:

@@ -215,11 +215,14 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor, width: int
             hint = "Leave out scale=: scaled_dot_product_attention divides by sqrt(q.size(-1))."
 
     origin = scale_origin(culprit.rec) if culprit is not None else None
+    if origin is not None and _close(1.0 / culprit.value, right):
+        origin = None  # the number is right, the op applies it the wrong way round (/ for *)
     if origin is not None:
         message += f"; the factor is chosen at {origin[0]}:{origin[1]}: `{origin[2]}`"
     return diagnostic("attention-scale", message, with_fix(hint, fix), rec=target, factor=total,
                       expected=right, fix=fix.data() if fix else None,
-                      origin=f"{origin[0]}:{origin[1]}" if origin else None)
+                      origin=f"{origin[0]}:{origin[1]}" if origin else None,
+                      made_at=origin[:2] if origin is not None else None)
 
 
 

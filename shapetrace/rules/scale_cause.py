@@ -17,6 +17,7 @@ import glob
 import os
 
 from ..base.source import display_path, file_tree, source_line
+from .fixes import _without_comment
 from .scale_fixes import _assigned_once, _function_at, scalarish
 
 
@@ -77,7 +78,7 @@ def _assignments(scope, target) -> list[ast.Assign]:
 
 
 def _text(filename: str, node) -> str:
-    return source_line(filename, node.lineno).strip()
+    return _without_comment(source_line(filename, node.lineno)).strip()
 
 
 def _attribute_origin(tree, cls, attr: str, filename: str):
@@ -114,7 +115,7 @@ def _passed(tree, name: str, params: list[str], param: str, filename: str):
     if value is None or not _numberish(value):
         return None
     return (None if where == filename else display_path(where), value.lineno,
-            source_line(where, value.lineno).strip())
+            _without_comment(source_line(where, value.lineno)).strip())
 
 
 #: Files beside a class's own that are read for the call that builds it.

@@ -122,7 +122,7 @@ def _softmax_axis(analysis: Analysis, att: Attention):
             hint += " Always pass dim= to softmax."
         fix = _dim_fix(rec, want, n)
         return diagnostic("softmax-axis", message, with_fix(hint, fix), rec=rec, expected=want,
-                          fix=fix.data() if fix else None, **data)
+                          fix=fix.data() if fix else None, made_at=_built(rec, fix), **data)
     if not bad:
         return None
     use = bad[0]
@@ -148,7 +148,15 @@ def _softmax_axis(analysis: Analysis, att: Attention):
         hint += " Always pass dim= to softmax."
     fix = _dim_fix(rec, got, n)
     return diagnostic("softmax-axis", message, with_fix(hint, fix), rec=rec, expected=got,
-                      fix=fix.data() if fix else None, **data)
+                      fix=fix.data() if fix else None, made_at=_built(rec, fix), **data)
+
+
+def _built(rec, fix) -> tuple[str | None, int] | None:
+    """The line that chose the axis of a softmax module (``self.softmax = nn.Softmax(dim=1)``,
+    called as ``self.softmax(scores)``): where its fix goes, when that is another line."""
+    if not rec.internal or fix is None or fix.line == rec.line:
+        return None
+    return rec.file, fix.line
 
 
 def _dim_fix(rec, dim: int | None, n: int):

@@ -329,3 +329,33 @@ class LayerForGenerating(nn.Module):
     @torch.no_grad()
     def generate(self, x):
         return self.to_vocab(self.forward(x)).argmax(-1)
+
+
+class PreNormBlock(nn.Module):
+    """A pre-norm block: the norm's output is what q, k and v are projected from."""
+
+    INIT = {"width": "C", "heads": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.norm = nn.LayerNorm(width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x):
+        h = self.norm(x)
+        q, k, v = (_split(t, self.heads) for t in self.qkv(h).chunk(3, dim=-1))
+        return x + self.proj(_merge(F.scaled_dot_product_attention(q, k, v)))
+
+
+class PreNormTakenTooLate(PreNormBlock):
+    """q, k and v projected from x before the norm: the normalised x is never read."""
+
+    BUG = "discarded-result"
+
+    def forward(self, x):
+        q, k, v = (_split(t, self.heads) for t in self.qkv(x).chunk(3, dim=-1))
+        x = self.norm(x)  # BUG
+        return self.proj(_merge(F.scaled_dot_product_attention(q, k, v)))

@@ -58,9 +58,9 @@ class TinyFillValue(nn.Module):
         q, k, v = (_heads(t, self.n_head) for t in self.qkv(x).split(C, dim=2))
         att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
         future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
-        att = att.masked_fill(future, -1e-9)
+        att = att.masked_fill(future, -1e-9)  # BUG: causal-leak (a fill too small to hide the future)
         att = F.softmax(att, dim=-1)
-        y = att @ v  # BUG: causal-leak (the first op whose output mixes in later positions)
+        y = att @ v  # the first op whose output mixes in later positions
         return y.transpose(1, 2).reshape(B, T, C)
 
 

@@ -206,12 +206,12 @@ class QueryScaledInPlaceByWidth(SequenceFirstInPlace):
 
     def __init__(self, width, heads):
         super().__init__(width, heads)
-        self.scaling = width ** -0.5
+        self.scaling = width ** -0.5  # BUG
 
     def forward(self, x):
         length, batch, width = x.shape
         q, k, v = self.q(x), self.k(x), self.v(x)
-        q *= self.scaling  # BUG
+        q *= self.scaling
         q = q.contiguous().view(length, batch * self.heads, self.size).transpose(0, 1)
         k = k.contiguous().view(-1, batch * self.heads, self.size).transpose(0, 1)
         v = v.contiguous().view(-1, batch * self.heads, self.size).transpose(0, 1)

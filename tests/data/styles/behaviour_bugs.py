@@ -136,8 +136,8 @@ class ClassifierLeakBeforePooling(nn.Module):
         B, T, C = x.shape
         q, k, v = self.qkv(x).chunk(3, dim=-1)
         scores = q @ k.transpose(-2, -1) / math.sqrt(C)
-        scores.masked_fill(torch.ones(T, T).tril() == 0, float("-inf"))
-        return self.head((scores.softmax(-1) @ v).mean(dim=1))  # BUG
+        scores.masked_fill(torch.ones(T, T).tril() == 0, float("-inf"))  # BUG
+        return self.head((scores.softmax(-1) @ v).mean(dim=1))
 
 
 class UnsqueezeCallersTensor(nn.Module):

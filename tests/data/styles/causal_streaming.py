@@ -101,8 +101,8 @@ class CausalLocalWindowSymmetric(_Heads):
         T = q.shape[2]
         band = torch.ones(T, T).triu(-self.window + 1).tril(self.window - 1)
         scores = q @ k.transpose(-2, -1) * self.dk ** -0.5
-        scores = scores.masked_fill(band == 0, torch.finfo(scores.dtype).min)
-        return self.merge(F.softmax(scores, dim=-1) @ v)  # BUG
+        scores = scores.masked_fill(band == 0, torch.finfo(scores.dtype).min)  # BUG
+        return self.merge(F.softmax(scores, dim=-1) @ v)
 
 
 class CausalChunkWithMemory(_Heads):

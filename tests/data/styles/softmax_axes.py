@@ -108,11 +108,11 @@ class SoftmaxModuleOverHeads(_Multi):
 
     def __init__(self, d_model, n_head):
         super().__init__(d_model, n_head)
-        self.attend = nn.Softmax(dim=1)
+        self.attend = nn.Softmax(dim=1)  # BUG
 
     def forward(self, x):
         q, k, v = self.split(x)
-        attn = self.attend(q @ k.transpose(-1, -2) * self.d_head ** -0.5)  # BUG
+        attn = self.attend(q @ k.transpose(-1, -2) * self.d_head ** -0.5)
         return self.merge(attn @ v)
 
 

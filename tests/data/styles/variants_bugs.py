@@ -172,13 +172,13 @@ class FairseqScaledByModelWidth(nn.Module):
     def __init__(self, embed_dim, num_heads):
         super().__init__()
         self.num_heads, self.head_dim = num_heads, embed_dim // num_heads
-        self.scaling = embed_dim ** -0.5
+        self.scaling = embed_dim ** -0.5  # BUG
         self.in_proj = nn.Linear(embed_dim, 3 * embed_dim)
 
     def forward(self, query):
         tgt_len, bsz, embed_dim = query.size()
         q, k, v = self.in_proj(query).chunk(3, dim=-1)
-        q = q * self.scaling  # BUG
+        q = q * self.scaling
         q = q.contiguous().view(tgt_len, bsz * self.num_heads, self.head_dim).transpose(0, 1)
         k = k.contiguous().view(-1, bsz * self.num_heads, self.head_dim).transpose(0, 1)
         v = v.contiguous().view(-1, bsz * self.num_heads, self.head_dim).transpose(0, 1)
@@ -254,8 +254,8 @@ class SlidingWindowInverted(nn.Module):
         j = torch.arange(T).unsqueeze(0)
         outside = (j > i) | (j <= i - self.window)
         scores = (q @ k.transpose(-2, -1)) * (C // self.h) ** -0.5
-        scores = scores.masked_fill(~outside, -1e9)
-        y = torch.softmax(scores, dim=-1) @ v  # BUG
+        scores = scores.masked_fill(~outside, -1e9)  # BUG
+        y = torch.softmax(scores, dim=-1) @ v
         return y.transpose(1, 2).reshape(B, T, C)
 
 

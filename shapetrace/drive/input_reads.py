@@ -1,0 +1,167 @@
+"""Forward inputs read from what the code does with them, where no annotation says.
+
+- :func:`spec_from_name`: the spec a parameter's name gives (``x`` -> B, T, C; ``idx`` -> B, T
+  long; ``context`` -> B, S, C; ``k`` beside ``q`` -> B, S, C).
+- :func:`spec_by_receiver`: the spec the names of the parameters forward hands it to give
+  (``self.cross(x, enc_out, enc_out)`` into ``forward(self, q, k, v)``).
+- :func:`spec_by_layer`: the spec the first layer forward hands it to gives (``self.proj(seq)``
+  with ``self.proj = nn.Linear(d_model, ...)``: (B, T, C)).
+- :func:`value_input`: a forward argument that is no tensor (an offset, an optional state).
+
+All of it reads source (``ast``); nothing is run. Anything unreadable says nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+
+from ..base.names import (
+    DATA_INPUTS,
+    KEY_VALUE_INPUTS,
+    OFFSET_INPUTS,
+    PADDING_INPUTS,
+    QUERY_INPUTS,
+    SOURCE_INPUTS,
+    TOKEN_INPUTS,
+    size_of,
+)
+from ..base.specs import InputSpec, ValueInput
+from .usage import _function_def, _init_of, _tree, compared_with_none, meaning_by_use
+
+
+def spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
+    if name in TOKEN_INPUTS:
+        return InputSpec(name, ("B", "T"), "long")
+    if name in SOURCE_INPUTS:
+        return InputSpec(name, ("B", "S", "C"))
+    if name in PADDING_INPUTS and all_names & TOKEN_INPUTS:
+        return InputSpec(name, ("B", "T"), "long", 2)
+    if name in KEY_VALUE_INPUTS and all_names & QUERY_INPUTS:
+        return InputSpec(name, ("B", "S", "C"))
+    if name in DATA_INPUTS:
+        return InputSpec(name, ("B", "T", "C"))
+    return None
+
+
+def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None:
+    """The input ``name`` no name of its own explains, read from the parameters of the user's
+    code forward hands it to (``self.cross(x, e_outputs, e_outputs, mask)`` into ``forward(self,
+    q, k, v, mask)``: keys and values, (B, S, C)): the spec those names give, when every
+    receiver whose name gives one agrees; None otherwise."""
+    from .handed import handed
+
+    found: set[InputSpec] = set()
+    for func, there in list(handed(forward, name, owner))[1:]:
+        try:
+            params = {q for q in inspect.signature(func).parameters if q != "self"}
+        except (TypeError, ValueError):
+            return None
+        if there in DATA_INPUTS and func.__name__ != "forward":
+            continue  # a helper's x or input (nonlinearity(x)) says nothing of what it is handed
+        spec = spec_from_name(there, params)
+        if spec is not None:
+            found.add(dataclasses.replace(spec, name=name))
+    return next(iter(found)) if len(found) == 1 else None
+
+
+
+
+
+def lengths_input(name: str, dims) -> InputSpec | None:
+    """The true lengths of a padded batch (``lengths``, ``src_lens``, ``input_lengths``,
+    ``key_value_sequence_lengths``): one per sample, every sequence whole (T), so that nothing
+    is padding and no row is masked out entirely."""
+    lowered = name.lower()
+    if not (lowered.endswith("lengths") or lowered.endswith("_lens") or lowered == "lens"):
+        return None
+    return InputSpec(name, ("B",), "long", high=dims["T"] + 1, low=dims["T"])
+
+
+#: torch's layers that read their input's last axis as a width: the parameter that sizes it
+_WIDTH_LAYERS = {"Linear": "in_features", "LayerNorm": "normalized_shape", "RMSNorm": "normalized_shape"}
+
+
+def spec_by_layer(name: str, forward, owner: type | None) -> InputSpec | None:
+    """The input ``name`` no name explains, read from the first layer forward hands it to as
+    it came (``self.cast(seq)``, ``self.norm(seq)``): (B, T, C) when the constructor built that
+    layer (``self.cast = nn.Linear(d_model, ...)``) with a width from an argument that states or
+    is used as the model width; token ids (B, T) into an ``nn.Embedding``. None otherwise."""
+    init = _init_of(owner) if isinstance(owner, type) else None
+    body = _function_def(_tree(getattr(forward, "__func__", forward)), "forward")
+    init_body = _function_def(_tree(init), "__init__") if init is not None else None
+    if body is None or init_body is None:
+        return None
+    built = _layers_built(init_body)
+    params = [a.arg for a in init_body.args.args[1:]]
+    calls = sorted((node for node in ast.walk(body)
+                    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)
+                    and node.args[0].id == name), key=lambda n: (n.lineno, n.col_offset))
+    for node in calls:
+        attr = _self_attribute(node.func)
+        if attr is None:
+            continue  # torch.equal(seq, other), a helper: read on, to the first layer
+        layer = built.get(attr)
+        if layer is None:
+            return None
+        kind, width = layer
+        if kind == "Embedding":
+            return InputSpec(name, ("B", "T"), "long")
+        if isinstance(width, ast.Name) and width.id in params and owner is not None and (
+                size_of(width.id, constructor=True) == "C" or meaning_by_use(owner, width.id) == "C"):
+            return InputSpec(name, ("B", "T", "C"))
+        return None
+    return None
+
+
+def _self_attribute(func: ast.expr) -> str | None:
+    """``x`` of ``self.x`` or ``self.x[i]``."""
+    if isinstance(func, ast.Subscript):
+        func = func.value
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return func.attr
+    return None
+
+
+def _layers_built(init_body: ast.AST) -> dict[str, tuple[str, ast.expr | None]]:
+    """``self.attr = nn.Linear(width, ...)`` in the constructor: attr -> (layer, width)."""
+    out: dict[str, tuple[str, ast.expr | None]] = {}
+    for node in ast.walk(init_body):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.value, ast.Call)):
+            continue
+        attr = _self_attribute(node.targets[0])
+        func = node.value.func
+        kind = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if attr is None or kind not in (*_WIDTH_LAYERS, "Embedding"):
+            continue
+        call = node.value
+        width = next((k.value for k in call.keywords if k.arg == _WIDTH_LAYERS.get(kind)), None)
+        if width is None and call.args:
+            width = call.args[0]
+        out[attr] = (kind, width) if attr not in out else ("", None)  # built twice: unread
+    return out
+
+
+def _plain_tensor(hint) -> bool:
+    """No annotation, or one that says only "a tensor" (``Tensor``, ``Optional[Tensor]``)."""
+    if hint is None:
+        return True
+    import torch
+
+    if hint is torch.Tensor or hint in ("Tensor", "torch.Tensor"):
+        return True
+    args = getattr(hint, "__args__", None) or ()
+    return bool(args) and all(a is torch.Tensor or a is type(None) for a in args)
+
+
+def value_input(p: inspect.Parameter, hint, forward) -> ValueInput | None:
+    """A forward argument that is no tensor: an integer offset into the sequence
+    (``start_pos: int``) is 0; an input whose name says nothing that forward tests with
+    ``is None`` (``if last_attn is None: last_attn = ...``) is None."""
+    if p.name in OFFSET_INPUTS and hint in (None, int, "int"):
+        return ValueInput(p.name, 0)
+    if _plain_tensor(hint) and compared_with_none(forward, p.name):
+        return ValueInput(p.name, None)
+    return None

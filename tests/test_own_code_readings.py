@@ -1,0 +1,452 @@
+"""Modules built and called with nothing declared, read from their own code: per-stage list
+defaults kept, channels handed on through a conditional, a class a decorator rebinds named as
+its module names it, a table filled in feature pairs given an even width, and an input read
+from the parameters of the code it is handed to. None of it a finding."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from einops import rearrange
+
+import shapetrace as st
+from shapetrace.drive.infer import infer_init, infer_inputs
+from shapetrace.drive.targets import resolve_targets
+from shapetrace.drive.usage import meaning_by_use
+from shapetrace.base.dims import Dims
+
+
+# --- a list default stands for one value per stage ----------------------------------------------
+
+class Stage(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v)
+        return x + y.transpose(1, 2).reshape(B, T, C)
+
+
+class Staged(nn.Module):
+    """One attention per stage, with its own head count from a per-stage list."""
+
+    def __init__(self, dim, heads=[1, 2], depths=(1, 1)):
+        super().__init__()
+        self.stages = nn.ModuleList(Stage(dim, heads[i]) for i in range(len(depths)))
+
+    def forward(self, x):
+        for stage in self.stages:
+            x = stage(x)
+        return x
+
+
+def test_a_list_default_is_kept_not_replaced_by_a_size():
+    init = infer_init(Staged, Dims())
+    assert init["heads"] == [1, 2] and init["depths"] == (1, 1)
+    result = st.check(Staged).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+
+
+# --- channels handed on through a conditional ---------------------------------------------------
+
+class Down(nn.Module):
+    def __init__(self, in_channels, out_channels, num_layers=2):
+        super().__init__()
+        self.convs = nn.ModuleList(
+            nn.Conv2d(in_channels if i == 0 else out_channels, out_channels, 3, padding=1)
+            for i in range(num_layers))
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = torch.relu(conv(x))
+        return x
+
+
+def test_channels_handed_on_through_a_conditional_are_read():
+    assert meaning_by_use(Down, "in_channels") == "C"
+    assert meaning_by_use(Down, "out_channels") == "C"
+    result = st.check(Down).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+
+
+# --- a class a decorator rebinds ----------------------------------------------------------------
+
+DECORATED = textwrap.dedent('''
+    import torch.nn as nn
+
+    def registered(cls):
+        class Wrapped(cls):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+        Wrapped.__name__ = cls.__name__
+        return Wrapped
+
+    @registered
+    class Mixer(nn.Module):
+        def __init__(self, d_model):
+            super().__init__()
+            self.proj = nn.Linear(d_model, d_model)
+
+        def forward(self, x):
+            return self.proj(x)
+
+    @registered
+    class Gate(nn.Module):
+        def __init__(self, d_model):
+            super().__init__()
+            self.proj = nn.Linear(d_model, d_model)
+
+        def forward(self, x):
+            return x * self.proj(x).sigmoid()
+''')
+
+
+def test_a_class_a_decorator_rebinds_is_named_as_its_module_names_it(tmp_path, monkeypatch):
+    (tmp_path / "decorated.py").write_text(DECORATED)
+    monkeypatch.chdir(tmp_path)
+    targets = resolve_targets("decorated.py")
+    assert [t.display for t in targets] == ["decorated.py::Mixer", "decorated.py::Gate"]
+    (again,) = resolve_targets("decorated.py::Gate")  # the name reported finds it again
+    assert again.cls is targets[1].cls
+    result = st.check(again.cls).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+
+
+# --- a sinusoidal table filled in feature pairs -------------------------------------------------
+
+class PairedTable(nn.Module):
+    """Sinusoidal positions written two features at a time: an odd width overruns the table."""
+
+    def __init__(self, d_model, max_len=32):
+        super().__init__()
+        pe = torch.zeros(max_len, d_model)
+        for pos in range(max_len):
+            for i in range(0, d_model, 2):
+                pe[pos, i] = math.sin(pos / 10000 ** (i / d_model))
+                pe[pos, i + 1] = math.cos(pos / 10000 ** (i / d_model))
+        self.register_buffer("pe", pe)
+        self.proj = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        return self.proj(x + self.pe[: x.size(1)])
+
+
+def test_a_table_filled_in_feature_pairs_gets_an_even_width():
+    result = st.check(PairedTable).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert result.dims["C"] % 2 == 0
+    assert any("an even width" in n for n in result.notes), result.notes
+
+
+# --- an input read from where it is handed ------------------------------------------------------
+
+class Attend(nn.Module):
+    def __init__(self, d_model, heads):
+        super().__init__()
+        self.h = heads
+        self.q, self.k, self.v = (nn.Linear(d_model, d_model) for _ in range(3))
+
+    def forward(self, q, k, v):
+        B, T, C = q.shape
+        split = lambda t: t.view(B, -1, self.h, C // self.h).transpose(1, 2)
+        y = F.scaled_dot_product_attention(split(self.q(q)), split(self.k(k)), split(self.v(v)))
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class CrossLayer(nn.Module):
+    """A decoder layer whose encoder output has a name of its own."""
+
+    def __init__(self, d_model, heads):
+        super().__init__()
+        self.self_attn = Attend(d_model, heads)
+        self.cross = Attend(d_model, heads)
+
+    def forward(self, x, enc_states_out):
+        x = x + self.self_attn(x, x, x)
+        return x + self.cross(x, enc_states_out, enc_states_out)
+
+
+class Confused(nn.Module):
+    """The same unnamed input handed as queries to one and keys to another: no one reading."""
+
+    def __init__(self, d_model, heads):
+        super().__init__()
+        self.a = Attend(d_model, heads)
+        self.b = Attend(d_model, heads)
+
+    def forward(self, x, thing):
+        return self.a(thing, x, x) + self.b(x, thing, thing)
+
+
+def test_an_input_is_read_from_the_parameters_it_is_handed_to():
+    specs = infer_inputs(CrossLayer, Dims())
+    assert [(s.name, s.dims) for s in specs] == [("x", ("B", "T", "C")),
+                                                 ("enc_states_out", ("B", "S", "C"))]
+    result = st.check(CrossLayer).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert "S" in result.dims
+
+
+def test_an_input_handed_as_two_things_is_asked_for():
+    result = st.check(Confused).targets[0]
+    assert result.error is not None and "thing" in result.error
+
+
+# --- a value the project's own code passes ------------------------------------------------------
+
+class Norm(nn.Module):
+    def __init__(self, dim, kind):
+        super().__init__()
+        self.kind = kind
+        self.norm = nn.LayerNorm(dim, elementwise_affine=kind == "affine")
+
+    def forward(self, x):
+        return self.norm(x)
+
+
+class Widened(nn.Module):
+    def __init__(self, dim, factor):
+        super().__init__()
+        hidden = int(dim * factor)
+        self.up, self.down = nn.Linear(dim, hidden), nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return self.down(torch.relu(self.up(x)))
+
+
+class Layer(nn.Module):
+    def __init__(self, dim, factor, kind):
+        super().__init__()
+        self.norm = Norm(dim, kind)
+        self.ffn = Widened(dim, factor)
+
+    def forward(self, x):
+        return x + self.ffn(self.norm(x))
+
+
+class Net(nn.Module):
+    def __init__(self, dim=64, factor=2.5, kind="affine"):
+        super().__init__()
+        self.layer = Layer(dim, factor, kind)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+def test_a_value_is_taken_as_the_project_s_code_passes_it():
+    notes: list[str] = []
+    init = infer_init(Widened, Dims(), notes=notes)
+    assert init["factor"] == 2.5  # Layer hands its own on; Net's default says what it is
+    assert any(n.startswith("factor=2.5 as test_own_code_readings.py:") for n in notes), notes
+    assert infer_init(Norm, Dims())["kind"] == "affine"
+    result = st.check(Norm).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+
+
+# --- a nested config ----------------------------------------------------------------------------
+
+class NestedAttention(nn.Module):
+    """Sizes read from a config's sections: ``config.transformer["num_heads"]``."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.heads = config.transformer["num_heads"]
+        self.qkv = nn.Linear(config.hidden_size, 3 * config.hidden_size)
+        self.drop = nn.Dropout(config.transformer.get("dropout_rate", 0.1))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v)
+        return self.drop(y.transpose(1, 2).reshape(B, T, C))
+
+
+def test_a_nested_config_is_made_from_the_fields_its_sections_are_read_for():
+    (config,) = infer_init(NestedAttention, Dims()).values()
+    dims = Dims()
+    assert config.hidden_size == dims["C"] and config["hidden_size"] == dims["C"]
+    assert config.transformer["num_heads"] == dims["H"]
+    result = st.check(NestedAttention).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+
+
+# --- files imported as their code imports them --------------------------------------------------
+
+def test_a_folder_without_init_whose_file_imports_relatively_is_a_package(tmp_path, monkeypatch):
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "parts.py").write_text("import torch.nn as nn\nWIDTH_OF = nn.Linear\n")
+    (tmp_path / "models" / "net.py").write_text(textwrap.dedent('''
+        import torch.nn as nn
+        from .parts import WIDTH_OF
+
+        class Net(nn.Module):
+            def __init__(self, d_model):
+                super().__init__()
+                self.proj = WIDTH_OF(d_model, d_model)
+
+            def forward(self, x):
+                return self.proj(x)
+    '''))
+    monkeypatch.chdir(tmp_path)
+    (target,) = resolve_targets("models/net.py")
+    assert target.display == "models/net.py::Net"
+
+
+def test_a_folder_the_file_adds_to_sys_path_is_searched_from_the_file(tmp_path, monkeypatch):
+    code = tmp_path / "code"
+    (code / "helpers").mkdir(parents=True)
+    (code / "helpers" / "gating.py").write_text("import torch\ndef gate(x):\n    return x.sigmoid()\n")
+    (code / "model.py").write_text(textwrap.dedent('''
+        import sys
+        sys.path.append('helpers')
+        import torch.nn as nn
+        from gating import gate
+
+        class Gated(nn.Module):
+            def __init__(self, d_model):
+                super().__init__()
+                self.proj = nn.Linear(d_model, d_model)
+
+            def forward(self, x):
+                return gate(self.proj(x))
+    '''))
+    monkeypatch.chdir(tmp_path)  # run from the project's root, not from code/
+    (target,) = resolve_targets("code/model.py")
+    assert target.display == "code/model.py::Gated"
+
+
+# --- an image an einops pattern asks for --------------------------------------------------------
+
+class ChannelNorm(nn.Module):
+    """A norm over the channels of an image, done as tokens: (B, C, H, W) -> (B, H*W, C)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x):
+        tokens = self.norm(rearrange(x, "b c h w -> b (h w) c"))
+        return rearrange(tokens, "b (h w) c -> b c h w", h=x.shape[2], w=x.shape[3])
+
+
+def test_an_input_an_einops_pattern_reads_as_an_image_is_tried_as_one():
+    result = st.check(ChannelNorm).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith("x read as an image") for n in result.notes), result.notes
+
+
+# --- inputs read from the first layer they reach, and lengths ----------------------------------
+
+class PaddedAttention(nn.Module):
+    """Inputs with names of their own, and true lengths that mask the padded keys."""
+
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.h = n_heads
+        self.norm = nn.LayerNorm(d_model)
+        self.to_q = nn.Linear(d_model, d_model)
+        self.to_kv = nn.Linear(d_model, 2 * d_model)
+
+    def forward(self, query_rows, memory_rows, memory_lengths):
+        B, T, C = query_rows.shape
+        same = torch.equal(query_rows, memory_rows)
+        q = self.to_q(self.norm(query_rows)).view(B, T, self.h, -1).transpose(1, 2)
+        k, v = self.to_kv(memory_rows).view(B, memory_rows.size(1), 2, self.h, -1).permute(2, 0, 3, 1, 4)
+        keep = torch.arange(memory_rows.size(1))[None, :] < memory_lengths[:, None]
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=keep[:, None, None, :])
+        return query_rows + y.transpose(1, 2).reshape(B, T, C) * (1.0 if same or not same else 0.0)
+
+
+def test_inputs_are_read_from_the_first_layer_they_reach_and_lengths_are_whole():
+    specs = infer_inputs(PaddedAttention, Dims())
+    dims = Dims()
+    assert [(s.name, s.dims) for s in specs] == [("query_rows", ("B", "T", "C")),
+                                                 ("memory_rows", ("B", "T", "C")),
+                                                 ("memory_lengths", ("B",))]
+    assert specs[2].dtype == "long" and specs[2].low == dims["T"]  # every sequence whole
+    result = st.check(PaddedAttention).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+
+
+# --- a guessed dtype that does not fit ----------------------------------------------------------
+
+class SmoothedLoss(nn.Module):
+    """Scores and the ids of the right classes, both named plainly: the ids index a scatter."""
+
+    def __init__(self, eps=0.1):
+        super().__init__()
+        self.eps = eps
+
+    def forward(self, inputs, tgt):
+        flat = inputs.reshape(-1, inputs.size(-1))
+        ids = tgt.reshape(-1)
+        one_hot = torch.zeros_like(flat).scatter(1, ids.unsqueeze(1), 1.0)
+        smooth = one_hot * (1 - self.eps) + self.eps / flat.size(1)
+        return -(smooth * flat.log_softmax(-1)).sum(-1).mean()
+
+
+def test_a_float_guess_an_op_refuses_as_an_index_is_no_finding():
+    result = st.check(SmoothedLoss).targets[0]
+    assert result.diagnostics == [], result.diagnostics
+    assert "'tgt'" in result.error and "may hold integers" in result.error, result.error
+
+
+# --- keys read at the queries' length keep their mask's readings open --------------------------
+
+class RelativeScores(nn.Module):
+    """Keys of the queries' length only (a position term of length T is added to the scores),
+    and a key mask unsqueezed for the heads: (B, 1, S) after the module adds an axis."""
+
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        self.h, self.dh = num_heads, d_model // num_heads
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+        self.v = nn.Linear(d_model, d_model)
+        self.p = nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, query, key, value, pos_embedding, mask):
+        B, T, C = query.shape
+        split = lambda t: t.view(B, -1, self.h, self.dh).transpose(1, 2)
+        q, k, v, p = split(self.q(query)), split(self.k(key)), split(self.v(value)), split(self.p(pos_embedding))
+        scores = (q @ k.transpose(-2, -1) + q @ p.transpose(-2, -1)) / math.sqrt(self.dh)
+        scores = scores.masked_fill(mask.unsqueeze(1), float("-inf"))
+        return (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
+
+
+def test_keys_read_at_the_queries_length_with_their_mask_read_again():
+    result = st.check(RelativeScores).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith("key, value read as long as the queries") for n in result.notes)
+
+
+# --- a width the code fixes itself --------------------------------------------------------------
+
+MEL_BINS = 80  # a module-level constant, as a project's hyper-parameters file sets it
+
+
+class MelPostNet(nn.Module):
+    """Frames of MEL_BINS features, refined by convolutions whose channels the constant fixes."""
+
+    def __init__(self, hidden):
+        super().__init__()
+        self.inp = nn.Conv1d(MEL_BINS, hidden, 5, padding=2)
+        self.out = nn.Conv1d(hidden, MEL_BINS, 5, padding=2)
+
+    def forward(self, x):
+        return x + self.out(torch.tanh(self.inp(x.transpose(1, 2)))).transpose(1, 2)
+
+
+def test_a_width_the_code_fixes_is_read_not_reported():
+    result = st.check(MelPostNet).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert result.dims["C"] == MEL_BINS
+    assert any(n.startswith("C=80, the width the module's own code fixes") for n in result.notes)
