@@ -450,3 +450,26 @@ def test_a_width_the_code_fixes_is_read_not_reported():
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert result.dims["C"] == MEL_BINS
     assert any(n.startswith("C=80, the width the module's own code fixes") for n in result.notes)
+
+
+# --- a scale judged on inputs whose width was guessed --------------------------------------------
+
+class PerHeadDot(nn.Module):
+    """Scaled dot-product attention over inputs that are already per head, (B, H, T, d)."""
+
+    def __init__(self, d_head):
+        super().__init__()
+        self.d_head = d_head
+
+    def forward(self, q, k, v):
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        return scores.softmax(dim=-1) @ v
+
+
+def test_a_scale_judged_on_guessed_inputs_is_a_warning_that_says_so():
+    result = st.check(PerHeadDot).targets[0]
+    assert result.ok, result.diagnostics  # no error: the inputs' width is a guess
+    (found,) = [d for d in result.diagnostics if d.rule == "attention-scale"]
+    assert found.severity == "warning" and "assumed: " in found.message
+    declared = st.check(PerHeadDot, inputs=["q=B,H,T,d", "k=B,H,T,d", "v=B,H,T,d"]).targets[0]
+    assert declared.ok and not declared.diagnostics, declared.diagnostics

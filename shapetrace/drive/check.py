@@ -37,7 +37,7 @@ from ..rules.registry import RULES, diagnostic
 from .attempt import Attempt, attempt, build
 from .cross import other_source_length, reference_runs
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
-from .layout import assume_layout, layout_stated, sequence_first_reading
+from .layout import assume_layout, assume_width, layout_stated, sequence_first_reading
 from .misfit import guess_failed
 from .parent import in_parent, request_in
 from .plan import Request, even_width, make_plan
@@ -197,6 +197,10 @@ def _guessed_layout(result: TargetResult, chosen: Attempt, read: bool) -> None:
                     and spec.dims[1] in ("T", "S"))
     if guessed and not layout_stated(chosen.model):
         assume_layout(result.diagnostics, guessed)
+    vectors = {name: arg for name, arg, spec in zip(chosen.names, chosen.args, chosen.plan.inputs)
+               if isinstance(arg, torch.Tensor) and tuple(getattr(spec, "dims", ()))
+               in (("B", "T", "C"), ("B", "S", "C"))}
+    assume_width(result.diagnostics, chosen.trace.records, vectors)
 
 
 def _plan_or_parent(request: Request, notes: list[str]):

@@ -312,6 +312,53 @@ def assume_layout(diagnostics, guessed: tuple[str, ...]) -> None:
                              f"to check it as an error)")
 
 
+#: findings whose verdict rests on the size of the axis q·k sums over
+_WIDTH_RULES = frozenset({"attention-scale", "attention-textbook"})
+
+
+def assume_width(diagnostics, records, guessed: dict) -> None:
+    """A scale judged on queries or keys the forward takes as they came (a scaled-dot-product
+    module handed q, k and v), in a run that guessed them from their names as (B, T, C): the
+    axis they sum over is the width the guess gave them, which the module may take per head
+    (B, H, T, d). Such errors become warnings that say what was assumed. ``guessed``: the
+    guessed inputs, name -> tensor."""
+    if not guessed:
+        return
+    shapes = {tuple(t.shape): name for name, t in guessed.items()}
+    for diag in diagnostics:
+        if diag.rule not in _WIDTH_RULES or diag.severity != "error" or diag.record is None:
+            continue
+        if not 0 <= diag.record < len(records):
+            continue
+        names = _inputs_behind(records[diag.record], records, shapes)
+        if names:
+            diag.severity = "warning"
+            diag.message += (f" (assumed: {', '.join(sorted(names))} (B, T, C), as guessed from "
+                             f"the names, their last axis the width; give --input, e.g. "
+                             f"q=B,H,T,d, to check it as an error)")
+
+
+def _inputs_behind(rec, records, shapes: dict) -> set[str]:
+    """The guessed inputs an op reads as they came in, or through moves and scalings only (no
+    layer between: what a projection makes is the module's own)."""
+    from ..base.ops import LAYER_OPS
+
+    found, todo, seen = set(), list(rec.inputs), set()
+    while todo and len(seen) < 200:
+        meta = todo.pop()
+        if meta.src is None:
+            if tuple(meta.shape) in shapes:
+                found.add(shapes[tuple(meta.shape)])
+            continue
+        if meta.src in seen:
+            continue
+        seen.add(meta.src)
+        maker = records[meta.src[0]]
+        if maker.op not in LAYER_OPS:
+            todo.extend(maker.inputs)
+    return found
+
+
 def _patterns(forward: Callable):
     """An einops pattern's first axis: ``'b n (h d) -> ...'`` says batch-first."""
     try:
