@@ -39,6 +39,7 @@ from ..base.ops import (
     norm_dim,
 )
 from ..base.records import OpRecord, TensorArg, TensorMeta
+from ..base.source import display_path
 from .registry import diagnostic
 
 #: The axes positions must never run along, and what each holds.
@@ -514,5 +515,40 @@ def _finding(analysis: Analysis, source: _Source, rec: OpRecord, data: TensorMet
                 f"{time} ({data.axes[time][0][1]}), .size({time}); apply them along that axis.")
     else:
         hint = "Count and cut positions by the sequence length, and apply them along the time axis."
+    called = _called_with(analysis, source.rec, data)
+    if called is not None:
+        message += f"; the module that counts them is handed that tensor at line {called[1]}"
     return diagnostic("position-axis", message, hint, rec=source.rec, axis=name,
-                      applied=rec.line)
+                      applied=rec.line, made_at=called)
+
+
+#: ops that carry a tensor's axes through unchanged in meaning (a view, a half, a cast)
+_CARRIES = frozenset({"Tensor.chunk", "torch.chunk", "Tensor.split", "torch.split", "Tensor.float",
+                      "Tensor.type_as", "Tensor.to", "Tensor.contiguous", "Tensor.__getitem__",
+                      "[]", "Tensor.unbind", "torch.unbind", "Tensor.clone"})
+
+
+def _called_with(analysis: Analysis, counted: OpRecord, data: TensorMeta):
+    """``(file, line)`` of the call of the submodule that counted the positions, when the
+    tensor it counted them on came in from its caller (``Q = self.rotary(Q)`` handing a
+    (B, H, T, d) tensor to a rotary module that reads (B, T, H, d)): the tensor's layout at
+    that call is what does not fit. None when the positions were counted where the tensor
+    was made, or no call of that submodule is recorded."""
+    module = counted.module or ""
+    if "." not in module:
+        return None  # counted by the module checked itself
+    inside = lambda rec: (rec.module or "") == module or (rec.module or "").startswith(module + ".")
+    maker = analysis.graph.producer(data)
+    for _ in range(12):  # back through what the submodule did to its input (x.chunk(2), .float())
+        if maker is None or not inside(maker) or maker.op not in _CARRIES or not maker.inputs:
+            break
+        maker = analysis.graph.producer(maker.inputs[0])
+    if maker is not None and inside(maker):
+        return None  # made inside the submodule: counted where it was made
+    for rec in analysis.records[counted.index:]:
+        for out in rec.outputs:
+            returned = getattr(out, "returned", None)
+            if returned is not None and returned.module == module and returned.site is not None:
+                filename, line = returned.where[0], returned.where[1]
+                return (display_path(filename) if filename else None, line) if line else None
+    return None

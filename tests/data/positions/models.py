@@ -438,6 +438,46 @@ class PrefixPositions(nn.Module):
         return self.head(x.mean(dim=1))  # (B, V): one prediction per sample
 
 
+class TokensFirstRotary(nn.Module):
+    """Rotary angles for tensors laid out tokens first, (B, T, H, d): positions counted by axis 1."""
+
+    def __init__(self, head_size):
+        super().__init__()
+        self.register_buffer("freqs", inverse_frequencies(head_size), persistent=False)
+
+    def forward(self, x):
+        ang = torch.outer(torch.arange(x.size(1), dtype=x.dtype), self.freqs)
+        ang = ang.repeat_interleave(2, dim=-1)[None, :, None, :]  # (1, T, 1, d)
+        pairs = torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)
+        return x * ang.cos() + pairs * ang.sin()
+
+
+class RotaryModuleTokensFirst(nn.Module):
+    """A rotary module of its own, handed q and k tokens first, as it reads them."""
+
+    INIT = {"d_model": "C", "n_head": "H"}
+    INPUTS = ["x=B,T,C"]
+    DIMS = EVEN
+
+    def __init__(self, d_model, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.rotary = TokensFirstRotary(d_model // n_head)
+        self.proj = nn.Linear(d_model, d_model)
+
+    def heads(self, x):
+        B, T, C = x.shape
+        return [t.view(B, T, self.n_head, C // self.n_head) for t in self.qkv(x).split(C, dim=-1)]
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        q, k = self.rotary(q), self.rotary(k)
+        y = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
 # --- buggy ---------------------------------------------------------------------------------------
 
 class TableCutByBatch(nn.Module):
@@ -557,3 +597,17 @@ class LearnedHeadPositions(_Heads):
         q, k, v = self.split(x)
         q = q + self.pos(torch.arange(q.size(1)))[:, None, :]  # BUG
         return self.merge(F.scaled_dot_product_attention(q, k, v))
+
+
+class RotaryModuleHandedHeadsFirst(RotaryModuleTokensFirst):
+    """The same rotary module handed q and k heads first, (B, H, T, d): it counts the heads as
+    positions. The call is what does not fit the module, and the finding is placed there."""
+
+    BUG = "position-axis"
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (t.transpose(1, 2) for t in self.heads(x))
+        q, k = self.rotary(q), self.rotary(k)  # BUG
+        y = F.scaled_dot_product_attention(q, k, v)
+        return self.proj(y.transpose(1, 2).reshape(B, T, C))
