@@ -473,3 +473,24 @@ def test_a_scale_judged_on_guessed_inputs_is_a_warning_that_says_so():
     assert found.severity == "warning" and "assumed: " in found.message
     declared = st.check(PerHeadDot, inputs=["q=B,H,T,d", "k=B,H,T,d", "v=B,H,T,d"]).targets[0]
     assert declared.ok and not declared.diagnostics, declared.diagnostics
+
+
+# --- a hidden size that is the width -------------------------------------------------------------
+
+class PositionsOfHiddenWidth(nn.Module):
+    """``hidden_dim`` is the model width here (many codes use it for a feed-forward width): a
+    table of hidden_dim features is added to the d_model-wide projection."""
+
+    def __init__(self, d_model, hidden_dim, max_len=64):
+        super().__init__()
+        self.proj = nn.Linear(d_model, d_model)
+        self.register_buffer("pos", torch.randn(1, max_len, hidden_dim) * 0.02)
+
+    def forward(self, x):
+        return self.proj(x) + self.pos[:, : x.size(1)]
+
+
+def test_a_hidden_size_added_to_the_width_is_read_as_the_width():
+    result = st.check(PositionsOfHiddenWidth).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith("hidden_dim read as the width (C)") for n in result.notes), result.notes

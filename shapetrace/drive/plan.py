@@ -185,9 +185,13 @@ class HiddenSize(Guess):
 
     def read_by(self, failed, plan: Plan) -> bool:
         op = failed.failed_op
-        return (op is not None and op.op in ("F.linear", "F.bilinear") and len(op.inputs) > 1
-                and op.inputs[0].shape and op.inputs[0].shape[-1] == plan.dims["C"]
-                and op.inputs[1].shape and op.inputs[1].shape[-1] == self.value)
+        if op is not None and op.op in ("F.linear", "F.bilinear") and len(op.inputs) > 1 \
+                and op.inputs[0].shape and op.inputs[0].shape[-1] == plan.dims["C"] \
+                and op.inputs[1].shape and op.inputs[1].shape[-1] == self.value:
+            return True
+        met = MET.search(str(failed.raised)) if failed.raised is not None else None
+        # a table of 4*C features added to a width-C tensor: (B, T, C) + (1, T, 4*C)
+        return met is not None and {int(n) for n in met.groups()} == {plan.dims["C"], self.value}
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         note = (f"{self.name} read as the width (C): as 4*C it did not fit "
