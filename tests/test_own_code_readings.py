@@ -494,3 +494,27 @@ def test_a_hidden_size_added_to_the_width_is_read_as_the_width():
     result = st.check(PositionsOfHiddenWidth).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert any(n.startswith("hidden_dim read as the width (C)") for n in result.notes), result.notes
+
+
+# --- a width and a length the code fixes at once ------------------------------------------------
+
+TABLE_WIDTH, TABLE_ROWS = 96, 40  # module-level settings, as a project's parameters file has them
+
+
+class FixedTablePositions(nn.Module):
+    """A sinusoid table of the project's own width and length, added uncut: the input must be
+    exactly that long and that wide."""
+
+    def __init__(self):
+        super().__init__()
+        pos = torch.arange(TABLE_ROWS)[:, None] / 10000 ** (torch.arange(TABLE_WIDTH)[None] / TABLE_WIDTH)
+        self.register_buffer("table", torch.where(torch.arange(TABLE_WIDTH) % 2 == 0, pos.sin(), pos.cos())[None])
+
+    def forward(self, x):
+        return x * math.sqrt(TABLE_WIDTH) + self.table
+
+
+def test_a_width_and_a_length_the_code_fixes_are_both_read():
+    result = st.check(FixedTablePositions).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert (result.dims["C"], result.dims["T"]) == (TABLE_WIDTH, TABLE_ROWS)

@@ -326,7 +326,10 @@ class ProbeSizes(Guess):
         except ShapetraceError:
             return
         note = f"{name}={size}, {why}: give --dims {name}=... to choose"
-        yield dataclasses.replace(again, guesses=(), note=note, reading_of=self)
+        # a width the code fixes may come with a length it fixes too (a 512-wide table of 200
+        # rows added uncut): the sequence length stays open to one more reading
+        rest = (ProbeSizes(self.free & {"T", "S"}),) if name == "C" and "T" in self.free else ()
+        yield dataclasses.replace(again, guesses=rest, note=note, reading_of=self)
 
     def _resized(self, failed, plan: Plan) -> tuple[str, int, str] | None:
         op, raised = failed.failed_op, failed.raised
