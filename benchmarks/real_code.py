@@ -182,9 +182,25 @@ HELD_OUT_4 = [
     ("jsbaan/transformer-from-scratch", "d4841b21ffe24fd0f7de8352dae615d5a4148797",
      ["multi_head_attention.py", "encoder.py"], ""),
 ]
+#: A seventh list, first run at the end of the third round of 2026-11-29, with the code of the
+#: round's start and of its end, and not looked at otherwise: vision (I-JEPA, CoCa), text to
+#: image (minDALL-E), speech (KoSpeech), diffusion (consistency models, minDiffusion) and audio
+#: diffusion transformers (stable-audio-tools).
+HELD_OUT_5 = [
+    ("facebookresearch/ijepa", "52c1ae95d05f743e000e8f10a1f3a79b10cff048", ["src/models/vision_transformer.py"], ""),
+    ("kakaobrain/minDALL-E", "e5480076b9634e9dc097e1892157ed2cf15a2f86",
+     ["dalle/models/stage2/layers.py", "dalle/models/stage2/transformer.py"], ""),
+    ("sooftware/kospeech", "984b5890dd53379486b2abc0165c3396eb52ad37",
+     ["kospeech/models/attention.py", "kospeech/models/conformer/encoder.py"], ""),
+    ("lucidrains/CoCa-pytorch", "edee92c74e311ccfa4a0024412fd991c98aff5fd", ["coca_pytorch/coca_pytorch.py"], ""),
+    ("openai/consistency_models", "e32b69ee436d518377db86fb2127a3972d0d8716", ["cm/unet.py"], ""),
+    ("cloneofsimo/minDiffusion", "00a3c8066d25a34d3d472ef6c87c7b6b238ea444", ["mindiffusion/unet.py"], ""),
+    ("Stability-AI/stable-audio-tools", "50049e379e2fe8e35bffc99e57f23ade1c3471b7",
+     ["stable_audio_tools/models/transformer.py", "stable_audio_tools/models/blocks.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
-        "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4}
+        "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5}
 
 
 def main(argv: list[str] | None = None) -> int:
