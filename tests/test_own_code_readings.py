@@ -518,3 +518,28 @@ def test_a_width_and_a_length_the_code_fixes_are_both_read():
     result = st.check(FixedTablePositions).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert (result.dims["C"], result.dims["T"]) == (TABLE_WIDTH, TABLE_ROWS)
+
+
+# --- lengths shapetrace chose apart -------------------------------------------------------------
+
+class OneStepAdditive(nn.Module):
+    """Additive attention for one decoder step: the query is (B, 1, C), its keys (B, S, C)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.q_proj = nn.Linear(dim, dim, bias=False)
+        self.k_proj = nn.Linear(dim, dim, bias=False)
+        self.score = nn.Linear(dim, 1)
+
+    def forward(self, query, key, value):
+        score = self.score(torch.tanh(self.k_proj(key) + self.q_proj(query))).squeeze(-1)
+        context = torch.bmm(score.softmax(dim=-1).unsqueeze(1), value)
+        context += query
+        return context
+
+
+def test_lengths_shapetrace_chose_apart_are_no_finding():
+    result = st.check(OneStepAdditive).targets[0]
+    assert result.diagnostics == [] and "query=B,1,C" in result.error, (result.error, result.diagnostics)
+    declared = st.check(OneStepAdditive, inputs=["query=B,1,C", "key=B,S,C", "value=B,S,C"]).targets[0]
+    assert declared.error is None and declared.ok, (declared.error, declared.diagnostics)

@@ -13,7 +13,7 @@ import torch
 from ..base.errors import one_line
 from ..base.source import display_path
 from ..report.results import TargetResult
-from .asked import raised_by_check
+from .asked import MET, raised_by_check
 from .attempt import Attempt
 from .layout import signal_refused, takes_images
 
@@ -25,7 +25,8 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
     if _unpack_failed(result, chosen) or _rank_failed(result, chosen) \
             or _image_failed(result, chosen) or _pattern_failed(result, chosen) \
             or _refused(result, chosen) or _signal_failed(result, chosen) \
-            or _negative_size(result, chosen) or _dtype_failed(result, chosen):
+            or _negative_size(result, chosen) or _dtype_failed(result, chosen) \
+            or _lengths_failed(result, chosen):
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -185,6 +186,30 @@ def _dtype_failed(result: TargetResult, chosen: Attempt) -> bool:
                     f"as floats, does not fit {rec.op} ({rec.error[0]}: {one_line(rec.error[1])}): "
                     f"it may hold integers; give forward's inputs with --input NAME=DIMS (or "
                     f"inputs in the config), e.g. --input {found[-1]}=B,T:long")
+    result.diagnostics = []
+    return True
+
+
+def _lengths_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """Two lengths shapetrace chose apart (T for the queries, S for keys and values guessed as
+    a sequence of their own) that the forward met and could not match, whatever it was read
+    as (a module of one length, an additive attention of one query): both sizes are the
+    guess's, so the failure is no verdict on the code; a target error asking for the inputs."""
+    raised, dims = chosen.raised, chosen.plan.dims
+    found = MET.search(str(raised)) if raised is not None else None
+    if found is None or dims["T"] == dims["S"] \
+            or {int(n) for n in found.groups()} != {dims["T"], dims["S"]}:
+        return False
+    sources = [spec.name for spec in chosen.plan.inputs if "S" in getattr(spec, "dims", ())]
+    if not sources:
+        return False
+    rec = chosen.failed_op
+    where = f" at {rec.op}" if rec is not None else ""
+    result.error = (f"inputs {', '.join(repr(n) for n in sources)}, guessed from their names as a "
+                    f"sequence of their own (S={dims['S']}), do not fit the queries' length "
+                    f"(T={dims['T']}){where} ({_why(chosen)}), nor read at the queries' length; "
+                    f"give forward's inputs with --input NAME=DIMS (or inputs in the config), "
+                    f"e.g. --input query=B,1,C for one query")
     result.diagnostics = []
     return True
 
