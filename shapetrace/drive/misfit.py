@@ -194,7 +194,8 @@ def _lengths_failed(result: TargetResult, chosen: Attempt) -> bool:
     """Two lengths shapetrace chose apart (T for the queries, S for keys and values guessed as
     a sequence of their own) that the forward met and could not match, whatever it was read
     as (a module of one length, an additive attention of one query): both sizes are the
-    guess's, so the failure is no verdict on the code; a target error asking for the inputs."""
+    guess's, so the failure is no verdict on the code; a target error asking for the inputs.
+    Not when a reference named for the module runs at those lengths: a cross-attention."""
     raised, dims = chosen.raised, chosen.plan.dims
     found = MET.search(str(raised)) if raised is not None else None
     if found is None or dims["T"] == dims["S"] \
@@ -203,6 +204,10 @@ def _lengths_failed(result: TargetResult, chosen: Attempt) -> bool:
     sources = [spec.name for spec in chosen.plan.inputs if "S" in getattr(spec, "dims", ())]
     if not sources:
         return False
+    from .cross import reference_runs
+
+    if reference_runs(chosen.plan, chosen.args):
+        return False  # the reference takes keys of their own length: the failure is the module's
     rec = chosen.failed_op
     where = f" at {rec.op}" if rec is not None else ""
     result.error = (f"inputs {', '.join(repr(n) for n in sources)}, guessed from their names as a "
