@@ -370,14 +370,9 @@ def _causal_cause(probe: Probe, rec: OpRecord | None,
     softmax = rec.op in SOFTMAXES or rec.op in LOG_SOFTMAXES
     if "T" in _axis_names(rec, probe.dims) and not softmax:
         return None
-    for earlier in _masks_before(probe, rec, records):
-        value = earlier.arg(2, "value")
-        dropped = earlier.op in MASKED_FILLS and not earlier.op.endswith("_") \
-            and not earlier.outputs[0].used
-        if dropped or (earlier.op in MASKED_FILLS and isinstance(value, (int, float))
-                       and abs(value) < 1e3):
-            return _place(probe, earlier)
-        break  # the first mask on the scores decides, as _mask_note reads it
+    ineffective = _ineffective_mask(probe, rec, records)  # the mask the hint names
+    if ineffective is not None:
+        return _place(probe, ineffective[0])
     if softmax:
         applied = _applied_mask(probe, rec, records)
         if applied is not None:
@@ -386,10 +381,10 @@ def _causal_cause(probe: Probe, rec: OpRecord | None,
     return None
 
 
-def _masks_before(probe: Probe, rec: OpRecord, records: Sequence[OpRecord]):
-    """The masked_fill / where ops on (.., T, T) scores before ``rec``, in order."""
+def _masks_before(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]):
+    """The masked_fill / where ops on (.., T, T) scores before ``rec`` (all, when None), in order."""
     for earlier in records:
-        if earlier.index == rec.index:
+        if rec is not None and earlier.index == rec.index:
             return
         if (earlier.op in MASKED_FILLS or earlier.op in WHERES) and earlier.outputs \
                 and sum(size == probe.T for size in earlier.outputs[0].shape) >= 2:
@@ -423,13 +418,7 @@ def _applied_mask(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord
     """The last masked_fill / where on (.., T, T) scores before ``rec`` whose result is used:
     a mask that is there but lets the future through (triu for tril, ``== 1`` for ``== 0``)."""
     found = None
-    for earlier in records:
-        if rec is not None and earlier.index == rec.index:
-            break
-        if not (earlier.op in MASKED_FILLS or earlier.op in WHERES) or not earlier.outputs:
-            continue
-        if sum(size == probe.T for size in earlier.outputs[0].shape) < 2:
-            continue
+    for earlier in _masks_before(probe, rec, records):
         if earlier.op.endswith("_") or earlier.outputs[0].used:
             found = earlier
     return found
@@ -437,20 +426,26 @@ def _applied_mask(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord
 
 def _mask_note(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]) -> str:
     """Points at a masked_fill whose result was dropped, or whose fill value is too small."""
-    for earlier in records:
-        if rec is not None and earlier.index == rec.index:
-            break
-        masks = earlier.op in MASKED_FILLS or earlier.op in WHERES
-        scores = earlier.outputs and sum(size == probe.T for size in earlier.outputs[0].shape) >= 2
-        if not masks or not scores:
-            continue  # only masks on (.., T, T) scores
-        at = where(probe, earlier)
-        in_place = earlier.op.endswith("_")
-        if earlier.op in MASKED_FILLS and not in_place and not earlier.outputs[0].used:
-            return (f" The result of `{at.segment}` at {at.file}:{at.line} is never "
-                    f"used: assign it (scores = scores.masked_fill(...)) or use masked_fill_.")
+    found = _ineffective_mask(probe, rec, records)
+    if found is None:
+        return ""
+    earlier, value = found
+    at = where(probe, earlier)
+    if value is None:
+        return (f" The result of `{at.segment}` at {at.file}:{at.line} is never "
+                f"used: assign it (scores = scores.masked_fill(...)) or use masked_fill_.")
+    return (f" `{at.segment}` at {at.file}:{at.line} fills with {value!r}, "
+            f"which hardly changes the scores: use float('-inf').")
+
+
+def _ineffective_mask(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]):
+    """``(op, None)`` for the first mask on (.., T, T) scores before ``rec`` whose result was
+    dropped (an out-of-place masked_fill never assigned), ``(op, value)`` for one whose fill
+    value is too small to hide anything; None when there is neither."""
+    for earlier in _masks_before(probe, rec, records):
+        if earlier.op in MASKED_FILLS and not earlier.op.endswith("_") and not earlier.outputs[0].used:
+            return earlier, None
         value = earlier.arg(2, "value")
         if isinstance(value, (int, float)) and abs(value) < 1e3:
-            return (f" `{at.segment}` at {at.file}:{at.line} fills with {value!r}, "
-                    f"which hardly changes the scores: use float('-inf').")
-    return ""
+            return earlier, value
+    return None

@@ -37,15 +37,10 @@ class Built:
 
 def built_for(owner: type, param: str) -> Built | None:
     """How the project's code builds the argument ``param`` of ``owner``, or None."""
-    try:
-        params = [p for p in inspect.signature(owner.__init__).parameters
-                  if p != "self"]
-        path = Path(inspect.getsourcefile(owner) or "")
-    except (TypeError, ValueError, OSError):
+    place = _parameter_place(owner, param)
+    if place is None:
         return None
-    if param not in params or not path.is_file():
-        return None
-    index = params.index(param)
+    index, path = place
     for file in _package_files(path):
         tree = file_tree(str(file))
         if tree is None:
@@ -80,8 +75,26 @@ def passed_for(owner: type, param: str, depth: int = 3) -> Passed | None:
     found that says stands; None when none does. A parameter handed on with no default of its
     own (``LayerNorm(dim, LayerNorm_type)`` in ``TransformerBlock.__init__``) is followed to the
     calls of the class whose constructor hands it on, ``depth`` levels up."""
-    if depth <= 0:
+    place = _parameter_place(owner, param) if depth > 0 else None
+    if place is None:
         return None
+    index, path = place
+    for file in _package_files(path):
+        tree = file_tree(str(file))
+        if tree is None:
+            continue
+        methods = {id(f): c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
+        for scope in ast.walk(tree):
+            if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found = _passed_in(scope, methods.get(id(scope)), owner, param, index, file, depth)
+                if found is not None:
+                    return found
+    return None
+
+
+def _parameter_place(owner: type, param: str) -> tuple[int, Path] | None:
+    """``(index among the constructor's arguments, the class's file)`` of ``param``; None when
+    the constructor does not take it or the class has no file."""
     try:
         params = [p for p in inspect.signature(owner.__init__).parameters if p != "self"]
         path = Path(inspect.getsourcefile(owner) or "")
@@ -89,20 +102,7 @@ def passed_for(owner: type, param: str, depth: int = 3) -> Passed | None:
         return None
     if param not in params or not path.is_file():
         return None
-    index = params.index(param)
-    for file in _package_files(path):
-        tree = file_tree(str(file))
-        if tree is None:
-            continue
-        for cls_node in [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)] + [tree]:
-            scopes = cls_node.body if isinstance(cls_node, ast.ClassDef) else ast.walk(tree)
-            for scope in scopes:
-                if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    continue
-                found = _passed_in(scope, cls_node, owner, param, index, file, depth)
-                if found is not None:
-                    return found
-    return None
+    return params.index(param), path
 
 
 def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
@@ -116,7 +116,7 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
         if isinstance(arg, ast.Name) and arg.id in defaults:
             arg = defaults[arg.id]
         elif isinstance(arg, ast.Name) and arg.id in names and scope.name == "__init__" \
-                and isinstance(cls_node, ast.ClassDef):
+                and cls_node is not None:
             caller = _module_class(cls_node.name, owner, file)  # handed on: who passes it
             up = passed_for(caller, arg.id, depth - 1) if caller is not None else None
             if up is not None:

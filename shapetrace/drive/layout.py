@@ -32,6 +32,7 @@ import textwrap
 from collections.abc import Callable
 
 from ..base.names import dim_of_word
+from ..base.ops import LAYER_OPS
 
 _SHAPE_TEXT = re.compile(r"shape[^\[\(\n]{0,40}[\[\(]\s*`*([A-Za-z_]\w*)`*\s*,\s*`*([A-Za-z_]\w*)",
                          re.IGNORECASE)
@@ -341,8 +342,6 @@ def assume_width(diagnostics, records, guessed: dict) -> None:
 def _inputs_behind(rec, records, shapes: dict) -> set[str]:
     """The guessed inputs an op reads as they came in, or through moves and scalings only (no
     layer between: what a projection makes is the module's own)."""
-    from ..base.ops import LAYER_OPS
-
     found, todo, seen = set(), list(rec.inputs), set()
     while todo and len(seen) < 200:
         meta = todo.pop()

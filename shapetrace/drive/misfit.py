@@ -15,6 +15,7 @@ from ..base.source import display_path
 from ..report.results import TargetResult
 from .asked import MET, raised_by_check
 from .attempt import Attempt
+from .cross import reference_runs
 from .layout import signal_refused, takes_images
 
 
@@ -204,8 +205,6 @@ def _lengths_failed(result: TargetResult, chosen: Attempt) -> bool:
     sources = [spec.name for spec in chosen.plan.inputs if "S" in getattr(spec, "dims", ())]
     if not sources:
         return False
-    from .cross import reference_runs
-
     if reference_runs(chosen.plan, chosen.args):
         return False  # the reference takes keys of their own length: the failure is the module's
     rec = chosen.failed_op
