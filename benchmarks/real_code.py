@@ -198,9 +198,37 @@ HELD_OUT_5 = [
     ("Stability-AI/stable-audio-tools", "50049e379e2fe8e35bffc99e57f23ade1c3471b7",
      ["stable_audio_tools/models/transformer.py", "stable_audio_tools/models/blocks.py"], ""),
 ]
+#: An eighth list, first run at the start of the fourth round of 2026-11-29 with that round's
+#: starting code: vision (a pretrained ViT port, taming's VQGAN/minGPT), time series (two
+#: forecasting libraries), speech and audio (DiffWave, Vocos, OpenVoice, AudioLM's attention), LLM
+#: inference and training code (DeepSeek-V3, TinyLlama, a speedrun GPT), text to image (Imagen),
+#: summarisation (PreSumm) and a Linformer.
+HELD_OUT_6 = [
+    ("lukemelas/PyTorch-Pretrained-ViT", "8ec2cab38b2dfae6386f37d4879a325f552eb791",
+     ["pytorch_pretrained_vit/transformer.py", "pytorch_pretrained_vit/model.py"], ""),
+    ("thuml/Time-Series-Library", "4e938a1767106324dd753b2a44832bf870a0252e",
+     ["layers/SelfAttention_Family.py", "layers/Transformer_EncDec.py"], ""),
+    ("yuqinie98/PatchTST", "204c21efe0b39603ad6e2ca640ef5896646ab1a9",
+     ["PatchTST_self_supervised/src/models/layers/attention.py", "PatchTST_supervised/layers/PatchTST_backbone.py"], ""),
+    ("lmnt-com/diffwave", "0594106093b8d8c444de8bd8cd26482f653c569f", ["src/diffwave/model.py"], ""),
+    ("gemelo-ai/vocos", "c859e3b7b534f3776a357983029d34170ddd6fc3", ["vocos/modules.py", "vocos/models.py"], ""),
+    ("myshell-ai/OpenVoice", "74a1d147b17a8c3092dd5430504bd83ef6c7eb23",
+     ["openvoice/attentions.py", "openvoice/modules.py"], ""),
+    ("CompVis/taming-transformers", "3ba01b241669f5ade541ce990f7650a3b8f65318",
+     ["taming/modules/transformer/mingpt.py", "taming/modules/diffusionmodules/model.py"], ""),
+    ("tatp22/linformer-pytorch", "3ecfc0e4c868d644bb24a616bb48db727bf0b729", ["linformer_pytorch/linformer_pytorch.py"], ""),
+    ("deepseek-ai/DeepSeek-V3", "9b4e9788e4a3a731f7567338ed15d3ec549ce03b", ["inference/model.py"], ""),
+    ("jzhang38/TinyLlama", "bf122247c486b6b897050e98cbb7bedae8eeba73", ["lit_gpt/model.py"], ""),
+    ("lucidrains/audiolm-pytorch", "d65fd151075d304bc7b28dfcb736e179b6020fca", ["audiolm_pytorch/attend.py"], ""),
+    ("KellerJordan/modded-nanogpt", "f411b3d346aa52d3504324ca93c230fd84c6c07f",
+     ["records/track_1_short/2024-10-14_ModernArch/train_gpt2.py"], ""),
+    ("lucidrains/imagen-pytorch", "c166739b03b06fbc2e7c00116ffc81724626ad08", ["imagen_pytorch/imagen_pytorch.py"], ""),
+    ("nlpyang/PreSumm", "70b810e0f06d179022958dd35c1a3385fe87f28c", ["src/models/neural.py", "src/models/encoder.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5}
+        "held-out-6": HELD_OUT_6,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6}
 
 
 def main(argv: list[str] | None = None) -> int:

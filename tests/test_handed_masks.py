@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 
 import shapetrace as st
-from shapetrace.drive.handed import handed, submodule_class
+from shapetrace.analysis.handed import handed, submodule_class
 from shapetrace.drive.masks import handed_meaning, read_unguarded
 
 INIT = {"width": "C", "heads": "H"}

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from shapetrace.analysis.code import compared_with_none
 from shapetrace.drive.usage import (
-    compared_with_none,
     fields_read,
     kwargs_base,
     meaning_by_use,

@@ -49,6 +49,11 @@ FIRING = [
     ("masks.py", "PaddingMaskOnQueries", "mask-ignored", PADDED),
     ("masks.py", "KeyPaddingOnQueries", "mask-ignored", KEY_PADDING),
     ("masks.py", "SdpaMaskOnQueries", "mask-ignored", BOOL_MASK),
+    # the mask's meaning read where forward hands it: a fast path that applies it and a
+    # default path that never does; a submodule that applies it to the queries' rows
+    ("masks.py", "KeyMaskOnFastPathOnly", "mask-ignored", BOOL_MASK),
+    ("masks.py", "KeyMaskHandedToSubmoduleOnQueries", "mask-ignored",
+     {"inputs": ["x=B,T,C", "pad_mask=B,T:bool"]}),
 ]
 QUIET = [
     ("collapse.py", "ContractedWeights", {}),
@@ -79,6 +84,8 @@ QUIET = [
     ("masks.py", "SdpaMaskOnKeys", BOOL_MASK),
     # the mask hides outputs, not keys: not judged as a key mask
     ("masks.py", "OutputsMaskedOnly", PADDED),
+    ("masks.py", "KeyMaskHandedToMethod", BOOL_MASK),
+    ("masks.py", "KeyMaskHandedToSubmodule", {"inputs": ["x=B,T,C", "pad_mask=B,T:bool"]}),
     # mixes samples by design (batch-leak says so): only the diagonal must not be reported
     ("collapse.py", "InBatchPositives", {"batch_mixing": True}),
 ]

@@ -19,6 +19,9 @@ import ast
 import inspect
 import textwrap
 
+from .code import compared_with_none
+from .handed import handed
+
 _SDPA = "scaled_dot_product_attention"
 _CASTS = frozenset({"bool", "to", "float", "type", "unsqueeze", "view", "reshape", "expand",
                     "expand_as", "contiguous", "__getitem__"})
@@ -28,6 +31,18 @@ def mask_meaning(forward, name: str) -> str | None:
     """``"keep"``, ``"drop"`` or ``"add"`` for forward's argument ``name``, or None."""
     found = mask_meanings(forward, name)
     return found.pop() if len(found) == 1 else None
+
+
+def handed_meaning(forward, name: str, owner: type | None = None) -> tuple[str | None, bool]:
+    """The meaning of forward's argument ``name`` read in forward and in the code it hands the
+    argument to (``analysis.handed``), or None where none or two are read; and whether any of that
+    code tests it with ``is None``."""
+    found: set[str] = set()
+    tested = False
+    for func, param in handed(forward, name, owner):
+        found |= mask_meanings(func, param)
+        tested = tested or compared_with_none(func, param)
+    return (found.pop() if len(found) == 1 else None), tested
 
 
 def mask_meanings(func, name: str) -> set[str]:

@@ -1,7 +1,7 @@
 """mask-ignored: a (B, T) mask whose excluded positions still move the output.
 
 Which positions a mask excludes is read from the code, where it says (``analysis.masks``, the
-reading the driver gives masks by): ``masked_fill(mask == 0, ...)`` or SDPA's boolean
+reading the driver gives masks by; in forward or in the code forward hands the mask to): ``masked_fill(mask == 0, ...)`` or SDPA's boolean
 ``attn_mask`` keep the True positions, ``masked_fill(mask, ...)`` excludes them. Where the code
 says nothing, a 0/1 ``attention_mask`` (B, T) that shapetrace makes is right-padded as a
 tokenizer makes it, and read as the tokenizer means it: 1 is a real token, 0 is padding.
@@ -25,7 +25,7 @@ import warnings
 import torch
 from torch import Tensor
 
-from ..analysis.masks import mask_meaning
+from ..analysis.masks import handed_meaning
 from ..base.names import PADDING_INPUTS
 from ..base.ops import MASKED_FILLS, MATMULS, SDPA, WHERES
 from ..base.records import OpRecord
@@ -111,8 +111,8 @@ def _changes_nothing(probe: Probe, args, arg: int, meaning: str | None, outs) ->
 
 def _judged_mask(probe: Probe) -> tuple[int, Tensor, str | None] | None:
     """(argument index, (B, T) bool of the kept positions, the code's reading or None) for the
-    first (B, T) 0/1 mask whose meaning forward says (True kept, or True masked out), or else
-    a tokenizer-made padding mask."""
+    first (B, T) 0/1 mask whose meaning the code says (True kept, or True masked out: read in
+    forward and in the code forward hands it to), or else a tokenizer-made padding mask."""
     forward = getattr(type(probe.model), "forward", None)
     for i, role in enumerate(probe.roles):
         value = probe.args[i] if i < len(probe.args) else None
@@ -121,7 +121,8 @@ def _judged_mask(probe: Probe) -> tuple[int, Tensor, str | None] | None:
             continue
         if not bool(((value == 0) | (value == 1)).all()):
             continue
-        meaning = mask_meaning(forward, role.name) if forward is not None else None
+        meaning = handed_meaning(forward, role.name, type(probe.model))[0] \
+            if forward is not None else None
         if meaning in ("keep", "drop"):
             keep = value.bool() if meaning == "keep" else ~value.bool()
             if bool((~keep).any()) and bool(keep.any(1).all()):

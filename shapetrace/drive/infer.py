@@ -16,6 +16,7 @@ import inspect
 import types
 from collections.abc import Callable, Mapping
 
+from ..analysis.code import compared_with_none
 from ..base.errors import TargetError, UsageError
 from ..base.names import (
     CONFIG,
@@ -53,7 +54,6 @@ from .styles import annotated_config, config_source
 from .usage import (
     KERNEL,
     LAYER_COUNT,
-    compared_with_none,
     fields_read,
     kwargs_base,
     meaning_by_use,
@@ -148,7 +148,7 @@ def _optional_mask(name: str, forward, specs: list, owner: type | None = None) -
 
 def _required_mask(name: str, forward, specs: list, owner: type | None) -> InputSpec | None:
     """A mask forward requires, of the meaning read where its code uses it (in forward or the
-    code forward hands it to, ``drive.handed``); None when nothing says what it means. The
+    code forward hands it to, ``analysis.handed``); None when nothing says what it means. The
     condition of a ``masked_fill`` or SDPA's ``attn_mask`` is a mask whatever its name; an
     argument added to something is one only when its name says so."""
     from .masks import handed_meaning

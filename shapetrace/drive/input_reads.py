@@ -17,6 +17,8 @@ import ast
 import dataclasses
 import inspect
 
+from ..analysis.code import compared_with_none
+from ..analysis.handed import handed
 from ..base.names import (
     DATA_INPUTS,
     KEY_VALUE_INPUTS,
@@ -28,7 +30,7 @@ from ..base.names import (
     size_of,
 )
 from ..base.specs import InputSpec, ValueInput
-from .usage import _function_def, _init_of, _tree, compared_with_none, meaning_by_use
+from .usage import _function_def, _init_of, _tree, meaning_by_use
 
 
 def spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
@@ -50,8 +52,6 @@ def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None
     code forward hands it to (``self.cross(x, e_outputs, e_outputs, mask)`` into ``forward(self,
     q, k, v, mask)``: keys and values, (B, S, C)): the spec those names give, when every
     receiver whose name gives one agrees; None otherwise."""
-    from .handed import handed
-
     found: set[InputSpec] = set()
     for func, there in list(handed(forward, name, owner))[1:]:
         try:

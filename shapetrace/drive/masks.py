@@ -9,26 +9,12 @@ import ast
 import dataclasses
 import inspect
 
-from ..analysis.masks import mask_meaning, mask_meanings
+from ..analysis.code import compared_with_none
+from ..analysis.masks import handed_meaning, mask_meaning
 from .usage import _function_def, _tree
 
 __all__ = ["MASK_SHAPES", "handed_meaning", "mask_meaning", "may_be_none", "read_unguarded",
            "with_meanings"]
-
-
-def handed_meaning(forward, name: str, owner: type | None = None) -> tuple[str | None, bool]:
-    """The meaning of forward's argument ``name`` read in forward and in the code it hands the
-    argument to (``drive.handed``), or None where none or two are read; and whether any of that
-    code tests it with ``is None``."""
-    from .handed import handed
-    from .usage import compared_with_none
-
-    found: set[str] = set()
-    tested = False
-    for func, param in handed(forward, name, owner):
-        found |= mask_meanings(func, param)
-        tested = tested or compared_with_none(func, param)
-    return (found.pop() if len(found) == 1 else None), tested
 
 
 def with_meanings(inputs: tuple, forward) -> tuple:
@@ -66,8 +52,6 @@ def may_be_none(cls: type, names: tuple[str, ...], *, tested: bool = False) -> b
 def _tests_none(forward, name: str, cls: type) -> bool:
     """forward tests ``name`` with ``is None``, or code it hands it to does and forward reads
     nothing of it first."""
-    from .usage import compared_with_none
-
     return compared_with_none(forward, name) or (handed_meaning(forward, name, cls)[1]
                                                  and not read_unguarded(forward, name))
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import ast
 import inspect
-import textwrap
 from dataclasses import dataclass, field
-from functools import lru_cache
 
+from ..analysis.code import function_def as _function_def
+from ..analysis.code import own_init as _init_of
+from ..analysis.code import parsed as _tree
 from ..base.names import LAYERS, size_of
 
 #: parameters of torch's layers whose value is a size: the dim each one is
@@ -54,19 +55,6 @@ class Field:
     children: dict = field(default_factory=dict)
 
 
-@lru_cache(maxsize=256)
-def _tree(obj) -> ast.AST | None:
-    try:
-        return ast.parse(textwrap.dedent(inspect.getsource(obj)))
-    except (OSError, TypeError, SyntaxError, IndentationError):
-        return None
-
-
-def _init_of(cls: type):
-    init = cls.__dict__.get("__init__")
-    return init if inspect.isfunction(init) else None
-
-
 def _reading_init(cls: type):
     """The constructor that reads ``cls``'s arguments: its own ``__init__``, or, when that only
     takes ``*args, **kwargs`` to hand them on (a class a decorator wraps, a subclass that
@@ -89,13 +77,6 @@ def _forwards_only(init) -> bool:
     except (TypeError, ValueError):
         return False
     return bool(params) and all(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
-
-
-def _function_def(tree: ast.AST | None, name: str = "__init__"):
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            return node
-    return None
 
 
 def _resolve(node: ast.expr, names: dict):
@@ -431,18 +412,3 @@ def kwargs_base(cls: type) -> tuple[type, frozenset[str]] | None:
             return None
         return base, frozenset(kw.arg for kw in node.keywords if kw.arg is not None)
     return None
-
-
-def compared_with_none(func, name: str) -> bool:
-    """Whether ``func`` tests its argument ``name`` with ``is None`` / ``is not None``."""
-    func = getattr(func, "__func__", func)
-    body = _function_def(_tree(func), getattr(func, "__name__", "")) \
-        if inspect.isfunction(func) else None
-    for node in ast.walk(body) if body is not None else ():
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 \
-                and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
-                and isinstance(node.left, ast.Name) and node.left.id == name \
-                and isinstance(node.comparators[0], ast.Constant) \
-                and node.comparators[0].value is None:
-            return True
-    return False

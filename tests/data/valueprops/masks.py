@@ -150,3 +150,71 @@ class OutputsMaskedOnly(PaddedSelfAttention):
         scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
         y = self.out((scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C))
         return y.masked_fill(attention_mask[..., None] == 0, 0.0)
+
+
+class KeyMaskOnFastPathOnly(PaddedSelfAttention):
+    """Hands the key mask (True = attend) to a fast path that applies it; the path that runs by
+    default accepts the mask and never applies it."""
+
+    def __init__(self, n_embd, n_head, fast=False):
+        super().__init__(n_embd, n_head)
+        self.fast = fast
+
+    def fast_path(self, q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None, None, :])
+
+    def forward(self, x, mask=None):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        if self.fast:
+            y = self.fast_path(q, k, v, mask)
+        else:
+            weights = (q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)).softmax(-1)
+            y = weights @ v  # BUG
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class KeyMaskHandedToMethod(PaddedSelfAttention):
+    """Forward reads nothing of the mask: the method it hands it to hides the masked keys
+    (True = attend)."""
+
+    def attend(self, q, k, v, keep):
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        scores = scores.masked_fill(~keep[:, None, None, :], float("-inf"))
+        return scores.softmax(-1) @ v
+
+    def forward(self, x, mask=None):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        y = self.attend(q, k, v, mask)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class KeyMaskHandedToSubmodule(nn.Module):
+    """The mask (True = masked out) handed to a submodule whose forward applies it."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.attn = KeyPadding(n_embd, n_head)
+        self.norm = nn.LayerNorm(n_embd)
+
+    def forward(self, x, pad_mask=None):
+        return x + self.attn(self.norm(x), key_padding_mask=pad_mask)
+
+
+class KeyMaskHandedToSubmoduleOnQueries(KeyMaskHandedToSubmodule):
+    """The submodule (defined below) applies the mask to the queries' rows."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__(n_embd, n_head)
+        self.attn = RowsMasked(n_embd, n_head)
+
+
+class RowsMasked(PaddedSelfAttention):
+    def forward(self, x, key_padding_mask=None):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
+        scores = scores.masked_fill(key_padding_mask[:, None, :, None], -1e4)  # BUG
+        y = scores.softmax(-1) @ v
+        return self.out(y.transpose(1, 2).reshape(B, T, C))

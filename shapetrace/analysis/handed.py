@@ -6,7 +6,7 @@
 names (``self.attn = Attention(...)`` then ``self.attn(x, mask=mask)``; ``self.block = block``
 with ``block: Attention`` annotated), inside a lambda or not. :func:`handed` follows those
 calls (``ast``; nothing is run) a few levels down and yields each function with the name the
-argument has there, so that what the code does with it (``drive.masks``) is read where it is
+argument has there, so that what the code does with it (``analysis.masks``) is read where it is
 done. A call whose callee cannot be resolved is skipped: the reading says less, never more.
 """
 
@@ -16,7 +16,9 @@ import ast
 import inspect
 from collections.abc import Iterator
 
-from .usage import _function_def, _init_of, _tree
+from .code import function_def as _function_def
+from .code import own_init as _init_of
+from .code import parsed as _tree
 
 #: how many calls deep an argument is followed
 DEPTH = 3

@@ -1,0 +1,48 @@
+"""The user's code as ``ast``: a function's or class's source parsed once, a ``def`` found in
+it, a class's own constructor. Nothing is run; code whose source cannot be read gives None.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from functools import lru_cache
+
+
+@lru_cache(maxsize=256)
+def parsed(obj) -> ast.AST | None:
+    """The parsed source of a function or class, or None."""
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(obj)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+
+
+def function_def(tree: ast.AST | None, name: str = "__init__"):
+    """The first ``def name`` in ``tree``, or None."""
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node
+    return None
+
+
+def own_init(cls: type):
+    """``cls``'s own ``__init__`` (not one it inherits), or None."""
+    init = cls.__dict__.get("__init__")
+    return init if inspect.isfunction(init) else None
+
+
+def compared_with_none(func, name: str) -> bool:
+    """Whether ``func`` tests its argument ``name`` with ``is None`` / ``is not None``."""
+    func = getattr(func, "__func__", func)
+    body = function_def(parsed(func), getattr(func, "__name__", "")) \
+        if inspect.isfunction(func) else None
+    for node in ast.walk(body) if body is not None else ():
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+                and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
+                and isinstance(node.left, ast.Name) and node.left.id == name \
+                and isinstance(node.comparators[0], ast.Constant) \
+                and node.comparators[0].value is None:
+            return True
+    return False
