@@ -460,14 +460,16 @@ class Lineage:
             self._batched = batched
         return self._batched[meta.src[0]]
 
-    def root(self, meta: TensorMeta, moves) -> tuple[int, int] | None:
-        """The (record, slot) a tensor was cut or reshaped from, following back through ``moves``."""
+    def root(self, meta: TensorMeta, moves) -> tuple[int, int] | TensorMeta:
+        """What a tensor was cut or reshaped from, following back through ``moves``: the
+        (record, slot) of the op that made it, or the tensor from outside the trace (an input, a
+        parameter: described once, so the same object wherever it is read)."""
         while meta.src is not None:
             rec = self.records[meta.src[0]]
-            if rec.op not in moves or not rec.inputs or rec.inputs[0].src is None:
+            if rec.op not in moves or not rec.inputs:
                 return meta.src
             meta = rec.inputs[0]
-        return None
+        return meta
 
 
 def _has_batch(meta: TensorMeta) -> bool:

@@ -7,7 +7,9 @@ the behaviour checks judge a mask by it (``behaviour.masks``).
 - ``scores.masked_fill(mask, -inf)``, ``masked_fill(mask.bool(), ...)``,
   ``masked_fill(mask == 1, ...)``: True = masked out;
 - SDPA's ``attn_mask=mask`` (or ``mask.bool()``): a boolean mask there means True = attend;
-- ``scores + mask`` (``scores += mask``): a float added to the scores.
+- ``scores + mask`` (``scores += mask``): a float added to the scores;
+- ``x * x_mask`` (``x *= mask``): a float 0/1 multiplied into the values, 1 = a real position. A
+  mask read so and also as True/1 = keep says the same: keep.
 
 A local name made from the mask alone (``m = mask.bool() if mask is not None else None``) stands
 for it. Uses that disagree, or none of these, say nothing.
@@ -28,9 +30,17 @@ _CASTS = frozenset({"bool", "to", "float", "type", "unsqueeze", "view", "reshape
 
 
 def mask_meaning(forward, name: str) -> str | None:
-    """``"keep"``, ``"drop"`` or ``"add"`` for forward's argument ``name``, or None."""
-    found = mask_meanings(forward, name)
-    return found.pop() if len(found) == 1 else None
+    """``"keep"``, ``"drop"``, ``"add"`` or ``"mul"`` for forward's argument ``name``, or
+    None."""
+    return _one(mask_meanings(forward, name))
+
+
+def _one(found: set[str]) -> str | None:
+    """The one meaning ``found`` says, or None: a mask multiplied in (1 = real) and read as
+    True/1 = keep means keep."""
+    if found == {"keep", "mul"}:
+        return "keep"
+    return next(iter(found)) if len(found) == 1 else None
 
 
 def handed_meaning(forward, name: str, owner: type | None = None) -> tuple[str | None, bool]:
@@ -42,7 +52,7 @@ def handed_meaning(forward, name: str, owner: type | None = None) -> tuple[str |
     for func, param in handed(forward, name, owner):
         found |= mask_meanings(func, param)
         tested = tested or compared_with_none(func, param)
-    return (found.pop() if len(found) == 1 else None), tested
+    return _one(found), tested
 
 
 def mask_meanings(func, name: str) -> set[str]:
@@ -120,6 +130,12 @@ def _use(node: ast.AST, names: set[str]) -> str | None:
     if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) \
             and _same(node.value, names):
         return "add"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) \
+            and (_same(node.left, names) or _same(node.right, names)):
+        return "mul"
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Mult) \
+            and _same(node.value, names):
+        return "mul"
     return None
 
 

@@ -161,11 +161,14 @@ _TORCH_DTYPES = {
     "long": "int64", "int": "int32", "bool": "bool",
 }
 _INTEGER_DTYPES = {"long", "int"}
-_DTYPE_CHOICES = "float, double, half, bfloat16, long, int, bool, mask-keep, mask-drop, mask-add"
+_DTYPE_CHOICES = "float, double, half, bfloat16, long, int, bool, mask-keep, mask-drop, mask-add, mask-mul"
 #: the spellings of a mask's meaning -> InputSpec.mask: ``mask-keep`` True/1 = may attend (as
 #: ``masked_fill(mask == 0, -inf)`` and SDPA's boolean ``attn_mask`` read it), ``mask-drop``
-#: True = masked out (``masked_fill(mask, -inf)``), ``mask-add`` a float added to the scores
-MASK_MEANINGS = {"mask-keep": "keep", "mask-drop": "drop", "mask-add": "add"}
+#: True = masked out (``masked_fill(mask, -inf)``), ``mask-add`` a float added to the scores,
+#: ``mask-mul`` a float multiplied into the values (1 = a real position, 0 = padding: ``x * x_mask``)
+MASK_MEANINGS = {"mask-keep": "keep", "mask-drop": "drop", "mask-add": "add", "mask-mul": "mul"}
+#: the meanings whose mask is a float, not a bool
+FLOAT_MASKS = frozenset(("add", "mul"))
 
 
 @dataclass(frozen=True)
@@ -184,7 +187,8 @@ class InputSpec:
     #: module was built with, so that no guessed token is padding by chance
     low: int = 0
     #: what a mask's values mean (``MASK_MEANINGS``): "keep" (True/1 = may attend), "drop"
-    #: (True = masked out) or "add" (a float added to the scores: 0 or -inf); None: no mask
+    #: (True = masked out), "add" (a float added to the scores: 0 or -inf) or "mul" (a float
+    #: 0/1 multiplied into the values, each sequence real then padded); None: no mask
     mask: str | None = None
 
     def __str__(self) -> str:
@@ -245,7 +249,7 @@ def parse_input(text: str, dims: Mapping[str, int] | None = None) -> InputSpec:
     if meaning is not None:
         if len(parts) > 2:
             raise UsageError(f"{where}: nothing follows a mask's meaning (mask-{meaning})")
-        spec = InputSpec(name, shape, "float" if meaning == "add" else "bool", mask=meaning)
+        spec = InputSpec(name, shape, "float" if meaning in FLOAT_MASKS else "bool", mask=meaning)
         if dims is not None:
             check_input(spec, dims)
         return spec
@@ -324,6 +328,9 @@ def make_input(spec: InputSpec, dims: Mapping[str, int], *, generator=None):
 
     shape = spec.shape(dims)
     dtype = getattr(torch, _TORCH_DTYPES[spec.dtype])
+    if spec.mask == "mul":
+        return _padding(shape, spec.dims.index("T") if "T" in spec.dims else len(shape) - 1,
+                        generator).to(dtype)
     if spec.mask is not None:
         return make_mask(spec.mask, shape, generator=generator)
     if spec.dtype in _INTEGER_DTYPES:
@@ -340,6 +347,20 @@ def make_input(spec: InputSpec, dims: Mapping[str, int], *, generator=None):
             return tril.expand(shape).clone()
         return torch.rand(shape, generator=generator) < 0.5
     return torch.randn(shape, generator=generator, dtype=dtype)
+
+
+def _padding(shape: tuple[int, ...], axis: int, generator):
+    """A 0/1 mask of ``shape``: along ``axis``, each sequence's real positions first (at least
+    one), then padding, as lengths make it; the lengths vary along the first axis (the batch)."""
+    import torch
+
+    lengths = torch.randint(1, shape[axis] + 1, (shape[0],), generator=generator)
+    along = [1] * len(shape)
+    along[axis] = shape[axis]
+    per = [1] * len(shape)
+    per[0] = shape[0]
+    real = torch.arange(shape[axis]).reshape(along) < lengths.reshape(per)
+    return real.expand(shape).clone()
 
 
 def make_mask(meaning: str, shape: tuple[int, ...], *, generator=None):

@@ -37,6 +37,7 @@ from ..base.names import (
 )
 from ..base.source import class_namespace
 from ..base.specs import (
+    FLOAT_MASKS,
     IDENTIFIER,
     INTEGER,
     InputSpec,
@@ -150,11 +151,11 @@ def _required_mask(name: str, forward, specs: list, owner: type | None) -> Input
     """A mask forward requires, of the meaning read where its code uses it (in forward or the
     code forward hands it to, ``analysis.handed``); None when nothing says what it means. The
     condition of a ``masked_fill`` or SDPA's ``attn_mask`` is a mask whatever its name; an
-    argument added to something is one only when its name says so."""
+    argument added to something or multiplied into it is one only when its name says so."""
     from .masks import handed_meaning
 
     meaning = handed_meaning(forward, name, owner)[0]
-    if meaning == "add" and not MASK_INPUT.search(name):
+    if meaning in FLOAT_MASKS and not MASK_INPUT.search(name):
         return None
     return _mask_spec(name, meaning, specs)
 
@@ -162,9 +163,21 @@ def _required_mask(name: str, forward, specs: list, owner: type | None) -> Input
 def _mask_spec(name: str, meaning: str | None, specs: list) -> InputSpec | None:
     if meaning is None:
         return None
+    if meaning == "mul":
+        return _values_mask(name, specs)
     sources = any(isinstance(s, InputSpec) and "S" in s.dims for s in specs)
     return InputSpec(name, ("T", "S") if sources else ("T", "T"),
                      "float" if meaning == "add" else "bool", mask=meaning)
+
+
+def _values_mask(name: str, specs: list) -> InputSpec | None:
+    """A 0/1 mask multiplied into the values (``x * x_mask``): the shape of the sequence before
+    it, (B, T, C) or (B, C, T), with its channels 1; None without one."""
+    values = next((s for s in specs if isinstance(s, InputSpec) and s.dtype == "float"
+                   and s.mask is None and len(s.dims) == 3 and "T" in s.dims and s.dims[0] == "B"), None)
+    if values is None:
+        return None
+    return InputSpec(name, tuple(d if d in ("B", "T") else 1 for d in values.dims), "float", mask="mul")
 
 
 def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:

@@ -30,7 +30,7 @@ from ..base.names import (
     size_of,
 )
 from ..base.specs import InputSpec, ValueInput
-from .usage import _function_def, _init_of, _tree, meaning_by_use
+from .usage import _function_def, _reading_init, _tree, meaning_by_use
 
 
 def spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
@@ -80,7 +80,10 @@ def lengths_input(name: str, dims) -> InputSpec | None:
 
 
 #: torch's layers that read their input's last axis as a width: the parameter that sizes it
-_WIDTH_LAYERS = {"Linear": "in_features", "LayerNorm": "normalized_shape", "RMSNorm": "normalized_shape"}
+#: a 1-D convolution's input is first guessed (B, T, C) as well: the convolution refuses it,
+#: and it is read channels first (``layout.signal_reading``) with the other sequences
+_WIDTH_LAYERS = {"Linear": "in_features", "LayerNorm": "normalized_shape", "RMSNorm": "normalized_shape",
+                 "Conv1d": "in_channels"}
 
 
 def spec_by_layer(name: str, forward, owner: type | None) -> InputSpec | None:
@@ -88,7 +91,7 @@ def spec_by_layer(name: str, forward, owner: type | None) -> InputSpec | None:
     it came (``self.cast(seq)``, ``self.norm(seq)``): (B, T, C) when the constructor built that
     layer (``self.cast = nn.Linear(d_model, ...)``) with a width from an argument that states or
     is used as the model width; token ids (B, T) into an ``nn.Embedding``. None otherwise."""
-    init = _init_of(owner) if isinstance(owner, type) else None
+    init = _reading_init(owner) if isinstance(owner, type) else None
     body = _function_def(_tree(getattr(forward, "__func__", forward)), "forward")
     init_body = _function_def(_tree(init), "__init__") if init is not None else None
     if body is None or init_body is None:

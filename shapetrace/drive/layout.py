@@ -424,23 +424,53 @@ def signal_refused(failed, names: tuple[str, ...]) -> bool:
     return any(tuple(m.shape) in shapes for m in op.inputs)
 
 
+#: ops that read features on the last axis
+LAST_AXIS_OPS = frozenset({"F.layer_norm", "torch.layer_norm", "F.rms_norm", "torch.rms_norm",
+                           "F.linear", "torch._C._nn.linear"})
+
+
+def moved_refused(failed, names: tuple[str, ...]) -> bool:
+    """Whether an op that reads features on the last axis failed on a vector guess of ``names``
+    (B, T, C) that forward moved to (B, C, T) first (``x.transpose(1, -1)``): code that moves
+    its input's axis 1 last before a norm takes channels first."""
+    import torch
+
+    op = failed.failed_op
+    if op is None or op.op not in LAST_AXIS_OPS:
+        return False
+    swapped = {(a.shape[0], a.shape[2], a.shape[1]) for a, n in zip(failed.args, failed.names)
+               if n in names and isinstance(a, torch.Tensor) and a.dim() == 3 and a.shape[1] != a.shape[2]}
+    return bool(op.inputs) and tuple(op.inputs[0].shape) in swapped
+
+
 def signal_reading(inputs: tuple, failed, names: tuple[str, ...]):
     """``(inputs, note)`` with ``names`` read as signals (B, C, T), channels first, the channels
-    the 1-D convolution that refused them takes, when a vector guess (B, T, C) failed there;
-    None otherwise."""
+    the 1-D convolution that refused them takes, when a vector guess (B, T, C) failed there or
+    at a norm forward moved its axis 1 last for; masks multiplied into them follow. None
+    otherwise."""
     from ..base.specs import InputSpec
 
     op = failed.failed_op
-    if not signal_refused(failed, names) or failed.model is None:
+    if not (signal_refused(failed, names) or moved_refused(failed, names)) or failed.model is None:
         return None
     channels = next(filter(None, map(_channels_of, failed.model.modules())), None)
     read = tuple(InputSpec(s.name, ("B", channels or "C", s.dims[1]))
-                 if isinstance(s, InputSpec) and s.name in names and len(s.dims) == 3 else s
-                 for s in inputs)
-    what = "the norm" if "norm" in op.op else "the 1-D convolution"
-    return read, (f"{', '.join(names)} read as (B, {channels or 'C'}, T), channels first, as "
-                  f"{what} {op.op} takes: as (B, T, C) it did not fit; give "
-                  f"--input {names[0]}=B,C,T to choose")
+                 if isinstance(s, InputSpec) and s.name in names and len(s.dims) == 3
+                 else _channels_first_mask(s) for s in inputs)
+    if op.op in SIGNAL_OPS:
+        why = f"as the {'norm' if 'norm' in op.op else '1-D convolution'} {op.op} takes"
+    else:
+        why = f"as forward moves axis 1 last for {op.op}"
+    return read, (f"{', '.join(names)} read as (B, {channels or 'C'}, T), channels first, {why}: "
+                  f"as (B, T, C) it did not fit; give --input {names[0]}=B,C,T to choose")
+
+
+def _channels_first_mask(spec):
+    """A mask multiplied into values read as (B, T, C), (B, T, 1), as they are read channels
+    first: (B, 1, T); any other input as it is."""
+    if getattr(spec, "mask", None) == "mul" and tuple(spec.dims) == ("B", "T", 1):
+        return dataclasses.replace(spec, dims=("B", 1, "T"))
+    return spec
 
 
 def _channels_of(module) -> int | None:

@@ -11,6 +11,7 @@ import inspect
 
 from ..analysis.code import compared_with_none
 from ..analysis.masks import handed_meaning, mask_meaning
+from ..base.specs import FLOAT_MASKS
 from .usage import _function_def, _tree
 
 __all__ = ["MASK_SHAPES", "handed_meaning", "mask_meaning", "may_be_none", "read_unguarded",
@@ -26,7 +27,7 @@ def with_meanings(inputs: tuple, forward) -> tuple:
             if forward is not None and getattr(spec, "mask", None) else None
         if meaning is not None and meaning != spec.mask:
             spec = dataclasses.replace(spec, mask=meaning,
-                                       dtype="float" if meaning == "add" else "bool")
+                                       dtype="float" if meaning in FLOAT_MASKS else "bool")
         out.append(spec)
     return tuple(out)
 

@@ -48,7 +48,7 @@ from ..base.names import (
 )
 from ..base.ops import EMBEDDINGS
 from ..base.specs import InputSpec, ValueInput, parse_input
-from .layout import first_channels, signal_reading, signal_refused, takes_images
+from .layout import first_channels, moved_refused, signal_reading, signal_refused, takes_images
 
 
 @dataclass(frozen=True)
@@ -271,7 +271,8 @@ class ImageInputs(Guess):
         return failed.unpacked(4, self.names) or failed.pattern_wants(4, self.names) or (
             failed.failed_op is not None and failed.failed_op.op in _IMAGE_OPS
             and failed.reads_input(failed.failed_op, self.names)) or (
-            not failed.ran and takes_images(failed.model)) or signal_refused(failed, self.names)
+            not failed.ran and takes_images(failed.model)) or signal_refused(failed, self.names) \
+            or moved_refused(failed, self.names)
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         signal = signal_reading(plan.inputs, failed, self.names)
@@ -564,7 +565,8 @@ def make_plan(request: Request) -> Plan:
             if sources:
                 guesses.append(SourceLength(sources))
             inputs = assignment_masks(inputs, request)
-            masks = tuple(s.name for s in inputs if getattr(s, "mask", None))
+            # a mask multiplied into the values has their shape: it follows their readings
+            masks = tuple(s.name for s in inputs if getattr(s, "mask", None) not in (None, "mul"))
             if masks:
                 guesses.append(GuessedMasks(masks))
     else:

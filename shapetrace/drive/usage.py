@@ -56,13 +56,14 @@ class Field:
 
 
 def _reading_init(cls: type):
-    """The constructor that reads ``cls``'s arguments: its own ``__init__``, or, when that only
-    takes ``*args, **kwargs`` to hand them on (a class a decorator wraps, a subclass that
-    records its arguments), the first one of its bases of the user's code that names them."""
+    """The constructor that reads ``cls``'s arguments: its own ``__init__``, or, when it has none
+    or that only takes ``*args, **kwargs`` to hand them on (a class a decorator wraps, a
+    subclass that records its arguments), the first one of its bases of the user's code that
+    names them."""
     init = _init_of(cls)
-    if init is None or not _forwards_only(init):
+    if init is not None and not _forwards_only(init):
         return init
-    for base in cls.__mro__[1:]:
+    for base in cls.__mro__[1:]:  # an inherited constructor, or the one a forwarder hands on to
         if (base.__module__ or "").startswith("torch"):
             return None
         found = _init_of(base)
@@ -331,6 +332,33 @@ def _uses(obj, param: str, depth: int, seen: set) -> set[str]:
         per_head = _sizes_of(_bound(callee, node, lambda arg: _times_heads(arg, is_param)), depth, seen)
         if per_head:  # nn.Linear(d_model, n_heads * d_queries): a width per head
             found |= {"d" if dim == "C" else "?" for dim in per_head}
+    if isinstance(obj, type) and attributes:
+        found |= _forward_uses(obj, attributes)
+    return found
+
+
+def _forward_uses(cls: type, attributes: set[str]) -> set[str]:
+    """The dims forward's calls of torch's functions read ``self.attr`` as, for the attributes
+    the constructor stored a parameter in: ``F.layer_norm(x, (self.channels,), ...)``, the
+    width."""
+    forward = cls.__dict__.get("forward")
+    body = _function_def(_tree(forward), "forward") if inspect.isfunction(forward) else None
+    if body is None:
+        return set()
+
+    def is_attr(node) -> bool:
+        if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 1:
+            node = node.elts[0]
+        return isinstance(node, ast.Attribute) and node.attr in attributes \
+            and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+    found: set[str] = set()
+    for node in ast.walk(body):
+        if isinstance(node, ast.Call):
+            callee = _resolve(node.func, forward.__globals__)
+            if callable(callee) and not _user_code(callee):
+                found |= {_LAYER_SIZES[name] for _, name in _bound(callee, node, is_attr)
+                          if name in _LAYER_SIZES}
     return found
 
 

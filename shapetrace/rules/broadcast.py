@@ -76,9 +76,8 @@ def _elementwise(analysis: Analysis, rec):
     lineage = analysis.lineage
     if lineage.constant(a) and lineage.constant(b):
         return None  # position arithmetic on aranges
-    root = lineage.root(a, SIMPLE_MOVES)
-    if root is not None and root == lineage.root(b, SIMPLE_MOVES):
-        return None  # pairwise differences of one tensor with itself: x[:, None] - x[None, :]
+    if lineage.root(a, SIMPLE_MOVES) == lineage.root(b, SIMPLE_MOVES):
+        return None  # pairs of one tensor with itself: x[:, None] - x[None, :], m[..., None] * m
     dims = analysis.dims
     name = axis_label(sa[pair[0]][1], dims)
     left, right = binop_operands(rec.source) or ("the left operand", "the right operand")
