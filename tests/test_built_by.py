@@ -11,6 +11,9 @@ import textwrap
 import torch.nn as nn
 
 import shapetrace as st
+from shapetrace.base.dims import Dims
+from shapetrace.drive.infer import infer_inputs
+from shapetrace.drive.targets import resolve_targets
 from shapetrace.frontends.cli import main
 
 LAYERS = '''
@@ -113,3 +116,99 @@ def test_a_constructor_whose_own_divisibility_check_refuses_the_width_gets_an_ev
     result = st.check(HalvedHeads).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert any("C=176 (head size d=16)" in n for n in result.notes), result.notes
+
+
+BLOCKS = '''
+    import torch
+    from torch import nn
+
+
+    class Block(nn.Module):
+        """A block whose attention the models build and hand in."""
+
+        def __init__(self, attention, width):
+            super().__init__()
+            self.attention = attention
+            self.norm = nn.LayerNorm(width)
+
+        def forward(self, x, cross):
+            return self.norm(x + self.attention(x, cross, cross))
+'''
+
+ATTENTION = '''
+    from torch import nn
+
+
+    class Attention(nn.Module):
+        def __init__(self, width, heads):
+            super().__init__()
+            self.heads = heads
+            self.q, self.kv = nn.Linear(width, width), nn.Linear(width, 2 * width)
+
+        def forward(self, queries, keys, values):
+            b, t, c = queries.shape
+            s = keys.shape[1]
+            q = self.q(queries).view(b, t, self.heads, -1).transpose(1, 2)
+            k, v = (self.kv(keys).view(b, s, 2, self.heads, -1).permute(2, 0, 3, 1, 4))
+            w = (q @ k.transpose(-2, -1) / (c // self.heads) ** 0.5).softmax(-1)
+            return (w @ v).transpose(1, 2).reshape(b, t, c)
+'''
+
+# another model of the project with a class of its own named Block: its calls say nothing of
+# the Block of blocks.py
+OTHER = '''
+    from torch import nn
+
+
+    class Block(nn.Module):
+        def __init__(self, width):
+            super().__init__()
+            self.proj = nn.Linear(width, width)
+
+        def forward(self, x):
+            return self.proj(x)
+
+
+    class Other(nn.Module):
+        def __init__(self, width):
+            super().__init__()
+            self.block = Block(nn.Identity())
+'''
+
+FORMER = '''
+    from torch import nn
+
+    from parts.attention import Attention
+    from parts.blocks import Block
+
+
+    class Former(nn.Module):
+        def __init__(self, width, heads):
+            super().__init__()
+            self.block = Block(Attention(width, heads), width)
+
+        def forward(self, x, cross):
+            return self.block(x, cross)
+'''
+
+
+def test_a_module_argument_is_built_as_another_package_of_the_project_builds_it(capsys, tmp_path,
+                                                                                 monkeypatch):
+    """``parts/`` defines the block, ``models/`` builds it: the calls there say what its
+    attention is (a file that names another class ``Block`` says nothing), and the input the
+    block hands on to that attention's keys is read as keys."""
+    monkeypatch.chdir(tmp_path)
+    for folder, files in (("parts", {"blocks.py": BLOCKS, "attention.py": ATTENTION}),
+                          ("models", {"a_other.py": OTHER, "former.py": FORMER})):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+        for name, text in files.items():
+            (tmp_path / folder / name).write_text(textwrap.dedent(text))
+    main([str(tmp_path / "parts" / "blocks.py"), "--format", "json", "--no-trace"])
+    (target,) = json.loads(capsys.readouterr().out)["targets"]
+    assert target["error"] is None, target["error"]
+    assert not [d for d in target["diagnostics"] if d["severity"] == "error"], target["diagnostics"]
+    assert any(n.startswith("attention built as former.py:") and "Attention(...)" in n
+               for n in target["notes"]), target["notes"]
+    (block,) = resolve_targets(f"{tmp_path / 'parts' / 'blocks.py'}::Block", root=tmp_path)
+    assert [str(s) for s in infer_inputs(block.cls, Dims())] == ["x=B,T,C", "cross=B,S,C"]

@@ -24,10 +24,12 @@ from .code import parsed as _tree
 DEPTH = 3
 
 
-def handed(func, name: str, owner: type | None = None, depth: int = DEPTH) \
+def handed(func, name: str, owner: type | None = None, depth: int = DEPTH, built=None) \
         -> Iterator[tuple[object, str]]:
     """``(function, parameter name)`` for ``func`` itself and every function of the user's code
-    it hands its argument ``name`` to, followed ``depth`` calls down."""
+    it hands its argument ``name`` to, followed ``depth`` calls down. ``built(cls, param)``, when
+    given, names the module class a constructor argument stored as a submodule is (as the
+    project's code builds it)."""
     seen: set[tuple[int, str]] = set()
     todo = [(getattr(func, "__func__", func), name, owner, depth)]
     while todo:
@@ -44,13 +46,13 @@ def handed(func, name: str, owner: type | None = None, depth: int = DEPTH) \
         for node in ast.walk(body):
             if isinstance(node, ast.Call):
                 todo.extend((callee, param, cls, left - 1)
-                            for callee, param, cls in _receivers(node, name, func, owner))
+                            for callee, param, cls in _receivers(node, name, func, owner, built))
 
 
-def _receivers(call: ast.Call, name: str, func, owner: type | None):
+def _receivers(call: ast.Call, name: str, func, owner: type | None, built=None):
     """``(function, parameter, its class)`` for each parameter of the callee of ``call`` that
     receives ``name`` unchanged."""
-    callee, cls, bound = _callee(call.func, func, owner)
+    callee, cls, bound = _callee(call.func, func, owner, built)
     if callee is None:
         return
     try:
@@ -68,7 +70,7 @@ def _receivers(call: ast.Call, name: str, func, owner: type | None):
             yield callee, keyword.arg, cls
 
 
-def _callee(node: ast.expr, func, owner: type | None):
+def _callee(node: ast.expr, func, owner: type | None, built=None):
     """The function a callee expression runs, its class, and whether it takes ``self``."""
     names = getattr(func, "__globals__", {})
     if isinstance(node, ast.Name):
@@ -88,17 +90,17 @@ def _callee(node: ast.expr, func, owner: type | None):
     if inspect.isfunction(static):
         return static, cls, base == "self"
     if base == "self" and static is None:
-        sub = submodule_class(cls, node.attr)
+        sub = submodule_class(cls, node.attr, built)
         if sub is not None and inspect.isfunction(getattr(sub, "forward", None)):
             return sub.forward, sub, True
     return None, None, False
 
 
-def submodule_class(cls: type, attr: str) -> type | None:
+def submodule_class(cls: type, attr: str, built=None) -> type | None:
     """The module class ``cls``'s constructor puts in ``self.attr``: built there
     (``self.attr = Attention(...)``) or handed in as an argument annotated with it
-    (``def __init__(self, attn: Attention)``, ``self.attr = attn``); None when the code does not
-    say, or says two things."""
+    (``def __init__(self, attn: Attention)``, ``self.attr = attn``) or that ``built(cls, arg)``
+    names; None when the code does not say, or says two things."""
     import torch.nn as nn
 
     init = _init_of(cls)
@@ -119,6 +121,8 @@ def submodule_class(cls: type, attr: str) -> type | None:
             made = names.get(value.func.id)
         elif isinstance(value, ast.Name):
             made = _annotated(init, value.id, names)
+            if made is None and built is not None:
+                made = built(cls, value.id)
         if not (isinstance(made, type) and issubclass(made, nn.Module)) \
                 or made.__module__.startswith("torch."):
             return None

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from ..base.source import file_tree
+from .examples import package_base
 
 #: how many files of the package are read for calls of a class
 FILES = 40
@@ -41,7 +44,7 @@ def built_for(owner: type, param: str) -> Built | None:
     if place is None:
         return None
     index, path = place
-    for file in _package_files(path):
+    for file in _package_files(path, owner):
         tree = file_tree(str(file))
         if tree is None:
             continue
@@ -79,7 +82,7 @@ def passed_for(owner: type, param: str, depth: int = 3) -> Passed | None:
     if place is None:
         return None
     index, path = place
-    for file in _package_files(path):
+    for file in _package_files(path, owner):
         tree = file_tree(str(file))
         if tree is None:
             continue
@@ -156,15 +159,73 @@ def _literal(node: ast.expr | None) -> object:
     return _NOTHING
 
 
-def _package_files(path: Path) -> list[Path]:
-    """The file itself, then the other files of its folder and of the package above it."""
+def _package_files(path: Path, owner: type) -> list[Path]:
+    """The file itself, then the other files of its folder and of the package above it, then
+    the files of the project's other packages that call ``owner`` (``models/`` building what
+    ``layers/`` defines). A file whose module names another class by ``owner``'s name (two
+    ``EncoderLayer`` of two models) is left out; one of the other packages also when it
+    cannot be imported to tell."""
     files = [path]
     folders = [path.parent]
     if (path.parent / "__init__.py").is_file() and (path.parent.parent / "__init__.py").is_file():
         folders.append(path.parent.parent)
     for folder in folders:
         files += sorted(p for p in folder.glob("*.py") if p not in files)
-    return files[:FILES]
+    name = owner.__name__
+    files = [f for f in files if f == path or _names(f, owner) is not False]
+    return (files + [f for f in _project_files(str(path.parent)) if f not in files
+                     and name + "(" in _text(f) and _names(f, owner)])[:FILES]
+
+
+def _names(file: Path, owner: type) -> bool | None:
+    """Whether the module of ``file`` names ``owner`` by its name (the same class, from the
+    same file); None when the file does not call it or cannot be imported to tell."""
+    if owner.__name__ + "(" not in _text(file):
+        return None
+    module = _imported(file)
+    found = getattr(module, owner.__name__, None) if module is not None else None
+    if not isinstance(found, type):
+        return None
+    return found is owner or (found.__qualname__ == owner.__qualname__
+                              and _source(found) == _source(owner))
+
+
+def _source(cls: type) -> str | None:
+    try:
+        return os.path.realpath(inspect.getsourcefile(cls) or "")
+    except (TypeError, OSError):
+        return None
+
+
+#: how many files of a project's other packages are read for calls of a class
+_PROJECT_FILES = 300
+
+
+@lru_cache(maxsize=16)
+def _project_files(folder: str) -> tuple[Path, ...]:
+    """The files of the packages beside ``folder``'s outermost package (the folders of the
+    project's root that hold an ``__init__.py``); none for a file outside any package."""
+    base = Path(package_base(folder))
+    if str(base) == folder:
+        return ()
+    found: list[Path] = []
+    for top in sorted(base.iterdir()):
+        if not (top / "__init__.py").is_file():
+            continue
+        for directory, dirs, names in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
+            found += [Path(directory) / n for n in sorted(names) if n.endswith(".py")]
+            if len(found) >= _PROJECT_FILES:
+                return tuple(found[:_PROJECT_FILES])
+    return tuple(found)
+
+
+@lru_cache(maxsize=512)
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _named(func: ast.expr) -> str | None:
@@ -238,8 +299,6 @@ def _imported(file: Path):
     """The module of ``file`` as its package imports it (``pkg.sub.module``); None when it is
     outside any package or cannot be imported."""
     import importlib
-
-    from .examples import package_base
 
     folder = str(file.parent)
     base = package_base(folder)

@@ -30,6 +30,7 @@ from ..base.names import (
     size_of,
 )
 from ..base.specs import InputSpec, ValueInput
+from .builtby import built_for
 from .usage import _function_def, _reading_init, _tree, meaning_by_use
 
 
@@ -53,7 +54,7 @@ def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None
     q, k, v, mask)``: keys and values, (B, S, C)): the spec those names give, when every
     receiver whose name gives one agrees; None otherwise."""
     found: set[InputSpec] = set()
-    for func, there in list(handed(forward, name, owner))[1:]:
+    for func, there in list(handed(forward, name, owner, built=_built_class))[1:]:
         try:
             params = {q for q in inspect.signature(func).parameters if q != "self"}
         except (TypeError, ValueError):
@@ -116,6 +117,12 @@ def spec_by_layer(name: str, forward, owner: type | None) -> InputSpec | None:
             return InputSpec(name, ("B", "T", "C"))
         return None
     return None
+
+
+def _built_class(cls: type, param: str) -> type | None:
+    """The module class the project's code builds ``cls``'s argument ``param`` as, or None."""
+    found = built_for(cls, param)
+    return found.cls if found is not None and found.count is None else None
 
 
 def _self_attribute(func: ast.expr) -> str | None:
