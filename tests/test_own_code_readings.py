@@ -543,3 +543,31 @@ def test_lengths_shapetrace_chose_apart_are_no_finding():
     assert result.diagnostics == [] and "query=B,1,C" in result.error, (result.error, result.diagnostics)
     declared = st.check(OneStepAdditive, inputs=["query=B,1,C", "key=B,S,C", "value=B,S,C"]).targets[0]
     assert declared.error is None and declared.ok, (declared.error, declared.diagnostics)
+
+
+# --- a count the width is divided by is the head count --------------------------------------------
+
+class CountedHeads(nn.Module):
+    """Splits the width by a count whose name says nothing (``head_count``)."""
+
+    def __init__(self, head_count, model_dim):
+        assert model_dim % head_count == 0
+        super().__init__()
+        self.per_head = model_dim // head_count
+        self.count = head_count
+        self.kv = nn.Linear(model_dim, 2 * model_dim)
+        self.q = nn.Linear(model_dim, model_dim)
+
+    def forward(self, memory, query):
+        b = query.size(0)
+        k, v = (t.view(b, -1, self.count, self.per_head).transpose(1, 2) for t in self.kv(memory).chunk(2, -1))
+        q = self.q(query).view(b, -1, self.count, self.per_head).transpose(1, 2)
+        w = torch.softmax(q @ k.transpose(2, 3) / math.sqrt(self.per_head), dim=-1)
+        return (w @ v).transpose(1, 2).reshape(b, -1, self.count * self.per_head)
+
+
+def test_a_count_the_width_is_divided_by_is_read_as_the_head_count():
+    assert meaning_by_use(CountedHeads, "head_count") == "H"
+    assert infer_init(CountedHeads, Dims())["head_count"] == Dims()["H"]
+    result = st.check(CountedHeads).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)

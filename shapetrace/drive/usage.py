@@ -319,6 +319,9 @@ def _uses(obj, param: str, depth: int, seen: set) -> set[str]:
 
     found: set[str] = set()
     for node in ast.walk(body):
+        if _divides_width(node, is_param):
+            found.add("H")  # model_dim // head_count: the width split into heads
+            continue
         if not isinstance(node, ast.Call):
             continue
         if isinstance(node.func, ast.Name) and node.func.id == "range" and len(node.args) == 1 \
@@ -360,6 +363,18 @@ def _forward_uses(cls: type, attributes: set[str]) -> set[str]:
                 found |= {_LAYER_SIZES[name] for _, name in _bound(callee, node, is_attr)
                           if name in _LAYER_SIZES}
     return found
+
+
+def _divides_width(node, is_param) -> bool:
+    """``model_dim // head_count`` (``/``, ``%``): the argument divides a size whose name states
+    the model width."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Div, ast.Mod))
+            and is_param(node.right)):
+        return False
+    left = node.left
+    name = left.id if isinstance(left, ast.Name) else \
+        left.attr if isinstance(left, ast.Attribute) else None
+    return name is not None and size_of(name, constructor=True) == "C"
 
 
 def _times_heads(node, is_param) -> bool:
