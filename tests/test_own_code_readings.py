@@ -571,3 +571,39 @@ def test_a_count_the_width_is_divided_by_is_read_as_the_head_count():
     assert infer_init(CountedHeads, Dims())["head_count"] == Dims()["H"]
     result = st.check(CountedHeads).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
+
+
+# --- queries, keys and values with their heads split --------------------------------------------
+
+class SplitAttend(nn.Module):
+    """Attention over heads already split: q, k, v (batch, heads, length, head size)."""
+
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, q, k, v):
+        sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * q.shape[-1] ** -0.5
+        return torch.einsum("b h i j, b h j d -> b h i d", self.drop(sim.softmax(dim=-1)), v)
+
+
+class SplitAttendOverQueries(SplitAttend):
+    def forward(self, q, k, v):
+        sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * q.shape[-1] ** -0.5
+        return torch.einsum("b h i j, b h j d -> b h i d", sim.softmax(dim=-2), v)
+
+
+class UnpackedHeads(nn.Module):
+    def forward(self, query, key, value):
+        b, h, t, d = query.shape
+        w = (query @ key.transpose(-2, -1) / d ** 0.5).softmax(-1)
+        return (w @ value).transpose(1, 2).reshape(b, t, h * d)
+
+
+def test_queries_the_code_wants_with_four_axes_are_read_with_their_heads_split():
+    for cls in (SplitAttend, UnpackedHeads):
+        result = st.check(cls).targets[0]
+        assert result.error is None and result.ok, (cls, result.error, result.diagnostics)
+        assert any("read with their heads split, (B, H, T, d)" in n for n in result.notes), result.notes
+    report = st.check(SplitAttendOverQueries)
+    assert [d.rule for d in report.errors] == ["softmax-axis"], report.diagnostics

@@ -37,6 +37,7 @@ from ..rules.registry import RULES, diagnostic
 from .attempt import Attempt, attempt, build
 from .cross import other_source_length, reference_runs
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
+from .heads_read import SPLIT
 from .layout import assume_layout, assume_width, layout_stated, sequence_first_reading
 from .misfit import guess_failed
 from .parent import in_parent, request_in
@@ -194,7 +195,7 @@ def _guessed_layout(result: TargetResult, chosen: Attempt, read: bool) -> None:
         return
     guessed = tuple(spec.name for spec in chosen.plan.inputs
                     if len(getattr(spec, "dims", ())) >= 2 and spec.dims[0] == "B"
-                    and spec.dims[1] in ("T", "S"))
+                    and (spec.dims[1] in ("T", "S") or tuple(spec.dims) in SPLIT.values()))
     if guessed and not layout_stated(chosen.model):
         assume_layout(result.diagnostics, guessed)
     vectors = {name: arg for name, arg, spec in zip(chosen.names, chosen.args, chosen.plan.inputs)

@@ -45,9 +45,12 @@ from ..base.names import (
     IMAGE_SIZES,
     KEY_VALUE_INPUTS,
     PATCH_SIZES,
+    QUERY_INPUTS,
 )
 from ..base.ops import EMBEDDINGS
 from ..base.specs import InputSpec, ValueInput, parse_input
+from .guess import Guess
+from .heads_read import HeadInputs
 from .layout import first_channels, moved_refused, signal_reading, signal_refused, takes_images
 
 
@@ -113,23 +116,6 @@ class Plan:
         for guess in self.guesses:
             if guess.read_by(failed, self):
                 yield from guess.others(self, failed)
-
-
-class Guess:
-    """A value shapetrace chose. ``read_by`` says whether the failure of an attempt
-    (``attempt.failed_op``, the op that raised; ``attempt.raised``) read it; ``others`` are the
-    plans with its other readings."""
-
-    def read_by(self, failed, plan: Plan) -> bool:
-        raise NotImplementedError
-
-    def others(self, plan: Plan, failed) -> Iterator[Plan]:
-        raise NotImplementedError
-
-    def settled_by(self, attempt, plan: Plan) -> bool:
-        """Whether an attempt of ``plan`` (this guess read another way) that failed all the
-        same failed for another reason than this guess (the user's own bug, reported then)."""
-        return False
 
 
 @dataclass(frozen=True)
@@ -558,6 +544,9 @@ def make_plan(request: Request) -> Plan:
                 guesses.insert(0, VectorInputs(tuple(tokens)))
             vectors = tuple(s.name for s in specs if isinstance(s, InputSpec)
                             and s.dtype == "float" and len(s.dims) == 3 and s.dims[2] == "C")
+            split = tuple(n for n in vectors if n in QUERY_INPUTS | KEY_VALUE_INPUTS)
+            if split:
+                guesses.append(HeadInputs(split))
             if vectors:
                 guesses.append(ImageInputs(vectors))
             sources = tuple(s.name for s in specs if isinstance(s, InputSpec) and "S" in s.dims

@@ -1,0 +1,23 @@
+"""What every guess of a plan answers: whether a failed attempt read it, and its other
+readings (``drive.plan``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+
+class Guess:
+    """A value shapetrace chose. ``read_by`` says whether the failure of an attempt
+    (``attempt.failed_op``, the op that raised; ``attempt.raised``) read it; ``others`` are the
+    plans with its other readings."""
+
+    def read_by(self, failed, plan) -> bool:
+        raise NotImplementedError
+
+    def others(self, plan, failed) -> Iterator:
+        raise NotImplementedError
+
+    def settled_by(self, attempt, plan) -> bool:
+        """Whether an attempt of ``plan`` (this guess read another way) that failed all the
+        same failed for another reason than this guess (the user's own bug, reported then)."""
+        return False
