@@ -178,8 +178,8 @@ OTHER = '''
 FORMER = '''
     from torch import nn
 
-    from parts.attention import Attention
-    from parts.blocks import Block
+    from layered_parts.attention import Attention
+    from layered_parts.blocks import Block
 
 
     class Former(nn.Module):
@@ -194,21 +194,22 @@ FORMER = '''
 
 def test_a_module_argument_is_built_as_another_package_of_the_project_builds_it(capsys, tmp_path,
                                                                                  monkeypatch):
-    """``parts/`` defines the block, ``models/`` builds it: the calls there say what its
-    attention is (a file that names another class ``Block`` says nothing), and the input the
+    """``layered_parts/`` defines the block, ``layered_models/`` builds it: the calls there say
+    what its attention is (a file that names another class ``Block`` says nothing), and the input the
     block hands on to that attention's keys is read as keys."""
     monkeypatch.chdir(tmp_path)
-    for folder, files in (("parts", {"blocks.py": BLOCKS, "attention.py": ATTENTION}),
-                          ("models", {"a_other.py": OTHER, "former.py": FORMER})):
+    # package names no other test imports: a worker's sys.modules may hold a ``models``
+    for folder, files in (("layered_parts", {"blocks.py": BLOCKS, "attention.py": ATTENTION}),
+                          ("layered_models", {"a_other.py": OTHER, "former.py": FORMER})):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "__init__.py").write_text("")
         for name, text in files.items():
             (tmp_path / folder / name).write_text(textwrap.dedent(text))
-    main([str(tmp_path / "parts" / "blocks.py"), "--format", "json", "--no-trace"])
+    main([str(tmp_path / "layered_parts" / "blocks.py"), "--format", "json", "--no-trace"])
     (target,) = json.loads(capsys.readouterr().out)["targets"]
     assert target["error"] is None, target["error"]
     assert not [d for d in target["diagnostics"] if d["severity"] == "error"], target["diagnostics"]
     assert any(n.startswith("attention built as former.py:") and "Attention(...)" in n
                for n in target["notes"]), target["notes"]
-    (block,) = resolve_targets(f"{tmp_path / 'parts' / 'blocks.py'}::Block", root=tmp_path)
+    (block,) = resolve_targets(f"{tmp_path / 'layered_parts' / 'blocks.py'}::Block", root=tmp_path)
     assert [str(s) for s in infer_inputs(block.cls, Dims())] == ["x=B,T,C", "cross=B,S,C"]

@@ -95,7 +95,7 @@ CONFIG = frozenset(("config", "cfg", "conf", "configs", "hparams", "params", "ar
 #: Switches students leave without a default, and the value they usually have
 #: A constructor argument that gives an image's side, and one that gives a patch's side
 IMAGE_SIZES = ("img_size", "image_size", "input_size", "resolution", "image_resolution",
-               "img_res", "image_res")
+               "img_res", "image_res", "img_resolution")
 PATCH_SIZES = ("patch_size", "patch", "patch_res")
 SWITCH_DEFAULTS = {"bias": True, "qkv_bias": False, "device": "cpu", "dev": "cpu",
                    "dtype": None}
@@ -181,6 +181,10 @@ KEY_VALUE_INPUTS = frozenset(("key", "value", "k", "v", "keys", "values"))
 #: offset): 0, a call from the start
 OFFSET_INPUTS = frozenset(("start_pos", "offset", "start", "pos_offset", "past_length",
                            "seqlen_offset", "cache_offset", "start_index", "position_offset"))
+#: a diffusion model's timestep, one per sample beside the data it denoises: integers in
+#: ``[0, TIMESTEPS)``
+TIMESTEP_INPUTS = frozenset(("t", "timesteps", "timestep", "time", "time_steps", "ts"))
+TIMESTEPS = 1000
 #: the names a query input goes by, beside keys and values
 QUERY_INPUTS = frozenset(("query", "q", "queries"))
 #: a tokenizer's 0/1 mask beside token ids (1 = a real token)

@@ -138,6 +138,11 @@ def grid_text(data: Mapping[str, Any]) -> str:
 
 
 def _sources_text(dep: DependencyResult, kind: str) -> str:
+    return ", ".join(f"`{n}`" for n in _leaking(dep, kind)) or "the input"
+
+
+def _leaking(dep: DependencyResult, kind: str) -> list[str]:
+    """The inputs through which outputs see other samples (``batch``) or later positions."""
     names = []
     for p in dep.pairs:
         grid = p.batch if kind == "batch" else p.time
@@ -146,7 +151,7 @@ def _sources_text(dep: DependencyResult, kind: str) -> str:
         bad = grid & ~torch.eye(*grid.shape, dtype=torch.bool) if kind == "batch" else grid.triu(1)
         if bad.any() and p.source not in names:
             names.append(p.source)
-    return ", ".join(f"`{n}`" for n in names) or "the input"
+    return names
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,6 +186,8 @@ def causal_leak(probe: Probe, grid: Tensor | None, dep: DependencyResult, rec: O
         message += (f"; the first op that sees the future is {at.text}" if at.text
                     else "; no single op could be named")
     data: dict[str, Any] = {"leaks": len(leaks)}
+    if not inside:
+        data["sources"] = _leaking(dep, "time")
     if grid is not None:
         data["grid"] = _grid(grid, "lower", "T", "position")
         data["grid_text"] = grid_text(data)

@@ -119,6 +119,8 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
     seed_all(request.seed)
     if plan.init is not None:
         cls = request.module
+        if mode is None and set(plan.init) - set(request.init or {}):
+            _not_too_big(cls, plan)
         sites: list = []
         try:
             with cpu_only(sites):
@@ -153,6 +155,31 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
         args, names = _in_forward_order(model, args, names)
     _by_keyword(model, names)
     return model, args, names, plan.init
+
+
+#: the most parameters a module built at sizes shapetrace chose may have: the checks copy it in
+#: float64 and run it several times, on the CPU
+MAX_PARAMETERS = 100_000_000
+
+
+def _not_too_big(cls, plan: Plan) -> None:
+    """Raises a :class:`TargetError` when ``cls`` built with the arguments shapetrace chose
+    would have more than :data:`MAX_PARAMETERS` parameters (a U-Net whose base width was read
+    as the probe width, multiplied per level): counted on the meta device, where nothing is
+    allocated. A constructor that cannot run there says nothing."""
+    import warnings
+
+    try:
+        with torch.device("meta"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            count = sum(p.numel() for p in cls(**plan.init).parameters())
+    except Exception:  # noqa: BLE001 - the real construction says what is wrong, if anything
+        return
+    if count > MAX_PARAMETERS:
+        shown = ", ".join(f"{k}={v!r}" for k, v in plan.init.items())
+        raise TargetError(f"{cls.__qualname__}({shown}) would have {count / 1e6:.0f}M parameters "
+                          f"at the sizes shapetrace chose, too many to check here; give smaller "
+                          f"sizes with --init (or --dims)")
 
 
 def _innermost_file(tb) -> str | None:

@@ -38,7 +38,7 @@ from .attempt import Attempt, attempt, build
 from .cross import other_source_length, reference_runs
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from .heads_read import SPLIT
-from .layout import assume_layout, assume_width, layout_stated, sequence_first_reading
+from .layout import assume_aligned, assume_layout, assume_width, layout_stated, sequence_first_reading
 from .misfit import guess_failed
 from .parent import in_parent, request_in
 from .plan import Request, even_width, make_plan
@@ -198,6 +198,8 @@ def _guessed_layout(result: TargetResult, chosen: Attempt, read: bool) -> None:
                     and (spec.dims[1] in ("T", "S") or tuple(spec.dims) in SPLIT.values()))
     if guessed and not layout_stated(chosen.model):
         assume_layout(result.diagnostics, guessed)
+    assume_aligned(result.diagnostics, [s.name for s in chosen.plan.inputs
+                                        if "T" in getattr(s, "dims", ()) and not getattr(s, "mask", None)])
     vectors = {name: arg for name, arg, spec in zip(chosen.names, chosen.args, chosen.plan.inputs)
                if isinstance(arg, torch.Tensor) and tuple(getattr(spec, "dims", ()))
                in (("B", "T", "C"), ("B", "S", "C"))}

@@ -16,7 +16,6 @@ import inspect
 import types
 from collections.abc import Callable, Mapping
 
-from ..analysis.code import compared_with_none
 from ..base.errors import TargetError, UsageError
 from ..base.names import (
     CONFIG,
@@ -30,6 +29,7 @@ from ..base.names import (
     MASK_INPUT,
     SOURCE_INPUTS,
     SWITCH_DEFAULTS,
+    TIMESTEP_INPUTS,
     dim_of_word,
     is_switch,
     size_of,
@@ -37,7 +37,6 @@ from ..base.names import (
 )
 from ..base.source import class_namespace
 from ..base.specs import (
-    FLOAT_MASKS,
     IDENTIFIER,
     INTEGER,
     InputSpec,
@@ -48,8 +47,17 @@ from ..base.specs import (
 from ..naming.hints import forward_hints, tensor_annotation
 from .asks import mask_axes
 from .builtby import built_for, passed_for
-from .input_reads import lengths_input, spec_by_layer, spec_by_receiver, spec_from_name, value_input
+from .init_reads import read_for
+from .input_reads import (
+    lengths_input,
+    spec_by_layer,
+    spec_by_receiver,
+    spec_from_name,
+    timestep_spec,
+    value_input,
+)
 from .layout import swapped as _swapped
+from .masks import optional_mask, required_mask
 from .layout import time_first
 from .styles import annotated_config, config_source
 from .usage import (
@@ -96,8 +104,12 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
     for p in params:
         annotation = tensor_annotation(hints.get(p.name))
         has_default = p.default is not p.empty
+        if has_default and p.default is None and p.name in TIMESTEP_INPUTS and names & DATA_INPUTS:
+            specs.append(timestep_spec(p.name))  # forward(x, t=None): the timestep its code reads
+            suggestions.append(str(specs[-1]))
+            continue
         if has_default and (annotation is None or MASK_INPUT.search(p.name)):
-            mask = _optional_mask(p.name, forward, specs, klass)
+            mask = optional_mask(p.name, forward, specs, klass)
             if mask is None:
                 break
             specs.append(mask)  # its code runs: a mask of the meaning forward reads in it
@@ -106,7 +118,7 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         if annotation is not None:
             spec = _spec_from_annotation(p.name, annotation, dims, owner)
         else:
-            spec = spec_from_name(p.name, names) or _required_mask(p.name, forward, specs, klass) \
+            spec = spec_from_name(p.name, names) or required_mask(p.name, forward, specs, klass) \
                 or value_input(p, hints.get(p.name), forward) or lengths_input(p.name, dims) \
                 or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass)
         if spec is None:
@@ -129,55 +141,6 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         raise UsageError(f"cannot infer forward input{'s' if len(missing) > 1 else ''} {which} of "
                          f"{owner}: give every input in forward's order, e.g. {args}")
     return specs
-
-
-def _optional_mask(name: str, forward, specs: list, owner: type | None = None) -> InputSpec | None:
-    """An optional mask whose meaning its code shows (``drive.masks``), given when forward
-    tests it with ``is None``, or when forward reads it unguarded or no code it is handed to
-    tests it (a default of None would fail there): (T, S) beside keys of their own length, else
-    (T, T); None otherwise."""
-    if not MASK_INPUT.search(name):
-        return None
-    from .masks import handed_meaning, mask_meaning, read_unguarded
-
-    if compared_with_none(forward, name):
-        return _mask_spec(name, mask_meaning(forward, name), specs)
-    meaning, tested = handed_meaning(forward, name, owner)
-    unguarded = read_unguarded(forward, name)
-    return None if tested and not unguarded else _mask_spec(name, meaning, specs)
-
-
-def _required_mask(name: str, forward, specs: list, owner: type | None) -> InputSpec | None:
-    """A mask forward requires, of the meaning read where its code uses it (in forward or the
-    code forward hands it to, ``analysis.handed``); None when nothing says what it means. The
-    condition of a ``masked_fill`` or SDPA's ``attn_mask`` is a mask whatever its name; an
-    argument added to something or multiplied into it is one only when its name says so."""
-    from .masks import handed_meaning
-
-    meaning = handed_meaning(forward, name, owner)[0]
-    if meaning in FLOAT_MASKS and not MASK_INPUT.search(name):
-        return None
-    return _mask_spec(name, meaning, specs)
-
-
-def _mask_spec(name: str, meaning: str | None, specs: list) -> InputSpec | None:
-    if meaning is None:
-        return None
-    if meaning == "mul":
-        return _values_mask(name, specs)
-    sources = any(isinstance(s, InputSpec) and "S" in s.dims for s in specs)
-    return InputSpec(name, ("T", "S") if sources else ("T", "T"),
-                     "float" if meaning == "add" else "bool", mask=meaning)
-
-
-def _values_mask(name: str, specs: list) -> InputSpec | None:
-    """A 0/1 mask multiplied into the values (``x * x_mask``): the shape of the sequence before
-    it, (B, T, C) or (B, C, T), with its channels 1; None without one."""
-    values = next((s for s in specs if isinstance(s, InputSpec) and s.dtype == "float"
-                   and s.mask is None and len(s.dims) == 3 and "T" in s.dims and s.dims[0] == "B"), None)
-    if values is None:
-        return None
-    return InputSpec(name, tuple(d if d in ("B", "T") else 1 for d in values.dims), "float", mask="mul")
 
 
 def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
@@ -358,6 +321,10 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             if notes is not None:
                 notes.append(f"{p.name}={passed.value!r} as {passed.where} passes it; give --init "
                              f"{p.name}=VALUE to choose")
+        elif (used := read_for(cls, p.name)) is not None:  # an image's side, a set of levels
+            out[p.name] = used.value
+            if notes is not None:
+                notes.append(used.note)
         else:
             missing.append(p.name)
     for key, value in given.items():

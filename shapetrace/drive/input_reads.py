@@ -26,6 +26,8 @@ from ..base.names import (
     PADDING_INPUTS,
     QUERY_INPUTS,
     SOURCE_INPUTS,
+    TIMESTEP_INPUTS,
+    TIMESTEPS,
     TOKEN_INPUTS,
     size_of,
 )
@@ -45,7 +47,14 @@ def spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
         return InputSpec(name, ("B", "S", "C"))
     if name in DATA_INPUTS:
         return InputSpec(name, ("B", "T", "C"))
+    if name in TIMESTEP_INPUTS and all_names & DATA_INPUTS:
+        return timestep_spec(name)
     return None
+
+
+def timestep_spec(name: str) -> InputSpec:
+    """A diffusion timestep per sample (``forward(self, x, t)``): (B,) integers."""
+    return InputSpec(name, ("B",), "long", TIMESTEPS)
 
 
 def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None:

@@ -313,6 +313,25 @@ def assume_layout(diagnostics, guessed: tuple[str, ...]) -> None:
                              f"to check it as an error)")
 
 
+def assume_aligned(diagnostics, sequences: list[str]) -> None:
+    """A causal leak seen only through inputs guessed as long as the first sequence (``h``
+    beside ``x``, both T): whether their positions are the output's is a guess (an encoder's
+    output handed to a decoder is context, read whole). Such errors become warnings that say
+    what was assumed. ``sequences``: the guessed inputs of length T, the first one first."""
+    if len(sequences) < 2:
+        return
+    for diag in diagnostics:
+        sources = (diag.data or {}).get("sources")
+        if diag.rule != "causal-leak" or diag.severity != "error" or not sources \
+                or sequences[0] in sources:
+            continue
+        diag.severity = "warning"
+        others = ", ".join(s for s in sources if s in sequences) or ", ".join(sources)
+        diag.message += (f" (assumed: {others} along the positions of {sequences[0]}, a guess; "
+                         f"another sequence, an encoder's output, is read whole by design; give "
+                         f"--input {sources[0]}=... (S for its own length) to check it as an error)")
+
+
 #: findings whose verdict rests on the size of the axis q·k sums over
 _WIDTH_RULES = frozenset({"attention-scale", "attention-textbook"})
 
@@ -421,9 +440,16 @@ def signal_refused(failed, names: tuple[str, ...]) -> bool:
         return False  # a norm of an image block: the image reading is the one to try
     shapes = {tuple(a.shape) for a, n in zip(failed.args, failed.names)
               if n in names and isinstance(a, torch.Tensor) and a.dim() == 3}
-    return any(tuple(m.shape) in shapes for m in op.inputs)
+    if any(tuple(m.shape) in shapes for m in op.inputs):
+        return True
+    # padded along its last axis first (F.pad(x, [1, 1]) before a convolution): (B, T, C + 2)
+    return op.op not in _SIGNAL_NORMS and bool(op.inputs) and len(op.inputs[0].shape) == 3 \
+        and tuple(op.inputs[0].shape[:2]) in {s[:2] for s in shapes} \
+        and failed.raised is not None and "channels" in str(failed.raised)
 
 
+#: norms over axis 1 among SIGNAL_OPS
+_SIGNAL_NORMS = frozenset(o for o in SIGNAL_OPS if "norm" in o)
 #: ops that read features on the last axis
 LAST_AXIS_OPS = frozenset({"F.layer_norm", "torch.layer_norm", "F.rms_norm", "torch.rms_norm",
                            "F.linear", "torch._C._nn.linear"})

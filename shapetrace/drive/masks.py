@@ -1,6 +1,7 @@
-"""Optional masks given with the meaning the code reads in them (``analysis.masks``: the one
-reading of a mask's meaning, shared with the behaviour checks). Uses that disagree, or none the
-reading knows, say nothing: the mask is then left out, as before.
+"""Masks given with the meaning the code reads in them (``analysis.masks``: the one reading of
+a mask's meaning, shared with the behaviour checks): the specs of an optional or a required
+mask forward takes, their other shapes, and whether one may be left None. Uses that disagree,
+or none the reading knows, say nothing: the mask is then left out, as before.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import inspect
 
 from ..analysis.code import compared_with_none
 from ..analysis.masks import handed_meaning, mask_meaning
-from ..base.specs import FLOAT_MASKS
+from ..base.names import MASK_INPUT
+from ..base.specs import FLOAT_MASKS, InputSpec
 from .usage import _function_def, _tree
 
-__all__ = ["MASK_SHAPES", "handed_meaning", "mask_meaning", "may_be_none", "read_unguarded",
-           "with_meanings"]
+__all__ = ["MASK_SHAPES", "handed_meaning", "mask_meaning", "may_be_none", "optional_mask",
+           "read_unguarded", "required_mask", "with_meanings"]
 
 
 def with_meanings(inputs: tuple, forward) -> tuple:
@@ -71,3 +73,48 @@ def read_unguarded(forward, name: str) -> bool:
                     and isinstance(node.value, ast.Name) and node.value.id == name:
                 return True
     return False
+
+
+def optional_mask(name: str, forward, specs: list, owner: type | None = None) -> InputSpec | None:
+    """An optional mask whose meaning its code shows (``drive.masks``), given when forward
+    tests it with ``is None``, or when forward reads it unguarded or no code it is handed to
+    tests it (a default of None would fail there): (T, S) beside keys of their own length, else
+    (T, T); None otherwise."""
+    if not MASK_INPUT.search(name):
+        return None
+    if compared_with_none(forward, name):
+        return _mask_spec(name, mask_meaning(forward, name), specs)
+    meaning, tested = handed_meaning(forward, name, owner)
+    unguarded = read_unguarded(forward, name)
+    return None if tested and not unguarded else _mask_spec(name, meaning, specs)
+
+
+def required_mask(name: str, forward, specs: list, owner: type | None) -> InputSpec | None:
+    """A mask forward requires, of the meaning read where its code uses it (in forward or the
+    code forward hands it to, ``analysis.handed``); None when nothing says what it means. The
+    condition of a ``masked_fill`` or SDPA's ``attn_mask`` is a mask whatever its name; an
+    argument added to something or multiplied into it is one only when its name says so."""
+    meaning = handed_meaning(forward, name, owner)[0]
+    if meaning in FLOAT_MASKS and not MASK_INPUT.search(name):
+        return None
+    return _mask_spec(name, meaning, specs)
+
+
+def _mask_spec(name: str, meaning: str | None, specs: list) -> InputSpec | None:
+    if meaning is None:
+        return None
+    if meaning == "mul":
+        return _values_mask(name, specs)
+    sources = any(isinstance(s, InputSpec) and "S" in s.dims for s in specs)
+    return InputSpec(name, ("T", "S") if sources else ("T", "T"),
+                     "float" if meaning == "add" else "bool", mask=meaning)
+
+
+def _values_mask(name: str, specs: list) -> InputSpec | None:
+    """A 0/1 mask multiplied into the values (``x * x_mask``): the shape of the sequence before
+    it, (B, T, C) or (B, C, T), with its channels 1; None without one."""
+    values = next((s for s in specs if isinstance(s, InputSpec) and s.dtype == "float"
+                   and s.mask is None and len(s.dims) == 3 and "T" in s.dims and s.dims[0] == "B"), None)
+    if values is None:
+        return None
+    return InputSpec(name, tuple(d if d in ("B", "T") else 1 for d in values.dims), "float", mask="mul")

@@ -5,7 +5,8 @@ a (1, 1, T, T) mask, a (C,) bias, rotary tables, ALiBi slopes. The suspicious ca
 elementwise op where each operand brings an axis the other one lacks *and* those two axes carry
 the same name: ``pred (B, 1) - target (B,)`` is (B, B), every prediction against every target.
 Tensors built only from constants (``arange[:, None] - arange[None, :]``) and comparisons, which
-build masks, are left alone.
+build masks, are left alone, and so is a product whose two size-1 axes the code put there on
+purpose (``mask_a.unsqueeze(2) * mask_b.unsqueeze(-1)``: an all-pairs table asked for).
 
 A matmul is flagged when both operands stretch batch axes, or when one operand's size-1 batch
 axis came about by accident (a slice to one element, a keepdim reduction, a factory given a 1)
@@ -78,6 +79,8 @@ def _elementwise(analysis: Analysis, rec):
         return None  # position arithmetic on aranges
     if lineage.root(a, SIMPLE_MOVES) == lineage.root(b, SIMPLE_MOVES):
         return None  # pairs of one tensor with itself: x[:, None] - x[None, :], m[..., None] * m
+    if _inserted(analysis, a, pair[1], n) and _inserted(analysis, b, pair[0], n):
+        return None  # both size-1 axes put there on purpose: a.unsqueeze(2) * b.unsqueeze(-1)
     dims = analysis.dims
     name = axis_label(sa[pair[0]][1], dims)
     left, right = binop_operands(rec.source) or ("the left operand", "the right operand")
@@ -87,6 +90,13 @@ def _elementwise(analysis: Analysis, rec):
     hint = (f"Make the shapes agree if an elementwise op was meant (e.g. squeeze the size-1 axis "
             f"so both are {_one_sided(analysis, a, b)}); ignore this if the all-pairs table is intended.")
     return diagnostic("silent-broadcast", message, hint, rec=rec, axis=name)
+
+
+def _inserted(analysis: Analysis, meta, pos: int, n: int) -> bool:
+    """Whether ``meta``'s size-1 axis at output position ``pos`` (of ``n``) is one the code put
+    there (``unsqueeze``, ``None``, a view), not a missing axis or one left by a reduction."""
+    own = pos - (n - meta.ndim)
+    return own >= 0 and _size_one_origin(analysis, meta, own)[0] == "inserted"
 
 
 def _one_sided(analysis, a, b) -> str:

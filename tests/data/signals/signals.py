@@ -93,3 +93,39 @@ class WidthScaledAttention(ConvSelfAttention):
         out = scores.softmax(-1) @ v
         out = out.transpose(2, 3).contiguous().view(b, d, t_t)
         return self.conv_o(out)
+
+
+class PaddedFeedForward(nn.Module):
+    """Pads its signal along time itself before each convolution (causal padding)."""
+
+    def __init__(self, in_channels, filter_channels, kernel_size):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.conv_1 = nn.Conv1d(in_channels, filter_channels, kernel_size)
+        self.conv_2 = nn.Conv1d(filter_channels, in_channels, kernel_size)
+
+    def pad(self, x):
+        return F.pad(x, [self.kernel_size - 1, 0])
+
+    def forward(self, x, x_mask):
+        x = torch.relu(self.conv_1(self.pad(x * x_mask)))
+        return self.conv_2(self.pad(x * x_mask)) * x_mask
+
+
+class SignalDecoder(nn.Module):
+    """Causal self-attention over its own signal, then attention to an encoder's output ``h``,
+    read whole."""
+
+    def __init__(self, hidden_channels, n_heads):
+        super().__init__()
+        self.self_attn = ConvSelfAttention(hidden_channels, hidden_channels, n_heads)
+        self.cross_attn = ConvSelfAttention(hidden_channels, hidden_channels, n_heads)
+        self.norm = ChannelNorm(hidden_channels)
+
+    def forward(self, x, x_mask, h, h_mask):
+        T = x_mask.size(2)
+        causal = torch.ones(T, T).tril()[None, None]
+        x = x * x_mask
+        x = self.norm(x + self.self_attn(x, x, causal))
+        x = self.norm(x + self.cross_attn(x, h, h_mask.unsqueeze(2) * x_mask.unsqueeze(-1)))
+        return x * x_mask

@@ -1,0 +1,61 @@
+"""Constructor arguments read from what the constructor does with them, where no name, default
+or call of the project's code gives a value: an image's side (``resolution``, ``img_size``), and
+a collection the constructor tests sizes against (``if curr_res in attn_resolutions``, ``if ds in
+attention_resolutions``: the levels of a U-Net that get attention). Each comes with a note.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ..base.names import IMAGE_SIZES
+from .usage import _aliases, _function_def, _reading_init, _tree
+
+#: the side of an image a constructor is built for when nothing says: halved four times (a
+#: U-Net's levels) it is still a whole number
+IMAGE_SIDE = 16
+#: the sizes a collection the constructor tests membership in holds: every level of an image of
+#: IMAGE_SIDE, whether the code counts it by its side (16, 8, ...) or by its downsampling (1, 2, ...)
+LEVELS = (1, 2, 4, 8, 16)
+
+
+@dataclass(frozen=True)
+class Read:
+    value: object
+    note: str
+
+
+def read_for(cls: type, name: str) -> Read | None:
+    """The value of ``cls``'s constructor argument ``name`` read from its use, or None."""
+    if name in IMAGE_SIZES:
+        return Read(IMAGE_SIDE, f"{name}={IMAGE_SIDE}, read as an image's side; give --init "
+                                f"{name}=SIDE to choose")
+    if _tested_in(cls, name):
+        return Read(list(LEVELS), f"{name}={list(LEVELS)}: the constructor tests sizes against it "
+                                  f"(`... in {name}`), so every level of a {IMAGE_SIDE}-pixel image "
+                                  f"is in it; give --init {name}=[...] to choose")
+    return None
+
+
+def _tested_in(cls: type, name: str) -> bool:
+    """Whether the constructor reads ``name`` only as the collection of an ``in`` test."""
+    init = _reading_init(cls)
+    body = _function_def(_tree(init), init.__name__) if init is not None else None
+    if body is None:
+        return False
+    local, attributes = _aliases(body, name)
+
+    def is_it(node) -> bool:
+        return (isinstance(node, ast.Name) and node.id in local) or (
+            isinstance(node, ast.Attribute) and node.attr in attributes
+            and isinstance(node.value, ast.Name) and node.value.id == "self")
+
+    tested = other = False
+    for node in ast.walk(body):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+                and isinstance(node.ops[0], ast.In) and is_it(node.comparators[0]):
+            tested = True
+        elif isinstance(node, ast.Call) and any(is_it(a) for a in node.args):
+            other = True  # handed on: what it is there is that code's
+    return tested and not other
