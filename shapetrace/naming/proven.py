@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import weakref
 from collections.abc import Iterable, Mapping
 
 from ..base.compat import all_modules, module_tensors
@@ -27,7 +28,7 @@ from ..base.dims import Dims, resolve_dims
 from ..base.errors import UsageError
 from ..base.names import CONFIG, STATED
 from ..record.hooks import hooked, unhook
-from .hints import annotated_params, bind_tokens
+from .hints import annotated_params, bind_tokens, may_annotate_arrays
 
 
 class SizeWitness:
@@ -84,7 +85,7 @@ class SizeWitness:
         cls = type(module)
         params = self._forwards.get(cls, False)
         if params is False:
-            params = self._forwards[cls] = annotated_params(module)
+            params = self._forwards[cls] = _annotated(module)
         if not params:
             return
         bound: dict[str, int] = {}
@@ -138,6 +139,29 @@ def _specs(inputs) -> list:
 
 
 _READ = CONFIG | STATED.keys()
+
+
+#: forward functions with no parameter annotation that may be an array type (most modules:
+#: nn.Linear, nn.LayerNorm), found once for every trace: their annotations bind nothing
+_PLAIN_FORWARDS: weakref.WeakSet = weakref.WeakSet()
+
+
+def _annotated(module) -> tuple | None:
+    """:func:`~shapetrace.naming.hints.annotated_params` of ``module``; a class's own forward
+    that annotates no array is looked at once per process, not once per trace."""
+    forward = None if "forward" in vars(module) else getattr(type(module), "forward", None)
+    try:
+        if forward in _PLAIN_FORWARDS:
+            return None
+    except TypeError:  # a forward that cannot be weakly referenced: looked at every time
+        forward = None
+    if forward is not None and not may_annotate_arrays(forward):
+        try:
+            _PLAIN_FORWARDS.add(forward)
+        except TypeError:
+            pass
+        return None
+    return annotated_params(module)
 
 
 def proven_dims(model, modules: list | None = None) -> dict[str, int]:
