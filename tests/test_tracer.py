@@ -560,3 +560,23 @@ def test_layers_never_used_are_listed_and_a_model_that_uses_all_lists_none():
     with shapetrace.trace(_UsesLayers()) as t:
         t.model(x)
     assert t.unread_layers == []
+
+
+class _IgnoresFirst(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(C, C)
+
+    def forward(self, x, y):
+        return self.lin(y)
+
+
+def test_a_tensor_handed_to_the_traced_model_counts_as_used_and_reads_no_op():
+    # the step watch reads each argument's shape to know the step's kind: that read is no op
+    # of the trace, and the tensor handed over counts as used whatever the forward does with it
+    model = _IgnoresFirst()
+    with shapetrace.trace(model) as t:
+        model(torch.randn(B, T, C) * 2, torch.randn(B, T, C))
+    assert [r.op for r in t.records] == ["torch.randn", "Tensor.mul", "torch.randn", "F.linear"]
+    assert t.records[1].outputs[0].used >= 1
+    assert not t.diagnostics
