@@ -194,16 +194,19 @@ def proven_dims(model, modules: list | None = None) -> dict[str, int]:
 
 
 def run_dims(model, witness: SizeWitness, declared: Mapping[str, int], records, *,
-             probe_names: bool = True, weights: set | None = None) -> Dims:
+             probe_names: bool = True, weights: set | None = None,
+             modules: list | None = None) -> Dims:
     """The names of the sizes a block ran at, nobody having chosen them for shapetrace: what
     ``declared`` (``dims=``) says, what the model's attributes and the annotations and declared
     inputs ``witness`` saw prove (a name given two sizes is left out; ``declared`` overrides
     them all), and the probe defaults only when the data that entered the block came at probe
     sizes and ``probe_names`` allows them (``resolve_dims``). ``weights``: the shapes of the
-    model's parameters and buffers (:func:`weight_shapes`) when the caller has them."""
+    model's parameters and buffers (:func:`weight_shapes`) and ``modules`` the model and its
+    submodules (``base.compat.all_modules``) when the caller has them."""
     import torch
 
-    modules = all_modules(model) if isinstance(model, torch.nn.Module) else []
+    if modules is None:
+        modules = all_modules(model) if isinstance(model, torch.nn.Module) else []
     attributes = proven_dims(model, modules)
     proven = witness.proven(attributes)
     known = {**proven, **declared}
@@ -277,13 +280,14 @@ def _unnamed_sizes(dims: Dims, stated: set, entering: list, records) -> set[int]
     return unnamed
 
 
-def weight_shapes(model) -> set[tuple[int, ...]]:
-    """The shapes of the parameters and buffers of ``model`` (empty without one)."""
+def weight_shapes(model, modules: list | None = None) -> set[tuple[int, ...]]:
+    """The shapes of the parameters and buffers of ``model`` (empty without one); ``modules``:
+    the model and its submodules when the caller has them."""
     import torch
 
     if not isinstance(model, torch.nn.Module):
         return set()
-    return _weight_shapes(model, all_modules(model))
+    return _weight_shapes(model, all_modules(model) if modules is None else modules)
 
 
 def _weight_shapes(model, modules: list) -> set[tuple[int, ...]]:
