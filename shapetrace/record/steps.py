@@ -31,6 +31,7 @@ import threading
 from dataclasses import dataclass, field
 
 import torch
+from torch.optim import optimizer as _torch_optimizer
 
 from ..base.compat import disable_torch_function, tracing_check
 from .flags import DeviceFlags
@@ -129,8 +130,7 @@ class StepWatch:
     # --- entering and leaving ---------------------------------------------------------------
 
     def __enter__(self) -> StepWatch:
-        from torch.optim import optimizer
-
+        optimizer = _torch_optimizer
         self._owner = threading.get_ident()
         with LOCK:
             self._handles = [optimizer.register_optimizer_step_pre_hook(self._before_optimizer),
