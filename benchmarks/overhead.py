@@ -11,11 +11,15 @@ instruction, the running module from global hooks: no probes, no names, no rules
 - a student's size, 2 layers, C=32 H=4 T=16 B=2: per-op costs dominate (goal: <= 2.5x bare mode);
 - a larger one, 4 layers, C=128 H=4 T=64 B=8: the kernels dominate (goal: <= 1.2x bare mode).
 
-    python benchmarks/overhead.py [--repeats 30]
+    python benchmarks/overhead.py [--repeats 30] [--parts]
 
 The minimal recorder's ratio is the part of the goal that recording alone uses up; what is
 left of the goal is printed as the time per forward that value probes, axis names and the
 fifteen rules would have to fit in.
+
+``--parts``: three more ways, in the same interleaved rounds, that say where the goal is lost:
+shapetrace without its rules (no axis names, no analysis), without its value probes, and
+without either (the recorder, its module hooks and the training-run watch alone).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
 import shapetrace as st
+from shapetrace.report.trace import Trace
 
 
 class Block(nn.Module):
@@ -148,13 +153,15 @@ SIZES = [
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--parts", action="store_true",
+                        help="also shapetrace without rules, without probes, without either")
     args = parser.parse_args()
     torch.set_num_threads(1)
     for label, kwargs, batch, goal in SIZES:
-        measure(label, kwargs, batch, goal, args.repeats)
+        measure(label, kwargs, batch, goal, args.repeats, args.parts)
 
 
-def measure(title, kwargs, batch, goal, repeats):
+def measure(title, kwargs, batch, goal, repeats, parts=False):
     torch.manual_seed(0)
     model = GPT(**kwargs).eval()
     idx = torch.randint(0, 65, (batch, kwargs["block_size"]))
@@ -176,7 +183,17 @@ def measure(title, kwargs, batch, goal, repeats):
             model(idx)
         t.diagnostics  # rules evaluated
 
+    def part(**options):
+        def run():
+            with torch.no_grad(), Trace(model, **options) as t:
+                model(idx)
+            t.diagnostics
+        return run
+
     runs = {"untraced": untraced, "bare mode": bare, "minimal": minimal, "shapetrace": traced}
+    if parts:
+        runs.update({"no rules": part(rules=False), "no probes": part(probes=False),
+                     "neither": part(rules=False, probes=False)})
     wall = {name: [] for name in runs}
     cpu = {name: [] for name in runs}
     for fn in runs.values():  # warm up
@@ -212,6 +229,14 @@ def measure(title, kwargs, batch, goal, repeats):
     # Other processes only ever add time: the fastest run of each is the least disturbed.
     print(f"  cpu, fastest run of each: shapetrace / bare mode "
           f"{min(cpu['shapetrace']) / min(cpu['bare mode']):.2f}x")
+    if parts:
+        print("  cpu, parts, over the bare mode: " + "   ".join(
+            f"{name} {med[name] / med['bare mode']:.2f}x" for name in
+            ("shapetrace", "no rules", "no probes", "neither", "minimal"))
+            + "; the rules (with axis names and the analysis) cost "
+            f"{(med['shapetrace'] - med['no rules']) * 1e3:.3f} ms, the value probes "
+            f"{(med['shapetrace'] - med['no probes']) * 1e3:.3f} ms; the recorder alone is "
+            f"{(med['neither'] - med['minimal']) * 1e3:.3f} ms over the minimal recorder")
 
 
 if __name__ == "__main__":

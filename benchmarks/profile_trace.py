@@ -4,8 +4,9 @@ CPU time of this thread per forward, median of interleaved repeats:
 
 - bare mode: the forward under a TorchFunctionMode that only records the function;
 - recording: the forward under ``shapetrace.trace`` (no analysis), minus the bare mode; it
-  includes the value probes (listed again on their own) and any garbage collection that the
-  records' allocations set off;
+  includes the trace's making, entering and leaving and the value probes (each listed again on
+  its own: the probes are everything they do after an op, and of that the weight sums of
+  products after a softmax) and any garbage collection that the records' allocations set off;
 - analyse: ``_analysis.analyse`` (provenance: naming every axis; the rest of the analysis is
   built on first use);
 - one line per trace rule, run in registry order on one analysis, as ``t.diagnostics`` runs
@@ -50,7 +51,7 @@ def main():
         idx = torch.randint(0, 65, (8, 64))
     checks = trace_checks()
     times: dict[str, list[float]] = {}
-    probes = {"finite": 0.0, "weights": 0.0}
+    probes = {"after": 0.0, "_weights": 0.0}  # all the probes after an op; the weight sums
 
     def timed(name, fn):
         start = time.thread_time()
@@ -59,7 +60,7 @@ def main():
         return result
 
     def timed_probe(name):
-        probe = getattr(ValueProbes, "_" + name)
+        probe = getattr(ValueProbes, name)
 
         def wrapper(*a, **k):
             start = time.thread_time()
@@ -68,7 +69,7 @@ def main():
             finally:
                 probes[name] += time.thread_time() - start
 
-        setattr(ValueProbes, "_" + name, wrapper)
+        setattr(ValueProbes, name, wrapper)
 
     for name in probes:
         timed_probe(name)
@@ -77,9 +78,20 @@ def main():
         with torch.no_grad(), BareMode():
             model(idx)
 
+    fixed = [0.0]  # the trace made, entered and left: the recording's cost per block, not per op
+
     def record():
-        with torch.no_grad(), st.trace(model, rules=False) as t:
-            model(idx)
+        with torch.no_grad():
+            start = time.thread_time()
+            t = st.trace(model, rules=False)
+            t.__enter__()
+            fixed[0] = time.thread_time() - start
+            try:
+                model(idx)
+            finally:
+                start = time.thread_time()
+                t.__exit__(None, None, None)
+                fixed[0] += time.thread_time() - start
         return t
 
     for _ in range(3):  # warm up
@@ -90,8 +102,10 @@ def main():
         timed("bare mode", bare)
         probes.update(dict.fromkeys(probes, 0.0))
         t = timed("recording", record)
+        times.setdefault("  entering and leaving", []).append(fixed[0])
         for name, spent in probes.items():
-            times.setdefault(f"  probe {name}", []).append(spent)
+            label = "  probes after ops" if name == "after" else "    of which weight sums"
+            times.setdefault(label, []).append(spent)
         analysis = timed("analyse", lambda: analyse(t))
         for name, check in checks.items():
             timed(name, lambda: list(check(analysis)))

@@ -101,6 +101,35 @@ def test_an_annotation_through_a_string_alias_names_sizes():
     assert _first_and_qkv(t) == ("(B, T, C)", "(B, T, 3*C)")
 
 
+class _Plain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(64, 192)
+
+    def forward(self, x):
+        return self.qkv(x)[..., :64]
+
+
+def _annotated_forward(self, x: Float[Tensor, "B T C"]):
+    return self.qkv(x)[..., :64]
+
+
+def test_a_forward_replaced_between_traces_is_read_anew(monkeypatch):
+    # a forward found to annotate nothing is remembered as such; the class's new forward is not
+    assert len(_trace(_Plain(), (2, 10, 64)).dims) == 0
+    monkeypatch.setattr(_Plain, "forward", _annotated_forward)
+    t = _trace(_Plain(), (2, 10, 64))
+    assert dict(t.dims) == {"B": 2, "T": 10, "C": 64}
+    monkeypatch.undo()
+    model = _Plain()
+
+    def own(x: Float[Tensor, "B T C"]):  # an instance's own forward, beside the plain class's
+        return _annotated_forward(model, x)
+
+    model.forward = own
+    assert dict(_trace(model, (2, 10, 64)).dims) == {"B": 2, "T": 10, "C": 64}
+
+
 def test_without_annotation_nothing_is_named():
     t = _trace(AnonymousMHA(64, 4), (2, 10, 64))
     assert len(t.dims) == 0

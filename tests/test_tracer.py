@@ -329,12 +329,20 @@ class _SoftmaxThenMix(torch.nn.Module):
         return self.mha(y, y, y)[0]
 
 
+@pytest.mark.parametrize("before", [pytest.param(False, id="first-trace"),
+                                    pytest.param(True, id="traced-unpatched-before")])
 @pytest.mark.parametrize("train", [pytest.param(False, id="eval"), pytest.param(True, id="train")])
 @pytest.mark.parametrize("name", ["softmax", "linear"])
-def test_a_function_patched_before_the_trace_runs_once_per_call(monkeypatch, name, train):
+def test_a_function_patched_before_the_trace_runs_once_per_call(monkeypatch, name, train,
+                                                                before):
     # A user's tempered softmax (or instrumented linear), put in place after shapetrace was
     # imported: the trace runs the user's function once per call, as an untraced run does, and
-    # torch's own underneath it, so the numbers are the untraced run's.
+    # torch's own underneath it, so the numbers are the untraced run's. The same when an
+    # earlier trace ran the model before the patch (what a trace learnt of torch's functions
+    # then holds no more).
+    if before:
+        with shapetrace.trace(_SoftmaxThenMix()) as t:
+            t.model(x_btc())
     real = getattr(F, name)
     calls = []
 
@@ -560,3 +568,46 @@ def test_layers_never_used_are_listed_and_a_model_that_uses_all_lists_none():
     with shapetrace.trace(_UsesLayers()) as t:
         t.model(x)
     assert t.unread_layers == []
+
+
+class _IgnoresFirst(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(C, C)
+
+    def forward(self, x, y):
+        return self.lin(y)
+
+
+def test_a_tensor_handed_to_the_traced_model_counts_as_used_and_reads_no_op():
+    # the step watch reads each argument's shape to know the step's kind: that read is no op
+    # of the trace, and the tensor handed over counts as used whatever the forward does with it
+    model = _IgnoresFirst()
+    with shapetrace.trace(model) as t:
+        model(torch.randn(B, T, C) * 2, torch.randn(B, T, C))
+    assert [r.op for r in t.records] == ["torch.randn", "Tensor.mul", "torch.randn", "F.linear"]
+    assert t.records[1].outputs[0].used >= 1
+    assert not t.diagnostics
+
+
+def test_functions_from_c_are_described_once_for_every_trace(monkeypatch):
+    # what a torch function is, for the recorder, is worked out in each trace for Python
+    # functions (a patch of their name may stand in for them) and once for functions without
+    # Python code reached from C (Tensor.view, F.linear): later traces start with those
+    from shapetrace.record import tracer
+    from shapetrace.record.kinds import FROM_C
+
+    model = _SoftmaxThenMix()
+    with shapetrace.trace(model):
+        model(x_btc())
+    described = []
+    real = tracer.rebound
+    monkeypatch.setattr(tracer, "rebound", lambda func, frame: described.append(func)
+                        or real(func, frame))
+    with shapetrace.trace(model) as t:
+        model(x_btc())
+    ops = {r.op for r in t.records}
+    assert {"F.linear", "Tensor.transpose", "Tensor.matmul", "torch.bmm"} <= ops
+    assert described and all(hasattr(f, "__code__") for f in described)  # F.softmax and such
+    assert not any(f in FROM_C for f in described)
+    assert all(entry[2] is None and entry[3] is None for entry in FROM_C.values())

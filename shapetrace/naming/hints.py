@@ -112,8 +112,7 @@ def annotated_params(module) -> tuple | None:
     """``((position, tokens), ...)`` for forward's positional parameters with a jaxtyping
     array annotation, or None when it has none (most modules: nn.Linear, nn.LayerNorm)."""
     forward = getattr(module, "forward", None)
-    raw = getattr(inspect.unwrap(forward), "__annotations__", None) if forward is not None else None
-    if not raw or not any(_may_be_array(v) for k, v in raw.items() if k != "return"):
+    if forward is None or not may_annotate_arrays(forward):
         return None  # nothing annotated, or plain classes only (nn.Linear's ``input: Tensor``)
     try:
         params = [p for p in inspect.signature(forward).parameters.values()
@@ -128,6 +127,14 @@ def annotated_params(module) -> tuple | None:
         if isinstance(dim_str, str) and dim_str.strip():
             out.append((position, dim_str.split()))
     return tuple(out) or None
+
+
+def may_annotate_arrays(forward) -> bool:
+    """Whether a parameter of ``forward`` has an annotation that may be a jaxtyping array
+    type; False for nothing annotated or plain classes only (nn.Linear's ``input: Tensor``).
+    Read from the raw annotations alone: nothing is evaluated."""
+    raw = getattr(inspect.unwrap(forward), "__annotations__", None)
+    return bool(raw) and any(_may_be_array(v) for k, v in raw.items() if k != "return")
 
 
 #: string annotations that are never an array type

@@ -81,16 +81,23 @@ def signature(records: list[OpRecord], trace) -> Signature | None:
     own = dims.strict
     weights = tuple(sorted(getattr(trace, "weight_shapes", ()))) if own else ()
     parts: list = [dims.fingerprint, weights]
-    append = parts.append
+    append, extend = parts.append, parts.extend
+    # One flat sequence, each record's fields in a fixed order and its inputs and outputs
+    # preceded by their count (so that two runs give equal sequences only when every record is
+    # equal): no tuple made per record.
     for rec in records:
         site = rec.site
         # the site (its code object kept alive by the key, so that the code's id is never
         # reused while the key lives) and the code's id: two code objects of different files
         # can compare equal
-        append((rec.op, site, None if site is None else id(site[0]), rec.args,
-                tuple(rec.kwargs.items()) if rec.kwargs else None,
-                tuple([(m._made_by, m._slot, m.shape) for m in rec.inputs]),
-                tuple([m.shape for m in rec.outputs]), rec.error is None))
+        extend((rec.op, site, None if site is None else id(site[0]), rec.args,
+                tuple(rec.kwargs.items()) if rec.kwargs else None, len(rec.inputs)))
+        for m in rec.inputs:
+            extend((m._made_by, m._slot, m.shape))
+        append(len(rec.outputs))
+        for m in rec.outputs:
+            append(m.shape)
+        append(rec.error is None)
     key = tuple(parts)
     try:
         return Signature(key)

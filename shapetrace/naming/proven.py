@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import weakref
 from collections.abc import Iterable, Mapping
 
 from ..base.compat import all_modules, module_tensors
@@ -27,7 +28,7 @@ from ..base.dims import Dims, resolve_dims
 from ..base.errors import UsageError
 from ..base.names import CONFIG, STATED
 from ..record.hooks import hooked, unhook
-from .hints import annotated_params, bind_tokens
+from .hints import annotated_params, bind_tokens, may_annotate_arrays
 
 
 class SizeWitness:
@@ -84,7 +85,7 @@ class SizeWitness:
         cls = type(module)
         params = self._forwards.get(cls, False)
         if params is False:
-            params = self._forwards[cls] = annotated_params(module)
+            params = self._forwards[cls] = _annotated(module)
         if not params:
             return
         bound: dict[str, int] = {}
@@ -140,6 +141,29 @@ def _specs(inputs) -> list:
 _READ = CONFIG | STATED.keys()
 
 
+#: forward functions with no parameter annotation that may be an array type (most modules:
+#: nn.Linear, nn.LayerNorm), found once for every trace: their annotations bind nothing
+_PLAIN_FORWARDS: weakref.WeakSet = weakref.WeakSet()
+
+
+def _annotated(module) -> tuple | None:
+    """:func:`~shapetrace.naming.hints.annotated_params` of ``module``; a class's own forward
+    that annotates no array is looked at once per process, not once per trace."""
+    forward = None if "forward" in vars(module) else getattr(type(module), "forward", None)
+    try:
+        if forward in _PLAIN_FORWARDS:
+            return None
+    except TypeError:  # a forward that cannot be weakly referenced: looked at every time
+        forward = None
+    if forward is not None and not may_annotate_arrays(forward):
+        try:
+            _PLAIN_FORWARDS.add(forward)
+        except TypeError:
+            pass
+        return None
+    return annotated_params(module)
+
+
 def proven_dims(model, modules: list | None = None) -> dict[str, int]:
     """Sizes the model itself states: attributes of it and its submodules, and of their
     ``config`` (a dataclass or a Hugging Face config): ``n_embd`` -> C, ``n_head`` -> H,
@@ -170,16 +194,19 @@ def proven_dims(model, modules: list | None = None) -> dict[str, int]:
 
 
 def run_dims(model, witness: SizeWitness, declared: Mapping[str, int], records, *,
-             probe_names: bool = True, weights: set | None = None) -> Dims:
+             probe_names: bool = True, weights: set | None = None,
+             modules: list | None = None) -> Dims:
     """The names of the sizes a block ran at, nobody having chosen them for shapetrace: what
     ``declared`` (``dims=``) says, what the model's attributes and the annotations and declared
     inputs ``witness`` saw prove (a name given two sizes is left out; ``declared`` overrides
     them all), and the probe defaults only when the data that entered the block came at probe
     sizes and ``probe_names`` allows them (``resolve_dims``). ``weights``: the shapes of the
-    model's parameters and buffers (:func:`weight_shapes`) when the caller has them."""
+    model's parameters and buffers (:func:`weight_shapes`) and ``modules`` the model and its
+    submodules (``base.compat.all_modules``) when the caller has them."""
     import torch
 
-    modules = all_modules(model) if isinstance(model, torch.nn.Module) else []
+    if modules is None:
+        modules = all_modules(model) if isinstance(model, torch.nn.Module) else []
     attributes = proven_dims(model, modules)
     proven = witness.proven(attributes)
     known = {**proven, **declared}
@@ -253,13 +280,14 @@ def _unnamed_sizes(dims: Dims, stated: set, entering: list, records) -> set[int]
     return unnamed
 
 
-def weight_shapes(model) -> set[tuple[int, ...]]:
-    """The shapes of the parameters and buffers of ``model`` (empty without one)."""
+def weight_shapes(model, modules: list | None = None) -> set[tuple[int, ...]]:
+    """The shapes of the parameters and buffers of ``model`` (empty without one); ``modules``:
+    the model and its submodules when the caller has them."""
     import torch
 
     if not isinstance(model, torch.nn.Module):
         return set()
-    return _weight_shapes(model, all_modules(model))
+    return _weight_shapes(model, all_modules(model) if modules is None else modules)
 
 
 def _weight_shapes(model, modules: list) -> set[tuple[int, ...]]:

@@ -36,6 +36,11 @@ _WEIGHT_OPS = MATMULS - {"torch.addmm", "Tensor.addmm"}  # addmm is a linear lay
 
 # func -> (kind, op name, code): a pure function of the torch function, like _ops.op_name's cache.
 DESCRIBED: dict[Any, tuple] = {}
+#: func -> the recorder's ``(kind, op name, code, None)`` of a function without Python code of
+#: its own (``Tensor.view``, ``torch.matmul``) that reached a trace from C, not through a Python
+#: function of torch's: no name of torch's was looked up on the way, so no patch can stand in
+#: for it (:func:`rebound`); every trace's table of functions starts with these
+FROM_C: dict[Any, tuple] = {}
 
 
 def describe(func) -> tuple:

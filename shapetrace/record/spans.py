@@ -36,10 +36,10 @@ class OptimizerSpans:
         self._thread: int | None = None
 
     def __enter__(self) -> "OptimizerSpans":
-        from torch.optim import optimizer
-
         self._thread = threading.get_ident()
-        if self.hooks:
+        if self.hooks:  # (without hooks of its own, nothing of torch's is looked up)
+            from torch.optim import optimizer
+
             with LOCK:
                 self._handles = [optimizer.register_optimizer_step_pre_hook(self._pre),
                                  optimizer.register_optimizer_step_post_hook(self._post)]

@@ -31,6 +31,7 @@ import threading
 from dataclasses import dataclass, field
 
 import torch
+from torch.optim import optimizer as _torch_optimizer
 
 from ..base.compat import disable_torch_function, tracing_check
 from .flags import DeviceFlags
@@ -129,8 +130,7 @@ class StepWatch:
     # --- entering and leaving ---------------------------------------------------------------
 
     def __enter__(self) -> StepWatch:
-        from torch.optim import optimizer
-
+        optimizer = _torch_optimizer
         self._owner = threading.get_ident()
         with LOCK:
             self._handles = [optimizer.register_optimizer_step_pre_hook(self._before_optimizer),
@@ -206,7 +206,7 @@ class StepWatch:
         self._close()
         if self.flags.due(self.step):
             self._read_flags()
-        key = _light_key(module, args)
+        key = _light_key(module, args, self.recorder)
         run = self._stable.get(key)
         unrecorded = self._unrecorded.get(key, 0)
         if run is not None and not self._full_next and unrecorded < self._recheck_after(run) \
@@ -503,10 +503,18 @@ def _sentinel(opt):
     return first
 
 
-def _light_key(module, args) -> tuple:
+def _light_key(module, args, recorder=None) -> tuple:
     """What a step's kind is judged by while it is not recorded: the module's mode, autograd's
-    and each tensor argument's shape and dtype."""
-    shapes = tuple((a.shape, a.dtype) if isinstance(a, Tensor) else type(a) for a in args)
+    and each tensor argument's shape and dtype. Read with torch functions disabled (through the
+    recorder's mode each read would cost an op); while ``recorder`` records this thread, each
+    tensor argument is counted as used, as those reads would have counted it."""
+    with disable_torch_function():
+        shapes = tuple((a.shape, a.dtype) if isinstance(a, Tensor) else type(a) for a in args)
+    mode = recorder.mode if recorder is not None and not recorder.light else None
+    if mode is not None and recorder.thread == threading.get_ident():
+        for a in args:
+            if isinstance(a, Tensor):
+                mode.count_use(a)
     return (module.training, torch.is_grad_enabled(), torch.is_inference_mode_enabled(), shapes)
 
 

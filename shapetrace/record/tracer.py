@@ -22,6 +22,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..base.compat import (
     current_body,
+    dispatching_caller,
     frame_getter,
     is_fake,
     mode_on_top,
@@ -44,6 +45,7 @@ from ..base.source import is_own_file, module_call_site, site_from
 from .kinds import (
     DESCRIBED,
     EMPTY_MEMORY,
+    FROM_C,
     LOOKS,
     MULTIPLIES,
     PASSES,
@@ -312,7 +314,8 @@ class _Mode(TorchFunctionMode):
         # consumer of the tensor shares that one meta object; ``meta.ref``, a weak reference to
         # the tensor while recording, tells a live tensor from a dead one whose id was reused.
         self.live: dict[int, TensorMeta] = {}
-        self.funcs: dict[Any, tuple] = {}  # func -> (kind, name, code, transparent body)
+        # func -> (kind, name, code, transparent body); those of C functions called from C known
+        self.funcs: dict[Any, tuple] = dict(FROM_C)
         # Shared by every trace (tensors.SHARED): one tuple per distinct shape; the same for
         # recorded arguments and keyword arguments (read-only); id(code) -> (code, {key: site}),
         # one site tuple per place in the user's code (a loop records the same sites again).
@@ -343,6 +346,8 @@ class _Mode(TorchFunctionMode):
         described = (kind, name, code, None if found else self.bodies.get(func))
         try:
             self.funcs[func] = described
+            if code is None and described[3] is None and dispatching_caller(frame) is None:
+                FROM_C[func] = described  # no name to patch on the way: so in every trace
         except TypeError:
             pass
         return described

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import torch
 
 from ..analysis.facts import Analysis, analyse
-from ..base.compat import compiler_off, eager_module
+from ..base.compat import all_modules, compiler_off, eager_module
 from ..base.diagnostics import Diagnostic
 from ..base.dims import Dims
 from ..base.records import OpRecord, TensorMeta, TraceData
@@ -96,8 +96,11 @@ class Trace(TraceData):
             return self._resolved
         from ..naming.proven import run_dims
 
+        # the model's modules walked once, for its weights' shapes and its attributes
+        modules = all_modules(self.model) if isinstance(self.model, torch.nn.Module) else []
         dims = run_dims(self.model, self._witness, self._declared, self.records,
-                        probe_names=self._probe_names, weights=self.weight_shapes)
+                        probe_names=self._probe_names, weights=self._weights_of(modules),
+                        modules=modules)
         if self._exited:
             self._resolved = dims
         return dims
@@ -167,12 +170,16 @@ class Trace(TraceData):
     def weight_shapes(self) -> set:
         """The shapes of the model's parameters and buffers (none without a model): at the
         user's sizes their axes are never named B or T."""
+        return self._weights_of()
+
+    def _weights_of(self, modules: list | None = None) -> set:
+        """:attr:`weight_shapes`; ``modules``: the model's, when the caller has walked them."""
         known = getattr(self, "_weight_shapes", None)
         if known is not None:
             return known
         from ..naming.proven import weight_shapes
 
-        shapes = weight_shapes(self.model)
+        shapes = weight_shapes(self.model, modules)
         if self._exited:  # the model's weights as the block left them: read once
             self._weight_shapes = shapes
         return shapes
