@@ -225,10 +225,26 @@ HELD_OUT_6 = [
     ("lucidrains/imagen-pytorch", "c166739b03b06fbc2e7c00116ffc81724626ad08", ["imagen_pytorch/imagen_pytorch.py"], ""),
     ("nlpyang/PreSumm", "70b810e0f06d179022958dd35c1a3385fe87f28c", ["src/models/neural.py", "src/models/encoder.py"], ""),
 ]
+#: A ninth list, first run at the end of the fourth round of 2026-11-29 with the code of that
+#: round's start and of its end, and not looked at otherwise: score-based and improved diffusion
+#: U-Nets, a lip-sync GAN (Wav2Lip), a vocoder (BigVGAN), byte-level and masked-token
+#: transformers (MEGABYTE, MUSE).
+HELD_OUT_7 = [
+    ("yang-song/score_sde_pytorch", "cb1f359f4aadf0ff9a5e122fe8fffc9451fd6e44",
+     ["models/layers.py", "models/layerspp.py", "models/ddpm.py"], ""),
+    ("Rudrabha/Wav2Lip", "5c90fa9b4a2c2a37d0b4ebf7633ac41534eb9941",
+     ["models/conv.py", "models/syncnet.py", "models/wav2lip.py"], ""),
+    ("lucidrains/MEGABYTE-pytorch", "21eec73ae6e9268ad5b77be3c5dd5cbd7daeaa4d",
+     ["MEGABYTE_pytorch/megabyte.py", "MEGABYTE_pytorch/attend.py"], ""),
+    ("NVIDIA/BigVGAN", "7d2b454564a6c7d014227f635b7423881f14bdac", ["bigvgan.py", "activations.py"], ""),
+    ("openai/improved-diffusion", "1bc7bbbdc414d83d4abf2ad8cc1446dc36c4e4d5",
+     ["improved_diffusion/unet.py", "improved_diffusion/nn.py"], ""),
+    ("lucidrains/muse-maskgit-pytorch", "6df7f33bcd33ba28a2f682d5bd293e4f8a513e6c", ["muse_maskgit_pytorch/attend.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
-        "held-out-6": HELD_OUT_6,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6}
+        "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7}
 
 
 def main(argv: list[str] | None = None) -> int:
