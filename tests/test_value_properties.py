@@ -173,3 +173,13 @@ def test_a_part_of_a_weight_is_named_with_the_op_that_dropped_the_rest(cls, word
     (found,) = [d for d in report.diagnostics if d.rule == "weight-without-effect"]
     assert words in found.message and found.data["end"] == "part", found.message
     assert "reads a value that depends on them and returns one that does not" in found.message
+
+
+def test_a_mask_never_applied_is_placed_at_the_softmax_used_at_the_weighted_sum():
+    """The fix goes before the softmax that took the weights; the weighted sum is where the
+    padded keys were mixed in."""
+    report = _check(f"{DATA / 'masks.py'}::KeyMaskOnFastPathOnly", **BOOL_MASK)
+    (found,) = [d for d in report.diagnostics if d.rule == "mask-ignored"]
+    softmax = _marked(DATA / "masks.py", "KeyMaskOnFastPathOnly")
+    assert found.line == softmax and found.used_at is not None, (found.line, found.used_at)
+    assert found.used_at[1] == softmax + 1 and "never applied" in found.message

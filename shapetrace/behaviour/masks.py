@@ -10,7 +10,9 @@ inputs at the excluded positions of its sample. Checked like causal-leak, by aut
 backward of a random projection of the outputs at the kept positions, and the gradient at the
 excluded inputs must be zero. When it is not, the first op on a recorded run whose output at a
 kept position depends on an excluded input is named: the weighted sum of an attention the mask
-never reached (or reached on the wrong axis: the queries' rows masked, the keys left). Without
+never reached (or reached on the wrong axis: the queries' rows masked, the keys left). A mask
+never applied is placed at the softmax that took those weights, where it should have been
+applied before, the weighted sum as the place it was used. Without
 a reading from the code, a mask that changes the output is applied by a convention of its own
 (1 = padding is one too) and is not judged, only one that changes nothing (the output is the
 same with every position marked real). Only an attention is judged (a product whose operand
@@ -27,7 +29,7 @@ from torch import Tensor
 
 from ..analysis.masks import handed_meaning
 from ..base.names import PADDING_INPUTS
-from ..base.ops import MASKED_FILLS, MATMULS, SDPA, WHERES
+from ..base.ops import DROPOUTS, MASKED_FILLS, MATMULS, SDPA, SIMPLE_MOVES, SOFTMAXES, WHERES
 from ..base.records import OpRecord
 from ..rules.registry import diagnostic
 from . import locate
@@ -87,7 +89,25 @@ def padding_ignored(probe: Probe) -> list:
     hint = (f"exclude the padded keys from these weights: scores.masked_fill(~{mask_name}"
             f"[:, None, None, :].bool(), float('-inf')), or an SDPA bool attn_mask that is True "
             f"where {mask_name} == 1")
-    return [diagnostic("mask-ignored", message, hint, rec=rec, mask=mask_name)]
+    taken = _weights_taken(rec, records, probe.T)  # the softmax the mask should have preceded
+    made = (taken.file, taken.line) if taken is not None and taken.line else None
+    return [diagnostic("mask-ignored", message, hint, rec=rec, mask=mask_name, made_at=made)]
+
+
+def _weights_taken(rec: OpRecord, records, T: int) -> OpRecord | None:
+    """The softmax that made the weights ``rec`` mixes the values with (through dropout and
+    moves), or None."""
+    meta = next((m for m in rec.inputs if tuple(m.shape).count(T) >= 2), None)
+    for _ in range(8):
+        if meta is None or meta.src is None or not 0 <= meta.src[0] < len(records):
+            return None
+        made = records[meta.src[0]]
+        if made.op in SOFTMAXES:
+            return made
+        if made.op not in DROPOUTS and made.op not in SIMPLE_MOVES or not made.inputs:
+            return None
+        meta = made.inputs[0]
+    return None
 
 
 def _same(a, b) -> bool:

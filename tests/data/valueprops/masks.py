@@ -169,8 +169,8 @@ class KeyMaskOnFastPathOnly(PaddedSelfAttention):
         if self.fast:
             y = self.fast_path(q, k, v, mask)
         else:
-            weights = (q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)).softmax(-1)
-            y = weights @ v  # BUG
+            weights = (q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)).softmax(-1)  # BUG
+            y = weights @ v
         return self.out(y.transpose(1, 2).reshape(B, T, C))
 
 
