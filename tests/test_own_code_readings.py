@@ -607,3 +607,33 @@ def test_queries_the_code_wants_with_four_axes_are_read_with_their_heads_split()
         assert any("read with their heads split, (B, H, T, d)" in n for n in result.notes), result.notes
     report = st.check(SplitAttendOverQueries)
     assert [d.rule for d in report.errors] == ["softmax-axis"], report.diagnostics
+
+
+# --- an odd head size halved and doubled back ----------------------------------------------------
+
+class PairedRotary(nn.Module):
+    """Rotary frequencies for every other feature, doubled back (an odd head size gives one
+    more)."""
+
+    def __init__(self, dim, dim_head=64, heads=8):
+        super().__init__()
+        self.heads, self.dim_head = heads, dim_head
+        self.register_buffer("inv_freq", 1.0 / 10000 ** (torch.arange(0, dim_head, 2).float() / dim_head))
+        self.qkv = nn.Linear(dim, 3 * heads * dim_head)
+        self.out = nn.Linear(heads * dim_head, dim)
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        freqs = torch.einsum("i, j -> i j", torch.arange(n).float(), self.inv_freq)
+        pos = torch.cat((freqs, freqs), dim=-1)
+        q, k, v = self.qkv(x).view(b, n, 3, self.heads, self.dim_head).permute(2, 0, 3, 1, 4)
+        half = lambda t: torch.cat((-t[..., t.shape[-1] // 2:], t[..., :t.shape[-1] // 2]), -1)  # noqa: E731
+        q, k = (t * pos.cos() + half(t) * pos.sin() for t in (q, k))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(b, n, -1))
+
+
+def test_an_odd_head_size_halved_and_doubled_back_is_read_even():
+    result = st.check(PairedRotary).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any("an even head size" in n for n in result.notes), result.notes
