@@ -68,3 +68,12 @@ def test_declared_as_aligned_the_leak_through_the_second_sequence_is_an_error(in
     target = _target("signals/signals.py::SignalDecoder")
     report = st.check(target.cls, target=target.display, inputs=inputs, causal=True)
     assert [d.rule for d in report.errors] == ["causal-leak"], report.diagnostics
+
+
+def test_a_timestep_embedding_made_in_float32_by_hand_does_not_stop_the_behaviour_checks():
+    """``t.float()`` and ``dtype=torch.float32`` give float64 in the checks' float64 re-runs, as
+    they give the module's own dtype in an ordinary run."""
+    target = _target("unets/tiny_unet.py::TinyUNet")
+    result = st.check(target.cls, target=target.display).targets[0]
+    assert not [n for n in result.notes if "raised while re-running" in n], result.notes
+    assert "batch-leak" in result.checks["ran"], result.checks

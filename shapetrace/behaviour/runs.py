@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 import torch
 from torch import Tensor, nn
+from torch.overrides import TorchFunctionMode
 
 
 def float64_copy(value):
@@ -80,13 +81,32 @@ def float64_default():
     """Tensors the module makes without a dtype (``torch.zeros(T, T)``,
     ``nn.Transformer.generate_square_subsequent_mask(T)``) are float64 like the probe's copy, as
     they match the module's dtype in an ordinary run: a float32 mask added to float64 scores
-    would make the re-run fail."""
+    would make the re-run fail. So are those it asks for in float32 by name (``t.float()``,
+    ``torch.arange(n, dtype=torch.float32)``, ``x.to(torch.float32)``: a timestep embedding
+    made in float32 by hand), which in an ordinary run match a float32 module too."""
     before = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        yield
+        with _Float64Casts():
+            yield
     finally:
         torch.set_default_dtype(before)
+
+
+class _Float64Casts(TorchFunctionMode):
+    """float32 asked for by name, given as float64 (a reinterpreting ``view(dtype)`` left as
+    it is)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.Tensor.float:
+            return args[0].to(torch.float64)
+        if getattr(func, "__name__", "") != "view":
+            if any(a is torch.float32 for a in args):
+                args = tuple(torch.float64 if a is torch.float32 else a for a in args)
+            if kwargs.get("dtype") is torch.float32:
+                kwargs = {**kwargs, "dtype": torch.float64}
+        return func(*args, **kwargs)
 
 
 
