@@ -14,7 +14,7 @@ import pytest
 import shapetrace as st
 from shapetrace.base.dims import Dims
 from shapetrace.drive.infer import infer_init, infer_inputs
-from shapetrace.drive.init_reads import IMAGE_SIDE, LEVELS
+from shapetrace.drive.init_reads import BUILT_SIDE, LEVELS
 from shapetrace.drive.targets import resolve_targets
 
 DATA = Path(__file__).parent / "data"
@@ -30,13 +30,13 @@ def test_a_unet_is_built_at_an_image_side_with_attention_at_every_level():
     target = _target("unets/tiny_unet.py::TinyUNet")
     notes: list[str] = []
     init = infer_init(target.cls, Dims(), notes=notes)
-    assert init["resolution"] == IMAGE_SIDE and init["attn_resolutions"] == list(LEVELS)
+    assert init["resolution"] == BUILT_SIDE and init["attn_resolutions"] == list(LEVELS)
     assert any("tests sizes against it" in n for n in notes), notes
     assert [str(s) for s in infer_inputs(target.cls, Dims())] == ["x=B,T,C", "t=B:long:1000"]
     result = st.check(target.cls, target=target.display).targets[0]
     assert result.error is None, result.error
     assert not [d for d in result.diagnostics if d.severity == "error"], result.diagnostics
-    assert any(f"(B, 143, {IMAGE_SIDE}, {IMAGE_SIDE})" in n for n in result.notes), result.notes
+    assert any(f"(B, 143, {BUILT_SIDE}, {BUILT_SIDE})" in n for n in result.notes), result.notes
 
 
 def test_a_module_too_big_at_the_chosen_sizes_is_refused_before_it_is_built():
@@ -60,6 +60,8 @@ def test_a_second_sequence_guessed_aligned_is_no_ground_for_a_causal_leak_error(
     assert not report.errors, [(d.rule, d.message) for d in report.errors]
     leaks = [d for d in report.diagnostics if d.rule == "causal-leak"]
     assert all("assumed: h" in d.message for d in leaks), leaks
+    # h_mask.unsqueeze(2) * x_mask.unsqueeze(-1): both size-1 axes inserted, a table asked for
+    assert not [d for d in report.diagnostics if d.rule == "silent-broadcast"], report.diagnostics
 
 
 @pytest.mark.parametrize("inputs", [["x=B,C,T", "x_mask=B,1,T:mask-mul", "h=B,C,T", "h_mask=B,1,T:mask-mul"]])

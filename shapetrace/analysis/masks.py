@@ -18,10 +18,8 @@ for it. Uses that disagree, or none of these, say nothing.
 from __future__ import annotations
 
 import ast
-import inspect
-import textwrap
 
-from .code import compared_with_none
+from .code import compared_with_none, function_def, parsed
 from .handed import handed
 
 _SDPA = "scaled_dot_product_attention"
@@ -58,7 +56,8 @@ def handed_meaning(forward, name: str, owner: type | None = None) -> tuple[str |
 def mask_meanings(func, name: str) -> set[str]:
     """Every meaning the uses of ``func``'s argument ``name`` give it (two or more: the uses
     disagree; none: nothing reads it as a mask)."""
-    body = _function_def(getattr(func, "__func__", func))
+    func = getattr(func, "__func__", func)
+    body = function_def(parsed(func), getattr(func, "__name__", ""))
     if body is None:
         return set()
     names = _aliases(body, name)
@@ -68,18 +67,6 @@ def mask_meanings(func, name: str) -> set[str]:
         if meaning is not None:
             found.add(meaning)
     return found
-
-
-def _function_def(func) -> ast.AST | None:
-    """The ``def`` of ``func``, parsed from its source, or None."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
-    except (OSError, TypeError, SyntaxError, IndentationError):
-        return None
-    name = getattr(func, "__name__", "")
-    return next((node for node in ast.walk(tree)
-                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name),
-                None)
 
 
 def _aliases(body: ast.AST, name: str) -> set[str]:

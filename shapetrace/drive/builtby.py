@@ -44,10 +44,7 @@ def built_for(owner: type, param: str) -> Built | None:
     if place is None:
         return None
     index, path = place
-    for file in _package_files(path, owner):
-        tree = file_tree(str(file))
-        if tree is None:
-            continue
+    for file, tree in _trees(path, owner):
         for scope in ast.walk(tree):
             if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -82,10 +79,7 @@ def passed_for(owner: type, param: str, depth: int = 3) -> Passed | None:
     if place is None:
         return None
     index, path = place
-    for file in _package_files(path, owner):
-        tree = file_tree(str(file))
-        if tree is None:
-            continue
+    for file, tree in _trees(path, owner):
         methods = {id(f): c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
         for scope in ast.walk(tree):
             if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -157,6 +151,14 @@ def _literal(node: ast.expr | None) -> object:
                                     and all(isinstance(v, plain) for v in value)):
         return value
     return _NOTHING
+
+
+def _trees(path: Path, owner: type):
+    """``(file, parsed file)`` for each file that may call ``owner`` (:func:`_package_files`)."""
+    for file in _package_files(path, owner):
+        tree = file_tree(str(file))
+        if tree is not None:
+            yield file, tree
 
 
 def _package_files(path: Path, owner: type) -> list[Path]:

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from ..base.names import IMAGE_SIZES
 from .usage import _aliases, _function_def, _reading_init, _tree
 
-#: the side of an image a constructor is built for when nothing says: halved four times (a
+#: the side of an image a constructor is built for when nothing says (``plan.IMAGE_SIDE`` is
+#: the side of an image read from a guess when no constructor names one): halved four times (a
 #: U-Net's levels) it is still a whole number
-IMAGE_SIDE = 16
+BUILT_SIDE = 16
 #: the sizes a collection the constructor tests membership in holds: every level of an image of
-#: IMAGE_SIDE, whether the code counts it by its side (16, 8, ...) or by its downsampling (1, 2, ...)
+#: BUILT_SIDE, whether the code counts it by its side (16, 8, ...) or by its downsampling (1, 2, ...)
 LEVELS = (1, 2, 4, 8, 16)
 
 
@@ -29,11 +30,11 @@ class Read:
 def read_for(cls: type, name: str) -> Read | None:
     """The value of ``cls``'s constructor argument ``name`` read from its use, or None."""
     if name in IMAGE_SIZES:
-        return Read(IMAGE_SIDE, f"{name}={IMAGE_SIDE}, read as an image's side; give --init "
+        return Read(BUILT_SIDE, f"{name}={BUILT_SIDE}, read as an image's side; give --init "
                                 f"{name}=SIDE to choose")
     if _tested_in(cls, name):
         return Read(list(LEVELS), f"{name}={list(LEVELS)}: the constructor tests sizes against it "
-                                  f"(`... in {name}`), so every level of a {IMAGE_SIDE}-pixel image "
+                                  f"(`... in {name}`), so every level of a {BUILT_SIDE}-pixel image "
                                   f"is in it; give --init {name}=[...] to choose")
     return None
 
