@@ -241,10 +241,33 @@ HELD_OUT_7 = [
      ["improved_diffusion/unet.py", "improved_diffusion/nn.py"], ""),
     ("lucidrains/muse-maskgit-pytorch", "6df7f33bcd33ba28a2f682d5bd293e4f8a513e6c", ["muse_maskgit_pytorch/attend.py"], ""),
 ]
+HELD_OUT_8 = [
+    ("facebookresearch/deit", "7e160fe43f0252d17191b71cbb5826254114ea5b",
+     ["models_v2.py", "cait_models.py", "resmlp_models.py", "patchconvnet_models.py"], ""),
+    ("JingyunLiang/SwinIR", "6545850fbf8df298df73d81f3e8cba638787c8bd", ["models/network_swinir.py"], ""),
+    ("FoundationVision/VAR", "78b95394fc5896192e3a003e4b295f8ea743c48f",
+     ["models/basic_var.py", "models/basic_vae.py", "models/quant.py"], ""),
+    ("baofff/U-ViT", "ce551708dc9cde9818d2af7d84dfadfeb7bd9034", ["libs/uvit.py", "libs/uvit_t2i.py"], ""),
+    ("SWivid/F5-TTS", "2ae2c9bd9b64dab2cb069c4b97e5e7673c521e01",
+     ["src/f5_tts/model/modules.py", "src/f5_tts/model/backbones/dit.py", "src/f5_tts/model/backbones/mmdit.py",
+      "src/f5_tts/model/backbones/unett.py"], ""),
+    ("jik876/hifi-gan", "4769534d45265d52a904b850da5a622601885777", ["models.py"], ""),
+    ("facebookresearch/lingua", "437d680e521873bb5971067148a69587790da853",
+     ["lingua/transformer.py", "apps/main/transformer.py", "apps/mtp/transformer.py"], ""),
+    ("NX-AI/xlstm", "032a6fb8ee19a8c0db80ae6111ff4744a09414a9",
+     ["xlstm/blocks/mlstm/layer.py", "xlstm/blocks/mlstm/cell.py", "xlstm/components/*.py"], ""),
+    ("karpathy/makemore", "988aa59e4d8fefa526d06f3b453ad116258398d4", ["makemore.py"], ""),
+    ("openai/glide-text2im", "69b530740eb6cef69442d6180579ef5ba9ef063e",
+     ["glide_text2im/xf.py", "glide_text2im/clip/attention.py", "glide_text2im/clip/encoders.py"], ""),
+    ("willisma/SiT", "947f95bd3a510e9af441d38c1e9f72e0eee873c5", ["models.py"], ""),
+    ("mantasu/cs231n", "3055b1c54e4fcb5b7a00ea381922a2dd1437a30a",
+     ["assignment3/cs231n/transformer_layers.py", "assignment3/cs231n/classifiers/transformer.py",
+      "assignment3/cs231n/unet.py", "assignment3/cs231n/simclr/model.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
-        "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7}
+        "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8}
 
 
 def main(argv: list[str] | None = None) -> int:

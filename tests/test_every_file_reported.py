@@ -162,6 +162,8 @@ MISSING = """
     import torch
     import not_a_real_package_here
 
+    WIDTH = int(not_a_real_package_here.width)  # the top level needs it: no import without it
+
     class Attention(torch.nn.Module):
         def forward(self, x):
             return x

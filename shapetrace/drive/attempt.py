@@ -27,8 +27,9 @@ from ..report.trace import Trace
 from ..rules.failures import raised_findings
 from .devices import cpu_only, note, remember
 from .fit import allocation_failed, out_of_memory
-from .optional import missing_optional, needs_package
+from .absent import absent_in
 from .asked import EVEN_ASKED
+from .optional import missing_optional, needs_package
 from .plan import Plan
 
 
@@ -130,6 +131,8 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
         except (ShapetraceError, KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # GeneratorExit or a BaseException of the user's own too
+            if (absent := absent_in(exc)) is not None:
+                raise absent from None
             shown = ", ".join(f"{k}={v!r}" for k, v in plan.init.items())
             raise TargetError(f"{cls.__qualname__}({shown}) raised {type(exc).__name__}: "
                               f"{one_line(exc)}{_where(exc)}{_odd_size(exc, plan.dims)}") from exc
@@ -264,6 +267,10 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
                 where = _in(exc)      # did not fit, or the code needs a package not installed
                 drop_frames(exc)
                 raise allocation_failed(exc, dims, where) from None
+            absent = absent_in(exc)  # a name of a package that is not installed, used
+            if absent is not None:
+                drop_frames(exc)
+                raise absent from None
             missing = missing_optional(exc)
             if missing is not None:
                 drop_frames(exc)

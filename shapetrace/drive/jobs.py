@@ -115,6 +115,11 @@ class Job:
         result = self._guessed(target, fake, reuse, reference)
         if note:
             result.notes.insert(0, note)
+        if getattr(target, "absent", ()) and not result.error:
+            names = " and ".join(repr(name) for name in target.absent)
+            them = "them" if len(target.absent) > 1 else "it"
+            result.notes.append(f"its file imports {names}, not installed here: imported without "
+                                f"{them} (this class never used {them})")
         return result
 
     def _guessed(self, target, fake: bool, reuse, reference):

@@ -46,7 +46,7 @@ def missing_optional(exc: BaseException) -> tuple[str, str] | None:
 def needs_package(name: str, module: str) -> str:
     """The target error for a forward that ran into ``name`` left unbound by the failed
     optional import of ``module``."""
-    from .targets import distribution
+    from .absent import distribution
 
     return (f"the forward needs the package {module.split('.')[0]!r}, which the file imports "
             f"only when it is installed (so {name!r} is not defined here): pip install "

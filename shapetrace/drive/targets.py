@@ -25,11 +25,12 @@ import importlib.util
 import os
 import sys
 import sysconfig
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.errors import NoModuleClasses, TargetError, UsageError
+from .absent import distribution, standing_in
 from ..base.source import innermost_user_frame
 
 _FORMS = "path/to/file.py, path/to/file.py::Name or package.module::Name"
@@ -45,6 +46,8 @@ class Target:
     #: The file's own sizes when its module-level configuration could not be set to the probe
     #: sizes (``n_embd = 384`` with ``head_size = 50``): run there, named from that config.
     own_dims: dict | None = None
+    #: Packages its file imports that are not installed, imported as placeholders (``absent``).
+    absent: tuple[str, ...] = ()
 
 
 def resolve_targets(spec: str, *, root: str | os.PathLike | None = None,
@@ -76,13 +79,14 @@ def resolve_targets(spec: str, *, root: str | os.PathLike | None = None,
         raise UsageError(f"target {spec!r}: no such file; expected {_FORMS}")
 
     own = getattr(module, "__shapetrace_own_dims__", None)
+    absent = getattr(module, "__shapetrace_absent__", ())
     if name:
         cls = _lookup(module, name, where)
-        return [Target(spec, cls, f"{where}::{name}", own)]
+        return [Target(spec, cls, f"{where}::{name}", own, absent)]
     classes = _module_classes(module)
     if not classes:
         raise NoModuleClasses(f"no nn.Module subclasses defined in {where}")
-    return [Target(spec, cls, f"{where}::{class_name(module, cls)}", own) for cls in classes]
+    return [Target(spec, cls, f"{where}::{class_name(module, cls)}", own, absent) for cls in classes]
 
 
 def class_name(module, cls: type) -> str:
@@ -143,9 +147,12 @@ def _import_file(location: str, base: Path, dims=None):
     if home.root is not None:
         _forget_shadowed(home.root)
     above = None  # a folder above that holds a module the file imports by its bare name
+    standing: list[str] = []  # packages not installed, imported as placeholders (``absent``)
+    first = None  # the import's own failure, said when placeholders do not help
     while True:
         try:
-            with _on_sys_path(above), _on_sys_path(home.root), _on_sys_path(path.parent):
+            with _on_sys_path(above), _on_sys_path(home.root), _on_sys_path(path.parent), \
+                    (standing_in(standing) if standing else nullcontext()):
                 if home.package:
                     _parent_package(home)
                 spec = importlib.util.spec_from_file_location(module_name, path)
@@ -159,6 +166,7 @@ def _import_file(location: str, base: Path, dims=None):
                     module.__file__ = str(path)
                     exec(code, module.__dict__)  # noqa: S102 - the user's own file, as import runs it
                     config.finish(module)
+            module.__shapetrace_absent__ = tuple(standing)
             return module
         except BaseException as exc:
             sys.modules.pop(module_name, None)
@@ -173,7 +181,25 @@ def _import_file(location: str, base: Path, dims=None):
             if isinstance(exc, SyntaxError):  # in a file the target imports
                 raise TargetError(f"cannot import {location}: {_syntax_message(exc, path, location)}") from None
             folders = [f for f in (path.parent, home.root, above) if f is not None]
-            raise _keeping(TargetError(_import_message(exc, location, path, folders)), exc) from None
+            if first is None:
+                first = _keeping(TargetError(_import_message(exc, location, path, folders)), exc)
+            top = _standable(exc, folders)
+            if top is not None and top not in standing and len(standing) < _MOST_STANDING:
+                standing.append(top)
+                continue
+            raise first from None
+
+
+#: packages not installed that one file may be imported without
+_MOST_STANDING = 4
+
+
+def _standable(exc: BaseException, folders: list[Path]) -> str | None:
+    """The top-level name to import as placeholders (``absent``) when ``exc`` says a package
+    that is not installed is missing (never the user's own module), else None."""
+    if not _not_installed(exc, folders):
+        return None
+    return exc.name.split(".")[0]
 
 
 def _folder_holding(exc: BaseException, folder: Path) -> Path | None:
@@ -399,12 +425,6 @@ def _import_message(exc: BaseException, location: str, target: Path | None,
     return f"cannot import {location}: {what} (at {shown}:{lineno})"
 
 
-#: import names whose package on PyPI is named otherwise
-_DISTRIBUTIONS = {"cv2": "opencv-python", "PIL": "pillow", "yaml": "pyyaml",
-                  "sklearn": "scikit-learn", "skimage": "scikit-image", "bs4": "beautifulsoup4",
-                  "attr": "attrs", "google": "protobuf", "Levenshtein": "python-Levenshtein"}
-
-
 def _not_installed(exc: BaseException, folders: list[Path]) -> str | None:
     """The package to install when ``exc`` is a module that is neither installed nor one of
     the user's own files (a top-level name no folder of the target holds), else None."""
@@ -421,12 +441,6 @@ def _not_installed(exc: BaseException, folders: list[Path]) -> str | None:
     except (ImportError, ValueError):
         pass
     return distribution(top)
-
-
-def distribution(module: str) -> str:
-    """What ``pip install`` takes for the module ``module`` (``cv2``: ``opencv-python``)."""
-    top = module.split(".")[0]
-    return _DISTRIBUTIONS.get(top, top.replace("_", "-"))
 
 
 def _not_built(exc: BaseException, folders: list[Path]) -> str | None:

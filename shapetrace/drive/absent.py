@@ -1,0 +1,205 @@
+"""A file that imports a package this machine does not have.
+
+``from timm.models.layers import DropPath`` at the top of a file stops the whole import, and
+with it every class of the file, even those that never touch the package. Such a file is
+imported again with the missing package standing in (:func:`standing_in`): each name taken
+from it is a :class:`NotInstalled` placeholder. Classes that never use one are checked as
+usual; a class that calls one, builds on one or computes with one stops with
+:class:`AbsentPackage`, a target error that names the package and the line, never a finding.
+
+While the file's own top level runs (decorators such as ``@register_model``, a registry call),
+a call of a placeholder gives another placeholder, so the import can finish; after it, every
+use raises. A package imported inside ``try: ... except ImportError`` keeps the file's own
+fallback: the placeholders are only put in after an import failed outright, and they are taken
+out of ``sys.modules`` again once the file is imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+
+from ..base.errors import TargetError
+from ..base.source import display_path, is_library_file
+
+#: import names whose package on PyPI is named otherwise
+_DISTRIBUTIONS = {"cv2": "opencv-python", "PIL": "pillow", "yaml": "pyyaml",
+                  "sklearn": "scikit-learn", "skimage": "scikit-image", "bs4": "beautifulsoup4",
+                  "attr": "attrs", "google": "protobuf", "Levenshtein": "python-Levenshtein"}
+
+
+def distribution(module: str) -> str:
+    """What ``pip install`` takes for the module ``module`` (``cv2``: ``opencv-python``)."""
+    top = module.split(".")[0]
+    return _DISTRIBUTIONS.get(top, top.replace("_", "-"))
+
+
+class AbsentPackage(TargetError):
+    """A placeholder of a package that is not installed was used."""
+
+    def __init__(self, path: str, where: str = ""):
+        self.package = path.split(".")[0]
+        at = f" at {where}" if where else ""
+        if path not in _EVER and "." not in path and "(" not in path:
+            super().__init__(f"it needs a package that is not installed here{at}")
+            return
+        super().__init__(f"it needs the package {self.package!r}, which is not installed "
+                         f"({path}{at}): pip install {distribution(self.package)}")
+
+
+#: top-level names standing in now, every one that ever stood in (to name one in a message),
+#: and how deep in a file's own top level the import is
+_STANDING: set[str] = set()
+_EVER: set[str] = set()
+_IMPORTING = [0]
+
+
+def _caller() -> str:
+    """``file.py:line`` of the user's code that used the placeholder (not torch, shapetrace or
+    an installed package), or ""."""
+    frame = sys._getframe(1)
+    while frame is not None and is_library_file(frame.f_code.co_filename, installed_is_library=False):
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    filename = frame.f_code.co_filename
+    return f"{display_path(filename) or filename}:{frame.f_lineno}"
+
+
+class NotInstalled:
+    """What a name of a package that is not installed stands for."""
+
+    __slots__ = ("_st_path",)
+
+    def __init__(self, path: str):
+        object.__setattr__(self, "_st_path", path)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return NotInstalled(f"{self._st_path}.{name}")
+
+    def __setattr__(self, name, value):
+        raise AbsentPackage(self._st_path, _caller())
+
+    def __call__(self, *args, **kwargs):
+        if _IMPORTING[0]:
+            return NotInstalled(f"{self._st_path}(...)")
+        raise AbsentPackage(self._st_path, _caller())
+
+    def __mro_entries__(self, bases):
+        return (_base(self._st_path, bases),)
+
+    def __repr__(self) -> str:
+        return f"<{self._st_path}: not installed>"
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        used = next((a for a in (*args, *(kwargs or {}).values()) if isinstance(a, NotInstalled)), None)
+        raise AbsentPackage(used._st_path if used is not None else _named(""), _caller())
+
+
+def _refuse(self, *args, **kwargs):
+    raise AbsentPackage(object.__getattribute__(self, "_st_path"), _caller())
+
+
+for _name in ("add", "radd", "sub", "rsub", "mul", "rmul", "matmul", "rmatmul", "truediv",
+              "rtruediv", "floordiv", "rfloordiv", "mod", "pow", "rpow", "neg", "pos", "abs",
+              "lt", "le", "gt", "ge", "bool", "len", "iter", "getitem", "setitem", "contains",
+              "index", "int", "float", "enter", "exit"):
+    setattr(NotInstalled, f"__{_name}__", _refuse)
+
+
+def _base(path: str, bases: tuple) -> type:
+    """A class to stand for the missing base ``path``: an ``nn.Module`` when no other base is
+    one (so a module class built on it is still listed, and says what it needs), whose
+    constructor raises :class:`AbsentPackage`."""
+    from torch import nn
+
+    other_module = any(isinstance(b, type) and issubclass(b, nn.Module) for b in bases)
+
+    def __init__(self, *args, **kwargs):
+        raise AbsentPackage(f"{path}, a base of {type(self).__qualname__}", _caller())
+
+    root = object if other_module else nn.Module
+    return type(path.rsplit(".", 1)[-1], (root,), {"__init__": __init__,
+                                                  "__module__": path.rsplit(".", 1)[0]})
+
+
+class _Placeholder(types.ModuleType):
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return NotInstalled(f"{self.__name__}.{name}")
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds every module under a top-level name standing in, as an empty placeholder."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] not in _STANDING:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec):
+        module = _Placeholder(spec.name)
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module) -> None:
+        return None
+
+
+_FINDER = _Finder()
+
+
+@contextlib.contextmanager
+def standing_in(packages):
+    """While the block runs: the top-level ``packages`` import as placeholders, and calls of
+    placeholders give placeholders (a file's own top level is running). Afterwards their
+    modules leave ``sys.modules``: another file's guarded import finds them missing again."""
+    added = set(packages) - _STANDING
+    _STANDING.update(added)
+    _EVER.update(added)
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.append(_FINDER)
+    _IMPORTING[0] += 1
+    try:
+        yield
+    finally:
+        _IMPORTING[0] -= 1
+        _STANDING.difference_update(added)
+        if not _STANDING and _FINDER in sys.meta_path:
+            sys.meta_path.remove(_FINDER)
+        for name in [n for n in sys.modules if n.split(".")[0] in added]:
+            if isinstance(sys.modules[name], _Placeholder):
+                del sys.modules[name]
+
+
+def absent_in(exc: BaseException) -> AbsentPackage | None:
+    """The target error when ``exc`` came from a placeholder: raised by one, or a library's
+    complaint about being handed one (``must be Tensor, not NotInstalled``)."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, AbsentPackage):
+            return exc
+        if NotInstalled.__name__ in str(exc):
+            return AbsentPackage(_named(str(exc)))
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+def _named(text: str) -> str:
+    """The package a library's message about a placeholder means: one it names, else the one
+    standing in (when only one ever did)."""
+    for name in sorted(_EVER, key=len, reverse=True):
+        if name in text:
+            return name
+    return next(iter(_EVER)) if len(_EVER) == 1 else ""
+
+
+__all__ = ["AbsentPackage", "NotInstalled", "absent_in", "distribution", "standing_in"]

@@ -1,0 +1,101 @@
+"""A file that imports a package this machine does not have is still checked: the classes that
+never use the package get their verdicts, each class that does is a target error naming the
+package and the line, never a finding; a guarded import keeps the file's own fallback, and a
+file whose top level needs the package says so as before."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import shapetrace as st
+from shapetrace.drive.absent import AbsentPackage, NotInstalled, standing_in
+from shapetrace.drive.targets import resolve_targets
+
+DATA = Path(__file__).parent / "data" / "absent"
+ROOT = Path(__file__).parent.parent
+
+
+def _results(name: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "shapetrace", str(DATA / name), "--format", "json",
+                           "--no-trace"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    report = json.loads(done.stdout)
+    return {t["target"].split("::")[-1]: t for t in report["targets"]}
+
+
+@pytest.fixture(scope="module")
+def blocks() -> dict:
+    return _results("vision_blocks.py")
+
+
+def test_every_class_of_the_file_gets_a_report(blocks):
+    assert set(blocks) == {"Attention", "Block", "ScaledBlock", "TableMix", "Head"}
+
+
+@pytest.mark.parametrize("cls", ["Attention", "Head"])
+def test_a_class_that_never_uses_the_package_is_checked(blocks, cls):
+    result = blocks[cls]
+    assert result["error"] is None, result["error"]
+    assert result["diagnostics"] == []
+    assert any("not installed here" in n for n in result["notes"]), result["notes"]
+
+
+@pytest.mark.parametrize("cls, named, line", [
+    ("Block", "st_absent_layers.helpers.DropPath", "vision_blocks.py:41"),
+    ("ScaledBlock", "st_absent_layers.helpers.LayerScale, a base of ScaledBlock", None),
+    ("TableMix", "st_absent_registry.scales(...)", "vision_blocks.py:62"),
+])
+def test_a_class_that_uses_it_is_a_target_error_naming_it(blocks, cls, named, line):
+    result = blocks[cls]
+    assert result["diagnostics"] == []  # never a finding: the code runs where it is installed
+    assert result["error"] and "which is not installed" in result["error"], result["error"]
+    assert named in result["error"]
+    assert "pip install st-absent-" in result["error"]
+    if line is not None:
+        assert line in result["error"]
+
+
+def test_the_placeholders_leave_once_the_file_is_imported():
+    targets = resolve_targets(str(DATA / "vision_blocks.py"), root=ROOT)
+    assert [t.absent for t in targets][0] == ("st_absent_registry", "st_absent_layers")
+    assert "st_absent_layers" not in sys.modules and "st_absent_registry" not in sys.modules
+    with pytest.raises(ModuleNotFoundError):
+        import st_absent_layers  # noqa: F401
+
+
+def test_a_guarded_import_keeps_the_files_own_fallback():
+    (target,) = resolve_targets(str(DATA / "guarded.py"), root=ROOT)
+    assert target.absent == ()
+    model = target.cls(8)
+    assert model.fast is False  # the file's except branch ran: no placeholder stood in
+    report = st.check(target.cls, target=target.display)
+    assert report.targets[0].error is None and not report.diagnostics
+
+
+def test_a_file_whose_top_level_needs_the_package_says_what_to_install():
+    result = _results("needs_it.py")
+    (only,) = result.values()
+    assert "No module named 'st_absent_layers'" in only["error"]
+    assert "pip install st-absent-layers" in only["error"]
+
+
+def test_a_placeholder_refuses_every_use_after_the_import():
+    with standing_in(["st_absent_demo"]):
+        import st_absent_demo.ops as ops
+
+        made = ops.kernel(3)  # while a file's top level runs: another placeholder
+    assert isinstance(made, NotInstalled)
+    with pytest.raises(AbsentPackage, match="st_absent_demo.ops.kernel"):
+        ops.kernel(3)
+    with pytest.raises(AbsentPackage):
+        torch.ones(2) * made
+    with pytest.raises(AbsentPackage):
+        torch.matmul(torch.ones(2, 2), made)
+    with pytest.raises(AbsentPackage):
+        bool(made)
+    assert "st_absent_demo" not in sys.modules
