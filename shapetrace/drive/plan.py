@@ -568,6 +568,10 @@ def make_plan(request: Request) -> Plan:
     free = frozenset({"T", "S", "d"} - set(dims.explicit))
     if free and not any(hasattr(getattr(i, "value", i), "shape") for i in request.inputs or ()):
         guesses.append(ProbeSizes(free))
+    if isinstance(module, type):  # a count set over the constructor's default, split by
+        from .defaults_read import OverDefaults
+
+        guesses.append(OverDefaults(frozenset(request.init or {})))
     return Plan(request, init, inputs, problem, tuple(guesses),
                 read_notes=tuple(read_notes) if isinstance(module, type) else ())
 

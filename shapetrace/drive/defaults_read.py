@@ -1,0 +1,101 @@
+"""A count set to a probe size over the constructor's own default, that the forward then
+cannot split by.
+
+shapetrace builds a module at its probe sizes (11 heads), also where the constructor has a
+default of its own (``num_heads: int = 4``), so that the heads' axis is named. Code whose other
+sizes are rounded to suit its defaults (a width rounded up to a multiple of 64, then split into
+``num_heads`` heads) cannot be split by 11: the view fails on sizes shapetrace chose, not on
+a bug. When the shape a failing view or reshape asks for holds such a count, the module is
+built again with the count at its own default (in a config dataclass too); a failure that
+stands then is the code's own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .guess import Guess
+
+#: what torch says of a view or reshape that does not divide: the sizes asked for
+_ASKED = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size \d+")
+
+
+@dataclass(frozen=True)
+class OverDefaults(Guess):
+    """``given``: the constructor arguments the caller set (never put back)."""
+
+    given: frozenset
+
+    def read_by(self, failed, plan) -> bool:
+        return bool(self._restored(failed, plan)[1])
+
+    def others(self, plan, failed) -> Iterator:
+        init, restored = self._restored(failed, plan)
+        shown = ", ".join(f"{name} at its default {default} (not {probe})"
+                          for name, default, probe in restored)
+        note = (f"{shown}: the forward could not split by the probe size ({failed.failed_op.op}"
+                f"{_at(failed)}); give --init {restored[0][0]}=... to choose")
+        yield dataclasses.replace(plan, init=init, guesses=(), note=note, reading_of=self)
+
+    def _restored(self, failed, plan) -> tuple[dict, list[tuple[str, int, int]]]:
+        """The constructor arguments with each count the failing op asked to split by put back
+        to its default, and which were put back: (``name``, default, probe size)."""
+        asked = _asked(failed)
+        if not asked or plan.init is None or not isinstance(plan.request.module, type):
+            return {}, []
+        init, restored = dict(plan.init), []
+        defaults = _defaults(plan.request.module)
+        for name, value in plan.init.items():
+            if name in self.given:
+                continue
+            if _count(value) and value in asked and _count(defaults.get(name)) \
+                    and defaults[name] != value:
+                init[name] = defaults[name]
+                restored.append((name, defaults[name], value))
+            elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+                changed = {f.name: f.default for f in dataclasses.fields(value)
+                           if f.init and _count(getattr(value, f.name, None))
+                           and getattr(value, f.name) in asked and _count(f.default)
+                           and f.default != getattr(value, f.name)}
+                if changed:
+                    try:
+                        init[name] = dataclasses.replace(value, **changed)
+                    except Exception:  # noqa: BLE001 - a config that refuses: no reading
+                        continue
+                    restored += [(f"{name}.{field}", default, getattr(value, field))
+                                 for field, default in changed.items()]
+        return init, restored
+
+
+def _asked(failed) -> set[int]:
+    """The sizes a view or reshape that failed asked for."""
+    if failed.raised is None or failed.failed_op is None:
+        return set()
+    found = _ASKED.search(str(failed.raised))
+    if found is None:
+        return set()
+    return {int(part) for part in found.group(1).split(",") if part.strip() not in ("", "-1")}
+
+
+def _at(failed) -> str:
+    if failed.raised_at is None:
+        return ""
+    from ..base.source import display_path
+
+    return f" at {display_path(failed.raised_at[0]) or failed.raised_at[0]}:{failed.raised_at[1]}"
+
+
+def _count(value) -> bool:
+    return type(value) is int and value > 1
+
+
+def _defaults(cls: type) -> dict:
+    try:
+        params = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in params if p.default is not p.empty}

@@ -1,0 +1,42 @@
+"""A head count shapetrace set to a probe size over the constructor's own default, that the
+forward cannot split by (a width rounded to suit the default), is put back to the default and
+said in a note, in a config dataclass and as a plain argument; a view that fails for a reason
+of its own (a head size written as a number) is still the code's failure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import shapetrace as st
+from shapetrace.drive.targets import resolve_targets
+
+DATA = Path(__file__).parent / "data" / "defaults"
+ROOT = Path(__file__).parent.parent
+
+
+def _check(cls: str, **settings):
+    (target,) = resolve_targets(f"{DATA / 'rounded.py'}::{cls}", root=ROOT)
+    return st.check(target.cls, target=target.display, **settings).targets[0]
+
+
+@pytest.mark.parametrize("cls, named", [("HeadwiseMixer", "config.num_heads at its default 4 (not 11)"),
+                                        ("RoundedHeads", "n_heads at its default 8 (not 11)")])
+def test_a_count_the_width_was_rounded_for_is_kept_at_its_default(cls, named):
+    result = _check(cls)
+    assert result.error is None, result.error
+    assert not result.diagnostics, [(d.rule, d.line, d.message) for d in result.diagnostics]
+    assert any(named in n and "rounded.py:" in n for n in result.notes), result.notes
+
+
+def test_a_view_that_fails_at_any_head_count_is_still_found():
+    result = _check("FixedHeadSize")
+    assert result.error is None
+    assert [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"] == [("op-failed", 68)]
+    assert not any("at its default" in n for n in result.notes)
+
+
+def test_a_count_the_caller_set_is_never_put_back():
+    result = _check("RoundedHeads", init={"d_model": "C", "n_heads": 11})
+    assert [d.rule for d in result.diagnostics if d.severity == "error"] == ["op-failed"]
