@@ -1,7 +1,9 @@
-"""A head count shapetrace set to a probe size over the constructor's own default, that the
-forward cannot split by (a width rounded to suit the default), is put back to the default and
-said in a note, in a config dataclass and as a plain argument; a view that fails for a reason
-of its own (a head size written as a number) is still the code's failure."""
+"""Readings of shapetrace's own sizes that must not become findings. A head count set to a probe
+size over the constructor's own default, that the forward cannot split by (a width rounded to
+suit the default), is put back to the default and said in a note, in a config dataclass and as
+a plain argument; a view that fails for a reason of its own (a head size written as a number) is
+still the code's failure. A sequence length that runs only by emptying an axis is a target
+error, never a finding."""
 
 from __future__ import annotations
 
@@ -40,3 +42,17 @@ def test_a_view_that_fails_at_any_head_count_is_still_found():
 def test_a_count_the_caller_set_is_never_put_back():
     result = _check("RoundedHeads", init={"d_model": "C", "n_heads": 11})
     assert [d.rule for d in result.diagnostics if d.severity == "error"] == ["op-failed"]
+
+
+def test_a_length_that_runs_only_by_emptying_an_axis_is_a_target_error_never_a_finding():
+    (target,) = resolve_targets(f"{DATA / 'split_tokens.py'}::QueryTokensPool", root=ROOT)
+    result = st.check(target.cls, target=target.display).targets[0]
+    assert not result.diagnostics, [(d.rule, d.line, d.message) for d in result.diagnostics]
+    assert result.error and "emptying an axis" in result.error and "--dims" in result.error
+
+
+def test_the_same_module_at_sizes_that_fit_is_checked():
+    (target,) = resolve_targets(f"{DATA / 'split_tokens.py'}::QueryTokensPool", root=ROOT)
+    result = st.check(target.cls, init={"dim": "C", "num_heads": "H", "num_queries": 3},
+                      target=target.display).targets[0]
+    assert result.error is None and not [d for d in result.diagnostics if d.severity == "error"]

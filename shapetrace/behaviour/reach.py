@@ -127,8 +127,9 @@ def _judge(probe: Probe, params, by_id, gen) -> list:
         warnings.simplefilter("ignore")
         with recorder:
             out = probe.model(*args, **kwargs)
-    if not reads:
-        return []
+    if not reads or any(0 in m.shape for rec in trace.records for m in (*rec.inputs, *rec.outputs)
+                        if getattr(m, "shape", None) is not None):
+        return []  # an empty tensor carries no gradient: a run that made one says nothing here
     total = _projection(probe, out, gen)
     if total is None:
         return []

@@ -68,6 +68,16 @@ class Attempt:
             return None
         return next((r for r in reversed(self.trace.records) if r.error is not None), None)
 
+    @property
+    def made_empty(self) -> bool:
+        """Whether the forward made a tensor with an axis of size 0 from inputs that have
+        none (a slice past the end): a run that checks nothing there."""
+        given = [a for a in self.args if isinstance(a, torch.Tensor)]
+        if any(0 in a.shape for a in given):
+            return False
+        return any(0 in m.shape for rec in self.trace.records for m in rec.outputs
+                   if getattr(m, "shape", None) is not None)
+
     def unpacked(self, expected: int, names) -> bool:
         """Whether the forward raised unpacking ``expected`` sizes from the shape of one of the
         inputs ``names`` that has another number (``B, C, H, W = x.shape`` given a 3-D ``x``)."""

@@ -25,6 +25,7 @@ from ..base.errors import (
     TargetError,
     UsageError,
     drop_frames,
+    one_line,
 )
 from ..base.ops import next_prime
 from ..base.records import TraceData
@@ -137,11 +138,14 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                 notes.append(plan.note)
                 chosen = attempt(plan, mode=mode, watch=behaviour, skip=skipped)
             if not chosen.ran:
+                emptied: list = []
                 read = _reading(plan, chosen, lambda p: attempt(p, mode=mode, watch=behaviour,
-                                                                skip=skipped))
+                                                                skip=skipped), emptied=emptied)
                 if read is not None:
                     chosen, read_notes = read
                     notes.extend(read_notes)
+                elif emptied:  # the only size that ran empties an axis: the sizes, not a bug
+                    raise TargetError(_emptied(chosen, emptied[0]))
             time_first = sequence_first_reading(chosen.plan, chosen, lambda p: attempt(
                 p, mode=mode, watch=behaviour, skip=skipped))
             if time_first is not None:  # a time-first module fed a batch-first guess: evidence
@@ -165,10 +169,11 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
         return failure
 
 
-def _reading(plan, failed: Attempt, run, depth: int = 2):
+def _reading(plan, failed: Attempt, run, depth: int = 2, emptied: list | None = None):
     """``(attempt, notes)`` of the first reading of ``plan``'s guesses that stands after
     ``failed``; a reading that keeps other guesses open (a hidden size read as the width, whose
-    inputs may still be read another way) is read again once. None when none stands."""
+    inputs may still be read another way) is read again once. None when none stands; the
+    readings that ran but emptied an axis are added to ``emptied``."""
     cross = None  # whether the reference takes keys of their own length: asked once
     for other in plan.readings(failed):  # a guess read another way
         if other_source_length(plan, other):
@@ -179,11 +184,23 @@ def _reading(plan, failed: Attempt, run, depth: int = 2):
         again = run(other)
         if other.accepts(again):
             return again, [other.note]
+        if again.ran and emptied is not None:
+            emptied.append(other)
         if depth > 1 and other.guesses and not again.ran:
-            deeper = _reading(other, again, run, depth - 1)
+            deeper = _reading(other, again, run, depth - 1, emptied)
             if deeper is not None:
                 return deeper[0], [other.note, *deeper[1]]
     return None
+
+
+def _emptied(failed: Attempt, other) -> str:
+    """The target error for a forward that fails at the probe sizes and, at the size it asks
+    for, runs only by emptying an axis (``x[:, n:]`` of ``n`` tokens)."""
+    op = failed.failed_op
+    where = f" at {op.op}" if op is not None else ""
+    return (f"the forward failed{where} at the probe sizes ({one_line(failed.raised)}), and at "
+            f"the size it asks for ({other.note.split(':')[0]}) it ran only by emptying an axis: "
+            f"give the sizes it is meant for with --dims (or --init)")
 
 
 def _guessed_layout(result: TargetResult, chosen: Attempt, read: bool) -> None:
