@@ -264,10 +264,32 @@ HELD_OUT_8 = [
      ["assignment3/cs231n/transformer_layers.py", "assignment3/cs231n/classifiers/transformer.py",
       "assignment3/cs231n/unet.py", "assignment3/cs231n/simclr/model.py"], ""),
 ]
+HELD_OUT_9 = [
+    ("whai362/PVT", "57e2dfaa5a46f9050d76f306a4fcd9a7c061f520", ["classification/pvt.py", "classification/pvt_v2.py"], ""),
+    ("sail-sg/poolformer", "a075575b8b3dc3c76ecc5c49985d156167372bfa",
+     ["models/poolformer.py", "models/metaformer.py"], ""),
+    ("descriptinc/descript-audio-codec", "c7cfc5d2647e26471dc394f95846a0830e7bec34",
+     ["dac/nn/layers.py", "dac/nn/quantize.py", "dac/model/dac.py"], ""),
+    ("facebookresearch/encodec", "0e2d0aed29362c8e8f52494baf3e6f99056b214f",
+     ["encodec/modules/transformer.py", "encodec/modules/conv.py", "encodec/modules/seanet.py",
+      "encodec/modules/lstm.py"], ""),
+    ("openai/shap-e", "50131012ee11c9d2617f3886c10f000d3c7a3b43",
+     ["shap_e/models/generation/transformer.py", "shap_e/models/generation/perceiver.py",
+      "shap_e/models/generation/pooled_mlp.py"], ""),
+    ("LTH14/mar", "fe470ac24afbee924668d8c5c83e9fec60af3a73", ["models/mar.py", "models/diffloss.py"], ""),
+    ("meta-llama/llama3", "a0940f9cf7065d45bb6675660f80d305c041a754", ["llama/model.py"], ""),
+    ("lucidrains/BS-RoFormer", "1ccb8a8b07735bc45161a880419d0b92110eeb63",
+     ["bs_roformer/attend.py", "bs_roformer/bs_roformer.py", "bs_roformer/mel_band_roformer.py"], ""),
+    ("lucidrains/soft-moe-pytorch", "f3779d58860bb302a45459fc7ab5c5e24005d46c",
+     ["soft_moe_pytorch/soft_moe.py", "soft_moe_pytorch/soft_moe_with_dynamic_slots.py"], ""),
+    ("d2l-ai/d2l-en", "23d7a5aecceee57d1292c56e90cce307f183bb0a", ["d2l/torch.py"], ""),
+    ("PixArt-alpha/PixArt-alpha", "cac2fd3b4544cf7620d8fbbf8b19d97ffcb85892",
+     ["diffusion/model/nets/PixArt_blocks.py", "diffusion/model/nets/PixArt.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
-        "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8}
+        "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8, "held-out-9": HELD_OUT_9,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9}
 
 
 def main(argv: list[str] | None = None) -> int:
