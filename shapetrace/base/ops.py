@@ -199,6 +199,17 @@ ALONG_AXIS = frozenset({"softmax", "log_softmax", "cumsum", "cumprod", "normaliz
 #: Base names of ops that pick elements rather than compute from all of them.
 PICKS = frozenset({"__getitem__", "[]", "select", "narrow", "index_select", "gather",
                    "take_along_dim", "unbind", "split", "chunk", "tensor_split"})
+
+
+def cut_to_empty(records) -> bool:
+    """Whether one of ``records`` cut an axis down to size 0 (``x[:, n:]`` of ``n`` tokens,
+    a split past the end). A tensor made empty on purpose (``zeros(T, 0)``, a cache not filled
+    yet) is not one."""
+    return any(base_name(rec.op) in PICKS and rec.inputs and 0 not in rec.inputs[0].shape
+               and any(0 in m.shape for m in rec.outputs if getattr(m, "shape", None) is not None)
+               for rec in records)
+
+
 #: Softmaxes in log space: normalise along one axis like a softmax.
 LOG_SOFTMAXES = frozenset({"F.log_softmax", "Tensor.log_softmax", "torch.log_softmax"})
 #: Norms over the trailing ``normalized_shape`` axes of their input.

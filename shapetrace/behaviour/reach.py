@@ -30,6 +30,7 @@ import torch
 from torch import Tensor
 
 from ..analysis.graph import Graph
+from ..base.ops import cut_to_empty
 from ..base.records import OpRecord, TraceData
 from ..base.source import display_path
 from ..record.tensors import tensors_in
@@ -127,9 +128,8 @@ def _judge(probe: Probe, params, by_id, gen) -> list:
         warnings.simplefilter("ignore")
         with recorder:
             out = probe.model(*args, **kwargs)
-    if not reads or any(0 in m.shape for rec in trace.records for m in (*rec.inputs, *rec.outputs)
-                        if getattr(m, "shape", None) is not None):
-        return []  # an empty tensor carries no gradient: a run that made one says nothing here
+    if not reads or cut_to_empty(trace.records):
+        return []  # an axis cut to nothing carries no gradient: such a run says nothing here
     total = _projection(probe, out, gen)
     if total is None:
         return []

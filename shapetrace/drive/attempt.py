@@ -18,6 +18,7 @@ import torch
 from ..base import specs
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, drop_frames, one_line
+from ..base.ops import cut_to_empty
 from ..base.records import OpRecord
 from ..base.source import innermost_user_frame, user_frame
 from ..record.fake import NeedsValuesError
@@ -70,13 +71,10 @@ class Attempt:
 
     @property
     def made_empty(self) -> bool:
-        """Whether the forward made a tensor with an axis of size 0 from inputs that have
-        none (a slice past the end): a run that checks nothing there."""
-        given = [a for a in self.args if isinstance(a, torch.Tensor)]
-        if any(0 in a.shape for a in given):
-            return False
-        return any(0 in m.shape for rec in self.trace.records for m in rec.outputs
-                   if getattr(m, "shape", None) is not None)
+        """Whether the forward cut an axis down to size 0 (``x[:, n:]`` of ``n`` tokens): a
+        run that checks nothing there. A tensor made empty on purpose (``zeros(T, 0)`` for a
+        cache not filled yet) is not one."""
+        return cut_to_empty(self.trace.records)
 
     def unpacked(self, expected: int, names) -> bool:
         """Whether the forward raised unpacking ``expected`` sizes from the shape of one of the

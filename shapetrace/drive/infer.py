@@ -70,14 +70,16 @@ from .usage import (
 
 # Inferring forward inputs ---------------------------------------------------------------------
 
-def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> list[InputSpec]:
+def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
+                 by_built: Callable | None = None) -> list[InputSpec]:
     """The inputs to pass to forward, in its positional order.
 
     Each parameter is read from its jaxtyping annotation (``Float[Tensor, "B T C"]``) when it
     has one, else from its name (``x`` -> B,T,C; ``idx`` -> B,T long; ``context`` -> B,S,C).
     Parameters with defaults are left out unless annotated with a tensor type; masks with
     defaults are always left out. Inference stops at the first parameter left out, so the list
-    can be passed positionally.
+    can be passed positionally. ``by_built(name, forward)``: a last reading, from the built
+    module's layers (``built_reads``).
     """
     forward, owner = _forward_of(cls_or_forward)
     try:
@@ -120,7 +122,8 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int]) -> li
         else:
             spec = spec_from_name(p.name, names) or required_mask(p.name, forward, specs, klass) \
                 or value_input(p, hints.get(p.name), forward) or lengths_input(p.name, dims) \
-                or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass)
+                or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass) \
+                or (by_built(p.name, forward) if by_built is not None else None)
         if spec is None:
             missing.append(p.name)
             suggestions.append(str(InputSpec(p.name, mask_axes(forward, p.name), "bool"))

@@ -108,6 +108,11 @@ def spec_by_layer(name: str, forward, owner: type | None) -> InputSpec | None:
         return None
     built = _layers_built(init_body)
     params = [a.arg for a in init_body.args.args[1:]]
+    positional = init_body.args.args[1:]
+    defaulted = {a.arg for a, d in zip(positional[len(positional) - len(init_body.args.defaults):],
+                                       init_body.args.defaults)
+                 if not (isinstance(d, ast.Constant) and d.value is None)}
+    params = [p for p in params if p not in defaulted]  # a width of its own: the built layer says
     calls = sorted((node for node in ast.walk(body)
                     if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)
                     and node.args[0].id == name), key=lambda n: (n.lineno, n.col_offset))

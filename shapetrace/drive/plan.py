@@ -508,10 +508,10 @@ def make_plan(request: Request) -> Plan:
 
     module, dims = request.module, request.dims
     guesses: list[Guess] = []
+    read_notes: list[str] = []
     if isinstance(module, type):
         if not issubclass(module, _nn_module()):
             raise TargetError(f"{module.__qualname__} is not an nn.Module subclass")
-        read_notes: list[str] = []
         init = infer_init(module, dims, given=request.init or {}, notes=read_notes)
         for name, readings in AMBIGUOUS.items():
             value = init.get(name)
@@ -538,8 +538,15 @@ def make_plan(request: Request) -> Plan:
         try:
             specs = infer_inputs(request.cls, dims)
         except ShapetraceError as exc:
-            problem = exc
-        else:
+            from .built_reads import inputs_by_built
+
+            read = inputs_by_built(module, init, dims, infer_inputs) \
+                if isinstance(exc, UsageError) else None
+            problem = exc if read is None else None
+            if read is not None:
+                specs = read[0]
+                read_notes += read[1]
+        if problem is None:
             inputs = tuple(specs)
             tokens = as_tokens(specs)
             if tokens is not None:
@@ -575,7 +582,7 @@ def make_plan(request: Request) -> Plan:
 
         guesses.append(OverDefaults(frozenset(request.init or {})))
     return Plan(request, init, inputs, problem, tuple(guesses),
-                read_notes=tuple(read_notes) if isinstance(module, type) else ())
+                read_notes=tuple(read_notes))
 
 
 def _nn_module() -> type:

@@ -191,7 +191,7 @@ def _import_file(location: str, base: Path, dims=None):
 
 
 #: packages not installed that one file may be imported without
-_MOST_STANDING = 4
+_MOST_STANDING = 8
 
 
 def _standable(exc: BaseException, folders: list[Path]) -> str | None:
@@ -204,7 +204,8 @@ def _standable(exc: BaseException, folders: list[Path]) -> str | None:
 
 def _folder_holding(exc: BaseException, folder: Path) -> Path | None:
     """A folder up to three levels above ``folder`` that holds the module ``exc`` did not find
-    (``utils.py`` or a ``utils/`` package): the project's root, where its code is run from."""
+    (``utils.py`` or a ``utils/`` package): the project's root, where its code is run from; or
+    the folder above the package (with or without ``__init__.py``) that ``folder`` is in."""
     name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
     if not name or name.startswith((".", "_shapetrace")):
         return None
@@ -212,6 +213,11 @@ def _folder_holding(exc: BaseException, folder: Path) -> Path | None:
     for above in list(folder.parents)[:3]:
         if (above / f"{top}.py").is_file() or (above / top / "__init__.py").is_file():
             return above
+    for above in folder.parents:  # a package without __init__.py that holds the file itself
+        if above.name == top:     # (``src/pkg/model/x.py`` importing ``pkg.model.y``)
+            return above.parent
+    if folder.name == top:
+        return folder.parent
     return None
 
 

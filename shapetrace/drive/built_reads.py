@@ -1,0 +1,169 @@
+"""Forward inputs read from the layer of the built module that forward first hands them to.
+
+A name such as ``t_emb``, ``labels`` or ``h_BChw`` says nothing, and the constructor's own
+code may size the layer that reads it from a value no name explains (``nn.Sequential(nn.SiLU(),
+nn.Linear(t_emb_dim, out_channels))``). The module itself, built at the probe sizes on the meta
+device (no memory, no values), knows: the first call in forward that takes the input as it came
+(``self.t_emb_layers[0](t_emb)``) reaches a layer whose width is a number. Its kind gives the
+input's shape:
+
+- a linear map or a last-axis norm of width W: a vector per sample, (B, W), or (B, T, C) when W
+  is the model's width and the module takes no images;
+- a 1-D convolution of W channels: a signal (B, W, T); a 2-D one: an image (B, W, side, side);
+- an embedding of N entries: one id per sample, (B,) integers below N.
+
+Activations, dropout and other layers without a width before it in a ``Sequential`` are passed
+over; a module of the user's own, or anything unreadable, says nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+
+from ..base.specs import InputSpec
+from .layout import takes_images
+from .usage import _function_def, _tree
+
+#: the side of an image read from a 2-D convolution (as ``plan.IMAGE_SIDE``, a guessed image's)
+_SIDE = 8
+
+
+def spec_by_built(name: str, forward, model, dims) -> InputSpec | None:
+    """The spec of the input ``name`` read from the layer of ``model`` (built, on any device)
+    that forward first hands it to; None when that is no layer of torch's with a width."""
+    import torch.nn as nn
+
+    body = _function_def(_tree(getattr(forward, "__func__", forward)), "forward")
+    if body is None or model is None:
+        return None
+    calls = sorted((node for node in ast.walk(body)
+                    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)
+                    and node.args[0].id == name), key=lambda n: (n.lineno, n.col_offset))
+    for node in calls:
+        layer = _reached(node.func, model)
+        if layer is None:
+            continue  # a helper or a function of torch's: read on, to the first layer
+        layer = _first_sized(layer, nn)
+        return None if layer is None else _spec(name, layer, nn, dims, takes_images(model))
+    return None
+
+
+def _reached(func: ast.expr, model):
+    """The submodule ``self.a``, ``self.a.b`` or ``self.a[0]`` names in ``model``, or None."""
+    path: list = []
+    while True:
+        if isinstance(func, ast.Subscript) and isinstance(func.slice, ast.Constant) \
+                and isinstance(func.slice.value, int):
+            path.append(func.slice.value)
+            func = func.value
+        elif isinstance(func, ast.Subscript) and isinstance(func.slice, ast.Name):
+            path.append(0)  # self.layers[i] in a loop: the first, built as the others
+            func = func.value
+        elif isinstance(func, ast.Attribute):
+            path.append(func.attr)
+            func = func.value
+        else:
+            break
+    if not (isinstance(func, ast.Name) and func.id == "self") or not path:
+        return None
+    found = model
+    for step in reversed(path):
+        try:
+            found = found[step] if isinstance(step, int) else getattr(found, step)
+        except (AttributeError, IndexError, KeyError, TypeError):
+            return None
+    import torch.nn as nn
+
+    return found if isinstance(found, nn.Module) else None
+
+
+#: layers without a width of their own that keep their input's shape (passed over in a Sequential)
+_KEEPING = ("SiLU", "ReLU", "GELU", "Tanh", "Sigmoid", "LeakyReLU", "Mish", "ELU", "Softplus",
+            "Dropout", "Identity", "Hardswish")
+
+
+def _first_sized(layer, nn):
+    for _ in range(8):
+        if isinstance(layer, (nn.Sequential, nn.ModuleList)):
+            children = list(layer.children())
+            while children and type(children[0]).__name__ in _KEEPING \
+                    and type(children[0]).__module__.startswith("torch.nn"):
+                children = children[1:]
+            if not children:
+                return None
+            layer = children[0]
+            continue
+        return layer if type(layer).__module__.startswith("torch.nn") else None
+    return None
+
+
+def _spec(name: str, layer, nn, dims, images: bool) -> InputSpec | None:
+    def width(size: int):
+        return "C" if size == dims["C"] else size
+
+    def vector(size: int) -> InputSpec:
+        # a module of images reads a vector per sample (a timestep's or a class's embedding)
+        if size == dims["C"] and not images:
+            return InputSpec(name, ("B", "T", "C"))
+        return InputSpec(name, ("B", width(size)))
+
+    if isinstance(layer, nn.Linear):
+        return vector(layer.in_features)
+    if isinstance(layer, (nn.LayerNorm, getattr(nn, "RMSNorm", nn.LayerNorm))):
+        shape = tuple(layer.normalized_shape or ())
+        return vector(shape[0]) if len(shape) == 1 else None
+    if isinstance(layer, nn.Conv1d):
+        return InputSpec(name, ("B", width(layer.in_channels), "T"))
+    if isinstance(layer, nn.Conv2d):
+        return InputSpec(name, ("B", width(layer.in_channels), _SIDE, _SIDE))
+    if isinstance(layer, nn.Embedding):
+        return InputSpec(name, ("B",), "long", layer.num_embeddings)
+    return None
+
+
+def inputs_by_built(module, init: dict | None, dims, infer) -> tuple[list, list[str]] | None:
+    """``(specs, notes)`` of forward's inputs with the names nothing else explains read from
+    the built module's layers (``infer``: ``infer.infer_inputs``): ``module`` an instance, or a
+    class built with ``init`` on the meta device. None when it cannot be built there or an
+    input stays unread."""
+    import torch.nn as nn
+
+    if isinstance(module, nn.Module):
+        model, cls = module, type(module)
+    elif init is not None:
+        model, cls = built_on_meta(module, init), module
+    else:
+        return None
+    if model is None:
+        return None
+    read: dict[str, InputSpec] = {}
+
+    def by_built(name: str, forward):
+        spec = spec_by_built(name, forward, model, dims)
+        if spec is not None:
+            read[name] = spec
+        return spec
+
+    try:
+        specs = infer(cls, dims, by_built=by_built)
+    except Exception:  # noqa: BLE001 - still unread: the first error stands
+        return None
+    notes = [f"{spec.name} read as ({', '.join(str(d) for d in spec.dims)}) from the layer "
+             f"forward first hands it to; give --input {spec} (or another shape) to choose"
+             for spec in read.values()]
+    return specs, notes
+
+
+def built_on_meta(cls: type, init: dict):
+    """``cls(**init)`` built on the meta device (no memory, no values), or None when it cannot
+    be built there."""
+    import torch
+
+    if not inspect.isclass(cls):
+        return None
+    try:
+        with torch.device("meta"):
+            return cls(**init)
+    except Exception:  # noqa: BLE001 - a constructor that cannot run on meta: nothing read
+        return None
