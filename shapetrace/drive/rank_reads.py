@@ -1,0 +1,94 @@
+"""Inputs guessed with more axes than the module takes, and defaults the forward cannot run on.
+
+A name such as ``x`` or ``emb`` is guessed a sequence (B, T, C). A timestep's sinusoidal
+embedding takes one value per sample (``x.unsqueeze(1) * freqs``), an adaptive norm one vector
+per sample (``self.linear(emb).chunk(6, dim=1)``): at (B, T, C) their forwards fail on sizes
+shapetrace chose, not on a bug. When the forward fails, each guessed input is read again as a
+vector per sample (B, C), then as a value per sample (B,) (a timestep guessed as integers, as
+its embedding (B, C)); a reading stands only if the forward then runs. And a parameter left at its default ``None`` that the forward needs all the same
+(``def forward(self, x, emb=None)`` whose first line reads ``emb``) is passed as an input.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..base.names import TIMESTEPS, size_of
+from ..base.specs import InputSpec
+from .guess import Guess
+
+#: the readings tried, in order: what each is called in the note
+_FEWER = ((("B", "C"), "a vector per sample, (B, C)"), (("B",), "a value per sample, (B,)"))
+
+
+@dataclass(frozen=True)
+class FewerAxes(Guess):
+    """``names``: inputs guessed from their names as sequences (B, T, C)."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan) -> bool:
+        return failed.raised is not None
+
+    def others(self, plan, failed) -> Iterator:
+        where = failed.failed_op.op if failed.failed_op is not None else \
+            f"line {failed.raised_at[1]}" if failed.raised_at is not None else "its first use"
+        specs = {s.name: s for s in plan.inputs if isinstance(s, InputSpec)}
+        for name in reversed(self.names):  # a condition usually follows the data it conditions
+            was = specs.get(name)
+            if was is None:
+                continue
+            readings = _FEWER if was.dtype == "float" else _FEWER[:1]  # a timestep: its embedding
+            for dims, what in readings:
+                inputs = tuple(dataclasses.replace(s, dims=dims, dtype="float", high=None)
+                               if isinstance(s, InputSpec) and s.name == name else s
+                               for s in plan.inputs)
+                shown = ", ".join(str(d) for d in was.dims)
+                note = (f"{name} read as {what}: as ({shown}{',' if len(was.dims) == 1 else ''}) "
+                        f"the forward failed at {where}; give --input {name}=... to choose")
+                yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note,
+                                          reading_of=self)
+
+
+@dataclass(frozen=True)
+class NeededDefaults(Guess):
+    """``names``: forward's parameters after the inputs, left at their default ``None``."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan) -> bool:
+        text = str(failed.raised) if failed.raised is not None else ""
+        return isinstance(failed.raised, (TypeError, AttributeError)) and "NoneType" in text
+
+    def others(self, plan, failed) -> Iterator:
+        name = self.names[0]
+        spec = InputSpec(name, ("B", "T", "C"))
+        note = (f"{name} passed as an input (B, T, C): with its default None the forward failed "
+                f"at {failed.failed_op.op if failed.failed_op is not None else 'its first use'}; "
+                f"give --input {name}=... to choose")
+        yield dataclasses.replace(plan, inputs=(*plan.inputs, spec), note=note, reading_of=self,
+                                  guesses=(FewerAxes((name,)),))
+
+
+def sequence_guesses(specs) -> tuple[str, ...]:
+    """The inputs guessed as sequences (B, T, C) or (B, S, C) from their names, and timesteps
+    guessed as one integer per sample (which may be the timestep's embedding)."""
+    return tuple(s.name for s in specs if isinstance(s, InputSpec) and s.mask is None and (
+        (s.dtype == "float" and tuple(s.dims) in (("B", "T", "C"), ("B", "S", "C")))
+        or (s.dtype == "long" and tuple(s.dims) == ("B",) and s.high == TIMESTEPS)))
+
+
+def defaults_after(forward, specs) -> tuple[str, ...]:
+    """Forward's parameters after the inputs ``specs`` whose default is None and whose name
+    says no size and no mask (a tensor it may need)."""
+    try:
+        params = [p for p in inspect.signature(forward).parameters.values()
+                  if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    except (TypeError, ValueError):
+        return ()
+    given = {getattr(s, "name", None) for s in specs}
+    return tuple(p.name for p in params if p.name not in given and p.default is None
+                 and size_of(p.name) is None and "mask" not in p.name.lower())

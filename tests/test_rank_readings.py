@@ -1,0 +1,40 @@
+"""Inputs guessed from their names with more axes than the module takes are read again with
+fewer (a value per sample, a vector per sample, a timestep's embedding), and a default of None
+that the forward needs is passed: each such module is checked and clean, saying what it read.
+A forward that fails at any reading stays the code's failure, found at its line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import shapetrace as st
+from shapetrace.drive.targets import resolve_targets
+
+DATA = Path(__file__).parent / "data" / "ranks"
+ROOT = Path(__file__).parent.parent
+
+
+def _check(cls: str):
+    (target,) = resolve_targets(f"{DATA / 'conditioning.py'}::{cls}", root=ROOT)
+    return st.check(target.cls, target=target.display).targets[0]
+
+
+@pytest.mark.parametrize("cls, read", [
+    ("SinusoidalTime", ["x read as a value per sample, (B,)"]),
+    ("ModulatedNorm", ["emb passed as an input", "emb read as a vector per sample, (B, C)"]),
+    ("TimedBlock", ["t read as a vector per sample, (B, C): as (B,) the forward failed"]),
+])
+def test_a_guess_with_fewer_axes_stands_when_the_forward_runs(cls, read):
+    result = _check(cls)
+    assert result.error is None, result.error
+    assert not result.diagnostics, [(d.rule, d.line, d.message) for d in result.diagnostics]
+    notes = " ".join(result.notes)
+    assert all(r in notes for r in read), result.notes
+
+
+def test_a_forward_that_fails_at_every_reading_is_still_found():
+    result = _check("HeadsViewedWrong")
+    assert [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"] == [("op-failed", 59)]
+    assert not any("read as" in n for n in result.notes)
