@@ -34,7 +34,12 @@ def blocks() -> dict:
 
 
 def test_every_class_of_the_file_gets_a_report(blocks):
-    assert set(blocks) == {"Attention", "Block", "ScaledBlock", "TableMix", "Head"}
+    assert set(blocks) == {"Attention", "Block", "ScaledBlock", "TableMix", "Head", "ConfiguredHead"}
+
+
+def test_code_handed_to_a_placeholder_is_read_as_nobody_s(blocks):
+    error = blocks["ConfiguredHead"]["error"]
+    assert error and "internal error" not in error, error
 
 
 @pytest.mark.parametrize("cls", ["Attention", "Head"])
@@ -65,7 +70,7 @@ def test_the_placeholders_leave_once_the_file_is_imported():
     assert [t.absent for t in targets][0] == ("st_absent_registry", "st_absent_layers")
     assert "st_absent_layers" not in sys.modules and "st_absent_registry" not in sys.modules
     with pytest.raises(ModuleNotFoundError):
-        import st_absent_layers  # noqa: F401
+        import st_absent_layers  # noqa: F401, pyflakes: the import is what is tested
 
 
 def test_a_guarded_import_keeps_the_files_own_fallback():

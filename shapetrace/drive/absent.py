@@ -82,6 +82,10 @@ class NotInstalled:
             raise AttributeError(name)
         return NotInstalled(f"{self._st_path}.{name}")
 
+    # what code that reads functions and classes asks of one (its name, its module)
+    __name__ = property(lambda self: self._st_path.rsplit(".", 1)[-1])
+    __module__ = property(lambda self: self._st_path.rsplit(".", 1)[0])
+
     def __setattr__(self, name, value):
         raise AbsentPackage(self._st_path, _caller())
 

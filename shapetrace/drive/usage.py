@@ -158,6 +158,10 @@ def _from_varargs(body: ast.AST, func, place: int, names: dict) -> list[tuple[ob
 
 def _user_code(obj) -> bool:
     """A class or function of the user's (not torch's, not the standard library's)."""
+    from .absent import NotInstalled
+
+    if isinstance(obj, NotInstalled):
+        return False  # a name of a package that is not installed: no code to read
     module = getattr(obj, "__module__", "") or ""
     return not module.startswith(("torch", "builtins", "typing", "collections", "functools"))
 
