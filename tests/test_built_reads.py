@@ -1,7 +1,9 @@
 """Forward inputs no name explains, read from the layer of the built module that forward first
 hands them to: a time vector through a small network of an image block (a vector per sample,
-(B, C)), a style vector of a width of its own ((B, 24)), a condition behind dropout and a norm.
-Each module is checked and clean with nothing declared, and says what it read."""
+(B, C)), a style vector of a width of its own ((B, 24)), a condition behind dropout and a norm,
+a class id into a table ((B,) below its size). Beside them: a switch forward only tests (False),
+a timestep alone, and constructor sizes that are only factors of an output's size (2). Each
+module is checked and clean with nothing declared, and says what it read."""
 
 from __future__ import annotations
 
@@ -26,12 +28,15 @@ def _check(cls: str):
 
 @pytest.mark.parametrize("cls, read", [("TimedConvBlock", "time_vec read as (B, C)"),
                                        ("StyledMixer", "s_vec read as (B, 24)"),
-                                       ("PooledCondition", "c_vec read as (B, 24)")])
+                                       ("PooledCondition", "c_vec read as (B, 24)"),
+                                       ("ClassTable", "which read as (B,)"),
+                                       ("PatchOut", "out_channels read as a factor of an output's size only"),
+                                       ("TimeFeatures", None)])
 def test_an_input_is_read_from_the_layer_it_is_handed_to(cls, read):
     result = _check(cls)
     assert result.error is None, result.error
     assert not result.diagnostics, [(d.rule, d.line, d.message) for d in result.diagnostics]
-    assert any(read in note for note in result.notes), result.notes
+    assert read is None or any(read in note for note in result.notes), result.notes
 
 
 class _Reads(nn.Module):

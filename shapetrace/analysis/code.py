@@ -46,3 +46,24 @@ def compared_with_none(func, name: str) -> bool:
                 and node.comparators[0].value is None:
             return True
     return False
+
+
+def only_tested(func, name: str) -> bool:
+    """Whether ``func`` reads its argument ``name`` only as a truth value (``if train and ...``,
+    ``not train``): a switch, never a tensor."""
+    func = getattr(func, "__func__", func)
+    body = function_def(parsed(func), getattr(func, "__name__", "")) \
+        if inspect.isfunction(func) else None
+    if body is None:
+        return False
+    tested: set[int] = set()
+    for node in ast.walk(body):
+        if isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)):
+            tested.add(id(node.test))
+        elif isinstance(node, ast.BoolOp):
+            tested.update(id(v) for v in node.values)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            tested.add(id(node.operand))
+    uses = [node for node in ast.walk(body) if isinstance(node, ast.Name) and node.id == name
+            and isinstance(node.ctx, ast.Load)]
+    return bool(uses) and all(id(node) in tested for node in uses)

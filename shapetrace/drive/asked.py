@@ -66,12 +66,13 @@ def halved_size(raised: BaseException | None, dims: Dims, free) -> tuple[str, in
     """An even head size, and with it an even width, for a forward that split an odd one in
     halves (``x.chunk(2, -1)``, ``d // 2``, the two halves of rotary positions) and failed
     where the halves meet: its error names both half sizes (6 and 7 of d=13), or the odd size
-    beside the one its halves rounded up make again (13 and 14: ``arange(0, d, 2)`` doubled),
+    beside the one its halves rounded up make again (13 and 14: ``arange(0, d, 2)`` doubled) or
+    rounded down (12 and 13: ``d // 2`` cosines and sines),
     or a view of a half size that the odd size does not fill. None otherwise, or when the caller chose d."""
     if raised is None or "d" not in free or {"d", "C"} & set(getattr(dims, "explicit", ())):
         return None
     text = str(raised)
-    numbers = {int(n) for n in re.findall(r"\b\d+\b", text)}
+    numbers = {int(n) for n in re.findall(r"(?<!\d)\d+(?!\d)", text)}  # 142 of "5x142" too
     view = VIEW_FAILED.search(text)
     for name in ("d", "C"):
         size = dims.get(name)
@@ -79,7 +80,7 @@ def halved_size(raised: BaseException | None, dims: Dims, free) -> tuple[str, in
             continue
         half = size // 2
         wanted = [int(n) for n in view.group(1).split(",") if n.strip()] if view else []
-        if {half, half + 1} <= numbers or {size, size + 1} <= numbers \
+        if {half, half + 1} <= numbers or {size, size + 1} <= numbers or {2 * half, size} <= numbers \
                 or (half in wanted and 2 in wanted):
             return ("d", EVEN_HEAD_SIZE, f"an even head size (and width): the forward splits "
                     f"{'the head size' if name == 'd' else 'the width'} {size} in halves")

@@ -10,7 +10,8 @@ input's shape:
 - a linear map or a last-axis norm of width W: a vector per sample, (B, W), or (B, T, C) when W
   is the model's width and the module takes no images;
 - a 1-D convolution of W channels: a signal (B, W, T); a 2-D one: an image (B, W, side, side);
-- an embedding of N entries: one id per sample, (B,) integers below N.
+- an embedding of the vocabulary: token ids (B, T); of N other entries (classes): one id per
+  sample, (B,) integers below N.
 
 Activations, dropout and other layers without a width before it in a ``Sequential`` are passed
 over; a module of the user's own, or anything unreadable, says nothing.
@@ -117,7 +118,9 @@ def _spec(name: str, layer, nn, dims, images: bool) -> InputSpec | None:
         return InputSpec(name, ("B", width(layer.in_channels), "T"))
     if isinstance(layer, nn.Conv2d):
         return InputSpec(name, ("B", width(layer.in_channels), _SIDE, _SIDE))
-    if isinstance(layer, nn.Embedding):
+    if isinstance(layer, nn.Embedding):  # tokens of the vocabulary, or one id per sample
+        if layer.num_embeddings == dims["V"]:
+            return InputSpec(name, ("B", "T"), "long")
         return InputSpec(name, ("B",), "long", layer.num_embeddings)
     return None
 
@@ -149,7 +152,8 @@ def inputs_by_built(module, init: dict | None, dims, infer) -> tuple[list, list[
         specs = infer(cls, dims, by_built=by_built)
     except Exception:  # noqa: BLE001 - still unread: the first error stands
         return None
-    notes = [f"{spec.name} read as ({', '.join(str(d) for d in spec.dims)}) from the layer "
+    notes = [f"{spec.name} read as ({', '.join(str(d) for d in spec.dims)}"
+             f"{',' if len(spec.dims) == 1 else ''}) from the layer "
              f"forward first hands it to; give --input {spec} (or another shape) to choose"
              for spec in read.values()]
     return specs, notes

@@ -184,7 +184,7 @@ def _reading(plan, failed: Attempt, run, depth: int = 2, emptied: list | None = 
         again = run(other)
         if other.accepts(again):
             return again, [other.note]
-        if again.ran and emptied is not None:
+        if again.ran and again.made_empty and emptied is not None:
             emptied.append(other)
         if depth > 1 and other.guesses and not again.ran:
             deeper = _reading(other, again, run, depth - 1, emptied)

@@ -21,3 +21,8 @@ class Guess:
         """Whether an attempt of ``plan`` (this guess read another way) that failed all the
         same failed for another reason than this guess (the user's own bug, reported then)."""
         return False
+
+    def stands(self, attempt, plan) -> bool:
+        """Whether an attempt of ``plan`` (this guess read another way) that ran may stand: a
+        reading can ask more of the run than that it ran."""
+        return True

@@ -63,6 +63,7 @@ from .styles import annotated_config, config_source
 from .usage import (
     KERNEL,
     LAYER_COUNT,
+    OUTPUT_FACTOR,
     fields_read,
     kwargs_base,
     meaning_by_use,
@@ -300,10 +301,12 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                 notes.append(f"{p.name} built as {built.where} builds it: {made} at the probe "
                              f"sizes; check from Python with init={{{p.name!r}: ...}} to choose")
         elif (used := meaning_by_use(cls, p.name)) is not None:
-            out[p.name] = 2 if used == LAYER_COUNT else 3 if used == KERNEL else dims[used]
+            out[p.name] = 2 if used in (LAYER_COUNT, OUTPUT_FACTOR) else 3 if used == KERNEL \
+                else dims[used]
             if notes is not None:
                 what = "a count of layers" if used == LAYER_COUNT else "a kernel size (3)" \
-                    if used == KERNEL else DIM_MEANINGS[used]
+                    if used == KERNEL else "a factor of an output's size only (2)" \
+                    if used == OUTPUT_FACTOR else DIM_MEANINGS[used]
                 notes.append(f"{p.name} read as {what}, from what the constructor hands it to; "
                              f"give --init {p.name}=VALUE to choose")
         elif (read := _config_from_reads(cls, p, dims)) is not None:

@@ -17,7 +17,7 @@ import ast
 import dataclasses
 import inspect
 
-from ..analysis.code import compared_with_none
+from ..analysis.code import compared_with_none, only_tested
 from ..analysis.handed import handed
 from ..base.names import (
     DATA_INPUTS,
@@ -47,8 +47,8 @@ def spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
         return InputSpec(name, ("B", "S", "C"))
     if name in DATA_INPUTS:
         return InputSpec(name, ("B", "T", "C"))
-    if name in TIMESTEP_INPUTS and all_names & DATA_INPUTS:
-        return timestep_spec(name)
+    if name in TIMESTEP_INPUTS and (all_names & DATA_INPUTS or all_names == {name}):
+        return timestep_spec(name)  # beside the data, or alone (a timestep's embedding)
     return None
 
 
@@ -124,8 +124,9 @@ def spec_by_layer(name: str, forward, owner: type | None) -> InputSpec | None:
         if layer is None:
             return None
         kind, width = layer
-        if kind == "Embedding":
-            return InputSpec(name, ("B", "T"), "long")
+        if kind == "Embedding":  # a table of the vocabulary: tokens; of anything else, the built
+            vocabulary = isinstance(width, ast.Name) and size_of(width.id, constructor=True) == "V"
+            return InputSpec(name, ("B", "T"), "long") if vocabulary else None  # layer says
         if isinstance(width, ast.Name) and width.id in params and owner is not None and (
                 size_of(width.id, constructor=True) == "C" or meaning_by_use(owner, width.id) == "C"):
             return InputSpec(name, ("B", "T", "C"))
@@ -183,9 +184,12 @@ def _plain_tensor(hint) -> bool:
 def value_input(p: inspect.Parameter, hint, forward) -> ValueInput | None:
     """A forward argument that is no tensor: an integer offset into the sequence
     (``start_pos: int``) is 0; an input whose name says nothing that forward tests with
-    ``is None`` (``if last_attn is None: last_attn = ...``) is None."""
+    ``is None`` (``if last_attn is None: last_attn = ...``) is None; one it only tests for
+    truth (``if train and ...``) is False."""
     if p.name in OFFSET_INPUTS and hint in (None, int, "int"):
         return ValueInput(p.name, 0)
     if _plain_tensor(hint) and compared_with_none(forward, p.name):
         return ValueInput(p.name, None)
+    if hint in (None, bool, "bool") and only_tested(forward, p.name):
+        return ValueInput(p.name, False)  # a switch (``if train and ...``): off, as in eval
     return None

@@ -106,7 +106,8 @@ class Plan:
     def accepts(self, attempt) -> bool:
         """Whether an attempt of this plan stands instead of the first one: it ran, or (for a
         guess that says so) it got past the op where the first reading failed."""
-        if self.reading_of is not None and attempt.ran and attempt.made_empty:
+        if self.reading_of is not None and attempt.ran and (
+                attempt.made_empty or not self.reading_of.stands(attempt, self)):
             return False  # a reading that empties an axis (x[:, 1000:] of 1000 tokens) checks nothing
         return attempt.ran or (self.reading_of is not None
                                and self.reading_of.settled_by(attempt, self))

@@ -53,6 +53,16 @@ class FewerAxes(Guess):
                                           reading_of=self)
 
 
+    def stands(self, attempt, plan) -> bool:
+        """A value or a vector per sample keeps the samples apart: a forward that pairs them
+        (an op with the batch's size on two axes: ``queries @ keys.T`` of one sequence's tokens
+        read as samples) reads that axis as something else, and the reading does not stand."""
+        batch = plan.dims["B"]
+        return not any(sum(1 for n in m.shape if n == batch) > 1
+                       for rec in attempt.trace.records for m in rec.outputs
+                       if getattr(m, "shape", None) is not None)
+
+
 @dataclass(frozen=True)
 class NeededDefaults(Guess):
     """``names``: forward's parameters after the inputs, left at their default ``None``."""

@@ -37,6 +37,8 @@ _LAYER_SIZES = {"in_features": "C", "out_features": "C", "embedding_dim": "C",
 #: how deep hand-offs (a config passed to a block, passed to an attention) are followed
 _DEPTH = 4
 LAYER_COUNT = "layers"
+#: a factor of a layer's output size and nothing else (``p * p * out_channels``): any value runs
+OUTPUT_FACTOR = "output factor"
 #: a convolution's or a pooling's kernel size (made 3)
 KERNEL = "kernel"
 
@@ -293,6 +295,8 @@ def meaning_by_use(cls: type, param: str) -> str | None:
     """The dim ``param`` of ``cls``'s constructor stands for by what the constructor hands it
     to, :data:`LAYER_COUNT` for a ``range()`` count; None unless every use found agrees."""
     uses = _uses(cls, param, _DEPTH, set())
+    if len(uses) > 1:  # a factor of an output's size says nothing beside another use
+        uses.discard(OUTPUT_FACTOR)
     found = next(iter(uses)) if len(uses) == 1 else None
     return None if found == "stride" else found  # a stride too: a patch size, no free kernel
 
@@ -339,6 +343,9 @@ def _uses(obj, param: str, depth: int, seen: set) -> set[str]:
         per_head = _sizes_of(_bound(callee, node, lambda arg: _times_heads(arg, is_param)), depth, seen)
         if per_head:  # nn.Linear(d_model, n_heads * d_queries): a width per head
             found |= {"d" if dim == "C" else "?" for dim in per_head}
+        elif any(name in _OUTPUT_SIZES and not _user_code(target) for target, name in
+                 _bound(callee, node, lambda arg: _factor_of(arg, is_param))):
+            found.add(OUTPUT_FACTOR)  # nn.Linear(C, p * p * out_channels): sizes an output only
     if isinstance(obj, type) and attributes:
         found |= _forward_uses(obj, attributes)
     return found
@@ -379,6 +386,17 @@ def _divides_width(node, is_param) -> bool:
     name = left.id if isinstance(left, ast.Name) else \
         left.attr if isinstance(left, ast.Attribute) else None
     return name is not None and size_of(name, constructor=True) == "C"
+
+
+#: the parameters of torch's layers that size only what they return
+_OUTPUT_SIZES = frozenset({"out_features", "out_channels"})
+
+
+def _factor_of(node, is_param) -> bool:
+    """``p * p * out_channels``: the argument a factor of a product (of names or numbers)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return False
+    return any(is_param(side) or _factor_of(side, is_param) for side in (node.left, node.right))
 
 
 def _times_heads(node, is_param) -> bool:

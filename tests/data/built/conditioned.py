@@ -1,5 +1,6 @@
 """Modules whose extra inputs only the layers they are handed to explain."""
 
+import torch
 import torch.nn as nn
 
 
@@ -43,3 +44,45 @@ class PooledCondition(nn.Module):
 
     def forward(self, x, c_vec):
         return self.mix(x) + self.cond(c_vec)[:, None]
+
+
+class ClassTable(nn.Module):
+    """One embedding per class, a class dropped at random while training (a switch)."""
+
+    def __init__(self, hidden_size: int, n_labels: int = 10, drop: float = 0.1):
+        super().__init__()
+        self.table = nn.Embedding(n_labels + 1, hidden_size)
+        self.n_labels = n_labels
+        self.drop = drop
+
+    def forward(self, which, train):
+        if train and self.drop > 0:
+            which = which.masked_fill(which.new_empty(which.shape).bernoulli_(self.drop).bool(), self.n_labels)
+        return self.table(which)
+
+
+class PatchOut(nn.Module):
+    """A last layer that sizes only its output by a patch and a channel count."""
+
+    def __init__(self, hidden_size: int, patch_size: int, out_channels: int):
+        super().__init__()
+        self.norm = nn.LayerNorm(hidden_size)
+        self.out = nn.Linear(hidden_size, patch_size * patch_size * out_channels)
+
+    def forward(self, x):
+        return self.out(self.norm(x))
+
+
+class TimeFeatures(nn.Module):
+    """A timestep alone, spread over features and mixed."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+        self.mix = nn.Linear(dim, dim)
+
+    def forward(self, t):
+        half = self.dim // 2
+        freqs = torch.exp(-torch.arange(half, dtype=torch.float32) / half)
+        angles = t[:, None].float() * freqs[None]
+        return self.mix(torch.cat([angles.cos(), angles.sin()], dim=-1))
