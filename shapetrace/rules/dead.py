@@ -233,7 +233,16 @@ def _finding(analysis: Analysis, culprit: _Culprit, store: DeadStore):
     message = f"{_noun(analysis, culprit)} {_text(culprit)} is computed and never used: {why}"
     returned = culprit.returned
     replaced = store.replaced_by
-    return diagnostic("discarded-result", message, hint, rec=culprit.rec,
+    sibling = _sibling_read(filename, line, replaced, store.binding.name)
+    made_at = None
+    if sibling is not None:  # v = k.reshape(...) after q, k, v = ...: the line that replaced it
+        name = store.binding.name
+        made_at = (display_path(filename), replaced.lineno)
+        message = (f"{name} is made from {sibling} at line {replaced.lineno} "
+                   f"({ast.unparse(replaced).strip()}), not from {name}: " + message)
+        hint = (f"Make {name} from {name} at line {replaced.lineno} (not from {sibling}), or "
+                f"delete line {line} if its {name} is not needed.")
+    return diagnostic("discarded-result", message, hint, rec=culprit.rec, made_at=made_at,
                       file=display_path(filename), line=line,
                       module=(returned.caller if returned is not None else culprit.rec.module)
                       or None,
@@ -273,6 +282,25 @@ def _why(culprit: _Culprit, store: DeadStore) -> tuple[str, str]:
     hint = (f"Make the new {name} at line {replaced.lineno} from {name} rather than from "
             f"{source}, or delete line {line} if the step is not needed.")
     return why, hint
+
+
+def _sibling_read(filename, line: int, replaced: ast.stmt | None, name: str | None) -> str | None:
+    """The name bound beside ``name`` by the statement at ``line`` (``q, k, v = qkv.split(...)``)
+    that the statement replacing ``name`` reads instead of it (``v = k.reshape(...)``), or None."""
+    value = getattr(replaced, "value", None)
+    tree = file_tree(filename)
+    if value is None or name is None or tree is None:
+        return None
+    siblings: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and node.lineno == line:
+            for target in node.targets:
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    siblings |= {e.id for e in target.elts if isinstance(e, ast.Name)}
+    if name not in siblings:
+        return None
+    reads = reads_of(value)
+    return next((r for r in reads if r in siblings and r != name), None) if name not in reads else None
 
 
 def _shared_input(filename, line, col, end_col, replaced: ast.stmt, name: str) -> str | None:

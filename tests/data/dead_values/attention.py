@@ -154,6 +154,20 @@ class ValuesPieceUnused(FusedQKV):
         return self.mix(_merge(F.scaled_dot_product_attention(q, k, k, is_causal=True)))
 
 
+class ValuesMadeFromKeys(FusedQKV):
+    """A one-letter slip: the values are reshaped from the keys, so the value third is lost."""
+
+    BUG = "discarded-result"
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=-1)
+        v = _split(k, self.heads)  # BUG
+        q = _split(q, self.heads)
+        k = _split(k, self.heads)
+        return self.mix(_merge(F.scaled_dot_product_attention(q, k, v, is_causal=True)))
+
+
 class EinopsHeads(nn.Module):
     """Heads split and merged with einops."""
 
