@@ -256,7 +256,18 @@ class Probe:
                 by_sample = self.rows(rows, k, t, ax, "batch")
                 by_time = self.rows(rows, k, t, ax, "time") if ax.time else None
                 spans.append((by_sample, by_time))
-            reduced = self._source_rows(sources, rows, batched)
+            try:
+                reduced = self._source_rows(sources, rows, batched)
+            except RuntimeError as exc:
+                if not _autograd_refused(exc):
+                    raise
+                reduced = None  # an in-place write autograd refuses: changed one row at a time
+            if reduced is None:
+                for src in sources:
+                    if src.embedding is None:
+                        result.pairs.extend(self._perturbation_pairs(src.arg, outputs, axes, rtol))
+                sources = []
+                reduced = []
             for src, red in zip(sources, reduced):
                 for (label, _), (by_sample, by_time) in zip(outputs, spans):
                     batch = normalise(red[by_sample].sum(2)) if src.role.batch is not None else None
@@ -347,10 +358,12 @@ class Probe:
         return [reduce_grad(g, s.role.batch, s.role.time) for s, g in zip(sources, grads)]
 
     def _perturbation_pairs(self, arg: int, outputs, axes, rtol) -> list[Dependency]:
-        """A token input read without nn.Embedding: change one token at a time."""
+        """A token input read without nn.Embedding, or any input of a module autograd cannot
+        follow (an in-place write into a view): change one token, or one row, at a time."""
         role = self.roles[arg]
         tokens = self.args[arg]
-        high = max(int(tokens.max()) + 1, 2)
+        floats = tokens.is_floating_point()
+        high = 2 if floats else max(int(tokens.max()) + 1, 2)
         n_bi = tokens.shape[role.batch] if role.batch is not None else 1
         n_ti = tokens.shape[role.time] if role.time is not None else 1
         by_sample = [torch.zeros(self.B, n_bi, dtype=torch.float64) for _ in outputs]
@@ -363,7 +376,10 @@ class Probe:
                 if role.time is not None:
                     index[role.time] = ti
                 changed = tokens.clone()
-                changed[tuple(index)] = (changed[tuple(index)] + 1) % high
+                if floats:
+                    changed[tuple(index)] += 1.0 + changed[tuple(index)].abs()
+                else:
+                    changed[tuple(index)] = (changed[tuple(index)] + 1) % high
                 args = list(self.args)
                 args[arg] = changed
                 with torch.no_grad():
@@ -381,6 +397,13 @@ class Probe:
                            normalise(b) if role.batch is not None else None,
                            normalise(t) if t is not None and role.time is not None else None, rtol)
                 for (label, _), b, t in zip(outputs, by_sample, by_time)]
+
+
+def _autograd_refused(exc: RuntimeError) -> bool:
+    """Whether autograd refused the module's own in-place write (into one of several views a
+    function returned, or a leaf's view), a write it runs without gradients."""
+    text = str(exc)
+    return "inplace" in text.replace("in-place", "inplace") and "view" in text
 
 
 # ---------------------------------------------------------------------------------------------
