@@ -70,7 +70,7 @@ CONTENTS: dict[str, tuple[int, int, set[str]]] = {
     "textbook": (10, 0, set()),
     "university_tutorial": (4, 3, {"attention-scale", "reshape-jumble", "softmax-axis"}),
     "variants": (18, 0, set()),
-    "variants_bugs": (0, 33, {"attention-scale", "batch-leak", "causal-leak", "discarded-result",
+    "variants_bugs": (0, 34, {"attention-scale", "batch-leak", "causal-leak", "discarded-result",
                               "head-grouping", "non-finite", "nondeterministic-eval", "op-failed",
                               "reshape-jumble", "softmax-axis", "unnormalized-attention"}),
     "vision": (5, 0, set()),

@@ -21,10 +21,12 @@ from ..analysis.graph import (
 )
 from ..base.ops import (
     CASTS,
+    DIVS,
     DROPOUTS,
     EXPANDS,
     PERMUTES,
     RESHAPES,
+    base_name,
 )
 from ..naming.axes import axis_label
 from .fixes import constructor_of, segment, set_dim, with_fix
@@ -88,7 +90,7 @@ def _softmax_axis(analysis: Analysis, att: Attention):
     n = meta.ndim
     roles = output_roles(att.scores.rec) if att.scores is not None else None
     role = roles[att.scores.pos] if roles else None
-    verdicts = [_sums_to_one(u) for u in att.uses]
+    verdicts = [_sums_to_one(u) or _renormalised(graph, u) is not None for u in att.uses]
     if verdicts and all(verdicts) and not _keys_first(graph, att, role):
         # Every contraction with the values averages them: the weights sum to 1 along the axis
         # contracted (a softmax over that axis, or one renormalised over it afterwards, as Slot
@@ -238,6 +240,12 @@ def check_unnormalized(analysis: Analysis):
             continue  # a softmax of features, not of q.k scores: a kernel feature map (linear
             # attention's softmaxed q), whose sums are the model's choice
         for use in att.uses:
+            again = _renormalised(analysis.graph, use)
+            if again is not None:  # renormalised over the axis contracted: judged there
+                found = _renormalised_off(analysis, att, use, *again)
+                if found is not None:
+                    yield found
+                continue
             if use.pos not in (contracted_positions(use.matmul, use.slot) or ()):
                 continue  # softmax-axis reports it
             if any(_dropout_active(r) for r in use.path):
@@ -272,6 +280,53 @@ def check_unnormalized(analysis: Analysis):
                         "renormalise the weights: att = att / att.sum(dim=-1, keepdim=True).")
             yield diagnostic("unnormalized-attention", message, hint, rec=target,
                              deviation=off, softmax=att.softmax.index, matmul=use.matmul.index)
+
+
+#: reductions a renormalisation divides by
+_REDUCTIONS = frozenset({"sum", "mean", "norm", "amax", "max"})
+
+
+def _renormalised(graph: Graph, use: ValueUse) -> tuple | None:
+    """``(division, axis)`` when the weights are divided, between the softmax and the product,
+    by a reduction of themselves over an axis the product contracts, kept as size 1 (``attn /
+    attn.sum(dim=-1, keepdim=True)``, as Slot Attention renormalises over the inputs after a
+    softmax over the slots); None otherwise."""
+    contracted = contracted_positions(use.matmul, use.slot) or set()
+    if use.pos in contracted:
+        return None
+    shape = tuple(use.matmul.inputs[use.slot].shape)
+    for rec in use.path:
+        if rec.op not in DIVS or len(rec.inputs) != 2 or tuple(rec.outputs[0].shape) != shape:
+            continue
+        reduced = graph.producer(rec.inputs[1])
+        if reduced is None or base_name(reduced.op) not in _REDUCTIONS:
+            continue
+        divisor = tuple(rec.inputs[1].shape)
+        kept = [i for i, (a, b) in enumerate(zip(divisor, shape)) if a == 1 and b != 1]
+        if len(divisor) == len(shape) and len(kept) == 1 and kept[0] in contracted:
+            return rec, kept[0]
+    return None
+
+
+def _renormalised_off(analysis: Analysis, att: Attention, use: ValueUse, division, axis: int):
+    """unnormalized-attention at a renormalisation after which the weights still do not sum
+    to 1 over the axis the product contracts (divided by their mean, not their sum)."""
+    sums = (use.matmul.weight_sums or {}).get(use.slot)
+    off = sums.deviations.get(axis) if sums is not None else None
+    meta = use.matmul.inputs[use.slot]
+    if off is None or math.isnan(off) or off <= _tolerance(meta):
+        return None
+    label = axis_label(meta.axes[axis], analysis.dims) if meta.axes else str(meta.shape[axis])
+    reduced = analysis.graph.producer(division.inputs[1])
+    how = base_name(reduced.op)
+    at = f" at line {division.line}" if division.line else ""
+    message = (f"the attention weights are renormalised over {label}{at} (`{division.source or division.op}`), "
+               f"after the softmax at line {att.softmax.line} normalised another axis, yet the "
+               f"{_product(use.matmul)} contracts them with sums off 1 by up to {off:.3g}"
+               + (f": divided by their {how} over {label}, not their sum" if how != "sum" else ""))
+    hint = f"Divide by the sum over that axis: weights / weights.sum(dim={axis - meta.ndim}, keepdim=True)."
+    return diagnostic("unnormalized-attention", message, hint, rec=division, deviation=off,
+                      softmax=att.softmax.index, matmul=use.matmul.index)
 
 
 def _op_word(rec) -> str:
