@@ -268,7 +268,28 @@ def nondeterministic(probe: Probe, change: float, rec: OpRecord | None) -> Diagn
     else:
         hint = ("In eval mode the output must be a function of the inputs: gate random ops on "
                 "self.training (F.dropout(x, p, training=self.training), or nn.Dropout).")
-    return diagnostic("nondeterministic-eval", message, hint, **at.place(), max_change=change)
+    return diagnostic("nondeterministic-eval", message, hint, **at.place(), max_change=change,
+                      made_at=_random_argument(rec))
+
+
+#: the arguments of an op that make it random
+_RANDOM_ARGUMENTS = ("dropout_p", "p", "training", "dropout")
+
+
+def _random_argument(rec: OpRecord | None) -> tuple[str, int] | None:
+    """``(file, line)`` of the argument that made ``rec`` random (``dropout_p=self.p`` of an
+    SDPA call written over several lines), where it is on another line than the call."""
+    from ..base.source import display_path
+    from ..rules.statements import expression_at
+
+    if rec is None or rec.line is None:
+        return None
+    filename, line, col, end_col = rec.where
+    node = expression_at(filename, line, col, end_col) if filename else None
+    for keyword in getattr(node, "keywords", None) or ():
+        if keyword.arg in _RANDOM_ARGUMENTS and keyword.value.lineno != rec.line:
+            return display_path(filename), keyword.value.lineno
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
