@@ -34,6 +34,7 @@ def annotate_once(trace) -> dict[int, ReshapeCheck]:
     run was the same (see the module's docstring)."""
     records: list[OpRecord] = trace.records
     key = signature(records, trace)
+    trace.naming_signature = key  # the start of the key of the run's findings (``rules.memo``)
     if key is not None:
         with _LOCK:
             known = _NAMED.get(key)
