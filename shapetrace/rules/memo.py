@@ -34,25 +34,16 @@ _LOCK = threading.Lock()  # traces checked on several threads at once
 
 
 def findings_key(data, skip: tuple = ()) -> Signature | None:
-    """The key of ``data``'s findings (see the module's docstring), or None: not kept."""
-    named = getattr(data, "naming_signature", None)
-    if named is None or data.exception is not None:
+    """The key of ``data``'s findings (see the module's docstring), or None: not kept. Read
+    from what naming noted of the run's records (``naming.memo.signature``)."""
+    structure = getattr(data, "run_structure", None)
+    if structure is None or data.exception is not None:
         return None
-    parts: list = [named, tuple(skip), tuple(data.unread_layers or ()),
-                   bool(getattr(data, "shapes_only", False)), shown_directory()]
-    append, extend = parts.append, parts.extend
-    outside: dict[int, int] = {}  # id(meta) of a tensor from outside -> its number
-    for rec in data.records:
-        warnings = rec.warnings
-        extend((rec.module, rec.error, tuple(warnings) if warnings else None, len(rec.inputs)))
-        for m in rec.inputs:
-            if m._made_by is None:
-                append(outside.setdefault(id(m), len(outside)))
-            extend((m.dtype, m.contiguous, m.value, m.used, m.looked, m.returned, m.ref))
-        for m in rec.outputs:
-            extend((m.dtype, m.contiguous, m.value, m.used, m.looked, m.returned, m.ref))
-    try:
-        return Signature(tuple(parts))  # hashed once
+    named, rest = structure
+    try:  # hashed once
+        return Signature((named, tuple(skip), tuple(data.unread_layers or ()),
+                          bool(getattr(data, "shapes_only", False)), shown_directory(),
+                          tuple(rest)))
     except TypeError:  # a value or an error that cannot be hashed: checked afresh
         return None
 
