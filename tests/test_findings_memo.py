@@ -166,3 +166,16 @@ def test_the_value_rules_are_declared():
     assert {n for n, r in RULES.items() if r.reads_values} == {
         "softmax-axis", "unnormalized-attention", "non-finite"}
     assert all(r.reads_values for r in RULES.values() if r.needs_values and r.check)
+
+
+def test_findings_read_inside_the_block_are_worked_out_afresh(calls):
+    model = MHA().eval()
+    x = torch.randn(B, T, C)
+    _run(model, x)
+    for _ in range(2):
+        with shapetrace.trace(model) as t:
+            y = model(x)
+            inside = _found(t)  # what lives at the end is not known yet
+        assert y is not None
+    assert calls["reshape-jumble"] == 3
+    assert inside == _found(_run(model, x)[0])

@@ -9,7 +9,8 @@ nothing else, so such a trace takes the earlier trace's names instead of walking
 pass that builds the run's signature and, when it is known, hands each tensor its axes.
 
 Values never enter the signature, and nothing that depends on them is kept here: the value
-probes and the rules run on every trace.
+probes run on every trace, and so do the rules that read what they measured (``rules.memo``
+keeps the others' findings, keyed on this signature and what else the records hold).
 """
 
 from __future__ import annotations

@@ -202,9 +202,10 @@ class Trace(TraceData):
 
                 steps = self.steps
                 analysis = self._analyse()
-                # a run that repeats one already checked takes its findings (one run: the
-                # findings of several kinds of steps are merged by step)
-                key = None if steps else findings_key(self, self._skip)
+                # a run that repeats one already checked takes its findings (one run, after
+                # the block: the findings of several kinds of steps are merged by step, and
+                # what lives at the end is known only then)
+                key = None if steps or not self._exited else findings_key(self, self._skip)
                 self._diagnostics = run_trace_rules(analysis, skip=self._skip,
                                                     step=_step_of(steps) if steps else None,
                                                     key=key)
