@@ -15,6 +15,7 @@ import shapetrace
 from models_basic import B, C, MHA, T, ViewJumble
 from shapetrace import rules
 from shapetrace.analysis.facts import analyse
+from shapetrace.base.ops import SOFTMAXES
 from shapetrace.naming import memo as names
 from shapetrace.rules import memo
 from shapetrace.rules.registry import RULES
@@ -179,3 +180,26 @@ def test_findings_read_inside_the_block_are_worked_out_afresh(calls):
         assert y is not None
     assert calls["reshape-jumble"] == 3
     assert inside == _found(_run(model, x)[0])
+
+
+@pytest.mark.parametrize("index", [0, 1, 2, 8, 9])
+def test_a_run_again_is_handed_the_attentions_it_would_find(calls, index, monkeypatch):
+    """The rules that read values start, on a run that repeats one kept, from the attentions
+    the kept run found (by record index): the same as those found afresh."""
+    from shapetrace.analysis import facts
+    from shapetrace.analysis.graph import attention_indices, find_attentions
+
+    looked: list = []
+    monkeypatch.setattr(facts, "find_attentions",
+                        lambda *a: looked.append(1) or find_attentions(*a))
+    model, x, _ = _modules()[index]
+    model.eval()
+    _run(model, x)
+    assert looked == [1]
+    again, _ = _run(model, x)
+    assert looked == [1]  # handed, not looked for
+    analysis = again._analyse()
+    handed = attention_indices(analysis.attentions)
+    fresh = attention_indices(find_attentions(analysis.records_of(SOFTMAXES), analysis.graph))
+    assert handed == fresh and handed
+    assert all(a.softmax is analysis.records[a.softmax.index] for a in analysis.attentions)

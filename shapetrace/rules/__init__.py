@@ -58,7 +58,7 @@ def run_trace_rules(analysis: Analysis, skip=(), step=None, key=None) -> list:
 
     diagnostics = []
     order = {name: i for i, name in enumerate(RULES)}
-    kept = known(key) if key is not None else None
+    kept = known(key, analysis) if key is not None else None
     found = {} if key is not None and kept is None else None
     for name, check in trace_checks().items():
         if name in skip:
@@ -71,7 +71,7 @@ def run_trace_rules(analysis: Analysis, skip=(), step=None, key=None) -> list:
             found[name] = by_rule
         diagnostics.extend(by_rule)
     if found is not None:
-        keep(key, found)
+        keep(key, found, analysis)
     diagnostics.sort(key=lambda d: (_place(d), order.get(d.rule, 99)))
     return merge_siblings(merge_repeats(diagnostics, step))
 

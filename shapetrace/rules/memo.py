@@ -22,6 +22,7 @@ import copy
 import threading
 from collections import OrderedDict
 
+from ..analysis.graph import attention_indices, attentions_at
 from ..base.source import shown_directory
 from ..naming.memo import Signature
 
@@ -48,20 +49,27 @@ def findings_key(data, skip: tuple = ()) -> Signature | None:
         return None
 
 
-def known(key) -> dict | None:
-    """The findings of each rule that reads no values kept for ``key`` (copies), or None."""
+def known(key, analysis) -> dict | None:
+    """The findings of each rule that reads no values kept for ``key`` (copies), or None.
+    ``analysis`` (of the run) is handed the attentions found in the run kept, when they were
+    (``analysis.graph.attentions_at``): the rules that read values start from them."""
     with _LOCK:
-        found = _FOUND.get(key)
-        if found is not None:
+        kept = _FOUND.get(key)
+        if kept is not None:
             _FOUND.move_to_end(key)
-    if found is None:
+    if kept is None:
         return None
+    found, attentions = kept
+    if attentions is not None and "attentions" not in vars(analysis):
+        analysis.attentions = attentions_at(analysis.records, attentions)  # a cached_property
     return _copied(found)
 
 
-def keep(key, found: dict) -> None:
-    """Keeps ``found`` (rule name -> its findings, before merging) for ``key``."""
-    kept = _copied(found)
+def keep(key, found: dict, analysis) -> None:
+    """Keeps ``found`` (rule name -> its findings, before merging) for ``key``, and the
+    attentions ``analysis`` found, by record index, when it looked for them."""
+    attentions = vars(analysis).get("attentions")
+    kept = (_copied(found), None if attentions is None else attention_indices(attentions))
     with _LOCK:
         _FOUND[key] = kept
         while len(_FOUND) > KEPT:
