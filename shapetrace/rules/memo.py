@@ -5,7 +5,8 @@ module twice) repeats the earlier run's records: the same ops on the same lines 
 modules, reading the same tensors at the same shapes and dtypes, with the same axis names. A
 rule that reads only that (``Rule.reads_values`` False) finds the same again, so its findings
 are the earlier run's, copied; the rules that read what the value probes measured while the
-ops ran (weight sums, NaN and Inf) run on every trace.
+ops ran (weight sums, NaN and Inf) run on every trace, starting from the attentions the
+earlier run found (``analysis.graph.attentions_at``: the same records, by index).
 
 The key of a run is the naming signature (``naming.memo``: ops, lines, producers, shapes,
 sizes named) and everything else of the records and the trace a rule may read: each record's
@@ -29,7 +30,8 @@ from ..naming.memo import Signature
 #: distinct runs whose findings are kept (the most recent ones)
 KEPT = 8
 
-# key -> {rule name: its findings}, for the rules that read no values
+# key -> ({rule name: its findings} for the rules that read no values, the attentions found
+# by record index or None)
 _FOUND: OrderedDict = OrderedDict()
 _LOCK = threading.Lock()  # traces checked on several threads at once
 
