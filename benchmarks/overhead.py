@@ -17,9 +17,11 @@ The minimal recorder's ratio is the part of the goal that recording alone uses u
 left of the goal is printed as the time per forward that value probes, axis names and the
 fifteen rules would have to fit in.
 
-``--parts``: three more ways, in the same interleaved rounds, that say where the goal is lost:
+``--parts``: four more ways, in the same interleaved rounds, that say where the goal is lost:
 shapetrace without its rules (no axis names, no analysis), without its value probes, and
-without either (the recorder, its module hooks and the training-run watch alone).
+without either (the recorder, its module hooks and the training-run watch alone); and
+shapetrace with every rule run afresh (the findings of a repeated run not taken from
+``rules.memo``: what a forward traced for the first time costs).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from torch.overrides import TorchFunctionMode
 
 import shapetrace as st
 from shapetrace.report.trace import Trace
+from shapetrace.rules import memo
 
 
 class Block(nn.Module):
@@ -190,10 +193,14 @@ def measure(title, kwargs, batch, goal, repeats, parts=False):
             t.diagnostics
         return run
 
+    def afresh():
+        memo._FOUND.clear()  # no findings kept: every rule runs
+        traced()
+
     runs = {"untraced": untraced, "bare mode": bare, "minimal": minimal, "shapetrace": traced}
     if parts:
         runs.update({"no rules": part(rules=False), "no probes": part(probes=False),
-                     "neither": part(rules=False, probes=False)})
+                     "neither": part(rules=False, probes=False), "rules afresh": afresh})
     wall = {name: [] for name in runs}
     cpu = {name: [] for name in runs}
     for fn in runs.values():  # warm up
@@ -232,9 +239,11 @@ def measure(title, kwargs, batch, goal, repeats, parts=False):
     if parts:
         print("  cpu, parts, over the bare mode: " + "   ".join(
             f"{name} {med[name] / med['bare mode']:.2f}x" for name in
-            ("shapetrace", "no rules", "no probes", "neither", "minimal"))
+            ("shapetrace", "rules afresh", "no rules", "no probes", "neither", "minimal"))
             + "; the rules (with axis names and the analysis) cost "
-            f"{(med['shapetrace'] - med['no rules']) * 1e3:.3f} ms, the value probes "
+            f"{(med['shapetrace'] - med['no rules']) * 1e3:.3f} ms ("
+            f"{(med['rules afresh'] - med['no rules']) * 1e3:.3f} ms with none of their "
+            f"findings kept from an earlier run), the value probes "
             f"{(med['shapetrace'] - med['no probes']) * 1e3:.3f} ms; the recorder alone is "
             f"{(med['neither'] - med['minimal']) * 1e3:.3f} ms over the minimal recorder")
 

@@ -421,6 +421,33 @@ def find_attentions(softmaxes: list[OpRecord], graph: Graph) -> list[Attention]:
     return found
 
 
+def attention_indices(attentions: list[Attention]) -> tuple:
+    """``attentions`` with each record named by its index: what :func:`attentions_at` finds
+    again in a run whose records repeat these (``rules.memo``), without the records."""
+    def path(recs) -> tuple:
+        return tuple(r.index for r in recs)
+
+    return tuple((a.softmax.index, a.dim, a.implicit,
+                  tuple((u.matmul.index, u.slot, u.pos, path(u.path)) for u in a.uses),
+                  None if a.scores is None else (a.scores.rec.index, a.scores.pos,
+                                                  path(a.scores.path)))
+                 for a in attentions)
+
+
+def attentions_at(records: list[OpRecord], indices: tuple) -> list[Attention]:
+    """The attentions :func:`attention_indices` describes, in ``records``: those
+    :func:`find_attentions` finds there when they repeat the run described (the same ops,
+    lines, arguments, producers and shapes)."""
+    def path(found) -> list:
+        return [records[i] for i in found]
+
+    return [Attention(records[softmax], dim, implicit,
+                      [ValueUse(records[m], slot, pos, path(p)) for m, slot, pos, p in uses],
+                      None if scores is None else Scores(records[scores[0]], scores[1],
+                                                         path(scores[2])))
+            for softmax, dim, implicit, uses, scores in indices]
+
+
 # --- lineage --------------------------------------------------------------------------------------
 
 class Lineage:

@@ -176,6 +176,17 @@ def shown_from(directory: str):
         _SHOWN_FROM.pop()
 
 
+def shown_directory() -> str | None:
+    """The directory :func:`display_path` shows paths relative to now (None where the working
+    directory cannot be read)."""
+    if _SHOWN_FROM:
+        return _SHOWN_FROM[-1]
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
 def display_path(path: str | None) -> str | None:
     """A path relative to the working directory when it lies below it, else as given (the
     directory a command started in, while :func:`shown_from` holds it)."""

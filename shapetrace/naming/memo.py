@@ -9,7 +9,8 @@ nothing else, so such a trace takes the earlier trace's names instead of walking
 pass that builds the run's signature and, when it is known, hands each tensor its axes.
 
 Values never enter the signature, and nothing that depends on them is kept here: the value
-probes and the rules run on every trace.
+probes run on every trace, and so do the rules that read what they measured (``rules.memo``
+keeps the others' findings, keyed on this signature and what else the records hold).
 """
 
 from __future__ import annotations
@@ -33,7 +34,10 @@ def annotate_once(trace) -> dict[int, ReshapeCheck]:
     """:func:`~shapetrace.naming.provenance.annotate`, or the names of an earlier trace whose
     run was the same (see the module's docstring)."""
     records: list[OpRecord] = trace.records
-    key = signature(records, trace)
+    rest: list = []
+    key = signature(records, trace, rest)
+    # the run's structure, the key of its findings (``rules.memo``)
+    trace.run_structure = None if key is None else (key, rest)
     if key is not None:
         with _LOCK:
             known = _NAMED.get(key)
@@ -74,9 +78,13 @@ class Signature:
         return not self == other
 
 
-def signature(records: list[OpRecord], trace) -> Signature | None:
+def signature(records: list[OpRecord], trace, rest: list | None = None) -> Signature | None:
     """What naming reads of a run, hashable; None when some argument cannot be hashed (such a
-    run is named afresh each time)."""
+    run is named afresh each time). ``rest``: filled, in the same pass, with what else the
+    records hold that a rule may read (``rules.memo``): each record's module path, error and
+    warnings, and each tensor's dtype, contiguity, one-element value, uses, reads back, the
+    module call that returned it, whether it was alive at the end, and, for a tensor from
+    outside the trace, which of them it is (numbered as met)."""
     dims = trace.dims
     own = dims.strict
     weights = tuple(sorted(getattr(trace, "weight_shapes", ()))) if own else ()
@@ -85,6 +93,9 @@ def signature(records: list[OpRecord], trace) -> Signature | None:
     # One flat sequence, each record's fields in a fixed order and its inputs and outputs
     # preceded by their count (so that two runs give equal sequences only when every record is
     # equal): no tuple made per record.
+    more = rest is not None
+    add = rest.extend if more else None
+    outside: dict[int, int] = {}  # id(meta) of a tensor from outside the trace -> its number
     for rec in records:
         site = rec.site
         # the site (its code object kept alive by the key, so that the code's id is never
@@ -92,11 +103,20 @@ def signature(records: list[OpRecord], trace) -> Signature | None:
         # can compare equal
         extend((rec.op, site, None if site is None else id(site[0]), rec.args,
                 tuple(rec.kwargs.items()) if rec.kwargs else None, len(rec.inputs)))
+        if more:
+            warnings = rec.warnings
+            add((rec.module, rec.error, tuple(warnings) if warnings else None))
         for m in rec.inputs:
-            extend((m._made_by, m._slot, m.shape))
+            made_by = m._made_by
+            extend((made_by, m._slot, m.shape))
+            if more:
+                add((outside.setdefault(id(m), len(outside)) if made_by is None else None,
+                     m.dtype, m.contiguous, m.value, m.used, m.looked, m.returned, m.ref))
         append(len(rec.outputs))
         for m in rec.outputs:
             append(m.shape)
+            if more:
+                add((m.dtype, m.contiguous, m.value, m.used, m.looked, m.returned, m.ref))
         append(rec.error is None)
     key = tuple(parts)
     try:

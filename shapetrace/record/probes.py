@@ -143,7 +143,8 @@ class ValueProbes:
                 x = t.detach() if t.requires_grad else t
                 sums = x.sum(dim=axis)
                 low, high = (v.item() for v in torch.aminmax(sums))
-                minimum, peak = (v.item() for v in torch.aminmax(x))
+                lowest = (x.amin(),) * 2 if math.isfinite(low + high) else torch.aminmax(x)
+                minimum, peak = (v.item() for v in lowest)  # finite sums: x has no NaN, no Inf
         except Exception:  # under a functorch transform: the full probe says why
             return None
         if not (math.isfinite(minimum) and math.isfinite(peak)):
@@ -334,8 +335,7 @@ POSINF_FILL = "a fill with +inf"
 
 def _fills_posinf(rec: OpRecord) -> bool:
     """Whether the call passes +inf itself (``masked_fill(mask, float("inf"))``)."""
-    values = [*rec.args, *rec.kwargs.values()]
-    return any(type(a) is float and a == math.inf for a in values)
+    return any(type(a) is float and a == math.inf for a in (*rec.args, *rec.kwargs.values()))
 
 
 def _holds_posinf(t: Tensor) -> bool:

@@ -198,9 +198,17 @@ class Trace(TraceData):
             if self._run_rules:
                 from ..rules import run_trace_rules
 
+                from ..rules.memo import findings_key
+
                 steps = self.steps
-                self._diagnostics = run_trace_rules(self._analyse(), skip=self._skip,
-                                                    step=_step_of(steps) if steps else None)
+                analysis = self._analyse()
+                # a run that repeats one already checked takes its findings (one run, after
+                # the block: the findings of several kinds of steps are merged by step, and
+                # what lives at the end is known only then)
+                key = None if steps or not self._exited else findings_key(self, self._skip)
+                self._diagnostics = run_trace_rules(analysis, skip=self._skip,
+                                                    step=_step_of(steps) if steps else None,
+                                                    key=key)
                 if self._watch is not None and (self._watch.step > 1 or self._watch.events):
                     from ..rules.steps import over_steps
 

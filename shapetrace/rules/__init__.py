@@ -46,19 +46,32 @@ def trace_checks() -> dict:
     return _checks
 
 
-def run_trace_rules(analysis: Analysis, skip=(), step=None) -> list:
+def run_trace_rules(analysis: Analysis, skip=(), step=None, key=None) -> list:
     """All trace-rule diagnostics, in trace order (ties in registry order), one per bug: the
     same rule at the same line in repeated modules is one finding with a count
     (``base.diagnostics.merge_repeats``; ``step``: a finding -> the kind of training step it
     is in, so that a bug seen again in another kind of step is not counted again), and the same
     mistake with the same fix on sibling lines is one finding with its ``lines``
-    (``merge_siblings``)."""
+    (``merge_siblings``). ``key``: the run's key in ``rules.memo`` (``findings_key``): the rules
+    that read no values take the findings kept for it, or keep theirs there."""
+    from .memo import keep, known
+
     diagnostics = []
     order = {name: i for i, name in enumerate(RULES)}
+    kept = known(key, analysis) if key is not None else None
+    found = {} if key is not None and kept is None else None
     for name, check in trace_checks().items():
         if name in skip:
             continue
-        diagnostics.extend(check(analysis))
+        if kept is not None and name in kept:
+            diagnostics.extend(kept[name])
+            continue
+        by_rule = list(check(analysis))
+        if found is not None and not RULES[name].reads_values:
+            found[name] = by_rule
+        diagnostics.extend(by_rule)
+    if found is not None:
+        keep(key, found, analysis)
     diagnostics.sort(key=lambda d: (_place(d), order.get(d.rule, 99)))
     return merge_siblings(merge_repeats(diagnostics, step))
 

@@ -31,6 +31,9 @@ class Rule:
     right: str
     kind: str = "trace"  # "trace" | "behaviour" | "runtime" (raised while running)
     needs_values: bool = False  # skipped under --fake
+    #: Reads what the value probes measured (weight sums, NaN and Inf): run on every trace; the
+    #: others' findings are reused on a run that repeats one already checked (``rules.memo``).
+    reads_values: bool = False
     #: Milder findings of the same rule, by name: attention-scale's "unscaled" is a warning.
     variants: tuple[tuple[str, str], ...] = ()
     #: The function that reads the rule out of a trace: "family:function" in shapetrace.rules.
@@ -115,7 +118,7 @@ _ALL = [
        """
        att = F.softmax(scores, dim=-1)     # over the keys
        out = att @ v
-       """, check="softmax:check_softmax_axis"),
+       """, reads_values=True, check="softmax:check_softmax_axis"),
     _r("ST005", "attention-scale", "error",
        "scores scaled by sqrt(C) or sqrt(H) instead of sqrt(head size), scaled twice, or not at all",
        """
@@ -149,7 +152,7 @@ _ALL = [
        """
        att = F.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
        out = att @ v
-       """, needs_values=True, check="softmax:check_unnormalized"),
+       """, needs_values=True, reads_values=True, check="softmax:check_unnormalized"),
     _r("ST007", "discarded-result", "error",
        "a value computed and never used: a dropped result, a projection, softmax or module "
        "output overwritten or ignored; a layer never called (warning)",
@@ -251,7 +254,7 @@ _ALL = [
        """
        scores = scores.masked_fill(mask == 0, torch.finfo(scores.dtype).min)
        att = F.softmax(scores, dim=-1)
-       """, needs_values=True, check="nonfinite:check_non_finite"),
+       """, needs_values=True, reads_values=True, check="nonfinite:check_non_finite"),
     _r("ST012", "noncontiguous-view", "error",
        "`.view` on a non-contiguous tensor",
        """
