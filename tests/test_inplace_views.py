@@ -14,9 +14,9 @@ DATA = Path(__file__).parent / "data" / "inplace"
 ROOT = Path(__file__).parent.parent
 
 
-def _check(cls: str):
+def _check(cls: str, causal: bool | None = True):
     (target,) = resolve_targets(f"{DATA / 'views.py'}::{cls}", root=ROOT)
-    return st.check(target.cls, target=target.display, causal=True).targets[0]
+    return st.check(target.cls, target=target.display, causal=causal).targets[0]
 
 
 def test_a_write_into_a_view_autograd_refuses_leaves_the_checks_running():
@@ -29,3 +29,9 @@ def test_a_write_into_a_view_autograd_refuses_leaves_the_checks_running():
 def test_a_causal_leak_behind_such_a_write_is_found():
     result = _check("LeakyZeroedValues")
     assert [d.rule for d in result.diagnostics if d.severity == "error"] == ["causal-leak"]
+
+
+def test_a_batch_wide_starting_scale_of_an_iteration_is_no_batch_leak():
+    result = _check("PseudoInverseStart", causal=None)
+    assert result.error is None, result.error
+    assert [d.rule for d in result.diagnostics if d.severity == "error"] == [], result.diagnostics

@@ -265,7 +265,8 @@ class Probe:
             if reduced is None:
                 for src in sources:
                     if src.embedding is None:
-                        result.pairs.extend(self._perturbation_pairs(src.arg, outputs, axes, rtol))
+                        result.pairs.extend(self._perturbation_pairs(
+                            src.arg, outputs, axes, max(rtol, PERTURBED_RTOL)))
                 sources = []
                 reduced = []
             for src, red in zip(sources, reduced):
@@ -397,6 +398,13 @@ class Probe:
                            normalise(b) if role.batch is not None else None,
                            normalise(t) if t is not None and role.time is not None else None, rtol)
                 for (label, _), b, t in zip(outputs, by_sample, by_time)]
+
+
+#: how much of the strongest dependency a row changed whole must move another row's output to
+#: count, where no gradient can be had: a statistic of the whole batch that only sets an
+#: iteration's starting scale (a pseudo-inverse's) moves the others by about 1%, a real mixing
+#: by as much as the row's own
+PERTURBED_RTOL = 0.05
 
 
 def _autograd_refused(exc: RuntimeError) -> bool:
