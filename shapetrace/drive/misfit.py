@@ -37,15 +37,23 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             continue
         if any(m.src is None and tuple(m.shape) == tuple(arg.shape) and m.dtype == arg.dtype
                for m in rec.inputs):
-            shown = ", ".join(str(n) for n in arg.shape)
-            result.error = (f"input {name!r}, guessed from its name as ({shown}), does not fit "
-                            f"{rec.op}, the first op that reads it ({rec.error[0]}: "
-                            f"{one_line(rec.error[1])}); give forward's inputs with "
-                            f"--input NAME=DIMS (or inputs in the config), e.g. "
-                            f"{_example(name, arg, rec)}")
-            result.diagnostics = []
-            return True
+            return _ask(result, f"{_as_guessed(name, arg)}, does not fit {rec.op}, the first op "
+                                f"that reads it ({rec.error[0]}: {one_line(rec.error[1])})",
+                        _example(name, arg, rec))
     return False
+
+
+def _ask(result: TargetResult, what: str, example: str | None = None, tail: str = "") -> bool:
+    """``result`` made the target error ``what``, asking for the inputs (``example``: one
+    ``--input`` that fits), with no findings from the guess that did not fit."""
+    result.error = (f"{what}; give forward's inputs with --input NAME=DIMS (or inputs in the "
+                    f"config){tail}" + (f", e.g. {example}" if example else ""))
+    result.diagnostics = []
+    return True
+
+
+def _as_guessed(name: str, arg: torch.Tensor) -> str:
+    return f"input {name!r}, guessed from its name as ({', '.join(str(n) for n in arg.shape)})"
 
 
 def _example(name: str, arg: torch.Tensor, rec) -> str:
@@ -76,17 +84,13 @@ def _rank_failed(result: TargetResult, chosen: Attempt) -> bool:
     if not guessed:
         return False
     name, arg = guessed[0]
-    shown = ", ".join(str(n) for n in arg.shape)
     wanted = re.search(r"expected (\d+) dims|Expected (\d+)D|expected (\d+)D", str(raised))
     rank = int(next(g for g in wanted.groups() if g)) if wanted else None
     example = (_LAYOUTS[rank] if rank in _LAYOUTS else
                "B,C,H,W" if takes_images(chosen.model) else "B,T,C or B,C,H,W")
-    result.error = (f"input {name!r}, guessed from its name as ({shown}), does not have the "
-                    f"number of axes the forward wants ({type(raised).__name__}: "
-                    f"{one_line(raised)[:160]}); give forward's inputs with --input NAME=DIMS "
-                    f"(or inputs in the config), e.g. --input {name}={example}")
-    result.diagnostics = []
-    return True
+    return _ask(result, f"{_as_guessed(name, arg)}, does not have the number of axes the "
+                        f"forward wants ({type(raised).__name__}: {one_line(raised)[:160]})",
+                f"--input {name}={example}")
 
 
 def _refused(result: TargetResult, chosen: Attempt) -> bool:
@@ -99,11 +103,9 @@ def _refused(result: TargetResult, chosen: Attempt) -> bool:
             or not raised_by_check(chosen.raised_at):
         return False
     shown = "; ".join(f"{name} ({', '.join(str(n) for n in arg.shape)})" for name, arg in guessed)
-    result.error = (f"{type(chosen.model).__name__}'s own check refused the inputs guessed from "
-                    f"their names, {shown} ({type(raised).__name__}: {one_line(raised)[:160]}); "
-                    f"give forward's inputs with --input NAME=DIMS (or inputs in the config)")
-    result.diagnostics = []
-    return True
+    return _ask(result, f"{type(chosen.model).__name__}'s own check refused the inputs guessed "
+                        f"from their names, {shown} ({type(raised).__name__}: "
+                        f"{one_line(raised)[:160]})")
 
 
 #: what torch says of a size below zero (-1 in a view is "infer this one", not such a size)
@@ -183,12 +185,10 @@ def _dtype_failed(result: TargetResult, chosen: Attempt) -> bool:
     if not found:
         return False
     which = " or ".join(repr(n) for n in found)  # inputs of one shape cannot be told apart
-    result.error = (f"input {which}, guessed from {'its name' if len(found) == 1 else 'their names'} "
-                    f"as floats, does not fit {rec.op} ({rec.error[0]}: {one_line(rec.error[1])}): "
-                    f"it may hold integers; give forward's inputs with --input NAME=DIMS (or "
-                    f"inputs in the config), e.g. --input {found[-1]}=B,T:long")
-    result.diagnostics = []
-    return True
+    return _ask(result, f"input {which}, guessed from {'its name' if len(found) == 1 else 'their names'} "
+                        f"as floats, does not fit {rec.op} ({rec.error[0]}: "
+                        f"{one_line(rec.error[1])}): it may hold integers",
+                f"--input {found[-1]}=B,T:long")
 
 
 def _lengths_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -209,13 +209,10 @@ def _lengths_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False  # the reference takes keys of their own length: the failure is the module's
     rec = chosen.failed_op
     where = f" at {rec.op}" if rec is not None else ""
-    result.error = (f"inputs {', '.join(repr(n) for n in sources)}, guessed from their names as a "
-                    f"sequence of their own (S={dims['S']}), do not fit the queries' length "
-                    f"(T={dims['T']}){where} ({_why(chosen)}), nor read at the queries' length; "
-                    f"give forward's inputs with --input NAME=DIMS (or inputs in the config), "
-                    f"e.g. --input query=B,1,C for one query")
-    result.diagnostics = []
-    return True
+    return _ask(result, f"inputs {', '.join(repr(n) for n in sources)}, guessed from their names "
+                        f"as a sequence of their own (S={dims['S']}), do not fit the queries' "
+                        f"length (T={dims['T']}){where} ({_why(chosen)}), nor read at the "
+                        f"queries' length", "--input query=B,1,C for one query")
 
 
 def _made_from(rec, arg: torch.Tensor, records, depth: int = 40) -> bool:
@@ -242,13 +239,9 @@ def _image_failed(result: TargetResult, chosen: Attempt) -> bool:
     if chosen.ran or not vectors or not takes_images(chosen.model):
         return False
     name, arg = vectors[0]
-    shown = ", ".join(str(n) for n in arg.shape)
-    result.error = (f"input {name!r}, guessed from its name as ({shown}), does not fit "
-                    f"{type(chosen.model).__name__}, which works on images, and no image "
-                    f"shapetrace tried ran it either ({_why(chosen)}); give forward's inputs with "
-                    f"--input NAME=DIMS (or inputs in the config), e.g. --input {name}=B,C,H,W")
-    result.diagnostics = []
-    return True
+    return _ask(result, f"{_as_guessed(name, arg)}, does not fit {type(chosen.model).__name__}, "
+                        f"which works on images, and no image shapetrace tried ran it either "
+                        f"({_why(chosen)})", f"--input {name}=B,C,H,W")
 
 
 def _signal_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -257,12 +250,9 @@ def _signal_failed(result: TargetResult, chosen: Attempt) -> bool:
     names = tuple(n for n, a in _guessed(chosen) if a.dim() == 3 and a.is_floating_point())
     if chosen.ran or not names or not signal_refused(chosen, names):
         return False
-    result.error = (f"input {names[0]!r}, guessed from its name, does not fit "
-                    f"{chosen.failed_op.op} as (B, T, C) nor as a signal, channels first "
-                    f"({_why(chosen)}); give forward's inputs with --input NAME=DIMS (or inputs "
-                    f"in the config), e.g. --input {names[0]}=B,C,T")
-    result.diagnostics = []
-    return True
+    return _ask(result, f"input {names[0]!r}, guessed from its name, does not fit "
+                        f"{chosen.failed_op.op} as (B, T, C) nor as a signal, channels first "
+                        f"({_why(chosen)})", f"--input {names[0]}=B,C,T")
 
 
 def _pattern_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -273,13 +263,8 @@ def _pattern_failed(result: TargetResult, chosen: Attempt) -> bool:
     if raised is None or not guessed or not _from_einops(raised, chosen.raised_in):
         return False
     name, arg = guessed[0]
-    shown = ", ".join(str(n) for n in arg.shape)
-    result.error = (f"input {name!r}, guessed from its name as ({shown}), does not fit an einops "
-                    f"pattern of the forward ({_why(chosen)}); give forward's inputs with "
-                    f"--input NAME=DIMS (or inputs in the config), and --dims for sizes the "
-                    f"pattern needs")
-    result.diagnostics = []
-    return True
+    return _ask(result, f"{_as_guessed(name, arg)}, does not fit an einops pattern of the "
+                        f"forward ({_why(chosen)})", tail=", and --dims for sizes the pattern needs")
 
 
 def _from_einops(raised: BaseException, raised_in: str | None) -> bool:
@@ -309,13 +294,9 @@ def _unpack_failed(result: TargetResult, chosen: Attempt) -> bool:
             continue
         for expected in range(1, 7):
             if expected != arg.dim() and chosen.unpacked(expected, (name,)):
-                shown = ", ".join(str(n) for n in arg.shape)
                 file, line = chosen.raised_at
-                result.error = (f"input {name!r}, guessed from its name as ({shown}), does not "
-                                f"fit {display_path(file)}:{line}, which unpacks {expected} sizes "
-                                f"from its shape; give forward's inputs with --input NAME=DIMS "
-                                f"(or inputs in the config), e.g. --input {name}="
-                                f"{_LAYOUTS.get(expected, 'B,C,H,W')}")
-                result.diagnostics = []
-                return True
+                return _ask(result, f"{_as_guessed(name, arg)}, does not fit "
+                                    f"{display_path(file)}:{line}, which unpacks {expected} sizes "
+                                    f"from its shape",
+                            f"--input {name}={_LAYOUTS.get(expected, 'B,C,H,W')}")
     return False
