@@ -1,7 +1,7 @@
 """Forward inputs no name explains, read from the layer of the built module that forward first
 hands them to: a time vector through a small network of an image block (a vector per sample,
 (B, C)), a style vector of a width of its own ((B, 24)), a condition behind dropout and a norm,
-a class id into a table ((B,) below its size). Beside them: a switch forward only tests (False),
+a class id into a table (ids below its size). Beside them: a switch forward only tests (False),
 a timestep alone, and constructor sizes that are only factors of an output's size (2). Each
 module is checked and clean with nothing declared, and says what it read."""
 
@@ -29,7 +29,7 @@ def _check(cls: str):
 @pytest.mark.parametrize("cls, read", [("TimedConvBlock", "time_vec read as (B, C)"),
                                        ("StyledMixer", "s_vec read as (B, 24)"),
                                        ("PooledCondition", "c_vec read as (B, 24)"),
-                                       ("ClassTable", "which read as (B,)"),
+                                       ("ClassTable", "which read as (B, T)"),
                                        ("PatchOut", "out_channels read as a factor of an output's size only"),
                                        ("TimeFeatures", None)])
 def test_an_input_is_read_from_the_layer_it_is_handed_to(cls, read):
@@ -61,4 +61,4 @@ def test_each_kind_of_layer_gives_its_shape():
     assert next(model.parameters()).is_meta
     dims = Dims()
     shown = {name: str(spec_by_built(name, _Reads.forward, model, dims)) for name in "abcd"}
-    assert shown == {"a": "a=B,6,T", "b": "b=B,5,8,8", "c": "c=B:long:12", "d": "None"}
+    assert shown == {"a": "a=B,6,T", "b": "b=B,5,8,8", "c": "c=B,T:long:12", "d": "None"}

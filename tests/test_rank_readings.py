@@ -1,7 +1,9 @@
 """Inputs guessed from their names with more axes than the module takes are read again with
 fewer (a value per sample, a vector per sample, a timestep's embedding), and a default of None
 that the forward needs is passed: each such module is checked and clean, saying what it read.
-A forward that fails at any reading stays the code's failure, found at its line."""
+Integer ids that a table runs out of only because the code shifts them are read one in from
+each end of their range, or else are a target error. A forward that fails at any reading stays
+the code's failure, found at its line."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ def _check(cls: str):
 @pytest.mark.parametrize("cls, read", [
     ("SinusoidalTime", ["x read as a value per sample, (B,)"]),
     ("ModulatedNorm", ["emb passed as an input", "emb read as a vector per sample, (B, C)"]),
-    ("TimedBlock", ["t read as a vector per sample, (B, C): as (B,) the forward failed"]),
+    ("TimedBlock", ["t read as a vector per sample, (B, C): as integers (B,) the forward failed"]),
 ])
 def test_a_guess_with_fewer_axes_stands_when_the_forward_runs(cls, read):
     result = _check(cls)
@@ -38,3 +40,15 @@ def test_a_forward_that_fails_at_every_reading_is_still_found():
     result = _check("HeadsViewedWrong")
     assert [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"] == [("op-failed", 59)]
     assert not any("read as" in n for n in result.notes)
+
+
+def test_ids_shifted_before_their_table_are_read_one_in_from_each_end():
+    result = _check("ShiftedIds")
+    assert result.error is None and not result.diagnostics, (result.error, result.diagnostics)
+    assert any("read one in from each end" in n for n in result.notes), result.notes
+
+
+def test_ids_that_no_range_fits_are_a_target_error_never_a_finding():
+    result = _check("ShiftedTwice")
+    assert not result.diagnostics, result.diagnostics
+    assert result.error and "may shift its ids" in result.error

@@ -10,8 +10,8 @@ input's shape:
 - a linear map or a last-axis norm of width W: a vector per sample, (B, W), or (B, T, C) when W
   is the model's width and the module takes no images;
 - a 1-D convolution of W channels: a signal (B, W, T); a 2-D one: an image (B, W, side, side);
-- an embedding of the vocabulary: token ids (B, T); of N other entries (classes): one id per
-  sample, (B,) integers below N.
+- an embedding of N entries: ids (B, T) below N (a class id per sample looks its row up all
+  the same).
 
 Activations, dropout and other layers without a width before it in a ``Sequential`` are passed
 over; a module of the user's own, or anything unreadable, says nothing.
@@ -118,10 +118,9 @@ def _spec(name: str, layer, nn, dims, images: bool) -> InputSpec | None:
         return InputSpec(name, ("B", width(layer.in_channels), "T"))
     if isinstance(layer, nn.Conv2d):
         return InputSpec(name, ("B", width(layer.in_channels), _SIDE, _SIDE))
-    if isinstance(layer, nn.Embedding):  # tokens of the vocabulary, or one id per sample
-        if layer.num_embeddings == dims["V"]:
-            return InputSpec(name, ("B", "T"), "long")
-        return InputSpec(name, ("B",), "long", layer.num_embeddings)
+    if isinstance(layer, nn.Embedding):  # ids below the table's size
+        high = None if layer.num_embeddings == dims["V"] else layer.num_embeddings
+        return InputSpec(name, ("B", "T"), "long", high)
     return None
 
 

@@ -27,7 +27,7 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _image_failed(result, chosen) or _pattern_failed(result, chosen) \
             or _refused(result, chosen) or _signal_failed(result, chosen) \
             or _negative_size(result, chosen) or _dtype_failed(result, chosen) \
-            or _lengths_failed(result, chosen):
+            or _lengths_failed(result, chosen) or _ids_failed(result, chosen):
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -189,6 +189,24 @@ def _dtype_failed(result: TargetResult, chosen: Attempt) -> bool:
                         f"as floats, does not fit {rec.op} ({rec.error[0]}: "
                         f"{one_line(rec.error[1])}): it may hold integers",
                 f"--input {found[-1]}=B,T:long")
+
+
+def _ids_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """An index out of range at an op that reads a value made from integers shapetrace chose
+    (ids shifted before they are looked up, ``text + 1``): the range is the guess's, a target
+    error naming the input."""
+    rec = chosen.failed_op
+    if rec is None or not isinstance(chosen.raised, IndexError) or "out of range" not in str(chosen.raised):
+        return False
+    records = chosen.trace.records
+    found = [(n, a) for n, a in _guessed(chosen) if not a.is_floating_point() and _made_from(rec, a, records)]
+    if not found:
+        return False
+    name, arg = found[0]
+    return _ask(result, f"{_as_guessed(name, arg)} with values in [{int(arg.min())}, "
+                        f"{int(arg.max()) + 1}), does not fit {rec.op} ({one_line(chosen.raised)}): "
+                        f"the code may shift its ids or keep rows of the table",
+                f"--input {name}=B,T:long:N with N the number of ids it takes")
 
 
 def _lengths_failed(result: TargetResult, chosen: Attempt) -> bool:

@@ -579,12 +579,9 @@ def make_plan(request: Request) -> Plan:
     if free and not any(hasattr(getattr(i, "value", i), "shape") for i in request.inputs or ()):
         guesses.append(ProbeSizes(free))
     if request.inputs is None and problem is None:  # fewer axes, or a default of None needed
-        from .rank_reads import FewerAxes, NeededDefaults, defaults_after, sequence_guesses
+        from .rank_reads import rank_guesses
 
-        needed = defaults_after(getattr(request.cls, "forward", None), inputs)
-        guesses += [NeededDefaults(needed)] if needed else []
-        sequences = sequence_guesses(inputs)
-        guesses += [FewerAxes(sequences)] if sequences else []
+        guesses += rank_guesses(getattr(request.cls, "forward", None), inputs)
     if isinstance(module, type):  # a count set over the constructor's default, split by
         from .defaults_read import OverDefaults
 

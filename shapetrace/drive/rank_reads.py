@@ -5,7 +5,8 @@ embedding takes one value per sample (``x.unsqueeze(1) * freqs``), an adaptive n
 per sample (``self.linear(emb).chunk(6, dim=1)``): at (B, T, C) their forwards fail on sizes
 shapetrace chose, not on a bug. When the forward fails, each guessed input is read again as a
 vector per sample (B, C), then as a value per sample (B,) (a timestep guessed as integers, as
-its embedding (B, C)); a reading stands only if the forward then runs. And a parameter left at its default ``None`` that the forward needs all the same
+a float time (B,), then as its embedding (B, C)); a reading stands only if the forward then
+runs. And a parameter left at its default ``None`` that the forward needs all the same
 (``def forward(self, x, emb=None)`` whose first line reads ``emb``) is passed as an input.
 """
 
@@ -41,13 +42,15 @@ class FewerAxes(Guess):
             was = specs.get(name)
             if was is None:
                 continue
-            readings = _FEWER if was.dtype == "float" else _FEWER[:1]  # a timestep: its embedding
+            # a timestep guessed as integers: a float time, then its embedding
+            readings = _FEWER if was.dtype == "float" else _FEWER[::-1]
             for dims, what in readings:
                 inputs = tuple(dataclasses.replace(s, dims=dims, dtype="float", high=None)
                                if isinstance(s, InputSpec) and s.name == name else s
                                for s in plan.inputs)
                 shown = ", ".join(str(d) for d in was.dims)
-                note = (f"{name} read as {what}: as ({shown}{',' if len(was.dims) == 1 else ''}) "
+                ints = " integers" if was.dtype != "float" else ""
+                note = (f"{name} read as {what}: as{ints} ({shown}{',' if len(was.dims) == 1 else ''}) "
                         f"the forward failed at {where}; give --input {name}=... to choose")
                 yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note,
                                           reading_of=self)
@@ -61,6 +64,43 @@ class FewerAxes(Guess):
         return not any(sum(1 for n in m.shape if n == batch) > 1
                        for rec in attempt.trace.records for m in rec.outputs
                        if getattr(m, "shape", None) is not None)
+
+
+@dataclass(frozen=True)
+class IdRange(Guess):
+    """``names``: integer inputs guessed from their names (token ids, a timestep) in [0, N).
+    Code that shifts ids before it looks them up (``text + 1``, keeping row 0 for padding) runs
+    past the table's end with the last of them: when an index goes out of range, the ids are
+    read again one in from each end, [1, N - 1)."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan) -> bool:
+        return isinstance(failed.raised, IndexError) and "out of range" in str(failed.raised)
+
+    def others(self, plan, failed) -> Iterator:
+        def narrowed(spec):
+            high = plan.dims["V"] if spec.high in (None, "V") else spec.high
+            if not isinstance(high, int) or high - 1 <= max(spec.low, 1):
+                return spec
+            return dataclasses.replace(spec, low=max(spec.low, 1), high=high - 1)
+
+        inputs = tuple(narrowed(s) if isinstance(s, InputSpec) and s.name in self.names else s
+                       for s in plan.inputs)
+        if inputs == plan.inputs:
+            return
+        where = failed.failed_op.op if failed.failed_op is not None else "an index"
+        names = ", ".join(self.names)
+        note = (f"{names} read one in from each end of {'their' if len(self.names) > 1 else 'its'} "
+                f"range: an index went out of range at {where}; give --input to choose")
+        rest = tuple(g for g in plan.guesses if g is not self)  # sizes may still be read
+        yield dataclasses.replace(plan, inputs=inputs, guesses=rest, note=note, reading_of=self)
+
+
+def id_guesses(specs) -> tuple[str, ...]:
+    """The integer inputs guessed from their names (ids, timesteps), not masks."""
+    return tuple(s.name for s in specs if isinstance(s, InputSpec) and s.dtype == "long"
+                 and s.mask is None)
 
 
 @dataclass(frozen=True)
@@ -81,6 +121,15 @@ class NeededDefaults(Guess):
                 f"give --input {name}=... to choose")
         yield dataclasses.replace(plan, inputs=(*plan.inputs, spec), note=note, reading_of=self,
                                   guesses=(FewerAxes((name,)),))
+
+
+def rank_guesses(forward, specs) -> list:
+    """The guesses of this module for a plan whose inputs ``specs`` were inferred."""
+    needed = defaults_after(forward, specs)
+    ids = id_guesses(specs)
+    sequences = sequence_guesses(specs)
+    return ([NeededDefaults(needed)] if needed else []) + ([IdRange(ids)] if ids else []) \
+        + ([FewerAxes(sequences)] if sequences else [])
 
 
 def sequence_guesses(specs) -> tuple[str, ...]:

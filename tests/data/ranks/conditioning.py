@@ -61,3 +61,23 @@ class HeadsViewedWrong(nn.Module):
         v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
         w = (q @ k.transpose(-2, -1)).softmax(dim=-1)
         return (w @ v).transpose(1, 2).reshape(B, T, C)
+
+
+class ShiftedIds(nn.Module):
+    """Keeps row 0 of its table for padding: every id moves up one before it is looked up."""
+
+    def __init__(self, dim: int, n_chars: int = 256):
+        super().__init__()
+        self.table = nn.Embedding(n_chars + 1, dim)
+
+    def forward(self, chars):
+        chars = chars + 1
+        return self.table(chars)
+
+
+class ShiftedTwice(ShiftedIds):
+    """Moves every id up two, past the end of a table of one spare row: no range of ours fits."""
+
+    def forward(self, chars):
+        chars = chars + 2
+        return self.table(chars)
