@@ -104,3 +104,10 @@ def test_a_placeholder_refuses_every_use_after_the_import():
     with pytest.raises(AbsentPackage):
         bool(made)
     assert "st_absent_demo" not in sys.modules
+
+
+def test_a_course_s_own_targets_are_graded_as_the_file_imports():
+    from shapetrace.base.errors import TargetError
+
+    with pytest.raises(TargetError, match="No module named 'st_absent_registry'"):
+        resolve_targets(str(DATA / "vision_blocks.py"), root=ROOT, stand_in=False)

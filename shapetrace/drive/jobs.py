@@ -44,6 +44,9 @@ class Job:
     own_calls: bool = True
     #: Scripts, beside the file's own ``__main__`` block and its tests, that call its classes.
     calls_from: tuple = ()
+    #: Whether a package the file imports and this machine lacks may stand in (``absent``):
+    #: a file named on the command line is explored; a course's targets are graded as they run.
+    stand_in: bool = False
 
     def resolve(self):
         """The ``targets.Target`` objects this spec names (imports the file, within the
@@ -57,7 +60,8 @@ class Job:
         _own_imports(self.timeout)
         try:
             with deadline(self.timeout):
-                return resolve_targets(self.spec, root=self.root, dims=dims)
+                return resolve_targets(self.spec, root=self.root, dims=dims,
+                                       stand_in=self.stand_in)
         except TimedOut as exc:
             raise TargetError(stopped(exc, "importing it", self.timeout_source)) from None
 

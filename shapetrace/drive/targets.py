@@ -51,13 +51,15 @@ class Target:
 
 
 def resolve_targets(spec: str, *, root: str | os.PathLike | None = None,
-                    dims=None) -> list[Target]:
+                    dims=None, stand_in: bool = True) -> list[Target]:
     """The nn.Module classes that ``spec`` names, in source order.
 
     A relative file path is taken relative to ``root`` (a config file's directory; default the
     working directory), and ``root`` is on ``sys.path`` while a ``package.module`` imports.
     Displays keep the path as the user wrote it. With ``dims`` (probe sizes), a file's
     module-level configuration (``n_embd = 384``) is set to them as it loads (``_config_at``).
+    ``stand_in``: a package the file imports and this machine lacks stands in (``absent``),
+    else the file cannot be imported.
     """
     spec = spec.strip()
     base = Path(root) if root is not None else Path.cwd()
@@ -70,7 +72,7 @@ def resolve_targets(spec: str, *, root: str | os.PathLike | None = None,
         raise UsageError(f"target {spec!r}: more than one '::'; expected {_FORMS}")
 
     if _looks_like_path(location, base):
-        module = _import_file(location, base, dims)
+        module = _import_file(location, base, dims, stand_in)
         where = location
     elif sep:
         module = _import_module(location, base)
@@ -107,7 +109,7 @@ def _looks_like_path(location: str, base: Path) -> bool:
 # Importing ------------------------------------------------------------------------------------
 
 
-def _import_file(location: str, base: Path, dims=None):
+def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
     path = Path(location).expanduser()
     path = path if path.is_absolute() else base / path
     if not path.exists():
@@ -183,7 +185,7 @@ def _import_file(location: str, base: Path, dims=None):
             folders = [f for f in (path.parent, home.root, above) if f is not None]
             if first is None:
                 first = _keeping(TargetError(_import_message(exc, location, path, folders)), exc)
-            top = _standable(exc, folders)
+            top = _standable(exc, folders) if stand_in else None
             if top is not None and top not in standing and len(standing) < _MOST_STANDING:
                 standing.append(top)
                 continue

@@ -344,7 +344,7 @@ def _jobs(args) -> list[tuple]:
     found = [_apart(lambda job=job: resolved(job)) for job in jobs]
     cli_jobs = [Job(spec, init=cli_init, inputs=args.input, dims=cli_dims, causal=args.causal,
                     reference=args.reference, timeout=args.timeout, own_calls=args.own_calls,
-                    calls_from=calls_from) for spec in args.targets]
+                    calls_from=calls_from, stand_in=True) for spec in args.targets]
     found += [_apart(lambda job=job: command_line_jobs([job], script=args.script, dims=cli_dims,
                                                        alone=alone)) for job in cli_jobs]
     return [triple for triples in found for triple in triples]
