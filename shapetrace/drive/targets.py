@@ -134,7 +134,8 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
     if home.package:  # ``from .utils import ...``: imported inside its package
         module_name = f"{home.package}.{module_name}"
     cached = sys.modules.get(module_name)
-    if cached is not None and getattr(cached, "__shapetrace_mtime__", None) == mtime:
+    if cached is not None and getattr(cached, "__shapetrace_mtime__", None) == mtime \
+            and (stand_in or not getattr(cached, "__shapetrace_absent__", ())):
         return cached
     order = _class_lines(tree)
     config = None
