@@ -52,3 +52,20 @@ def test_ids_that_no_range_fits_are_a_target_error_never_a_finding():
     result = _check("ShiftedTwice")
     assert not result.diagnostics, result.diagnostics
     assert result.error and "may shift its ids" in result.error
+
+
+@pytest.mark.parametrize("cls, said", [
+    ("ShapeBranch", "sets only on another path"),
+    ("ChannelScale", None),
+    ("LazyHead", None),
+])
+def test_a_guess_the_code_cannot_take_is_never_a_finding(cls, said):
+    result = _check(cls)
+    assert not result.diagnostics, [(d.rule, d.line, d.message) for d in result.diagnostics]
+    assert said is None or (result.error and said in result.error), result.error
+
+
+def test_two_vectors_per_sample_are_read_together():
+    result = _check("PairedVectors")
+    assert result.error is None and not result.diagnostics, (result.error, result.diagnostics)
+    assert any("x, c read as vectors per sample" in n for n in result.notes), result.notes

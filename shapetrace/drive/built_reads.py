@@ -100,6 +100,9 @@ def _first_sized(layer, nn):
 
 
 def _spec(name: str, layer, nn, dims, images: bool) -> InputSpec | None:
+    if "Lazy" in type(layer).__name__ or isinstance(getattr(layer, "weight", None),
+                                                    nn.parameter.UninitializedParameter):
+        return None  # a lazy layer learns its width from its first input: it says nothing
     def width(size: int):
         return "C" if size == dims["C"] else size
 

@@ -11,6 +11,7 @@ import re
 import torch
 
 from ..base.errors import one_line
+from ..base.ops import MOVES
 from ..base.source import display_path
 from ..report.results import TargetResult
 from .asked import MET, raised_by_check
@@ -27,7 +28,8 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _image_failed(result, chosen) or _pattern_failed(result, chosen) \
             or _refused(result, chosen) or _signal_failed(result, chosen) \
             or _negative_size(result, chosen) or _dtype_failed(result, chosen) \
-            or _lengths_failed(result, chosen) or _ids_failed(result, chosen):
+            or _lengths_failed(result, chosen) or _ids_failed(result, chosen) \
+            or _branch_failed(result, chosen) or _moved_failed(result, chosen):
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -207,6 +209,60 @@ def _ids_failed(result: TargetResult, chosen: Attempt) -> bool:
                         f"{int(arg.max()) + 1}), does not fit {rec.op} ({one_line(chosen.raised)}): "
                         f"the code may shift its ids or keep rows of the table",
                 f"--input {name}=B,T:long:N with N the number of ids it takes")
+
+
+def _branch_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """A name the forward sets only on a path the guessed inputs did not take (``if len(shape)
+    == 4: B, C, H, W = shape``, read after it): the guess chose the path, a target error."""
+    raised = chosen.raised
+    guessed = _guessed(chosen)
+    if not isinstance(raised, UnboundLocalError) or not guessed:
+        return False
+    name, arg = guessed[0]
+    return _ask(result, f"{_as_guessed(name, arg)}: the forward read a name it sets only on "
+                        f"another path ({one_line(raised)}), one the code takes for inputs of "
+                        f"another shape")
+
+
+#: what torch says when the sizes of two operands do not go together
+_SIZES_MET = re.compile(r"must match the size|cannot be multiplied|shapes cannot|"
+                        r"size mismatch|doesn't match the broadcast shape", re.I)
+
+
+def _moved_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """An op whose sizes did not go together, fed the guessed input only moved or reshaped (no
+    layer of the module read it yet: ``x.flatten(2)`` then a table of 196 positions, or a
+    parameter shaped ``(1, C, 1)`` times ``x``): the guess's shape, not the code, a target
+    error naming --input."""
+    rec = chosen.failed_op
+    if rec is None or not rec.error or not _SIZES_MET.search(rec.error[1] or ""):
+        return False
+    records = chosen.trace.records
+    for name, arg in _guessed(chosen):
+        if any(_moved_from(meta, arg, records) for meta in rec.inputs):
+            return _ask(result, f"{_as_guessed(name, arg)}, does not fit {rec.op}"
+                                f"{_at(rec)} ({rec.error[0]}: {one_line(rec.error[1])}), which "
+                                f"reads it only moved or reshaped",
+                        _example(name, arg, rec))
+    return False
+
+
+def _moved_from(meta, arg: torch.Tensor, records, depth: int = 12) -> bool:
+    """Whether ``meta`` is the input ``arg`` as it came in, or made from it by moves alone."""
+    for _ in range(depth):
+        if meta.src is None:
+            return tuple(meta.shape) == tuple(arg.shape) and meta.dtype == arg.dtype
+        if not 0 <= meta.src[0] < len(records):
+            return False
+        made = records[meta.src[0]]
+        if made.op not in MOVES or not made.inputs:
+            return False
+        meta = made.inputs[0]
+    return False
+
+
+def _at(rec) -> str:
+    return f" at {display_path(rec.file)}:{rec.line}" if rec.file and rec.line else ""
 
 
 def _lengths_failed(result: TargetResult, chosen: Attempt) -> bool:

@@ -54,6 +54,14 @@ class FewerAxes(Guess):
                         f"the forward failed at {where}; give --input {name}=... to choose")
                 yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note,
                                           reading_of=self)
+        floats = [n for n in self.names if getattr(specs.get(n), "dtype", None) == "float"]
+        if len(floats) > 1:  # an MLP over one vector per sample takes each of them so
+            inputs = tuple(dataclasses.replace(s, dims=("B", "C"))
+                           if isinstance(s, InputSpec) and s.name in floats else s
+                           for s in plan.inputs)
+            note = (f"{', '.join(floats)} read as vectors per sample, (B, C): as (B, T, C) the "
+                    f"forward failed at {where}; give --input to choose")
+            yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note, reading_of=self)
 
 
     def stands(self, attempt, plan) -> bool:

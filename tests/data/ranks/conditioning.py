@@ -81,3 +81,53 @@ class ShiftedTwice(ShiftedIds):
     def forward(self, chars):
         chars = chars + 2
         return self.table(chars)
+
+
+class ShapeBranch(nn.Module):
+    """Reads its sizes only on the path an image takes."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        shape = x.shape
+        if len(shape) == 4:
+            B, C, H, W = shape
+            x = x.flatten(2).transpose(1, 2)
+        return self.proj(x).transpose(1, 2).reshape(B, C, H, W)
+
+
+class ChannelScale(nn.Module):
+    """A learned scale per channel of a signal, channels first."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.alpha = nn.Parameter(torch.ones(1, dim, 1))
+
+    def forward(self, x):
+        x = x.reshape(x.shape[0], x.shape[1], -1)
+        return x * self.alpha
+
+
+class LazyHead(nn.Module):
+    """A layer that learns its width from its first input."""
+
+    def __init__(self, classes: int = 10):
+        super().__init__()
+        self.fc = nn.LazyLinear(classes)
+
+    def forward(self, feats):
+        return self.fc(feats)
+
+
+class PairedVectors(nn.Module):
+    """An MLP over a data vector and a condition vector per sample, side by side."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.cond = nn.Linear(dim, dim)
+        self.mix = nn.Linear(2 * dim, dim)
+
+    def forward(self, x, c):
+        return self.mix(torch.cat([x, self.cond(c)], dim=1))
