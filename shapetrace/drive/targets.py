@@ -492,8 +492,9 @@ def _class_lines(tree: ast.Module) -> dict[str, int]:
 
 def _module_classes(module) -> list[type]:
     """nn.Module subclasses defined (not imported) in ``module``, in source order. A base class
-    without a ``forward`` whose subclasses there define one runs nothing and is left out; named
-    with ``::Name`` it is still checked."""
+    without a ``forward`` (or whose ``forward`` only raises NotImplementedError) whose
+    subclasses there define one runs nothing and is left out; named with ``::Name`` it is still
+    checked."""
     from torch import nn
 
     order = getattr(module, "__shapetrace_source_order__", None) or {}
@@ -505,7 +506,8 @@ def _module_classes(module) -> list[type]:
     bases = {base for cls in found if getattr(cls, "forward", None) is not nn.Module.forward
              for base in cls.__mro__[1:]}
     found = {cls: None for cls in found
-             if not (cls in bases and getattr(cls, "forward", None) is nn.Module.forward)}
+             if not (cls in bases and (getattr(cls, "forward", None) is nn.Module.forward
+                                       or _abstract_forward(cls)))}
 
     def line(cls: type) -> float:
         name = class_name(module, cls)
@@ -519,6 +521,26 @@ def _module_classes(module) -> list[type]:
             return float("inf")
 
     return sorted(found, key=line)
+
+
+def _abstract_forward(cls: type) -> bool:
+    """Whether ``cls``'s own forward only raises NotImplementedError (a base class whose
+    subclasses of the file implement it, as ``abc`` would have it)."""
+    import inspect
+
+    from ..analysis.code import function_def, parsed
+
+    forward = cls.__dict__.get("forward")
+    body = function_def(parsed(forward), "forward") if inspect.isfunction(forward) else None
+    if body is None:
+        return False
+    statements = [n for n in body.body
+                  if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    if len(statements) != 1 or not isinstance(statements[0], ast.Raise):
+        return False
+    raised = statements[0].exc
+    raised = raised.func if isinstance(raised, ast.Call) else raised
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
 
 
 def _lookup(module, name: str, where: str) -> type:

@@ -175,7 +175,13 @@ def fields_read(cls: type, param: str) -> dict[str, Field]:
     module's docstring); empty when the source cannot be read."""
     fields: dict[str, Field] = {}
     _fields_in(cls, param, fields, _DEPTH, set())
+    for name in fields.pop(_OPTIONAL, None) or ():  # hasattr(config, "n_unmasked"): left out,
+        fields.pop(name, None)                        # as a config without it reads
     return fields
+
+
+#: the key under which ``_fields_in`` gathers the fields the code asks ``hasattr`` of
+_OPTIONAL = " optional"
 
 
 def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set) -> None:
@@ -213,6 +219,11 @@ def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set)
                 and isinstance(node.value, ast.Name) and node.value.id == "self")
 
     for tree in [body] + [t for t in trees if t is not None and on_self]:
+        for node in ast.walk(tree):  # a field the code asks hasattr() of is optional
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id == "hasattr" and len(node.args) == 2 and is_config(node.args[0]) \
+                    and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                fields.setdefault(_OPTIONAL, set()).add(node.args[1].value)
         called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
         for node in ast.walk(tree):
             if id(node) not in called:  # cfg.merge_from_dict(...) is a method, not a field

@@ -1,0 +1,34 @@
+"""Repository idioms read as their code means them: a config field the code asks ``hasattr``
+of is left out of the config shapetrace makes (so a causal mask it would widen stays causal),
+and a base class whose forward only raises NotImplementedError, implemented by its subclasses
+in the file, is not a target of its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import shapetrace as st
+from shapetrace.drive.targets import resolve_targets
+from shapetrace.drive.usage import fields_read
+
+DATA = Path(__file__).parent / "data" / "repo_readings"
+ROOT = Path(__file__).parent.parent
+
+
+def test_a_field_asked_hasattr_of_is_left_out_of_the_config():
+    (target,) = resolve_targets(f"{DATA / 'prefix_gpt.py'}::PrefixCausalAttention", root=ROOT)
+    assert "n_prefix" not in fields_read(target.cls, "config")
+    result = st.check(target.cls, target=target.display).targets[0]
+    assert result.error is None and not result.diagnostics, result.diagnostics
+    # the field matters: given, its prefix sees its own future, which the causal check finds
+    config = SimpleNamespace(n_head=11, n_embd=143, block_size=23, n_prefix=4)
+    given = st.check(target.cls, init={"config": config}, target=target.display).targets[0]
+    assert [d.rule for d in given.diagnostics if d.severity == "error"] == ["causal-leak"]
+
+
+def test_an_abstract_base_is_left_out_and_can_still_be_named():
+    targets = resolve_targets(str(DATA / "backbones.py"), root=ROOT)
+    assert [t.display.split("::")[-1] for t in targets] == ["MlpBackbone"]
+    (base,) = resolve_targets(f"{DATA / 'backbones.py'}::Backbone", root=ROOT)
+    assert base.cls.__name__ == "Backbone"
