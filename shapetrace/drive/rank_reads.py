@@ -35,8 +35,7 @@ class FewerAxes(Guess):
         return failed.raised is not None
 
     def others(self, plan, failed) -> Iterator:
-        where = failed.failed_op.op if failed.failed_op is not None else \
-            f"line {failed.raised_at[1]}" if failed.raised_at is not None else "its first use"
+        where = _failed_at(failed)
         specs = {s.name: s for s in plan.inputs if isinstance(s, InputSpec)}
         for name in reversed(self.names):  # a condition usually follows the data it conditions
             was = specs.get(name)
@@ -45,9 +44,7 @@ class FewerAxes(Guess):
             # a timestep guessed as integers: a float time, then its embedding
             readings = _FEWER if was.dtype == "float" else _FEWER[::-1]
             for dims, what in readings:
-                inputs = tuple(dataclasses.replace(s, dims=dims, dtype="float", high=None)
-                               if isinstance(s, InputSpec) and s.name == name else s
-                               for s in plan.inputs)
+                inputs = _replaced(plan.inputs, {name}, dims=dims, dtype="float", high=None)
                 shown = ", ".join(str(d) for d in was.dims)
                 ints = " integers" if was.dtype != "float" else ""
                 note = (f"{name} read as {what}: as{ints} ({shown}{',' if len(was.dims) == 1 else ''}) "
@@ -56,13 +53,10 @@ class FewerAxes(Guess):
                                           reading_of=self)
         floats = [n for n in self.names if getattr(specs.get(n), "dtype", None) == "float"]
         if len(floats) > 1:  # an MLP over one vector per sample takes each of them so
-            inputs = tuple(dataclasses.replace(s, dims=("B", "C"))
-                           if isinstance(s, InputSpec) and s.name in floats else s
-                           for s in plan.inputs)
+            inputs = _replaced(plan.inputs, set(floats), dims=("B", "C"))
             note = (f"{', '.join(floats)} read as vectors per sample, (B, C): as (B, T, C) the "
                     f"forward failed at {where}; give --input to choose")
             yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note, reading_of=self)
-
 
     def stands(self, attempt, plan) -> bool:
         """A value or a vector per sample keeps the samples apart: a forward that pairs them
@@ -97,7 +91,7 @@ class IdRange(Guess):
                        for s in plan.inputs)
         if inputs == plan.inputs:
             return
-        where = failed.failed_op.op if failed.failed_op is not None else "an index"
+        where = _failed_at(failed)
         names = ", ".join(self.names)
         note = (f"{names} read one in from each end of {'their' if len(self.names) > 1 else 'its'} "
                 f"range: an index went out of range at {where}; give --input to choose")
@@ -125,10 +119,22 @@ class NeededDefaults(Guess):
         name = self.names[0]
         spec = InputSpec(name, ("B", "T", "C"))
         note = (f"{name} passed as an input (B, T, C): with its default None the forward failed "
-                f"at {failed.failed_op.op if failed.failed_op is not None else 'its first use'}; "
-                f"give --input {name}=... to choose")
+                f"at {_failed_at(failed)}; give --input {name}=... to choose")
         yield dataclasses.replace(plan, inputs=(*plan.inputs, spec), note=note, reading_of=self,
                                   guesses=(FewerAxes((name,)),))
+
+
+def _failed_at(failed) -> str:
+    """Where an attempt failed, for a note: the op, else the line, else its first use."""
+    if failed.failed_op is not None:
+        return failed.failed_op.op
+    return f"line {failed.raised_at[1]}" if failed.raised_at is not None else "its first use"
+
+
+def _replaced(specs, names, **changes) -> tuple:
+    """``specs`` with those of ``names`` changed (``dataclasses.replace``)."""
+    return tuple(dataclasses.replace(s, **changes) if isinstance(s, InputSpec) and s.name in names
+                 else s for s in specs)
 
 
 def rank_guesses(forward, specs) -> list:

@@ -471,20 +471,11 @@ class SlotRenormalisedOverSlots(nn.Module):
         return torch.einsum("bjd,bij->bid", v, attn)
 
 
-class SlotRenormalisedByMean(nn.Module):
+class SlotRenormalisedByMean(SlotRenormalisedOverSlots):
     """Slot Attention whose weighted mean over the inputs divides by the mean, not the sum: the
     weights contracted over the inputs sum to their number."""
 
     BUG = "unnormalized-attention"
-    INIT = {"dim": "C", "num_slots": 3}
-    INPUTS = ["inputs=B,T,C"]
-
-    def __init__(self, dim, num_slots):
-        super().__init__()
-        self.slots = nn.Parameter(torch.randn(1, num_slots, dim))
-        self.to_q = nn.Linear(dim, dim)
-        self.to_k = nn.Linear(dim, dim)
-        self.to_v = nn.Linear(dim, dim)
 
     def forward(self, inputs):
         b, n, d = inputs.shape
