@@ -56,6 +56,9 @@ class Attempt:
     raised_in: str | None = None
     #: what the forward returned (None also when it raised)
     output: Any = None
+    #: for a forward that failed: the note of a reading of its guesses under which the forward
+    #: got past the op that failed (and failed later, or ran without standing), else None
+    passed_by: str | None = None
 
     @property
     def ran(self) -> bool:
@@ -68,6 +71,20 @@ class Attempt:
         if self.trace.exception is None:
             return None
         return next((r for r in reversed(self.trace.records) if r.error is not None), None)
+
+    def got_past(self, failed: Attempt) -> bool:
+        """Whether this forward got past the op where ``failed`` (another attempt) failed: it
+        ran that op (the same op at the same line) without raising more times than ``failed``
+        did before it raised there."""
+        op = failed.failed_op
+        if op is None:
+            return False
+
+        def passes(attempt: Attempt) -> int:
+            return sum(1 for r in attempt.trace.records if r.error is None and r.op == op.op
+                       and r.line == op.line and r.file == op.file)
+
+        return passes(self) > passes(failed)
 
     @property
     def made_empty(self) -> bool:

@@ -20,6 +20,7 @@ over; a module of the user's own, or anything unreadable, says nothing.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 
 from ..base.specs import InputSpec
@@ -30,23 +31,64 @@ from .usage import _function_def, _tree
 _SIDE = 8
 
 
-def spec_by_built(name: str, forward, model, dims) -> InputSpec | None:
+#: how many of the user's own modules an input is followed through to a layer of torch's
+_DEPTH = 3
+
+
+def spec_by_built(name: str, forward, model, dims, depth: int = _DEPTH) -> InputSpec | None:
     """The spec of the input ``name`` read from the layer of ``model`` (built, on any device)
-    that forward first hands it to; None when that is no layer of torch's with a width."""
+    that forward first hands it to; None when that is no layer of torch's with a width. An
+    input handed to a module of the user's own (``self.norm1(x, s)``) is followed into that
+    module's forward, as the parameter it is bound to there."""
     import torch.nn as nn
 
     body = _function_def(_tree(getattr(forward, "__func__", forward)), "forward")
     if body is None or model is None:
         return None
-    calls = sorted((node for node in ast.walk(body)
-                    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)
-                    and node.args[0].id == name), key=lambda n: (n.lineno, n.col_offset))
+    calls = sorted((node for node in ast.walk(body) if isinstance(node, ast.Call)
+                    and _place(node, name) is not None), key=lambda n: (n.lineno, n.col_offset))
     for node in calls:
         layer = _reached(node.func, model)
         if layer is None:
             continue  # a helper or a function of torch's: read on, to the first layer
+        place = _place(node, name)
+        if not type(layer).__module__.startswith("torch.nn") \
+                and not isinstance(layer, (nn.Sequential, nn.ModuleList)):
+            inner = _bound_name(layer, place) if depth > 1 else None
+            spec = spec_by_built(inner, type(layer).forward, layer, dims, depth - 1) \
+                if inner is not None else None
+            return None if spec is None else dataclasses.replace(spec, name=name)
+        if place != 0:
+            return None  # a layer of torch's reads its input first; a second argument says little
         layer = _first_sized(layer, nn)
         return None if layer is None else _spec(name, layer, nn, dims, takes_images(model))
+    return None
+
+
+def _place(call: ast.Call, name: str) -> int | str | None:
+    """Where ``call`` takes the input ``name`` as it came: its position, its keyword, or None."""
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return None
+        if isinstance(arg, ast.Name) and arg.id == name:
+            return i
+    for kw in call.keywords:
+        if kw.arg is not None and isinstance(kw.value, ast.Name) and kw.value.id == name:
+            return kw.arg
+    return None
+
+
+def _bound_name(layer, place: int | str) -> str | None:
+    """The parameter of ``layer``'s forward that the argument at ``place`` is bound to."""
+    try:
+        params = [p for p in inspect.signature(type(layer).forward).parameters.values()][1:]
+    except (TypeError, ValueError):
+        return None
+    if isinstance(place, str):
+        return place if any(p.name == place for p in params) else None
+    if place < len(params) and params[place].kind in (params[place].POSITIONAL_ONLY,
+                                                      params[place].POSITIONAL_OR_KEYWORD):
+        return params[place].name
     return None
 
 

@@ -42,7 +42,29 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             return _ask(result, f"{_as_guessed(name, arg)}, does not fit {rec.op}, the first op "
                                 f"that reads it ({rec.error[0]}: {one_line(rec.error[1])})",
                         _example(name, arg, rec))
-    return False
+    return _made_failed(result, chosen)
+
+
+def _made_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """Any other op that failed on values made from inputs shapetrace guessed (a style vector
+    guessed as a sequence, through a linear layer, then viewed as one vector per sample), when
+    a reading of the guess got the forward past that op (the failure moved with the guess): no
+    verdict on the code; a target error that says where the forward failed, asking for the
+    inputs. A failure every reading meets at the same op, or at an op on the module's own
+    tensors alone, stays a finding."""
+    rec = chosen.failed_op
+    if rec is None or not rec.error or chosen.passed_by is None:
+        return False
+    records = chosen.trace.records
+    found = [(name, arg) for name, arg in _guessed(chosen) if _made_from(rec, arg, records)]
+    if not found:
+        return False
+    shown = ", ".join(_as_guessed(name, arg).removeprefix("input ") for name, arg in found)
+    other = chosen.passed_by.split(":")[0]
+    return _ask(result, f"the forward failed at {rec.op}{_at(rec)} ({rec.error[0]}: "
+                        f"{one_line(rec.error[1])}) on values made from input"
+                        f"{'s' if len(found) > 1 else ''} {shown}; with {other}, it got past "
+                        f"that op, so the failure depends on the guess")
 
 
 def _ask(result: TargetResult, what: str, example: str | None = None, tail: str = "") -> bool:

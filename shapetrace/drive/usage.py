@@ -312,10 +312,15 @@ def meaning_by_use(cls: type, param: str) -> str | None:
     return None if found == "stride" else found  # a stride too: a patch size, no free kernel
 
 
-def _uses(obj, param: str, depth: int, seen: set) -> set[str]:
+def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> set[str]:
+    """The dims ``param`` of ``obj`` (a class's constructor, or a function) is handed on as;
+    ``owner`` is the class whose method ``obj`` is, so that ``self.helper(param)`` and
+    ``self.attr`` inside it are followed too."""
     if depth <= 0 or (id(obj), param) in seen:
         return set()
     seen.add((id(obj), param))
+    if isinstance(obj, type):
+        owner = obj
     func = _reading_init(obj) if isinstance(obj, type) else obj
     if func is None or not inspect.isfunction(func):
         return set()
@@ -347,6 +352,11 @@ def _uses(obj, param: str, depth: int, seen: set) -> set[str]:
                 and is_param(node.args[0]):
             found.add(LAYER_COUNT)
             continue
+        method = _own_method(node.func, owner)
+        if method is not None:  # self._build_weights(dim_in, dim_out): read where it is used
+            for name in _method_params(method, node, is_param):
+                found |= _uses(method, name, depth - 1, seen, owner)
+            continue
         callee = _resolve(node.func, names)
         if callee is None or not callable(callee):
             continue
@@ -357,9 +367,35 @@ def _uses(obj, param: str, depth: int, seen: set) -> set[str]:
         elif any(name in _OUTPUT_SIZES and not _user_code(target) for target, name in
                  _bound(callee, node, lambda arg: _factor_of(arg, is_param))):
             found.add(OUTPUT_FACTOR)  # nn.Linear(C, p * p * out_channels): sizes an output only
-    if isinstance(obj, type) and attributes:
-        found |= _forward_uses(obj, attributes)
+    if owner is not None and attributes:
+        found |= _forward_uses(owner, attributes)
     return found
+
+
+def _own_method(func: ast.expr, owner: type | None):
+    """The plain function ``self.name`` calls when ``owner`` defines it (a helper method of the
+    class's own code, not torch's), else None."""
+    if owner is None or not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                             and func.value.id == "self"):
+        return None
+    method = inspect.getattr_static(owner, func.attr, None)
+    if not inspect.isfunction(method) or not _user_code(method):
+        return None
+    return method
+
+
+def _method_params(method, call: ast.Call, position_of) -> list[str]:
+    """The parameters of ``method`` (past ``self``) that the arguments ``position_of`` picks in
+    ``call`` are bound to."""
+    try:
+        params = [p.name for p in inspect.signature(method).parameters.values()
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)][1:]
+    except (TypeError, ValueError):
+        return []
+    out = [params[i] for i, arg in enumerate(call.args)
+           if i < len(params) and not isinstance(arg, ast.Starred) and position_of(arg)]
+    return out + [kw.arg for kw in call.keywords
+                  if kw.arg in params and position_of(kw.value)]
 
 
 def _forward_uses(cls: type, attributes: set[str]) -> set[str]:

@@ -1,0 +1,87 @@
+"""Modules whose sizes and inputs are read where their own code hands them on: a constructor
+that builds its layers in a helper method, a style vector handed through a block of the
+file's own to the linear layer that reads it, a norm whose one size is a bare ``d``, and a
+modulation whose forward fails on a guessed input that another reading gets past."""
+
+import torch
+import torch.nn as nn
+
+
+class SplitBuildBlock(nn.Module):
+    """Widths handed to a helper method that builds the layers (``_make(width_in, width_out)``)."""
+
+    def __init__(self, width_in, width_out):
+        super().__init__()
+        self.skip = width_in != width_out
+        self._make(width_in, width_out)
+
+    def _make(self, width_in, width_out):
+        self.first = nn.Linear(width_in, width_in)
+        self.second = nn.Linear(width_in, width_out)
+        if self.skip:
+            self.project = nn.Linear(width_in, width_out, bias=False)
+
+    def forward(self, x):
+        shortcut = self.project(x) if self.skip else x
+        return shortcut + self.second(torch.relu(self.first(x)))
+
+
+class StyleScale(nn.Module):
+    """A scale and shift per channel, made from a style vector by a linear layer."""
+
+    def __init__(self, style_width, channels):
+        super().__init__()
+        self.to_scale_shift = nn.Linear(style_width, 2 * channels)
+
+    def forward(self, h, style):
+        scale, shift = self.to_scale_shift(style).unsqueeze(1).chunk(2, dim=-1)
+        return h * (1 + scale) + shift
+
+
+class StyledBlock(nn.Module):
+    """Hands its style vector on to a block of its own: the vector's width is read there."""
+
+    def __init__(self, channels, style_width=24):
+        super().__init__()
+        self.inner = nn.Linear(channels, channels)
+        self.styled = StyleScale(style_width, channels)
+
+    def forward(self, h, style):
+        return self.styled(self.inner(h), style)
+
+
+class BareNorm(nn.Module):
+    """An RMS norm whose one size is called ``d``: the width of what it normalises."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.gain = nn.Parameter(torch.ones(d))
+        self.scale = d ** -0.5
+
+    def forward(self, x):
+        return self.gain * x / (x.norm(dim=-1, keepdim=True) * self.scale + 1e-8)
+
+
+class DecayGate(nn.Module):
+    """Multiplies a sequence by a per-channel decay of a time value per sample, (B, 1, 1)
+    against (1, 1, C): a time guessed as one value per sample does not fit, one read as a
+    vector per sample gets past it."""
+
+    def __init__(self, d_model):
+        super().__init__()
+        self.rates = nn.Parameter(torch.linspace(0.1, 1.0, d_model)[None, None])
+
+    def forward(self, t, x):
+        return x * torch.exp(-t * self.rates)
+
+
+class FixedWidthHead(nn.Module):
+    """A bug whatever the inputs: the head reads a width of 64 written as a number."""
+
+    def __init__(self, d_model):
+        super().__init__()
+        self.inner = nn.Linear(d_model, d_model)
+        self.head = nn.Linear(64, d_model)
+
+    def forward(self, x):
+        return self.head(self.inner(x))

@@ -1,0 +1,68 @@
+"""Sizes and inputs read where a module's own code hands them on, and failures on guessed
+inputs that a reading gets past: no verdict from a guess (tests/data/handed/blocks.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import shapetrace as st
+from shapetrace.drive.targets import resolve_targets
+from shapetrace.drive.usage import meaning_by_use
+
+DATA = Path(__file__).parent / "data" / "handed"
+ROOT = Path(__file__).parent.parent
+
+
+def _target(cls: str):
+    (target,) = resolve_targets(f"{DATA / 'blocks.py'}::{cls}", root=ROOT)
+    return target
+
+
+def _check(cls: str, **kwargs):
+    target = _target(cls)
+    return st.check(target.cls, target=target.display, **kwargs).targets[0]
+
+
+def _errors(result) -> list[tuple[str, int]]:
+    return [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"]
+
+
+def test_widths_handed_to_a_helper_method_are_read_there():
+    cls = _target("SplitBuildBlock").cls
+    assert meaning_by_use(cls, "width_out") == "C"
+    result = _check("SplitBuildBlock")
+    assert result.error is None, result.error
+    assert not _errors(result)
+    assert any("width_out read as the model width" in n for n in result.notes), result.notes
+
+
+@pytest.mark.parametrize("cls, read", [
+    ("StyledBlock", "style read as (B, 24)"),      # through a block of the file's own
+    ("BareNorm", "d read as the model width (C)"),  # a bare d that does not fit as a head size
+])
+def test_an_input_or_a_size_is_read_where_the_code_uses_it(cls, read):
+    result = _check(cls)
+    assert result.error is None, result.error
+    assert not _errors(result)
+    assert any(read in n for n in result.notes), result.notes
+
+
+def test_a_failure_another_reading_gets_past_is_a_target_error_never_op_failed():
+    result = _check("DecayGate")
+    assert not result.diagnostics
+    assert result.error and "got past that op" in result.error and "--input" in result.error
+    assert "blocks.py:75" in result.error
+
+
+def test_the_same_module_with_its_inputs_declared_runs_clean():
+    result = _check("DecayGate", inputs=["t=B,1,1", "x=B,T,C"])
+    assert result.error is None and not _errors(result)
+
+
+@pytest.mark.parametrize("inputs", [None, ["x=B,T,C"]])
+def test_a_failure_no_reading_gets_past_stays_a_finding(inputs):
+    result = _check("FixedWidthHead", inputs=inputs)
+    assert result.error is None
+    assert _errors(result) == [("op-failed", 87)]
