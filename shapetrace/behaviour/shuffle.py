@@ -120,7 +120,12 @@ def changed_sample(value: Tensor, batch: int, sample: int) -> Tensor:
 def side_pairs(probe: Probe, reference, rtol: float = RTOL) -> list[Dependency]:
     """How each output sample depends on each sample of the integer and boolean side inputs,
     found by changing one sample at a time (B forwards per side input)."""
-    outputs = [(label, get(reference, path)) for label, path in probe.paths]
+    # an output with no one axis of the batch's size ((B, B, C): a sample against a sample, or
+    # another size equal to B) has no row per sample to hold a dependency: it says nothing
+    outputs = [(label, get(reference, path), path) for label, path in probe.paths]
+    outputs = [(label, ref) for label, ref, path in outputs
+               if axes_of(ref.shape, probe.dims).batch is not None]
+    paths = {label: path for label, path in probe.paths}
     pairs: list[Dependency] = []
     for arg in side_inputs(probe):
         role = probe.roles[arg]
@@ -133,7 +138,7 @@ def side_pairs(probe: Probe, reference, rtol: float = RTOL) -> list[Dependency]:
             with torch.no_grad():
                 out = probe.call(args)
             for k, (label, ref) in enumerate(outputs):
-                got = get(out, probe.paths[k][1])
+                got = get(out, paths[label])
                 if got.shape != ref.shape:
                     continue
                 delta = _difference(got, ref)

@@ -26,7 +26,7 @@ from ..record.fastpath import FastPathWatch
 from ..record.probes import head_keeper
 from ..report.trace import Trace
 from ..rules.failures import raised_findings
-from .devices import cpu_only, note, remember
+from .devices import cpu_only, note, on_meta, remember
 from .fit import allocation_failed, out_of_memory
 from .absent import absent_in
 from .asked import EVEN_ASKED
@@ -198,7 +198,7 @@ def _not_too_big(cls, plan: Plan) -> None:
     import warnings
 
     try:
-        with torch.device("meta"), warnings.catch_warnings():
+        with on_meta(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             count = sum(p.numel() for p in cls(**plan.init).parameters())
     except Exception:  # noqa: BLE001 - the real construction says what is wrong, if anything

@@ -24,6 +24,7 @@ import dataclasses
 import inspect
 
 from ..base.specs import InputSpec
+from .devices import on_meta
 from .layout import takes_images
 from .usage import _function_def, _tree
 
@@ -211,7 +212,7 @@ def built_on_meta(cls: type, init: dict):
     if not inspect.isclass(cls):
         return None
     try:
-        with torch.device("meta"):
+        with on_meta():
             return cls(**init)
     except Exception:  # noqa: BLE001 - a constructor that cannot run on meta: nothing read
         return None

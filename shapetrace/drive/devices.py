@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import types
 import weakref
 
 import torch
@@ -69,3 +70,52 @@ def note(model, sites: list[tuple[str, int]] = ()) -> str:
             f"tensor where it was")
 
 
+
+
+@contextlib.contextmanager
+def on_meta():
+    """torch's meta device while inside (a module built there allocates nothing). A cache of
+    the user's code (``functools.cache``, ``lru_cache``) that gained entries inside is cleared
+    on the way out: a table computed on meta and cached would otherwise be handed to the real
+    build, whose forward then meets a tensor with no values."""
+    before = _user_caches()
+    try:
+        with torch.device("meta"):
+            yield
+    finally:
+        for key, (wrapper, size) in _user_caches().items():
+            if size > before.get(key, (None, 0))[1]:
+                wrapper.cache_clear()
+
+
+#: top-level packages whose caches a build of the user's module cannot fill with its tensors
+_NOT_USERS = frozenset({"torch", "shapetrace", "numpy", "jaxtyping", "beartype", "rich",
+                        "pytest", "_pytest"}) | frozenset(sys.stdlib_module_names)
+
+
+def _user_caches() -> dict[int, tuple[object, int]]:
+    """``id -> (wrapper, entries)`` for the cached functions at the top level of the loaded
+    modules outside torch, shapetrace and the standard library, also one a decorator of the
+    user's own wraps (held in its closure)."""
+    import functools
+
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if name.partition(".")[0] in _NOT_USERS:
+            continue
+        for value in list(getattr(module, "__dict__", {}).values()):
+            if not callable(value) or isinstance(value, type):
+                continue
+            cells = (value.__closure__ or ()) if isinstance(value, types.FunctionType) else ()
+            wrapped = getattr(value, "__wrapped__", None) if isinstance(value, types.FunctionType) else None
+            for one in (value, wrapped, *(_content(cell) for cell in cells)):
+                if isinstance(one, functools._lru_cache_wrapper):
+                    found[id(one)] = (one, one.cache_info().currsize)
+    return found
+
+
+def _content(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # a cell not filled yet
+        return None
