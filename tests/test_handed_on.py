@@ -66,3 +66,32 @@ def test_a_failure_no_reading_gets_past_stays_a_finding(inputs):
     result = _check("FixedWidthHead", inputs=inputs)
     assert result.error is None
     assert _errors(result) == [("op-failed", 87)]
+
+
+def _sizes(cls: str, **kwargs):
+    (target,) = resolve_targets(f"{DATA / 'sizes.py'}::{cls}", root=ROOT)
+    return st.check(target.cls, target=target.display, **kwargs).targets[0]
+
+
+@pytest.mark.parametrize("cls", ["PositionTable", "TokensAsImage", "FourierPositions"])
+def test_a_size_forward_takes_as_a_number_is_passed_one(cls):
+    result = _sizes(cls)
+    assert result.error is None, result.error
+    assert not _errors(result)
+
+
+def test_the_sizes_passed_fit_the_tokens_and_the_batch():
+    from shapetrace.drive.infer import infer_inputs
+    from shapetrace.base.dims import Dims
+
+    (target,) = resolve_targets(f"{DATA / 'sizes.py'}::TokensAsImage", root=ROOT)
+    dims = Dims()
+    height, width = infer_inputs(target.cls, dims)[1:]
+    assert (height.value, width.value) == (1, dims["T"])  # one row of T tokens
+    (target,) = resolve_targets(f"{DATA / 'sizes.py'}::FourierPositions", root=ROOT)
+    assert infer_inputs(target.cls, dims)[0].value == dims["B"]
+
+
+def test_a_length_forward_uses_as_a_tensor_is_not_a_size():
+    result = _sizes("LengthsMask")
+    assert result.error and "length" in result.error

@@ -184,6 +184,13 @@ KEY_VALUE_INPUTS = frozenset(("key", "value", "k", "v", "keys", "values"))
 #: offset): 0, a call from the start
 OFFSET_INPUTS = frozenset(("start_pos", "offset", "start", "pos_offset", "past_length",
                            "seqlen_offset", "cache_offset", "start_index", "position_offset"))
+#: an integer forward argument that is a size of the data (``forward(self, L)`` of a table of
+#: positions, ``forward(self, B, H, W)`` of an image's positions): the dim it is
+SIZE_INPUTS = {"L": "T", "seq_len": "T", "seqlen": "T", "seq_length": "T", "length": "T",
+               "num_tokens": "T", "N": "T", "B": "B", "batch_size": "B", "bsz": "B"}
+#: an image's height and width handed in beside its tokens (``forward(self, x, H, W)`` with
+#: ``x`` of H*W tokens): read as one row of T, (1, T), which fits a sequence of any length
+SIDE_INPUTS = (("H", "W"), ("h", "w"), ("height", "width"), ("Hp", "Wp"))
 #: a diffusion model's timestep, one per sample beside the data it denoises: integers in
 #: ``[0, TIMESTEPS)``
 TIMESTEP_INPUTS = frozenset(("t", "timesteps", "timestep", "time", "time_steps", "ts"))

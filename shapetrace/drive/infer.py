@@ -50,6 +50,7 @@ from .builtby import built_for, passed_for
 from .init_reads import read_for
 from .input_reads import (
     lengths_input,
+    size_input,
     spec_by_layer,
     spec_by_receiver,
     spec_from_name,
@@ -123,6 +124,7 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
         else:
             spec = spec_from_name(p.name, names) or required_mask(p.name, forward, specs, klass) \
                 or value_input(p, hints.get(p.name), forward) or lengths_input(p.name, dims) \
+                or size_input(p, hints.get(p.name), forward, names, dims) \
                 or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass) \
                 or (by_built(p.name, forward) if by_built is not None else None)
         if spec is None:

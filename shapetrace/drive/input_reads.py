@@ -25,6 +25,8 @@ from ..base.names import (
     OFFSET_INPUTS,
     PADDING_INPUTS,
     QUERY_INPUTS,
+    SIDE_INPUTS,
+    SIZE_INPUTS,
     SOURCE_INPUTS,
     TIMESTEP_INPUTS,
     TIMESTEPS,
@@ -193,3 +195,45 @@ def value_input(p: inspect.Parameter, hint, forward) -> ValueInput | None:
     if hint in (None, bool, "bool") and only_tested(forward, p.name):
         return ValueInput(p.name, False)  # a switch (``if train and ...``): off, as in eval
     return None
+
+
+def size_input(p: inspect.Parameter, hint, forward, names: set[str], dims) -> ValueInput | None:
+    """A forward argument that is a size of the data, by its name, when forward uses it as a
+    number (``torch.arange(L)``, ``x.reshape(B, H, W, C)``) and never as a tensor: ``L`` the
+    sequence length T, ``B`` the batch size; a height and a width given together one row of T,
+    ``H=1, W=T``, which fits tokens of any length as an image of H*W of them."""
+    if hint not in (None, int, "int") or p.default is not p.empty:
+        return None
+    size = None
+    if p.name in SIZE_INPUTS:
+        size = dims[SIZE_INPUTS[p.name]]
+    for height, width in SIDE_INPUTS:
+        if {height, width} <= names and p.name in (height, width):
+            size = 1 if p.name == height else dims["T"]
+    if size is None or not (hint in (int, "int") or used_as_number(forward, p.name)):
+        return None
+    return ValueInput(p.name, size)
+
+
+def used_as_number(forward, name: str) -> bool:
+    """Whether forward uses its argument ``name`` as a number (in arithmetic, a comparison, or
+    as an argument of a call) and never as a tensor (no attribute, method or index of it)."""
+    body = _function_def(_tree(getattr(forward, "__func__", forward)), "forward")
+    if body is None:
+        return False
+    number = False
+    for node in ast.walk(body):
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name) \
+                and node.value.id == name:
+            return False  # L.shape, L.view(...), L[0]: a tensor
+        operands = []
+        if isinstance(node, ast.BinOp):
+            operands = [node.left, node.right]
+        elif isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+        elif isinstance(node, ast.Call):
+            operands = [*node.args, *(kw.value for kw in node.keywords)]
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            operands = list(node.elts)
+        number |= any(isinstance(o, ast.Name) and o.id == name for o in operands)
+    return number

@@ -1,0 +1,58 @@
+"""Forward arguments that are sizes of the data: a table of positions for L of them, a
+depthwise convolution over tokens laid out as an H x W image, Fourier positions of a batch of
+H x W images, and one named as a length that is a tensor of lengths."""
+
+import math
+
+import torch
+import torch.nn as nn
+
+
+class PositionTable(nn.Module):
+    def __init__(self, d_model, max_len=64):
+        super().__init__()
+        self.table = nn.Embedding(max_len, d_model)
+
+    def forward(self, L):
+        return self.table(torch.arange(L))[None]
+
+
+class TokensAsImage(nn.Module):
+    """Mixes each token with its neighbours on the H x W grid the tokens came from."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.mix = nn.Conv2d(dim, dim, 3, padding=1, groups=dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x, H, W):
+        B, N, C = x.shape
+        grid = x.transpose(1, 2).reshape(B, C, H, W)
+        return self.out(x + self.mix(grid).flatten(2).transpose(1, 2))
+
+
+class FourierPositions(nn.Module):
+    def __init__(self, dim, bands=8):
+        super().__init__()
+        self.bands = bands
+        self.proj = nn.Conv2d(4 * bands, dim, 1)
+
+    def forward(self, B, H, W):
+        ys = torch.linspace(0, 1, H)[:, None].expand(H, W)
+        xs = torch.linspace(0, 1, W)[None, :].expand(H, W)
+        freqs = 2 ** torch.arange(self.bands) * math.pi
+        angles = torch.stack([ys, xs])[:, None] * freqs[None, :, None, None]
+        feats = torch.cat([angles.sin(), angles.cos()]).flatten(0, 1)
+        return self.proj(feats[None]).expand(B, -1, -1, -1)
+
+
+class LengthsMask(nn.Module):
+    """``length`` is a tensor of lengths per sample here, never a size."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, length):
+        keep = torch.arange(x.shape[1])[None] < length.view(-1, 1)
+        return self.proj(x) * keep[..., None]
