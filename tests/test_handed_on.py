@@ -95,3 +95,26 @@ def test_the_sizes_passed_fit_the_tokens_and_the_batch():
 def test_a_length_forward_uses_as_a_tensor_is_not_a_size():
     result = _sizes("LengthsMask")
     assert result.error and "length" in result.error
+
+
+def test_a_config_field_compared_with_names_takes_the_first_and_one_the_heads_split_the_width():
+    result = _check("KindSwitched")
+    assert result.error is None, result.error
+    assert not _errors(result)
+    from shapetrace.base.dims import Dims
+    from shapetrace.drive.infer import infer_init
+
+    dims = Dims()
+    config = infer_init(_target("KindSwitched").cls, dims)["config"]
+    assert (config.mixer, config.inner) == ("linear", dims["C"])
+
+
+def test_an_attribute_set_on_a_path_the_guess_did_not_take_is_a_target_error():
+    result = _check("TwoPaths")
+    assert not result.diagnostics
+    assert result.error and "self.proj" in result.error and "--init" in result.error
+
+
+def test_the_same_module_built_on_the_path_that_sets_it_is_checked():
+    result = _check("TwoPaths", init={"dim": "C", "variant": True})
+    assert result.error is None and not _errors(result)

@@ -41,7 +41,7 @@ STATED: dict[str, str] = {
     **dict.fromkeys(("head_size", "head_dim", "d_k", "d_head", "dim_head"), "d"),
     **dict.fromkeys(("block_size", "context_length", "max_len", "max_seq_len", "max_length",
                      "max_seq_length", "max_position_embeddings", "n_positions", "context_size",
-                     "n_ctx", "maxlen"), "L"),
+                     "n_ctx", "maxlen", "ctx_len", "context_len"), "L"),
     **dict.fromkeys(("vocab_size", "n_vocab", "vocab", "src_vocab", "tgt_vocab",
                      "src_vocab_size", "tgt_vocab_size", "ntoken", "trg_vocab",
                      "trg_vocab_size", "voc_size", "enc_voc_size", "dec_voc_size",
@@ -56,7 +56,7 @@ USUALLY: dict[str, str] = {
                      "in_features", "out_features", "ndim", "normalized_shape", "embed_size",
                      "emb_size", "d_embed", "features", "emb", "ninp", "embedding_dim"), "C"),
     **dict.fromkeys(("heads", "h"), "H"),
-    **dict.fromkeys(("d_v",), "d"),
+    **dict.fromkeys(("d_v", "head_features", "features_per_head"), "d"),
     **dict.fromkeys(("seq_len", "seq_length"), "L"),
     **dict.fromkeys(("num_embeddings",), "V"),
 }
@@ -85,8 +85,16 @@ def names_of(dim: str, *tables: dict[str, str]) -> frozenset[str]:
 
 #: Constructor arguments that are not sizes of a named dim
 LAYERS = frozenset(("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layers", "nlayers"))
+#: a layer's place in its stack (``layer_id``, read for a per-layer initialisation or a
+#: first-layer branch): 1, the second of the two layers a count is guessed as, or the first when
+#: the code counts from 1
+LAYER_INDICES = frozenset(("layer_id", "layer_idx", "layer_index", "layer_number", "layer_num",
+                           "layer_no", "block_idx", "block_id", "block_index", "i_layer",
+                           "depth_idx", "layer_i", "idx_layer", "block_num"))
+LAYER_INDEX = 1
 FFN = frozenset(("ffn_dim", "d_ff", "hidden_dim", "intermediate_size", "dim_feedforward",
-                 "mlp_dim", "d_ffn", "ff_dim", "d_hid", "nhid", "d_hidden"))
+                 "mlp_dim", "d_ffn", "ff_dim", "d_hid", "nhid", "d_hidden", "n_ffn", "ffn_size",
+                 "mlp_size"))
 KV_HEADS = frozenset(("kv_heads", "n_kv_head", "n_kv_heads", "num_kv_heads",
                       "num_key_value_heads", "num_kv_groups", "n_kv_groups", "kv_groups",
                       "num_query_groups", "n_query_groups"))

@@ -57,7 +57,7 @@ class Attempt:
     #: what the forward returned (None also when it raised)
     output: Any = None
     #: for a forward that failed: the note of a reading of its guesses under which the forward
-    #: got past the op that failed (and failed later, or ran without standing), else None
+    #: got past the op that failed and failed later, else None
     passed_by: str | None = None
 
     @property

@@ -55,6 +55,8 @@ def spec_by_built(name: str, forward, model, dims, depth: int = _DEPTH) -> Input
         place = _place(node, name)
         if not type(layer).__module__.startswith("torch.nn") \
                 and not isinstance(layer, (nn.Sequential, nn.ModuleList)):
+            if len(_roles(calls, name, model)) > 1:
+                return None  # handed as queries to one module and as keys to another
             inner = _bound_name(layer, place) if depth > 1 else None
             spec = spec_by_built(inner, type(layer).forward, layer, dims, depth - 1) \
                 if inner is not None else None
@@ -64,6 +66,17 @@ def spec_by_built(name: str, forward, model, dims, depth: int = _DEPTH) -> Input
         layer = _first_sized(layer, nn)
         return None if layer is None else _spec(name, layer, nn, dims, takes_images(model))
     return None
+
+
+def _roles(calls, name: str, model) -> set:
+    """The parameters the input ``name`` is bound to in the modules of the user's own that
+    ``calls`` hand it to (one role, or several: no one reading)."""
+    roles = set()
+    for node in calls:
+        layer = _reached(node.func, model)
+        if layer is not None and not type(layer).__module__.startswith("torch.nn"):
+            roles.add(_bound_name(layer, _place(node, name)))
+    return roles
 
 
 def _place(call: ast.Call, name: str) -> int | str | None:

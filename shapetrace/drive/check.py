@@ -184,8 +184,9 @@ def _reading(plan, failed: Attempt, run, depth: int = 2, emptied: list | None = 
         again = run(other)
         if other.accepts(again):
             return again, [other.note]
-        if failed.passed_by is None and again.got_past(failed):
-            failed.passed_by = other.note  # the failure moved with the guess
+        if failed.passed_by is None and not again.ran and again.got_past(failed):
+            failed.passed_by = other.note  # the failure moved with the guess (a reading that
+            # runs and does not stand, pairing samples or emptying an axis, is refuted instead)
         if again.ran and again.made_empty and emptied is not None:
             emptied.append(other)
         if depth > 1 and other.guesses and not again.ran:

@@ -25,6 +25,8 @@ from ..base.names import (
     DROPOUT,
     FFN,
     KV_HEADS,
+    LAYER_INDEX,
+    LAYER_INDICES,
     LAYERS,
     MASK_INPUT,
     SOURCE_INPUTS,
@@ -372,6 +374,8 @@ def infer_value(name: str, default: object, dims: Mapping[str, int], *,
         return 4 * dims["C"]
     if name in LAYERS:
         return 2
+    if name in LAYER_INDICES and not has_default:
+        return LAYER_INDEX
     if has_default and isinstance(default, bool):
         return default  # use_dropout=True, bias=False: a switch, not a size
     if DROPOUT.search(name):
@@ -497,13 +501,23 @@ def _config_of(fields: Mapping, dims: Mapping[str, int]):
     values = {name: _config_of(f.children, dims) if f.children else
               infer_value(name, f.default, dims, has_default=f.has_default)
               for name, f in fields.items()}
-    values = {name: None if value is MISSING else value for name, value in values.items()}
+    values = {name: _by_use(fields[name], dims) if value is MISSING else value
+              for name, value in values.items()}
     nested = any(f.children for f in fields.values())
     if all(f.by_key for f in fields.values()) and not nested:
         return values
     if nested or any(f.by_key for f in fields.values()):
         return ReadConfig(values)  # read both ways: cfg.transformer["num_heads"], cfg.patches.get
     return types.SimpleNamespace(**values)
+
+
+def _by_use(found, dims: Mapping[str, int]) -> object:
+    """A config field no name explains, by the code's use of it: a width the heads split
+    (``cfg.n_attn % cfg.n_head``), the first constant it is compared with (``cfg.model_type ==
+    "RWKV"``: its first branch), else None."""
+    if found.uses == {"C"}:
+        return dims["C"]
+    return found.compared_to[0] if found.compared_to else None
 
 
 class ReadConfig(dict):

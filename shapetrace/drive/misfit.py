@@ -5,6 +5,7 @@ not the user's code: a target error asking for the inputs, never an op-failed fi
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 
@@ -29,7 +30,8 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _refused(result, chosen) or _signal_failed(result, chosen) \
             or _negative_size(result, chosen) or _dtype_failed(result, chosen) \
             or _lengths_failed(result, chosen) or _ids_failed(result, chosen) \
-            or _branch_failed(result, chosen) or _moved_failed(result, chosen):
+            or _branch_failed(result, chosen) or _moved_failed(result, chosen) \
+            or _unbuilt_failed(result, chosen):
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -244,6 +246,47 @@ def _branch_failed(result: TargetResult, chosen: Attempt) -> bool:
     return _ask(result, f"{_as_guessed(name, arg)}: the forward read a name it sets only on "
                         f"another path ({one_line(raised)}), one the code takes for inputs of "
                         f"another shape")
+
+
+_NO_ATTRIBUTE = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
+
+
+def _unbuilt_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """forward read an attribute its constructor sets only on a path the guessed constructor
+    arguments did not take (``if config.kind == "a": self.attn = ...``): the guess chose the
+    path, a target error asking for the arguments."""
+    raised = chosen.raised
+    found = _NO_ATTRIBUTE.search(str(raised)) if isinstance(raised, AttributeError) else None
+    request = chosen.plan.request
+    guessed = set(chosen.plan.init or {}) - set(request.init or {})
+    if found is None or not guessed or chosen.model is None:
+        return False
+    owner = next((type(m) for m in chosen.model.modules()
+                  if type(m).__name__ == found.group(1)), None)
+    if owner is None or not _sets_attribute(owner, found.group(2)):
+        return False
+    shown = ", ".join(sorted(guessed))
+    result.error = (f"forward read self.{found.group(2)}, which {owner.__qualname__}'s "
+                    f"constructor sets only on some paths, and the arguments shapetrace guessed "
+                    f"({shown}) took another ({one_line(raised)}); give the constructor's "
+                    f"arguments with --init NAME=VALUE (or init in the config)")
+    result.diagnostics = []
+    return True
+
+
+def _sets_attribute(cls: type, name: str) -> bool:
+    """Whether ``cls``'s own constructor assigns ``self.<name>`` (so a missing one was set on a
+    path not taken)."""
+    from ..analysis.code import own_init
+    from .usage import _function_def, _tree
+
+    init = own_init(cls)
+    body = _function_def(_tree(init), "__init__") if init is not None else None
+    if body is None:
+        return False
+    return any(isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+               and node.attr == name and isinstance(node.value, ast.Name) and node.value.id == "self"
+               for node in ast.walk(body))
 
 
 #: what torch says when the sizes of two operands do not go together

@@ -50,6 +50,8 @@ class Field:
     name: str
     by_key: bool = False          # cfg["name"] rather than cfg.name
     compared_with_none: bool = False
+    #: the constants the code compares it with (``cfg.model_type == "RWKV"``), in order
+    compared_to: list = field(default_factory=list)
     default: object = None
     has_default: bool = False
     uses: set = field(default_factory=set)  # the dims the code hands it to as
@@ -269,6 +271,14 @@ def _read_field(node, is_config, fields: dict[str, Field]) -> None:
             if len(node.args) == 3 and isinstance(node.args[2], ast.Constant):
                 got.default = node.args[2].value
     elif isinstance(node, ast.Compare) and len(node.ops) == 1 \
+            and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In)):
+        _compared(node, is_config, fields)
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Div, ast.Mod)) \
+            and isinstance(node.left, ast.Attribute) and is_config(node.left.value) \
+            and _names_heads(node.right):
+        # cfg.n_attn % cfg.n_head: a width the heads split
+        fields.setdefault(node.left.attr, Field(node.left.attr)).uses.add("C")
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 \
             and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
             and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
         left = node.left
@@ -278,6 +288,30 @@ def _read_field(node, is_config, fields: dict[str, Field]) -> None:
                 and isinstance(left.slice, ast.Constant):
             fields.setdefault(str(left.slice.value), Field(str(left.slice.value), by_key=True)
                               ).compared_with_none = True
+
+
+def _names_heads(node) -> bool:
+    """Whether ``node`` is a name or an attribute whose name states a head count."""
+    name = node.id if isinstance(node, ast.Name) else \
+        node.attr if isinstance(node, ast.Attribute) else None
+    return name is not None and size_of(name, constructor=True) == "H"
+
+
+def _compared(node: ast.Compare, is_config, fields: dict[str, Field]) -> None:
+    """``cfg.kind == "a"``, ``cfg["kind"] in ("a", "b")``: the string constants a field is
+    compared with, kept in the order the code names them (its first branch first)."""
+    left, right = node.left, node.comparators[0]
+    if isinstance(left, ast.Attribute) and is_config(left.value):
+        name, by_key = left.attr, False
+    elif isinstance(left, ast.Subscript) and is_config(left.value) \
+            and isinstance(left.slice, ast.Constant) and isinstance(left.slice.value, str):
+        name, by_key = left.slice.value, True
+    else:
+        return
+    values = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+    found = fields.setdefault(name, Field(name, by_key=by_key))
+    found.compared_to.extend(v.value for v in values if isinstance(v, ast.Constant)
+                             and isinstance(v.value, str) and v.value not in found.compared_to)
 
 
 def _field_path(node, is_config) -> list[tuple[str, bool]] | None:

@@ -85,3 +85,34 @@ class FixedWidthHead(nn.Module):
 
     def forward(self, x):
         return self.head(self.inner(x))
+
+
+class KindSwitched(nn.Module):
+    """Builds its mixer by a kind named in its config; a kind it does not know builds none."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.norm = nn.LayerNorm(config.n_embd)
+        if config.mixer == "linear":
+            self.mix = nn.Linear(config.n_embd, config.n_embd)
+        elif config.mixer == "conv":
+            self.mix = nn.Conv1d(config.n_embd, config.n_embd, 3, padding=1)
+        assert config.inner % config.n_head == 0
+        self.inner = nn.Linear(config.n_embd, config.inner)
+        self.back = nn.Linear(config.inner, config.n_embd)
+
+    def forward(self, x):
+        return x + self.back(self.inner(self.mix(self.norm(x))))
+
+
+class TwoPaths(nn.Module):
+    """Sets its projection only when told to: nothing says which, and forward reads it."""
+
+    def __init__(self, dim, variant=None):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        if variant:
+            self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(self.norm(x))
