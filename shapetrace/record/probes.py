@@ -103,8 +103,11 @@ class ValueProbes:
         if _is_compiling():
             return
         if weights:  # only operands a few ops after a softmax: most products (q @ k) have none
-            near = self.near_softmax
-            weights = any(meta._made_by in near for meta in rec.inputs)
+            near, weights = self.near_softmax, False
+            for meta in rec.inputs:
+                if meta._made_by in near:
+                    weights = True
+                    break
             if not weights and not finite:
                 return
         if finite and not numbers and len(outs) == 1:
