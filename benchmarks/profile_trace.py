@@ -18,18 +18,29 @@ CPU time of this thread per forward, median of interleaved repeats:
 
 ``--small``: the student size of overhead.py (2 layers, C=32, T=16, B=2), where per-op costs
 dominate; by default the larger one (4 layers, C=128, T=64, B=8).
+
+``--stages``: instead, the recorder's hot path in stages, measured where it runs (between the
+forward's kernels, whose runs leave the caches cold: the same Python costs two to three times
+what it does in a loop of its own). The forward is recorded (no rules) with the hot path cut
+short after each stage in turn: the function looked up, the arguments read, the keyword
+arguments read, the user's line found, the record made, the op run and its outputs described;
+what is left is the probes and the observer. Each stage's cost is the difference to the cut before it; the
+first line is all that is not the hot path (the trace entered and left, the module hooks).
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import statistics
+import textwrap
 import time
 
 import torch
 
 import shapetrace as st
 from shapetrace.analysis.facts import analyse
+from shapetrace.record import tracer
 from shapetrace.record.probes import ValueProbes
 from shapetrace.rules import trace_checks
 
@@ -40,6 +51,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=40)
     parser.add_argument("--small", action="store_true", help="the student size")
+    parser.add_argument("--stages", action="store_true", help="the hot path, stage by stage")
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -49,6 +61,9 @@ def main():
     else:
         model = GPT().eval()
         idx = torch.randint(0, 65, (8, 64))
+    if args.stages:
+        stages(model, idx, args.repeats)
+        return
     checks = trace_checks()
     times: dict[str, list[float]] = {}
     probes = {"after": 0.0, "_weights": 0.0}  # all the probes after an op; the weight sums
@@ -121,6 +136,79 @@ def main():
         print(f"  {name:24s} {ms:7.3f}{extra}")
     total = sum(ms for name, ms in med.items() if name != "bare mode" and not name.startswith(" "))
     print(f"  {'overhead in all':24s} {total:7.3f}  ({total / med['bare mode']:.2f} of the bare mode)")
+
+
+#: (stage, the first line of the hot path after it): the hot path returns just before that line
+STAGES = [
+    ("the function looked up", "if kind & REBOUND:"),
+    ("the arguments read", "if kwargs:"),
+    ("the keyword arguments read", "site = site_from(self._getframe(1), code)"),
+    ("the user's line found", "records = self.records"),
+    ("the record made", "previous, self.current = self.current, rec"),
+    ("the op run, its outputs described", "probes = self.probes"),
+]
+
+
+def stages(model, idx, repeats: int) -> None:
+    """``--stages``: see the module's docstring."""
+    source = textwrap.dedent(inspect.getsource(tracer._Mode.__torch_function__)).splitlines()
+    full = tracer._Mode.__torch_function__
+    runs = {"bare mode": None}
+    for label, line in STAGES:
+        at = [i for i, text in enumerate(source) if text.strip() == line]
+        if not at:
+            print(f"  (no line {line!r} in the hot path: the stage '{label}' is left out)")
+            continue
+        result = "result" if line.startswith("probes") else "func(*args, **kwargs)"
+        indent = source[at[0]][:len(source[at[0]]) - len(source[at[0]].lstrip())]
+        cut = source[:at[0]] + [f"{indent}return {result}"] + source[at[0]:]
+        namespace: dict = {}
+        exec(compile("\n".join(cut), tracer.__file__, "exec"), vars(tracer), namespace)
+        runs[label] = namespace["__torch_function__"]
+    runs["the probes and the rest"] = full
+    times: dict[str, list[float]] = {name: [] for name in runs}
+
+    def run(function) -> float:
+        with torch.no_grad():
+            if function is None:
+                start = time.thread_time()
+                with BareMode():
+                    model(idx)
+                return time.thread_time() - start
+            tracer._Mode.__torch_function__ = function
+            try:
+                t = st.trace(model, rules=False)
+                start = time.thread_time()
+                with t:
+                    model(idx)
+                return time.thread_time() - start
+            finally:
+                tracer._Mode.__torch_function__ = full
+
+    for i in range(repeats + 3):
+        for name, function in runs.items():
+            spent = run(function)
+            if i >= 3:  # the first rounds warm up
+                times[name].append(spent)
+    n_ops = _ops(model, idx)
+    print(f"per forward ({n_ops} ops), entered, run and left, CPU ms, median of {repeats}:")
+    before = None
+    for name, ts in times.items():
+        ms = statistics.median(ts) * 1e3
+        if before is None:
+            print(f"  {name:52s} {ms:7.3f}")
+        else:
+            label = name if before[0] != "bare mode" else \
+                "entering and leaving, module hooks, " + name
+            print(f"  {label:52s} {ms - before[1]:+7.3f}  "
+                  f"({(ms - before[1]) / n_ops * 1e3:.1f} us per op)")
+        before = (name, ms)
+
+
+def _ops(model, idx) -> int:
+    with torch.no_grad(), st.trace(model, rules=False) as t:
+        model(idx)
+    return len(t.records)
 
 
 if __name__ == "__main__":

@@ -63,9 +63,11 @@ class Signature:
 
     __slots__ = ("parts", "_hash")
 
-    def __init__(self, parts: tuple):
+    def __init__(self, parts: tuple, hashed=hash):
         self.parts = parts
-        self._hash = hash(parts)  # TypeError for a part that cannot be hashed
+        #: ``hashed``: a function of the parts that equal parts give equal results, cheaper
+        #: than hashing them all (then a part that cannot be hashed is found when compared)
+        self._hash = hashed(parts)  # TypeError for a part that cannot be hashed
 
     def __hash__(self) -> int:
         return self._hash

@@ -53,8 +53,11 @@ def mark_returned(live: dict, output, module: torch.nn.Module, path: str, site,
         site = None
     kind = type(module)
     library, kind = library_class(kind), kind.__name__
-    if isinstance(output, Tensor):
-        _mark(live, output, ModuleReturn(path, kind, caller, site, None, library))
+    if isinstance(output, Tensor):  # the usual case: marked without a call
+        meta = live.get(id(output))
+        if meta is not None and meta._made_by is not None and meta.ref() is output:
+            meta.used += 1
+            meta.returned = ModuleReturn(path, kind, caller, site, None, library)
         return
     if isinstance(output, (tuple, list)):
         for index, item in enumerate(output):

@@ -70,7 +70,8 @@ class ValueProbes:
 
     def __init__(self, records: list[OpRecord]):
         self.records = records
-        #: softmax index -> (axis, sums along it, their extremes, minimum, version of the output)
+        #: softmax index -> (its axis, the version of its output) for a softmax whose weights
+        #: hold no NaN and no Inf (they sum to 1 along that axis while nothing writes to them)
         self.row_sums: dict[int, tuple] = {}
         #: record index -> ops from the nearest softmax, kept for records within SOFTMAX_DEPTH
         #: of one: the weight probe walks back only from operands listed here.
@@ -102,12 +103,15 @@ class ValueProbes:
         if _is_compiling():
             return
         if weights:  # only operands a few ops after a softmax: most products (q @ k) have none
-            near = self.near_softmax
-            weights = any(meta._made_by in near for meta in rec.inputs)
+            near, weights = self.near_softmax, False
+            for meta in rec.inputs:
+                if meta._made_by in near:
+                    weights = True
+                    break
             if not weights and not finite:
                 return
         if finite and not numbers and len(outs) == 1:
-            # The usual case, settled by one sum (a softmax's by its extremes): one plain float
+            # The usual case, settled by one sum (a softmax's too): one plain float
             # output that holds no NaN and no Inf (the full probe below finds the same and
             # records nothing). A product of attention weights too, its weights probed after.
             t = outs[0]
@@ -133,27 +137,26 @@ class ValueProbes:
 
     def _settled_softmax(self, rec: OpRecord, t: Tensor) -> bool | None:
         """A softmax's plain float output read once, for its probe and the product that takes it
-        as weights (:meth:`_kept_sums`). True: no NaN nor Inf; False: one; None: not read."""
+        as weights (:meth:`_kept_sums`). True: no NaN nor Inf; False: one; None: not read.
+
+        One sum of all its weights settles it: they are never negative, so the sum is finite
+        exactly when no weight is a NaN or an Inf; and then every row sums to 1 along the axis,
+        as a softmax's rows do, which is all the weight probe would read of them."""
         found = softmax_dim(rec) if t.ndim else None
         if found is None:
             return None
-        axis = found[0]
         try:
             with _Disabled():
-                x = t.detach() if t.requires_grad else t
-                sums = x.sum(dim=axis)
-                low, high = (v.item() for v in torch.aminmax(sums))
-                lowest = (x.amin(),) * 2 if math.isfinite(low + high) else torch.aminmax(x)
-                minimum, peak = (v.item() for v in lowest)  # finite sums: x has no NaN, no Inf
+                total = _values(t).sum().item()
         except Exception:  # under a functorch transform: the full probe says why
             return None
-        if not (math.isfinite(minimum) and math.isfinite(peak)):
+        if total != total or total in _INFINITIES:
             return False
         version, kept = version_of(t), self.row_sums
-        if version is not None and math.isfinite(low) and math.isfinite(high):
+        if version is not None:
             if len(kept) >= SOFTMAX_DEPTH:  # the latest few: a product follows its softmax
                 del kept[next(iter(kept))]
-            kept[rec.index] = (axis, sums, low, high, minimum, version)
+            kept[rec.index] = (found[0], version)
         return True
 
     def _weights(self, rec: OpRecord, args, kwargs) -> None:
@@ -173,17 +176,14 @@ class ValueProbes:
                 rec.weight_sums = {**(rec.weight_sums or {}), i: sums}
 
     def _kept_sums(self, meta, t: Tensor, only: tuple[int, ...] | None) -> WeightSums | None:
-        """:func:`weight_sums` of ``t`` from what its softmax's probe kept, when ``t`` is that
-        output as made (nothing wrote to it since), summed over the softmax's axis alone."""
+        """:func:`weight_sums` of ``t``, a softmax's output as made (nothing wrote to it since)
+        that its probe found free of NaN and Inf, summed over the softmax's axis alone: every
+        slice sums to 1 and no weight is negative."""
         kept = self.row_sums.get(meta._made_by)
-        if kept is None or meta._slot or only is None or version_of(t) != kept[5] \
+        if kept is None or meta._slot or only is None or version_of(t) != kept[1] \
                 or tuple(a for a in only if a < t.ndim) != (kept[0],):
             return None
-        axis, sums, low, high, minimum, _ = kept
-        try:
-            return _deviations([axis], [sums], [low, high], minimum)
-        except Exception:  # under a functorch transform, or a tensor subclass without values
-            return None
+        return WeightSums(0.0, {kept[0]: 0.0})
 
     def reads_tainted(self, rec: OpRecord) -> bool:
         """Whether ``rec`` reads a tensor found to hold a NaN or an Inf."""

@@ -2,9 +2,8 @@
 
 A ``TorchFunctionMode`` sees each op at the level a student writes it (``F.linear``,
 ``Tensor.view``, ``@``), and global module hooks say which module ran it. The recorder only
-records: it appends :class:`~shapetrace.base.records.OpRecord` s to a
-:class:`~shapetrace.base.records.TraceData` and calls the value probes (``record.probes``) where an op
-needs them. Naming axes, rules and rendering come later and are not imported here.
+records: it appends ``OpRecord`` s to a ``TraceData`` (``base.records``) and calls the value
+probes (``record.probes``) where an op needs them. Naming, rules, rendering: later, not here.
 
 Only the thread that entered the trace is recorded: torch-function modes are per thread, and the
 module hooks and the warning hook, which are global, ignore other threads.
@@ -219,9 +218,8 @@ class Recorder:
             self.probes.near_softmax.clear()
             self.probes.row_sums.clear()
         self.observer = None
-        # The trace holds this recorder: without its data, a dropped trace (and every record)
-        # is freed by reference counting at once, not by the garbage collector's next pass,
-        # which would otherwise find a few hundred objects per forward to collect.
+        # The trace holds this recorder: without its data, a dropped trace (every record) is
+        # freed by reference counting at once, not by the garbage collector's next pass.
         self.data = None
         self.names.clear()
 
@@ -309,10 +307,10 @@ class _Mode(TorchFunctionMode):
         self.records = recorder.data.records
         self.probes = recorder.probes
         self.observer = recorder.observer
-        # id(tensor) -> meta for every tensor seen: an op's output meta (its ``src`` says which
-        # op made it), or the meta of a tensor from outside the trace (``src`` None). Every
-        # consumer of the tensor shares that one meta object; ``meta.ref``, a weak reference to
-        # the tensor while recording, tells a live tensor from a dead one whose id was reused.
+        # id(tensor) -> meta for every tensor seen: an op's output meta (``src``: the op that
+        # made it), or that of a tensor from outside the trace (``src`` None), shared by every
+        # consumer; ``meta.ref``, a weak reference while recording, tells a live tensor from a
+        # dead one whose id was reused.
         self.live: dict[int, TensorMeta] = {}
         # func -> (kind, name, code, transparent body); those of C functions called from C known
         self.funcs: dict[Any, tuple] = dict(FROM_C)
@@ -413,23 +411,26 @@ class _Mode(TorchFunctionMode):
         live = self.live
         inputs: list[TensorMeta] = []
         stripped = []
-        # Whether the call may pass an inf or a nan itself (x * -inf, a -inf fill value): a float
-        # that is one, a container that may hold one, or a one-element tensor's value. Only then
-        # is the call scanned for them, after the op.
+        # Whether the call may pass an inf or a nan itself (x * -inf, a -inf fill: a float, a
+        # container, a one-element tensor): only then is it scanned for them, after the op.
         numbers = False
         shared = True  # whether the stripped arguments may be one tuple shared by many records
         for a in args:  # the common cases inline: this runs for every op
-            if isinstance(a, Tensor):
-                stripped.append(_TENSOR_ARGS[len(inputs)] if len(inputs) < 16
-                                else tensor_arg(len(inputs)))
+            kind_of = type(a)
+            if kind_of is int:  # a size or a dim: shareable, and never an inf or a nan
+                stripped.append(a)
+            elif kind_of is Tensor or isinstance(a, Tensor):
+                n = len(inputs)
+                stripped.append(_TENSOR_ARGS[n] if n < 16 else tensor_arg(n))
                 meta = live.get(id(a))
                 try:  # free unless it raises (Python 3.11): a strided nested tensor has no sizes
-                    usual = meta is not None and meta._made_by is not None and meta.ref() is a \
+                    usual = meta is not None and meta.ref() is a \
                         and meta.shape == a.shape and meta.dtype == a.dtype
                 except Exception:
                     usual = False
-                if usual:
-                    meta.used += 1  # an op output read again, as it was made: the usual case
+                if usual:  # a tensor met before, as it was then: the usual case
+                    if meta._made_by is not None:  # an op output read again
+                        meta.used += 1
                 else:
                     meta = self._meta_in(a)
                 inputs.append(meta)
@@ -441,7 +442,6 @@ class _Mode(TorchFunctionMode):
                 if not _ints_only(a):
                     numbers = True
             else:
-                kind_of = type(a)
                 if kind_of is float:
                     shared = False
                     if not math.isfinite(a):

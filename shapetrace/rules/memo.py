@@ -43,10 +43,10 @@ def findings_key(data, skip: tuple = ()) -> Signature | None:
     if structure is None or data.exception is not None:
         return None
     named, rest = structure
-    try:  # hashed once
+    try:  # hashed once, without the rest of the records: equal keys have equal signatures
         return Signature((named, tuple(skip), tuple(data.unread_layers or ()),
                           bool(getattr(data, "shapes_only", False)), shown_directory(),
-                          tuple(rest)))
+                          tuple(rest)), hashed=lambda parts: hash(parts[:-1]))
     except TypeError:  # a value or an error that cannot be hashed: checked afresh
         return None
 
