@@ -66,10 +66,12 @@ USUALLY: dict[str, str] = {
 #: in an MLP-Mixer's token mixing. Guessed as the first; the others are tried when it does not fit.
 #: ``n_token`` too: the vocabulary in Transformer-XL, the number of positions of a CLIP text
 #: encoder's position table.
-#: A bare ``d`` is the head size in attention code and the model width in a norm's or a
-#: layer's own constructor (``RMSNorm(d)``, ``torch.ones(d)`` scaling a (B, T, C) input).
-AMBIGUOUS: dict[str, tuple[str, ...]] = {"num_tokens": ("V", "T"), "n_token": ("V", "T"),
-                                         "d": ("d", "C")}
+AMBIGUOUS: dict[str, tuple[str, ...]] = {"num_tokens": ("V", "T"), "n_token": ("V", "T")}
+#: The names guessed one way and read the other when the forward does not fit: those above,
+#: and a bare ``d``, the head size in attention code and the model width in a norm's own
+#: constructor (``RMSNorm(d)``, ``torch.ones(d)`` scaling a (B, T, C) input). Only the
+#: constructor argument itself is read again (a helper's parameter ``d`` says nothing).
+READ_AGAIN: dict[str, tuple[str, ...]] = {**AMBIGUOUS, "d": ("d", "C")}
 
 #: What each dim is called when a note says how a value was read
 DIM_MEANINGS = {"B": "the batch size (B)", "T": "the sequence length (T)",

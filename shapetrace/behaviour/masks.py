@@ -5,6 +5,8 @@ reading the driver gives masks by; in forward or in the code forward hands the m
 ``attn_mask`` keep the True positions, ``masked_fill(mask, ...)`` excludes them. Where the code
 says nothing, a 0/1 ``attention_mask`` (B, T) that shapetrace makes is right-padded as a
 tokenizer makes it, and read as the tokenizer means it: 1 is a real token, 0 is padding.
+A meaning the user declares (``mask-keep``, ``mask-drop``) stands over the code's reading: a
+mask the code turns the other way before applying it is found at the op that turned it.
 Whatever the code does with the mask, the output at a kept position must not depend on the
 inputs at the excluded positions of its sample. Checked like causal-leak, by autograd: one
 backward of a random projection of the outputs at the kept positions, and the gradient at the
@@ -45,7 +47,7 @@ def padding_ignored(probe: Probe) -> list:
     found = _judged_mask(probe) if probe.B != probe.T else None
     if found is None:
         return []
-    arg, keep, meaning = found
+    arg, keep, meaning, declared = found
     sources = [s for s in probe.sources() if s.arg != arg and s.role.batch is not None
                and s.role.time is not None and s.role.stream == "query"
                and s.value.shape[s.role.batch] == probe.B and s.value.shape[s.role.time] == probe.T]
@@ -72,6 +74,8 @@ def padding_ignored(probe: Probe) -> list:
         return []  # the mask hides something else (outputs, a loss): not the keys it is judged on
     mask_name = probe.roles[arg].name
     mixes = f"`{rec.source or rec.op}` at {rec.file}:{rec.line} mixes them in"
+    if declared and not changes_nothing:
+        return [_against_declared(probe, mask_name, meaning, applied, records, rec, mixes)]
     if changes_nothing:
         message = (f"`{mask_name}` is never applied: the output is the same with every position "
                    f"marked real, and the output at real positions depends on the inputs at "
@@ -92,6 +96,46 @@ def padding_ignored(probe: Probe) -> list:
     taken = _weights_taken(rec, records, probe.T)  # the softmax the mask should have preceded
     made = (taken.file, taken.line) if taken is not None and taken.line else None
     return [diagnostic("mask-ignored", message, hint, rec=rec, mask=mask_name, made_at=made)]
+
+
+def _against_declared(probe: Probe, mask_name: str, meaning: str, applied: OpRecord, records,
+                      rec: OpRecord, mixes: str):
+    """The ``mask-ignored`` finding for a mask the user declared (``mask-keep``, ``mask-drop``)
+    that the code applies so that the positions it masks still move the output: placed at the
+    op that made the mask the code applies (``attention_mask == 0``), used where it is
+    applied."""
+    said = "True/1 = may attend (mask-keep)" if meaning == "keep" else \
+        "True/1 = masked out (mask-drop)"
+    forward = getattr(type(probe.model), "forward", None)
+    read = handed_meaning(forward, mask_name, type(probe.model))[0] if forward is not None else None
+    other = "" if read in (None, meaning) else (
+        f"; the code reads it the other way, as "
+        f"{'True/1 = may attend' if read == 'keep' else 'True/1 = masked out'}")
+    where = f"`{applied.source or applied.op}`"
+    tail = ", which mixes them in" if applied is rec else f", and {mixes}"
+    message = (f"`{mask_name}` is declared {said}, yet the output depends on the inputs at the "
+               f"positions it masks: the code applies it at {where}{other}{tail}")
+    hint = (f"hand the attention a mask that is True where {mask_name} keeps a position (an SDPA "
+            f"bool attn_mask is True where a query may attend), or fill the scores where it "
+            f"masks one")
+    made = _made_at(applied, records)
+    return diagnostic("mask-ignored", message, hint, rec=applied, mask=mask_name, made_at=made)
+
+
+def _made_at(applied: OpRecord, records) -> tuple[str, int] | None:
+    """Where the mask ``applied`` uses was made from the input: the first op before it, past
+    moves (``unsqueeze``, ``view``), that is not one (``mask == 0``, ``~mask``); None when the
+    mask is the input as it came."""
+    slot = 3 if applied.op == SDPA else 0 if applied.op == "torch.where" else 1
+    meta = applied.inputs[slot] if slot < len(applied.inputs) else None
+    for _ in range(8):
+        if meta is None or meta.src is None or not 0 <= meta.src[0] < len(records):
+            return None
+        made = records[meta.src[0]]
+        if made.op not in SIMPLE_MOVES:
+            return (made.file, made.line) if made.line else None
+        meta = made.inputs[0] if made.inputs else None
+    return None
 
 
 def _weights_taken(rec: OpRecord, records, T: int) -> OpRecord | None:
@@ -141,14 +185,15 @@ def _judged_mask(probe: Probe) -> tuple[int, Tensor, str | None] | None:
             continue
         if not bool(((value == 0) | (value == 1)).all()):
             continue
-        meaning = handed_meaning(forward, role.name, type(probe.model))[0] \
-            if forward is not None else None
+        declared = role.meaning in ("keep", "drop")
+        meaning = role.meaning if declared else handed_meaning(
+            forward, role.name, type(probe.model))[0] if forward is not None else None
         if meaning in ("keep", "drop"):
             keep = value.bool() if meaning == "keep" else ~value.bool()
             if bool((~keep).any()) and bool(keep.any(1).all()):
-                return i, keep, meaning
+                return i, keep, meaning, declared
     found = _padding_mask(probe)
-    return (*found, None) if found is not None else None
+    return (*found, None, False) if found is not None else None
 
 
 def _padding_mask(probe: Probe) -> tuple[int, Tensor] | None:
@@ -170,11 +215,15 @@ def _padding_mask(probe: Probe) -> tuple[int, Tensor] | None:
 
 
 def _row_cotangent(t: Tensor, keep: Tensor, probe: Probe, gen) -> Tensor | None:
-    """Random values on the elements of ``t`` at real positions, zeros elsewhere; None for an
-    output without one batch axis and exactly one position axis."""
+    """Random values on the elements of ``t`` at real positions, zeros elsewhere; on all of
+    them for an output with a batch axis and no position axis (pooled, or one row per label:
+    none of it may read a masked position); None for an output without one batch axis, or
+    with more than one position axis."""
     ax = axes_of(t.shape, probe.dims)
-    if ax.batch is None or len(ax.time) != 1 or not t.is_floating_point():
+    if ax.batch is None or len(ax.time) > 1 or not t.is_floating_point():
         return None
+    if not ax.time:
+        return torch.randn(t.shape, generator=gen, dtype=t.dtype)
     shape = [1] * t.dim()
     shape[ax.batch], shape[ax.time[0]] = probe.B, probe.T
     real = keep.to(t.dtype)

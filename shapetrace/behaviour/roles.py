@@ -32,6 +32,9 @@ class InputRole:
     time: int | None = 1
     stream: str = "query"
     tokens: bool = False
+    #: a mask's meaning as the user declared it (``"keep"``: True/1 = may attend, ``"drop"``:
+    #: True/1 = masked out), which the code must follow; None when nothing was declared
+    meaning: str | None = None
 
     def __post_init__(self):
         if self.stream not in ("query", "context"):

@@ -220,8 +220,6 @@ def inputs_by_built(module, init: dict | None, dims, infer) -> tuple[list, list[
 def built_on_meta(cls: type, init: dict):
     """``cls(**init)`` built on the meta device (no memory, no values), or None when it cannot
     be built there."""
-    import torch
-
     if not inspect.isclass(cls):
         return None
     try:

@@ -10,6 +10,7 @@ what the forward raised, the behaviour checks' (``behaviour``) and the reference
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import time
 from collections.abc import Mapping, Sequence
@@ -80,6 +81,7 @@ def check_target(module, *, target: str | None = None, dims=None, **settings) ->
         dims = dims if isinstance(dims, Dims) else Dims(dims)
     except ShapetraceError as exc:
         return TargetResult(display, error=str(exc))
+    dims = _apart_from_init(dims, settings.get("init"))
     notes = []
     if hasattr(module, "_orig_mod") and isinstance(module, torch.nn.Module) \
             and isinstance(module._orig_mod, torch.nn.Module):
@@ -91,6 +93,35 @@ def check_target(module, *, target: str | None = None, dims=None, **settings) ->
         result = _checked(request, notes)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _apart_from_init(dims: Dims, init) -> Dims:
+    """Probe sizes apart from the plain numbers the constructor is given: a batch of 5 beside
+    ``num_classes=5`` makes an output (B, 5, C) whose batch axis cannot be told, so a batch or
+    a length shapetrace chose (not one the user set) that equals one of them is moved to the
+    next prime no other size takes."""
+    literals = set(_numbers_in(init))
+    if dims.strict or not literals:
+        return dims
+    taken, moved = set(dims.values()) | literals, {}
+    for name in ("B", "T"):
+        if name not in dims.explicit and dims[name] in literals:
+            moved[name] = next_prime(dims[name] + 1, avoid=taken)
+            taken.add(moved[name])
+    return Dims({**{n: dims[n] for n in dims.explicit}, **moved}) if moved else dims
+
+
+def _numbers_in(value) -> list[int]:
+    """The plain integers in a constructor's arguments (nested tables and lists too)."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, Mapping):
+        return [n for v in value.values() for n in _numbers_in(v)]
+    if isinstance(value, (list, tuple)):
+        return [n for v in value for n in _numbers_in(v)]
+    return []
 
 
 #: elements of the largest activation below which a check runs on one thread
@@ -357,8 +388,10 @@ def _check_behaviour(result: TargetResult, chosen: Attempt, request: Request) ->
     if done is not None:  # the same code checked before in this run
         found, notes, skips = done.findings, done.notes, done.skips
     else:
+        declared = {s.name: s.mask for s in chosen.plan.inputs if request.inputs is not None
+                    and getattr(s, "mask", None) in ("keep", "drop")}
         found, notes, skips = _behaviour(chosen.model, originals, chosen.names, chosen.trace,
-                                         dims, request.causal, chosen.built_with)
+                                         dims, request.causal, chosen.built_with, declared)
         if reuse is not None:
             reuse.put(key, chosen.trace, Done(found, notes, skips))
     chosen.trace.add(found)
@@ -442,15 +475,17 @@ def _sizes_named(probe: Dims, named: Dims, args) -> Dims | None:
     return None
 
 
-def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None):
+def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None, declared=None):
     """Behaviour diagnostics, notes on what could not be checked or was observed, and the
     checks that did not run (``Skip``).
 
     Dependencies come from plain autograd (one forward, batched backward passes) rather than
     ``torch.func``: the first ``vmap`` of a process imports torch._dynamo, about a second.
     Causal intent comes from ``behaviour.intent``; when there is none, one note says that
-    causal-leak was not checked and how to declare it.
+    causal-leak was not checked and how to declare it. ``declared``: the meanings of the masks
+    the user declared (``mask-keep``, ``mask-drop``), by input name.
     """
+
     from ..behaviour import InternalCheckError, infer_roles, run_behaviour
     from ..behaviour.intent import causal_intent as intent_of
     from ..behaviour.intent import init_arguments, unchecked_note
@@ -458,7 +493,8 @@ def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None):
     kwargs = init_arguments(type(model), init) if init is not None else None
     intent = intent_of(model, trace, declared=causal, init=kwargs)
     try:
-        roles = infer_roles(args, dims, names=names)
+        roles = [dataclasses.replace(r, meaning=(declared or {}).get(r.name)) if r is not None
+                 else r for r in infer_roles(args, dims, names=names)]
         outcome = run_behaviour(model, args, roles, causal=intent.causal, dims=dims)
     except InternalCheckError as exc:  # shapetrace's bug, not the module's: say so, keep going
         if out_of_memory(exc.error):  # unless the sizes were too large for the checks

@@ -8,7 +8,7 @@ of its own, so nothing shared is changed and put back.
 
 A value shapetrace chose itself is a :class:`Guess` that carries its other readings: inputs
 guessed as vectors may be token ids, ``num_tokens`` may be the sequence length rather than the
-vocabulary (``base.names.AMBIGUOUS``), an input guessed as vectors may be an image. When the first
+vocabulary (``base.names.READ_AGAIN``), an input guessed as vectors may be an image. When the first
 attempt's forward fails at an op that reads a guessed value (or at a line that unpacks its
 shape), the plan's next reading is attempted (:meth:`Plan.readings`); the first that runs
 stands, with a note saying which reading it was.
@@ -40,7 +40,7 @@ from .asked import (
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.names import (
-    AMBIGUOUS,
+    READ_AGAIN,
     DIM_MEANINGS,
     IMAGE_SIZES,
     KEY_VALUE_INPUTS,
@@ -136,7 +136,7 @@ class AmbiguousSize(Guess):
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         failed = failed.failed_op
-        first = DIM_MEANINGS[AMBIGUOUS[self.name][0]].split(" (")[0]
+        first = DIM_MEANINGS[READ_AGAIN[self.name][0]].split(" (")[0]
         for dim in self.others_:
             size = plan.dims.get(dim)
             if size is None or size == self.value:
@@ -514,7 +514,7 @@ def make_plan(request: Request) -> Plan:
         if not issubclass(module, _nn_module()):
             raise TargetError(f"{module.__qualname__} is not an nn.Module subclass")
         init = infer_init(module, dims, given=request.init or {}, notes=read_notes)
-        for name, readings in AMBIGUOUS.items():
+        for name, readings in READ_AGAIN.items():
             value = init.get(name)
             if name in (request.init or {}) or type(value) is not int \
                     or dims.get(readings[0]) != value:

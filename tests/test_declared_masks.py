@@ -1,0 +1,56 @@
+"""A mask's meaning the user declares (``mask-keep``: 1 = a real token) is the one the code
+must follow: label queries handed SDPA the mask turned the wrong way round attend to the
+padding (mask-ignored, at the line that turned it), while the same queries handed the mask as
+it is, or filling their scores, stay clean; an output with no position axis (one row per label)
+is judged whole. And probe sizes keep apart from the plain numbers the constructor is given
+(tests/data/declared/pooled.py, tests/data/cached/tables.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import shapetrace as st
+from shapetrace.drive.targets import resolve_targets
+
+DATA = Path(__file__).parent / "data"
+ROOT = Path(__file__).parent.parent
+INPUTS = ["tokens=B,T,C", "attention_mask=B,T:mask-keep"]
+
+
+def _check(path: str, cls: str, **kwargs):
+    (target,) = resolve_targets(f"{DATA / path}::{cls}", root=ROOT)
+    return st.check(target.cls, target=target.display, **kwargs).targets[0]
+
+
+def _errors(result) -> list[tuple[str, int]]:
+    return [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"]
+
+
+def test_a_declared_keep_mask_turned_the_wrong_way_is_found_where_it_was_turned():
+    result = _check("declared/pooled.py", "LabelsMaskFlipped", inputs=INPUTS)
+    (found,) = [d for d in result.diagnostics if d.rule == "mask-ignored"]
+    assert found.line == 31 and "declared True/1 = may attend" in found.message
+    assert _errors(result) == [("mask-ignored", 31)]
+
+
+@pytest.mark.parametrize("cls", ["LabelsMaskKept", "LabelsScoresFilled"])
+def test_label_queries_that_follow_the_declared_mask_are_clean(cls):
+    result = _check("declared/pooled.py", cls, inputs=INPUTS)
+    assert result.error is None and not _errors(result), result.diagnostics
+
+
+def test_without_a_declaration_the_code_s_own_convention_is_not_judged():
+    result = _check("declared/pooled.py", "LabelsMaskFlipped",
+                    inputs=["tokens=B,T,C", "attention_mask=B,T:long:2"])
+    assert not [d for d in result.diagnostics if d.rule == "mask-ignored"]
+
+
+def test_a_batch_as_large_as_a_number_the_constructor_is_given_is_moved():
+    result = _check("cached/tables.py", "LabelQueries", init={"dim": "C", "labels": 5},
+                    inputs=["tokens=B,T,C", "keep=B,T:mask-keep"])
+    assert result.error is None and not _errors(result)
+    assert result.dims["B"] != 5
+    said = [*result.notes, *map(str, result.skipped)]
+    assert not any("as long" in s for s in said), said
