@@ -518,9 +518,8 @@ _ALL = [
        the op that applied it, naming the op that lets the masked positions through. Only an
        attention is judged (a product of weights over two position axes, or SDPA): a
        convolution or pooling that mixes positions is a design choice, and a mask that hides
-       only outputs (not scores) is not a key mask. A meaning you declare (`mask-keep`,
-       `mask-drop`) is the one the code must follow: a mask it turns the other way before SDPA
-       (`attention_mask == 0`) is found at that line. An unpositioned output is judged whole.
+       only outputs (not scores) is not a key mask. A declared meaning (`mask-keep`) stands: a
+       mask turned the other way (`attention_mask == 0` for SDPA) is found where it was turned.
        """,
        """
        def forward(self, x, attention_mask):
