@@ -53,7 +53,7 @@ def test_a_failure_another_reading_gets_past_is_a_target_error_never_op_failed()
     result = _check("DecayGate")
     assert not result.diagnostics
     assert result.error and "got past that op" in result.error and "--input" in result.error
-    assert "blocks.py:75" in result.error
+    assert "blocks.py:79" in result.error
 
 
 def test_the_same_module_with_its_inputs_declared_runs_clean():
@@ -65,7 +65,7 @@ def test_the_same_module_with_its_inputs_declared_runs_clean():
 def test_a_failure_no_reading_gets_past_stays_a_finding(inputs):
     result = _check("FixedWidthHead", inputs=inputs)
     assert result.error is None
-    assert _errors(result) == [("op-failed", 87)]
+    assert _errors(result) == [("op-failed", 91)]
 
 
 def _sizes(cls: str, **kwargs):
@@ -118,3 +118,16 @@ def test_an_attribute_set_on_a_path_the_guess_did_not_take_is_a_target_error():
 def test_the_same_module_built_on_the_path_that_sets_it_is_checked():
     result = _check("TwoPaths", init={"dim": "C", "variant": True})
     assert result.error is None and not _errors(result)
+
+
+def test_a_switch_turned_on_that_the_constructor_refuses_is_turned_off():
+    result = _check("OptionalBias")
+    assert result.error is None, result.error
+    assert not _errors(result)
+    assert any("use_rel_bias set False" in n for n in result.notes), result.notes
+
+
+def test_a_config_class_that_refuses_the_sizes_is_a_target_error_naming_its_line():
+    result = _check("UsesEight")
+    assert result.error and "raised AssertionError: heads in groups of eight" in result.error
+    assert "internal error" not in result.error and "--init config." in result.error

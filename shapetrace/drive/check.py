@@ -38,6 +38,7 @@ from ..report.trace import Trace
 from ..rules.registry import RULES, diagnostic
 from .attempt import Attempt, attempt, build
 from .cross import other_source_length, reference_runs
+from .defaults_read import switches_off
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from .heads_read import SPLIT
 from .layout import assume_aligned, assume_layout, assume_width, layout_stated, sequence_first_reading
@@ -165,7 +166,10 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
             try:
                 chosen = attempt(plan, mode=mode, watch=behaviour, skip=skipped)
             except TargetError as exc:  # a constructor that needs an even width
-                plan = even_width(plan, exc)
+                try:
+                    plan = even_width(plan, exc)
+                except TargetError:  # or a switch shapetrace turned on, off
+                    plan = switches_off(plan, exc)
                 notes.append(plan.note)
                 chosen = attempt(plan, mode=mode, watch=behaviour, skip=skipped)
             if not chosen.ran:

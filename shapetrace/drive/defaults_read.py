@@ -99,3 +99,26 @@ def _defaults(cls: type) -> dict:
     except (TypeError, ValueError):
         return {}
     return {p.name: p.default for p in params if p.default is not p.empty}
+
+
+def switches_off(plan, failed):
+    """``plan`` with the switches shapetrace turned on (``use_rel_pos: bool`` that nothing
+    sets, made True so that the part it adds is checked) turned off again, when the
+    constructor refused them on (``failed``: the part asks for values nothing gives, an
+    ``assert exists(num_buckets)``). Raises ``failed`` when no switch was turned on."""
+    from ..base.names import is_switch
+
+    cls, given = plan.request.module, set(plan.request.init or {})
+    try:
+        params = inspect.signature(cls).parameters.values() if inspect.isclass(cls) else ()
+    except (TypeError, ValueError):
+        params = ()
+    on = [p.name for p in params if p.default is p.empty and p.name not in given
+          and (plan.init or {}).get(p.name) is True
+          and (is_switch(p.name) or p.annotation in (bool, "bool"))]
+    if not on:
+        raise failed
+    cause = failed.__cause__ if failed.__cause__ is not None else failed
+    note = (f"{', '.join(on)} set False: on, the constructor raised {type(cause).__name__}; "
+            f"give --init {on[0]}=True with what that part needs to check it")
+    return dataclasses.replace(plan, init={**plan.init, **dict.fromkeys(on, False)}, note=note)

@@ -16,7 +16,7 @@ import inspect
 import types
 from collections.abc import Callable, Mapping
 
-from ..base.errors import TargetError, UsageError
+from ..base.errors import TargetError, UsageError, one_line
 from ..base.names import (
     CONFIG,
     DATA_INPUTS,
@@ -37,7 +37,7 @@ from ..base.names import (
     size_of,
     special_token,
 )
-from ..base.source import class_namespace
+from ..base.source import class_namespace, user_frame
 from ..base.specs import (
     IDENTIFIER,
     INTEGER,
@@ -402,9 +402,19 @@ def config_argument(cls: type, param: inspect.Parameter, dims: Mapping[str, int]
             return read
     if isinstance(source, type):
         try:
-            return source(**infer_init(source, dims))
+            kwargs = infer_init(source, dims)
         except TargetError as exc:
             raise TargetError(f"{owner}({param.name}: {source.__qualname__}): {exc}") from None
+        try:
+            return source(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - the config's own checks refusing the sizes
+            site = user_frame(exc)
+            shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+            raise TargetError(f"{owner}({param.name}: {source.__qualname__}({shown})) raised "
+                              f"{type(exc).__name__}: {one_line(exc)}"
+                              f"{f' at {site[0]}:{site[1]}' if site else ''}; give the config's "
+                              f"fields with --init {param.name}.FIELD=VALUE (or sizes with --dims)"
+                              ) from None
     if isinstance(source, Mapping):
         return {key: infer_value(key, value, dims)
                 if isinstance(key, str) and isinstance(value, (int, float)) else value

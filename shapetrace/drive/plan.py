@@ -40,12 +40,12 @@ from .asked import (
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.names import (
-    READ_AGAIN,
     DIM_MEANINGS,
     IMAGE_SIZES,
     KEY_VALUE_INPUTS,
     PATCH_SIZES,
     QUERY_INPUTS,
+    READ_AGAIN,
 )
 from ..base.ops import EMBEDDINGS
 from ..base.specs import InputSpec, ValueInput, parse_input

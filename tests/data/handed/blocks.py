@@ -1,7 +1,11 @@
 """Modules whose sizes and inputs are read where their own code hands them on: a constructor
 that builds its layers in a helper method, a style vector handed through a block of the
-file's own to the linear layer that reads it, a norm whose one size is a bare ``d``, and a
-modulation whose forward fails on a guessed input that another reading gets past."""
+file's own to the linear layer that reads it, a norm whose one size is a bare ``d``, a
+modulation whose forward fails on a guessed input that another reading gets past, config
+fields read by their use, an attribute set on one path only, a switch whose part needs more,
+and a config class that checks the sizes itself."""
+
+import dataclasses
 
 import torch
 import torch.nn as nn
@@ -116,3 +120,41 @@ class TwoPaths(nn.Module):
 
     def forward(self, x):
         return self.proj(self.norm(x))
+
+
+class OptionalBias(nn.Module):
+    """A relative bias turned on by a switch nothing sets, which then needs its bucket count."""
+
+    def __init__(self, dim, use_rel_bias: bool, buckets=None):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.use_rel_bias = use_rel_bias
+        if use_rel_bias:
+            assert buckets is not None, "a relative bias needs its number of buckets"
+            self.bias = nn.Embedding(buckets, 1)
+
+    def forward(self, x):
+        out = self.proj(x)
+        if self.use_rel_bias:
+            out = out + self.bias.weight.sum()
+        return out
+
+
+@dataclasses.dataclass
+class EightHeads:
+    d_model: int
+    n_heads: int
+
+    def __post_init__(self):
+        assert self.n_heads % 8 == 0, "heads in groups of eight"
+
+
+class UsesEight(nn.Module):
+    """Its config class checks the head count itself."""
+
+    def __init__(self, config: EightHeads):
+        super().__init__()
+        self.proj = nn.Linear(config.d_model, config.d_model)
+
+    def forward(self, x):
+        return self.proj(x)
