@@ -80,13 +80,19 @@ def test_an_image_read_at_the_constructors_own_size():
 
 
 def test_an_image_reading_that_fails_later_is_a_target_error_not_a_finding():
-    out = subprocess.run([sys.executable, "-m", "shapetrace", f"{DATA / 'images.py'}::FixedGridEmbed",
+    out = subprocess.run([sys.executable, "-m", "shapetrace", f"{DATA / 'images.py'}::OddGridEmbed",
                           "--format", "json"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 2, out.stdout
     (entry,) = json.loads(out.stdout)["targets"]
     assert entry["diagnostics"] == [] and "--input" in entry["error"] and "'x'" in entry["error"]
-    ok = _json(f"{DATA / 'images.py'}::FixedGridEmbed", "--input", "x=B,3,32,32")
+    ok = _json(f"{DATA / 'images.py'}::OddGridEmbed", "--input", "x=B,3,28,28")
     assert ok["error"] is None and ok["ok"], ok
+
+
+def test_an_image_of_a_fixed_grid_is_read_at_the_side_that_fits_it():
+    found = _json(f"{DATA / 'images.py'}::FixedGridEmbed")
+    assert found["error"] is None and found["ok"], found
+    assert any("read at 32x32" in n for n in found["notes"]), found["notes"]
 
 
 def test_paths_are_shown_as_given_when_the_forward_changes_directory(tmp_path):
@@ -148,7 +154,7 @@ def test_an_einops_pattern_that_wants_four_axes_reads_the_guess_as_an_image():
 
 
 def test_an_image_module_no_image_runs_is_a_target_error():
-    out = subprocess.run([sys.executable, "-m", "shapetrace", f"{DATA / 'images.py'}::FixedGridEmbed",
+    out = subprocess.run([sys.executable, "-m", "shapetrace", f"{DATA / 'images.py'}::OddGridEmbed",
                           "--format", "json"], capture_output=True, text=True, timeout=300)
     (entry,) = json.loads(out.stdout)["targets"]
     assert out.returncode == 2 and "which works on images" in entry["error"]

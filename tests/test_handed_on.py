@@ -131,3 +131,10 @@ def test_a_config_class_that_refuses_the_sizes_is_a_target_error_naming_its_line
     result = _check("UsesEight")
     assert result.error and "raised AssertionError: heads in groups of eight" in result.error
     assert "internal error" not in result.error and "--init config." in result.error
+
+
+def test_an_image_too_small_for_the_module_is_read_larger():
+    result = _sizes("FixedGridClassifier", init={"in_channels": 3, "hidden": 8})
+    assert result.error is None, result.error
+    assert not _errors(result)
+    assert any("read at 64x64" in n for n in result.notes), result.notes

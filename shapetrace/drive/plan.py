@@ -51,6 +51,7 @@ from ..base.ops import EMBEDDINGS
 from ..base.specs import InputSpec, ValueInput, parse_input
 from .guess import Guess
 from .heads_read import HeadInputs
+from .image_sides import ImageSide
 from .layout import first_channels, moved_refused, signal_reading, signal_refused, takes_images
 
 
@@ -281,12 +282,11 @@ class ImageInputs(Guess):
                 f"(B, {channels or 'C'}, {side}, {side}), {source}: as (B, T, C) "
                 f"{'they' if len(self.names) > 1 else 'it'} did not fit; give --input "
                 f"{self.names[0]}=B,C,H,W to choose")
-        yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note, reading_of=self)
+        yield dataclasses.replace(plan, inputs=inputs, note=note, reading_of=self,
+                                  guesses=(ImageSide(self.names, side),))
 
     def settled_by(self, attempt, plan: Plan) -> bool:
         return False  # an image read at a side of ours stands only when the forward runs
-
-
 
 
 @dataclass(frozen=True)
