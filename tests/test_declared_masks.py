@@ -54,3 +54,14 @@ def test_a_batch_as_large_as_a_number_the_constructor_is_given_is_moved():
     assert result.dims["B"] != 5
     said = [*result.notes, *map(str, result.skipped)]
     assert not any("as long" in s for s in said), said
+
+
+@pytest.mark.parametrize("init, moved", [({"labels": 5}, True), ({"max_batch_size": 5}, False),
+                                         ({"window_size": 7}, False), ({"labels": 5}, False)])
+def test_only_a_batch_shapetrace_chose_moves_and_only_from_numbers_not_named_for_it(init, moved):
+    from shapetrace.base.dims import Dims
+    from shapetrace.drive.check import _apart_from_init
+
+    dims = Dims() if moved or "labels" not in init else Dims({"B": 5})  # the last: B set
+    got = _apart_from_init(dims, init)
+    assert (got["B"] != 5) is moved and got["T"] == dims["T"]

@@ -97,31 +97,29 @@ def check_target(module, *, target: str | None = None, dims=None, **settings) ->
 
 
 def _apart_from_init(dims: Dims, init) -> Dims:
-    """Probe sizes apart from the plain numbers the constructor is given: a batch of 5 beside
-    ``num_classes=5`` makes an output (B, 5, C) whose batch axis cannot be told, so a batch or
-    a length shapetrace chose (not one the user set) that equals one of them is moved to the
-    next prime no other size takes."""
+    """A batch apart from the plain numbers the constructor is given: a batch of 5 beside
+    ``num_classes=5`` makes an output (B, 5, C) whose batch axis cannot be told, so a batch
+    shapetrace chose (not one the user set) that equals one of them is moved to the next prime
+    no other size takes. Not a number named for the batch (``max_batch_size=5``: a cache for 5
+    samples), and never the length (``window_size=7`` asks T to be a multiple of it)."""
     literals = set(_numbers_in(init))
-    if dims.strict or not literals:
+    if dims.strict or "B" in dims.explicit or dims["B"] not in literals:
         return dims
-    taken, moved = set(dims.values()) | literals, {}
-    for name in ("B", "T"):
-        if name not in dims.explicit and dims[name] in literals:
-            moved[name] = next_prime(dims[name] + 1, avoid=taken)
-            taken.add(moved[name])
-    return Dims({**{n: dims[n] for n in dims.explicit}, **moved}) if moved else dims
+    batch = next_prime(dims["B"] + 1, avoid=set(dims.values()) | literals)
+    return Dims({**{n: dims[n] for n in dims.explicit}, "B": batch})
 
 
-def _numbers_in(value) -> list[int]:
-    """The plain integers in a constructor's arguments (nested tables and lists too)."""
-    if isinstance(value, bool):
+def _numbers_in(value, name: str = "") -> list[int]:
+    """The plain integers in a constructor's arguments (nested tables and lists too), but
+    those whose name says they are a batch's size."""
+    if isinstance(value, bool) or "batch" in name or "bsz" in name:
         return []
     if isinstance(value, int):
         return [value]
     if isinstance(value, Mapping):
-        return [n for v in value.values() for n in _numbers_in(v)]
+        return [n for k, v in value.items() for n in _numbers_in(v, str(k))]
     if isinstance(value, (list, tuple)):
-        return [n for v in value for n in _numbers_in(v)]
+        return [n for v in value for n in _numbers_in(v, name)]
     return []
 
 
