@@ -138,3 +138,11 @@ def test_an_image_too_small_for_the_module_is_read_larger():
     assert result.error is None, result.error
     assert not _errors(result)
     assert any("read at 64x64" in n for n in result.notes), result.notes
+
+
+def test_a_mask_per_sample_is_read_after_the_ids_beside_it():
+    result = _sizes("PaddedConvText")
+    assert result.error is None, result.error
+    assert not _errors(result)
+    assert any("read as token ids" in n for n in result.notes), result.notes
+    assert any("m given as m=B,T" in n for n in result.notes), result.notes

@@ -138,7 +138,17 @@ class PlusInfMask(_Attention):
 class PaddingMask(_Attention):
     def forward(self, x, mask=None):
         q, k, v, scores = self.heads(x)
-        if mask is not None:  # (B, T): a shape no guess gives
+        if mask is not None:  # (B, T): one mask per sample
+            scores = scores.masked_fill(mask[:, None, None, :] == 0, float("-inf"))
+        return self.out(scores, v, x)
+
+
+class TimeFirstMask(_Attention):
+    def forward(self, x, mask=None):
+        q, k, v, scores = self.heads(x)
+        if mask is not None:  # (T, B) read as it is: a shape no guess gives
+            if mask.dim() == 2 and mask.shape[0] != x.shape[1]:
+                raise ValueError("the mask is time-first")
             scores = scores.masked_fill(mask[:, None, None, :] == 0, float("-inf"))
         return self.out(scores, v, x)
 
@@ -156,10 +166,16 @@ def test_an_optional_mask_is_given_so_its_code_is_checked():
     assert "non-finite" in {d.rule for d in result.diagnostics if d.severity == "error"}
 
 
-def test_a_mask_of_a_shape_no_guess_gives_is_left_none():
+def test_a_mask_per_sample_is_given_so():
     result = st.check(PaddingMask, init={"embed_dim": "C", "num_heads": "H"}).targets[0]
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
-    assert any("mask left None: the forward failed" in n for n in result.notes)
+    assert any("mask given as mask=B,T:mask-keep" in n for n in result.notes), result.notes
+
+
+def test_a_mask_of_a_shape_no_guess_gives_is_left_none():
+    result = st.check(TimeFirstMask, init={"embed_dim": "C", "num_heads": "H"}).targets[0]
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+    assert any("mask left None: the forward failed" in n for n in result.notes), result.notes
 
 
 class NeedsItsMask(_Attention):

@@ -216,6 +216,10 @@ def _reading(plan, failed: Attempt, run, depth: int = 2, emptied: list | None = 
                 continue
         again = run(other)
         if other.accepts(again):
+            if not again.ran and other.guesses and depth > 1:  # settled past its own guess:
+                deeper = _reading(other, again, run, depth - 1, emptied)  # the rest still open
+                if deeper is not None:
+                    return deeper[0], [other.note, *deeper[1]]
             return again, [other.note]
         if failed.passed_by is None and not again.ran and again.got_past(failed):
             failed.passed_by = other.note  # the failure moved with the guess (a reading that

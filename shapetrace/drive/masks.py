@@ -34,8 +34,9 @@ def with_meanings(inputs: tuple, forward) -> tuple:
     return tuple(out)
 
 
-#: a mask's other shapes, its first reading being (T, T) or (T, S); X: its last axis
-MASK_SHAPES = (("B", "T", "X"), ("B", 1, "X"), ("B", 1, 1, "X"))
+#: a mask's other shapes, its first reading being (T, T) or (T, S); X: its last axis. The
+#: last, (B, X), is a mask per sample the code moves itself (``m.unsqueeze(1)`` on (B, C, T))
+MASK_SHAPES = (("B", "T", "X"), ("B", 1, "X"), ("B", 1, 1, "X"), ("B", "X"))
 
 
 def may_be_none(cls: type, names: tuple[str, ...], *, tested: bool = False) -> bool:

@@ -213,7 +213,8 @@ class VectorInputs(Guess):
         note = (f"{names} read as token ids: as vectors {'they' if ',' in names else 'it'} did "
                 f"not fit {where}; give --input to choose")
         reading = self if _at_embedding(failed) else dataclasses.replace(self, strict=True)
-        yield dataclasses.replace(plan, inputs=self.tokens, guesses=(), note=note,
+        masks = tuple(g for g in plan.guesses if isinstance(g, GuessedMasks))  # still open
+        yield dataclasses.replace(plan, inputs=self.tokens, guesses=masks, note=note,
                                   reading_of=reading)
 
     def settled_by(self, attempt, plan: Plan) -> bool:

@@ -71,3 +71,19 @@ class FixedGridClassifier(nn.Module):
 
     def forward(self, x):
         return self.head(self.features(x).flatten(1))
+
+
+class PaddedConvText(nn.Module):
+    """Token ids embedded, then convolved along time with the padded positions zeroed by a mask
+    per sample that the forward moves itself (``m.unsqueeze(1)`` on (B, C, T))."""
+
+    def __init__(self, channels, n_symbols):
+        super().__init__()
+        self.embed = nn.Embedding(n_symbols, channels)
+        self.conv = nn.Conv1d(channels, channels, 3, padding=1)
+
+    def forward(self, x, m):
+        h = self.embed(x).transpose(1, 2)
+        m = m.unsqueeze(1)
+        h = h.masked_fill(m, 0.0)
+        return self.conv(h).masked_fill(m, 0.0)
