@@ -111,3 +111,31 @@ def test_a_course_s_own_targets_are_graded_as_the_file_imports():
 
     with pytest.raises(TargetError, match="No module named 'st_absent_registry'"):
         resolve_targets(str(DATA / "vision_blocks.py"), root=ROOT, stand_in=False)
+
+
+@pytest.mark.parametrize("count", [8, 9])
+def test_at_most_eight_packages_stand_in_for_one_file(tmp_path, count):
+    """Eight packages not installed stand in; a ninth is past what one file may lack, and the
+    file is a target error naming the first."""
+    imports = "".join(f"import st_absent_many_{i}  # noqa: F401\n" for i in range(count))
+    (tmp_path / "many.py").write_text(imports + (
+        "import torch.nn as nn\n\n\nclass Plain(nn.Module):\n    def __init__(self, dim):\n"
+        "        super().__init__()\n        self.proj = nn.Linear(dim, dim)\n\n"
+        "    def forward(self, x):\n        return self.proj(x)\n"))
+    out = subprocess.run([sys.executable, "-m", "shapetrace", str(tmp_path / "many.py"),
+                          "--format", "json", "--no-trace"], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    (entry,) = json.loads(out.stdout)["targets"]
+    if count == 8:
+        assert entry["error"] is None and entry["target"].endswith("::Plain"), entry
+    else:
+        assert "No module named 'st_absent_many_0'" in entry["error"], entry
+
+
+def test_a_src_layout_file_imports_its_siblings_by_the_package_s_name():
+    """``src/tinypkg/model/blocks.py`` (no ``__init__.py`` anywhere) imports
+    ``tinypkg.model.parts``: it is imported from the folder above its package."""
+    path = Path(__file__).parent / "data" / "srclayout" / "src" / "tinypkg" / "model" / "blocks.py"
+    (target,) = resolve_targets(f"{path}::GatedMix", root=ROOT)
+    result = st.check(target.cls, target=target.display).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
