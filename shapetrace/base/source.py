@@ -125,6 +125,12 @@ def outer_user_frame(frame, *, installed_is_library: bool) -> tuple[str, int] | 
     return None
 
 
+def at_line(file: str | None, line: int | None) -> str:
+    """`` at FILE:LINE`` for a message, the file as :func:`display_path` shows it; "" without
+    both."""
+    return f" at {display_path(file) or file}:{line}" if file and line else ""
+
+
 def user_frame(exc: BaseException) -> tuple[str, int] | None:
     """``(file, line)`` of the innermost traceback entry of ``exc`` in the user's code (not
     torch, shapetrace or an installed helper), the file as :func:`display_path` shows it."""

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..base.source import at_line
 from .guess import Guess
 
 #: what torch says of a view or reshape that does not divide: the sizes asked for
@@ -38,7 +39,7 @@ class OverDefaults(Guess):
         shown = ", ".join(f"{name} at its default {default} (not {probe})"
                           for name, default, probe in restored)
         note = (f"{shown}: the forward could not split by the probe size ({failed.failed_op.op}"
-                f"{_at(failed)}); give --init {restored[0][0]}=... to choose")
+                f"{at_line(*(failed.raised_at or (None, None)))}); give --init {restored[0][0]}=... to choose")
         yield dataclasses.replace(plan, init=init, guesses=(), note=note, reading_of=self)
 
     def _restored(self, failed, plan) -> tuple[dict, list[tuple[str, int, int]]]:
@@ -79,14 +80,6 @@ def _asked(failed) -> set[int]:
     if found is None:
         return set()
     return {int(part) for part in found.group(1).split(",") if part.strip() not in ("", "-1")}
-
-
-def _at(failed) -> str:
-    if failed.raised_at is None:
-        return ""
-    from ..base.source import display_path
-
-    return f" at {display_path(failed.raised_at[0]) or failed.raised_at[0]}:{failed.raised_at[1]}"
 
 
 def _count(value) -> bool:

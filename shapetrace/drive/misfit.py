@@ -13,7 +13,7 @@ import torch
 
 from ..base.errors import one_line
 from ..base.ops import MOVES
-from ..base.source import display_path
+from ..base.source import at_line, display_path
 from ..report.results import TargetResult
 from .asked import MET, raised_by_check
 from .attempt import Attempt
@@ -158,7 +158,7 @@ def _negative_size(result: TargetResult, chosen: Attempt) -> bool:
     made_by = next((k for k, v in values if _moves(chosen, rec, k, 2 * v + 1)), None)
     if made_by is None:
         return False
-    where = f" at {display_path(rec.file)}:{rec.line}" if rec.file and rec.line else ""
+    where = at_line(rec.file, rec.line)
     result.error = (f"{type(chosen.model).__name__} built with {made_by}="
                     f"{plan.init[made_by]}, a value shapetrace chose, asked {rec.op}{where} for "
                     f"a size below zero ({one_line(text)[:120]}): that value does not fit the "
@@ -327,7 +327,7 @@ def _moved_from(meta, arg: torch.Tensor, records, depth: int = 12) -> bool:
 
 
 def _at(rec) -> str:
-    return f" at {display_path(rec.file)}:{rec.line}" if rec.file and rec.line else ""
+    return at_line(rec.file, rec.line)
 
 
 def _lengths_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -416,8 +416,7 @@ def _why(chosen: Attempt) -> str:
     raised = chosen.raised
     if raised is None:
         return "it failed"
-    at = f" at {display_path(chosen.raised_at[0])}:{chosen.raised_at[1]}" if chosen.raised_at \
-        else ""
+    at = at_line(*(chosen.raised_at or (None, None)))
     return f"{type(raised).__name__}: {one_line(raised)[:140]}{at}"
 
 
