@@ -146,13 +146,14 @@ PATCHES = """
 """
 
 
-def test_image_and_patch_sizes_get_examples_of_their_own_kind(capsys, tmp_path):
+def test_image_and_patch_sizes_are_read_of_their_own_kind(capsys, tmp_path):
     target = write(tmp_path / "patches.py", PATCHES)
     code, report = run_json(capsys, target)
-    error = report["targets"][0]["error"]
-    # the image's side is read (16); the patch size nothing gives is asked with an example of
-    # its own kind, never a probe size
-    assert "--init patch_size=4" in error and "image_size" not in error and "=C" not in error
+    (entry,) = report["targets"]
+    # the image's side is read (16); the patch size nothing gives is a patch's side (2), never
+    # a probe size
+    assert entry["error"] is None and code == 0, entry["error"]
+    assert any("patch_size=2, a patch's side" in n for n in entry["notes"]), entry["notes"]
     code, report = run_json(capsys, target, "--init", "image_size=32,patch_size=4,dim=C",
                             "--input", "img=B,3,32,32")
     assert code == 0 and report["targets"][0]["error"] is None

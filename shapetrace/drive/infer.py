@@ -29,6 +29,7 @@ from ..base.names import (
     LAYER_INDICES,
     LAYERS,
     MASK_INPUT,
+    PATCH_SIZES,
     SOURCE_INPUTS,
     SWITCH_DEFAULTS,
     TIMESTEP_INPUTS,
@@ -313,6 +314,11 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                     if used == OUTPUT_FACTOR else DIM_MEANINGS[used]
                 notes.append(f"{p.name} read as {what}, from what the constructor hands it to; "
                              f"give --init {p.name}=VALUE to choose")
+        elif p.name in PATCH_SIZES:  # a patch's side: 2 divides any even image side
+            out[p.name] = PATCH_SIDE
+            if notes is not None:
+                notes.append(f"{p.name}={PATCH_SIDE}, a patch's side nothing sets; give --init "
+                             f"{p.name}=VALUE to choose")
         elif (read := _config_from_reads(cls, p, dims)) is not None:
             out[p.name] = read  # a config by any name: the fields its code reads
             if notes is not None:
@@ -348,6 +354,10 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
 
 
 MISSING = object()
+
+
+#: the side of a patch nothing sets (``PatchEmbed(patch_size)``)
+PATCH_SIDE = 2
 
 
 def _infer_argument(p: inspect.Parameter, dims: Mapping[str, int]) -> object:
