@@ -34,6 +34,8 @@ from .tensors import tensors_in
 
 Tensor = torch.Tensor
 _vector_norm = torch.linalg.vector_norm
+#: the most elements whose peak is read in one op (see :func:`_peak`)
+_ONE_OP = 256
 
 #: steps between two reads of the flags
 EVERY = 50
@@ -48,8 +50,9 @@ class Flag:
     kind: str
     step: int
     optimizer_step: int
-    #: one float on the device: the largest magnitude looked at, NaN or inf when one was there
-    #: (the number itself once read)
+    #: one float on the device, NaN when what was looked at held one: for gradients and
+    #: parameters the largest magnitude (inf for an Inf), for a forward the largest value
+    #: (only a NaN flags it); the number itself once read
     value: Tensor | float
     optimizer: str = ""
     owner: object = None  # the optimizer, for gradients and parameters
@@ -100,8 +103,9 @@ class DeviceFlags:
             found = None
             for t in tensors_in(output):
                 if t.is_floating_point() and t.numel() and not t.is_meta:
-                    peak = _peak(t)
-                    found = peak if found is None else found + peak
+                    # NaN only: the largest value (one pass, no copy) passes a NaN on
+                    peak = t.amax()
+                    found = peak if found is None else torch.maximum(found, peak)
             if found is None:
                 return
             self.flags.append(Flag("forward", step, optimizer_steps, found))
@@ -239,9 +243,12 @@ class _Group:
 def _peak(t: Tensor) -> Tensor:
     """The largest magnitude in ``t``, on its device: NaN when it holds a NaN (the maximum
     passes a NaN on), inf when it holds an Inf and no NaN, finite otherwise (no sum that could
-    overflow). One reduction (the infinity norm), not three ops: it runs every step, inside
-    ``quietly`` (autograd off, so nothing to detach)."""
-    return _vector_norm(t, math.inf)
+    overflow). Runs every step inside ``quietly`` (autograd off: nothing to detach); a small
+    tensor (the usual sentinel) in one op, the infinity norm, whose kernel is slower per element
+    than ``abs`` and ``amax`` on a large one."""
+    if t.numel() <= _ONE_OP:
+        return _vector_norm(t, math.inf)
+    return t.abs().amax()
 
 
 def _on(flag: Tensor, like: Tensor) -> Tensor:
