@@ -222,8 +222,7 @@ class _Group:
     def copy_start(self) -> None:
         """The tensors as they are now copied into ``start``: one concatenation while they
         still live where they did (``p.data = ...`` moves one)."""
-        if self.flat is not None and all(
-                t.data_ptr() == place for t, place in zip(self.tensors, self._places)):
+        if self.flat is not None and [t.data_ptr() for t in self.tensors] == self._places:
             torch.cat(self.flat, out=self.start)
         else:
             torch._foreach_copy_(self.start_views, self.tensors)
