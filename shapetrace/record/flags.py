@@ -33,6 +33,10 @@ from ..base.compat import disable_torch_function, quietly
 from .tensors import tensors_in
 
 Tensor = torch.Tensor
+_vector_norm = torch.linalg.vector_norm
+#: the most elements whose peak is read in one op (see :func:`_peak`): the size up to which a
+#: parameter is a sentinel before any larger one (``record.steps``)
+_ONE_OP = 4096
 
 #: steps between two reads of the flags
 EVERY = 50
@@ -47,8 +51,9 @@ class Flag:
     kind: str
     step: int
     optimizer_step: int
-    #: one float on the device: the largest magnitude looked at, NaN or inf when one was there
-    #: (the number itself once read)
+    #: one float on the device, NaN when what was looked at held one: for gradients and
+    #: parameters the largest magnitude (inf for an Inf), for a forward the largest value
+    #: (only a NaN flags it); the number itself once read
     value: Tensor | float
     optimizer: str = ""
     owner: object = None  # the optimizer, for gradients and parameters
@@ -99,8 +104,9 @@ class DeviceFlags:
             found = None
             for t in tensors_in(output):
                 if t.is_floating_point() and t.numel() and not t.is_meta:
-                    peak = _peak(t)
-                    found = peak if found is None else found + peak
+                    # NaN only: the largest value (one pass, no copy) passes a NaN on
+                    peak = t.amax()
+                    found = peak if found is None else torch.maximum(found, peak)
             if found is None:
                 return
             self.flags.append(Flag("forward", step, optimizer_steps, found))
@@ -122,7 +128,7 @@ class DeviceFlags:
             self._args = [t.detach().clone() for t in tensors]
             return
         for kept, t in zip(self._args, tensors):
-            torch.where(_on(seen, kept), kept, t.detach(), out=kept)
+            torch.where(_on(seen, kept), kept, t, out=kept)  # quietly: no autograd
 
     def values(self, kind: str, step: int, optimizer_steps: int, name: str, opt,
                t: Tensor) -> None:
@@ -217,8 +223,7 @@ class _Group:
     def copy_start(self) -> None:
         """The tensors as they are now copied into ``start``: one concatenation while they
         still live where they did (``p.data = ...`` moves one)."""
-        if self.flat is not None and all(
-                t.data_ptr() == place for t, place in zip(self.tensors, self._places)):
+        if self.flat is not None and [t.data_ptr() for t in self.tensors] == self._places:
             torch.cat(self.flat, out=self.start)
         else:
             torch._foreach_copy_(self.start_views, self.tensors)
@@ -238,8 +243,13 @@ class _Group:
 def _peak(t: Tensor) -> Tensor:
     """The largest magnitude in ``t``, on its device: NaN when it holds a NaN (the maximum
     passes a NaN on), inf when it holds an Inf and no NaN, finite otherwise (no sum that could
-    overflow)."""
-    return t.detach().abs().amax()
+    overflow). Runs every step inside ``quietly`` (autograd off: nothing to detach); a small
+    tensor (the usual sentinel) in one op, the infinity norm (one op between the loop's kernels
+    costs less than two even where its kernel is slower per element); a large one with ``abs``
+    and ``amax``, about four times faster per element on a CPU."""
+    if t.numel() <= _ONE_OP:
+        return _vector_norm(t, math.inf)
+    return t.abs().amax()
 
 
 def _on(flag: Tensor, like: Tensor) -> Tensor:
