@@ -146,3 +146,15 @@ def test_a_mask_per_sample_is_read_after_the_ids_beside_it():
     assert not _errors(result)
     assert any("read as token ids" in n for n in result.notes), result.notes
     assert any("m given as m=B,T" in n for n in result.notes), result.notes
+
+
+def test_a_length_left_at_its_default_none_that_forward_compares_is_passed():
+    result = _sizes("CachedTable")
+    assert result.error is None, result.error
+    assert not _errors(result)
+
+
+def test_a_forward_that_fails_on_an_argument_left_at_none_is_a_target_error():
+    result = _sizes("CutByCaller")
+    assert not result.diagnostics
+    assert result.error and "max_len left at its default None" in result.error

@@ -115,6 +115,11 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
             specs.append(timestep_spec(p.name))  # forward(x, t=None): the timestep its code reads
             suggestions.append(str(specs[-1]))
             continue
+        if has_default and p.default is None and annotation is None \
+                and (size := size_input(p, hints.get(p.name), forward, names, dims)) is not None:
+            specs.append(size)  # forward(x, seq_len=None) whose code compares it as a number
+            suggestions.append(str(size))
+            continue
         if has_default and (annotation is None or MASK_INPUT.search(p.name)):
             mask = optional_mask(p.name, forward, specs, klass)
             if mask is None:

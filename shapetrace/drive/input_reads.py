@@ -202,8 +202,9 @@ def size_input(p: inspect.Parameter, hint, forward, names: set[str], dims) -> Va
     number (``torch.arange(L)``, ``x.reshape(B, H, W, C)``) and never as a tensor: ``L`` the
     sequence length T, ``B`` the batch size; a height and a width given together one row of T,
     ``H=1, W=T``, which fits tokens of any length as an image of H*W of them."""
-    if hint not in (None, int, "int") or p.default is not p.empty:
-        return None
+    if hint not in (None, int, "int") or p.default not in (p.empty, None) \
+            or (p.default is None and compared_with_none(forward, p.name)):
+        return None  # a default of its own, or None that forward tests for
     size = None
     if p.name in SIZE_INPUTS:
         size = dims[SIZE_INPUTS[p.name]]

@@ -31,7 +31,7 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _negative_size(result, chosen) or _dtype_failed(result, chosen) \
             or _lengths_failed(result, chosen) or _ids_failed(result, chosen) \
             or _branch_failed(result, chosen) or _moved_failed(result, chosen) \
-            or _unbuilt_failed(result, chosen):
+            or _unbuilt_failed(result, chosen) or _default_failed(result, chosen):
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -251,6 +251,28 @@ def _branch_failed(result: TargetResult, chosen: Attempt) -> bool:
 _NO_ATTRIBUTE = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
 
 
+def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """forward failed on None (``seq_len > self.cached`` with ``seq_len=None``) while
+    arguments of its were left at their default None: a value its callers pass, not a bug of
+    the code; a target error naming them."""
+    raised = chosen.raised
+    if not isinstance(raised, (TypeError, AttributeError)) or "NoneType" not in str(raised):
+        return False
+    import inspect
+
+    try:
+        params = inspect.signature(chosen.model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    left = [p.name for p in params if p.default is None and p.name not in chosen.names]
+    if not left:
+        return False
+    return _ask(result, f"forward failed on None ({one_line(raised)}"
+                        f"{at_line(*(chosen.raised_at or (None, None)))}) with "
+                        f"{', '.join(left)} left at {'their' if len(left) > 1 else 'its'} "
+                        f"default None: a value its callers pass")
+
+
 def _unbuilt_failed(result: TargetResult, chosen: Attempt) -> bool:
     """forward read an attribute its constructor sets only on a path the guessed constructor
     arguments did not take (``if config.kind == "a": self.attn = ...``): the guess chose the
@@ -291,7 +313,8 @@ def _sets_attribute(cls: type, name: str) -> bool:
 
 #: what torch says when the sizes of two operands do not go together
 _SIZES_MET = re.compile(r"must match the size|cannot be multiplied|shapes cannot|"
-                        r"size mismatch|doesn't match the broadcast shape", re.I)
+                        r"size mismatch|doesn't match the broadcast shape|"
+                        r"expected input with shape", re.I)
 
 
 def _moved_failed(result: TargetResult, chosen: Attempt) -> bool:

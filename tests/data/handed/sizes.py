@@ -87,3 +87,30 @@ class PaddedConvText(nn.Module):
         m = m.unsqueeze(1)
         h = h.masked_fill(m, 0.0)
         return self.conv(h).masked_fill(m, 0.0)
+
+
+class CachedTable(nn.Module):
+    """A table of positions grown when a longer sequence comes: its callers always pass the
+    length, though its default is None."""
+
+    def __init__(self, dim, max_len=16):
+        super().__init__()
+        self.cached = max_len
+        self.table = torch.randn(max_len, dim)
+
+    def forward(self, x, seq_len=None):
+        if seq_len > self.cached:
+            self.cached = seq_len
+            self.table = torch.randn(seq_len, x.shape[-1])
+        return x + self.table[:seq_len]
+
+
+class CutByCaller(nn.Module):
+    """Keeps the positions before a limit its callers always pass, though its default is None."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, max_len=None):
+        return self.proj(x)[:, : max_len - 1]
