@@ -110,6 +110,8 @@ CONFIG = frozenset(("config", "cfg", "conf", "configs", "hparams", "params", "ar
 IMAGE_SIZES = ("img_size", "image_size", "input_size", "resolution", "image_resolution",
                "img_res", "image_res", "img_resolution")
 PATCH_SIZES = ("patch_size", "patch", "patch_res")
+#: the side of a patch nothing sets (``PatchEmbed(patch_size)``): 2 divides any even image side
+PATCH_SIDE = 2
 SWITCH_DEFAULTS = {"bias": True, "qkv_bias": False, "device": "cpu", "dev": "cpu",
                    "dtype": None}
 #: a switch by its name (``use_conv``, ``with_conv``, ``is_training``, ``has_bias``): a flag

@@ -29,6 +29,7 @@ from ..base.names import (
     LAYER_INDICES,
     LAYERS,
     MASK_INPUT,
+    PATCH_SIDE,
     PATCH_SIZES,
     SOURCE_INPUTS,
     SWITCH_DEFAULTS,
@@ -359,10 +360,6 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
 
 
 MISSING = object()
-
-
-#: the side of a patch nothing sets (``PatchEmbed(patch_size)``)
-PATCH_SIDE = 2
 
 
 def _infer_argument(p: inspect.Parameter, dims: Mapping[str, int]) -> object:
