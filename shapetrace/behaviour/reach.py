@@ -14,7 +14,9 @@ initialisation) does not hide what comes before it. Parameters the forward does 
 branch not taken, a cache path), read only under ``torch.no_grad()``, frozen ones
 (``requires_grad=False``), and vectors (biases and norm scales, which a softmax or a norm after
 them may remove by design: a key bias) are not judged; an embedding table counts as read as a
-whole, so rows of tokens absent from the input are not a finding.
+whole, so rows of tokens absent from the input are not a finding. Weights that are not finite
+(left unset by their constructor: ``torch.empty``'s stale memory), or gradients that overflow,
+judge nothing: no finding from them.
 
 The finding is at the line where the weight's value path ends: the op after which nothing that
 depends on it reaches the output (the module call whose result was dropped, when that is where
@@ -55,6 +57,8 @@ def weights_without_effect(probe: Probe, trainable: Iterable[str]) -> list:
               if name in set(trainable) and p.is_floating_point() and p.dim() >= 2}
     if not params:
         return []
+    if not all(bool(p.isfinite().all()) for p in params.values()):
+        return []  # a weight left unset (torch.empty, a reset_parameters that does nothing)
     by_id = {id(p): name for name, p in params.items()}
     gen = torch.Generator().manual_seed(1)
     probe.restore_state()
@@ -67,8 +71,8 @@ def weights_without_effect(probe: Probe, trainable: Iterable[str]) -> list:
         for p in params.values():
             p.requires_grad_(True)
         grads = _gradients(probe, params, gen)
-        if grads is None:
-            return []
+        if grads is None or not all(g is None or bool(g.isfinite().all()) for g in grads.values()):
+            return []  # no gradient, or one that overflowed: nothing to judge by
         found = parts.parts_without_effect(probe, params, grads)
         if all(g is not None and bool(g.ne(0).any()) for g in grads.values()):
             return found  # the usual case, settled by one plain forward and backward
