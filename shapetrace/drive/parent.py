@@ -205,6 +205,7 @@ def _caught_in(plan, cls: type, parent: type) -> InParent | None:
         model, args, _, _ = build(plan)
     except (ShapetraceError, Exception):  # noqa: BLE001 - a parent that cannot be built
         return None
+    guessed_masks = [a for a, spec in zip(args, plan.inputs) if getattr(spec, "mask", None)]
     caught: list = []
 
     def hook(module, args, kwargs):
@@ -229,6 +230,8 @@ def _caught_in(plan, cls: type, parent: type) -> InParent | None:
     if not caught:
         return None
     module, args, kwargs = caught[0]
+    if any(a is m for a in (*args, *kwargs.values()) for m in guessed_masks):
+        return None  # it hands on a mask guessed for it: one that makes the mask is sought
     inputs = _as_inputs(module, args, kwargs)
     if inputs is None:
         return None
