@@ -28,11 +28,17 @@ def _errors(result) -> list[tuple[str, int]]:
     return [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"]
 
 
+def _line(path: str, text: str) -> int:
+    lines = (DATA / path).read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
 def test_a_declared_keep_mask_turned_the_wrong_way_is_found_where_it_was_turned():
     result = _check("declared/pooled.py", "LabelsMaskFlipped", inputs=INPUTS)
     (found,) = [d for d in result.diagnostics if d.rule == "mask-ignored"]
-    assert found.line == 31 and "declared True/1 = may attend" in found.message
-    assert _errors(result) == [("mask-ignored", 31)]
+    turned = _line("declared/pooled.py", "hidden = attention_mask == 0")
+    assert found.line == turned and "declared True/1 = may attend" in found.message
+    assert _errors(result) == [("mask-ignored", turned)]
 
 
 @pytest.mark.parametrize("cls", ["LabelsMaskKept", "LabelsScoresFilled"])

@@ -24,6 +24,12 @@ def one_line(text: object) -> str:
     return text.splitlines()[0] if text else ""
 
 
+def failed_on_none(raised: BaseException | None) -> bool:
+    """Whether ``raised`` is code failing on a None it was handed (``None > 3``,
+    ``None.shape``): a value left out, not a bug of the code that read it."""
+    return isinstance(raised, (TypeError, AttributeError)) and "NoneType" in str(raised)
+
+
 def drop_frames(exc: BaseException | None) -> None:
     """Lets the frames of code that raised go: the exception is kept as data (a result keeps
     it for ``--debug``), and its traceback would keep every local of the code that raised (a

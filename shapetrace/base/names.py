@@ -123,6 +123,11 @@ def is_switch(name: str) -> bool:
     """Whether ``name`` reads as an on/off flag (never a causal flag: that says what the
     module is meant to be, and is read apart)."""
     return bool(_SWITCH.match(name)) and name not in CAUSAL_FLAGS
+def is_switch_param(param) -> bool:
+    """Whether a signature's parameter is an on/off flag: by its name, or annotated bool."""
+    return is_switch(param.name) or param.annotation in (bool, "bool")
+
+
 #: token ids with a role of their own, by the usual order of a vocabulary's first entries
 SPECIAL_TOKENS = {"pad": 0, "padding": 0, "sos": 1, "bos": 1, "start": 1, "eos": 2, "end": 2,
                   "unk": 3, "mask": 3, "cls": 1, "sep": 2}

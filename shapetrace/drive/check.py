@@ -215,21 +215,18 @@ def _reading(plan, failed: Attempt, run, depth: int = 2, emptied: list | None = 
             if cross:  # a cross-attention, as the reference shows: the failure stands
                 continue
         again = run(other)
-        if other.accepts(again):
-            if not again.ran and other.guesses and depth > 1:  # settled past its own guess:
-                deeper = _reading(other, again, run, depth - 1, emptied)  # the rest still open
-                if deeper is not None:
-                    return deeper[0], [other.note, *deeper[1]]
-            return again, [other.note]
-        if failed.passed_by is None and not again.ran and again.got_past(failed):
+        stands = other.accepts(again)
+        if not stands and failed.passed_by is None and not again.ran and again.got_past(failed):
             failed.passed_by = other.note  # the failure moved with the guess (a reading that
             # runs and does not stand, pairing samples or emptying an axis, is refuted instead)
-        if again.ran and again.made_empty and emptied is not None:
+        if not stands and again.ran and again.made_empty and emptied is not None:
             emptied.append(other)
-        if depth > 1 and other.guesses and not again.ran:
-            deeper = _reading(other, again, run, depth - 1, emptied)
+        if depth > 1 and other.guesses and not again.ran:  # past its own guess or not, the
+            deeper = _reading(other, again, run, depth - 1, emptied)  # rest still open
             if deeper is not None:
                 return deeper[0], [other.note, *deeper[1]]
+        if stands:
+            return again, [other.note]
     return None
 
 

@@ -99,7 +99,7 @@ def switches_off(plan, failed):
     sets, made True so that the part it adds is checked) turned off again, when the
     constructor refused them on (``failed``: the part asks for values nothing gives, an
     ``assert exists(num_buckets)``). Raises ``failed`` when no switch was turned on."""
-    from ..base.names import is_switch
+    from ..base.names import is_switch_param
 
     cls, given = plan.request.module, set(plan.request.init or {})
     try:
@@ -108,7 +108,7 @@ def switches_off(plan, failed):
         params = ()
     on = [p.name for p in params if p.default is p.empty and p.name not in given
           and (plan.init or {}).get(p.name) is True
-          and (is_switch(p.name) or p.annotation in (bool, "bool"))]
+          and is_switch_param(p)]
     if not on:
         raise failed
     cause = failed.__cause__ if failed.__cause__ is not None else failed

@@ -83,8 +83,8 @@ def on_meta():
         with torch.device("meta"):
             yield
     finally:
-        for key, (wrapper, size) in _user_caches().items():
-            if size > before.get(key, (None, 0))[1]:
+        for wrapper, size in before.values():  # the modules are scanned once, before
+            if wrapper.cache_info().currsize > size:
                 wrapper.cache_clear()
 
 

@@ -35,7 +35,7 @@ from ..base.names import (
     SWITCH_DEFAULTS,
     TIMESTEP_INPUTS,
     dim_of_word,
-    is_switch,
+    is_switch_param,
     size_of,
     special_token,
 )
@@ -333,7 +333,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                 more = ", ..." if len(fields) > 8 else ""
                 notes.append(f"{p.name} made with the fields the code reads from it ({shown}"
                              f"{more}); give --init {p.name}.FIELD=VALUE to set one")
-        elif is_switch(p.name) or p.annotation in (bool, "bool"):
+        elif is_switch_param(p):
             out[p.name] = True  # a switch nothing sets: on, so that the part it adds is checked
             if notes is not None:
                 notes.append(f"{p.name} set True, a switch nothing sets (the part it turns on is "

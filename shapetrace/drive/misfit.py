@@ -11,7 +11,7 @@ import re
 
 import torch
 
-from ..base.errors import one_line
+from ..base.errors import failed_on_none, one_line
 from ..base.ops import MOVES
 from ..base.source import at_line, display_path
 from ..report.results import TargetResult
@@ -256,7 +256,7 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
     arguments of its were left at their default None: a value its callers pass, not a bug of
     the code; a target error naming them."""
     raised = chosen.raised
-    if not isinstance(raised, (TypeError, AttributeError)) or "NoneType" not in str(raised):
+    if not failed_on_none(raised):
         return False
     import inspect
 

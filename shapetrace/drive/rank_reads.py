@@ -17,6 +17,7 @@ import inspect
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..base.errors import failed_on_none
 from ..base.names import TIMESTEPS, size_of
 from ..base.specs import InputSpec
 from .guess import Guess
@@ -112,8 +113,7 @@ class NeededDefaults(Guess):
     names: tuple[str, ...]
 
     def read_by(self, failed, plan) -> bool:
-        text = str(failed.raised) if failed.raised is not None else ""
-        return isinstance(failed.raised, (TypeError, AttributeError)) and "NoneType" in text
+        return failed_on_none(failed.raised)
 
     def others(self, plan, failed) -> Iterator:
         name = self.names[0]

@@ -23,26 +23,23 @@ class _Labels(nn.Module):
         b, h, n, d = t.shape
         return self.out(t.transpose(1, 2).reshape(b, n, h * d))
 
-
-class LabelsMaskFlipped(_Labels):
-    def forward(self, tokens, attention_mask):
+    def attend(self, tokens, allowed):
         k, v = self.kv(tokens).chunk(2, dim=-1)
         q = self.queries.expand(tokens.shape[0], -1, -1)
-        hidden = attention_mask == 0  # meant as "masked out", which SDPA reads as "may attend"
-        allowed = hidden[:, None, None, :]
         y = F.scaled_dot_product_attention(self.split(q), self.split(k), self.split(v),
                                            attn_mask=allowed)
         return self.merge(y)
+
+
+class LabelsMaskFlipped(_Labels):
+    def forward(self, tokens, attention_mask):
+        hidden = attention_mask == 0  # meant as "masked out", which SDPA reads as "may attend"
+        return self.attend(tokens, hidden[:, None, None, :])
 
 
 class LabelsMaskKept(_Labels):
     def forward(self, tokens, attention_mask):
-        k, v = self.kv(tokens).chunk(2, dim=-1)
-        q = self.queries.expand(tokens.shape[0], -1, -1)
-        allowed = attention_mask.bool()[:, None, None, :]
-        y = F.scaled_dot_product_attention(self.split(q), self.split(k), self.split(v),
-                                           attn_mask=allowed)
-        return self.merge(y)
+        return self.attend(tokens, attention_mask.bool()[:, None, None, :])
 
 
 class LabelsScoresFilled(_Labels):
