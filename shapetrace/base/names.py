@@ -37,7 +37,9 @@ AXIS_CONTENTS = {"B": "samples", "T": "tokens", "S": "source tokens", "H": "head
 STATED: dict[str, str] = {
     **dict.fromkeys(("d_model", "n_embd", "n_embed", "embed_dim", "emb_dim", "hidden_size",
                      "model_dim"), "C"),
-    **dict.fromkeys(("num_heads", "n_head", "n_heads", "nhead", "num_attention_heads"), "H"),
+    **dict.fromkeys(("num_heads", "n_head", "n_heads", "nhead", "num_attention_heads",
+                     "query_heads", "num_query_heads", "n_query_heads", "q_heads",
+                     "num_q_heads", "n_q_heads"), "H"),
     **dict.fromkeys(("head_size", "head_dim", "d_k", "d_head", "dim_head"), "d"),
     **dict.fromkeys(("block_size", "context_length", "max_len", "max_seq_len", "max_length",
                      "max_seq_length", "max_position_embeddings", "n_positions", "context_size",
@@ -59,6 +61,8 @@ USUALLY: dict[str, str] = {
     **dict.fromkeys(("d_v", "head_features", "features_per_head"), "d"),
     **dict.fromkeys(("seq_len", "seq_length"), "L"),
     **dict.fromkeys(("num_embeddings",), "V"),
+    # a cache's room for a batch (``KVCache(max_batch_size, ...)``): the batch it is given
+    **dict.fromkeys(("max_batch_size", "max_batch", "max_bsz"), "B"),
 }
 
 #: A name that means one size in some codebases and another in others, with its readings in
@@ -100,8 +104,10 @@ FFN = frozenset(("ffn_dim", "d_ff", "hidden_dim", "intermediate_size", "dim_feed
 KV_HEADS = frozenset(("kv_heads", "n_kv_head", "n_kv_heads", "num_kv_heads",
                       "num_key_value_heads", "num_kv_groups", "n_kv_groups", "kv_groups",
                       "num_query_groups", "n_query_groups"))
+#: a probability of a random op that training alone takes (dropout, stochastic depth's
+#: ``drop_path``, a condition dropped for guidance: ``uncond_prob``): 0.0, off
 DROPOUT = re.compile(r"(dropout|pdrop|drop_rate|drop_prob|dropout_rate|dropout_prob|dropout_p"
-                     r"|p_drop)\Z")
+                     r"|p_drop|\Adrop|_drop|drop_path|drop_path_rate|(?<!keep)_prob)\Z")
 #: A constructor argument that holds a config object (a dataclass, a dict, a Hugging Face config)
 CONFIG = frozenset(("config", "cfg", "conf", "configs", "hparams", "params", "args", "model_args",
                     "model_config"))

@@ -98,6 +98,17 @@ def grid_pattern(raised: BaseException) -> bool:
     return "einops" in type(raised).__module__.lower() and bool(_GRID.search(str(raised)))
 
 
+def grid_view(raised: BaseException, op, tokens: int) -> bool:
+    """Whether ``raised`` is a view or reshape that folded ``tokens`` into a grid of sides
+    ``int(sqrt(tokens))`` (``x.view(B, C, H, W)`` with ``H = W = int(math.sqrt(L))``): the code
+    wants a square number of tokens."""
+    folds = op is not None and ("reshape" in op.op or "view" in op.op)
+    found = VIEW_FAILED.search(str(raised)) if folds else None
+    side = int(tokens ** 0.5)
+    target = [int(n) for n in found.group(1).split(",") if n.strip()] if found else []
+    return side > 1 and any(a == b == side for a, b in zip(target, target[1:]))
+
+
 #: the module's own check asking for a square number (``int(n ** 0.5) ** 2 != n: raise ...``)
 SQUARE_ASKED = re.compile(r"\bsquare\b", re.I)
 

@@ -214,7 +214,10 @@ def _reading(plan, failed: Attempt, run, depth: int = 2, emptied: list | None = 
                 cross = reference_runs(plan, failed.args)
             if cross:  # a cross-attention, as the reference shows: the failure stands
                 continue
-        again = run(other)
+        try:
+            again = run(other)
+        except TargetError:  # a reading its constructor refuses: the first failure stands
+            continue
         stands = other.accepts(again)
         if not stands and failed.passed_by is None and not again.ran and again.got_past(failed):
             failed.passed_by = other.note  # the failure moved with the guess (a reading that

@@ -33,6 +33,7 @@ from .asked import (
     SQUARE_ASKED,
     SQUARE_LENGTH,
     grid_pattern,
+    grid_view,
     is_square,
     raised_by_check,
     width_multiple,
@@ -319,13 +320,15 @@ class ProbeSizes(Guess):
         note = f"{name}={size}, {why}: give --dims {name}=... to choose"
         # a width the code fixes may come with a length it fixes too (a 512-wide table of 200
         # rows added uncut): the sequence length stays open to one more reading
-        rest = (ProbeSizes(self.free & {"T", "S"}),) if name == "C" and "T" in self.free else ()
+        rest = (ProbeSizes(self.free & {"T", "S"}),) if name == "C" and "T" in self.free else \
+            tuple(ProbeSizes(self.free - {name}) if isinstance(g, ProbeSizes) else g
+                  for g in again.guesses)  # the rest, anew
         yield dataclasses.replace(again, guesses=rest, note=note, reading_of=self)
 
     def _resized(self, failed, plan: Plan) -> tuple[str, int, str] | None:
         op, raised = failed.failed_op, failed.raised
         if raised is not None and "T" in self.free and not is_square(plan.dims["T"]):
-            if grid_pattern(raised):  # 'b (h w) c': a square number of tokens
+            if grid_pattern(raised) or grid_view(raised, op, plan.dims["T"]):  # 'b (h w) c'
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"
             if SQUARE_ASKED.search(str(raised)) and raised_by_check(failed.raised_at):
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the code asks"

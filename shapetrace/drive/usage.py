@@ -342,6 +342,8 @@ def meaning_by_use(cls: type, param: str) -> str | None:
     uses = _uses(cls, param, _DEPTH, set())
     if len(uses) > 1:  # a factor of an output's size says nothing beside another use
         uses.discard(OUTPUT_FACTOR)
+    if uses == {"C", "d"}:  # a width handed on as its own head size too (heads=1): C builds both
+        uses = {"C"}
     found = next(iter(uses)) if len(uses) == 1 else None
     return None if found == "stride" else found  # a stride too: a patch size, no free kernel
 
@@ -391,7 +393,7 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
             for name in _method_params(method, node, is_param):
                 found |= _uses(method, name, depth - 1, seen, owner)
             continue
-        callee = _resolve(node.func, names)
+        callee = _base_of(node.func, owner) or _resolve(node.func, names)
         if callee is None or not callable(callee):
             continue
         found |= _sizes_of(_bound(callee, node, is_param), depth, seen)
@@ -404,6 +406,18 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
     if owner is not None and attributes:
         found |= _forward_uses(owner, attributes)
     return found
+
+
+def _base_of(func: ast.expr, owner: type | None) -> type | None:
+    """The base class ``super().__init__`` (or ``super(Owner, self).__init__``) calls in a
+    constructor of ``owner``: its arguments are read where the base uses them."""
+    if owner is None or not (isinstance(func, ast.Attribute) and func.attr == "__init__"
+                             and isinstance(func.value, ast.Call)
+                             and isinstance(func.value.func, ast.Name)
+                             and func.value.func.id == "super"):
+        return None
+    bases = owner.__mro__[1:]
+    return bases[0] if bases and bases[0] is not object else None
 
 
 def _own_method(func: ast.expr, owner: type | None):

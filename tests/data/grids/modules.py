@@ -1,0 +1,118 @@
+"""Modules whose sizes come from names, hand-offs and grids that earlier readings missed: a
+grouped-query attention that names its heads ``query_heads``, a block with a required
+stochastic-depth rate, a cache sized for a batch, a single-head subclass that hands its width
+on twice, tokens folded back into a square grid, and a config whose head count a reading
+would reset."""
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class GroupedHeads(nn.Module):
+    def __init__(self, width, query_heads=8, kv_heads=4):
+        super().__init__()
+        if query_heads % kv_heads != 0:
+            raise ValueError(f"query_heads ({query_heads}) must be divisible by kv_heads ({kv_heads})")
+        self.qh, self.kvh, self.hd = query_heads, kv_heads, width // query_heads
+        self.q = nn.Linear(width, query_heads * self.hd)
+        self.kv = nn.Linear(width, 2 * kv_heads * self.hd)
+        self.out = nn.Linear(query_heads * self.hd, width)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q = self.q(x).view(b, t, self.qh, self.hd).transpose(1, 2)
+        k, v = self.kv(x).view(b, t, 2, self.kvh, self.hd).permute(2, 0, 3, 1, 4)
+        k = k.repeat_interleave(self.qh // self.kvh, dim=1)
+        v = v.repeat_interleave(self.qh // self.kvh, dim=1)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(b, t, -1))
+
+
+class DepthDropBlock(nn.Module):
+    def __init__(self, width, drop_path):
+        super().__init__()
+        self.rate = drop_path
+        self.norm = nn.LayerNorm(width)
+        self.mix = nn.Linear(width, width)
+
+    def forward(self, x):
+        y = self.mix(self.norm(x))
+        if self.training and self.rate > 0:
+            keep = torch.rand(x.shape[0], 1, 1) >= self.rate
+            y = y * keep / (1 - self.rate)
+        return x + y
+
+
+class CachedKeys(nn.Module):
+    def __init__(self, width, max_batch_size, max_len=64):
+        super().__init__()
+        self.register_buffer("keys", torch.zeros(max_batch_size, max_len, width))
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        k = self.proj(x)
+        self.keys[:b, :t] = k.detach()
+        return k + self.keys[:b, :t]
+
+
+class LinearMix(nn.Module):
+    def __init__(self, dim, heads=4, dim_head=32):
+        super().__init__()
+        self.heads = heads
+        inner = heads * dim_head
+        self.to_qkv = nn.Conv2d(dim, inner * 3, 1, bias=False)
+        self.to_out = nn.Conv2d(inner, dim, 1)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        q, k, v = self.to_qkv(x).flatten(2).chunk(3, dim=1)
+        q = q.reshape(b, self.heads, -1, h * w)
+        k = k.reshape(b, self.heads, -1, h * w).softmax(dim=-1)
+        v = v.reshape(b, self.heads, -1, h * w)
+        context = torch.einsum("bhdn,bhen->bhde", k, v)
+        out = torch.einsum("bhde,bhdn->bhen", context, q)
+        return self.to_out(out.reshape(b, -1, h, w))
+
+
+class SingleHeadMix(LinearMix):
+    def __init__(self, channels_in):
+        super().__init__(dim=channels_in, heads=1, dim_head=channels_in)
+
+
+class TokensToImage(nn.Module):
+    def __init__(self, in_chans=32, out_chans=3):
+        super().__init__()
+        self.conv = nn.Conv2d(in_chans, out_chans, 3, padding=1)
+
+    def forward(self, x):
+        b, n, c = x.shape
+        side = int(math.sqrt(n))
+        grid = x.transpose(1, 2).reshape(b, c, side, side)
+        return self.conv(grid)
+
+
+@dataclass
+class TableArgs:
+    dim: int = 256
+    n_head: int = 8
+    max_len: int = 64
+
+
+class TableAttention(nn.Module):
+    def __init__(self, cfg: TableArgs):
+        super().__init__()
+        assert cfg.dim % cfg.n_head == 0
+        self.heads = cfg.n_head
+        self.qkv = nn.Linear(cfg.dim, 3 * cfg.dim)
+
+    def forward(self, x, table=None):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).view(b, t, self.heads, 3, -1, 2).permute(3, 0, 2, 1, 4, 5)
+        q = (q * table[:t]).flatten(-2)  # rotated in pairs by a table the caller hands in
+        y = F.scaled_dot_product_attention(q, k.flatten(-2), v.flatten(-2))
+        return y.transpose(1, 2).reshape(b, t, c)

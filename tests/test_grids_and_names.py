@@ -1,0 +1,85 @@
+"""Sizes read from what a module's code says and does: heads named ``query_heads``, a required
+stochastic-depth rate, a cache's room for a batch, a width handed to a base class twice (its
+own head size too), tokens folded back into a square grid; and a reading that its constructor
+refuses never replaces the failure it was tried for (tests/data/grids/modules.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import shapetrace as st
+from shapetrace.base.names import DROPOUT, size_of
+from shapetrace.drive.targets import resolve_targets
+from shapetrace.drive.usage import meaning_by_use
+
+DATA = Path(__file__).parent / "data" / "grids"
+ROOT = Path(__file__).parent.parent
+
+
+def _target(cls: str):
+    (target,) = resolve_targets(f"{DATA / 'modules.py'}::{cls}", root=ROOT)
+    return target
+
+
+def _check(cls: str, **kwargs):
+    target = _target(cls)
+    return st.check(target.cls, target=target.display, **kwargs).targets[0]
+
+
+def _errors(result) -> list[tuple[str, int]]:
+    return [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"]
+
+
+def test_query_heads_are_the_heads_and_key_value_heads_divide_them():
+    assert size_of("query_heads", constructor=True) == "H"
+    result = _check("GroupedHeads")
+    assert result.error is None, result.error
+    assert not _errors(result)
+
+
+@pytest.mark.parametrize("name", ["drop_path", "drop_path_rate", "attn_drop", "proj_drop",
+                                  "uncond_prob", "drop"])
+def test_rates_of_random_training_ops_are_off(name):
+    assert DROPOUT.search(name)
+
+
+@pytest.mark.parametrize("name", ["keep_prob", "drop_last", "backdrop"])
+def test_names_that_are_not_such_rates_are_left(name):
+    assert not DROPOUT.search(name)
+
+
+def test_a_required_stochastic_depth_rate_is_given_off():
+    result = _check("DepthDropBlock")
+    assert result.error is None, result.error
+    assert not _errors(result)
+
+
+def test_a_cache_s_room_for_a_batch_is_the_batch():
+    assert size_of("max_batch_size", constructor=True) == "B"
+    result = _check("CachedKeys")
+    assert result.error is None, result.error
+    assert not _errors(result)
+
+
+def test_a_width_handed_to_the_base_class_as_width_and_head_size_is_the_width():
+    assert meaning_by_use(_target("SingleHeadMix").cls, "channels_in") == "C"
+    result = _check("SingleHeadMix")
+    assert result.error is None, result.error
+    assert not _errors(result)
+
+
+def test_tokens_folded_into_a_square_grid_are_read_at_a_square_length():
+    result = _check("TokensToImage")
+    assert result.error is None, result.error
+    assert result.dims["T"] == 16
+    assert any("square number of tokens" in n for n in result.notes), result.notes
+    assert not _errors(result)
+
+
+def test_a_reading_its_constructor_refuses_leaves_the_first_failure_standing():
+    result = _check("TableAttention")
+    assert result.error is not None
+    assert "AssertionError" not in result.error  # the config a reading reset, refused
+    assert "Tensor.view" in result.error and "depends on the guess" in result.error
