@@ -83,3 +83,9 @@ def test_a_reading_its_constructor_refuses_leaves_the_first_failure_standing():
     assert result.error is not None
     assert "AssertionError" not in result.error  # the config a reading reset, refused
     assert "Tensor.view" in result.error and "depends on the guess" in result.error
+
+
+def test_an_argument_forward_never_reads_is_given_none():
+    result = _check("IgnoresItsMask")
+    assert result.error is None, result.error
+    assert not _errors(result)

@@ -48,6 +48,20 @@ def compared_with_none(func, name: str) -> bool:
     return False
 
 
+def never_read(func, name: str) -> bool:
+    """Whether ``func``'s code never reads its argument ``name`` (``forward(q, k, v,
+    attn_mask)`` that ignores the mask): any value does, None among them."""
+    func = getattr(func, "__func__", func)
+    body = function_def(parsed(func), getattr(func, "__name__", "")) \
+        if inspect.isfunction(func) else None
+    if body is None:
+        return False
+    for node in ast.walk(body):
+        if isinstance(node, ast.Name) and node.id in (name, "locals", "vars"):
+            return False
+    return True
+
+
 def only_tested(func, name: str) -> bool:
     """Whether ``func`` reads its argument ``name`` only as a truth value (``if train and ...``,
     ``not train``): a switch, never a tensor."""

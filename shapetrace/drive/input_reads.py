@@ -17,7 +17,7 @@ import ast
 import dataclasses
 import inspect
 
-from ..analysis.code import compared_with_none, only_tested
+from ..analysis.code import compared_with_none, never_read, only_tested
 from ..analysis.handed import handed
 from ..base.names import (
     DATA_INPUTS,
@@ -186,10 +186,12 @@ def _plain_tensor(hint) -> bool:
 def value_input(p: inspect.Parameter, hint, forward) -> ValueInput | None:
     """A forward argument that is no tensor: an integer offset into the sequence
     (``start_pos: int``) is 0; an input whose name says nothing that forward tests with
-    ``is None`` (``if last_attn is None: last_attn = ...``) is None; one it only tests for
-    truth (``if train and ...``) is False."""
+    ``is None`` (``if last_attn is None: last_attn = ...``) is None, and so is one its code
+    never reads; one it only tests for truth (``if train and ...``) is False."""
     if p.name in OFFSET_INPUTS and hint in (None, int, "int"):
         return ValueInput(p.name, 0)
+    if never_read(forward, p.name):
+        return ValueInput(p.name, None)  # an argument its code ignores
     if _plain_tensor(hint) and compared_with_none(forward, p.name):
         return ValueInput(p.name, None)
     if hint in (None, bool, "bool") and only_tested(forward, p.name):

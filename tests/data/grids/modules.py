@@ -116,3 +116,15 @@ class TableAttention(nn.Module):
         q = (q * table[:t]).flatten(-2)  # rotated in pairs by a table the caller hands in
         y = F.scaled_dot_product_attention(q, k.flatten(-2), v.flatten(-2))
         return y.transpose(1, 2).reshape(b, t, c)
+
+
+class IgnoresItsMask(nn.Module):
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.heads = n_heads
+        self.proj = nn.Linear(d_model, d_model)
+
+    def forward(self, queries, keys, values, attn_mask):
+        b, t, c = queries.shape
+        scores = torch.einsum("btc,bsc->bts", queries, keys) / math.sqrt(c)
+        return self.proj(scores.softmax(dim=-1) @ values)
