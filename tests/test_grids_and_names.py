@@ -89,3 +89,10 @@ def test_an_argument_forward_never_reads_is_given_none():
     result = _check("IgnoresItsMask")
     assert result.error is None, result.error
     assert not _errors(result)
+
+
+def test_sizes_annotated_as_numbers_are_sizes_and_an_even_width_its_check_asks_for_is_read():
+    result = _check("GridTable")
+    assert result.error is None, result.error
+    assert not _errors(result)
+    assert any("own check asks for an even size" in n for n in result.notes), result.notes

@@ -210,7 +210,9 @@ OFFSET_INPUTS = frozenset(("start_pos", "offset", "start", "pos_offset", "past_l
 #: an integer forward argument that is a size of the data (``forward(self, L)`` of a table of
 #: positions, ``forward(self, B, H, W)`` of an image's positions): the dim it is
 SIZE_INPUTS = {"L": "T", "seq_len": "T", "seqlen": "T", "seq_length": "T", "length": "T",
-               "num_tokens": "T", "N": "T", "B": "B", "batch_size": "B", "bsz": "B"}
+               "num_tokens": "T", "N": "T", "B": "B", "batch_size": "B", "bsz": "B",
+               # a table's width (``forward(self, h, w, embed_dim)`` of a sin-cos table)
+               **{name: "C" for name, dim in STATED.items() if dim == "C"}}
 #: an image's height and width handed in beside its tokens (``forward(self, x, H, W)`` with
 #: ``x`` of H*W tokens): read as one row of T, (1, T), which fits a sequence of any length
 SIDE_INPUTS = (("H", "W"), ("h", "w"), ("height", "width"), ("Hp", "Wp"))

@@ -5,6 +5,7 @@ failure came from the module's own code rather than from an op of torch's."""
 from __future__ import annotations
 
 import ast
+import linecache
 import re
 
 from ..base.dims import Dims
@@ -62,17 +63,24 @@ def fixed_width_of(raised: BaseException | None, dims: Dims, free) -> int | None
     return size
 
 
-def halved_size(raised: BaseException | None, dims: Dims, free) -> tuple[str, int, str] | None:
+def halved_size(raised: BaseException | None, dims: Dims, free,
+                raised_at: tuple[str, int] | None = None) -> tuple[str, int, str] | None:
     """An even head size, and with it an even width, for a forward that split an odd one in
     halves (``x.chunk(2, -1)``, ``d // 2``, the two halves of rotary positions) and failed
     where the halves meet: its error names both half sizes (6 and 7 of d=13), or the odd size
     beside the one its halves rounded up make again (13 and 14: ``arange(0, d, 2)`` doubled) or
     rounded down (12 and 13: ``d // 2`` cosines and sines),
-    or a view of a half size that the odd size does not fill. None otherwise, or when the caller chose d."""
+    or a view of a half size that the odd size does not fill, or the module's own check that
+    a size is even (``assert embed_dim % 2 == 0`` at ``raised_at``). None otherwise, or when
+    the caller chose d."""
     if raised is None or "d" not in free or {"d", "C"} & set(getattr(dims, "explicit", ())):
         return None
     text = str(raised)
     numbers = {int(n) for n in re.findall(r"(?<!\d)\d+(?!\d)", text)}  # 142 of "5x142" too
+    if raised_at and raised_by_check(raised_at) and dims.get("d", 2) % 2 \
+            and re.search(r"%\s*2\s*[!=]=", linecache.getline(*raised_at)):
+        return ("d", EVEN_HEAD_SIZE, "an even head size (and width): the module's own check "
+                "asks for an even size")
     view = VIEW_FAILED.search(text)
     for name in ("d", "C"):
         size = dims.get(name)

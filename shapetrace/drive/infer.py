@@ -52,27 +52,13 @@ from ..naming.hints import forward_hints, tensor_annotation
 from .asks import mask_axes
 from .builtby import built_for, passed_for
 from .init_reads import read_for
-from .input_reads import (
-    lengths_input,
-    size_input,
-    spec_by_layer,
-    spec_by_receiver,
-    spec_from_name,
-    timestep_spec,
-    value_input,
-)
+from .input_reads import (lengths_input, size_input, spec_by_layer, spec_by_receiver,
+                          spec_from_name, timestep_spec, value_input)
 from .layout import swapped as _swapped
 from .masks import optional_mask, required_mask
 from .layout import time_first
 from .styles import annotated_config, config_source
-from .usage import (
-    KERNEL,
-    LAYER_COUNT,
-    OUTPUT_FACTOR,
-    fields_read,
-    kwargs_base,
-    meaning_by_use,
-)
+from .usage import KERNEL, LAYER_COUNT, OUTPUT_FACTOR, fields_read, kwargs_base, meaning_by_use
 
 # Inferring forward inputs ---------------------------------------------------------------------
 
@@ -130,8 +116,10 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
             continue
         if annotation is not None:
             spec = _spec_from_annotation(p.name, annotation, dims, owner)
-        else:
-            spec = spec_from_name(p.name, names) or required_mask(p.name, forward, specs, klass) \
+        else:  # a parameter annotated as a number is never a tensor (h: int beside w: int)
+            number = hints.get(p.name) in (int, "int") and size_input(
+                p, hints.get(p.name), forward, names, dims)
+            spec = number or spec_from_name(p.name, names) or required_mask(p.name, forward, specs, klass) \
                 or value_input(p, hints.get(p.name), forward) or lengths_input(p.name, dims) \
                 or size_input(p, hints.get(p.name), forward, names, dims) \
                 or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass) \

@@ -332,7 +332,7 @@ class ProbeSizes(Guess):
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"
             if SQUARE_ASKED.search(str(raised)) and raised_by_check(failed.raised_at):
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the code asks"
-        halved = halved_size(raised, plan.dims, self.free)
+        halved = halved_size(raised, plan.dims, self.free, failed.raised_at)
         if halved is not None:
             return halved
         fixed = MET.search(str(raised)) if raised is not None and "T" in self.free else None

@@ -128,3 +128,12 @@ class IgnoresItsMask(nn.Module):
         b, t, c = queries.shape
         scores = torch.einsum("btc,bsc->bts", queries, keys) / math.sqrt(c)
         return self.proj(scores.softmax(dim=-1) @ values)
+
+
+class GridTable(nn.Module):
+    def forward(self, h: int, w: int, embed_dim: int) -> torch.Tensor:
+        assert embed_dim % 2 == 0, embed_dim
+        rows, cols = torch.meshgrid(torch.arange(h).float(), torch.arange(w).float(), indexing="ij")
+        freqs = 1.0 / 100 ** (torch.arange(embed_dim // 4).float() / (embed_dim // 4))
+        parts = [f(p.reshape(-1, 1) * freqs) for p in (rows, cols) for f in (torch.sin, torch.cos)]
+        return torch.cat(parts, dim=1)
