@@ -96,3 +96,18 @@ def test_sizes_annotated_as_numbers_are_sizes_and_an_even_width_its_check_asks_f
     assert result.error is None, result.error
     assert not _errors(result)
     assert any("own check asks for an even size" in n for n in result.notes), result.notes
+
+
+def test_a_mask_its_forward_demands_is_given_and_a_shape_that_pairs_samples_does_not_stand():
+    result = _check("DemandsMask")
+    assert result.error is None, result.error
+    assert not _errors(result)
+    assert any("mask=B,T:" in n for n in result.notes), result.notes
+    assert not any("mask=B,T,T" in n for n in result.notes), result.notes
+
+
+def test_a_constructor_argument_tested_for_none_is_given_none():
+    result = _check("SharedBias")
+    assert result.error is None, result.error
+    assert not _errors(result)
+    assert any("bias_u=None" in n for n in result.notes), result.notes

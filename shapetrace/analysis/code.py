@@ -48,6 +48,28 @@ def compared_with_none(func, name: str) -> bool:
     return False
 
 
+def demanded(func, name: str) -> bool:
+    """Whether ``func`` refuses to run without its argument ``name`` though it defaults to None
+    (``assert mask is not None``, ``if mask is None: raise ...``): a required input."""
+    func = getattr(func, "__func__", func)
+    body = function_def(parsed(func), getattr(func, "__name__", "")) \
+        if inspect.isfunction(func) else None
+
+    def tests(node, op) -> bool:
+        return isinstance(node, ast.Compare) and len(node.ops) == 1 \
+            and isinstance(node.ops[0], op) and isinstance(node.left, ast.Name) \
+            and node.left.id == name and isinstance(node.comparators[0], ast.Constant) \
+            and node.comparators[0].value is None
+
+    for node in body.body if body is not None else ():  # the forward's own first statements
+        if isinstance(node, ast.Assert) and tests(node.test, ast.IsNot):
+            return True
+        if isinstance(node, ast.If) and tests(node.test, ast.Is) and not node.orelse \
+                and any(isinstance(n, ast.Raise) for n in node.body):
+            return True
+    return False
+
+
 def never_read(func, name: str) -> bool:
     """Whether ``func``'s code never reads its argument ``name`` (``forward(q, k, v,
     attn_mask)`` that ignores the mask): any value does, None among them."""

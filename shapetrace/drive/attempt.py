@@ -128,6 +128,13 @@ class Attempt:
         return any(m.src is None and tuple(m.shape) == tuple(a.shape) and m.dtype == a.dtype
                    for m in rec.inputs for a in given)
 
+    def pairs_samples(self, batch: int) -> bool:
+        """Whether an op of the run made a value with the batch's size on two axes (a mask of
+        one shape broadcast against scores of another, ``(B, 1, T, T)`` with ``(B, T, T)``)."""
+        return any(sum(1 for n in m.shape if n == batch) > 1
+                   for rec in self.trace.records for m in rec.outputs
+                   if getattr(m, "shape", None) is not None)
+
     @property
     def given_tensors(self) -> bool:
         """Whether the caller passed tensors of their own (at their own sizes)."""

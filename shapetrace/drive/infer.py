@@ -16,6 +16,7 @@ import inspect
 import types
 from collections.abc import Callable, Mapping
 
+from ..analysis.code import compared_with_none, demanded
 from ..base.errors import TargetError, UsageError, one_line
 from ..base.names import (
     CONFIG,
@@ -97,7 +98,7 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
     suggestions: list[str] = []
     for p in params:
         annotation = tensor_annotation(hints.get(p.name))
-        has_default = p.default is not p.empty
+        has_default = p.default is not p.empty and not (p.default is None and demanded(forward, p.name))
         if has_default and p.default is None and p.name in TIMESTEP_INPUTS and names & DATA_INPUTS:
             specs.append(timestep_spec(p.name))  # forward(x, t=None): the timestep its code reads
             suggestions.append(str(specs[-1]))
@@ -335,6 +336,10 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             out[p.name] = used.value
             if notes is not None:
                 notes.append(used.note)
+        elif inspect.isfunction(cls.__init__) and compared_with_none(cls.__init__, p.name):
+            out[p.name] = None  # tested for None: the constructor makes its own (a shared bias)
+            if notes is not None:
+                notes.append(f"{p.name}=None: its constructor makes one then; give --init to choose")
         else:
             missing.append(p.name)
     for key, value in given.items():

@@ -17,7 +17,7 @@ import ast
 import dataclasses
 import inspect
 
-from ..analysis.code import compared_with_none, never_read, only_tested
+from ..analysis.code import compared_with_none, demanded, never_read, only_tested
 from ..analysis.handed import handed
 from ..base.names import (
     DATA_INPUTS,
@@ -192,7 +192,7 @@ def value_input(p: inspect.Parameter, hint, forward) -> ValueInput | None:
         return ValueInput(p.name, 0)
     if never_read(forward, p.name):
         return ValueInput(p.name, None)  # an argument its code ignores
-    if _plain_tensor(hint) and compared_with_none(forward, p.name):
+    if _plain_tensor(hint) and compared_with_none(forward, p.name) and not demanded(forward, p.name):
         return ValueInput(p.name, None)
     if hint in (None, bool, "bool") and only_tested(forward, p.name):
         return ValueInput(p.name, False)  # a switch (``if train and ...``): off, as in eval

@@ -22,22 +22,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .asked import (
-    MET,
-    VIEW_FAILED,
-    fixed_width_of,
-    halved_size,
-    DIVISOR_ASKED,
-    EVEN_ASKED,
-    EVEN_HEAD_SIZE,
-    SQUARE_ASKED,
-    SQUARE_LENGTH,
-    grid_pattern,
-    grid_view,
-    is_square,
-    raised_by_check,
-    width_multiple,
-)
+from .asked import (DIVISOR_ASKED, EVEN_ASKED, EVEN_HEAD_SIZE, MET, SQUARE_ASKED, SQUARE_LENGTH,
+                    VIEW_FAILED, fixed_width_of, grid_pattern, grid_view, halved_size, is_square,
+                    raised_by_check, width_multiple)
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.names import (
@@ -489,6 +476,9 @@ class GuessedMasks(Guess):
         absent = self.absent(plan, failed, tested=False)
         if absent is not None:
             yield absent
+
+    def stands(self, attempt, plan: Plan) -> bool:  # a mask whose shape pairs the samples
+        return not attempt.pairs_samples(plan.dims["B"])  # (B, B, ...) is read another way
 
     def absent(self, plan: Plan, failed, *, tested: bool = True) -> Plan | None:
         """The plan with the masks None, where the code allows it (``masks.may_be_none``)."""

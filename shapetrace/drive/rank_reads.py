@@ -63,10 +63,7 @@ class FewerAxes(Guess):
         """A value or a vector per sample keeps the samples apart: a forward that pairs them
         (an op with the batch's size on two axes: ``queries @ keys.T`` of one sequence's tokens
         read as samples) reads that axis as something else, and the reading does not stand."""
-        batch = plan.dims["B"]
-        return not any(sum(1 for n in m.shape if n == batch) > 1
-                       for rec in attempt.trace.records for m in rec.outputs
-                       if getattr(m, "shape", None) is not None)
+        return not attempt.pairs_samples(plan.dims["B"])
 
 
 @dataclass(frozen=True)

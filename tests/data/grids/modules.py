@@ -137,3 +137,33 @@ class GridTable(nn.Module):
         freqs = 1.0 / 100 ** (torch.arange(embed_dim // 4).float() / (embed_dim // 4))
         parts = [f(p.reshape(-1, 1) * freqs) for p in (rows, cols) for f in (torch.sin, torch.cos)]
         return torch.cat(parts, dim=1)
+
+
+class DemandsMask(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.qkv = nn.Linear(width, 3 * width)
+
+    def forward(self, x, mask=None):
+        assert mask is not None, "this attention needs its padding mask"
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        scores = q @ k.transpose(1, 2) / math.sqrt(q.shape[-1])
+        scores = scores.masked_fill(~mask[:, None, :], float("-inf"))
+        return scores.softmax(dim=-1) @ v
+
+
+class SharedBias(nn.Module):
+    def __init__(self, n_head, n_feat, bias_u):
+        super().__init__()
+        self.h, self.dk = n_head, n_feat // n_head
+        self.qkv = nn.Linear(n_feat, 3 * n_feat)
+        if bias_u is None:
+            self.bias_u = nn.Parameter(torch.zeros(self.h, self.dk))
+        else:
+            self.bias_u = bias_u
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.h, self.dk).permute(2, 0, 3, 1, 4)
+        q = q + self.bias_u[:, None, :]
+        return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, t, c)
