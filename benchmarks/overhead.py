@@ -17,10 +17,12 @@ The minimal recorder's ratio is the part of the goal that recording alone uses u
 left of the goal is printed as the time per forward that value probes, axis names and the
 fifteen rules would have to fit in.
 
-Besides the medians, the means: a full collection of the garbage collector (every few hundred
-forwards, triggered by the count of objects allocated, not by cyclic garbage: a forward leaves
-none) costs as much as dozens of forwards, and lands in the mean alone. The collections that
-ran during each way's forwards are counted.
+Besides the medians, the means, and the garbage collections (young, middle, full) that ran
+during each way's forwards. A traced forward leaves no cyclic garbage; in steady state a few
+young collections run per hundred forwards and no full one. A fresh process owes one full
+collection for the objects its imports made (about 100 ms, as much as thirty student forwards),
+which comes due at the first middle collection, in whichever forward allocates most: it is run
+after the warm-up, before anything is measured.
 
 ``--parts``: four more ways, in the same interleaved rounds, that say where the goal is lost:
 shapetrace without its rules (no axis names, no analysis), without its value probes, and
@@ -218,6 +220,7 @@ def measure(title, kwargs, batch, goal, repeats, parts=False):
 
     for fn in runs.values():  # warm up
         fn()
+    gc.collect()  # the full collection the imports owe (see the module's docstring)
     gc.callbacks.append(collected)
     try:
         for _ in range(repeats):
