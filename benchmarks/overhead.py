@@ -17,6 +17,13 @@ The minimal recorder's ratio is the part of the goal that recording alone uses u
 left of the goal is printed as the time per forward that value probes, axis names and the
 fifteen rules would have to fit in.
 
+Besides the medians, the means, and the garbage collections (young, middle, full) that ran
+during each way's forwards. A traced forward leaves no cyclic garbage; in steady state a few
+young collections run per hundred forwards and no full one. A fresh process owes one full
+collection for the objects its imports made (about 100 ms, as much as thirty student forwards),
+which comes due at the first middle collection, in whichever forward allocates most: it is run
+after the warm-up, before anything is measured.
+
 ``--parts``: four more ways, in the same interleaved rounds, that say where the goal is lost:
 shapetrace without its rules (no axis names, no analysis), without its value probes, and
 without either (the recorder, its module hooks and the training-run watch alone); and
@@ -27,6 +34,7 @@ shapetrace with every rule run afresh (the findings of a repeated run not taken 
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import statistics
 import sys
@@ -203,14 +211,28 @@ def measure(title, kwargs, batch, goal, repeats, parts=False):
                      "neither": part(rules=False, probes=False), "rules afresh": afresh})
     wall = {name: [] for name in runs}
     cpu = {name: [] for name in runs}
+    collections = {name: [0, 0, 0] for name in runs}  # by generation
+    running = [None]
+
+    def collected(phase, info):
+        if phase == "start" and running[0] is not None:
+            collections[running[0]][info["generation"]] += 1
+
     for fn in runs.values():  # warm up
         fn()
-    for _ in range(repeats):
-        for name, fn in runs.items():
-            start, start_cpu = time.perf_counter(), time.thread_time()
-            fn()
-            cpu[name].append(time.thread_time() - start_cpu)
-            wall[name].append(time.perf_counter() - start)
+    gc.collect()  # the full collection the imports owe (see the module's docstring)
+    gc.callbacks.append(collected)
+    try:
+        for _ in range(repeats):
+            for name, fn in runs.items():
+                running[0] = name
+                start, start_cpu = time.perf_counter(), time.thread_time()
+                fn()
+                cpu[name].append(time.thread_time() - start_cpu)
+                wall[name].append(time.perf_counter() - start)
+                running[0] = None
+    finally:
+        gc.callbacks.remove(collected)
     with torch.no_grad(), st.trace(model) as t:
         model(idx)
     print(f"{title} forward, one thread, {repeats} interleaved runs, {len(t.records)} ops traced")
@@ -236,6 +258,12 @@ def measure(title, kwargs, batch, goal, repeats, parts=False):
     # Other processes only ever add time: the fastest run of each is the least disturbed.
     print(f"  cpu, fastest run of each: shapetrace / bare mode "
           f"{min(cpu['shapetrace']) / min(cpu['bare mode']):.2f}x")
+    mean = {name: statistics.mean(ts) for name, ts in cpu.items()}
+    print(f"  cpu, means: untraced {mean['untraced'] * 1e3:.2f} ms   bare mode "
+          f"{mean['bare mode'] * 1e3:.2f} ms   shapetrace {mean['shapetrace'] * 1e3:.2f} ms: "
+          f"shapetrace / bare mode {mean['shapetrace'] / mean['bare mode']:.2f}x; garbage "
+          f"collections (young, middle, full) during shapetrace's runs "
+          f"{tuple(collections['shapetrace'])}, the bare mode's {tuple(collections['bare mode'])}")
     if parts:
         print("  cpu, parts, over the bare mode: " + "   ".join(
             f"{name} {med[name] / med['bare mode']:.2f}x" for name in

@@ -125,3 +125,16 @@ def test_only_the_latest_runs_are_kept(monkeypatch):
     assert len(calls) == len(lengths)
     _run(model, torch.randn(B, lengths[0], C))  # the oldest: dropped, named again
     assert len(calls) == len(lengths) + 1
+
+
+def test_a_run_traced_again_hands_the_rules_the_kept_signature(monkeypatch):
+    calls = _counting(monkeypatch)
+    model = _Jumbled().eval()
+    first = _run(model, torch.randn(B, T, C))
+    second = _run(model, torch.randn(B, T, C))
+    assert len(calls) == 1
+    # the very key kept with the names: the findings' key holding it is found at once
+    assert second.run_structure[0] is first.run_structure[0]
+    assert _described(second) == _described(first)
+    shorter = _run(model, torch.randn(B, T - 2, C))  # named afresh: a key of its own
+    assert shorter.run_structure[0] is not first.run_structure[0]

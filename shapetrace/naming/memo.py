@@ -25,7 +25,8 @@ from .reshapes import ReshapeCheck
 #: distinct runs whose names are kept (the most recent ones)
 KEPT = 8
 
-# signature -> (every input's and output's axes, record by record; the reshapes read)
+# signature -> (every input's and output's axes, record by record; the reshapes read; the
+# signature itself)
 _NAMED: OrderedDict[Signature, tuple[list, dict[int, ReshapeCheck]]] = OrderedDict()
 _LOCK = threading.Lock()  # traces named on several threads at once
 
@@ -36,20 +37,22 @@ def annotate_once(trace) -> dict[int, ReshapeCheck]:
     records: list[OpRecord] = trace.records
     rest: list = []
     key = signature(records, trace, rest)
-    # the run's structure, the key of its findings (``rules.memo``)
-    trace.run_structure = None if key is None else (key, rest)
+    known = None
     if key is not None:
         with _LOCK:
             known = _NAMED.get(key)
             if known is not None:
                 _NAMED.move_to_end(key)
-        if known is not None:
-            axes, reshapes = known
-            _hand_out(records, axes)
-            return dict(reshapes)
+    # the run's structure, the key of its findings (``rules.memo``): the very key kept when the
+    # run is known, so that the findings' key, which holds it, is found without comparing it
+    trace.run_structure = None if key is None else (key if known is None else known[2], rest)
+    if known is not None:
+        axes, reshapes, _ = known
+        _hand_out(records, axes)
+        return dict(reshapes)
     reshapes = annotate(trace)
     if key is not None:
-        named = (_collect(records), dict(reshapes))
+        named = (_collect(records), dict(reshapes), key)
         with _LOCK:
             _NAMED[key] = named
             while len(_NAMED) > KEPT:

@@ -74,25 +74,12 @@ class ValueProbes:
         #: hold no NaN and no Inf (they sum to 1 along that axis while nothing writes to them)
         self.row_sums: dict[int, tuple] = {}
         #: record index -> ops from the nearest softmax, kept for records within SOFTMAX_DEPTH
-        #: of one: the weight probe walks back only from operands listed here.
+        #: of one (entered by the tracer as ops are recorded, so that a matmul operand far from
+        #: every softmax is settled by one lookup): the weight probe walks back only from
+        #: operands listed here.
         self.near_softmax: dict[int, int] = {}
         #: record index -> the record that made the NaN or Inf its outputs hold
         self.tainted: dict[int, int] = {}
-
-    def softmax(self, rec: OpRecord) -> None:
-        self.near_softmax[rec.index] = 0
-
-    def note_near_softmax(self, rec: OpRecord) -> None:
-        """Enters ``rec`` in ``near_softmax`` when one of its inputs is within reach of a
-        softmax. Kept as ops are recorded, so that a matmul operand far from every softmax (q,
-        k, v, an MLP weight) is settled by one lookup rather than by a walk."""
-        near, hops = self.near_softmax, SOFTMAX_DEPTH
-        for meta in rec.inputs:  # runs for every op after a softmax: meta.src spelt out
-            h = near.get(meta._made_by)  # None for a tensor from outside the trace
-            if h is not None and h < hops:
-                hops = h
-        if hops < SOFTMAX_DEPTH:
-            near[rec.index] = hops + 1
 
     def after(self, rec: OpRecord, outs, args, kwargs, *, finite: bool, weights: bool,
               numbers: bool = True) -> None:

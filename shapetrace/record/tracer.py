@@ -58,7 +58,7 @@ from .kinds import (
 )
 from .hooks import LOCK, unhook
 from .layers import mark_returned, unread_layers
-from .probes import HALF, ValueProbes, has_value
+from .probes import HALF, SOFTMAX_DEPTH, ValueProbes, has_value
 from .scripted import PythonScripts
 from .steps import StepWatch
 from .tensors import dead, odd_meta, shared_tables
@@ -285,13 +285,9 @@ class Recorder:
         rec = mode.current if mode is not None and threading.get_ident() == self.thread else None
         if rec is not None:
             rec.add_warning(f"{category.__name__}: {message}")
-            if rec.site is not None and _is_own_file(filename):
+            if rec.site is not None and filename and is_own_file(filename):
                 filename, lineno = rec.where[0], rec.where[1]
         return filename, lineno
-
-
-def _is_own_file(filename: str | None) -> bool:
-    return bool(filename) and is_own_file(filename)
 
 
 class _Mode(TorchFunctionMode):
@@ -309,8 +305,7 @@ class _Mode(TorchFunctionMode):
         self.observer = recorder.observer
         # id(tensor) -> meta for every tensor seen: an op's output meta (``src``: the op that
         # made it), or that of a tensor from outside the trace (``src`` None), shared by every
-        # consumer; ``meta.ref``, a weak reference while recording, tells a live tensor from a
-        # dead one whose id was reused.
+        # consumer; ``meta.ref`` (weak while recording) tells a dead tensor whose id was reused.
         self.live: dict[int, TensorMeta] = {}
         # func -> (kind, name, code, transparent body); those of C functions called from C known
         self.funcs: dict[Any, tuple] = dict(FROM_C)
@@ -477,10 +472,8 @@ class _Mode(TorchFunctionMode):
                 recorded[k] = v
             if shared:
                 key = tuple(recorded.items())
-                found = self.kwarg_dicts.get(key)
-                if found is None:
-                    found = self.kwarg_dicts[key] = ReadOnlyDict(recorded)
-                recorded = found
+                recorded = self.kwarg_dicts.get(key) \
+                    or self.kwarg_dicts.setdefault(key, ReadOnlyDict(recorded))
         else:
             recorded = _EMPTY_KWARGS
         # The shared ``(code, lasti, internal)`` of the user's frame for this op, or None: one
@@ -530,10 +523,17 @@ class _Mode(TorchFunctionMode):
                 return result
         probes = self.probes
         if probes is not None:
+            near = probes.near_softmax  # ops within SOFTMAX_DEPTH of a softmax: how far
             if kind & SOFTMAX:
-                probes.softmax(rec)
-            elif probes.near_softmax:
-                probes.note_near_softmax(rec)
+                near[index] = 0
+            elif near:
+                hops = SOFTMAX_DEPTH
+                for meta in inputs:
+                    h = near.get(meta._made_by, hops)  # a tensor from outside (None): not there
+                    if h < hops:
+                        hops = h
+                if hops < SOFTMAX_DEPTH:
+                    near[index] = hops + 1
             # Values are looked at only where the op can make a NaN or an Inf: an op that only
             # moves values (a -inf fill) passes on what its inputs hold, looked at when tainted.
             finite = (kind & RISKY or numbers or half) and not kind & (EMPTY_MEMORY | SELECTS)
