@@ -111,3 +111,11 @@ def test_a_constructor_argument_tested_for_none_is_given_none():
     assert result.error is None, result.error
     assert not _errors(result)
     assert any("bias_u=None" in n for n in result.notes), result.notes
+
+
+def test_heads_and_a_head_size_of_multiples_a_constructor_fixes_are_read_in_turn():
+    result = _check("GroupedStack")
+    assert result.error is None, result.error
+    assert not _errors(result)
+    asked = [n for n in result.notes if "multiple of a number of its own" in n]
+    assert [n.split(":")[0] for n in asked] == ["H=8", "d=16"], result.notes

@@ -34,6 +34,24 @@ def width_multiple(text: str, width: int) -> int | None:
     return math.lcm(EVEN_HEAD_SIZE, divisor) if 2 <= divisor <= 64 else None
 
 
+def count_multiple(text: str, dims, free) -> tuple[str, int] | None:
+    """The head count or head size a constructor's error asks for when it refused the probe's
+    with a divisor of its own (``query_heads (11) must be divisible by kv_heads (4)``,
+    ``head_dim (13) must be divisible by 8``): ``("H", twice the divisor)`` (so that a
+    grouping is checked too) or ``("d", the smallest multiple of the even head size it
+    divides)``; None when nothing asks it, or for sizes not ``free``."""
+    import math
+
+    asked = DIVISOR_ASKED.search(text)
+    numbers = {int(n) for n in re.findall(r"\b\d+\b", text)}
+    divisor = int(asked.group(1)) if asked is not None else 0
+    for name in ("H", "d"):
+        size = dims.get(name)
+        if name in free and size in numbers and 2 <= divisor <= 32 and size % divisor:
+            return (name, 2 * divisor) if name == "H" else (name, math.lcm(EVEN_HEAD_SIZE, divisor))
+    return None
+
+
 #: two sizes an elementwise op could not broadcast: the sizes of tensor a and tensor b
 MET = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
 #: a view that the number of elements does not fill

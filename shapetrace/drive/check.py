@@ -140,6 +140,11 @@ def _threads_for(dims: Dims):
     return one_thread() if largest <= _SMALL else contextlib.nullcontext()
 
 
+#: how many times a constructor that refused the sizes is built again, each time at the sizes
+#: its error asks for (heads divisible by its key/value heads, then a head size by 8)
+_CONSTRUCTOR_READINGS = 2
+
+
 def _checked(request: Request, notes: list[str]) -> TargetResult:
     """The plan, its attempts and the findings of the one that stands, as a TargetResult."""
     dims, module = request.dims, request.module
@@ -161,15 +166,18 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                 notes.append(note)
                 skips.append(Skip(WATCHED, "the sizes are too large for them"))
         with preserved(module), fake_mode(request.fake) as mode:
-            try:
-                chosen = attempt(plan, mode=mode, watch=behaviour, skip=skipped)
-            except TargetError as exc:  # a constructor that needs an even width
+            for tries in range(_CONSTRUCTOR_READINGS + 1):
                 try:
-                    plan = even_width(plan, exc)
-                except TargetError:  # or a switch shapetrace turned on, off
-                    plan = switches_off(plan, exc)
-                notes.append(plan.note)
-                chosen = attempt(plan, mode=mode, watch=behaviour, skip=skipped)
+                    chosen = attempt(plan, mode=mode, watch=behaviour, skip=skipped)
+                    break
+                except TargetError as exc:  # a constructor that needs an even width
+                    if tries == _CONSTRUCTOR_READINGS:
+                        raise
+                    try:  # (or heads of a multiple of its own)
+                        plan = even_width(plan, exc)
+                    except TargetError:  # or a switch shapetrace turned on, off
+                        plan = switches_off(plan, exc)
+                    notes.append(plan.note)
             if not chosen.ran:
                 emptied: list = []
                 read = _reading(plan, chosen, lambda p: attempt(p, mode=mode, watch=behaviour,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .asked import (DIVISOR_ASKED, EVEN_ASKED, EVEN_HEAD_SIZE, MET, SQUARE_ASKED, SQUARE_LENGTH,
-                    VIEW_FAILED, fixed_width_of, grid_pattern, grid_view, halved_size, is_square,
+                    VIEW_FAILED, fixed_width_of, grid_pattern, grid_view, halved_size, count_multiple, is_square,
                     raised_by_check, width_multiple)
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
@@ -368,6 +368,12 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     from ..base.source import user_frame
 
     dims, cause = plan.dims, failed.__cause__
+    given = {k: dims[k] for k in dims.explicit}
+    if cause is not None and plan.init is not None and (count := count_multiple(
+            str(cause), dims, {"H", "d"} - set(dims.explicit))) is not None:  # of its own
+        again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, count[0]: count[1]})))
+        return dataclasses.replace(again, note=f"{count[0]}={count[1]}: the constructor asks for a "
+                                   f"multiple of a number of its own; give --dims {count[0]}=... to choose")
     if cause is None or plan.init is None or {"C", "d"} & set(dims.explicit) or dims["C"] % 2 == 0:
         raise failed
     text = str(cause)
@@ -387,7 +393,6 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     if multiple is None and not (asked or checked or overrun or (
             re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
         raise failed
-    given = {k: dims[k] for k in dims.explicit}
     again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, "d": size})))
     divisor = DIVISOR_ASKED.search(text) if multiple is not None else None
     why = f"a width divisible by {divisor.group(1)}" if divisor and divisor.group(1) != "2" \

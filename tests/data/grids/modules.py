@@ -167,3 +167,21 @@ class SharedBias(nn.Module):
         q, k, v = self.qkv(x).view(b, t, 3, self.h, self.dk).permute(2, 0, 3, 1, 4)
         q = q + self.bias_u[:, None, :]
         return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, t, c)
+
+
+class StrictGrouped(GroupedHeads):
+    def __init__(self, width, query_heads=8, kv_heads=4):
+        super().__init__(width, query_heads, kv_heads)
+        if (width // query_heads) % 8:
+            raise ValueError(f"head_dim ({width // query_heads}) must be divisible by 8")
+
+
+class GroupedStack(nn.Module):
+    def __init__(self, dim, heads, depth):
+        super().__init__()
+        self.layers = nn.ModuleList(StrictGrouped(dim, heads) for _ in range(depth))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = x + layer(x)
+        return x
