@@ -119,3 +119,9 @@ def test_heads_and_a_head_size_of_multiples_a_constructor_fixes_are_read_in_turn
     assert not _errors(result)
     asked = [n for n in result.notes if "multiple of a number of its own" in n]
     assert [n.split(":")[0] for n in asked] == ["H=8", "d=16"], result.notes
+
+
+def test_a_timestep_alone_beside_a_switch_is_one_timestep_per_sample():
+    result = _check("StepEmbedding")
+    assert result.error is None, result.error
+    assert not _errors(result)

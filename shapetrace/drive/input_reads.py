@@ -31,6 +31,7 @@ from ..base.names import (
     TIMESTEP_INPUTS,
     TIMESTEPS,
     TOKEN_INPUTS,
+    is_switch,
     size_of,
 )
 from ..base.specs import InputSpec, ValueInput
@@ -49,8 +50,9 @@ def spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
         return InputSpec(name, ("B", "S", "C"))
     if name in DATA_INPUTS:
         return InputSpec(name, ("B", "T", "C"))
-    if name in TIMESTEP_INPUTS and (all_names & DATA_INPUTS or all_names == {name}):
-        return timestep_spec(name)  # beside the data, or alone (a timestep's embedding)
+    if name in TIMESTEP_INPUTS and (all_names & DATA_INPUTS or all(
+            n == name or is_switch(n) for n in all_names)):  # beside the data, or alone (a
+        return timestep_spec(name)  # timestep's embedding, use_fp16=False beside it)
     return None
 
 

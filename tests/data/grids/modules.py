@@ -185,3 +185,18 @@ class GroupedStack(nn.Module):
         for layer in self.layers:
             x = x + layer(x)
         return x
+
+
+class StepEmbedding(nn.Module):
+    def __init__(self, hidden_size, freq_size=32):
+        super().__init__()
+        self.freq_size = freq_size
+        self.mlp = nn.Sequential(nn.Linear(freq_size, hidden_size), nn.SiLU(),
+                                 nn.Linear(hidden_size, hidden_size))
+
+    def forward(self, t, use_half=False):
+        half = self.freq_size // 2
+        freqs = torch.exp(-math.log(10000) * torch.arange(half).float() / half)
+        angles = t[:, None].float() * freqs[None]
+        table = torch.cat([torch.cos(angles), torch.sin(angles)], dim=-1)
+        return self.mlp(table.half() if use_half else table)
