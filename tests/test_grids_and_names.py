@@ -125,3 +125,9 @@ def test_a_timestep_alone_beside_a_switch_is_one_timestep_per_sample():
     result = _check("StepEmbedding")
     assert result.error is None, result.error
     assert not _errors(result)
+
+
+def test_an_attribute_only_a_set_up_method_makes_is_a_target_error_naming_it():
+    result = _check("NeedsSetup")
+    assert result.error is not None and "NeedsSetup.setup_cache()" in result.error
+    assert not _errors(result)

@@ -48,7 +48,30 @@ def count_multiple(text: str, dims, free) -> tuple[str, int] | None:
     for name in ("H", "d"):
         size = dims.get(name)
         if name in free and size in numbers and 2 <= divisor <= 32 and size % divisor:
-            return (name, 2 * divisor) if name == "H" else (name, math.lcm(EVEN_HEAD_SIZE, divisor))
+            size = 2 * divisor if name == "H" else math.lcm(EVEN_HEAD_SIZE, divisor)
+            return name, size, "a multiple of a number of its own"
+    return None
+
+
+#: a check of a constructor's that a size is a square (``assert side * side == block_size``)
+_SQUARED = re.compile(r"\b(\w+)\s*\*\s*\1\b\s*[!=]=|\*\*\s*\(?\s*0?\.5|\bsqrt\(|\bisqrt\(")
+
+
+def square_asked(raised: BaseException, dims, free) -> tuple[str, int, str] | None:
+    """The length a constructor's own check asks to be a square (``grid = int(block_size **
+    0.5); assert grid * grid == block_size``: a square grid of tokens): ``("L", 16)``, or T when
+    the check names a length T stands for; None otherwise."""
+    from ..base.names import size_of
+    from ..base.source import user_frame
+
+    site = user_frame(raised)
+    if site is None or not raised_by_check(site) or is_square(dims.get("L", 2)):
+        return None
+    line = linecache.getline(*site)
+    named = {size_of(word, constructor=True) for word in re.findall(r"[A-Za-z_]\w*", line)}
+    for name in ("L", "T"):
+        if _SQUARED.search(line) and name in free and name in named:
+            return name, SQUARE_LENGTH, "a square number of positions (a grid of tokens)"
     return None
 
 

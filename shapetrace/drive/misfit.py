@@ -6,6 +6,7 @@ not the user's code: a target error asking for the inputs, never an op-failed fi
 from __future__ import annotations
 
 import ast
+import inspect
 import os
 import re
 
@@ -31,7 +32,8 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _negative_size(result, chosen) or _dtype_failed(result, chosen) \
             or _lengths_failed(result, chosen) or _ids_failed(result, chosen) \
             or _branch_failed(result, chosen) or _moved_failed(result, chosen) \
-            or _unbuilt_failed(result, chosen) or _default_failed(result, chosen):
+            or _unbuilt_failed(result, chosen) or _default_failed(result, chosen) \
+            or _unset_failed(result, chosen):
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -296,14 +298,39 @@ def _unbuilt_failed(result: TargetResult, chosen: Attempt) -> bool:
     return True
 
 
-def _sets_attribute(cls: type, name: str) -> bool:
-    """Whether ``cls``'s own constructor assigns ``self.<name>`` (so a missing one was set on a
-    path not taken)."""
+def _unset_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """forward read an attribute that only another method of its class sets
+    (``self.causal_mask``, made by ``setup_caches()``): a module meant to be set up by a call
+    before its forward; a target error naming that method."""
+    raised = chosen.raised
+    found = _NO_ATTRIBUTE.search(str(raised)) if isinstance(raised, AttributeError) else None
+    if found is None or chosen.model is None:
+        return False
+    for owner in {type(m) for m in chosen.model.modules() if type(m).__name__ == found.group(1)}:
+        if _sets_attribute(owner, found.group(2)):
+            continue
+        setter = next((name for klass in owner.__mro__ for name, func in vars(klass).items()
+                       if name != "__init__" and inspect.isfunction(func)
+                       and _sets_attribute(klass, found.group(2), name)), None)
+        if setter is not None:
+            result.error = (f"forward read self.{found.group(2)}, which only "
+                            f"{owner.__qualname__}.{setter}() sets ({one_line(raised)}): the module "
+                            f"is set up by that call before its forward; check the set-up instance "
+                            f"from Python (shapetrace.check(model, inputs=...)), or give inputs that "
+                            f"take a path without it (--input)")
+            result.diagnostics = []
+            return True
+    return False
+
+
+def _sets_attribute(cls: type, name: str, method: str = "__init__") -> bool:
+    """Whether ``cls``'s own constructor (or its ``method``) assigns ``self.<name>`` (so a
+    missing one was set on a path not taken)."""
     from ..analysis.code import own_init
     from .usage import _function_def, _tree
 
-    init = own_init(cls)
-    body = _function_def(_tree(init), "__init__") if init is not None else None
+    init = own_init(cls) if method == "__init__" else vars(cls).get(method)
+    body = _function_def(_tree(init), method) if init is not None else None
     if body is None:
         return False
     return any(isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)

@@ -24,7 +24,7 @@ from typing import Any
 
 from .asked import (DIVISOR_ASKED, EVEN_ASKED, EVEN_HEAD_SIZE, MET, SQUARE_ASKED, SQUARE_LENGTH,
                     VIEW_FAILED, fixed_width_of, grid_pattern, grid_view, halved_size, count_multiple, is_square,
-                    raised_by_check, width_multiple)
+                    raised_by_check, square_asked, width_multiple)
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.names import (
@@ -369,11 +369,12 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
 
     dims, cause = plan.dims, failed.__cause__
     given = {k: dims[k] for k in dims.explicit}
+    free = {"H", "d", "L", "T"} - set(dims.explicit)  # a size the constructor's check asks for
     if cause is not None and plan.init is not None and (count := count_multiple(
-            str(cause), dims, {"H", "d"} - set(dims.explicit))) is not None:  # of its own
+            str(cause), dims, free) or square_asked(cause, dims, free)) is not None:
         again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, count[0]: count[1]})))
-        return dataclasses.replace(again, note=f"{count[0]}={count[1]}: the constructor asks for a "
-                                   f"multiple of a number of its own; give --dims {count[0]}=... to choose")
+        return dataclasses.replace(again, note=f"{count[0]}={count[1]}: the constructor asks for "
+                                   f"{count[2]}; give --dims {count[0]}=... to choose")
     if cause is None or plan.init is None or {"C", "d"} & set(dims.explicit) or dims["C"] % 2 == 0:
         raise failed
     text = str(cause)

@@ -200,3 +200,17 @@ class StepEmbedding(nn.Module):
         angles = t[:, None].float() * freqs[None]
         table = torch.cat([torch.cos(angles), torch.sin(angles)], dim=-1)
         return self.mlp(table.half() if use_half else table)
+
+
+class NeedsSetup(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.proj = nn.Linear(width, width)
+
+    def setup_cache(self, length):
+        self.cache = torch.tril(torch.ones(length, length, dtype=torch.bool))
+
+    def forward(self, x):
+        t = x.shape[1]
+        scores = (x @ x.transpose(1, 2)).masked_fill(~self.cache[:t, :t], float("-inf"))
+        return self.proj(scores.softmax(dim=-1) @ x)
