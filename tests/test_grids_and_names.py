@@ -131,3 +131,11 @@ def test_an_attribute_only_a_set_up_method_makes_is_a_target_error_naming_it():
     result = _check("NeedsSetup")
     assert result.error is not None and "NeedsSetup.setup_cache()" in result.error
     assert not _errors(result)
+
+
+def test_heads_split_off_a_width_and_merged_with_a_batch_of_strips_are_no_jumble():
+    # the attention's two heads as many as the strips per image: sizes that coincide
+    result = _check("StripAttention", init={"d_model": "C", "nhead": 4, "width": 3},
+                    inputs=["src=B,C,Y,X"], dims={"C": 64, "Y": 6, "X": 9})
+    assert result.error is None, result.error
+    assert not [d for d in result.diagnostics if d.rule == "reshape-jumble"], result.diagnostics

@@ -17,7 +17,7 @@ from ..base.ops import (
 )
 from ..base.records import OpRecord
 from .axes import Factor, fresh_axes
-from .pieces import cut, foreign, fuse
+from .pieces import Piece, cut, foreign, fuse
 
 # --- reshape ----------------------------------------------------------------------------------
 
@@ -70,7 +70,7 @@ def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> Reshape
                 prod *= f[0]
                 continue
             need, rem = divmod(size, prod)
-            if rem == 0 and f[0] % need == 0 and not foreign(f, taken):
+            if rem == 0 and f[0] % need == 0 and not foreign(f, _whole_axes(taken, parts, owner)):
                 major, factors[k] = cut(f, need, dims)
                 taken.append(major)
                 parts.append((owner[k], False))
@@ -94,6 +94,18 @@ def reshape_axes(axes: tuple, new_shape: tuple[int, ...], dims: Dims) -> Reshape
         return _not_split(factors, new_shape, dims, bad,
                           tuple(f for f, a in zip(original, owner) if a in old))
     return ReshapeCheck(True, tuple(out))
+
+
+def _whole_axes(taken: list, parts: list[tuple[int, bool]], owner: list[int]) -> list:
+    """``taken`` with the factors of an old axis taken whole and entire, one that merges a
+    whole factor with pieces (a batch of strips, ``B*Y/3``), read as plain factors: a piece of
+    the next axis may follow it (``(L, B*Y/3, 32) -> (L, 2*B*Y/3, 16)``, an attention's heads
+    split off its width and merged with the batch of strips), as it may follow any whole axis.
+    Pieces alone on their axes (windows ``Y/4``, ``X/4``) keep their order."""
+    entire = {a for a, _ in parts if all(w for o, w in parts if o == a)
+              and sum(1 for o, _ in parts if o == a) == owner.count(a)
+              and any(not isinstance(t[1], Piece) for t, (o, _) in zip(taken, parts) if o == a)}
+    return [(t[0], "whole") if o in entire else t for t, (o, _) in zip(taken, parts)]
 
 
 def _straddles(parts: list[tuple[int, bool]]) -> bool:

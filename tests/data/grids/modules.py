@@ -214,3 +214,22 @@ class NeedsSetup(nn.Module):
         t = x.shape[1]
         scores = (x @ x.transpose(1, 2)).masked_fill(~self.cache[:t, :t], float("-inf"))
         return self.proj(scores.softmax(dim=-1) @ x)
+
+
+class StripAttention(nn.Module):
+    """Rows cut into strips of ``width`` and the strips stacked into the batch, attended by
+    an nn.MultiheadAttention over half the channels (batch_first, as the strips are laid out)."""
+
+    def __init__(self, d_model, nhead, width=3):
+        super().__init__()
+        self.width = width
+        self.attn = nn.MultiheadAttention(d_model // 2, nhead // 2, batch_first=True)
+        self.out = nn.Conv2d(d_model // 2, d_model, 1)
+
+    def forward(self, src):
+        from einops import rearrange
+
+        b, c, h, w = src.shape
+        strips = rearrange(src[:, : c // 2], "b c (h1 h2) w -> (b h1) (h2 w) c", h2=self.width)
+        mixed = self.attn(strips, strips, strips, need_weights=False)[0]
+        return self.out(rearrange(mixed, "(b h1) (h2 w) c -> b c (h1 h2) w", h2=self.width, b=b))
