@@ -26,6 +26,11 @@ short after each stage in turn: the function looked up, the arguments read, the 
 arguments read, the user's line found, the record made, the op run and its outputs described;
 what is left is the probes and the observer. Each stage's cost is the difference to the cut before it; the
 first line is all that is not the hot path (the trace entered and left, the module hooks).
+
+``--hooks``: instead, what the module hooks cost where they run: the forward recorded (no rules)
+with no module hooks at all (the records then name no module), with hooks whose bodies do
+nothing (torch's module call taking its path for global hooks), and as shapetrace hooks it,
+each per forward and per module call.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=40)
     parser.add_argument("--small", action="store_true", help="the student size")
     parser.add_argument("--stages", action="store_true", help="the hot path, stage by stage")
+    parser.add_argument("--hooks", action="store_true", help="the module hooks' cost")
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -63,6 +69,9 @@ def main():
         idx = torch.randint(0, 65, (8, 64))
     if args.stages:
         stages(model, idx, args.repeats)
+        return
+    if args.hooks:
+        hooks(model, idx, args.repeats)
         return
     checks = trace_checks()
     times: dict[str, list[float]] = {}
@@ -203,6 +212,65 @@ def stages(model, idx, repeats: int) -> None:
             print(f"  {label:52s} {ms - before[1]:+7.3f}  "
                   f"({(ms - before[1]) / n_ops * 1e3:.1f} us per op)")
         before = (name, ms)
+
+
+def hooks(model, idx, repeats: int) -> None:
+    """``--hooks``: see the module's docstring."""
+    recorder = tracer.Recorder
+    full = (recorder._hook_modules, recorder._pre_hook, recorder._post_hook)
+
+    def idle_pre(self, module, args):
+        return None
+
+    def idle_post(self, module, args, output):
+        return None
+
+    ways = {"no module hooks": (lambda self: None, full[1], full[2]),
+            "hooks that do nothing": (full[0], idle_pre, idle_post),
+            "shapetrace's hooks": full}
+    times: dict[str, list[float]] = {name: [] for name in ways}
+
+    def run(way) -> float:
+        recorder._hook_modules, recorder._pre_hook, recorder._post_hook = way
+        try:
+            with torch.no_grad():
+                t = st.trace(model, rules=False)
+                start = time.thread_time()
+                with t:
+                    model(idx)
+                return time.thread_time() - start
+        finally:
+            recorder._hook_modules, recorder._pre_hook, recorder._post_hook = full
+
+    for i in range(3 * repeats + 3):  # three times the repeats: the differences are small
+        for name, way in ways.items():
+            spent = run(way)
+            if i >= 3:
+                times[name].append(spent)
+    calls = _module_calls(model, idx)
+    print(f"per forward ({calls} module calls), CPU ms, median of {3 * repeats}:")
+    before = None
+    for name, ts in times.items():
+        ms = statistics.median(ts) * 1e3
+        if before is None:
+            print(f"  {name:24s} {ms:7.3f}")
+        else:
+            spent = ms - before
+            print(f"  {name:24s} {spent:+7.3f}  ({spent / calls * 1e3:.1f} us per call)")
+        before = ms
+
+
+def _module_calls(model, idx) -> int:
+    from torch.nn.modules import module as nn_module
+
+    calls = []
+    handle = nn_module.register_module_forward_pre_hook(lambda module, args: calls.append(1))
+    try:
+        with torch.no_grad():
+            model(idx)
+    finally:
+        handle.remove()
+    return len(calls)
 
 
 def _ops(model, idx) -> int:

@@ -89,6 +89,39 @@ def test_another_shape_or_another_line_is_named_afresh(monkeypatch):
     assert len(calls) == 3
 
 
+class _EitherLine(nn.Module):
+    """The same ops in the same forward, the first one called on one of two lines."""
+
+    def __init__(self):
+        super().__init__()
+        self.upper = True
+
+    def forward(self, x):
+        if self.upper:
+            y = x.relu()
+        else:
+            y = x.relu()
+        return y * 2
+
+
+def test_the_same_code_on_another_line_is_named_afresh(monkeypatch):
+    # The sites' code objects are compared, not hashed: two runs that differ only in the line
+    # of one op within one function have signatures of equal hashes, and are still two runs.
+    calls = _counting(monkeypatch)
+    model = _EitherLine().eval()
+    x = torch.randn(B, T, C)
+    first = _run(model, x)
+    model.upper = False
+    second = _run(model, x)
+    assert len(calls) == 2
+    assert first.records[0].where[1] != second.records[0].where[1]
+    upper, lower = (memo.signature(t.records, t) for t in (first, second))
+    assert hash(lower) == hash(upper) and lower != upper
+    model.upper = True
+    _run(model, x)
+    assert len(calls) == 2  # the first run's names again
+
+
 def test_sizes_named_otherwise_are_named_afresh(monkeypatch):
     calls = _counting(monkeypatch)
     model = MHA(n_embd=64, n_head=4).eval()

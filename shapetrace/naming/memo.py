@@ -83,13 +83,20 @@ class Signature:
         return not self == other
 
 
+#: what the rest of a signature holds for an input that is the very output of an earlier record
+#: (the usual case), in place of that output's fields: one item, never None, so that it is never
+#: taken for the first of the eight items of an input described anew (None there)
+_SAME = (True,)
+
+
 def signature(records: list[OpRecord], trace, rest: list | None = None) -> Signature | None:
     """What naming reads of a run, hashable; None when some argument cannot be hashed (such a
     run is named afresh each time). ``rest``: filled, in the same pass, with what else the
     records hold that a rule may read (``rules.memo``): each record's module path, error and
     warnings, and each tensor's dtype, contiguity, one-element value, uses, reads back, the
     module call that returned it, whether it was alive at the end, and, for a tensor from
-    outside the trace, which of them it is (numbered as met)."""
+    outside the trace, which of them it is (numbered as met); an input that is the output of an
+    earlier record as that record holds it is marked so, its fields said with that record's."""
     dims = trace.dims
     own = dims.strict
     weights = tuple(sorted(getattr(trace, "weight_shapes", ()))) if own else ()
@@ -101,36 +108,53 @@ def signature(records: list[OpRecord], trace, rest: list | None = None) -> Signa
     more = rest is not None
     add = rest.extend if more else None
     outside: dict[int, int] = {}  # id(meta) of a tensor from outside the trace -> its number
+    # Each record's site (its code object kept alive by the key, so that the code's id is never
+    # reused while the key lives), compared but not hashed: hashing a code object hashes its
+    # constants and names again each time, most of the cost of hashing the whole signature.
+    # The code's id is hashed with the rest (two code objects of different files can compare
+    # equal).
+    sites: list = []
+    site_of = sites.append
     for rec in records:
         site = rec.site
-        # the site (its code object kept alive by the key, so that the code's id is never
-        # reused while the key lives) and the code's id: two code objects of different files
-        # can compare equal
-        extend((rec.op, site, None if site is None else id(site[0]), rec.args,
+        site_of(site)
+        extend((rec.op, None if site is None else id(site[0]), rec.args,
                 tuple(rec.kwargs.items()) if rec.kwargs else None, len(rec.inputs)))
         if more:
             warnings = rec.warnings
             add((rec.module, rec.error, tuple(warnings) if warnings else None))
         for m in rec.inputs:
-            made_by = m._made_by
-            extend((made_by, m._slot, m.shape))
+            made_by, slot = m._made_by, m._slot
+            extend((made_by, slot, m.shape))
             if more:
-                add((outside.setdefault(id(m), len(outside)) if made_by is None else None,
-                     m.dtype, m.contiguous, m.value, m.used, m.looked, m.returned, m.ref))
+                if made_by is None:
+                    add((outside.setdefault(id(m), len(outside)), m.dtype, m.contiguous,
+                         m.value, m.used, m.looked, m.returned, m.ref))
+                    continue
+                made = records[made_by].outputs
+                if slot < len(made) and made[slot] is m:
+                    add(_SAME)  # the very output described with its record: said there
+                    continue
+                add((None, m.dtype, m.contiguous, m.value, m.used, m.looked, m.returned, m.ref))
         append(len(rec.outputs))
         for m in rec.outputs:
             append(m.shape)
             if more:
                 add((m.dtype, m.contiguous, m.value, m.used, m.looked, m.returned, m.ref))
         append(rec.error is None)
-    key = tuple(parts)
+    key, sites = tuple(parts), tuple(sites)
     try:
-        return Signature(key)
+        return Signature((key, sites), hashed=_hash_first)
     except TypeError:  # a list (permute([0, 2, 1, 3])) or a slice (x[:, :T]) in the arguments
         try:
-            return Signature(_frozen(key))
+            return Signature((_frozen(key), sites), hashed=_hash_first)
         except TypeError:
             return None
+
+
+def _hash_first(parts: tuple) -> int:
+    """The hash of a signature's records without their sites (equal parts: equal hashes)."""
+    return hash(parts[0])
 
 
 def _frozen(value):
