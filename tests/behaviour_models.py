@@ -489,7 +489,7 @@ class MHAWithoutBatchFirst(nn.Module):
 
     def __init__(self, embed_dim: int, num_heads: int):
         super().__init__()
-        self.mha = nn.MultiheadAttention(embed_dim, num_heads)
+        self.mha = nn.MultiheadAttention(embed_dim, num_heads)  # made: mha-without-batch-first
 
     def forward(self, x: Float[Tensor, "B T C"]) -> Float[Tensor, "B T C"]:
         out, _ = self.mha(x, x, x)  # located: mha-without-batch-first

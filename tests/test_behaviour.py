@@ -132,6 +132,10 @@ def test_mha_without_batch_first_hint_and_module_path():
     diag = check_behaviour(bm.MHAWithoutBatchFirst(D["C"], D["H"]), [x_of(D)], causal=None, dims=D)[0]
     assert "batch_first=True" in diag.hint
     assert diag.module == "MHAWithoutBatchFirst.mha"
+    # the line that built it without batch_first, used at the call
+    source = Path(bm.__file__).read_text().splitlines()
+    assert "self.mha = nn.MultiheadAttention(embed_dim, num_heads)" in source[diag.line - 1]
+    assert diag.used_at is not None and "located: mha-without-batch-first" in source[diag.used_at[1] - 1]
 
 
 def test_mean_over_time_message_names_the_axis():

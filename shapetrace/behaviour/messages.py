@@ -234,7 +234,7 @@ def batch_mixing(probe: Probe, dep: DependencyResult, leaks, rec: OpRecord | Non
     data = {"kind": "mixing", "grid": _grid(grid, "diagonal", "B", "sample"), "leaks": len(leaks)}
     data["grid_text"] = grid_text(data)
     return diagnostic("batch-leak", message, _batch_hint(probe, rec), **at.place(),
-                      made_at=_module_built(rec), **data)
+                      made_at=_module_built(rec) or _sequence_first_built(probe, rec), **data)
 
 
 def batch_position(probe: Probe, dep: DependencyResult, change: float,
@@ -437,6 +437,17 @@ def _module_built(rec: OpRecord | None) -> tuple[str | None, int] | None:
     """The line that built the softmax module ``rec`` ran in (``self.softmax = nn.Softmax(dim=0)``,
     called as ``self.softmax(x)``): its constructor chose the axis the op normalised."""
     if rec is None or not rec.internal or not (rec.op in SOFTMAXES or rec.op in LOG_SOFTMAXES):
+        return None
+    built = constructor_of(rec)
+    return (rec.file, built.lineno) if built is not None and built.lineno != rec.line else None
+
+
+def _sequence_first_built(probe: Probe, rec: OpRecord | None) -> tuple[str | None, int] | None:
+    """The line that built the nn.MultiheadAttention ``rec`` ran in without batch_first (``self.attn
+    = nn.MultiheadAttention(d, h)``): its constructor chose the (T, B, C) layout that mixed the
+    samples."""
+    mha = _mha(probe, rec)
+    if mha is None or mha.batch_first:
         return None
     built = constructor_of(rec)
     return (rec.file, built.lineno) if built is not None and built.lineno != rec.line else None
