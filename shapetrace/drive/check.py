@@ -42,7 +42,7 @@ from .defaults_read import switches_off
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from .heads_read import SPLIT
 from .layout import assume_aligned, assume_layout, assume_width, layout_stated, sequence_first_reading
-from .misfit import guess_failed
+from .misfit import guess_failed, import_failed
 from .parent import in_parent, request_in
 from .plan import Request, even_width, make_plan
 from .preserve import preserved
@@ -323,7 +323,8 @@ def _findings(chosen: Attempt, request: Request, notes: list[str], skipped: list
     result = TargetResult(request.display, dims=_used_dims(trace._analyse(), trace.dims),
                           trace=trace, skipped=skipped, notes=[*notes, *chosen.notes],
                           skips=skips)
-    if request.inputs is None and not request.fake and guess_failed(result, chosen):
+    if import_failed(result, chosen) or (request.inputs is None and not request.fake
+                                         and guess_failed(result, chosen)):
         return result
     if _unfinished(result, chosen):
         return result

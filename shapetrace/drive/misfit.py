@@ -298,6 +298,20 @@ def _unbuilt_failed(result: TargetResult, chosen: Attempt) -> bool:
     return True
 
 
+def import_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """forward imports a package that is not installed (``from flash_attn import ...`` inside
+    it): the machine, not the code, whatever the inputs; a target error naming the package."""
+    raised = chosen.raised
+    if not isinstance(raised, ModuleNotFoundError) or not raised.name:
+        return False
+    package = raised.name.partition(".")[0]
+    result.error = (f"forward imports '{raised.name}', which is not installed"
+                    f"{at_line(*(chosen.raised_at or (None, None)))}: pip install "
+                    f"{package.replace('_', '-')}, then check it again")
+    result.diagnostics = []
+    return True
+
+
 def _unset_failed(result: TargetResult, chosen: Attempt) -> bool:
     """forward read an attribute that only another method of its class sets
     (``self.causal_mask``, made by ``setup_caches()``): a module meant to be set up by a call

@@ -96,7 +96,7 @@ def _at_own_sizes(target, job, captured: Captured, inputs, reuse, reference):
                           behaviour=named)
     if not named:  # which axis is the batch is not guessed at the code's own sizes
         result.skips = [Skip(s.checks, _UNNAMED) if s.reason.startswith("not asked for")
-                        else s for s in result.skips]
+                        else s for s in result.skips or ()]  # none on a run that failed
         result.notes.append(f"{', '.join(WATCHED)} not checked: {_UNNAMED} (give --dims "
                             f"B=SIZE to name it)")
     return result
