@@ -139,3 +139,16 @@ def test_heads_split_off_a_width_and_merged_with_a_batch_of_strips_are_no_jumble
                     inputs=["src=B,C,Y,X"], dims={"C": 64, "Y": 6, "X": 9})
     assert result.error is None, result.error
     assert not [d for d in result.diagnostics if d.rule == "reshape-jumble"], result.diagnostics
+
+
+def test_an_output_made_non_finite_by_a_table_the_module_held_is_a_warning_naming_it():
+    result = _check("NanTable")
+    assert result.error is None, result.error
+    (held,) = [d for d in result.diagnostics if d.rule == "non-finite"]
+    assert held.severity == "warning" and "`table`" in held.message
+    assert not _errors(result)
+
+
+def test_a_module_whose_state_is_finite_gets_no_such_warning():
+    result = _check("GroupedHeads")
+    assert not [d for d in result.diagnostics if d.rule == "non-finite"]

@@ -300,6 +300,35 @@ def _plan_or_parent(request: Request, notes: list[str]):
     return make_plan(request_in(request, found))
 
 
+def _held_non_finite(trace: Trace, chosen: Attempt) -> list:
+    """An output that holds a NaN or an Inf for finite inputs when no op of the forward made one
+    (no ``non-finite`` finding): a value the module held before it ran (a table its constructor
+    divided by 0 to make, a weight left unset) reached it; a warning naming those values."""
+    def floats(value):
+        if isinstance(value, torch.Tensor):
+            return [value] if value.is_floating_point() and not value.is_meta else []
+        if isinstance(value, (tuple, list)):
+            return [t for v in value for t in floats(v)]
+        return floats(list(value.values())) if isinstance(value, Mapping) else []
+
+    with torch.no_grad():
+        if any(d.rule == "non-finite" for d in trace.diagnostics) \
+                or all(bool(torch.isfinite(t).all()) for t in floats(chosen.output)) \
+                or not all(bool(torch.isfinite(t).all()) for t in floats(chosen.args)):
+            return []
+        held = [name for name, t in (*chosen.model.named_buffers(), *chosen.model.named_parameters())
+                if t.is_floating_point() and not t.is_meta and not bool(torch.isfinite(t).all())]
+    if not held:
+        return []
+    shown = ", ".join(f"`{name}`" for name in held[:4]) + (" ..." if len(held) > 4 else "")
+    message = (f"the output holds NaN or Inf for finite inputs, and no op of the forward made one: "
+               f"the module held it before it ran, in {shown}")
+    hint = ("Look at where those values are made: a table its constructor computed (a division by "
+            "a size that is 0 there), or a weight nothing initialises (torch.empty).")
+    return [diagnostic("non-finite", message, hint, variant="held", record=-1,
+                       module=type(chosen.model).__name__, held=held)]
+
+
 def _required_masks(plan) -> str:
     """The masks forward requires that the plan guessed (a parent that makes them knows their
     shape), by name; "" when none."""
@@ -330,6 +359,7 @@ def _findings(chosen: Attempt, request: Request, notes: list[str], skipped: list
         return result
     if chosen.ran and not request.fake:
         _masks_absent(result, chosen)
+        trace.add(_held_non_finite(trace, chosen))
     if not chosen.ran:
         skips.append(Skip((*WATCHED, "reference-mismatch"),
                           "the forward raised: they need a forward that runs"))

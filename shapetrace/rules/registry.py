@@ -254,7 +254,7 @@ _ALL = [
        """
        scores = scores.masked_fill(mask == 0, torch.finfo(scores.dtype).min)
        att = F.softmax(scores, dim=-1)
-       """, needs_values=True, reads_values=True, check="nonfinite:check_non_finite"),
+       """, variants=(("held", "warning"),), needs_values=True, reads_values=True, check="nonfinite:check_non_finite"),
     _r("ST012", "noncontiguous-view", "error",
        "`.view` on a non-contiguous tensor",
        """

@@ -233,3 +233,21 @@ class StripAttention(nn.Module):
         strips = rearrange(src[:, : c // 2], "b c (h1 h2) w -> (b h1) (h2 w) c", h2=self.width)
         mixed = self.attn(strips, strips, strips, need_weights=False)[0]
         return self.out(rearrange(mixed, "(b h1) (h2 w) c -> b c (h1 h2) w", h2=self.width, b=b))
+
+
+class NanTable(nn.Module):
+    """A position table its constructor divides by a width that is a tensor of zeros there."""
+
+    def __init__(self, d_model, n_head, max_len=64):
+        super().__init__()
+        pos = torch.arange(max_len).float()[:, None]
+        width = torch.zeros(d_model)  # meant: torch.tensor(float(d_model))
+        self.register_buffer("table", torch.sin(pos * torch.arange(d_model).float() / width))
+        self.h = n_head
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        x = x + self.table[:t]
+        q, k, v = self.qkv(x).view(b, t, 3, self.h, c // self.h).permute(2, 0, 3, 1, 4)
+        return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, t, c)

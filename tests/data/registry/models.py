@@ -67,10 +67,10 @@ class TinyFillValue(nn.Module):
 class SeqFirstMHA(nn.Module):
     def __init__(self, embed_dim, num_heads):
         super().__init__()
-        self.mha = nn.MultiheadAttention(embed_dim, num_heads)
+        self.mha = nn.MultiheadAttention(embed_dim, num_heads)  # BUG: batch-leak (no batch_first)
 
     def forward(self, x):
-        out, _ = self.mha(x, x, x)  # BUG: batch-leak
+        out, _ = self.mha(x, x, x)  # used here, as (T, B, C)
         return out
 
 
