@@ -374,10 +374,10 @@ class TorchMHABatchFirstForgotten(nn.Module):
 
     def __init__(self, embed_dim, num_heads):
         super().__init__()
-        self.mha = nn.MultiheadAttention(embed_dim, num_heads)
+        self.mha = nn.MultiheadAttention(embed_dim, num_heads)  # BUG: built without batch_first
 
     def forward(self, x):
-        out, _ = self.mha(x, x, x, need_weights=False)  # BUG
+        out, _ = self.mha(x, x, x, need_weights=False)
         return out
 
 
