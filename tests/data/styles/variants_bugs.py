@@ -374,7 +374,7 @@ class TorchMHABatchFirstForgotten(nn.Module):
 
     def __init__(self, embed_dim, num_heads):
         super().__init__()
-        self.mha = nn.MultiheadAttention(embed_dim, num_heads)  # BUG: built without batch_first
+        self.mha = nn.MultiheadAttention(embed_dim, num_heads)  # BUG
 
     def forward(self, x):
         out, _ = self.mha(x, x, x, need_weights=False)
