@@ -152,3 +152,9 @@ def test_an_output_made_non_finite_by_a_table_the_module_held_is_a_warning_namin
 def test_a_module_whose_state_is_finite_gets_no_such_warning():
     result = _check("GroupedHeads")
     assert not [d for d in result.diagnostics if d.rule == "non-finite"]
+
+
+def test_a_wrapper_that_hands_on_kwargs_its_callee_requires_is_a_target_error_not_a_finding():
+    result = _check("PreNormWrap")
+    assert result.error is not None and "'mask'" in result.error, result.error
+    assert not _errors(result)

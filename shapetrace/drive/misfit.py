@@ -33,7 +33,7 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _lengths_failed(result, chosen) or _ids_failed(result, chosen) \
             or _branch_failed(result, chosen) or _moved_failed(result, chosen) \
             or _unbuilt_failed(result, chosen) or _default_failed(result, chosen) \
-            or _unset_failed(result, chosen):
+            or _unset_failed(result, chosen) or _handed_on_failed(result, chosen):
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -134,6 +134,29 @@ def _refused(result: TargetResult, chosen: Attempt) -> bool:
     return _ask(result, f"{type(chosen.model).__name__}'s own check refused the inputs guessed "
                         f"from their names, {shown} ({type(raised).__name__}: "
                         f"{one_line(raised)[:160]})")
+
+
+#: what Python says of a call that lacks an argument its callee requires
+_MISSING_ARGUMENT = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: (.+)")
+
+
+def _handed_on_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """forward hands its ``**kwargs`` (or ``*args``) on to a callee (``PreNorm``: ``self.fn(x,
+    **kwargs)``) that requires an argument shapetrace, knowing nothing of it, left out: the
+    guess, not the code; a target error naming what the callee requires."""
+    import inspect
+
+    raised = chosen.raised
+    found = _MISSING_ARGUMENT.search(str(raised)) if isinstance(raised, TypeError) else None
+    try:
+        kinds = {p.kind for p in inspect.signature(chosen.model.forward).parameters.values()}
+    except (TypeError, ValueError, AttributeError):
+        return False
+    if found is None or not kinds & {inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL}:
+        return False
+    return _ask(result, f"forward hands what it is given on (*args/**kwargs), and the callee "
+                        f"requires {found.group(1)}, which shapetrace left out "
+                        f"({one_line(raised)})")
 
 
 #: what torch says of a size below zero (-1 in a view is "infer this one", not such a size)

@@ -251,3 +251,33 @@ class NanTable(nn.Module):
         x = x + self.table[:t]
         q, k, v = self.qkv(x).view(b, t, 3, self.h, c // self.h).permute(2, 0, 3, 1, 4)
         return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, t, c)
+
+
+class MaskedMix(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x, mask):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        scores = (q @ k.transpose(1, 2) / math.sqrt(q.shape[-1])).masked_fill(~mask[:, None, :], float("-inf"))
+        return scores.softmax(dim=-1) @ v
+
+
+class PreNormWrap(nn.Module):
+    def __init__(self, dim, fn):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fn = fn
+
+    def forward(self, x, **kwargs):
+        return self.fn(self.norm(x), **kwargs)
+
+
+class WrappedStack(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.block = PreNormWrap(dim, MaskedMix(dim))
+
+    def forward(self, x, mask):
+        return x + self.block(x, mask=mask)
