@@ -158,3 +158,9 @@ def test_a_wrapper_that_hands_on_kwargs_its_callee_requires_is_a_target_error_no
     result = _check("PreNormWrap")
     assert result.error is not None and "'mask'" in result.error, result.error
     assert not _errors(result)
+
+
+def test_attention_weights_that_hold_nan_are_not_judged_for_their_scale():
+    result = _check("NanScores")
+    assert not _errors(result), result.diagnostics  # no scale read from NaN weights
+    assert [d.rule for d in result.diagnostics if d.severity == "warning"] == ["non-finite"]

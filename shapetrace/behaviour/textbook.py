@@ -110,6 +110,10 @@ class _Reading:
         scores = self.att.scores
         if scores is None:
             return None
+        weights = self.values.get(self.att.softmax.index)
+        if not weights or not all(bool(torch.isfinite(w).all()) for w in weights
+                                  if isinstance(w, Tensor) and w.is_floating_point()):
+            return None  # weights that hold a NaN or an Inf say nothing of a scale: non-finite's
         product = scores.rec
         if not (product.op in PLAIN_MATMULS or (product.op in EINSUMS and len(product.inputs) == 2)):
             return None

@@ -281,3 +281,21 @@ class WrappedStack(nn.Module):
 
     def forward(self, x, mask):
         return x + self.block(x, mask=mask)
+
+
+class NanScores(nn.Module):
+    """Scores scaled right, by 1/sqrt(d), on a NaN its constructor made (0/0 in a position table)."""
+
+    def __init__(self, d_model, n_head, max_len=64):
+        super().__init__()
+        self.h = n_head
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        index = torch.arange(d_model).float()
+        self.register_buffer("table", torch.sin(torch.arange(max_len).float()[:, None] * (index / index)))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        x = x + self.table[:t]
+        q, k, v = self.qkv(x).view(b, t, 3, self.h, c // self.h).permute(2, 0, 3, 1, 4)
+        weights = (q @ k.transpose(-2, -1) / math.sqrt(c // self.h)).softmax(dim=-1)
+        return (weights @ v).transpose(1, 2).reshape(b, t, c)
