@@ -53,3 +53,38 @@ def test_a_forward_that_imports_a_package_not_installed_is_a_target_error():
     assert result.error is not None and "shapetrace_absent_kernels" in result.error
     assert "not installed" in result.error
     assert not [d for d in result.diagnostics if d.rule == "op-failed"]
+
+
+class OlderEinopsCall(nn.Module):
+    """Calls an installed package's module (einops) with a keyword its version does not take."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        from einops.layers.torch import Rearrange
+
+        self.proj = nn.Linear(dim, dim)
+        self.fold = Rearrange("b t c -> b c t")
+
+    def forward(self, x):
+        return self.fold(self.proj(x), cache_key=x.shape[1])
+
+
+class WrongTorchKeyword(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(x, scale=2.0)  # a student's mistake: nn.Linear takes no such keyword
+
+
+def test_an_installed_package_of_another_version_is_a_target_error_naming_it():
+    result = st.check(OlderEinopsCall, init={"dim": "C"}, inputs=["x=B,T,C"]).targets[0]
+    assert result.error is not None and "'einops'" in result.error and "'cache_key'" in result.error
+    assert not result.diagnostics
+
+
+def test_a_keyword_torch_does_not_take_stays_the_code_s_failure():
+    result = st.check(WrongTorchKeyword, init={"dim": "C"}, inputs=["x=B,T,C"]).targets[0]
+    assert result.error is None
+    assert [d.rule for d in result.diagnostics if d.severity == "error"] == ["op-failed"]

@@ -321,10 +321,31 @@ def _unbuilt_failed(result: TargetResult, chosen: Attempt) -> bool:
     return True
 
 
+#: what Python says of a call with a keyword its callee does not take
+_UNEXPECTED = re.compile(r"(\w+)\.forward\(\) got an unexpected keyword argument '(\w+)'")
+
+
 def import_failed(result: TargetResult, chosen: Attempt) -> bool:
     """forward imports a package that is not installed (``from flash_attn import ...`` inside
-    it): the machine, not the code, whatever the inputs; a target error naming the package."""
+    it), or calls a module of an installed package (not torch) with a keyword that package's
+    version does not take (``RotaryEmbedding.forward() got an unexpected keyword argument
+    'cache_key'``): the machine, not the code, whatever the inputs; a target error naming the
+    package."""
     raised = chosen.raised
+    found = _UNEXPECTED.search(str(raised)) if isinstance(raised, TypeError) else None
+    if found is not None and chosen.model is not None:
+        import inspect
+
+        owner = next((type(m) for m in chosen.model.modules() if type(m).__name__ == found.group(1)), None)
+        where = inspect.getsourcefile(owner) if owner is not None else None
+        package = (owner.__module__ or "").partition(".")[0] if owner is not None else ""
+        if where and "site-packages" in where and package not in ("torch", "shapetrace"):
+            result.error = (f"forward calls {found.group(1)} of the installed package '{package}' "
+                            f"with '{found.group(2)}', which that version does not take"
+                            f"{at_line(*(chosen.raised_at or (None, None)))}: the code was "
+                            f"written for another version of {package}; install that one")
+            result.diagnostics = []
+            return True
     if not isinstance(raised, ModuleNotFoundError) or not raised.name:
         return False
     package = raised.name.partition(".")[0]
