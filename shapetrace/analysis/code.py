@@ -33,38 +33,36 @@ def own_init(cls: type):
     return init if inspect.isfunction(init) else None
 
 
+def _body(func) -> ast.AST | None:
+    """The definition of the function (or bound method) ``func`` in its source, or None."""
+    func = getattr(func, "__func__", func)
+    return function_def(parsed(func), getattr(func, "__name__", "")) \
+        if inspect.isfunction(func) else None
+
+
+def _tests_none(node, name: str, ops) -> bool:
+    """Whether ``node`` is ``name is None`` (or another of ``ops``: ``is not``)."""
+    return isinstance(node, ast.Compare) and len(node.ops) == 1 \
+        and isinstance(node.ops[0], ops) and isinstance(node.left, ast.Name) \
+        and node.left.id == name and isinstance(node.comparators[0], ast.Constant) \
+        and node.comparators[0].value is None
+
+
 def compared_with_none(func, name: str) -> bool:
     """Whether ``func`` tests its argument ``name`` with ``is None`` / ``is not None``."""
-    func = getattr(func, "__func__", func)
-    body = function_def(parsed(func), getattr(func, "__name__", "")) \
-        if inspect.isfunction(func) else None
-    for node in ast.walk(body) if body is not None else ():
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 \
-                and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
-                and isinstance(node.left, ast.Name) and node.left.id == name \
-                and isinstance(node.comparators[0], ast.Constant) \
-                and node.comparators[0].value is None:
-            return True
-    return False
+    body = _body(func)
+    return any(_tests_none(node, name, (ast.Is, ast.IsNot))
+               for node in (ast.walk(body) if body is not None else ()))
 
 
 def demanded(func, name: str) -> bool:
     """Whether ``func`` refuses to run without its argument ``name`` though it defaults to None
     (``assert mask is not None``, ``if mask is None: raise ...``): a required input."""
-    func = getattr(func, "__func__", func)
-    body = function_def(parsed(func), getattr(func, "__name__", "")) \
-        if inspect.isfunction(func) else None
-
-    def tests(node, op) -> bool:
-        return isinstance(node, ast.Compare) and len(node.ops) == 1 \
-            and isinstance(node.ops[0], op) and isinstance(node.left, ast.Name) \
-            and node.left.id == name and isinstance(node.comparators[0], ast.Constant) \
-            and node.comparators[0].value is None
-
+    body = _body(func)
     for node in body.body if body is not None else ():  # the forward's own first statements
-        if isinstance(node, ast.Assert) and tests(node.test, ast.IsNot):
+        if isinstance(node, ast.Assert) and _tests_none(node.test, name, ast.IsNot):
             return True
-        if isinstance(node, ast.If) and tests(node.test, ast.Is) and not node.orelse \
+        if isinstance(node, ast.If) and _tests_none(node.test, name, ast.Is) and not node.orelse \
                 and any(isinstance(n, ast.Raise) for n in node.body):
             return True
     return False
@@ -73,23 +71,15 @@ def demanded(func, name: str) -> bool:
 def never_read(func, name: str) -> bool:
     """Whether ``func``'s code never reads its argument ``name`` (``forward(q, k, v,
     attn_mask)`` that ignores the mask): any value does, None among them."""
-    func = getattr(func, "__func__", func)
-    body = function_def(parsed(func), getattr(func, "__name__", "")) \
-        if inspect.isfunction(func) else None
-    if body is None:
-        return False
-    for node in ast.walk(body):
-        if isinstance(node, ast.Name) and node.id in (name, "locals", "vars"):
-            return False
-    return True
+    body = _body(func)
+    return body is not None and not any(
+        isinstance(node, ast.Name) and node.id in (name, "locals", "vars") for node in ast.walk(body))
 
 
 def only_tested(func, name: str) -> bool:
     """Whether ``func`` reads its argument ``name`` only as a truth value (``if train and ...``,
     ``not train``): a switch, never a tensor."""
-    func = getattr(func, "__func__", func)
-    body = function_def(parsed(func), getattr(func, "__name__", "")) \
-        if inspect.isfunction(func) else None
+    body = _body(func)
     if body is None:
         return False
     tested: set[int] = set()

@@ -129,6 +129,8 @@ def is_switch(name: str) -> bool:
     """Whether ``name`` reads as an on/off flag (never a causal flag: that says what the
     module is meant to be, and is read apart)."""
     return bool(_SWITCH.match(name)) and name not in CAUSAL_FLAGS
+
+
 def is_switch_param(param) -> bool:
     """Whether a signature's parameter is an on/off flag: by its name, or annotated bool."""
     return is_switch(param.name) or param.annotation in (bool, "bool")

@@ -131,6 +131,11 @@ def at_line(file: str | None, line: int | None) -> str:
     return f" at {display_path(file) or file}:{line}" if file and line else ""
 
 
+def at_site(site: tuple[str, int] | None) -> str:
+    """:func:`at_line` of a ``(file, line)`` place, or "" without one."""
+    return at_line(*site) if site else ""
+
+
 def user_frame(exc: BaseException) -> tuple[str, int] | None:
     """``(file, line)`` of the innermost traceback entry of ``exc`` in the user's code (not
     torch, shapetrace or an installed helper), the file as :func:`display_path` shows it."""

@@ -438,6 +438,11 @@ def _module_built(rec: OpRecord | None) -> tuple[str | None, int] | None:
     called as ``self.softmax(x)``): its constructor chose the axis the op normalised."""
     if rec is None or not rec.internal or not (rec.op in SOFTMAXES or rec.op in LOG_SOFTMAXES):
         return None
+    return _built_line(rec)
+
+
+def _built_line(rec: OpRecord) -> tuple[str | None, int] | None:
+    """The line that built the module ``rec`` ran in, when it is another than the call's."""
     built = constructor_of(rec)
     return (rec.file, built.lineno) if built is not None and built.lineno != rec.line else None
 
@@ -447,10 +452,7 @@ def _sequence_first_built(probe: Probe, rec: OpRecord | None) -> tuple[str | Non
     = nn.MultiheadAttention(d, h)``): its constructor chose the (T, B, C) layout that mixed the
     samples."""
     mha = _mha(probe, rec)
-    if mha is None or mha.batch_first:
-        return None
-    built = constructor_of(rec)
-    return (rec.file, built.lineno) if built is not None and built.lineno != rec.line else None
+    return None if mha is None or mha.batch_first else _built_line(rec)
 
 
 def _applied_mask(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]):

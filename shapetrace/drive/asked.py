@@ -34,12 +34,12 @@ def width_multiple(text: str, width: int) -> int | None:
     return math.lcm(EVEN_HEAD_SIZE, divisor) if 2 <= divisor <= 64 else None
 
 
-def count_multiple(text: str, dims, free) -> tuple[str, int] | None:
+def count_multiple(text: str, dims, free) -> tuple[str, int, str] | None:
     """The head count or head size a constructor's error asks for when it refused the probe's
     with a divisor of its own (``query_heads (11) must be divisible by kv_heads (4)``,
     ``head_dim (13) must be divisible by 8``): ``("H", twice the divisor)`` (so that a
     grouping is checked too) or ``("d", the smallest multiple of the even head size it
-    divides)``; None when nothing asks it, or for sizes not ``free``."""
+    divides)``, with why; None when nothing asks it, or for sizes not ``free``."""
     import math
 
     asked = DIVISOR_ASKED.search(text)
@@ -68,11 +68,11 @@ def square_asked(raised: BaseException, dims, free) -> tuple[str, int, str] | No
     if site is None or not raised_by_check(site) or is_square(dims.get("L", 2)):
         return None
     line = linecache.getline(*site)
+    if not _SQUARED.search(line):
+        return None
     named = {size_of(word, constructor=True) for word in re.findall(r"[A-Za-z_]\w*", line)}
-    for name in ("L", "T"):
-        if _SQUARED.search(line) and name in free and name in named:
-            return name, SQUARE_LENGTH, "a square number of positions (a grid of tokens)"
-    return None
+    name = next((n for n in ("L", "T") if n in free and n in named), None)
+    return None if name is None else (name, SQUARE_LENGTH, "a square number of positions (a grid of tokens)")
 
 
 #: two sizes an elementwise op could not broadcast: the sizes of tensor a and tensor b

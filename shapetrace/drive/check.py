@@ -33,6 +33,7 @@ from ..base.records import TraceData
 from ..base.source import display_path
 from ..behaviour.results import RERUNS
 from ..record.fake import fake_mode
+from ..record.tensors import tensors_in
 from ..report.results import Report, TargetResult
 from ..report.trace import Trace
 from ..rules.registry import RULES, diagnostic
@@ -42,7 +43,7 @@ from .defaults_read import switches_off
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from .heads_read import SPLIT
 from .layout import assume_aligned, assume_layout, assume_width, layout_stated, sequence_first_reading
-from .misfit import guess_failed, import_failed
+from .misfit import guess_failed, machine_failed
 from .parent import in_parent, request_in
 from .plan import Request, even_width, make_plan
 from .preserve import preserved
@@ -305,11 +306,7 @@ def _held_non_finite(trace: Trace, chosen: Attempt) -> list:
     (no ``non-finite`` finding): a value the module held before it ran (a table its constructor
     divided by 0 to make, a weight left unset) reached it; a warning naming those values."""
     def floats(value):
-        if isinstance(value, torch.Tensor):
-            return [value] if value.is_floating_point() and not value.is_meta else []
-        if isinstance(value, (tuple, list)):
-            return [t for v in value for t in floats(v)]
-        return floats(list(value.values())) if isinstance(value, Mapping) else []
+        return [t for t in tensors_in(value) if t.is_floating_point() and not t.is_meta]
 
     with torch.no_grad():
         if any(d.rule == "non-finite" for d in trace.diagnostics) \
@@ -352,7 +349,7 @@ def _findings(chosen: Attempt, request: Request, notes: list[str], skipped: list
     result = TargetResult(request.display, dims=_used_dims(trace._analyse(), trace.dims),
                           trace=trace, skipped=skipped, notes=[*notes, *chosen.notes],
                           skips=skips)
-    if import_failed(result, chosen) or (request.inputs is None and not request.fake
+    if machine_failed(result, chosen) or (request.inputs is None and not request.fake
                                          and guess_failed(result, chosen)):
         return result
     if _unfinished(result, chosen):

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..base.source import at_line
+from ..base.source import at_site
 from .guess import Guess
 
 #: what torch says of a view or reshape that does not divide: the sizes asked for
@@ -39,7 +39,7 @@ class OverDefaults(Guess):
         shown = ", ".join(f"{name} at its default {default} (not {probe})"
                           for name, default, probe in restored)
         note = (f"{shown}: the forward could not split by the probe size ({failed.failed_op.op}"
-                f"{at_line(*(failed.raised_at or (None, None)))}); give --init {restored[0][0]}=... to choose")
+                f"{at_site(failed.raised_at)}); give --init {restored[0][0]}=... to choose")
         yield dataclasses.replace(plan, init=init, guesses=(), note=note, reading_of=self)
 
     def _restored(self, failed, plan) -> tuple[dict, list[tuple[str, int, int]]]:

@@ -83,7 +83,7 @@ def on_meta():
         with torch.device("meta"):
             yield
     finally:
-        for wrapper, size in before.values():  # the modules are scanned once, before
+        for wrapper, size in before:  # the modules are scanned once, before
             if wrapper.cache_info().currsize > size:
                 wrapper.cache_clear()
 
@@ -93,8 +93,8 @@ _NOT_USERS = frozenset({"torch", "shapetrace", "numpy", "jaxtyping", "beartype",
                         "pytest", "_pytest"}) | frozenset(sys.stdlib_module_names)
 
 
-def _user_caches() -> dict[int, tuple[object, int]]:
-    """``id -> (wrapper, entries)`` for the cached functions at the top level of the loaded
+def _user_caches() -> list[tuple[object, int]]:
+    """``(wrapper, entries)`` for the cached functions at the top level of the loaded
     modules outside torch, shapetrace and the standard library, also one a decorator of the
     user's own wraps (held in its closure)."""
     import functools
@@ -110,8 +110,8 @@ def _user_caches() -> dict[int, tuple[object, int]]:
             wrapped = getattr(value, "__wrapped__", None) if isinstance(value, types.FunctionType) else None
             for one in (value, wrapped, *(_content(cell) for cell in cells)):
                 if isinstance(one, functools._lru_cache_wrapper):
-                    found[id(one)] = (one, one.cache_info().currsize)
-    return found
+                    found[id(one)] = (one, one.cache_info().currsize)  # once, however imported
+    return list(found.values())
 
 
 def _content(cell):

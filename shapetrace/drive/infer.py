@@ -118,12 +118,12 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
         if annotation is not None:
             spec = _spec_from_annotation(p.name, annotation, dims, owner)
         else:  # a parameter annotated as a number is never a tensor (h: int beside w: int)
-            number = hints.get(p.name) in (int, "int") and size_input(
-                p, hints.get(p.name), forward, names, dims)
-            spec = number or spec_from_name(p.name, names) or required_mask(p.name, forward, specs, klass) \
+            sized = size_input(p, hints.get(p.name), forward, names, dims)
+            number = hints.get(p.name) in (int, "int")
+            spec = (number and sized) or spec_from_name(p.name, names) \
+                or required_mask(p.name, forward, specs, klass) \
                 or value_input(p, hints.get(p.name), forward) or lengths_input(p.name, dims) \
-                or size_input(p, hints.get(p.name), forward, names, dims) \
-                or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass) \
+                or sized or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass) \
                 or (by_built(p.name, forward) if by_built is not None else None)
         if spec is None:
             missing.append(p.name)

@@ -14,7 +14,7 @@ import torch
 
 from ..base.errors import failed_on_none, one_line
 from ..base.ops import MOVES
-from ..base.source import at_line, display_path
+from ..base.source import at_line, at_site, display_path
 from ..report.results import TargetResult
 from .asked import MET, raised_by_check
 from .attempt import Attempt
@@ -144,8 +144,6 @@ def _handed_on_failed(result: TargetResult, chosen: Attempt) -> bool:
     """forward hands its ``**kwargs`` (or ``*args``) on to a callee (``PreNorm``: ``self.fn(x,
     **kwargs)``) that requires an argument shapetrace, knowing nothing of it, left out: the
     guess, not the code; a target error naming what the callee requires."""
-    import inspect
-
     raised = chosen.raised
     found = _MISSING_ARGUMENT.search(str(raised)) if isinstance(raised, TypeError) else None
     try:
@@ -283,8 +281,6 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
     raised = chosen.raised
     if not failed_on_none(raised):
         return False
-    import inspect
-
     try:
         params = inspect.signature(chosen.model.forward).parameters.values()
     except (TypeError, ValueError):
@@ -293,7 +289,7 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
     if not left:
         return False
     return _ask(result, f"forward failed on None ({one_line(raised)}"
-                        f"{at_line(*(chosen.raised_at or (None, None)))}) with "
+                        f"{at_site(chosen.raised_at)}) with "
                         f"{', '.join(left)} left at {'their' if len(left) > 1 else 'its'} "
                         f"default None: a value its callers pass")
 
@@ -321,37 +317,49 @@ def _unbuilt_failed(result: TargetResult, chosen: Attempt) -> bool:
     return True
 
 
-#: what Python says of a call with a keyword its callee does not take
-_UNEXPECTED = re.compile(r"(\w+)\.forward\(\) got an unexpected keyword argument '(\w+)'")
+def machine_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """The forward failed for the machine it runs on, not its code, whatever the inputs: a
+    package it imports is not installed, or an installed one is of another version than the
+    code was written for; a target error naming the package."""
+    return _import_failed(result, chosen) or _version_failed(result, chosen)
 
 
-def import_failed(result: TargetResult, chosen: Attempt) -> bool:
+def _import_failed(result: TargetResult, chosen: Attempt) -> bool:
     """forward imports a package that is not installed (``from flash_attn import ...`` inside
-    it), or calls a module of an installed package (not torch) with a keyword that package's
-    version does not take (``RotaryEmbedding.forward() got an unexpected keyword argument
-    'cache_key'``): the machine, not the code, whatever the inputs; a target error naming the
-    package."""
+    it)."""
     raised = chosen.raised
-    found = _UNEXPECTED.search(str(raised)) if isinstance(raised, TypeError) else None
-    if found is not None and chosen.model is not None:
-        import inspect
-
-        owner = next((type(m) for m in chosen.model.modules() if type(m).__name__ == found.group(1)), None)
-        where = inspect.getsourcefile(owner) if owner is not None else None
-        package = (owner.__module__ or "").partition(".")[0] if owner is not None else ""
-        if where and "site-packages" in where and package not in ("torch", "shapetrace"):
-            result.error = (f"forward calls {found.group(1)} of the installed package '{package}' "
-                            f"with '{found.group(2)}', which that version does not take"
-                            f"{at_line(*(chosen.raised_at or (None, None)))}: the code was "
-                            f"written for another version of {package}; install that one")
-            result.diagnostics = []
-            return True
     if not isinstance(raised, ModuleNotFoundError) or not raised.name:
         return False
     package = raised.name.partition(".")[0]
     result.error = (f"forward imports '{raised.name}', which is not installed"
-                    f"{at_line(*(chosen.raised_at or (None, None)))}: pip install "
+                    f"{at_site(chosen.raised_at)}: pip install "
                     f"{package.replace('_', '-')}, then check it again")
+    result.diagnostics = []
+    return True
+
+
+#: what Python says of a call with a keyword its callee does not take
+_UNEXPECTED = re.compile(r"(\w+)\.forward\(\) got an unexpected keyword argument '(\w+)'")
+
+
+def _version_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """forward calls a module of an installed package (not torch) with a keyword that
+    package's version does not take (``RotaryEmbedding.forward() got an unexpected keyword
+    argument 'cache_key'``): the code was written for another version. A keyword torch does
+    not take stays the code's failure."""
+    raised = chosen.raised
+    found = _UNEXPECTED.search(str(raised)) if isinstance(raised, TypeError) else None
+    if found is None or chosen.model is None:
+        return False
+    owner = next((type(m) for m in chosen.model.modules() if type(m).__name__ == found.group(1)), None)
+    where = inspect.getsourcefile(owner) if owner is not None else None
+    package = (owner.__module__ or "").partition(".")[0] if owner is not None else ""
+    if not where or "site-packages" not in where or package in ("torch", "shapetrace"):
+        return False
+    result.error = (f"forward calls {found.group(1)} of the installed package '{package}' "
+                    f"with '{found.group(2)}', which that version does not take"
+                    f"{at_site(chosen.raised_at)}: the code was written for another version of "
+                    f"{package}; install that one")
     result.diagnostics = []
     return True
 
@@ -524,7 +532,7 @@ def _why(chosen: Attempt) -> str:
     raised = chosen.raised
     if raised is None:
         return "it failed"
-    at = at_line(*(chosen.raised_at or (None, None)))
+    at = at_site(chosen.raised_at)
     return f"{type(raised).__name__}: {one_line(raised)[:140]}{at}"
 
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .asked import (DIVISOR_ASKED, EVEN_ASKED, EVEN_HEAD_SIZE, MET, SQUARE_ASKED, SQUARE_LENGTH,
-                    VIEW_FAILED, fixed_width_of, grid_pattern, grid_view, halved_size, count_multiple, is_square,
-                    raised_by_check, square_asked, width_multiple)
+                    VIEW_FAILED, count_multiple, fixed_width_of, grid_pattern, grid_view,
+                    halved_size, is_square, raised_by_check, square_asked, width_multiple)
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.names import (

@@ -27,7 +27,7 @@ KEPT = 8
 
 # signature -> (every input's and output's axes, record by record; the reshapes read; the
 # signature itself)
-_NAMED: OrderedDict[Signature, tuple[list, dict[int, ReshapeCheck]]] = OrderedDict()
+_NAMED: OrderedDict[Signature, tuple[list, dict[int, ReshapeCheck], Signature]] = OrderedDict()
 _LOCK = threading.Lock()  # traces named on several threads at once
 
 

@@ -241,7 +241,7 @@ _ALL = [
        att = F.dropout(att, p=self.dropout, training=self.training)
        """, kind="behaviour", needs_values=True),
     _r("ST011", "non-finite", "error",
-       "the first op that turns finite inputs into NaN or Inf",
+       "the first op that turns finite inputs into NaN or Inf; one the module held before it ran (warning)",
        """
        A softmax over a row that is entirely -inf (every key masked) returns NaN, and one NaN
        spreads through the whole batch. shapetrace names the first op whose inputs were finite
