@@ -389,11 +389,38 @@ HELD_OUT_13 = [
     ("openai/jukebox", "08efbbc1d4ed1a3cef96e08a931944c8b4d63bb3",
      ["jukebox/transformer/factored_attention.py", "jukebox/transformer/transformer.py"], ""),
 ]
+HELD_OUT_14 = [
+    ("huggingface/nanoVLM", "4e0c0961846135c2217f95e54cb4c2d66eb55e42",
+     ["models/language_model.py", "models/vision_transformer.py", "models/modality_projector.py"], ""),
+    ("GeeeekExplorer/nano-vllm", "bb823b3e06983d71485a8e1f23715ebd87d98ef8",
+     ["nanovllm/layers/attention.py", "nanovllm/layers/rotary_embedding.py", "nanovllm/models/qwen3.py"], ""),
+    ("facebookresearch/sam2", "2b90b9f5ceec907a1c18123530e92e794ad901a4",
+     ["sam2/modeling/backbones/hieradet.py", "sam2/modeling/sam/transformer.py"], ""),
+    ("Stability-AI/sd3.5", "fbf8f483f992d8d6ad4eaaeb23b1dc5f523c3b3a",
+     ["mmditx.py", "other_impls.py"], ""),
+    ("hubertsiuzdak/snac", "f49016a4d881ba0e85469535f5b534d3c0ae3bf5",
+     ["snac/attention.py", "snac/layers.py"], ""),
+    ("kyutai-labs/moshi", "e6a55d2722a65870ef52a6c9f6ecfc0e90f38362",
+     ["moshi/moshi/modules/transformer.py"], ""),
+    ("bytedance/1d-tokenizer", "942a96fbdd873780179d1b78d5462911528bf8c8",
+     ["modeling/modules/blocks.py"], ""),
+    ("KdaiP/StableTTS", "71dfa4138c511df8e0aedf444df98c6baa44cad4",
+     ["models/diffusion_transformer.py", "models/text_encoder.py", "models/reference_encoder.py"], ""),
+    ("sail-sg/MDT", "7d26c2162c462bd0b90f97f3a1c36cdaaac616ec",
+     ["masked_diffusion/models.py"], ""),
+    ("tysam-code/hlb-gpt", "a9f158f28d81a21184081827454763b351ba26b1",
+     ["main.py"], ""),
+    ("collabora/WhisperSpeech", "e82850046beab70d775dc6e74aa4ff0633caf7bb",
+     ["whisperspeech/modules.py"], ""),
+    ("dataflowr/notebooks", "043dff0f792a5ae67005ba147f7b9dd5fc66e2a1",
+     ["Module12/GPT_hist_sol.ipynb"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
         "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8, "held-out-9": HELD_OUT_9,
         "held-out-10": HELD_OUT_10, "held-out-11": HELD_OUT_11, "held-out-12": HELD_OUT_12, "held-out-13": HELD_OUT_13,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13}
+        "held-out-14": HELD_OUT_14,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14}
 
 
 def main(argv: list[str] | None = None) -> int:
