@@ -7,23 +7,20 @@ module is checked and clean with nothing declared, and says what it read."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
 import torch.nn as nn
 
-import shapetrace as st
 from shapetrace.base.dims import Dims
 from shapetrace.drive.built_reads import built_on_meta, spec_by_built
-from shapetrace.drive.targets import resolve_targets
+import resolved
 
 DATA = Path(__file__).parent / "data" / "built"
-ROOT = Path(__file__).parent.parent
 
 
-def _check(cls: str):
-    (target,) = resolve_targets(f"{DATA / 'conditioned.py'}::{cls}", root=ROOT)
-    return st.check(target.cls, target=target.display).targets[0]
+_check = partial(resolved.result, DATA / "conditioned.py")
 
 
 @pytest.mark.parametrize("cls, read", [("TimedConvBlock", "time_vec read as (B, C)"),

@@ -11,21 +11,17 @@ from pathlib import Path
 
 import pytest
 
-import shapetrace as st
-from shapetrace.drive.targets import resolve_targets
+import resolved
 
 DATA = Path(__file__).parent / "data"
-ROOT = Path(__file__).parent.parent
 INPUTS = ["tokens=B,T,C", "attention_mask=B,T:mask-keep"]
 
 
 def _check(path: str, cls: str, **kwargs):
-    (target,) = resolve_targets(f"{DATA / path}::{cls}", root=ROOT)
-    return st.check(target.cls, target=target.display, **kwargs).targets[0]
+    return resolved.result(DATA / path, cls, **kwargs)
 
 
-def _errors(result) -> list[tuple[str, int]]:
-    return [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"]
+_errors = resolved.errors
 
 
 def _line(path: str, text: str) -> int:

@@ -7,20 +7,20 @@ error, never a finding."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 import shapetrace as st
 from shapetrace.drive.targets import resolve_targets
+import resolved
 
 DATA = Path(__file__).parent / "data" / "defaults"
 ROOT = Path(__file__).parent.parent
 
 
-def _check(cls: str, **settings):
-    (target,) = resolve_targets(f"{DATA / 'rounded.py'}::{cls}", root=ROOT)
-    return st.check(target.cls, target=target.display, **settings).targets[0]
+_check = partial(resolved.result, DATA / "rounded.py")
 
 
 @pytest.mark.parametrize("cls, named", [("HeadwiseMixer", "config.num_heads at its default 4 (not 11)"),

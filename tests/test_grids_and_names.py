@@ -5,31 +5,21 @@ refuses never replaces the failure it was tried for (tests/data/grids/modules.py
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-import shapetrace as st
 from shapetrace.base.names import DROPOUT, size_of
-from shapetrace.drive.targets import resolve_targets
 from shapetrace.drive.usage import meaning_by_use
+import resolved
 
 DATA = Path(__file__).parent / "data" / "grids"
-ROOT = Path(__file__).parent.parent
 
 
-def _target(cls: str):
-    (target,) = resolve_targets(f"{DATA / 'modules.py'}::{cls}", root=ROOT)
-    return target
-
-
-def _check(cls: str, **kwargs):
-    target = _target(cls)
-    return st.check(target.cls, target=target.display, **kwargs).targets[0]
-
-
-def _errors(result) -> list[tuple[str, int]]:
-    return [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"]
+_target = partial(resolved.target, DATA / "modules.py")
+_check = partial(resolved.result, DATA / "modules.py")
+_errors = resolved.errors
 
 
 def test_query_heads_are_the_heads_and_key_value_heads_divide_them():

@@ -3,6 +3,7 @@ inputs that a reading gets past: no verdict from a guess (tests/data/handed/bloc
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -10,23 +11,15 @@ import pytest
 import shapetrace as st
 from shapetrace.drive.targets import resolve_targets
 from shapetrace.drive.usage import meaning_by_use
+import resolved
 
 DATA = Path(__file__).parent / "data" / "handed"
 ROOT = Path(__file__).parent.parent
 
 
-def _target(cls: str):
-    (target,) = resolve_targets(f"{DATA / 'blocks.py'}::{cls}", root=ROOT)
-    return target
-
-
-def _check(cls: str, **kwargs):
-    target = _target(cls)
-    return st.check(target.cls, target=target.display, **kwargs).targets[0]
-
-
-def _errors(result) -> list[tuple[str, int]]:
-    return [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"]
+_target = partial(resolved.target, DATA / "blocks.py")
+_check = partial(resolved.result, DATA / "blocks.py")
+_errors = resolved.errors
 
 
 def test_widths_handed_to_a_helper_method_are_read_there():

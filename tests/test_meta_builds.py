@@ -5,20 +5,18 @@ an axis that is only as long as the batch."""
 
 from __future__ import annotations
 
+from functools import partial
 import sys
 from pathlib import Path
 
 import shapetrace as st
 from shapetrace.drive.devices import on_meta
-from shapetrace.drive.targets import resolve_targets
+import resolved
 
 DATA = Path(__file__).parent / "data" / "cached"
-ROOT = Path(__file__).parent.parent
 
 
-def _target(cls: str):
-    (target,) = resolve_targets(f"{DATA / 'tables.py'}::{cls}", root=ROOT)
-    return target
+_target = partial(resolved.target, DATA / "tables.py")
 
 
 def test_a_cached_table_made_on_meta_is_not_handed_to_the_real_build():

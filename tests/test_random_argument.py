@@ -4,18 +4,15 @@ the call as its use; the same call gated on ``self.training`` is clean."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
-import shapetrace as st
-from shapetrace.drive.targets import resolve_targets
+import resolved
 
 DATA = Path(__file__).parent / "data" / "random_args"
-ROOT = Path(__file__).parent.parent
 
 
-def _check(cls: str):
-    (target,) = resolve_targets(f"{DATA / 'sdpa_dropout.py'}::{cls}", root=ROOT)
-    return st.check(target.cls, target=target.display).targets[0]
+_check = partial(resolved.result, DATA / "sdpa_dropout.py")
 
 
 def test_the_dropout_argument_is_named_not_only_the_call():

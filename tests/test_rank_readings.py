@@ -7,20 +7,17 @@ the code's failure, found at its line."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-import shapetrace as st
-from shapetrace.drive.targets import resolve_targets
+import resolved
 
 DATA = Path(__file__).parent / "data" / "ranks"
-ROOT = Path(__file__).parent.parent
 
 
-def _check(cls: str):
-    (target,) = resolve_targets(f"{DATA / 'conditioning.py'}::{cls}", root=ROOT)
-    return st.check(target.cls, target=target.display).targets[0]
+_check = partial(resolved.result, DATA / "conditioning.py")
 
 
 @pytest.mark.parametrize("cls, read", [

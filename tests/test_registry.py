@@ -14,6 +14,7 @@ import shapetrace as st
 from shapetrace.rules import trace_checks
 from shapetrace.rules.registry import RULES, rules_markdown
 from shapetrace.drive.targets import resolve_targets
+import resolved
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = Path(__file__).with_name("data") / "registry" / "models.py"
@@ -63,9 +64,7 @@ def _marked_line(path: Path, rule: str) -> int:
     raise AssertionError(f"no '# BUG: {rule}' marker in {path}")
 
 
-def _check_file(spec: str, **options):
-    (target,) = resolve_targets(spec, root=ROOT)
-    return st.check(target.cls, target=target.display, **options)
+_check_file = resolved.report
 
 
 # rule -> (example folder, check options, where the bug shows relative to the fixed line)

@@ -16,14 +16,13 @@ import shapetrace as st
 from shapetrace.base.dims import Dims
 from shapetrace.base.specs import make_input, parse_input
 from shapetrace.drive.infer import infer_inputs
-from shapetrace.drive.targets import resolve_targets
+import resolved
 
 DATA = Path(__file__).parent / "data" / "signals"
-ROOT = Path(__file__).parent.parent
 
 
 def _check(cls: str):
-    (target,) = resolve_targets(f"{DATA / 'signals.py'}::{cls}", root=ROOT)
+    target = resolved.target(DATA / "signals.py", cls)
     return target, st.check(target.cls, target=target.display)
 
 

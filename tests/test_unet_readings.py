@@ -15,15 +15,13 @@ import shapetrace as st
 from shapetrace.base.dims import Dims
 from shapetrace.drive.infer import infer_init, infer_inputs
 from shapetrace.drive.init_reads import BUILT_SIDE, LEVELS
-from shapetrace.drive.targets import resolve_targets
+import resolved
 
 DATA = Path(__file__).parent / "data"
-ROOT = Path(__file__).parent.parent
 
 
 def _target(path: str):
-    (target,) = resolve_targets(str(DATA / path), root=ROOT)
-    return target
+    return resolved.target(DATA / path)
 
 
 def test_a_unet_is_built_at_an_image_side_with_attention_at_every_level():

@@ -6,16 +6,14 @@ from pathlib import Path
 
 import pytest
 
-import shapetrace as st
 from shapetrace.drive.targets import resolve_targets
+import resolved
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "valueprops"
 
 
-def _check(spec: str, **options):
-    (target,) = resolve_targets(spec, root=ROOT)
-    return st.check(target.cls, target=target.display, **options)
+_check = resolved.report
 
 
 def _marked(path: Path, cls: str) -> int:
