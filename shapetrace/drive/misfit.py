@@ -304,8 +304,7 @@ def _unbuilt_failed(result: TargetResult, chosen: Attempt) -> bool:
     guessed = set(chosen.plan.init or {}) - set(request.init or {})
     if found is None or not guessed or chosen.model is None:
         return False
-    owner = next((type(m) for m in chosen.model.modules()
-                  if type(m).__name__ == found.group(1)), None)
+    owner = next(iter(_owners(chosen, found.group(1))), None)
     if owner is None or not _sets_attribute(owner, found.group(2)):
         return False
     shown = ", ".join(sorted(guessed))
@@ -351,7 +350,7 @@ def _version_failed(result: TargetResult, chosen: Attempt) -> bool:
     found = _UNEXPECTED.search(str(raised)) if isinstance(raised, TypeError) else None
     if found is None or chosen.model is None:
         return False
-    owner = next((type(m) for m in chosen.model.modules() if type(m).__name__ == found.group(1)), None)
+    owner = next(iter(_owners(chosen, found.group(1))), None)
     where = inspect.getsourcefile(owner) if owner is not None else None
     package = (owner.__module__ or "").partition(".")[0] if owner is not None else ""
     if not where or "site-packages" not in where or package in ("torch", "shapetrace"):
@@ -372,7 +371,7 @@ def _unset_failed(result: TargetResult, chosen: Attempt) -> bool:
     found = _NO_ATTRIBUTE.search(str(raised)) if isinstance(raised, AttributeError) else None
     if found is None or chosen.model is None:
         return False
-    for owner in {type(m) for m in chosen.model.modules() if type(m).__name__ == found.group(1)}:
+    for owner in _owners(chosen, found.group(1)):
         if _sets_attribute(owner, found.group(2)):
             continue
         setter = next((name for klass in owner.__mro__ for name, func in vars(klass).items()
@@ -387,6 +386,12 @@ def _unset_failed(result: TargetResult, chosen: Attempt) -> bool:
             result.diagnostics = []
             return True
     return False
+
+
+def _owners(chosen: Attempt, name: str) -> list[type]:
+    """The classes of the built model's modules that an error message names by ``name``, in the
+    order the model holds them."""
+    return list(dict.fromkeys(type(m) for m in chosen.model.modules() if type(m).__name__ == name))
 
 
 def _sets_attribute(cls: type, name: str, method: str = "__init__") -> bool:
