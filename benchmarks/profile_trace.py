@@ -175,7 +175,6 @@ def stages(model, idx, repeats: int) -> None:
         exec(compile("\n".join(cut), tracer.__file__, "exec"), vars(tracer), namespace)
         runs[label] = namespace["__torch_function__"]
     runs["the probes and the rest"] = full
-    times: dict[str, list[float]] = {name: [] for name in runs}
 
     def run(function) -> float:
         with torch.no_grad():
@@ -194,24 +193,11 @@ def stages(model, idx, repeats: int) -> None:
             finally:
                 tracer._Mode.__torch_function__ = full
 
-    for i in range(repeats + 3):
-        for name, function in runs.items():
-            spent = run(function)
-            if i >= 3:  # the first rounds warm up
-                times[name].append(spent)
+    times = _in_turn(runs, run, repeats)
     n_ops = _ops(model, idx)
     print(f"per forward ({n_ops} ops), entered, run and left, CPU ms, median of {repeats}:")
-    before = None
-    for name, ts in times.items():
-        ms = statistics.median(ts) * 1e3
-        if before is None:
-            print(f"  {name:52s} {ms:7.3f}")
-        else:
-            label = name if before[0] != "bare mode" else \
-                "entering and leaving, module hooks, " + name
-            print(f"  {label:52s} {ms - before[1]:+7.3f}  "
-                  f"({(ms - before[1]) / n_ops * 1e3:.1f} us per op)")
-        before = (name, ms)
+    _steps(times, n_ops, "op", 52,
+           lambda before, name: name if before != "bare mode" else "entering and leaving, module hooks, " + name)
 
 
 def hooks(model, idx, repeats: int) -> None:
@@ -228,8 +214,6 @@ def hooks(model, idx, repeats: int) -> None:
     ways = {"no module hooks": (lambda self: None, full[1], full[2]),
             "hooks that do nothing": (full[0], idle_pre, idle_post),
             "shapetrace's hooks": full}
-    times: dict[str, list[float]] = {name: [] for name in ways}
-
     def run(way) -> float:
         recorder._hook_modules, recorder._pre_hook, recorder._post_hook = way
         try:
@@ -242,22 +226,38 @@ def hooks(model, idx, repeats: int) -> None:
         finally:
             recorder._hook_modules, recorder._pre_hook, recorder._post_hook = full
 
-    for i in range(3 * repeats + 3):  # three times the repeats: the differences are small
+    times = _in_turn(ways, run, 3 * repeats)  # three times the repeats: the differences are small
+    calls = _module_calls(model, idx)
+    print(f"per forward ({calls} module calls), CPU ms, median of {3 * repeats}:")
+    _steps(times, calls, "call", 24)
+
+
+def _in_turn(ways: dict, run, rounds: int) -> dict[str, list[float]]:
+    """Seconds of ``run(way)`` for each way in turn, ``rounds`` times after three rounds that
+    warm up."""
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    for i in range(rounds + 3):
         for name, way in ways.items():
             spent = run(way)
             if i >= 3:
                 times[name].append(spent)
-    calls = _module_calls(model, idx)
-    print(f"per forward ({calls} module calls), CPU ms, median of {3 * repeats}:")
+    return times
+
+
+def _steps(times: dict[str, list[float]], count: int, unit: str, width: int,
+           label=lambda before, name: name) -> None:
+    """The first way's median in ms, then what each next way adds to the one before it, also
+    per ``unit`` (``count`` of them per forward)."""
     before = None
     for name, ts in times.items():
         ms = statistics.median(ts) * 1e3
         if before is None:
-            print(f"  {name:24s} {ms:7.3f}")
+            print(f"  {name:{width}s} {ms:7.3f}")
         else:
-            spent = ms - before
-            print(f"  {name:24s} {spent:+7.3f}  ({spent / calls * 1e3:.1f} us per call)")
-        before = ms
+            spent = ms - before[1]
+            print(f"  {label(before[0], name):{width}s} {spent:+7.3f}  "
+                  f"({spent / count * 1e3:.1f} us per {unit})")
+        before = (name, ms)
 
 
 def _module_calls(model, idx) -> int:
