@@ -45,10 +45,9 @@ class Rule:
     def severity_of(self, variant: str | None = None) -> str:
         if variant is None:
             return self.severity
-        for name, severity in self.variants:
-            if name == variant:
-                return severity
-        raise KeyError(f"rule {self.name} has no variant {variant!r}")
+        if variant not in dict(self.variants):
+            raise KeyError(f"rule {self.name} has no variant {variant!r}")
+        return dict(self.variants)[variant]
 
 
 def _r(code, name, severity, summary, explanation, wrong, right, **kw) -> Rule:
@@ -254,7 +253,8 @@ _ALL = [
        """
        scores = scores.masked_fill(mask == 0, torch.finfo(scores.dtype).min)
        att = F.softmax(scores, dim=-1)
-       """, variants=(("held", "warning"),), needs_values=True, reads_values=True, check="nonfinite:check_non_finite"),
+       """, variants=(("held", "warning"),), needs_values=True, reads_values=True,
+       check="nonfinite:check_non_finite"),
     _r("ST012", "noncontiguous-view", "error",
        "`.view` on a non-contiguous tensor",
        """
@@ -398,20 +398,20 @@ _ALL = [
        "attention weights that differ from softmax(q·kᵀ/√d + the terms the code adds)",
        """
        The module is run again in float64 and every attention (a softmax whose weights are
-       contracted with values) is read from its values, op by op from q and k to the softmax:
-       a step whose output is a positive multiple of its input (in any order: transposes,
-       `q *= scale`, `scores / math.sqrt(d)`) is a factor; an addition puts a term on the scores
-       (a bias, a position table, an additive mask). The factors multiply to the scale the code
-       applied; where it is not 1/√d (d the size q·k sums over), the weights are recomputed with
-       the textbook scale and the same terms, and the finding says which part differs (no
-       scale, scaled twice, the root of another size), at the op that applied the last factor,
-       with the line of each factor. The same non-zero term added twice on the way to one
-       softmax is a bias added twice. A learned term (not made from the input) added to the
-       scores that is the same at every position of the axis the softmax normalises (a key
-       bias broadcast over the queries, `bias[:, None]`) is removed by the softmax: it is
-       reported at the addition, with the line that built it. Nothing is said where the reading is not sure: a learned
-       or tensor factor, cosine similarities, dot products of raw inputs, a soft cap, factors
-       that cancel. Where attention-scale already reports the same line, it is one finding.
+       contracted with values) is read from its values, op by op from q and k to the softmax: a
+       step whose output is a positive multiple of its input (in any order: transposes, `q *=
+       scale`, `scores / math.sqrt(d)`) is a factor; an addition puts a term on the scores (a bias,
+       a position table, an additive mask). The factors multiply to the scale the code applied;
+       where it is not 1/√d (d the size q·k sums over), the weights are recomputed with the
+       textbook scale and the same terms, and the finding says which part differs (no scale, scaled
+       twice, the root of another size), at the op that applied the last factor, with the line of
+       each factor. The same non-zero term added twice on the way to one softmax is a bias added
+       twice. A learned term (not made from the input) added to the scores that is the same at
+       every position of the axis the softmax normalises (a key bias broadcast over the queries,
+       `bias[:, None]`) is removed by the softmax: it is reported at the addition, with the line
+       that built it. Nothing is said where the reading is not sure: a learned or tensor factor,
+       cosine similarities, dot products of raw inputs, a soft cap, factors that cancel. Where
+       attention-scale already reports the same line, it is one finding.
        """,
        """
        scores = q @ k.transpose(-2, -1) / math.sqrt(d) + self.rel_bias
@@ -424,16 +424,16 @@ _ALL = [
        "an op whose result is constant whatever its input: a softmax or layer norm over an axis "
        "of size 1, an einsum that takes the diagonal of query and key axes",
        """
-       Some ops throw their input away because of the axis they are given. A softmax over an
-       axis of size 1 returns 1 everywhere (a log-softmax 0), so does `x / x.sum(dim,
-       keepdim=True)`, and a layer norm over it returns its bias: attention pooling written `F.softmax(self.score(x), dim=-1)` on (B, T, 1)
-       scores gives every position the weight 1. At the probe sizes every real axis is larger
-       than 1, so a size-1 axis is one the code made (a keepdim reduction, an unsqueeze, a
-       projection to one score); a size declared as 1 or a `topk(k=1)` is left alone. An einsum
-       that repeats an index inside one operand takes a diagonal: on scores or attention weights
-       whose repeated axes are the query and the key axes of the product that made them
-       (`'bhqq,bqhd->bqhd'`), each query keeps only its weight for its own position and every
-       other key is dropped. The finding names the axis or the index that collapses.
+       Some ops throw their input away because of the axis they are given. A softmax over an axis of
+       size 1 returns 1 everywhere (a log-softmax 0), so does `x / x.sum(dim, keepdim=True)`, and a
+       layer norm over it returns its bias: attention pooling written `F.softmax(self.score(x),
+       dim=-1)` on (B, T, 1) scores gives every position the weight 1. At the probe sizes every real
+       axis is larger than 1, so a size-1 axis is one the code made (a keepdim reduction, an
+       unsqueeze, a projection to one score); a size declared as 1 or a `topk(k=1)` is left alone.
+       An einsum that repeats an index inside one operand takes a diagonal: on scores or attention
+       weights whose repeated axes are the query and the key axes of the product that made them
+       (`'bhqq,bqhd->bqhd'`), each query keeps only its weight for its own position and every other
+       key is dropped. The finding names the axis or the index that collapses.
        """,
        """
        w = F.softmax(self.score(x), dim=-1)        # (B, T, 1): every weight is 1
