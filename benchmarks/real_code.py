@@ -415,12 +415,36 @@ HELD_OUT_14 = [
     ("dataflowr/notebooks", "043dff0f792a5ae67005ba147f7b9dd5fc66e2a1",
      ["Module12/GPT_hist_sol.ipynb"], ""),
 ]
+#: Run before any change of its round and read only at the round's end (out of sample).
+HELD_OUT_15 = [
+    ("google-deepmind/recurrentgemma", "2efa84dac0e68e63547a27a18fa943c98f1c312e",
+     ["recurrentgemma/torch/modules.py", "recurrentgemma/torch/layers.py"], ""),
+    ("genmoai/mochi", "0c86aebf386e6622deadfb47ff1996878cefc0ac",
+     ["src/genmo/mochi_preview/dit/joint_model/asymm_models_joint.py",
+      "src/genmo/mochi_preview/dit/joint_model/layers.py"], ""),
+    ("togethercomputer/stripedhyena", "7e13f618027fea9625be1f2d2d94f9a361f6bd02",
+     ["stripedhyena/layers.py", "stripedhyena/model.py"], ""),
+    ("sh-lee-prml/HierSpeechpp", "318c633cdc24cf3239d62c95ea8afae200ed2d13",
+     ["ttv_v1/attentions.py", "styleencoder.py"], ""),
+    ("DepthAnything/Depth-Anything-V2", "a561b849ebae10a6f5ef49e26c83cbbcd36c71bf",
+     ["depth_anything_v2/dinov2_layers/attention.py", "depth_anything_v2/dinov2_layers/block.py"], ""),
+    ("Lightricks/LTX-Video", "5260738e171955b66c0827f9af7e84d68fd1d919",
+     ["ltx_video/models/transformers/attention.py"], ""),
+    ("aburkov/theLMbook", "aa598f2ada44a71e22d7e50394f2c41f55d5f76f",
+     ["news_decoder_language_model.ipynb"], ""),
+    ("NVIDIA/radtts", "07759cd474458f46db45cab975a85ba21b7fee0a",
+     ["transformer.py", "common.py"], ""),
+    ("HazyResearch/zoology", "d88d6f5474f36998d82d5c3bd58a190248d0a669",
+     ["zoology/mixers/attention.py", "zoology/mixers/based.py", "zoology/mixers/bigbird.py"], ""),
+    ("ashkamath/mdetr", "ea09acc44ca067072c4b143b726447ee7ff66f5f",
+     ["models/transformer.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
         "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8, "held-out-9": HELD_OUT_9,
         "held-out-10": HELD_OUT_10, "held-out-11": HELD_OUT_11, "held-out-12": HELD_OUT_12, "held-out-13": HELD_OUT_13,
-        "held-out-14": HELD_OUT_14,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14}
+        "held-out-14": HELD_OUT_14, "held-out-15": HELD_OUT_15,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15}
 
 
 def main(argv: list[str] | None = None) -> int:
