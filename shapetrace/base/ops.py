@@ -127,6 +127,8 @@ BIASED_MATMULS = frozenset({"torch.addmm", "Tensor.addmm", "torch.baddbmm", "Ten
 EINSUMS = frozenset({"torch.einsum", "torch.functional.einsum"})
 DROPOUTS = frozenset({"F.dropout", "torch.dropout", "Tensor.dropout", "F.dropout1d", "F.dropout2d",
                       "F.alpha_dropout", "F.feature_alpha_dropout"})
+#: Draws of Gaussian noise: what a sampler or a noise injection adds on purpose, unlike a drop mask.
+GAUSSIAN_DRAWS = frozenset({"torch.randn", "torch.randn_like", "torch.normal", "Tensor.normal_"})
 #: Reshapes in the wide sense: the same elements in row-major order, new sizes.
 RESHAPES = frozenset({"Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.flatten",
                       "torch.flatten", "Tensor.unflatten", "torch.unflatten", "Tensor.view_as",

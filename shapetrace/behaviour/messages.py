@@ -19,6 +19,7 @@ from ..base.diagnostics import Diagnostic
 from ..base.dims import Dims
 from ..base.ops import (
     DROPOUTS,
+    GAUSSIAN_DRAWS,
     LOG_SOFTMAXES,
     MASKED_FILLS,
     MATMULS,
@@ -262,14 +263,30 @@ def nondeterministic(probe: Probe, change: float, rec: OpRecord | None) -> Diagn
     message = (f"two runs in eval mode with the same inputs gave different outputs "
                f"(largest difference {change:.3g})")
     message += f"; the first op that differs is {at.text}" if at.text else ""
-    if rec is not None and rec.op in DROPOUTS:
+    noise = _noise_per_sample(probe, rec)
+    if noise:
+        message += ", Gaussian noise drawn for every sample: random in eval by design in a sampler " \
+                   "or a noise injection, a bug where it is meant for training only"
+        hint = ("Noise meant for training only (noisy gating, augmentation) is drawn only when "
+                "self.training: `if self.training: x = x + torch.randn_like(x) * s`.")
+    elif rec is not None and rec.op in DROPOUTS:
         hint = ("F.dropout defaults to training=True whatever the module's mode: pass "
                 "training=self.training, or use an nn.Dropout module, which follows model.eval().")
     else:
         hint = ("In eval mode the output must be a function of the inputs: gate random ops on "
                 "self.training (F.dropout(x, p, training=self.training), or nn.Dropout).")
     return diagnostic("nondeterministic-eval", message, hint, **at.place(), max_change=change,
-                      made_at=_random_argument(rec))
+                      made_at=_random_argument(rec), variant="noise" if noise else None)
+
+
+def _noise_per_sample(probe: Probe, rec: OpRecord | None) -> bool:
+    """Whether ``rec`` draws Gaussian noise with an axis of the batch: a value per sample that a
+    sampler, a reparameterisation or a noise injection adds on purpose, and noisy gating only
+    while training; unlike a drop mask (uniform draws against a rate) or weights drawn in
+    forward (no batch axis), nothing says which. A warning, never an error."""
+    if rec is None or rec.op not in GAUSSIAN_DRAWS or not rec.outputs:
+        return False
+    return any(probe.dims.label(size) == "B" for size in rec.outputs[0].shape)
 
 
 #: the arguments of an op that make it random

@@ -8,13 +8,15 @@ constant) has not been written yet. That is one finding at the line, the same in
 cannot change it), and the checks that re-run the module or compare it with a reference are
 not made: they would only repeat it in other words.
 
-A module without parameters (a mask maker returning ``torch.ones(T, T).tril()``, an identity)
-or one that reads any of its parameters is never called unfinished here.
+A module without parameters (a mask maker returning ``torch.ones(T, T).tril()``, an identity),
+one that reads any of its parameters, or one whose copy run in training mode computes an output
+(the identity only in eval) is never called unfinished here.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import math
 
@@ -45,12 +47,31 @@ def unfinished(attempt) -> Diagnostic | None:
     if not isinstance(model, torch.nn.Module) or not _reads_no_parameter(model, attempt.trace):
         return None
     what = _placeholder(attempt)
-    if what is None:
+    if what is None or _handed_back(what[0]) and _written_for_training(attempt):
         return None
     text, file, line = what
     return diagnostic("not-implemented", f"forward returns {text}, and reads none of the "
                       f"module's parameters: it is not written yet", _HINT,
                       file=file, line=line, op="return")
+
+
+def _handed_back(text: str) -> bool:
+    """Whether the placeholder is None or an input unchanged (not a new allocation)."""
+    return text == "None" or text.startswith("its input")
+
+
+def _written_for_training(attempt) -> bool:
+    """Whether a copy of the module, run in training mode on the same inputs, returns something
+    other than its inputs or None: a forward that is the identity only in eval (noise or a
+    drop path taken only while ``self.training``) is written."""
+    try:
+        model = copy.deepcopy(attempt.model).train()
+        with torch.no_grad(), torch.random.fork_rng(devices=[]):
+            output = model(*attempt.args)
+    except Exception:  # noqa: BLE001 - a copy that cannot be made or run says nothing
+        return False
+    tensors = list(tensors_in(output))
+    return bool(tensors) and not all(any(t is a for a in attempt.args) for t in tensors)
 
 
 def _reads_no_parameter(model: torch.nn.Module, trace) -> bool:

@@ -31,8 +31,7 @@ class Rule:
     right: str
     kind: str = "trace"  # "trace" | "behaviour" | "runtime" (raised while running)
     needs_values: bool = False  # skipped under --fake
-    #: Reads what the value probes measured (weight sums, NaN and Inf): run on every trace; the
-    #: others' findings are reused on a run that repeats one already checked (``rules.memo``).
+    #: Reads the value probes (weight sums, NaN, Inf): run on every trace; others' are reused (rules.memo).
     reads_values: bool = False
     #: Milder findings of the same rule, by name: attention-scale's "unscaled" is a warning.
     variants: tuple[tuple[str, str], ...] = ()
@@ -231,14 +230,15 @@ _ALL = [
        "two runs in eval mode give different outputs",
        """
        In eval mode a module must be a function of its inputs. `F.dropout(x, p)` defaults to
-       `training=True` whatever the module's mode, so evaluation stays random.
+       `training=True` whatever the module's mode, so evaluation stays random. Gaussian noise
+       drawn per sample (a sampler's, a noise injection's) may be meant: a warning ("noise").
        """,
        """
        att = F.dropout(att, p=self.dropout)
        """,
        """
        att = F.dropout(att, p=self.dropout, training=self.training)
-       """, kind="behaviour", needs_values=True),
+       """, kind="behaviour", needs_values=True, variants=(("noise", "warning"),)),
     _r("ST011", "non-finite", "error",
        "the first op that turns finite inputs into NaN or Inf; one the module held before it ran (warning)",
        """

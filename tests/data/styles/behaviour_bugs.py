@@ -69,6 +69,7 @@ class CausalConvCentred(_Causal):
 
 class CausalNoiseAlways(_Causal):
     BUG = "nondeterministic-eval"
+    VARIANT = "noise"  # Gaussian noise per sample: a warning, it may be meant
 
     def forward(self, x):
         x = x + 0.1 * torch.randn_like(x)  # BUG

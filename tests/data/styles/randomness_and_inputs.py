@@ -116,6 +116,7 @@ class NoisyTopKGating(nn.Module):
 
 class NoisyTopKGatingAlways(NoisyTopKGating):
     BUG = "nondeterministic-eval"
+    VARIANT = "noise"  # Gaussian noise per sample: a warning, it may be meant
 
     def forward(self, x):
         logits = self.router(x)
