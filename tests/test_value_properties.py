@@ -72,6 +72,8 @@ QUIET = [
     ("reach.py", "GroupedHeadsAllUsed", {}),
     # a weight that weighs zeros in this call (no previous step given yet) is not judged
     ("reach.py", "LocationFromPreviousWeights", {}),
+    # a weight of no elements (a conditioning width of 0) holds nothing that could move anything
+    ("reach.py", "ConditionWidthZero", {}),
     ("masks.py", "PaddedSelfAttention", PADDED),
     ("masks.py", "PaddingMaskSdpa", PADDED),
     ("masks.py", "PaddingMaskAdditive", PADDED),

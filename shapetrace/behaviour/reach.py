@@ -54,7 +54,8 @@ def weights_without_effect(probe: Probe, trainable: Iterable[str]) -> list:
     """``weight-without-effect`` findings, one per place where value paths end."""
     model = probe.model
     params = {name: p for name, p in model.named_parameters()
-              if name in set(trainable) and p.is_floating_point() and p.dim() >= 2}
+              if name in set(trainable) and p.is_floating_point() and p.dim() >= 2
+              and p.numel()}  # a weight of no elements (a width of 0) holds nothing to move
     if not params:
         return []
     if not all(bool(p.isfinite().all()) for p in params.values()):

@@ -204,3 +204,15 @@ class GroupedHeadsAllUsed(MixerBlock):
         y = F.scaled_dot_product_attention(q, k.expand(B, self.n_head, T, d),
                                            v.expand(B, self.n_head, T, d))
         return x + self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+class ConditionWidthZero(MixerBlock):
+    """A conditioning projection whose input width defaults to 0 (no conditioning given): its
+    weight has no elements, only its bias shifts the stream."""
+
+    def __init__(self, n_embd, n_head, cond_dim=0):
+        super().__init__(n_embd, n_head)
+        self.cond = nn.Linear(cond_dim, n_embd)
+
+    def forward(self, x, c):
+        return x + self.attend(x) + self.cond(c)[:, None, :]
