@@ -99,18 +99,24 @@ _RUNS: dict = {}
 
 
 def own_calls(path: str, classes: list[type], *, calls_from=(), single: bool = False,
-              seconds: float | None = None) -> OwnCalls:
+              seconds: float | None = None, absent=()) -> OwnCalls:
     """Run the code that builds and calls ``classes`` (all of the file at ``path``), once per
-    run of shapetrace for the same file, classes and scripts (see the module's docstring)."""
+    run of shapetrace for the same file, classes and scripts (see the module's docstring).
+    ``absent``: packages not installed that the file's import stood in for (``absent``), which
+    stand in while its code runs too."""
     wanted = {k: c for c in classes if (k := class_key(c)) is not None}
     try:
         stamp = os.stat(path).st_mtime_ns
     except OSError:
         return OwnCalls()
-    key = (os.path.realpath(path), stamp, tuple(sorted(wanted)), tuple(calls_from), single)
+    key = (os.path.realpath(path), stamp, tuple(sorted(wanted)), tuple(calls_from), single,
+           tuple(absent))
     if key not in _RUNS:
-        _RUNS[key] = _run_all(os.path.realpath(path), wanted, calls_from, single,
-                              seconds or SECONDS)
+        from .absent import standing_in
+
+        with standing_in(absent) if absent else contextlib.nullcontext():
+            _RUNS[key] = _run_all(os.path.realpath(path), wanted, calls_from, single,
+                                  seconds or SECONDS)
     return _RUNS[key]
 
 

@@ -35,7 +35,7 @@ def checked_by_own_call(target, job, reuse=None, reference=None):
     seconds = SECONDS if not job.timeout else min(SECONDS, job.timeout / 2)
     calls_from = tuple(_located(job.root, p) for p in job.calls_from)
     found = own_calls(path, classes, calls_from=calls_from, single=len(classes) == 1,
-                      seconds=seconds)
+                      seconds=seconds, absent=target.absent)
     captured = found.found.get(class_key(cls))
     if captured is None:
         return None, found.why_not(cls)

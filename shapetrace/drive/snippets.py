@@ -12,8 +12,10 @@ stop the rest. Pure standard library.
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import re
+import textwrap
 
 #: a fenced code block: its info string, its body
 _FENCE = re.compile(r"^(?P<fence>```+|~~~+)[ \t]*(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$",
@@ -69,6 +71,91 @@ def notebook_code(text: str) -> str:
     return "\n\n".join(blocks)
 
 
+def notebook_module(text: str, name: str) -> str:
+    """A notebook (JSON) as a Python module to import: its code cells in order, each headed by
+    ``# cell N``; the definitions (imports, functions, classes, assignments of constants) at the
+    top level, every other statement (a model built and called, a training loop, a plot) under
+    ``if __name__ == "__main__":``, so that importing it defines the classes and runs nothing,
+    and running it as ``__main__`` (the code's own calls) runs the notebook in order."""
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        cells = []
+    parts = [f"# The code cells of {name}, written by shapetrace: definitions at the top level, "
+             f"the rest of each cell under if __name__ == \"__main__\"."]
+    defined: set[str] = set(dir(builtins))
+    for number, cell in enumerate(c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"):
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        body = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("!", "%")))
+        try:
+            tree = ast.parse(body)
+        except (SyntaxError, ValueError):
+            continue
+        lines = body.splitlines()
+        out, run = [f"# code cell {number + 1}"], []
+        for stmt in tree.body:
+            first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+            code = "\n".join(lines[first - 1:stmt.end_lineno])
+            if not _defines(stmt, defined):
+                run.append(code)
+                continue
+            if run:
+                out.append(_main_block(run))
+                run = []
+            out.append(code)
+        parts.append("\n".join(out + ([_main_block(run)] if run else [])))
+    return "\n\n".join(parts) + "\n"
+
+
+def _main_block(statements: list[str]) -> str:
+    return 'if __name__ == "__main__":\n' + textwrap.indent("\n".join(statements), "    ")
+
+
+#: calls a notebook's constants may make when the module is imported: no side effect, cheap
+_CHEAP_CALLS = {"int", "float", "str", "bool", "len", "min", "max", "round", "abs", "tuple", "list",
+                "dict", "range", "torch.device", "torch.cuda.is_available",
+                "torch.backends.mps.is_available"}
+
+
+def _defines(stmt: ast.stmt, defined: set[str]) -> bool:
+    """Whether ``stmt`` only defines (an import, a function, a class, a constant made from
+    names defined before it), adding what it defines to ``defined``."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        defined.update((a.asname or a.name).partition(".")[0] for a in stmt.names)
+        return True
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        defined.add(stmt.name)
+        return True
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if not all(isinstance(t, ast.Name) for t in targets) or not _cheap(stmt.value, defined):
+            return False
+        defined.update(t.id for t in targets)
+        return True
+    return False
+
+
+def _cheap(node: ast.expr, defined: set[str]) -> bool:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and _dotted(sub.func) not in _CHEAP_CALLS:
+            return False
+        if isinstance(sub, ast.Name) and sub.id not in defined:
+            return False
+        if isinstance(sub, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom,
+                            ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return False
+    return True
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
 def _without_prompts(body: str) -> str:
     """A doctest-style session (``>>> x = f()``) as the code it types; other text as is."""
     lines = body.splitlines()
@@ -85,4 +172,4 @@ def _parses(code: str) -> bool:
     return True
 
 
-__all__ = ["CALLS_FROM_SUFFIXES", "markdown_code", "notebook_code", "python_of"]
+__all__ = ["CALLS_FROM_SUFFIXES", "markdown_code", "notebook_code", "notebook_module", "python_of"]

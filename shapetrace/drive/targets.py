@@ -33,7 +33,7 @@ from ..base.errors import NoModuleClasses, TargetError, UsageError
 from .absent import distribution, standing_in
 from ..base.source import innermost_user_frame
 
-_FORMS = "path/to/file.py, path/to/file.py::Name or package.module::Name"
+_FORMS = "path/to/file.py, path/to/file.py::Name, a notebook.ipynb[::Name] or package.module::Name"
 
 
 @dataclass(frozen=True)
@@ -114,6 +114,9 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
     path = path if path.is_absolute() else base / path
     if not path.exists():
         raise UsageError(f"no such file: {location}")
+    notebook = None  # the folder of a notebook, whose cells are imported as a module
+    if path.suffix == ".ipynb" and path.is_file():
+        notebook, path = path.resolve().parent, _notebook_module(path.resolve())
     if path.is_dir() or path.suffix != ".py":
         raise UsageError(f"not a Python file: {location} (expected {_FORMS})")
     path = path.resolve()
@@ -154,7 +157,7 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
     first = None  # the import's own failure, said when placeholders do not help
     while True:
         try:
-            with _on_sys_path(above), _on_sys_path(home.root), _on_sys_path(path.parent), \
+            with _on_sys_path(above), _on_sys_path(home.root), _on_sys_path(notebook or path.parent), \
                     (standing_in(standing) if standing else nullcontext()):
                 if home.package:
                     _parent_package(home)
@@ -191,6 +194,25 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
                 standing.append(top)
                 continue
             raise first from None
+
+
+def _notebook_module(path: Path) -> Path:
+    """The module a notebook's code cells make (``snippets.notebook_module``), written once per
+    content in a folder of its own under the temporary directory (never beside the notebook)."""
+    import tempfile
+
+    from .snippets import notebook_module
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TargetError(f"cannot read {path}: {exc}") from None
+    digest = hashlib.sha1((str(path) + text).encode()).hexdigest()[:12]
+    out = Path(tempfile.gettempdir()) / "shapetrace-notebooks" / digest / f"{_identifier(path.stem)}.py"
+    if not out.is_file():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(notebook_module(text, path.name), encoding="utf-8")
+    return out
 
 
 #: packages not installed that one file may be imported without

@@ -31,6 +31,7 @@ targets:
   path/to/file.py              every nn.Module subclass defined in the file
   path/to/file.py::Name        one class
   package.module::Name         one class from an importable module
+  path/to/notebook.ipynb       the classes a notebook's code cells define (::Name: one)
   path/to/script.py            a file without nn.Module subclasses (or any file with
                                --script) runs as a script, traced at its own sizes
 

@@ -1,0 +1,54 @@
+"""A notebook as a target (``python -m shapetrace course.ipynb``): its code cells imported as a
+module whose top level only defines (imports, functions, classes, constants), every other
+statement kept under ``if __name__ == "__main__":`` so that importing runs no training cell and
+the notebook's own calls still build and call its classes (tests/data/notebooks)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import resolved
+from shapetrace.drive.snippets import notebook_module
+from shapetrace.drive.targets import resolve_targets
+
+NOTEBOOK = Path(__file__).parent / "data" / "notebooks" / "attention_course.ipynb"
+
+
+def test_importing_a_notebook_defines_its_classes_and_runs_no_cell():
+    before = sorted(p.name for p in NOTEBOOK.parent.iterdir())
+    targets = resolve_targets(str(NOTEBOOK), root=resolved.ROOT)
+    assert [t.display.rsplit("::", 1)[1] for t in targets] == ["SelfAttention", "JumbledAttention"]
+    assert all(t.display.startswith(str(NOTEBOOK)) for t in targets)
+    assert "not_installed_plotting" in targets[0].absent  # stood in for, as in a .py file
+    assert sorted(p.name for p in NOTEBOOK.parent.iterdir()) == before  # nothing written beside it
+
+
+def test_a_notebook_class_is_checked_with_the_call_its_cells_make(capsys):
+    from shapetrace.frontends.cli import main
+
+    main([str(NOTEBOOK), "--format", "json", "--no-trace"])
+    targets = {t["target"].rsplit("::", 1)[1]: t for t in json.loads(capsys.readouterr().out)["targets"]}
+    right, jumbled = targets["SelfAttention"], targets["JumbledAttention"]
+    assert right["error"] is None and not right["diagnostics"], right["diagnostics"]
+    assert any("as its own code does" in n for n in right["notes"]), right["notes"]
+    [found] = [d for d in jumbled["diagnostics"] if d["severity"] == "error"]
+    assert found["rule"] == "reshape-jumble"
+    module = Path(found["file"])
+    assert module.parent.parent.name == "shapetrace-notebooks"
+    assert "t.reshape(B, self.n_head, T" in module.read_text().splitlines()[found["line"] - 1]
+
+
+def test_definitions_stay_at_the_top_level_and_the_rest_runs_only_as_main():
+    cell = {"cell_type": "code", "source": [
+        "import torch\n", "width = 4 * 8\n", "text = open('data.txt').read()\n",
+        "vocab = len(text)\n", "@torch.no_grad()\n", "def sample(model):\n", "    return model\n",
+        "model = torch.nn.Linear(width, width)\n"]}
+    module = notebook_module(json.dumps({"cells": [cell]}), "demo.ipynb")
+    lines = module.splitlines()
+    assert "width = 4 * 8" in lines and "@torch.no_grad()" in lines and "def sample(model):" in lines
+    # a file read, what depends on it, and a model built run only when the notebook does
+    for text in ("text = open('data.txt').read()", "vocab = len(text)",
+                 "model = torch.nn.Linear(width, width)"):
+        assert "    " + text in lines and text not in lines
+    compile(module, "demo.py", "exec")
