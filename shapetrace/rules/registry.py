@@ -59,10 +59,10 @@ _ALL = [
        "a view/reshape that is not a pure split or merge of adjacent axes in their current order",
        """
        `view` and `reshape` reinterpret memory in row-major order. They can split one axis into
-       adjacent axes or merge adjacent axes, nothing else. Reshaping (B, T, C) straight to
-       (B, H, T, d) keeps the element count but deals the tokens of one sample out across the
-       heads: every head sees a slice of the wrong positions. shapetrace tracks where each axis
-       came from (its provenance) and flags any reshape that would need a transpose to be right.
+       adjacent axes or merge adjacent axes, nothing else. Reshaping (B, T, C) straight to (B, H, T,
+       d) keeps the element count but deals the tokens of one sample out across the heads: every
+       head sees a slice of the wrong positions. shapetrace tracks where each axis came from (its
+       provenance) and flags any reshape that would need a transpose to be right.
        """,
        """
        q = self.q_proj(x).view(B, self.n_head, T, self.head_size)   # (B, T, C) -> (B, H, T, d)
@@ -73,9 +73,9 @@ _ALL = [
     _r("ST002", "reversed-transpose", "error",
        "`.T` / `.t()` / a full reversal on a tensor with more than 2 axes",
        """
-       `x.T` reverses *all* axes. On a (B, T, d) key tensor it gives (d, T, B), not the
-       (B, d, T) that `q @ k^T` needs; with equal sizes it silently mixes samples. Use
-       `k.transpose(-2, -1)` or `k.mT` to swap the last two axes.
+       `x.T` reverses *all* axes. On a (B, T, d) key tensor it gives (d, T, B), not the (B, d, T)
+       that `q @ k^T` needs; with equal sizes it silently mixes samples. Use `k.transpose(-2, -1)`
+       or `k.mT` to swap the last two axes.
        """,
        """
        scores = q @ k.T
@@ -87,14 +87,14 @@ _ALL = [
        "both operands stretched (outer-product style), or a matmul broadcasting a size-1 batch",
        """
        Broadcasting stretches size-1 axes. When *both* operands are stretched, an elementwise op
-       quietly becomes an outer product: `(B, 1) - (B,)` is (B, B), and a loss averaged over it
-       is wrong but finite. shapetrace warns unless the pattern is a known idiom (masks,
-       biases, ALiBi slopes, multi-query keys, rotary tables, `arange[:, None] >= arange[None, :]`).
-       A matmul broadcasts its batch axes the same way: `(7, 2, 3, 4) @ (7, 1, 4, 5)` reuses one
-       matrix for both of the 2. That is flagged when the size-1 axis came about by accident (a
-       slice to one element such as `v[:1]`, a keepdim reduction, a factory given a 1), not when
-       it was put there on purpose (`unsqueeze`, `None`, a view), is a parameter shared by every
-       sample, or is one key/value head met by the query heads (multi-query attention).
+       quietly becomes an outer product: `(B, 1) - (B,)` is (B, B), and a loss averaged over it is
+       wrong but finite. shapetrace warns unless the pattern is a known idiom (masks, biases, ALiBi
+       slopes, multi-query keys, rotary tables, `arange[:, None] >= arange[None, :]`). A matmul
+       broadcasts its batch axes the same way: `(7, 2, 3, 4) @ (7, 1, 4, 5)` reuses one matrix for
+       both of the 2. That is flagged when the size-1 axis came about by accident (a slice to one
+       element such as `v[:1]`, a keepdim reduction, a factory given a 1), not when it was put there
+       on purpose (`unsqueeze`, `None`, a view), is a parameter shared by every sample, or is one
+       key/value head met by the query heads (multi-query attention).
        """,
        """
        loss = ((pred - target) ** 2).mean()     # pred (B, 1), target (B,) -> (B, B)
@@ -105,9 +105,12 @@ _ALL = [
     _r("ST004", "softmax-axis", "error",
        "the softmax normalises an axis other than the one the next matmul contracts",
        """
-       Attention weights must sum to 1 over the keys, the axis that `weights @ v` contracts
-       with the values. A softmax over the heads (dim=1 of (B, H, T, T)), over the queries
-       (dim=-2) or over the batch still produces numbers in [0, 1] and trains, badly.
+       Attention weights must sum to 1 over the keys, the axis that `weights @ v` contracts with the
+       values. A softmax over the heads (dim=1 of (B, H, T, T)), over the queries (dim=-2) or over
+       the batch still produces numbers in [0, 1] and trains, badly. Scores written keys first
+       (`einsum('bqd,bkd->bkq', q, k)`) and normalised over the axis the values are contracted
+       over still average the values, with the roles of q and k swapped: a warning ("keys-first")
+       when both come from sequences of one length (self-attention), an error otherwise.
        """,
        """
        att = F.softmax(scores, dim=1)      # scores (B, H, T, T): normalises over heads
@@ -116,17 +119,18 @@ _ALL = [
        """
        att = F.softmax(scores, dim=-1)     # over the keys
        out = att @ v
-       """, reads_values=True, check="softmax:check_softmax_axis"),
+       """, reads_values=True, check="softmax:check_softmax_axis",
+       variants=(("keys-first", "warning"),)),
     _r("ST005", "attention-scale", "error",
        "scores scaled by sqrt(C) or sqrt(H) instead of sqrt(head size), scaled twice, or not at all",
        """
-       Scaled dot-product attention divides the scores by sqrt(d), the head size, so their
-       variance does not grow with d. Dividing by sqrt(C) (the model width) flattens the
-       softmax by a factor sqrt(H); scaling twice is a common refactoring slip. With prime probe
-       sizes shapetrace can read which factor was used. No scale at all is only a warning,
-       and only where q and k are learned projections: some architectures (T5) fold it into
-       their initialisation. Dot products of raw states (Luong attention), cosine similarities
-       and scores multiplied by a learned temperature owe no 1/sqrt(d) and are not judged.
+       Scaled dot-product attention divides the scores by sqrt(d), the head size, so their variance
+       does not grow with d. Dividing by sqrt(C) (the model width) flattens the softmax by a factor
+       sqrt(H); scaling twice is a common refactoring slip. With prime probe sizes shapetrace can
+       read which factor was used. No scale at all is only a warning, and only where q and k are
+       learned projections: some architectures (T5) fold it into their initialisation. Dot products
+       of raw states (Luong attention), cosine similarities and scores multiplied by a learned
+       temperature owe no 1/sqrt(d) and are not judged.
        """,
        """
        scores = q @ k.transpose(-2, -1) / math.sqrt(self.n_embd)
@@ -138,10 +142,9 @@ _ALL = [
     _r("ST006", "unnormalized-attention", "error",
        "the weights contracted with the values do not sum to 1 along the contracted axis",
        """
-       After the softmax, each row of attention weights is a probability distribution. Masking
-       after the softmax (zeroing future positions) or scaling after it breaks that, so the
-       output is no longer an average of the values. Mask the scores before the softmax, or
-       renormalise.
+       After the softmax, each row of attention weights is a probability distribution. Masking after
+       the softmax (zeroing future positions) or scaling after it breaks that, so the output is no
+       longer an average of the values. Mask the scores before the softmax, or renormalise.
        """,
        """
        att = F.softmax(scores, dim=-1).masked_fill(future, 0.0)
@@ -156,22 +159,21 @@ _ALL = [
        "output overwritten or ignored; a layer never called (warning)",
        """
        Out-of-place tensor methods return a new tensor and leave their input unchanged.
-       `scores.masked_fill(mask, -inf)` alone on a line does nothing: the causal mask is dropped
-       and the model can see the future. Assign the result, or use the in-place `masked_fill_`.
-       The same slip hides in assignments: `q = self.to_q(x)` followed by `q = x.view(...)`
-       throws the projection away, `w = scores.softmax(-1)` followed by `w = self.drop(scores)`
-       throws the softmax away, and `out, cache = self.block(x)` with `out` never read throws
-       the block away. shapetrace follows every value through the ops that read it: a value
-       that reaches no output, no loss, no tensor kept on a module and no write into a tensor
-       the caller can see is dead, and a dead layer output, product, softmax, attention or
-       module output is reported at its line with what replaced it, when the code could not
-       have used it on any path (its variable is assigned again, or never read, before
-       anything reads it). A plain layer (`nn.Linear`, `nn.Embedding`, `nn.Conv2d`...) that
-       its module defines but never calls, with no op reading its weights and no other line
-       naming it, is a warning: its weights are trained for nothing. A placeholder never read
-       (`out = torch.zeros_like(query)`, `torch.empty(...)` left from a starter file: a value
-       made from nothing but sizes) loses no computation and is only a note; a dead mask,
-       projection, scores or softmax stays an error.
+       `scores.masked_fill(mask, -inf)` alone on a line does nothing: the causal mask is dropped and
+       the model can see the future. Assign the result, or use the in-place `masked_fill_`. The same
+       slip hides in assignments: `q = self.to_q(x)` followed by `q = x.view(...)` throws the
+       projection away, `w = scores.softmax(-1)` followed by `w = self.drop(scores)` throws the
+       softmax away, and `out, cache = self.block(x)` with `out` never read throws the block away.
+       shapetrace follows every value through the ops that read it: a value that reaches no output,
+       no loss, no tensor kept on a module and no write into a tensor the caller can see is dead,
+       and a dead layer output, product, softmax, attention or module output is reported at its line
+       with what replaced it, when the code could not have used it on any path (its variable is
+       assigned again, or never read, before anything reads it). A plain layer (`nn.Linear`,
+       `nn.Embedding`, `nn.Conv2d`...) that its module defines but never calls, with no op reading
+       its weights and no other line naming it, is a warning: its weights are trained for nothing. A
+       placeholder never read (`out = torch.zeros_like(query)`, `torch.empty(...)` left from a
+       starter file: a value made from nothing but sizes) loses no computation and is only a note; a
+       dead mask, projection, scores or softmax stays an error.
        """,
        """
        q = self.to_q(x)
@@ -186,20 +188,19 @@ _ALL = [
        "an output position depends on a later input position in a module meant to be causal",
        """
        A decoder must not see the future: output t may depend on inputs 0..t only. shapetrace
-       differentiates every output position with respect to every input position and shows
-       the dependency grid. Intent comes from a triangular mask, `is_causal=True`, a true
-       `causal` / `is_causal` / `autoregressive` argument or attribute, a class name that says so
-       (`Causal...`, `GPT...`, `...AutoRegressive...`), a running sum over T (causal linear
-       attention), or `--causal`; without it a note says that causal-leak was not checked.
-       A dependency that autograd cannot see (a maximum over T taken under `torch.no_grad()` or
-       through `.detach()`) is found by changing the last position and watching the earlier
-       ones. A model whose output has no time axis (a classifier that pools over T) is checked
-       up to the pooling. When the first op that sees the future is a softmax whose scores were
-       masked so that each query's earlier keys are hidden and every later key is kept (read
-       from the values: `triu` for `tril`, `>=` for `<=`, an additive mask transposed), the
-       mask is inverted: the finding is at the line that built the mask (at the op that applied
-       it, for a mask built outside the forward), naming where it was applied and where the
-       weights were taken.
+       differentiates every output position with respect to every input position and shows the
+       dependency grid. Intent comes from a triangular mask, `is_causal=True`, a true `causal` /
+       `is_causal` / `autoregressive` argument or attribute, a class name that says so (`Causal...`,
+       `GPT...`, `...AutoRegressive...`), a running sum over T (causal linear attention), or
+       `--causal`; without it a note says that causal-leak was not checked. A dependency that
+       autograd cannot see (a maximum over T taken under `torch.no_grad()` or through `.detach()`)
+       is found by changing the last position and watching the earlier ones. A model whose output
+       has no time axis (a classifier that pools over T) is checked up to the pooling. When the
+       first op that sees the future is a softmax whose scores were masked so that each query's
+       earlier keys are hidden and every later key is kept (read from the values: `triu` for `tril`,
+       `>=` for `<=`, an additive mask transposed), the mask is inverted: the finding is at the line
+       that built the mask (at the op that applied it, for a mask built outside the forward), naming
+       where it was applied and where the weights were taken.
        """,
        """
        scores.masked_fill(mask, float("-inf"))        # result dropped: no mask at all
@@ -211,12 +212,11 @@ _ALL = [
        "a sample's output depends on another sample, or on its position in the batch",
        """
        Samples in a batch must not talk to each other. A softmax or norm over the batch axis,
-       `nn.MultiheadAttention` fed (B, T, C) without `batch_first=True`, or positions indexed by
-       the batch axis all mix samples and still train. The check reorders the batch and also
-       changes one sample's values (a batch mean under `torch.no_grad()` is found too). Every
-       run starts from the model's state as it was (a cache kept across calls is put back);
-       a model whose run stores per-sample state (a KV cache) is not reordered, and a note
-       says so.
+       `nn.MultiheadAttention` fed (B, T, C) without `batch_first=True`, or positions indexed by the
+       batch axis all mix samples and still train. The check reorders the batch and also changes one
+       sample's values (a batch mean under `torch.no_grad()` is found too). Every run starts from
+       the model's state as it was (a cache kept across calls is put back); a model whose run stores
+       per-sample state (a KV cache) is not reordered, and a note says so.
        """,
        """
        mha = nn.MultiheadAttention(C, H)              # expects (T, B, C)
@@ -230,8 +230,8 @@ _ALL = [
        "two runs in eval mode give different outputs",
        """
        In eval mode a module must be a function of its inputs. `F.dropout(x, p)` defaults to
-       `training=True` whatever the module's mode, so evaluation stays random. Gaussian noise
-       drawn per sample (a sampler's, a noise injection's) may be meant: a warning ("noise").
+       `training=True` whatever the module's mode, so evaluation stays random. Gaussian noise drawn
+       per sample (a sampler's, a noise injection's) may be meant: a warning ("noise").
        """,
        """
        att = F.dropout(att, p=self.dropout)
@@ -243,8 +243,8 @@ _ALL = [
        "the first op that turns finite inputs into NaN or Inf; one the module held before it ran (warning)",
        """
        A softmax over a row that is entirely -inf (every key masked) returns NaN, and one NaN
-       spreads through the whole batch. shapetrace names the first op whose inputs were finite
-       and whose output is not.
+       spreads through the whole batch. shapetrace names the first op whose inputs were finite and
+       whose output is not.
        """,
        """
        scores = scores.masked_fill(mask == 0, float("-inf"))   # mask has an all-zero row
@@ -259,12 +259,12 @@ _ALL = [
        "`.view` on a non-contiguous tensor",
        """
        `.view` never copies, so it fails on a tensor whose memory is not laid out in row-major
-       order, typically right after a `transpose` or `permute`. shapetrace names the op that
-       made the tensor non-contiguous. An error is what happened in this run: the view raised
-       on the real tensor. Under `--fake` a view can fail on the strides torch predicts for an
-       op whose memory layout each backend chooses for itself (an `einsum`, a `matmul`,
-       attention kernels): that finding is a warning, and says so, since on your backend the
-       tensor may come out contiguous and the view run.
+       order, typically right after a `transpose` or `permute`. shapetrace names the op that made
+       the tensor non-contiguous. An error is what happened in this run: the view raised on the real
+       tensor. Under `--fake` a view can fail on the strides torch predicts for an op whose memory
+       layout each backend chooses for itself (an `einsum`, a `matmul`, attention kernels): that
+       finding is a warning, and says so, since on your backend the tensor may come out contiguous
+       and the view run.
        """,
        """
        y = y.transpose(1, 2).view(B, T, C)
@@ -288,8 +288,8 @@ _ALL = [
     _r("ST014", "annotation-mismatch", "error",
        "a jaxtyping/beartype annotation was violated",
        """
-       Functions annotated with jaxtyping (`Float[Tensor, "B T C"]`) are checked at run time
-       by beartype. shapetrace reports which argument, which dimension, and expected vs got.
+       Functions annotated with jaxtyping (`Float[Tensor, "B T C"]`) are checked at run time by
+       beartype. shapetrace reports which argument, which dimension, and expected vs got.
        """,
        """
        def forward(self, x: Float[Tensor, "B T C"]) -> Float[Tensor, "B T C"]: ...
@@ -301,9 +301,9 @@ _ALL = [
     _r("ST015", "dim-collision", "warning",
        "two named dims have equal sizes in this run",
        """
-       shapetrace tells axes apart by their sizes, which is why the probe sizes are distinct
-       primes. When two names share a size (B == T), a swap of those axes cannot be seen and
-       the rules that depend on it lose their power.
+       shapetrace tells axes apart by their sizes, which is why the probe sizes are distinct primes.
+       When two names share a size (B == T), a swap of those axes cannot be seen and the rules that
+       depend on it lose their power.
        """,
        """
        python -m shapetrace model.py --dims B=7      # B == T == 7
@@ -315,13 +315,12 @@ _ALL = [
        "forward changed a tensor the caller passed in as data (`x += pos` on the input)",
        """
        `x += self.pos`, `x.add_(...)` or `x[:, 0] = 0` inside `forward` write into the caller's
-       tensor: what the caller holds after the call is not what it passed, and calling the
-       module twice on the same tensor gives a different result (a training loop that reuses
-       a batch, an evaluation after a check). shapetrace keeps a copy of every argument, compares
-       after each op, and names the op that changed one. Tensors passed in to be filled are
-       expected to change and are not reported: arguments named for a cache, a past, a state,
-       a buffer, a memory or an output (`kv_cache`, `layer_past`, `state`, `out`), and any
-       tensor written as an op's `out=`.
+       tensor: what the caller holds after the call is not what it passed, and calling the module
+       twice on the same tensor gives a different result (a training loop that reuses a batch, an
+       evaluation after a check). shapetrace keeps a copy of every argument, compares after each op,
+       and names the op that changed one. Tensors passed in to be filled are expected to change and
+       are not reported: arguments named for a cache, a past, a state, a buffer, a memory or an
+       output (`kv_cache`, `layer_past`, `state`, `out`), and any tensor written as an op's `out=`.
        """,
        """
        def forward(self, x):
@@ -334,16 +333,15 @@ _ALL = [
     _r("ST017", "head-grouping", "warning",
        "grouped-query key/value heads repeated in an order that does not match the query groups",
        """
-       In grouped-query attention H query heads share Hkv key/value heads in groups of
-       G = H / Hkv: query heads 0..G-1 use key/value head 0, and so on. Every pretrained
-       checkpoint (Llama, Mistral, Qwen) and SDPA's `enable_gqa=True` use this layout, so the
-       key/value heads must be repeated in place: `repeat_interleave(G, dim=1)`, HF's
-       `repeat_kv`, einops `b h t d -> b (h g) t d`. `k.repeat(1, G, 1, 1)` tiles them
-       (kv0, kv1, kv0, kv1, ...) and pairs query heads with the wrong key/value heads; every
-       shape is right and the model still trains. shapetrace follows each head axis back to
-       the projection it was cut from and reads whether the copy index lies major or minor to
-       the key/value head index. With one key/value head (multi-query attention) both orders
-       are the same and nothing is flagged.
+       In grouped-query attention H query heads share Hkv key/value heads in groups of G = H / Hkv:
+       query heads 0..G-1 use key/value head 0, and so on. Every pretrained checkpoint (Llama,
+       Mistral, Qwen) and SDPA's `enable_gqa=True` use this layout, so the key/value heads must be
+       repeated in place: `repeat_interleave(G, dim=1)`, HF's `repeat_kv`, einops `b h t d -> b (h
+       g) t d`. `k.repeat(1, G, 1, 1)` tiles them (kv0, kv1, kv0, kv1, ...) and pairs query heads
+       with the wrong key/value heads; every shape is right and the model still trains. shapetrace
+       follows each head axis back to the projection it was cut from and reads whether the copy
+       index lies major or minor to the key/value head index. With one key/value head (multi-query
+       attention) both orders are the same and nothing is flagged.
        """,
        """
        k = k.repeat(1, self.n_rep, 1, 1)        # (B, Hkv, T, d) -> (B, H, T, d): kv0, kv1, kv0, ...
@@ -354,15 +352,15 @@ _ALL = [
     _r("ST018", "reference-mismatch", "error",
        "with the same weights, the output differs from the reference implementation's",
        """
-       With a `reference` named (`reference = "solution/attention.py::MultiHeadAttention"` in
-       the config, `--reference` on the command line), the module and the reference are built
-       at the probe sizes, the reference gets the module's weights (by state_dict key, else by
-       shape in order; a fused qkv weight against separate query/key/value weights in any
-       layout that makes them agree) and both run in eval mode on the same inputs, in float64.
-       Outputs that differ beyond float tolerance are a finding at the first op where the two
-       computations part: the first value of yours computed from values the reference also
-       has that matches none of its own, compared with the reference's value there (masked
-       differently, a scale factor, transposed, reordered heads or tokens, or other values).
+       With a `reference` named (`reference = "solution/attention.py::MultiHeadAttention"` in the
+       config, `--reference` on the command line), the module and the reference are built at the
+       probe sizes, the reference gets the module's weights (by state_dict key, else by shape in
+       order; a fused qkv weight against separate query/key/value weights in any layout that makes
+       them agree) and both run in eval mode on the same inputs, in float64. Outputs that differ
+       beyond float tolerance are a finding at the first op where the two computations part: the
+       first value of yours computed from values the reference also has that matches none of its
+       own, compared with the reference's value there (masked differently, a scale factor,
+       transposed, reordered heads or tokens, or other values).
        """,
        """
        q = self.query(x).view(B, self.n_head, T, self.head_size)   # the reference splits heads
@@ -374,17 +372,16 @@ _ALL = [
        "positions counted, cut or applied along the batch, heads, head size or width, not time",
        """
        A position table (positions from `torch.arange`, looked up in an embedding, turned into
-       sin/cos or rotary angles, or a sinusoid or learned table of the module's own cut to a
-       length) must be counted, cut and broadcast along the time axis: T, S, the maximum
-       length L, or a patch or window axis. Counted by the wrong axis it still broadcasts and
-       nothing raises: `self.pe[:x.size(0)]` on a batch-first (B, T, C) input gives sample b
-       position b and every token of it the same one; rotary angles for `arange(q.size(1))` on a
-       (B, H, T, d) tensor turn each head by its index and the tokens not at all. shapetrace
-       follows the position axis through the ops to the data it meets and reports, at the line
-       that counted or cut the positions, positions that run along B, H, d or C there. ALiBi,
-       relative position biases, patch positions, cross-attention sources (S) and a table
-       looked up whole by head (`arange(H)` into an H-row embedding) are not position tables
-       run along the wrong axis, and are quiet.
+       sin/cos or rotary angles, or a sinusoid or learned table of the module's own cut to a length)
+       must be counted, cut and broadcast along the time axis: T, S, the maximum length L, or a
+       patch or window axis. Counted by the wrong axis it still broadcasts and nothing raises:
+       `self.pe[:x.size(0)]` on a batch-first (B, T, C) input gives sample b position b and every
+       token of it the same one; rotary angles for `arange(q.size(1))` on a (B, H, T, d) tensor turn
+       each head by its index and the tokens not at all. shapetrace follows the position axis
+       through the ops to the data it meets and reports, at the line that counted or cut the
+       positions, positions that run along B, H, d or C there. ALiBi, relative position biases,
+       patch positions, cross-attention sources (S) and a table looked up whole by head (`arange(H)`
+       into an H-row embedding) are not position tables run along the wrong axis, and are quiet.
        """,
        """
        B, T, C = x.shape
@@ -398,20 +395,20 @@ _ALL = [
        "attention weights that differ from softmax(q·kᵀ/√d + the terms the code adds)",
        """
        The module is run again in float64 and every attention (a softmax whose weights are
-       contracted with values) is read from its values, op by op from q and k to the softmax: a
-       step whose output is a positive multiple of its input (in any order: transposes, `q *=
-       scale`, `scores / math.sqrt(d)`) is a factor; an addition puts a term on the scores (a bias,
-       a position table, an additive mask). The factors multiply to the scale the code applied;
-       where it is not 1/√d (d the size q·k sums over), the weights are recomputed with the
-       textbook scale and the same terms, and the finding says which part differs (no scale, scaled
-       twice, the root of another size), at the op that applied the last factor, with the line of
-       each factor. The same non-zero term added twice on the way to one softmax is a bias added
-       twice. A learned term (not made from the input) added to the scores that is the same at
-       every position of the axis the softmax normalises (a key bias broadcast over the queries,
-       `bias[:, None]`) is removed by the softmax: it is reported at the addition, with the line
-       that built it. Nothing is said where the reading is not sure: a learned or tensor factor,
-       cosine similarities, dot products of raw inputs, a soft cap, factors that cancel. Where
-       attention-scale already reports the same line, it is one finding.
+       contracted with values) is read from its values, op by op from q and k to the softmax: a step
+       whose output is a positive multiple of its input (in any order: transposes, `q *= scale`,
+       `scores / math.sqrt(d)`) is a factor; an addition puts a term on the scores (a bias, a
+       position table, an additive mask). The factors multiply to the scale the code applied; where
+       it is not 1/√d (d the size q·k sums over), the weights are recomputed with the textbook scale
+       and the same terms, and the finding says which part differs (no scale, scaled twice, the root
+       of another size), at the op that applied the last factor, with the line of each factor. The
+       same non-zero term added twice on the way to one softmax is a bias added twice. A learned
+       term (not made from the input) added to the scores that is the same at every position of the
+       axis the softmax normalises (a key bias broadcast over the queries, `bias[:, None]`) is
+       removed by the softmax: it is reported at the addition, with the line that built it. Nothing
+       is said where the reading is not sure: a learned or tensor factor, cosine similarities, dot
+       products of raw inputs, a soft cap, factors that cancel. Where attention-scale already
+       reports the same line, it is one finding.
        """,
        """
        scores = q @ k.transpose(-2, -1) / math.sqrt(d) + self.rel_bias
@@ -447,17 +444,17 @@ _ALL = [
        "a forward that writes state the next call reads: the same call answers differently "
        "after a first one",
        """
-       In eval, calling a module twice on the same inputs must give the same output. A forward
-       that writes its own state breaks that from the second call on: a position table cached
-       from the first call's length and reused for a shorter input, a bias added to a parameter
-       in place, a tensor attribute updated each call. shapetrace calls the module once, then
-       again without putting its state back, on the same inputs and on inputs two positions
-       shorter, and compares each with the same call on the module as built; when they differ
-       the finding is at the op that made the value the first call left behind; a second call
-       that raises where the same call on the module as built does not is a finding too. State with a
-       batch axis (a KV cache or recurrent memory kept for the next call), a second call whose
-       outputs have other shapes (an incremental decode), and a table built lazily that is the
-       same on the second call are not findings.
+       In eval, calling a module twice on the same inputs must give the same output. A forward that
+       writes its own state breaks that from the second call on: a position table cached from the
+       first call's length and reused for a shorter input, a bias added to a parameter in place, a
+       tensor attribute updated each call. shapetrace calls the module once, then again without
+       putting its state back, on the same inputs and on inputs two positions shorter, and compares
+       each with the same call on the module as built; when they differ the finding is at the op
+       that made the value the first call left behind; a second call that raises where the same call
+       on the module as built does not is a finding too. State with a batch axis (a KV cache or
+       recurrent memory kept for the next call), a second call whose outputs have other shapes (an
+       incremental decode), and a table built lazily that is the same on the second call are not
+       findings.
        """,
        """
        if self.angles is None:                      # built once, scaled by the first length
@@ -472,25 +469,24 @@ _ALL = [
        "a weight the forward computes with that cannot move the output: a layer whose result is "
        "dropped, a contribution removed on the way",
        """
-       Every weight a forward reads should be able to change what it returns. A block computed
-       and then not added to the stream, a branch whose result is overwritten, a weight whose
+       Every weight a forward reads should be able to change what it returns. A block computed and
+       then not added to the stream, a branch whose result is overwritten, a weight whose
        contribution is multiplied away: its gradient is zero and it is trained for nothing.
        shapetrace re-runs the module in float64 with every parameter changed a little (so that a
-       gate or an output layer initialised to zero, by design, hides nothing), takes the gradient
-       of a random projection of the outputs (and of tensors the forward keeps on the module,
-       such as an auxiliary loss), and reports each weight matrix that an op read with its
-       gradient on, whose gradient is exactly zero, and whose values can be changed without
-       changing any output. The finding is at the line where the weight's value path ends: the
-       call whose result was dropped, or the op that removed its contribution. Weights not read
-       in this call (a branch not taken, a cache path), read under `torch.no_grad()`, frozen,
-       and vectors (biases, norm scales, which a softmax or a norm after them may remove by
-       design) are not judged; an embedding table is judged as a whole. Two parts of a weight
-       are judged too: a square weight of which only the diagonal has a gradient
-       (`w * torch.eye(n)`), and a projection whose rows are parts of H heads of size d with the
-       same heads dropped in every part (`y[:, 0]` keeping one head of a fused qkv), each
-       confirmed by changing the part alone and reported at the op that read a value depending
-       on it and returned one that does not. Other parts (rows of a table past the probe's
-       length, half a projection used only in training, a causal triangle) are not judged.
+       gate or an output layer initialised to zero, by design, hides nothing), takes the gradient of
+       a random projection of the outputs (and of tensors the forward keeps on the module, such as
+       an auxiliary loss), and reports each weight matrix that an op read with its gradient on,
+       whose gradient is exactly zero, and whose values can be changed without changing any output.
+       The finding is at the line where the weight's value path ends: the call whose result was
+       dropped, or the op that removed its contribution. Weights not read in this call (a branch not
+       taken, a cache path), read under `torch.no_grad()`, frozen, and vectors (biases, norm scales,
+       which a softmax or a norm after them may remove by design) are not judged; an embedding table
+       is judged as a whole. Two parts of a weight are judged too: a square weight of which only the
+       diagonal has a gradient (`w * torch.eye(n)`), and a projection whose rows are parts of H
+       heads of size d with the same heads dropped in every part (`y[:, 0]` keeping one head of a
+       fused qkv), each confirmed by changing the part alone and reported at the op that read a
+       value depending on it and returned one that does not. Other parts (rows of a table past the
+       probe's length, half a projection used only in training, a causal triangle) are not judged.
        """,
        """
        h = x + self.attn(self.ln1(x))
@@ -505,21 +501,21 @@ _ALL = [
        "a (B, T) mask that does not hide what it says: masked positions move the output at kept ones",
        """
        A 0/1 `attention_mask` (B, T) that shapetrace makes is padded as a tokenizer pads (each
-       sequence its real tokens first, then padding). When the output at real positions depends
-       on the inputs at padded positions and the output is the same with every position marked
-       real, the mask never reached the attention: the finding names the op that mixes the
-       padded positions in. Checked like causal-leak, by autograd. Which values of a mask mean
-       padding is the code's own convention (1 = padding is one too), so, where the code does
-       not say, a mask that changes the output is not judged. Where it says (the reading the
-       driver gives masks by: `masked_fill(mask == 0, ...)` or SDPA's boolean `attn_mask` keep
-       the True positions, `masked_fill(mask, ...)` hides them), a (B, T) mask applied to the
-       attention scores is judged by that reading even when it changes the output: a mask
-       applied to the queries' rows instead of the keys (`mask[:, None, :, None]`) is found at
-       the op that applied it, naming the op that lets the masked positions through. Only an
-       attention is judged (a product of weights over two position axes, or SDPA): a
-       convolution or pooling that mixes positions is a design choice, and a mask that hides
-       only outputs (not scores) is not a key mask. A declared meaning (`mask-keep`) stands: a
-       mask turned the other way (`attention_mask == 0` for SDPA) is found where it was turned.
+       sequence its real tokens first, then padding). When the output at real positions depends on
+       the inputs at padded positions and the output is the same with every position marked real,
+       the mask never reached the attention: the finding names the op that mixes the padded
+       positions in. Checked like causal-leak, by autograd. Which values of a mask mean padding is
+       the code's own convention (1 = padding is one too), so, where the code does not say, a mask
+       that changes the output is not judged. Where it says (the reading the driver gives masks by:
+       `masked_fill(mask == 0, ...)` or SDPA's boolean `attn_mask` keep the True positions,
+       `masked_fill(mask, ...)` hides them), a (B, T) mask applied to the attention scores is judged
+       by that reading even when it changes the output: a mask applied to the queries' rows instead
+       of the keys (`mask[:, None, :, None]`) is found at the op that applied it, naming the op that
+       lets the masked positions through. Only an attention is judged (a product of weights over two
+       position axes, or SDPA): a convolution or pooling that mixes positions is a design choice,
+       and a mask that hides only outputs (not scores) is not a key mask. A declared meaning
+       (`mask-keep`) stands: a mask turned the other way (`attention_mask == 0` for SDPA) is found
+       where it was turned.
        """,
        """
        def forward(self, x, attention_mask):
@@ -535,14 +531,13 @@ _ALL = [
     _r("ST040", "not-implemented", "error",
        "forward is not written yet: it raises NotImplementedError, or returns a placeholder",
        """
-       A starter file's forward that was never filled in: it raises `NotImplementedError`, or
-       the module has layers, reads none of their weights, and returns `None` (a body of
-       `pass`), one of its inputs unchanged, or a tensor made from nothing but sizes
-       (`torch.empty(B, T, C)`, `torch.zeros_like(x)`). shapetrace decides it by where the
-       output comes from, never by its values, so uninitialised memory gives the same verdict
-       in every run. It is the target's one finding: the checks that re-run the module and the
-       comparison with a reference are not made. A module without parameters (a mask maker, an
-       identity) is never called unfinished.
+       A starter file's forward that was never filled in: it raises `NotImplementedError`, or the
+       module has layers, reads none of their weights, and returns `None` (a body of `pass`), one of
+       its inputs unchanged, or a tensor made from nothing but sizes (`torch.empty(B, T, C)`,
+       `torch.zeros_like(x)`). shapetrace decides it by where the output comes from, never by its
+       values, so uninitialised memory gives the same verdict in every run. It is the target's one
+       finding: the checks that re-run the module and the comparison with a reference are not made.
+       A module without parameters (a mask maker, an identity) is never called unfinished.
        """,
        """
        def forward(self, query, key, value):

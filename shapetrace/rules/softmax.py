@@ -112,7 +112,13 @@ def _softmax_axis(analysis: Analysis, att: Attention):
             hint = ("Put the queries before the keys in the scores (e.g. einsum '...qd,...kd->...qk' "
                     f"or q @ k.transpose(-2, -1)), or softmax over {want_text} and contract that "
                     "axis with the values.")
-            return diagnostic("softmax-axis", message, hint, rec=product, expected=want, **data)
+            swapped = meta.shape[want] == meta.shape[att.dim]
+            if swapped:  # self-attention: the weights average the values, the roles are swapped
+                message += (", the axis the values are contracted over: the weights still average "
+                            "the values, with the operand written first serving as the keys (in "
+                            "self-attention a swap of the two projections' roles)")
+            return diagnostic("softmax-axis", message, hint, rec=product, expected=want,
+                              variant="keys-first" if swapped else None, **data)
         message = (f"softmax over {_name_axis(label, role)} ({how}) of {analysis.shape_of(meta)}: "
                    f"attention weights must sum to 1 over the keys ({want_text})")
         if bad:

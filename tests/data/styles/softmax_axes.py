@@ -60,9 +60,11 @@ class KeysFirstEinsum(_Single):
 
 class KeysFirstEinsumOverQueries(_Single):
     """The softmax over the last axis out of habit, on scores laid out (B, keys, queries): the
-    finding names the einsum that chose the layout (and the softmax line in its message)."""
+    finding names the einsum that chose the layout (and the softmax line in its message). The
+    weights still average the values, q serving as the keys: a warning."""
 
     BUG = "softmax-axis"
+    VARIANT = "keys-first"
 
     def forward(self, x):
         q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)
