@@ -43,6 +43,8 @@ FIRING = [
     ("reach.py", "OneHeadKept", "weight-without-effect", {}),
     ("reach.py", "MixingDiagonal", "weight-without-effect", {}),
     ("masks.py", "PaddingMaskUnused", "mask-ignored", PADDED),
+    # attention pooling: the mask multiplied into the scores, read from the code as 1 = keep
+    ("masks.py", "MaskedPoolingScoresMultiplied", "mask-ignored", BOOL_MASK),
     # read from the code (True = keep / True = masked out), applied to the queries' rows
     ("masks.py", "PaddingMaskOnQueries", "mask-ignored", PADDED),
     ("masks.py", "KeyPaddingOnQueries", "mask-ignored", KEY_PADDING),
@@ -85,6 +87,8 @@ QUIET = [
     # the mask hides outputs, not keys: not judged as a key mask
     ("masks.py", "OutputsMaskedOnly", PADDED),
     ("masks.py", "KeyMaskHandedToMethod", BOOL_MASK),
+    ("masks.py", "MaskedPooling", BOOL_MASK),
+    ("masks.py", "MaskedPoolingWeightsMultiplied", BOOL_MASK),
     ("masks.py", "KeyMaskHandedToSubmodule", {"inputs": ["x=B,T,C", "pad_mask=B,T:bool"]}),
     # mixes samples by design (batch-leak says so): only the diagonal must not be reported
     ("collapse.py", "InBatchPositives", {"batch_mixing": True}),

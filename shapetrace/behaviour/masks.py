@@ -18,8 +18,10 @@ applied before, the weighted sum as the place it was used. Without
 a reading from the code, a mask that changes the output is applied by a convention of its own
 (1 = padding is one too) and is not judged, only one that changes nothing (the output is the
 same with every position marked real). Only an attention is judged (a product whose operand
-has two position axes, or SDPA): a convolution or a pooling that mixes positions is a design
-choice, not a mask that says one thing and does another.
+has two position axes, SDPA, a softmax over the positions, or the weighted sum of an attention
+pooling, ``(x * softmax(scores)[..., None]).sum(1)``): a convolution or a plain pooling that
+mixes positions is a design choice, not a mask that says one thing and does another. A mask
+multiplied in (``scores * mask``) reads 1 as kept.
 """
 
 from __future__ import annotations
@@ -31,7 +33,18 @@ from torch import Tensor
 
 from ..analysis.masks import handed_meaning
 from ..base.names import PADDING_INPUTS
-from ..base.ops import DROPOUTS, MASKED_FILLS, MATMULS, SDPA, SIMPLE_MOVES, SOFTMAXES, WHERES
+from ..base.ops import (
+    DROPOUTS,
+    MASKED_FILLS,
+    MATMULS,
+    MULS,
+    SDPA,
+    SIMPLE_MOVES,
+    SOFTMAXES,
+    WHERES,
+    base_name,
+    reduced_axes,
+)
 from ..base.records import OpRecord
 from ..rules.registry import diagnostic
 from . import locate
@@ -67,7 +80,8 @@ def padding_ignored(probe: Probe) -> list:
             # its own way and is not judged here. One that changes nothing is ignored.
             return []
     rec, records = _first_leak(probe, args, emb, leaves, sources, keep)
-    if rec is None or not _is_attention(rec, probe.T):
+    pooled = _weighted_sum(rec, records, probe.T) if rec is not None else None
+    if rec is None or not (_is_attention(rec, probe.T) or pooled is not None):
         return []
     applied = None if changes_nothing else _masking(records, probe)
     if not changes_nothing and applied is None:
@@ -93,7 +107,7 @@ def padding_ignored(probe: Probe) -> list:
     hint = (f"exclude the padded keys from these weights: scores.masked_fill(~{mask_name}"
             f"[:, None, None, :].bool(), float('-inf')), or an SDPA bool attn_mask that is True "
             f"where {mask_name} == 1")
-    taken = _weights_taken(rec, records, probe.T)  # the softmax the mask should have preceded
+    taken = pooled or _weights_taken(rec, records, probe.T)  # the softmax the mask should precede
     made = (taken.file, taken.line) if taken is not None and taken.line else None
     return [diagnostic("mask-ignored", message, hint, rec=rec, mask=mask_name, made_at=made)]
 
@@ -154,6 +168,35 @@ def _weights_taken(rec: OpRecord, records, T: int) -> OpRecord | None:
     return None
 
 
+def _weighted_sum(rec: OpRecord, records, T: int) -> OpRecord | None:
+    """The softmax over the positions whose weights ``rec`` sums the values with, when ``rec``
+    is a sum over an axis of T of a product of such weights and values (attention pooling:
+    ``(x * w.unsqueeze(-1)).sum(1)``); else None."""
+    found = reduced_axes(rec) if base_name(rec.op) == "sum" else None
+    if not found or not rec.inputs or T not in [rec.inputs[0].shape[a] for a in found[0]]:
+        return None
+    product = _made_through(rec.inputs[0], records, SIMPLE_MOVES)
+    if product is None or product.op not in MULS:
+        return None
+    for meta in product.inputs:
+        made = _made_through(meta, records, SIMPLE_MOVES | DROPOUTS)
+        if made is not None and _is_attention(made, T) and made.op in SOFTMAXES:
+            return made
+    return None
+
+
+def _made_through(meta, records, passing) -> OpRecord | None:
+    """The op that made ``meta``, past the ops of ``passing`` (moves, dropout)."""
+    for _ in range(8):
+        if meta is None or meta.src is None or not 0 <= meta.src[0] < len(records):
+            return None
+        made = records[meta.src[0]]
+        if made.op not in passing or not made.inputs:
+            return made
+        meta = made.inputs[0]
+    return None
+
+
 def _same(a, b) -> bool:
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         return True
@@ -188,6 +231,7 @@ def _judged_mask(probe: Probe) -> tuple[int, Tensor, str | None] | None:
         declared = role.meaning in ("keep", "drop")
         meaning = role.meaning if declared else handed_meaning(
             forward, role.name, type(probe.model))[0] if forward is not None else None
+        meaning = "keep" if meaning == "mul" else meaning  # multiplied in: 1 keeps a value
         if meaning in ("keep", "drop"):
             keep = value.bool() if meaning == "keep" else ~value.bool()
             if bool((~keep).any()) and bool(keep.any(1).all()):
@@ -279,6 +323,13 @@ def _masking(records, probe: Probe) -> OpRecord | None:
             slot = 0 if rec.op == "torch.where" else 1
         elif rec.op == SDPA:
             slot = 3
+        elif rec.op in MULS and len(rec.inputs) == 2 and rec.outputs:
+            slot = next((i for i, m in enumerate(rec.inputs) if not m.dtype.is_floating_point
+                         and probe.B in tuple(m.shape) and probe.T in tuple(m.shape)), None)
+            if slot is not None and probe.T in tuple(rec.outputs[0].shape) \
+                    and rec.inputs[1 - slot].dtype.is_floating_point:
+                return rec  # scores or weights multiplied by a 0/1 mask of its own per sample
+            continue
         else:
             continue
         if slot >= len(rec.inputs) or not rec.outputs:
@@ -291,6 +342,13 @@ def _masking(records, probe: Probe) -> OpRecord | None:
 
 
 def _is_attention(rec: OpRecord, T: int) -> bool:
+    """An attention by what the op computes: SDPA, a product of an operand with two position
+    axes, or a softmax over the positions (the weights of an attention pooling, or of scores
+    whose normaliser the masked positions still enter)."""
     if rec.op == SDPA:
         return True
+    if rec.op in SOFTMAXES and rec.inputs and rec.outputs:
+        dim = rec.arg(1, "dim")
+        shape = tuple(rec.inputs[0].shape)
+        return isinstance(dim, int) and -len(shape) <= dim < len(shape) and shape[dim] == T
     return rec.op in MATMULS and any(tuple(m.shape).count(T) >= 2 for m in rec.inputs)

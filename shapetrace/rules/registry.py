@@ -508,14 +508,15 @@ _ALL = [
        the code's own convention (1 = padding is one too), so, where the code does not say, a mask
        that changes the output is not judged. Where it says (the reading the driver gives masks by:
        `masked_fill(mask == 0, ...)` or SDPA's boolean `attn_mask` keep the True positions,
-       `masked_fill(mask, ...)` hides them), a (B, T) mask applied to the attention scores is judged
-       by that reading even when it changes the output: a mask applied to the queries' rows instead
-       of the keys (`mask[:, None, :, None]`) is found at the op that applied it, naming the op that
-       lets the masked positions through. Only an attention is judged (a product of weights over two
-       position axes, or SDPA): a convolution or pooling that mixes positions is a design choice,
-       and a mask that hides only outputs (not scores) is not a key mask. A declared meaning
-       (`mask-keep`) stands: a mask turned the other way (`attention_mask == 0` for SDPA) is found
-       where it was turned.
+       `masked_fill(mask, ...)` hides them, `scores * mask` keeps 1), a (B, T) mask applied to the
+       attention scores is judged by that reading even when it changes the output: a mask applied to
+       the queries' rows instead of the keys (`mask[:, None, :, None]`) is found at the op that
+       applied it, naming the op that lets the masked positions through. Only an attention is judged
+       (a product of weights over two position axes, SDPA, a softmax over the positions, or the
+       weighted sum of an attention pooling): a convolution or a plain pooling that mixes positions
+       is a design choice, and a mask that hides only outputs (not scores) is not a key mask. A
+       declared meaning (`mask-keep`) stands: a mask turned the other way (`attention_mask == 0` for
+       SDPA) is found where it was turned.
        """,
        """
        def forward(self, x, attention_mask):

@@ -218,3 +218,42 @@ class RowsMasked(PaddedSelfAttention):
         scores = scores.masked_fill(key_padding_mask[:, None, :, None], -1e4)  # BUG
         y = scores.softmax(-1) @ v
         return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class MaskedPooling(nn.Module):
+    """Attention pooling of a bag of instances into one vector per sample: a learned score per
+    instance, the padded ones filled with -inf before the softmax."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.encode = nn.Linear(n_embd, n_embd)
+        self.score = nn.Sequential(nn.Linear(n_embd, n_embd // 2), nn.Tanh(), nn.Linear(n_embd // 2, 1))
+        self.head = nn.Linear(n_embd, 3)
+
+    def forward(self, x, mask):
+        h = torch.relu(self.encode(x))
+        scores = self.score(h).squeeze(-1).masked_fill(~mask, float("-inf"))
+        weights = scores.softmax(dim=-1)
+        return self.head((h * weights.unsqueeze(-1)).sum(dim=1))
+
+
+class MaskedPoolingScoresMultiplied(MaskedPooling):
+    """The mask multiplied into the scores: a padded instance's score is 0, not -inf, so it
+    still takes weight after the softmax."""
+
+    def forward(self, x, mask):
+        h = torch.relu(self.encode(x))
+        scores = self.score(h).squeeze(-1) * mask  # BUG
+        weights = scores.softmax(dim=-1)
+        return self.head((h * weights.unsqueeze(-1)).sum(dim=1))
+
+
+class MaskedPoolingWeightsMultiplied(MaskedPooling):
+    """The mask multiplied into the weights after the softmax and renormalised: the padded
+    instances take no weight."""
+
+    def forward(self, x, mask):
+        h = torch.relu(self.encode(x))
+        weights = self.score(h).squeeze(-1).softmax(dim=-1) * mask
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+        return self.head((h * weights.unsqueeze(-1)).sum(dim=1))
