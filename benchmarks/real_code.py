@@ -490,8 +490,9 @@ def _run(repo, mirror, commit, patterns, folder, args, outcomes: list[dict]) -> 
             subprocess.run(["tar", "x", "-C", tmp], input=archive.stdout, check=False,
                            capture_output=True)
         base = Path(tmp) / folder
-        files = sorted(str(p.relative_to(base)) for p in base.rglob("*.py")
-                       if any(fnmatch.fnmatch(str(p.relative_to(base)), pat) for pat in patterns))
+        files = sorted(str(p.relative_to(base)) for p in base.rglob("*")
+                       if p.suffix in (".py", ".ipynb")
+                       and any(fnmatch.fnmatch(str(p.relative_to(base)), pat) for pat in patterns))
         for file in files:
             env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
             try:
