@@ -90,7 +90,8 @@ def names_of(dim: str, *tables: dict[str, str]) -> frozenset[str]:
 
 
 #: Constructor arguments that are not sizes of a named dim
-LAYERS = frozenset(("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layers", "nlayers"))
+LAYERS = frozenset(("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layers", "nlayers",
+                    "n_blocks"))
 #: a layer's place in its stack (``layer_id``, read for a per-layer initialisation or a
 #: first-layer branch): 1, the second of the two layers a count is guessed as, or the first when
 #: the code counts from 1
@@ -118,6 +119,9 @@ IMAGE_SIZES = ("img_size", "image_size", "input_size", "resolution", "image_reso
 PATCH_SIZES = ("patch_size", "patch", "patch_res")
 #: the side of a patch nothing sets (``PatchEmbed(patch_size)``): 2 divides any even image side
 PATCH_SIDE = 2
+#: the side of an image a constructor is built for when nothing says: halved four times (a
+#: U-Net's levels) it is still a whole number
+BUILT_SIDE = 16
 SWITCH_DEFAULTS = {"bias": True, "qkv_bias": False, "device": "cpu", "dev": "cpu",
                    "dtype": None}
 #: a switch by its name (``use_conv``, ``with_conv``, ``is_training``, ``has_bias``): a flag
@@ -143,6 +147,24 @@ _SPECIAL = re.compile(r"(?:^|_)(pad|padding|sos|bos|start|eos|end|unk|mask|cls|s
                       r"(?:idx|index|id|token_id|token)\Z")
 
 
+#: numbers a config field's name states when nothing else sets it: a norm's epsilon, the base
+#: of rotary positions' frequencies
+_NUMBERS = ((re.compile(r"(?:\A|_)(?:eps|epsilon)\Z"), 1e-5),
+            (re.compile(r"\A(?:(?:rope|rotary|re|pos)_)?(?:base|theta)\Z"), 10000.0))
+#: and those of a config's fields (a constructor's own are read with a note: ``init_reads``)
+_FIELD_NUMBERS = ((re.compile(r"\A(?:%s)\Z" % "|".join(IMAGE_SIZES)), BUILT_SIDE),
+                  (re.compile(r"\A(?:%s)\Z" % "|".join(PATCH_SIZES)), PATCH_SIDE))
+
+
+def number_of(name: str, *, field: bool = False) -> float | None:
+    """The number ``name`` states (``rms_eps`` -> 1e-5, ``rope_theta`` -> 10000.0, a config's
+    ``vit_img_size`` -> an image's side, ``patch_size`` -> a patch's), or None."""
+    for pattern, value in _NUMBERS + (_FIELD_NUMBERS if field else ()):
+        if pattern.search(name) or (rest := unprefixed(name)) is not None and pattern.search(rest):
+            return value
+    return None
+
+
 def special_token(name: str) -> int | None:
     """The id a constructor argument that names a special token takes (``src_pad_idx`` -> 0,
     ``trg_sos_idx`` -> 1), else None."""
@@ -158,7 +180,25 @@ def size_of(name: str, *, constructor: bool = False) -> str | None:
         dim = USUALLY.get(name)
     if dim is None and constructor and name in AMBIGUOUS:
         dim = AMBIGUOUS[name][0]
+    if dim is None and constructor and name not in FFN | KV_HEADS \
+            and (rest := unprefixed(name)) is not None:
+        dim = size_of(rest, constructor=True)  # ``lm_n_heads``, ``vit_embed_dim``
     return dim
+
+
+#: Words before a size's name that change what it is (``max_len``, ``num_heads``): never taken
+#: for the part of a model a name sizes.
+_QUANTIFIERS = frozenset(("max", "min", "num", "n", "total", "half", "init", "base", "pad", "out",
+                          "in", "inner", "mid", "sub", "per"))
+
+
+def unprefixed(name: str) -> str | None:
+    """``name`` without a first word that says which part of a model it sizes (``lm_``,
+    ``vit_``, ``enc_``, ``text_``: ``lm_n_heads`` -> ``n_heads``), or None when it has none."""
+    head, sep, rest = name.partition("_")
+    if sep and rest and head.isalpha() and len(head) <= 6 and head not in _QUANTIFIERS:
+        return rest
+    return None
 
 
 # --- words for a size: annotations and shape unpackings ------------------------------------------

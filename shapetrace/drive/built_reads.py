@@ -25,22 +25,22 @@ import inspect
 
 from ..base.specs import InputSpec
 from .devices import on_meta
+from .image_sides import IMAGE_SIDE, image_side
 from .layout import takes_images
 from .usage import _function_def, _tree
 
-#: the side of an image read from a 2-D convolution (as ``plan.IMAGE_SIDE``, a guessed image's)
-_SIDE = 8
 
 
 #: how many of the user's own modules an input is followed through to a layer of torch's
 _DEPTH = 3
 
 
-def spec_by_built(name: str, forward, model, dims, depth: int = _DEPTH) -> InputSpec | None:
+def spec_by_built(name: str, forward, model, dims, depth: int = _DEPTH,
+                  side: int = IMAGE_SIDE) -> InputSpec | None:
     """The spec of the input ``name`` read from the layer of ``model`` (built, on any device)
     that forward first hands it to; None when that is no layer of torch's with a width. An
     input handed to a module of the user's own (``self.norm1(x, s)``) is followed into that
-    module's forward, as the parameter it is bound to there."""
+    module's forward, as the parameter it is bound to there. ``side``: an image's."""
     import torch.nn as nn
 
     body = _function_def(_tree(getattr(forward, "__func__", forward)), "forward")
@@ -58,13 +58,13 @@ def spec_by_built(name: str, forward, model, dims, depth: int = _DEPTH) -> Input
             if len(_roles(calls, name, model)) > 1:
                 return None  # handed as queries to one module and as keys to another
             inner = _bound_name(layer, place) if depth > 1 else None
-            spec = spec_by_built(inner, type(layer).forward, layer, dims, depth - 1) \
+            spec = spec_by_built(inner, type(layer).forward, layer, dims, depth - 1, side) \
                 if inner is not None else None
             return None if spec is None else dataclasses.replace(spec, name=name)
         if place != 0:
             return None  # a layer of torch's reads its input first; a second argument says little
         layer = _first_sized(layer, nn)
-        return None if layer is None else _spec(name, layer, nn, dims, takes_images(model))
+        return None if layer is None else _spec(name, layer, nn, dims, takes_images(model), side)
     return None
 
 
@@ -155,7 +155,7 @@ def _first_sized(layer, nn):
     return None
 
 
-def _spec(name: str, layer, nn, dims, images: bool) -> InputSpec | None:
+def _spec(name: str, layer, nn, dims, images: bool, side: int) -> InputSpec | None:
     if "Lazy" in type(layer).__name__ or isinstance(getattr(layer, "weight", None),
                                                     nn.parameter.UninitializedParameter):
         return None  # a lazy layer learns its width from its first input: it says nothing
@@ -176,7 +176,7 @@ def _spec(name: str, layer, nn, dims, images: bool) -> InputSpec | None:
     if isinstance(layer, nn.Conv1d):
         return InputSpec(name, ("B", width(layer.in_channels), "T"))
     if isinstance(layer, nn.Conv2d):
-        return InputSpec(name, ("B", width(layer.in_channels), _SIDE, _SIDE))
+        return InputSpec(name, ("B", width(layer.in_channels), side, side))
     if isinstance(layer, nn.Embedding):  # ids below the table's size
         high = None if layer.num_embeddings == dims["V"] else layer.num_embeddings
         return InputSpec(name, ("B", "T"), "long", high)
@@ -201,7 +201,7 @@ def inputs_by_built(module, init: dict | None, dims, infer) -> tuple[list, list[
     read: dict[str, InputSpec] = {}
 
     def by_built(name: str, forward):
-        spec = spec_by_built(name, forward, model, dims)
+        spec = spec_by_built(name, forward, model, dims, side=image_side(init or {}))
         if spec is not None:
             read[name] = spec
         return spec

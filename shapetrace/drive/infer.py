@@ -39,6 +39,8 @@ from ..base.names import (
     is_switch_param,
     size_of,
     special_token,
+    unprefixed,
+    number_of,
 )
 from ..base.source import class_namespace, user_frame
 from ..base.specs import (
@@ -367,6 +369,9 @@ def infer_value(name: str, default: object, dims: Mapping[str, int], *,
     stage) is kept: no one size stands for it."""
     if has_default and isinstance(default, (list, tuple)):
         return default
+    known = name in KV_HEADS or name in LAYERS or size_of(name, constructor=True) is not None
+    if not known and (rest := unprefixed(name)) is not None and (rest in KV_HEADS or rest in LAYERS):
+        name = rest  # ``lm_n_kv_heads``, ``vit_n_blocks``: read as the part of a model they size
     if name in KV_HEADS:  # key/value heads divide the query heads, whatever the default
         fits = isinstance(default, int) and default > 0 and dims["H"] % default == 0
         return default if has_default and (fits or default is None) else dims["H"]
@@ -391,7 +396,7 @@ def infer_value(name: str, default: object, dims: Mapping[str, int], *,
         return SWITCH_DEFAULTS[name]
     if (token := special_token(name)) is not None:
         return token
-    return MISSING
+    return number if (number := number_of(name)) is not None else MISSING
 
 
 def config_argument(cls: type, param: inspect.Parameter, dims: Mapping[str, int]) -> object:
@@ -516,7 +521,7 @@ def _config_of(fields: Mapping, dims: Mapping[str, int]):
     values = {name: _config_of(f.children, dims) if f.children else
               infer_value(name, f.default, dims, has_default=f.has_default)
               for name, f in fields.items()}
-    values = {name: _by_use(fields[name], dims) if value is MISSING else value
+    values = {name: _by_use(fields[name], dims, name) if value is MISSING else value
               for name, value in values.items()}
     nested = any(f.children for f in fields.values())
     if all(f.by_key for f in fields.values()) and not nested:
@@ -526,10 +531,12 @@ def _config_of(fields: Mapping, dims: Mapping[str, int]):
     return types.SimpleNamespace(**values)
 
 
-def _by_use(found, dims: Mapping[str, int]) -> object:
-    """A config field no name explains, by the code's use of it: a width the heads split
-    (``cfg.n_attn % cfg.n_head``), the first constant it is compared with (``cfg.model_type ==
-    "RWKV"``: its first branch), else None."""
+def _by_use(found, dims: Mapping[str, int], name: str) -> object:
+    """A config field no name of a size explains: an image's or a patch's side by its name, a
+    width the heads split (``cfg.n_attn % cfg.n_head``), the first constant it is compared with
+    (``cfg.model_type == "RWKV"``: its first branch), else None."""
+    if (number := number_of(name, field=True)) is not None:
+        return number
     if found.uses == {"C"}:
         return dims["C"]
     return found.compared_to[0] if found.compared_to else None

@@ -9,13 +9,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ..base.names import IMAGE_SIZES
+from ..base.names import BUILT_SIDE, IMAGE_SIZES
 from .usage import _aliases, _function_def, _reading_init, _tree
 
-#: the side of an image a constructor is built for when nothing says (``plan.IMAGE_SIDE`` is
-#: the side of an image read from a guess when no constructor names one): halved four times (a
-#: U-Net's levels) it is still a whole number
-BUILT_SIDE = 16
 #: the sizes a collection the constructor tests membership in holds: every level of an image of
 #: BUILT_SIDE, whether the code counts it by its side (16, 8, ...) or by its downsampling (1, 2, ...)
 LEVELS = (1, 2, 4, 8, 16)

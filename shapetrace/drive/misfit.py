@@ -33,7 +33,8 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _lengths_failed(result, chosen) or _ids_failed(result, chosen) \
             or _branch_failed(result, chosen) or _moved_failed(result, chosen) \
             or _unbuilt_failed(result, chosen) or _default_failed(result, chosen) \
-            or _unset_failed(result, chosen) or _handed_on_failed(result, chosen):
+            or _unset_failed(result, chosen) or _handed_on_failed(result, chosen) \
+            or _config_none_failed(result, chosen):
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -292,6 +293,32 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
                         f"{at_site(chosen.raised_at)}) with "
                         f"{', '.join(left)} left at {'their' if len(left) > 1 else 'its'} "
                         f"default None: a value its callers pass")
+
+
+def _config_none_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """forward failed on None while a config object shapetrace made for the constructor holds
+    fields it left None (nothing said their values: ``cfg.lm_rms_eps``): the guess, not the
+    code; a target error naming the fields to give."""
+    if not failed_on_none(chosen.raised):
+        return False
+    guessed = set(chosen.plan.init or {}) - set(chosen.plan.request.init or {})
+    left = [f"{name}.{field}" for name, value in (chosen.built_with or {}).items()
+            if name in guessed for field, held in _fields(value).items() if held is None]
+    if not left:
+        return False
+    result.error = (f"forward failed on None ({one_line(chosen.raised)}{at_site(chosen.raised_at)}) "
+                    f"with config fields nothing sets left None: {', '.join(left[:6])}; give them "
+                    f"with --init {left[0]}=VALUE (or init in the config)")
+    result.diagnostics = []
+    return True
+
+
+def _fields(value) -> dict:
+    """A config object's fields: a dict's items, a namespace's attributes; none for anything
+    else."""
+    if isinstance(value, dict):
+        return value
+    return vars(value) if type(value).__name__ == "SimpleNamespace" else {}
 
 
 def _unbuilt_failed(result: TargetResult, chosen: Attempt) -> bool:

@@ -29,9 +29,7 @@ from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.names import (
     DIM_MEANINGS,
-    IMAGE_SIZES,
     KEY_VALUE_INPUTS,
-    PATCH_SIZES,
     QUERY_INPUTS,
     READ_AGAIN,
 )
@@ -39,7 +37,7 @@ from ..base.ops import EMBEDDINGS
 from ..base.specs import InputSpec, ValueInput, parse_input
 from .guess import Guess
 from .heads_read import HeadInputs
-from .image_sides import ImageSide
+from .image_sides import ImageSide, image_side
 from .layout import first_channels, moved_refused, signal_reading, signal_refused, takes_images
 
 
@@ -232,9 +230,6 @@ def _embeds(model) -> bool:
 _IMAGE_OPS = frozenset({"F.conv2d", "torch.conv2d", "F.max_pool2d", "F.avg_pool2d",
                         "F.adaptive_avg_pool2d", "F.adaptive_max_pool2d", "F.batch_norm",
                         "F.instance_norm", "F.interpolate", "F.pixel_shuffle", "F.unfold"})
-#: the height and width of an image read from a vector guess: divisible by 2, 4 and 8 (pooling,
-#: patches), and no probe size
-IMAGE_SIDE = 8
 
 
 @dataclass(frozen=True)
@@ -260,7 +255,7 @@ class ImageInputs(Guess):
                                       reading_of=self)
             return
         channels = first_channels(failed.model)
-        side = _image_side(plan.init or {})
+        side = image_side(plan.init or {})
         inputs = tuple(InputSpec(spec.name, ("B", channels or "C", side, side))
                        if isinstance(spec, InputSpec) and spec.name in self.names else spec
                        for spec in plan.inputs)
@@ -405,23 +400,6 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
 #: the ops that ask for a shape
 _RESHAPES = frozenset({"Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.unflatten",
                        "torch.unflatten"})
-
-
-def _image_side(init: dict) -> int:
-    """The side of an image read from a vector guess: the constructor's own image size
-    (``img_size=16``, ``image_size=(32, 32)``), else a multiple of its patch size, else
-    :data:`IMAGE_SIDE`."""
-    for name in IMAGE_SIZES:
-        value = init.get(name)
-        if isinstance(value, (tuple, list)) and value and isinstance(value[0], int):
-            value = value[0]
-        if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 512:
-            return value
-    for name in PATCH_SIZES:
-        value = init.get(name)
-        if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 64:
-            return 2 * value
-    return IMAGE_SIDE
 
 
 @dataclass(frozen=True)

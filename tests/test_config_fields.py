@@ -1,0 +1,46 @@
+"""Config objects nothing annotates, made from the fields the code reads: a field named for the
+part of the model it sizes (``txt_n_heads``, ``img_patch_size``) is read as the size after that
+part, a norm's epsilon and a rotary base as the numbers they always are; a forward that fails
+on a field nothing names is a target error naming it, never a finding
+(tests/data/configs/prefixed.py)."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+import resolved
+from shapetrace.base.names import number_of, size_of, unprefixed
+
+DATA = Path(__file__).parent / "data" / "configs"
+_check = partial(resolved.result, DATA / "prefixed.py")
+
+
+@pytest.mark.parametrize("name, dim", [("txt_n_heads", "H"), ("vit_embed_dim", "C"),
+                                       ("enc_max_seq_len", "L"), ("txt_width", None),
+                                       ("hidden_dim", None), ("max_dim", None)])
+def test_a_size_named_for_a_part_of_the_model_is_read_after_it(name, dim):
+    assert size_of(name, constructor=True) == dim
+
+
+def test_words_that_change_what_a_size_is_are_never_taken_for_a_part():
+    assert unprefixed("lm_hidden_dim") == "hidden_dim"
+    assert unprefixed("max_len") is None and unprefixed("num_heads") is None
+    assert number_of("lm_rms_eps") == 1e-5 and number_of("rope_theta") == 10000.0
+    assert number_of("img_patch_size") is None and number_of("img_patch_size", field=True) == 2
+
+
+@pytest.mark.parametrize("cls", ["ScaledNorm", "GroupedTextAttention", "PatchEncoder"])
+def test_a_config_of_prefixed_fields_is_made_and_the_module_checked(cls):
+    result = _check(cls)
+    assert result.error is None, result.error
+    assert not resolved.errors(result), result.diagnostics
+
+
+def test_a_field_nothing_names_that_forward_fails_on_is_a_target_error():
+    result = _check("TemperedScores")
+    assert not result.diagnostics, result.diagnostics
+    assert result.error and "cfg.txt_softness" in result.error and "--init cfg.txt_softness=" \
+        in result.error, result.error
