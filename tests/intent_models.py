@@ -121,6 +121,19 @@ class FlaggedAttention(_Projections):
         return self.c_proj(merge(y))
 
 
+class StoredFlagOnly(_Projections):
+    """A ``causal=True`` default stored and never read: the attention is bidirectional by what
+    it does (a denoiser over a whole sequence), so the flag declares nothing."""
+
+    def __init__(self, n_embd, n_head, causal=True):
+        super().__init__(n_embd, n_head)
+        self.causal = causal
+
+    def forward(self, x):
+        q, k, v = self.qkv(x)
+        return self.c_proj(merge(F.scaled_dot_product_attention(q, k, v)))
+
+
 class AutoregressiveArgument(_Projections):
     """``autoregressive=True`` is a constructor argument only: it is not stored."""
 

@@ -77,6 +77,7 @@ BIDIRECTIONAL = [
     pytest.param(im.LinearAttention, {"d_model": "C", "n_head": "H", "bidirectional": True}, None,
                  id="bidirectional-linear-attention"),
     pytest.param(im.Attention, CN, None, id="says-causal-false"),
+    pytest.param(im.StoredFlagOnly, CN, None, id="causal-flag-stored-never-read"),
 ]
 
 

@@ -7,7 +7,8 @@ mask cannot be the only evidence. It is taken, strongest first, from
 2. a ``causal`` / ``is_causal`` / ``autoregressive`` constructor argument or attribute of the
    checked module (``False`` there means the module says it is not causal: neither the trace
    nor names are read, since a prefix-LM's mask, a triangle widened by its prefix, looks
-   causal and is not);
+   causal and is not); a true one only when the module's code reads it (a flag stored and
+   never read decides nothing the module does);
 3. the trace: a triangular mask (``tril``/``triu``, a square buffer sliced to (T, T), an outer
    comparison of positions), ``is_causal=True``, or a running sum over T of feature vectors
    (``torch.cumsum(k * v, dim=1)``: causal linear attention, causal by construction);
@@ -24,11 +25,13 @@ it is named in the note that says causal-leak was not checked.
 
 from __future__ import annotations
 
+import ast
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..analysis.code import parsed
 from ..base.names import CAUSAL_FLAGS as _FLAGS
 from ..base.names import causal_name, suggests_causal
 from ..base.ops import COMPARISONS, RANDOM_FACTORIES, SDPA, TRIANGULAR
@@ -60,6 +63,10 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
     own = _flag(init or {}) if init else None
     if own is None and root is not None:
         own = _flag(_attributes(root))
+    if own is True and root is not None and not _flag_read(type(root)):
+        # a flag stored and never read (``self.causal = causal``) decides nothing the module
+        # does: a bidirectional model's leftover default is no intent
+        own = None
     if own is True:
         return Intent(True, f"{_class(root)} has a true causal flag")
     mixed = _mixed_flags(modules[1:])
@@ -82,6 +89,31 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
         return Intent(True, "its attention modules have is_causal=True")
     suggestion = next((_class(sub) for _, sub in modules if suggests_causal(_class(sub))), "")
     return Intent(None, "", suggestion)
+
+
+def _flag_read(cls: type) -> bool:
+    """Whether the code of ``cls`` (its classes of the user's own) reads a causal flag: an
+    attribute of that name read in any method, or the constructor's argument used otherwise
+    than stored as it is (``self.causal = causal``). True where the source cannot be read, or a
+    config object holds the flag."""
+    trees = [parsed(k) for k in cls.__mro__ if k.__module__ and not k.__module__.startswith(
+        ("torch.", "builtins"))]
+    if not trees or any(t is None for t in trees):
+        return True
+    for tree in trees:
+        stored = set()  # ``self.X = flag``: the value stored as it is, not a use
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+                stored.add(id(node.value))
+        for node in ast.walk(tree):
+            name = node.attr if isinstance(node, ast.Attribute) else \
+                node.id if isinstance(node, ast.Name) and id(node) not in stored else None
+            if name and name.lstrip("_").lower() in _FLAGS \
+                    and isinstance(node.ctx, ast.Load):
+                return True
+            if isinstance(node, ast.Attribute) and node.attr in ("config", "cfg", "args"):
+                return True
+    return False
 
 
 def _mixed_flags(modules) -> str:
