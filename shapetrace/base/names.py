@@ -180,9 +180,6 @@ def size_of(name: str, *, constructor: bool = False) -> str | None:
         dim = USUALLY.get(name)
     if dim is None and constructor and name in AMBIGUOUS:
         dim = AMBIGUOUS[name][0]
-    if dim is None and constructor and name not in FFN | KV_HEADS \
-            and (rest := unprefixed(name)) is not None:
-        dim = size_of(rest, constructor=True)  # ``lm_n_heads``, ``vit_embed_dim``
     return dim
 
 
@@ -194,11 +191,21 @@ _QUANTIFIERS = frozenset(("max", "min", "num", "n", "total", "half", "init", "ba
 
 def unprefixed(name: str) -> str | None:
     """``name`` without a first word that says which part of a model it sizes (``lm_``,
-    ``vit_``, ``enc_``, ``text_``: ``lm_n_heads`` -> ``n_heads``), or None when it has none."""
+    ``vit_``, ``enc_``, ``text_``: ``lm_n_heads`` -> ``n_heads``), or None when it has none.
+    What is left is a name of two words or more (``token_emb`` is a module, not a width)."""
     head, sep, rest = name.partition("_")
-    if sep and rest and head.isalpha() and len(head) <= 6 and head not in _QUANTIFIERS:
+    if sep and "_" in rest and head.isalpha() and len(head) <= 6 and head not in _QUANTIFIERS \
+            and not is_switch(name):
         return rest
     return None
+
+
+def field_size(name: str) -> str | None:
+    """The dim a config field's name states, read after a first word that says which part of
+    the model it sizes (``lm_n_heads`` -> H) when the whole name states none."""
+    dim = size_of(name, constructor=True)
+    rest = unprefixed(name) if dim is None else None
+    return size_of(rest, constructor=True) if rest is not None else dim
 
 
 # --- words for a size: annotations and shape unpackings ------------------------------------------

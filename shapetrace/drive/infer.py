@@ -41,6 +41,7 @@ from ..base.names import (
     special_token,
     unprefixed,
     number_of,
+    field_size,
 )
 from ..base.source import class_namespace, user_frame
 from ..base.specs import (
@@ -369,9 +370,6 @@ def infer_value(name: str, default: object, dims: Mapping[str, int], *,
     stage) is kept: no one size stands for it."""
     if has_default and isinstance(default, (list, tuple)):
         return default
-    known = name in KV_HEADS or name in LAYERS or size_of(name, constructor=True) is not None
-    if not known and (rest := unprefixed(name)) is not None and (rest in KV_HEADS or rest in LAYERS):
-        name = rest  # ``lm_n_kv_heads``, ``vit_n_blocks``: read as the part of a model they size
     if name in KV_HEADS:  # key/value heads divide the query heads, whatever the default
         fits = isinstance(default, int) and default > 0 and dims["H"] % default == 0
         return default if has_default and (fits or default is None) else dims["H"]
@@ -396,7 +394,9 @@ def infer_value(name: str, default: object, dims: Mapping[str, int], *,
         return SWITCH_DEFAULTS[name]
     if (token := special_token(name)) is not None:
         return token
-    return number if (number := number_of(name)) is not None else MISSING
+    if (number := number_of(name)) is not None or (rest := unprefixed(name)) is None:
+        return MISSING if number is None else number
+    return infer_value(rest, default, dims, has_default=False)  # ``lm_n_heads``: as ``n_heads``
 
 
 def config_argument(cls: type, param: inspect.Parameter, dims: Mapping[str, int]) -> object:
@@ -507,7 +507,7 @@ def _config_from_reads(cls: type, param: inspect.Parameter, dims: Mapping[str, i
     says): a dict when every field is read by key, else a namespace. None when the code reads
     no width or head count from it."""
     fields = fields_read(cls, param.name)
-    if not {size_of(name, constructor=True) for name in _leaf_names(fields)} & {"C", "H"}:
+    if not {field_size(name) for name in _leaf_names(fields)} & {"C", "H"}:
         return None
     return _config_of(fields, dims)
 

@@ -12,7 +12,7 @@ class ScaledNorm(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.eps = cfg.txt_norm_eps
-        self.gain = nn.Parameter(torch.ones(cfg.txt_dim))
+        self.gain = nn.Parameter(torch.ones(cfg.txt_embed_dim))
 
     def forward(self, x):
         return self.gain * x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
@@ -22,10 +22,10 @@ class GroupedTextAttention(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.n_heads, self.n_kv = cfg.txt_n_heads, cfg.txt_n_kv_heads
-        self.head = cfg.txt_dim // cfg.txt_n_heads
-        self.q = nn.Linear(cfg.txt_dim, cfg.txt_dim, bias=False)
-        self.kv = nn.Linear(cfg.txt_dim, 2 * self.n_kv * self.head, bias=False)
-        self.out = nn.Linear(cfg.txt_dim, cfg.txt_dim, bias=False)
+        self.head = cfg.txt_embed_dim // cfg.txt_n_heads
+        self.q = nn.Linear(cfg.txt_embed_dim, cfg.txt_embed_dim, bias=False)
+        self.kv = nn.Linear(cfg.txt_embed_dim, 2 * self.n_kv * self.head, bias=False)
+        self.out = nn.Linear(cfg.txt_embed_dim, cfg.txt_embed_dim, bias=False)
         self.base = cfg.txt_rope_base
 
     def forward(self, x):
@@ -51,9 +51,9 @@ class PatchEncoder(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.patches = (cfg.img_image_size // cfg.img_patch_size) ** 2
-        self.embed = nn.Conv2d(3, cfg.img_dim, cfg.img_patch_size, stride=cfg.img_patch_size)
-        self.pos = nn.Parameter(torch.zeros(1, self.patches, cfg.img_dim))
-        self.blocks = nn.ModuleList(nn.TransformerEncoderLayer(cfg.img_dim, cfg.img_n_heads,
+        self.embed = nn.Conv2d(3, cfg.img_embed_dim, cfg.img_patch_size, stride=cfg.img_patch_size)
+        self.pos = nn.Parameter(torch.zeros(1, self.patches, cfg.img_embed_dim))
+        self.blocks = nn.ModuleList(nn.TransformerEncoderLayer(cfg.img_embed_dim, cfg.img_n_heads,
                                                                batch_first=True, dropout=0.0)
                                     for _ in range(cfg.img_n_layers))
 
@@ -70,7 +70,7 @@ class TemperedScores(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.heads = cfg.txt_n_heads
-        self.qkv = nn.Linear(cfg.txt_dim, 3 * cfg.txt_dim)
+        self.qkv = nn.Linear(cfg.txt_embed_dim, 3 * cfg.txt_embed_dim)
         self.temper = cfg.txt_softness
 
     def forward(self, x):
