@@ -202,10 +202,13 @@ def unprefixed(name: str) -> str | None:
 
 def field_size(name: str) -> str | None:
     """The dim a config field's name states, read after a first word that says which part of
-    the model it sizes (``lm_n_heads`` -> H) when the whole name states none."""
+    the model it sizes (``lm_n_heads`` -> H) when the whole name states none, or from its last
+    word (``lm_hidden_dim`` -> C): what says that an object is a model's config."""
     dim = size_of(name, constructor=True)
     rest = unprefixed(name) if dim is None else None
-    return size_of(rest, constructor=True) if rest is not None else dim
+    if rest is None:
+        return dim
+    return field_size(rest) or size_of(rest.rpartition("_")[2], constructor=True)
 
 
 # --- words for a size: annotations and shape unpackings ------------------------------------------

@@ -366,8 +366,7 @@ def infer_value(name: str, default: object, dims: Mapping[str, int], *,
                 has_default: bool = True) -> object:
     """The value a constructor argument (or a config field) named ``name`` takes at ``dims``:
     a size its name states, a layer count, dropout 0.0, else its default; ``MISSING`` when
-    nothing says. A default that is a list or tuple (``heads=[1, 2, 4, 8]``, one value per
-    stage) is kept: no one size stands for it."""
+    nothing says. A default that is a list or tuple (one value per stage) is kept."""
     if has_default and isinstance(default, (list, tuple)):
         return default
     if name in KV_HEADS:  # key/value heads divide the query heads, whatever the default
@@ -396,7 +395,8 @@ def infer_value(name: str, default: object, dims: Mapping[str, int], *,
         return token
     if (number := number_of(name)) is not None or (rest := unprefixed(name)) is None:
         return MISSING if number is None else number
-    return infer_value(rest, default, dims, has_default=False)  # ``lm_n_heads``: as ``n_heads``
+    value = MISSING if rest in FFN else infer_value(rest, default, dims, has_default=False)
+    return dims[dim] if value is MISSING and (dim := field_size(name)) else value  # lm_n_heads
 
 
 def config_argument(cls: type, param: inspect.Parameter, dims: Mapping[str, int]) -> object:
