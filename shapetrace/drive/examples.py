@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ..base.errors import TargetError, UsageError
+from ..base.names import DIM_MEANINGS, size_of
 from ..base.source import class_file
 
 _MAKERS = frozenset({"randn", "rand", "zeros", "ones", "empty", "randint", "full"})
@@ -227,3 +230,43 @@ def axis_sizes(example: Example, guessed: list) -> dict[int, str]:
             if isinstance(dim, str) and dim.isidentifier():
                 named.setdefault(size, set()).add(dim)
     return {size: next(iter(d)) for size, d in named.items() if len(d) == 1}
+
+
+def by_example(cls: type, params: list, out: dict, missing: list, given: Mapping,
+               dims: Mapping[str, int], notes: list[str] | None, infer_inputs) -> None:
+    """What the file's example call (``examples``) says: an argument whose example value is the
+    size of an input axis (``n=49`` beside 49 tokens) takes that axis's dim, over its default;
+    an argument nothing else sizes takes the example's value (a flag, a ratio, a count).
+    ``infer_inputs``: ``infer.infer_inputs``, for the inputs a guess gives."""
+    example = example_of(cls)
+    if example is None:
+        return
+    values = dict(example.init)
+    for p, value in zip(params, example.init_positional):
+        if value is not None:
+            values.setdefault(p.name, value)
+    try:
+        guessed = infer_inputs(cls, dims)
+    except (TargetError, UsageError):
+        guessed = []
+    sizes = axis_sizes(example, guessed)
+    for p in params:
+        if p.name in given or p.name not in values:
+            continue
+        value = values[p.name]
+        named = size_of(p.name, constructor=True)
+        if type(value) is int and value in sizes and sizes[value] in dims \
+                and (named is None or named == sizes[value]):
+            if out.get(p.name) == dims[sizes[value]]:
+                continue  # what its name said already
+            out[p.name] = dims[sizes[value]]
+            why = f"read as {DIM_MEANINGS[sizes[value]]}: the example call passes {value}"
+        elif p.name in missing and value is not None:
+            out[p.name] = value
+            why = f"{value!r} as in the example call"
+        else:
+            continue
+        if notes is not None:
+            notes.append(f"{p.name} {why}; give --init {p.name}=VALUE to choose")
+        if p.name in missing:
+            missing.remove(p.name)

@@ -347,7 +347,9 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             missing.append(p.name)
     for key, value in given.items():
         out.setdefault(key, value)
-    _by_example(cls, params, out, missing, given, dims, notes)
+    from .examples import by_example
+
+    by_example(cls, params, out, missing, given, dims, notes, infer_inputs)
     if missing:
         from .asks import constructor_ask
 
@@ -433,47 +435,6 @@ def config_argument(cls: type, param: inspect.Parameter, dims: Mapping[str, int]
         f"cannot infer constructor argument {param.name!r} of {owner}: it is a config object; "
         f"annotate it with a dataclass ({param.name}: MyConfig) or give {owner} keyword "
         f"arguments and pass them with --init or a config file's init")
-
-
-def _by_example(cls: type, params: list, out: dict, missing: list, given: Mapping,
-                dims: Mapping[str, int], notes: list[str] | None = None) -> None:
-    """What the file's example call (``examples``) says: an argument whose example value is the
-    size of an input axis (``n=49`` beside 49 tokens) takes that axis's dim, over its default;
-    an argument nothing else sizes takes the example's value (a flag, a ratio, a count)."""
-    from .examples import axis_sizes, example_of
-
-    example = example_of(cls)
-    if example is None:
-        return
-    values = dict(example.init)
-    for p, value in zip(params, example.init_positional):
-        if value is not None:
-            values.setdefault(p.name, value)
-    try:
-        guessed = infer_inputs(cls, dims)
-    except (TargetError, UsageError):
-        guessed = []
-    sizes = axis_sizes(example, guessed)
-    for p in params:
-        if p.name in given or p.name not in values:
-            continue
-        value = values[p.name]
-        named = size_of(p.name, constructor=True)
-        if type(value) is int and value in sizes and sizes[value] in dims \
-                and (named is None or named == sizes[value]):
-            if out.get(p.name) == dims[sizes[value]]:
-                continue  # what its name said already
-            out[p.name] = dims[sizes[value]]
-            why = f"read as {DIM_MEANINGS[sizes[value]]}: the example call passes {value}"
-        elif p.name in missing and value is not None:
-            out[p.name] = value
-            why = f"{value!r} as in the example call"
-        else:
-            continue
-        if notes is not None:
-            notes.append(f"{p.name} {why}; give --init {p.name}=VALUE to choose")
-        if p.name in missing:
-            missing.remove(p.name)
 
 
 def _config_with(cls: type, param: inspect.Parameter, dims: Mapping[str, int],
