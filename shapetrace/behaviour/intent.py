@@ -7,8 +7,8 @@ mask cannot be the only evidence. It is taken, strongest first, from
 2. a ``causal`` / ``is_causal`` / ``autoregressive`` constructor argument or attribute of the
    checked module (``False`` there means the module says it is not causal: neither the trace
    nor names are read, since a prefix-LM's mask, a triangle widened by its prefix, looks
-   causal and is not); a true one only when the module's code reads it (a flag stored and
-   never read decides nothing the module does);
+   causal and is not); a true one only when the module's code reads it, or the module holds
+   a triangular buffer (a flag stored and never read decides nothing the module does);
 3. the trace: a triangular mask (``tril``/``triu``, a square buffer sliced to (T, T), an outer
    comparison of positions), ``is_causal=True``, or a running sum over T of feature vectors
    (``torch.cumsum(k * v, dim=1)``: causal linear attention, causal by construction);
@@ -63,9 +63,10 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
     own = _flag(init or {}) if init else None
     if own is None and root is not None:
         own = _flag(_attributes(root))
-    if own is True and root is not None and not _flag_read(type(root)):
+    if own is True and root is not None and not _flag_read(type(root)) and not _holds_triangle(root):
         # a flag stored and never read (``self.causal = causal``) decides nothing the module
-        # does: a bidirectional model's leftover default is no intent
+        # does: a bidirectional model's leftover default is no intent, unless the module also
+        # holds a triangular mask (built for a forward that forgot it)
         own = None
     if own is True:
         return Intent(True, f"{_class(root)} has a true causal flag")
@@ -113,6 +114,22 @@ def _flag_read(cls: type) -> bool:
                 return True
             if isinstance(node, ast.Attribute) and node.attr in ("config", "cfg", "args"):
                 return True
+    return False
+
+
+def _holds_triangle(module) -> bool:
+    """Whether a buffer of the module is a square lower or upper triangle (``tril``)."""
+    import torch
+
+    for buffer in module.buffers(recurse=False):
+        if buffer.dim() < 2 or buffer.shape[-1] != buffer.shape[-2] or buffer.shape[-1] < 2 \
+                or buffer.is_meta or buffer.is_complex():
+            continue
+        square = buffer.reshape(-1, *buffer.shape[-2:])[0].float()
+        if not bool(square.isfinite().all()) or bool((square == square[0, 0]).all()):
+            continue
+        if torch.equal(square, square.tril()) or torch.equal(square, square.triu()):
+            return True
     return False
 
 

@@ -7,6 +7,8 @@
 - :func:`spec_by_layer`: the spec the first layer forward hands it to gives (``self.proj(seq)``
   with ``self.proj = nn.Linear(d_model, ...)``: (B, T, C)).
 - :func:`value_input`: a forward argument that is no tensor (an offset, an optional state).
+- :func:`rotary_input`: rotary tables handed in (``cos``/``sin``, ``freqs_cis``) and the
+  positions they are taken at (``position_ids``), made as rotary code makes them.
 
 All of it reads source (``ast``); nothing is run. Anything unreadable says nothing.
 """
@@ -242,3 +244,30 @@ def used_as_number(forward, name: str) -> bool:
             operands = list(node.elts)
         number |= any(isinstance(o, ast.Name) and o.id == name for o in operands)
     return number
+
+
+#: positions handed to forward as ids: 0..L-1, any of them valid
+POSITION_IDS = frozenset(("position_ids", "pos_ids", "positions", "input_pos"))
+#: complex rotations, one per position and pair of a head's features (Meta's ``freqs_cis``)
+COMPLEX_ROTARY = frozenset(("freqs_cis", "freqs_complex"))
+
+
+def rotary_input(name: str, names: set[str], dims):
+    """A rotary table forward takes, made at the probe sizes as rotary code makes it: ``cos``
+    and ``sin`` (both taken) of each position's angles, (1, T, d) with the halves repeated
+    (``rotate_half`` code); complex rotations (T, d/2) for ``freqs_cis``; position ids (B, T)
+    for ``position_ids``. None for any other name. A table does not follow the batch: the
+    same for every sample, as the code's own is."""
+    import torch
+
+    T, d = dims["T"], dims["d"]
+    inv = 1.0 / 10000 ** (torch.arange(0, d // 2, dtype=torch.float32) * 2 / max(d, 2))
+    angles = torch.arange(T, dtype=torch.float32)[:, None] * inv  # (T, d/2)
+    if name in ("cos", "sin") and {"cos", "sin"} <= names:
+        table = torch.cat((angles, angles, angles[:, :d % 2]), dim=-1)[None]
+        return ValueInput(name, table.cos() if name == "cos" else table.sin())
+    if name in COMPLEX_ROTARY:  # an odd head size fails the code's pairing: an even one is tried
+        return ValueInput(name, torch.polar(torch.ones_like(angles), angles))
+    if name in POSITION_IDS:
+        return InputSpec(name, ("B", "T"), "long", "T")
+    return None

@@ -1,0 +1,67 @@
+"""Attention that takes its rotary tables from its caller: ``cos``/``sin`` of each position's
+angles (the halves repeated, rotated with ``rotate_half``), Meta-style complex rotations
+``freqs_cis``, and a module that makes the tables from ``position_ids``."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def rotate_half(t):
+    a, b = t.chunk(2, dim=-1)
+    return torch.cat((-b, a), dim=-1)
+
+
+class TablesHandedIn(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd, bias=False)
+        self.out = nn.Linear(n_embd, n_embd, bias=False)
+
+    def split(self, x):
+        B, T, C = x.shape
+        return (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                for t in self.qkv(x).split(C, dim=-1))
+
+    def forward(self, x, cos, sin):
+        B, T, C = x.shape
+        q, k, v = self.split(x)
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class TablesHandedInJumbled(TablesHandedIn):
+    def forward(self, x, cos, sin):
+        B, T, C = x.shape
+        q, k, v = self.split(x)
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(y.reshape(B, T, C))  # BUG
+
+
+class ComplexRotations(TablesHandedIn):
+    def forward(self, x, freqs_cis):
+        B, T, C = x.shape
+        q, k, v = self.split(x)
+
+        def rotate(t):
+            pairs = torch.view_as_complex(t.float().reshape(*t.shape[:-1], -1, 2))
+            return torch.view_as_real(pairs * freqs_cis).flatten(-2).type_as(t)
+
+        y = F.scaled_dot_product_attention(rotate(q), rotate(k), v, is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class TablesFromPositions(nn.Module):
+    def __init__(self, head_dim, base=10000.0):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / base ** (torch.arange(0, head_dim, 2).float() / head_dim))
+
+    def forward(self, position_ids):
+        angles = position_ids[..., None].float() * self.inv_freq
+        angles = torch.cat((angles, angles), dim=-1)
+        return angles.cos(), angles.sin()
