@@ -187,3 +187,11 @@ def test_a_mask_never_applied_is_placed_at_the_softmax_used_at_the_weighted_sum(
     softmax = _marked(DATA / "masks.py", "KeyMaskOnFastPathOnly")
     assert found.line == softmax and found.used_at is not None, (found.line, found.used_at)
     assert found.used_at[1] == softmax + 1 and "never applied" in found.message
+
+
+def test_a_scripted_helper_whose_callee_was_defined_again_stays_compiled():
+    """Traced as Python it would call the later definition and broadcast the batch against
+    itself: what the module computes is the compiled one."""
+    result = _check(f"{DATA / 'scripted_rebound.py'}::ConditionedOutput",
+                    inputs=["x=B,T,C", "c=B,C"]).targets[0]
+    assert result.error is None and not result.diagnostics, result.diagnostics

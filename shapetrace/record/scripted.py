@@ -6,7 +6,9 @@ a mask built inverted) has no line. While a recording of a model runs, each Scri
 in the model's own source files (their module globals, and the globals of the functions swapped
 in, so helpers calling helpers are seen too) is replaced by the Python function it was compiled
 from; the compiled functions are put back when the recording ends, so code outside the trace
-runs compiled as before. Library files (torch, installed packages) are left alone.
+runs compiled as before. Library files (torch, installed packages) are left alone, and so is a
+function whose Python would call another function than its compiled graph does (a helper
+defined again after it was scripted).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class PythonScripts:
                 if not isinstance(value, compiled):  # most names: settled by one isinstance
                     continue
                 original = script_original(value)
-                if original is None:
+                if original is None or _rebound_after(original):
                     continue
                 self.swapped.append((space, key, value))
                 space[key] = original
@@ -55,6 +57,20 @@ class PythonScripts:
         for space, key, value in reversed(self.swapped):
             space[key] = value
         self.swapped = []
+
+
+def _rebound_after(func) -> bool:
+    """Whether a global name ``func`` calls is bound to a function its file defines after
+    ``func`` (``modulate`` defined again further down): TorchScript compiled the one bound when
+    ``func`` was scripted, and ``func``'s Python would call the later one. Such a function stays
+    compiled."""
+    code = func.__code__
+    for name in code.co_names:
+        target = getattr(func.__globals__.get(name), "__code__", None)
+        if target is not None and target.co_filename == code.co_filename \
+                and target.co_firstlineno > code.co_firstlineno:
+            return True
+    return False
 
 
 _LIBRARY: dict[str, bool] = {}
