@@ -58,7 +58,7 @@ USUALLY: dict[str, str] = {
                      "in_features", "out_features", "ndim", "normalized_shape", "embed_size",
                      "emb_size", "d_embed", "features", "emb", "ninp", "embedding_dim"), "C"),
     **dict.fromkeys(("heads", "h"), "H"),
-    **dict.fromkeys(("d_v", "head_features", "features_per_head"), "d"),
+    **dict.fromkeys(("d_v", "head_features", "features_per_head", "rotary_dim", "rot_dim"), "d"),
     **dict.fromkeys(("seq_len", "seq_length"), "L"),
     **dict.fromkeys(("num_embeddings",), "V"),
     # a cache's room for a batch (``KVCache(max_batch_size, ...)``): the batch it is given

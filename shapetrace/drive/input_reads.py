@@ -53,8 +53,9 @@ def spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
     if name in DATA_INPUTS:
         return InputSpec(name, ("B", "T", "C"))
     if name in TIMESTEP_INPUTS and (all_names & DATA_INPUTS or all(
-            n == name or is_switch(n) for n in all_names)):  # beside the data, or alone (a
-        return timestep_spec(name)  # timestep's embedding, use_fp16=False beside it)
+            n == name or is_switch(n) or n in ("dtype", "device") for n in all_names)):
+        return timestep_spec(name)  # beside the data, or alone (a timestep's embedding,
+        # use_fp16=False or the dtype to embed in beside it)
     return None
 
 
@@ -189,11 +190,16 @@ def _plain_tensor(hint) -> bool:
 
 def value_input(p: inspect.Parameter, hint, forward) -> ValueInput | None:
     """A forward argument that is no tensor: an integer offset into the sequence
-    (``start_pos: int``) is 0; an input whose name says nothing that forward tests with
-    ``is None`` (``if last_attn is None: last_attn = ...``) is None, and so is one its code
-    never reads; one it only tests for truth (``if train and ...``) is False."""
+    (``start_pos: int``) is 0, a ``dtype`` float32 and a ``device`` the CPU; an input whose name
+    says nothing that forward tests with ``is None`` (``if last_attn is None: last_attn =
+    ...``) is None, and so is one its code never reads; one it only tests for truth (``if train
+    and ...``) is False."""
     if p.name in OFFSET_INPUTS and hint in (None, int, "int"):
         return ValueInput(p.name, 0)
+    if p.name in ("dtype", "device") and p.default is p.empty:  # where and in what to compute
+        import torch
+
+        return ValueInput(p.name, torch.float32 if p.name == "dtype" else "cpu")
     if never_read(forward, p.name):
         return ValueInput(p.name, None)  # an argument its code ignores
     if _plain_tensor(hint) and compared_with_none(forward, p.name) and not demanded(forward, p.name):

@@ -65,3 +65,34 @@ class TablesFromPositions(nn.Module):
         angles = position_ids[..., None].float() * self.inv_freq
         angles = torch.cat((angles, angles), dim=-1)
         return angles.cos(), angles.sin()
+
+
+class TimeEmbedding(nn.Module):
+    """A timestep's sinusoidal embedding, made in the dtype its caller asks for."""
+
+    def __init__(self, hidden_size, frequency_size=32):
+        super().__init__()
+        self.frequency_size = frequency_size
+        self.mlp = nn.Sequential(nn.Linear(frequency_size, hidden_size), nn.SiLU(),
+                                 nn.Linear(hidden_size, hidden_size))
+
+    def forward(self, t, dtype):
+        half = self.frequency_size // 2
+        freqs = torch.exp(-torch.arange(half, dtype=torch.float32) * (9.2 / half))
+        angles = t[:, None].float() * freqs[None]
+        return self.mlp(torch.cat((angles.cos(), angles.sin()), dim=-1).to(dtype))
+
+
+class PartialRotary(nn.Module):
+    """Rotates the first ``rotary_dim`` features of each head."""
+
+    def __init__(self, head_size, rotary_dim, base):
+        super().__init__()
+        self.rotary_dim = rotary_dim
+        self.register_buffer("inv_freq", 1.0 / base ** (torch.arange(0, rotary_dim, 2).float() / rotary_dim))
+
+    def forward(self, positions, query):
+        angles = positions[..., None].float() * self.inv_freq
+        cos, sin = angles.cos().repeat(1, 1, 2)[:, None], angles.sin().repeat(1, 1, 2)[:, None]
+        turned, kept = query[..., :self.rotary_dim], query[..., self.rotary_dim:]
+        return torch.cat((turned * cos + rotate_half(turned) * sin, kept), dim=-1)
