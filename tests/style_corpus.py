@@ -14,7 +14,9 @@ A module class of the corpus declares, as class attributes:
   message holds (``{"attention-scale": "not scaled"}``: T5 folds the scale into its weights);
 - on a buggy twin, ``BUG``: the rule that finds it, at the line marked ``# BUG``; and, where the
   check can only name another op, ``FOUND_AT``: the text of the line it is found at (``None``:
-  no single op can be named); where a milder variant of the rule finds it, ``VARIANT``.
+  no single op can be named); where a milder variant of the rule finds it, ``VARIANT``; where
+  it is found only once its intent is declared (its ``INIT`` gives a flag its code never reads),
+  ``UNDECLARED``: the note said with nothing declared.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ mask cannot be the only evidence. It is taken, strongest first, from
 2. a ``causal`` / ``is_causal`` / ``autoregressive`` constructor argument or attribute of the
    checked module (``False`` there means the module says it is not causal: neither the trace
    nor names are read, since a prefix-LM's mask, a triangle widened by its prefix, looks
-   causal and is not); a true one only when the module's code reads it, or the module holds
-   a triangular buffer (a flag stored and never read decides nothing the module does);
+   causal and is not); a true one only when the user gave it, a class body sets it, the
+   module's code reads it, or the module holds a triangular buffer (a default stored and never
+   read decides nothing the module does);
 3. the trace: a triangular mask (``tril``/``triu``, a square buffer sliced to (T, T), an outer
    comparison of positions), ``is_causal=True``, or a running sum over T of feature vectors
    (``torch.cumsum(k * v, dim=1)``: causal linear attention, causal by construction);
@@ -52,10 +53,11 @@ class Intent:
 
 
 def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None = None,
-                  init: Mapping[str, Any] | None = None) -> Intent:
+                  init: Mapping[str, Any] | None = None, given=frozenset()) -> Intent:
     """Decide whether ``model`` is meant to be causal from a declaration, its constructor
-    arguments (``init``, the keyword arguments it was built with), its attributes, the records
-    of ``trace`` (a ``TraceData`` or an ``Analysis``) and its class names."""
+    arguments (``init``, the keyword arguments it was built with; ``given``: those the user
+    gave), its attributes, the records of ``trace`` (a ``TraceData`` or an ``Analysis``) and its
+    class names."""
     if declared is not None:
         return Intent(bool(declared), "declared")
     modules = list(_modules(model))
@@ -63,7 +65,9 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
     own = _flag(init or {}) if init else None
     if own is None and root is not None:
         own = _flag(_attributes(root))
-    if own is True and root is not None and not _flag_read(type(root)) and not _holds_triangle(root):
+    if own is True and root is not None and not _FLAGS & {k.lstrip("_").lower() for k in given} \
+            and not _class_says(type(root)) and not _flag_read(type(root)) \
+            and not _holds_triangle(root):
         # a flag stored and never read (``self.causal = causal``) decides nothing the module
         # does: a bidirectional model's leftover default is no intent, unless the module also
         # holds a triangular mask (built for a forward that forgot it)
@@ -93,10 +97,10 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
 
 
 def _flag_read(cls: type) -> bool:
-    """Whether the code of ``cls`` (its classes of the user's own) reads a causal flag: an
+    """Whether the code of ``cls`` (its classes of the user's own) reads a causal flag (an
     attribute of that name read in any method, or the constructor's argument used otherwise
-    than stored as it is (``self.causal = causal``). True where the source cannot be read, or a
-    config object holds the flag."""
+    than stored as it is: ``self.causal = causal``) or sets one to the constant True. True
+    where the source cannot be read, or a config object holds the flag."""
     trees = [parsed(k) for k in cls.__mro__ if k.__module__ and not k.__module__.startswith(
         ("torch.", "builtins"))]
     if not trees or any(t is None for t in trees):
@@ -106,6 +110,8 @@ def _flag_read(cls: type) -> bool:
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
                 stored.add(id(node.value))
+            if isinstance(node, ast.Assign) and _sets_true(node):
+                return True  # ``self.is_causal = True``: the author's own declaration
         for node in ast.walk(tree):
             name = node.attr if isinstance(node, ast.Attribute) else \
                 node.id if isinstance(node, ast.Name) and id(node) not in stored else None
@@ -115,6 +121,23 @@ def _flag_read(cls: type) -> bool:
             if isinstance(node, ast.Attribute) and node.attr in ("config", "cfg", "args"):
                 return True
     return False
+
+
+def _sets_true(node: ast.Assign) -> bool:
+    """Whether an assignment sets a causal flag to the constant True (also one of a tuple's)."""
+    pairs = [(t, node.value) for t in node.targets]
+    pairs += [(a, b) for t in node.targets if isinstance(t, ast.Tuple) and isinstance(node.value, ast.Tuple)
+              for a, b in zip(t.elts, node.value.elts)]
+    return any(isinstance(t, ast.Attribute) and t.attr.lstrip("_").lower() in _FLAGS
+               and isinstance(v, ast.Constant) and v.value is True for t, v in pairs)
+
+
+def _class_says(cls: type) -> bool:
+    """Whether a class body of ``cls`` (of the user's own) declares it causal (``causal =
+    True``, ``is_causal = True`` as a class attribute): a declaration, read or not."""
+    return any(isinstance(k, str) and k.lstrip("_").lower() in _FLAGS and v is True
+               for klass in cls.__mro__ if not klass.__module__.startswith("torch")
+               for k, v in vars(klass).items())
 
 
 def _holds_triangle(module) -> bool:

@@ -433,7 +433,8 @@ def _check_behaviour(result: TargetResult, chosen: Attempt, request: Request) ->
         declared = {s.name: s.mask for s in chosen.plan.inputs if request.inputs is not None
                     and getattr(s, "mask", None) in ("keep", "drop")}
         found, notes, skips = _behaviour(chosen.model, originals, chosen.names, chosen.trace,
-                                         dims, request.causal, chosen.built_with, declared)
+                                         dims, request.causal, chosen.built_with, declared,
+                                         frozenset(request.init or {}))
         if reuse is not None:
             reuse.put(key, chosen.trace, Done(found, notes, skips))
     chosen.trace.add(found)
@@ -517,7 +518,8 @@ def _sizes_named(probe: Dims, named: Dims, args) -> Dims | None:
     return None
 
 
-def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None, declared=None):
+def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None, declared=None,
+               given=frozenset()):
     """Behaviour diagnostics, notes on what could not be checked or was observed, and the
     checks that did not run (``Skip``).
 
@@ -533,7 +535,7 @@ def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None, 
     from ..behaviour.intent import init_arguments, unchecked_note
 
     kwargs = init_arguments(type(model), init) if init is not None else None
-    intent = intent_of(model, trace, declared=causal, init=kwargs)
+    intent = intent_of(model, trace, declared=causal, init=kwargs, given=given)
     try:
         roles = [dataclasses.replace(r, meaning=(declared or {}).get(r.name)) if r is not None
                  else r for r in infer_roles(args, dims, names=names)]

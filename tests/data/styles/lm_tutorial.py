@@ -114,6 +114,8 @@ class TutPositionsOverBatch(nn.Module):
 
 class TutForgotSrcMask(nn.Module):
     BUG = "causal-leak"
+    #: with nothing declared, its causal flag is a default the code never reads: no intent
+    UNDECLARED = "causal-leak not checked"
     INIT = {"ntoken": "V", "d_model": "C", "nhead": "H", "causal": True}
     INPUTS = ["src=T,B:long:V"]
 
