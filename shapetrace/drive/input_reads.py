@@ -252,8 +252,9 @@ def used_as_number(forward, name: str) -> bool:
     return number
 
 
-#: positions handed to forward as ids: 0..L-1, any of them valid
-POSITION_IDS = frozenset(("position_ids", "pos_ids", "positions", "input_pos"))
+#: positions handed to forward as ids per sample, (B, T) as Hugging Face's ``position_ids``
+#: (``positions`` and ``input_pos`` are one flat row in inference engines: not read)
+POSITION_IDS = frozenset(("position_ids", "pos_ids"))
 #: complex rotations, one per position and pair of a head's features (Meta's ``freqs_cis``)
 COMPLEX_ROTARY = frozenset(("freqs_cis", "freqs_complex"))
 
