@@ -109,6 +109,15 @@ def test_a_layer_never_called_is_a_warning_and_the_run_passes():
     assert report.ok, show(report)
 
 
+def test_a_norm_never_called_is_a_warning_at_its_definition_and_one_called_is_quiet():
+    report = check(ATTENTION.ContextNormNeverCalled, behaviour=False)
+    [found] = _found(report)
+    assert (found.severity, found.op, found.line) == \
+        ("warning", "LayerNorm", bug_line(ATTENTION.ContextNormNeverCalled))
+    assert "self.norm_context" in found.message
+    assert _found(check(ATTENTION.ContextNormCalled, behaviour=False)) == []
+
+
 def test_one_line_run_for_every_block_is_one_finding():
     """The loop calls two blocks at one line: both outputs dropped there, one finding."""
     report = check(STACKS.CachingStackOutputDropped, behaviour=False)

@@ -3,9 +3,9 @@
 - Each tensor a module call returns is marked with the call (``TensorMeta.returned``): the
   outermost call that returned it, the user's line that made the call, and where it sat in what
   was returned. A dead value that is a module's output is reported at that call.
-- At the end of the block, the plain layers (``nn.Linear``, ``nn.Embedding``, ``nn.Conv2d``...)
-  of the traced model whose owner ran but which were never called and whose parameters no
-  recorded op read (``TraceData.unread_layers``).
+- At the end of the block, the plain layers (``nn.Linear``, ``nn.Embedding``, ``nn.Conv2d``,
+  norms) of the traced model whose owner ran but which were never called and whose parameters
+  no recorded op read (``TraceData.unread_layers``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ Tensor = torch.Tensor
 #: torch.nn layers that hold weights and compute nothing else: a use of one reads its weight.
 _PLAIN_LAYERS = frozenset({
     "Linear", "Bilinear", "Embedding", "EmbeddingBag", "Conv1d", "Conv2d", "Conv3d",
-    "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LayerNorm", "RMSNorm", "GroupNorm",
 })
 
 # type -> whether it is torch's or an installed package's class, not the user's

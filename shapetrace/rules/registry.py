@@ -169,7 +169,7 @@ _ALL = [
        and a dead layer output, product, softmax, attention or module output is reported at its line
        with what replaced it, when the code could not have used it on any path (its variable is
        assigned again, or never read, before anything reads it). A plain layer (`nn.Linear`,
-       `nn.Embedding`, `nn.Conv2d`...) that its module defines but never calls, with no op reading
+       `nn.Embedding`, `nn.Conv2d`, a norm) that its module defines but never calls, with no op reading
        its weights and no other line naming it, is a warning: its weights are trained for nothing. A
        placeholder never read (`out = torch.zeros_like(query)`, `torch.empty(...)` left from a
        starter file: a value made from nothing but sizes) loses no computation and is only a note; a

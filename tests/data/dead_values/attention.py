@@ -124,6 +124,39 @@ class OutputProjectionNeverCalled(nn.Module):
         return _merge(F.scaled_dot_product_attention(q, k, v, is_causal=True))
 
 
+class ContextNormNeverCalled(nn.Module):
+    """Cross-attention whose context is normalised with the queries' norm: the context's own
+    norm is built and never called."""
+
+    BUG = "discarded-result"
+    SEVERITY = "warning"
+    INIT = {"width": "C", "heads": "H"}
+    INPUTS = ["x=B,T,C", "context=B,S,C"]
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.norm = nn.LayerNorm(width)
+        self.norm_context = nn.LayerNorm(width)  # BUG
+        self.q, self.kv = nn.Linear(width, width), nn.Linear(width, 2 * width)
+
+    def forward(self, x, context):
+        x, context = self.norm(x), self.norm(context)
+        k, v = self.kv(context).chunk(2, dim=-1)
+        q, k, v = (_split(t, self.heads) for t in (self.q(x), k, v))
+        return _merge(F.scaled_dot_product_attention(q, k, v))
+
+
+class ContextNormCalled(ContextNormNeverCalled):
+    BUG = None
+
+    def forward(self, x, context):
+        x, context = self.norm(x), self.norm_context(context)
+        k, v = self.kv(context).chunk(2, dim=-1)
+        q, k, v = (_split(t, self.heads) for t in (self.q(x), k, v))
+        return _merge(F.scaled_dot_product_attention(q, k, v))
+
+
 class FusedQKV(nn.Module):
     """One projection split three ways; the output projection applied."""
 
