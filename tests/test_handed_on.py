@@ -150,4 +150,19 @@ def test_a_length_left_at_its_default_none_that_forward_compares_is_passed():
 def test_a_forward_that_fails_on_an_argument_left_at_none_is_a_target_error():
     result = _sizes("CutByCaller")
     assert not result.diagnostics
-    assert result.error and "max_len left at its default None" in result.error
+    assert result.error and "max_len left None" in result.error
+
+
+def test_a_forward_that_fails_on_a_none_shapetrace_passed_is_a_target_error():
+    """``lens`` tested with ``is None`` in one place is passed as None; read unguarded in another,
+    the run fails there: the value shapetrace left out, never an op-failed finding."""
+    result = _check("LengthsCutPerSample")
+    assert not result.diagnostics, result.diagnostics
+    assert result.error and "forward failed on None" in result.error and "lens" in result.error, \
+        result.error
+
+
+def test_a_guess_a_convolution_refuses_for_its_channels_after_a_slice_is_a_target_error():
+    result = _check("ChannelsCutPerSample")
+    assert not result.diagnostics, result.diagnostics
+    assert result.error and "--input" in result.error, result.error

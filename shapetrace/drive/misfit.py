@@ -277,8 +277,9 @@ _NO_ATTRIBUTE = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
 
 def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
     """forward failed on None (``seq_len > self.cached`` with ``seq_len=None``) while
-    arguments of its were left at their default None: a value its callers pass, not a bug of
-    the code; a target error naming them."""
+    arguments of its were left at their default None, or passed None by shapetrace (an input
+    its code tests with ``is None`` before it reads it elsewhere): a value its callers pass,
+    not a bug of the code; a target error naming them."""
     raised = chosen.raised
     if not failed_on_none(raised):
         return False
@@ -287,12 +288,14 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
     except (TypeError, ValueError):
         return False
     left = [p.name for p in params if p.default is None and p.name not in chosen.names]
+    if chosen.plan.request.inputs is None:  # and those shapetrace itself passed as None
+        left += [n for n, a in zip(chosen.names, chosen.args) if a is None and n in
+                 {p.name for p in params}]
     if not left:
         return False
     return _ask(result, f"forward failed on None ({one_line(raised)}"
                         f"{at_site(chosen.raised_at)}) with "
-                        f"{', '.join(left)} left at {'their' if len(left) > 1 else 'its'} "
-                        f"default None: a value its callers pass")
+                        f"{', '.join(left)} left None: a value its callers pass")
 
 
 def _config_none_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -439,7 +442,7 @@ def _sets_attribute(cls: type, name: str, method: str = "__init__") -> bool:
 #: what torch says when the sizes of two operands do not go together
 _SIZES_MET = re.compile(r"must match the size|cannot be multiplied|shapes cannot|"
                         r"size mismatch|doesn't match the broadcast shape|"
-                        r"expected input with shape", re.I)
+                        r"expected input with shape|to have \d+ channels, but got", re.I)
 
 
 def _moved_failed(result: TargetResult, chosen: Attempt) -> bool:

@@ -158,3 +158,31 @@ class UsesEight(nn.Module):
 
     def forward(self, x):
         return self.proj(x)
+
+
+class LengthsCutPerSample(nn.Module):
+    """Runs its convolutions on each sample cut to its length: ``lens`` is tested with ``is
+    None`` where the output is padded, and read unguarded where each sample is cut."""
+
+    def __init__(self, channels=24):
+        super().__init__()
+        self.conv = nn.Conv1d(channels, channels, 3, padding=1)
+
+    def forward(self, context, lens):
+        out = [self.conv(context[b:b + 1, :, :lens[b]])[0].transpose(0, 1)
+               for b in range(context.size(0))]
+        if lens is not None:
+            return nn.utils.rnn.pad_sequence(out, batch_first=True)
+        return torch.stack(out)
+
+
+class ChannelsCutPerSample(nn.Module):
+    """Convolves each sample, channels first, cut to its length: a width of its own default."""
+
+    def __init__(self, n_channels=24):
+        super().__init__()
+        self.conv = nn.Conv1d(n_channels, n_channels, 5, padding=2)
+
+    def forward(self, x, in_lens):
+        outs = [self.conv(x[b:b + 1, :, :int(in_lens[b])]) for b in range(x.size(0))]
+        return torch.cat([o[..., :1] for o in outs])
