@@ -185,11 +185,7 @@ def stages(model, idx, repeats: int) -> None:
                 return time.thread_time() - start
             tracer._Mode.__torch_function__ = function
             try:
-                t = st.trace(model, rules=False)
-                start = time.thread_time()
-                with t:
-                    model(idx)
-                return time.thread_time() - start
+                return _traced_forward(model, idx)
             finally:
                 tracer._Mode.__torch_function__ = full
 
@@ -214,15 +210,12 @@ def hooks(model, idx, repeats: int) -> None:
     ways = {"no module hooks": (lambda self: None, full[1], full[2]),
             "hooks that do nothing": (full[0], idle_pre, idle_post),
             "shapetrace's hooks": full}
+
     def run(way) -> float:
         recorder._hook_modules, recorder._pre_hook, recorder._post_hook = way
         try:
             with torch.no_grad():
-                t = st.trace(model, rules=False)
-                start = time.thread_time()
-                with t:
-                    model(idx)
-                return time.thread_time() - start
+                return _traced_forward(model, idx)
         finally:
             recorder._hook_modules, recorder._pre_hook, recorder._post_hook = full
 
@@ -230,6 +223,15 @@ def hooks(model, idx, repeats: int) -> None:
     calls = _module_calls(model, idx)
     print(f"per forward ({calls} module calls), CPU ms, median of {3 * repeats}:")
     _steps(times, calls, "call", 24)
+
+
+def _traced_forward(model, idx) -> float:
+    """CPU seconds of one forward inside a trace without rules: entered, run and left."""
+    t = st.trace(model, rules=False)
+    start = time.thread_time()
+    with t:
+        model(idx)
+    return time.thread_time() - start
 
 
 def _in_turn(ways: dict, run, rounds: int) -> dict[str, list[float]]:

@@ -142,30 +142,17 @@ def _made_at(applied: OpRecord, records) -> tuple[str, int] | None:
     mask is the input as it came."""
     slot = 3 if applied.op == SDPA else 0 if applied.op == "torch.where" else 1
     meta = applied.inputs[slot] if slot < len(applied.inputs) else None
-    for _ in range(8):
-        if meta is None or meta.src is None or not 0 <= meta.src[0] < len(records):
-            return None
-        made = records[meta.src[0]]
-        if made.op not in SIMPLE_MOVES:
-            return (made.file, made.line) if made.line else None
-        meta = made.inputs[0] if made.inputs else None
-    return None
+    made = _made_through(meta, records, SIMPLE_MOVES)
+    return (made.file, made.line) if made is not None and made.op not in SIMPLE_MOVES \
+        and made.line else None
 
 
 def _weights_taken(rec: OpRecord, records, T: int) -> OpRecord | None:
     """The softmax that made the weights ``rec`` mixes the values with (through dropout and
     moves), or None."""
     meta = next((m for m in rec.inputs if tuple(m.shape).count(T) >= 2), None)
-    for _ in range(8):
-        if meta is None or meta.src is None or not 0 <= meta.src[0] < len(records):
-            return None
-        made = records[meta.src[0]]
-        if made.op in SOFTMAXES:
-            return made
-        if made.op not in DROPOUTS and made.op not in SIMPLE_MOVES or not made.inputs:
-            return None
-        meta = made.inputs[0]
-    return None
+    made = _made_through(meta, records, SIMPLE_MOVES | DROPOUTS)
+    return made if made is not None and made.op in SOFTMAXES else None
 
 
 def _weighted_sum(rec: OpRecord, records, T: int) -> OpRecord | None:
@@ -186,7 +173,8 @@ def _weighted_sum(rec: OpRecord, records, T: int) -> OpRecord | None:
 
 
 def _made_through(meta, records, passing) -> OpRecord | None:
-    """The op that made ``meta``, past the ops of ``passing`` (moves, dropout)."""
+    """The op that made ``meta``, past the ops of ``passing`` (moves, dropout); None for a
+    value from outside the run, or past eight of them."""
     for _ in range(8):
         if meta is None or meta.src is None or not 0 <= meta.src[0] < len(records):
             return None

@@ -53,41 +53,37 @@ def markdown_code(text: str) -> str:
 def notebook_code(text: str) -> str:
     """The code cells of a notebook (JSON), in order, without shell and magic lines; cells
     that are not Python after that are left out."""
+    return "\n\n".join(body for body in _code_cells(text) if body.strip() and _parses(body))
+
+
+def _code_cells(text: str) -> list[str]:
+    """Each code cell of a notebook (JSON), in order, without its shell (``!pip``) and magic
+    (``%matplotlib``) lines; none for text that is no notebook."""
     try:
         cells = json.loads(text).get("cells", [])
     except (ValueError, AttributeError):
-        return ""
-    blocks = []
+        return []
+    out = []
     for cell in cells:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else str(source)
-        lines = [line for line in source.splitlines()
-                 if not line.lstrip().startswith(("!", "%"))]
-        body = "\n".join(lines)
-        if body.strip() and _parses(body):
-            blocks.append(body)
-    return "\n\n".join(blocks)
+        out.append("\n".join(line for line in source.splitlines()
+                             if not line.lstrip().startswith(("!", "%"))))
+    return out
 
 
 def notebook_module(text: str, name: str) -> str:
     """A notebook (JSON) as a Python module to import: its code cells in order, each headed by
-    ``# cell N``; the definitions (imports, functions, classes, assignments of constants) at the
+    ``# code cell N``; the definitions (imports, functions, classes, assignments of constants) at the
     top level, every other statement (a model built and called, a training loop, a plot) under
     ``if __name__ == "__main__":``, so that importing it defines the classes and runs nothing,
     and running it as ``__main__`` (the code's own calls) runs the notebook in order."""
-    try:
-        cells = json.loads(text).get("cells", [])
-    except (ValueError, AttributeError):
-        cells = []
     parts = [f"# The code cells of {name}, written by shapetrace: definitions at the top level, "
              f"the rest of each cell under if __name__ == \"__main__\"."]
     defined: set[str] = set(dir(builtins))
-    for number, cell in enumerate(c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"):
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
-        body = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("!", "%")))
+    for number, body in enumerate(_code_cells(text)):
         try:
             tree = ast.parse(body)
         except (SyntaxError, ValueError):

@@ -24,23 +24,21 @@ class TablesHandedIn(nn.Module):
         return (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
                 for t in self.qkv(x).split(C, dim=-1))
 
-    def forward(self, x, cos, sin):
-        B, T, C = x.shape
+    def attend(self, x, cos, sin):
         q, k, v = self.split(x)
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.out(y.transpose(1, 2).reshape(B, T, C))
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    def forward(self, x, cos, sin):
+        B, T, C = x.shape
+        return self.out(self.attend(x, cos, sin).transpose(1, 2).reshape(B, T, C))
 
 
 class TablesHandedInJumbled(TablesHandedIn):
     def forward(self, x, cos, sin):
         B, T, C = x.shape
-        q, k, v = self.split(x)
-        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
-        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.out(y.reshape(B, T, C))  # BUG
+        return self.out(self.attend(x, cos, sin).reshape(B, T, C))  # BUG
 
 
 class ComplexRotations(TablesHandedIn):
