@@ -439,12 +439,32 @@ HELD_OUT_15 = [
     ("ashkamath/mdetr", "ea09acc44ca067072c4b143b726447ee7ff66f5f",
      ["models/transformer.py"], ""),
 ]
+HELD_OUT_16 = [
+    ("NVlabs/GCVit", "8e1941f2099eeb99ee9e8472a5ddbd6b94a8958f", ["models/gc_vit.py"], ""),
+    ("facebookresearch/moco-v3", "c349e6e24f40d3fedb22d973f92defa4cedf37a7", ["vits.py", "moco/builder.py"], ""),
+    ("facebookresearch/Mask2Former", "9b0651c6c1d5b3af2e6da0589b719c514ec0d69a",
+     ["mask2former/modeling/transformer_decoder/mask2former_transformer_decoder.py",
+      "mask2former/modeling/transformer_decoder/transformer.py"], ""),
+    ("2noise/ChatTTS", "1092c1ffcaa82f4bdef104c35aa5541227c3e1d7", ["ChatTTS/model/dvae.py", "ChatTTS/model/gpt.py"], ""),
+    ("SesameAILabs/csm", "2d720827843b653c4d67bb4445b1c0a4f59e646f", ["models.py"], ""),
+    ("resemble-ai/chatterbox", "5de7a54aa4e5e2baadb0182dde554908b48b85c2",
+     ["src/chatterbox/models/s3gen/transformer/attention.py", "src/chatterbox/models/t3/modules/perceiver.py",
+      "src/chatterbox/models/s3gen/matcha/text_encoder.py"], ""),
+    ("apple/ml-mdm", "de8cde2b047563f069bdfe3204643e7339506838", ["ml-mdm-matryoshka/ml_mdm/models/unet.py"], ""),
+    ("mistralai/mistral-inference", "2557e12d0e1878a1562ece30434820f80aa3e12a",
+     ["src/mistral_inference/transformer_layers.py", "src/mistral_inference/vision_encoder.py"], ""),
+    ("meta-llama/llama-models", "a9c89c471f793423afd4cc3ca8671d6e56fe64cb", ["models/llama3/model.py"], ""),
+    ("microsoft/BitNet", "16da220ae2b510caff437d403288882687f44ae5", ["gpu/model.py"], ""),
+    ("syncdoth/RetNet", "2634bbfb629df6c91dd9b755e66d61ad300607e7", ["retnet/modeling_retnet.py"], ""),
+    ("dvgodoy/PyTorchStepByStep", "d837dec7250dae20d247634c4aba63791bd89b2f",
+     ["Chapter10.ipynb", "seq2seq.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
         "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8, "held-out-9": HELD_OUT_9,
         "held-out-10": HELD_OUT_10, "held-out-11": HELD_OUT_11, "held-out-12": HELD_OUT_12, "held-out-13": HELD_OUT_13,
-        "held-out-14": HELD_OUT_14, "held-out-15": HELD_OUT_15,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15}
+        "held-out-14": HELD_OUT_14, "held-out-15": HELD_OUT_15, "held-out-16": HELD_OUT_16,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16}
 
 
 def main(argv: list[str] | None = None) -> int:

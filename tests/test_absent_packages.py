@@ -139,3 +139,50 @@ def test_a_src_layout_file_imports_its_siblings_by_the_package_s_name():
     (target,) = resolve_targets(f"{path}::GatedMix", root=ROOT)
     result = st.check(target.cls, target=target.display).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
+
+
+def test_an_installed_module_that_refuses_a_placeholder_stands_in_too(tmp_path, monkeypatch):
+    """An installed library whose own import checks the missing package (a version, a feature:
+    ``torch.utils.tensorboard`` reads ``tensorboard.__version__``) refuses the placeholder with
+    an ImportError: that module stands in as well, the classes that never use it are checked,
+    and one that does is a target error naming the package that is missing."""
+    import shapetrace.base.source as source
+
+    site = tmp_path / "site"
+    (site / "st_probe_logging").mkdir(parents=True)
+    (site / "st_probe_logging" / "__init__.py").write_text(
+        "import st_absent_board\n"
+        "if not hasattr(st_absent_board, '__version__'):\n"
+        "    raise ImportError('st_probe_logging needs st_absent_board 2.0 or above')\n"
+        "def log(value):\n    return value\n")
+    (tmp_path / "logged.py").write_text(
+        "import torch.nn as nn\nfrom st_probe_logging import log\n\n\n"
+        "class Plain(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
+        "        self.proj = nn.Linear(dim, dim)\n\n    def forward(self, x):\n"
+        "        return self.proj(x)\n\n\n"
+        "class Logged(Plain):\n    def forward(self, x):\n        return log(self.proj(x))\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(source, "_INSTALLED", (*source._INSTALLED, str(site)))
+    targets = {t.display.split("::")[-1]: t for t in resolve_targets(str(tmp_path / "logged.py"), root=tmp_path)}
+    assert targets["Plain"].absent == ("st_absent_board", "st_probe_logging")
+    assert "st_probe_logging" not in sys.modules  # it is importable again as it is installed
+    plain = st.check(targets["Plain"].cls, target=targets["Plain"].display).targets[0]
+    assert plain.error is None and not plain.diagnostics
+    logged = st.check(targets["Logged"].cls, target=targets["Logged"].display).targets[0]
+    assert logged.error and "'st_absent_board', which is not installed" in logged.error, logged.error
+    assert "st_probe_logging.log" in logged.error and "logged.py:16" in logged.error
+
+
+def test_a_dataclass_on_a_missing_base_says_what_it_needs(tmp_path):
+    """A model-output dataclass built on a base of a package not installed has a constructor of
+    its own (the dataclass's): building it is a target error naming the package, never an
+    internal error."""
+    (tmp_path / "outputs.py").write_text(
+        "from dataclasses import dataclass\n\nimport torch\nfrom st_absent_outputs import ModelOutput\n\n\n"
+        "@dataclass\nclass LayerOutput(ModelOutput):\n    hidden: torch.Tensor = None\n")
+    out = subprocess.run([sys.executable, "-m", "shapetrace", str(tmp_path / "outputs.py"),
+                          "--format", "json", "--no-trace"], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    (entry,) = json.loads(out.stdout)["targets"]
+    assert "internal error" not in entry["error"], entry["error"]
+    assert "'st_absent_outputs', which is not installed" in entry["error"], entry["error"]

@@ -11,7 +11,9 @@ While the file's own top level runs (decorators such as ``@register_model``, a r
 a call of a placeholder gives another placeholder, so the import can finish; after it, every
 use raises. A package imported inside ``try: ... except ImportError`` keeps the file's own
 fallback: the placeholders are only put in after an import failed outright, and they are taken
-out of ``sys.modules`` again once the file is imported.
+out of ``sys.modules`` again once the file is imported. An installed module whose own import
+refuses a placeholder (``torch.utils.tensorboard`` checks ``tensorboard.__version__``) stands in
+too, named by its dotted path (:func:`refusing_module`), and says which missing package it needs.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ class AbsentPackage(TargetError):
     """A placeholder of a package that is not installed was used."""
 
     def __init__(self, path: str, where: str = ""):
-        self.package = path.split(".")[0]
+        self.package = next((_NEEDS[m] for m in sorted(_NEEDS, key=len, reverse=True) if _under(path, m)),
+                            path.split(".")[0])
         at = f" at {where}" if where else ""
         if path not in _EVER and "." not in path and "(" not in path:
             super().__init__(f"it needs a package that is not installed here{at}")
@@ -55,6 +58,13 @@ class AbsentPackage(TargetError):
 _STANDING: set[str] = set()
 _EVER: set[str] = set()
 _IMPORTING = [0]
+#: an installed module standing in (dotted) -> the missing package its import refused
+_NEEDS: dict[str, str] = {}
+
+
+def _under(name: str, module: str) -> bool:
+    """Whether ``name`` is the module ``module`` or something inside it."""
+    return name == module or name.startswith(module + ".")
 
 
 def _caller() -> str:
@@ -128,9 +138,16 @@ def _base(path: str, bases: tuple) -> type:
     def __init__(self, *args, **kwargs):
         raise AbsentPackage(f"{path}, a base of {type(self).__qualname__}", _caller())
 
+    def __getattr__(self, name):  # a constructor of its own (a dataclass's) skipped the one above
+        if name in ("_parameters", "_buffers", "_modules") and "_modules" not in self.__dict__:
+            raise AbsentPackage(f"{path}, a base of {type(self).__qualname__}", _caller())
+        return nn.Module.__getattr__(self, name)
+
     root = object if other_module else nn.Module
-    return type(path.rsplit(".", 1)[-1], (root,), {"__init__": __init__,
-                                                  "__module__": path.rsplit(".", 1)[0]})
+    members = {"__init__": __init__, "__module__": path.rsplit(".", 1)[0]}
+    if root is nn.Module:
+        members["__getattr__"] = __getattr__
+    return type(path.rsplit(".", 1)[-1], (root,), members)
 
 
 class _Placeholder(types.ModuleType):
@@ -144,7 +161,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds every module under a top-level name standing in, as an empty placeholder."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname.split(".")[0] not in _STANDING:
+        if not any(_under(fullname, name) for name in _STANDING):
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
@@ -168,8 +185,8 @@ def standing_in(packages):
     added = set(packages) - _STANDING
     _STANDING.update(added)
     _EVER.update(added)
-    if _FINDER not in sys.meta_path:
-        sys.meta_path.append(_FINDER)
+    if _FINDER not in sys.meta_path:  # first: an installed module standing in is found too
+        sys.meta_path.insert(0, _FINDER)
     _IMPORTING[0] += 1
     try:
         yield
@@ -178,9 +195,34 @@ def standing_in(packages):
         _STANDING.difference_update(added)
         if not _STANDING and _FINDER in sys.meta_path:
             sys.meta_path.remove(_FINDER)
-        for name in [n for n in sys.modules if n.split(".")[0] in added]:
+        for name in [n for n in sys.modules if any(_under(n, a) for a in added)]:
             if isinstance(sys.modules[name], _Placeholder):
                 del sys.modules[name]
+                parent, _, child = name.rpartition(".")
+                if isinstance(getattr(sys.modules.get(parent), child, None), _Placeholder):
+                    delattr(sys.modules[parent], child)  # ``torch.utils.tensorboard`` as imported
+
+
+def refusing_module(exc: BaseException, standing) -> str | None:
+    """The installed module (dotted) whose own import raised ``exc``, an ``ImportError`` that
+    is not a missing module, while the packages ``standing`` stood in: it refused a placeholder
+    (a version check, a feature probe), so it stands in too. None otherwise."""
+    from ..base.source import is_library_file
+
+    if not standing or not isinstance(exc, ImportError) or isinstance(exc, ModuleNotFoundError):
+        return None
+    name, tb = None, exc.__traceback__
+    while tb is not None:  # the innermost module body of an installed library
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "<module>" and is_library_file(frame.f_code.co_filename,
+                                                                  installed_is_library=True) \
+                and not frame.f_code.co_filename.startswith("<"):
+            name = frame.f_globals.get("__name__")
+        tb = tb.tb_next
+    if not name or name.split(".")[0] in ("shapetrace", *standing) or any(_under(name, s) for s in standing):
+        return None
+    _NEEDS[name] = standing[-1].split(".")[0]
+    return name
 
 
 def absent_in(exc: BaseException) -> AbsentPackage | None:
@@ -206,4 +248,4 @@ def _named(text: str) -> str:
     return next(iter(_EVER)) if len(_EVER) == 1 else ""
 
 
-__all__ = ["AbsentPackage", "NotInstalled", "absent_in", "distribution", "standing_in"]
+__all__ = ["AbsentPackage", "NotInstalled", "absent_in", "distribution", "refusing_module", "standing_in"]
