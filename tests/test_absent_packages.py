@@ -141,29 +141,39 @@ def test_a_src_layout_file_imports_its_siblings_by_the_package_s_name():
     assert result.error is None and result.ok, (result.error, result.diagnostics)
 
 
+_PLAIN = ("class Plain(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
+          "        self.proj = nn.Linear(dim, dim)\n\n    def forward(self, x):\n"
+          "        return self.proj(x)\n\n\n")
+
+
+def _installed_beside(tmp_path, monkeypatch, package: str, code: str, file: str, source_text: str) -> dict:
+    """``package`` (``code``) installed in a site folder of its own, and the targets of the user
+    file ``file`` (imports, then the class ``Plain``, then ``source_text``), by class name."""
+    import shapetrace.base.source as source
+
+    site = tmp_path / "site"
+    (site / package).mkdir(parents=True)
+    (site / package / "__init__.py").write_text(code)
+    head, _, rest = source_text.partition("\n\n\n")
+    (tmp_path / file).write_text(head + "\n\n\n" + _PLAIN + rest)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(source, "_INSTALLED", (*source._INSTALLED, str(site)))
+    return {t.display.split("::")[-1]: t for t in resolve_targets(str(tmp_path / file), root=tmp_path)}
+
+
 def test_an_installed_module_that_refuses_a_placeholder_stands_in_too(tmp_path, monkeypatch):
     """An installed library whose own import checks the missing package (a version, a feature:
     ``torch.utils.tensorboard`` reads ``tensorboard.__version__``) refuses the placeholder with
     an ImportError: that module stands in as well, the classes that never use it are checked,
     and one that does is a target error naming the package that is missing."""
-    import shapetrace.base.source as source
-
-    site = tmp_path / "site"
-    (site / "st_probe_logging").mkdir(parents=True)
-    (site / "st_probe_logging" / "__init__.py").write_text(
+    targets = _installed_beside(
+        tmp_path, monkeypatch, "st_probe_logging",
         "import st_absent_board\n"
         "if not hasattr(st_absent_board, '__version__'):\n"
         "    raise ImportError('st_probe_logging needs st_absent_board 2.0 or above')\n"
-        "def log(value):\n    return value\n")
-    (tmp_path / "logged.py").write_text(
+        "def log(value):\n    return value\n", "logged.py",
         "import torch.nn as nn\nfrom st_probe_logging import log\n\n\n"
-        "class Plain(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
-        "        self.proj = nn.Linear(dim, dim)\n\n    def forward(self, x):\n"
-        "        return self.proj(x)\n\n\n"
         "class Logged(Plain):\n    def forward(self, x):\n        return log(self.proj(x))\n")
-    monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setattr(source, "_INSTALLED", (*source._INSTALLED, str(site)))
-    targets = {t.display.split("::")[-1]: t for t in resolve_targets(str(tmp_path / "logged.py"), root=tmp_path)}
     assert targets["Plain"].absent == ("st_absent_board", "st_probe_logging")
     assert "st_probe_logging" not in sys.modules  # it is importable again as it is installed
     plain = st.check(targets["Plain"].cls, target=targets["Plain"].display).targets[0]
@@ -186,3 +196,27 @@ def test_a_dataclass_on_a_missing_base_says_what_it_needs(tmp_path):
     (entry,) = json.loads(out.stdout)["targets"]
     assert "internal error" not in entry["error"], entry["error"]
     assert "'st_absent_outputs', which is not installed" in entry["error"], entry["error"]
+
+
+def test_a_name_the_installed_version_lacks_stands_in_alone(tmp_path, monkeypatch):
+    """``from lib import old_name`` of an installed package whose version has no such name: the
+    file is imported with that name standing in; a class that never uses it is checked, one
+    that calls it is a target error naming the version, and a forward that fails inside that
+    package (code written for its other version) is one too, never op-failed."""
+    targets = _installed_beside(
+        tmp_path, monkeypatch, "st_probe_versioned",
+        "def settings(obj, name):\n    return object.__getattribute__(obj, name)\n", "versioned.py",
+        "import torch.nn as nn\nfrom st_probe_versioned import retired_helper, settings\n\n\n"
+        "class Retired(Plain):\n    def forward(self, x):\n        return retired_helper(self.proj(x))\n\n\n"
+        "class Reads(Plain):\n    def forward(self, x):\n"
+        "        return self.proj(x) * settings(self, 'gain')\n")
+    assert targets["Plain"].absent == ("st_probe_versioned.retired_helper",)
+    import st_probe_versioned
+
+    assert not hasattr(st_probe_versioned, "retired_helper")  # the placeholder left the package
+    results = {name: st.check(t.cls, target=t.display).targets[0] for name, t in targets.items()}
+    assert results["Plain"].error is None and not results["Plain"].diagnostics
+    assert "st_probe_versioned.retired_helper, which the version" in results["Retired"].error
+    assert not results["Reads"].diagnostics, results["Reads"].diagnostics
+    assert "written for another version of 'st_probe_versioned'" in results["Reads"].error
+    assert "AttributeError" in results["Reads"].error

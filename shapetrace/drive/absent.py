@@ -14,6 +14,9 @@ fallback: the placeholders are only put in after an import failed outright, and 
 out of ``sys.modules`` again once the file is imported. An installed module whose own import
 refuses a placeholder (``torch.utils.tensorboard`` checks ``tensorboard.__version__``) stands in
 too, named by its dotted path (:func:`refusing_module`), and says which missing package it needs.
+A name an installed package does not have (``from transformers import top_k_top_p_filtering``,
+removed in the version installed) stands in alone (:func:`lacking_name`): the file is imported
+with a placeholder for that name, and a class that uses it says which version it needs.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import importlib.abc
 import importlib.machinery
+import re
 import sys
 import types
 
@@ -43,6 +47,13 @@ class AbsentPackage(TargetError):
     """A placeholder of a package that is not installed was used."""
 
     def __init__(self, path: str, where: str = ""):
+        lacking = next((name for name in _LACKING if _under(path, name)), None)
+        if lacking is not None:
+            self.package = lacking.split(".")[0]
+            super().__init__(f"it needs {lacking}, which the version of {self.package!r} installed here "
+                             f"does not have ({path} at {where or 'its file'}): install the version "
+                             f"the project was written for")
+            return
         self.package = next((_NEEDS[m] for m in sorted(_NEEDS, key=len, reverse=True) if _under(path, m)),
                             path.split(".")[0])
         at = f" at {where}" if where else ""
@@ -60,6 +71,8 @@ _EVER: set[str] = set()
 _IMPORTING = [0]
 #: an installed module standing in (dotted) -> the missing package its import refused
 _NEEDS: dict[str, str] = {}
+#: names installed packages lack (``transformers.top_k_top_p_filtering``), standing in alone
+_LACKING: set[str] = set()
 
 
 def _under(name: str, module: str) -> bool:
@@ -182,15 +195,25 @@ def standing_in(packages):
     """While the block runs: the top-level ``packages`` import as placeholders, and calls of
     placeholders give placeholders (a file's own top level is running). Afterwards their
     modules leave ``sys.modules``: another file's guarded import finds them missing again."""
-    added = set(packages) - _STANDING
+    names = [name for name in packages if name in _LACKING]
+    added = set(packages) - _STANDING - set(names)
     _STANDING.update(added)
     _EVER.update(added)
     if _FINDER not in sys.meta_path:  # first: an installed module standing in is found too
         sys.meta_path.insert(0, _FINDER)
     _IMPORTING[0] += 1
+    put = []
+    for name in names:  # a name the installed module lacks: put in while the file imports
+        owner, _, attr = name.rpartition(".")
+        if owner in sys.modules and attr not in vars(sys.modules[owner]):
+            setattr(sys.modules[owner], attr, NotInstalled(name))
+            put.append((sys.modules[owner], attr))
     try:
         yield
     finally:
+        for owner, attr in put:
+            if isinstance(vars(owner).get(attr), NotInstalled):
+                delattr(owner, attr)
         _IMPORTING[0] -= 1
         _STANDING.difference_update(added)
         if not _STANDING and _FINDER in sys.meta_path:
@@ -225,10 +248,32 @@ def refusing_module(exc: BaseException, standing) -> str | None:
     return name
 
 
+_CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
+
+
+def lacking_name(exc: BaseException) -> str | None:
+    """``module.name`` when ``exc`` says an installed package has no such name (``cannot import
+    name 'x' from 'transformers'``: another version), not one of the user's own modules; None
+    otherwise."""
+    from ..base.source import is_library_file
+
+    found = _CANNOT_IMPORT.search(str(exc)) if isinstance(exc, ImportError) else None
+    if found is None:
+        return None
+    owner = sys.modules.get(found.group(2))
+    filename = getattr(owner, "__file__", None) or ""
+    if owner is None or not is_library_file(filename, installed_is_library=True) \
+            or found.group(2).split(".")[0] in ("torch", "shapetrace"):
+        return None
+    name = f"{found.group(2)}.{found.group(1)}"
+    _LACKING.add(name)
+    return name
+
+
 def absent_in(exc: BaseException) -> AbsentPackage | None:
     """The target error when ``exc`` came from a placeholder: raised by one, or a library's
     complaint about being handed one (``must be Tensor, not NotInstalled``)."""
-    seen = 0
+    seen, first = 0, exc
     while exc is not None and seen < 8:
         if isinstance(exc, AbsentPackage):
             return exc
@@ -236,6 +281,42 @@ def absent_in(exc: BaseException) -> AbsentPackage | None:
             return AbsentPackage(_named(str(exc)))
         exc = exc.__cause__ or exc.__context__
         seen += 1
+    return _other_version(first) if _LACKING else None
+
+
+class OtherVersion(AbsentPackage):
+    """The code failed inside an installed package its file was written for another version of."""
+
+    def __init__(self, lacking: str, exc: BaseException, where: str):
+        TargetError.__init__(self, (
+            f"its file was written for another version of {lacking.split('.')[0]!r} (the one "
+            f"installed here has no {lacking.rpartition('.')[2]}), and it raised "
+            f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''} "
+            f"inside that package ({where}): install the version the project was written for"))
+        self.package = lacking.split(".")[0]
+
+
+def _other_version(exc: BaseException) -> OtherVersion | None:
+    """:class:`OtherVersion` when ``exc`` was raised inside an installed package that a file of
+    the calls leading there lacked a name of (``lacking_name``): it was written for another
+    version, and this failure is the version's, not the code's."""
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    if not frames:
+        return None
+    package = str(frames[-1].f_globals.get("__name__", "")).split(".")[0]
+    lacking = {name for name in _LACKING if name.split(".")[0] == package}
+    if not lacking:
+        return None
+    for frame in frames:
+        found = next((value._st_path for value in list(frame.f_globals.values())
+                      if isinstance(value, NotInstalled) and value._st_path in lacking), None)
+        if found is not None:
+            inner = frames[-1]
+            where = f"{display_path(inner.f_code.co_filename) or inner.f_code.co_filename}:{inner.f_lineno}"
+            return OtherVersion(found, exc, where)
     return None
 
 
@@ -248,4 +329,4 @@ def _named(text: str) -> str:
     return next(iter(_EVER)) if len(_EVER) == 1 else ""
 
 
-__all__ = ["AbsentPackage", "NotInstalled", "absent_in", "distribution", "refusing_module", "standing_in"]
+__all__ = ["AbsentPackage", "NotInstalled", "absent_in", "distribution", "lacking_name", "refusing_module", "standing_in"]

@@ -122,8 +122,9 @@ class Job:
         if getattr(target, "absent", ()) and not result.error:
             names = " and ".join(repr(name) for name in target.absent)
             them = "them" if len(target.absent) > 1 else "it"
-            result.notes.append(f"its file imports {names}, not installed here: imported without "
-                                f"{them} (this class never used {them})")
+            lacks = " or missing from the version installed" if any("." in n for n in target.absent) else ""
+            result.notes.append(f"its file imports {names}, not installed here{lacks}: imported "
+                                f"without {them} (this class never used {them})")
         return result
 
     def _guessed(self, target, fake: bool, reuse, reference):
