@@ -56,3 +56,44 @@ def test_the_same_module_at_sizes_that_fit_is_checked():
     result = st.check(target.cls, init={"dim": "C", "num_heads": "H", "num_queries": 3},
                       target=target.display).targets[0]
     assert result.error is None and not [d for d in result.diagnostics if d.severity == "error"]
+
+
+_tied = partial(resolved.result, DATA / "tied.py")
+
+
+def test_defaults_that_say_one_size_twice_are_set_together():
+    """``bank_dim`` and ``dim`` both default to 256: with the width at a probe size and the
+    queries left at 256, the norm meets both sizes and fails on shapetrace's choice; the module
+    is built again with both at the probe size, said in a note, and checked clean."""
+    result = _tied("QueryBank")
+    assert result.error is None, result.error
+    assert not result.diagnostics, [(d.rule, d.line, d.message) for d in result.diagnostics]
+    assert any("bank_dim=" in n and "like dim (both default to 256)" in n for n in result.notes), result.notes
+
+
+def test_a_failure_the_tied_sizes_do_not_explain_is_still_found():
+    result = _tied("QueryBankWrongOut")
+    assert [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"] == [("op-failed", 31)]
+
+
+def test_tied_sizes_the_caller_set_are_never_changed():
+    result = _tied("QueryBank", init={"dim": "C", "bank_dim": 256, "n_attn_heads": "H"})
+    assert [d.rule for d in result.diagnostics if d.severity == "error"] == ["op-failed"]
+
+
+_empty = partial(resolved.result, DATA / "empty_defaults.py")
+
+
+def test_a_forward_failing_on_an_empty_default_is_a_target_error_naming_it():
+    """``pos_emb=torch.empty(0)`` only fills the signature: the linear layer that reads it fails
+    on a value the caller passes, no verdict on the code."""
+    result = _empty("RelativeTableAttention")
+    assert not result.diagnostics, [(d.rule, d.line, d.message) for d in result.diagnostics]
+    assert result.error and "pos_emb left at an empty default" in result.error, result.error
+    assert "empty_defaults.py:27" in result.error
+
+
+def test_an_empty_default_the_code_handles_is_checked_and_a_real_failure_found():
+    assert not _empty("CachedAttention").diagnostics
+    wrong = _empty("CachedAttentionWrongMerge")
+    assert [(d.rule, d.line) for d in wrong.diagnostics if d.severity == "error"] == [("op-failed", 59)]

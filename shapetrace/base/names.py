@@ -57,7 +57,7 @@ USUALLY: dict[str, str] = {
     **dict.fromkeys(("dim", "d_in", "d_out", "in_dim", "out_dim", "input_dim", "output_dim",
                      "in_features", "out_features", "ndim", "normalized_shape", "embed_size",
                      "emb_size", "d_embed", "features", "emb", "ninp", "embedding_dim"), "C"),
-    **dict.fromkeys(("heads", "h"), "H"),
+    **dict.fromkeys(("heads", "h", "attn_heads", "num_attn_heads", "n_attn_heads"), "H"),
     **dict.fromkeys(("d_v", "head_features", "features_per_head", "rotary_dim", "rot_dim"), "d"),
     **dict.fromkeys(("seq_len", "seq_length"), "L"),
     **dict.fromkeys(("num_embeddings",), "V"),

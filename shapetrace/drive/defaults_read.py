@@ -8,6 +8,11 @@ sizes are rounded to suit its defaults (a width rounded up to a multiple of 64, 
 a bug. When the shape a failing view or reshape asks for holds such a count, the module is
 built again with the count at its own default (in a config dataclass too); a failure that
 stands then is the code's own.
+
+Defaults that share a value are often one size said twice (``embedding_dim=1024`` and
+``query_size=1024``, a query bank that must be as wide as the model): with one set to a probe
+size and the other left, an op that meets both sizes fails on shapetrace's choice
+(:class:`TiedDefaults`); the module is built again with the other at the same probe size.
 """
 
 from __future__ import annotations
@@ -70,6 +75,59 @@ class OverDefaults(Guess):
                     restored += [(f"{name}.{field}", default, getattr(value, field))
                                  for field, default in changed.items()]
         return init, restored
+
+
+@dataclass(frozen=True)
+class TiedDefaults(Guess):
+    """``given``: the constructor arguments the caller set (never changed)."""
+
+    given: frozenset
+
+    def read_by(self, failed, plan) -> bool:
+        return bool(self._tied(failed, plan))
+
+    def others(self, plan, failed) -> Iterator:
+        tied = self._tied(failed, plan)
+        shown = ", ".join(f"{name}={probe} like {like} (both default to {default})"
+                          for name, probe, like, default in tied)
+        note = (f"{shown}: left at its default, the forward failed where the two sizes meet "
+                f"({failed.failed_op.op}{at_site(failed.raised_at)}); give --init {tied[0][0]}=... "
+                f"to choose")
+        init = {**plan.init, **{name: probe for name, probe, _, _ in tied}}
+        yield dataclasses.replace(plan, init=init, guesses=(), note=note, reading_of=self)
+
+    def settled_by(self, attempt, plan) -> bool:
+        """Built with the tied sizes together, the forward failed at an op that meets no
+        default shapetrace replaced: that failure is the code's own."""
+        op = attempt.failed_op
+        if op is None or plan.init is None:
+            return False
+        replaced = {default for name, default in _defaults(plan.request.module).items()
+                    if _count(default) and plan.init.get(name, default) != default}
+        met = {n for meta in op.inputs for n in meta.shape} | {int(n) for n in _NUMBER.findall(str(attempt.raised))}
+        return not replaced & met
+
+    def _tied(self, failed, plan) -> list[tuple[str, int, str, int]]:
+        """(``name``, probe size, the argument it is tied to, their default) for each argument
+        left at a default that another argument shares and shapetrace set to a probe size, when
+        the failing op met both sizes."""
+        op = failed.failed_op
+        if op is None or failed.raised is None or plan.init is None \
+                or not isinstance(plan.request.module, type):
+            return []
+        met = {n for meta in op.inputs for n in meta.shape} | {int(n) for n in _NUMBER.findall(str(failed.raised))}
+        defaults = _defaults(plan.request.module)
+        chosen = {default: (name, plan.init[name]) for name, default in defaults.items()
+                  if name in plan.init and name not in self.given and _count(default)
+                  and _count(plan.init[name]) and plan.init[name] != default}
+        return [(name, chosen[default][1], chosen[default][0], default)
+                for name, default in defaults.items()
+                if name not in self.given and _count(default) and default in chosen
+                and plan.init.get(name, default) == default
+                and default in met and chosen[default][1] in met]
+
+
+_NUMBER = re.compile(r"\b\d+\b")
 
 
 def _asked(failed) -> set[int]:

@@ -278,15 +278,22 @@ _NO_ATTRIBUTE = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
 def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
     """forward failed on None (``seq_len > self.cached`` with ``seq_len=None``) while
     arguments of its were left at their default None, or passed None by shapetrace (an input
-    its code tests with ``is None`` before it reads it elsewhere): a value its callers pass,
-    not a bug of the code; a target error naming them."""
+    its code tests with ``is None`` before it reads it elsewhere), or at an op that read an
+    argument left at an empty default (``pos_emb=torch.empty(0)``, a stand-in for a value the
+    caller passes): a value its callers pass, not a bug of the code; a target error naming them."""
     raised = chosen.raised
-    if not failed_on_none(raised):
-        return False
     try:
         params = inspect.signature(chosen.model.forward).parameters.values()
     except (TypeError, ValueError):
         return False
+    if not failed_on_none(raised):
+        rec = chosen.failed_op
+        empty = [p.name for p in params if isinstance(p.default, torch.Tensor) and p.default.numel() == 0
+                 and p.name not in chosen.names and rec is not None
+                 and _made_from(rec, p.default, chosen.trace.records)]
+        return bool(empty) and _ask(result, f"forward failed at {rec.op}{_at(rec)} ({rec.error[0]}: "
+                                             f"{one_line(rec.error[1])}) on {', '.join(empty)} left at "
+                                             f"an empty default: a value its callers pass")
     left = [p.name for p in params if p.default is None and p.name not in chosen.names]
     if chosen.plan.request.inputs is None:  # and those shapetrace itself passed as None
         left += [n for n, a in zip(chosen.names, chosen.args) if a is None and n in

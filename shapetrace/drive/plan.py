@@ -561,9 +561,9 @@ def make_plan(request: Request) -> Plan:
 
         guesses += rank_guesses(getattr(request.cls, "forward", None), inputs)
     if isinstance(module, type):  # a count set over the constructor's default, split by
-        from .defaults_read import OverDefaults
+        from .defaults_read import OverDefaults, TiedDefaults
 
-        guesses.append(OverDefaults(frozenset(request.init or {})))
+        guesses += [OverDefaults(frozenset(request.init or {})), TiedDefaults(frozenset(request.init or {}))]
     return Plan(request, init, inputs, problem, tuple(guesses),
                 read_notes=tuple(read_notes))
 
