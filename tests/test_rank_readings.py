@@ -66,3 +66,24 @@ def test_two_vectors_per_sample_are_read_together():
     result = _check("PairedVectors")
     assert result.error is None and not result.diagnostics, (result.error, result.diagnostics)
     assert any("x, c read as vectors per sample" in n for n in result.notes), result.notes
+
+
+_pattern = partial(resolved.result, DATA / "patterns.py")
+
+
+def test_an_einops_pattern_says_the_axes_of_an_input_it_refused():
+    result = _pattern("HeadMerge")
+    assert result.error is None, result.error
+    assert not result.diagnostics, [(d.rule, d.line, d.message) for d in result.diagnostics]
+    assert any("x read as (B, H, T, d), the axes of the einops pattern" in n for n in result.notes), result.notes
+
+
+def test_a_bug_at_the_pattern_s_axes_is_found():
+    """Found at its line; a warning, as every finding on a layout shapetrace guessed."""
+    result = _pattern("HeadMergeBatchSoftmax")
+    assert [(d.rule, d.line) for d in result.diagnostics] == [("batch-leak", 25)]
+
+
+def test_a_pattern_of_other_words_is_no_reading():
+    result = _pattern("GroupedPattern")
+    assert not result.diagnostics and result.error and "EinopsError" in result.error

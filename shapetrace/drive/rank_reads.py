@@ -8,6 +8,10 @@ vector per sample (B, C), then as a value per sample (B,) (a timestep guessed as
 a float time (B,), then as its embedding (B, C)); a reading stands only if the forward then
 runs. And a parameter left at its default ``None`` that the forward needs all the same
 (``def forward(self, x, emb=None)`` whose first line reads ``emb``) is passed as an input.
+
+An einops pattern the forward applies says the axes it expects (``rearrange(x, "b h t d -> t b h
+d")``): when einops refuses a guessed sequence, the input is read with the pattern's own axes,
+each named by its letter (b, h, t or n, d, c), when every axis is one such word.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..base.errors import failed_on_none
-from ..base.names import TIMESTEPS, size_of
+import re
+
+from ..base.names import TIMESTEPS, dim_of_word, size_of
 from ..base.specs import InputSpec
 from .guess import Guess
 
@@ -121,6 +127,44 @@ class NeededDefaults(Guess):
                                   guesses=(FewerAxes((name,)),))
 
 
+#: the pattern einops names when it refuses a tensor
+_EINOPS_PATTERN = re.compile(r'pattern "([^"]*?)\s*->')
+
+
+@dataclass(frozen=True)
+class PatternAxes(Guess):
+    """``names``: float inputs shapetrace guessed, read with an einops pattern's axes."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan) -> bool:
+        return bool(self._axes(failed))
+
+    def others(self, plan, failed) -> Iterator:
+        axes = self._axes(failed)
+        specs = {s.name: s for s in plan.inputs if isinstance(s, InputSpec)}
+        for name in self.names:
+            if name in specs and tuple(specs[name].dims) != axes:
+                inputs = _replaced(plan.inputs, {name}, dims=axes)
+                note = (f"{name} read as ({', '.join(axes)}), the axes of the einops pattern the "
+                        f"forward applies: as ({', '.join(specs[name].dims)}) einops refused it; "
+                        f"give --input {name}=... to choose")
+                yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note, reading_of=self)
+
+    @staticmethod
+    def _axes(failed) -> tuple[str, ...]:
+        """The dims of the left side of the pattern einops refused, when each is a word for one."""
+        raised = failed.raised
+        if raised is None or "einops" not in type(raised).__module__.lower():
+            return ()
+        found = _EINOPS_PATTERN.search(str(raised))
+        words = found.group(1).split() if found else []
+        axes = tuple(dim_of_word(w) for w in words)
+        if not words or None in axes or len(set(axes)) != len(axes) or "L" in axes:
+            return ()
+        return axes
+
+
 def _failed_at(failed) -> str:
     """Where an attempt failed, for a note: the op, else the line, else its first use."""
     if failed.failed_op is not None:
@@ -139,8 +183,9 @@ def rank_guesses(forward, specs) -> list:
     needed = defaults_after(forward, specs)
     ids = id_guesses(specs)
     sequences = sequence_guesses(specs)
+    floats = tuple(s.name for s in specs if isinstance(s, InputSpec) and s.mask is None and s.dtype == "float")
     return ([NeededDefaults(needed)] if needed else []) + ([IdRange(ids)] if ids else []) \
-        + ([FewerAxes(sequences)] if sequences else [])
+        + ([PatternAxes(floats)] if floats else []) + ([FewerAxes(sequences)] if sequences else [])
 
 
 def sequence_guesses(specs) -> tuple[str, ...]:
