@@ -31,6 +31,16 @@ first line is all that is not the hot path (the trace entered and left, the modu
 with no module hooks at all (the records then name no module), with hooks whose bodies do
 nothing (torch's module call taking its path for global hooks), and as shapetrace hooks it,
 each per forward and per module call.
+
+``--calls``: instead, ways a tracer could know each module call, measured on the forward alone
+(no trace), each keeping the stack of running modules a tracer keeps, per forward and per module
+call over the plain forward: global module hooks (what a trace registers; any global hook sends
+every module call of the process down torch's hooked path), hooks on each of the model's
+modules, a wrapper of ``nn.Module.__call__`` set and put back around each forward (each write
+of a class attribute empties CPython's caches of every ``nn.Module`` subclass's attributes, which
+the forward then fills again), the same wrapper left in place (measured after the others, against
+their plain forwards: every module call of the process pays it, traced or not), and a wrapper of ``_call_impl`` set on each of the model's modules (an
+instance attribute: modules outside the model, a loss, one made in forward, go unseen).
 """
 
 from __future__ import annotations
@@ -58,6 +68,8 @@ def main():
     parser.add_argument("--small", action="store_true", help="the student size")
     parser.add_argument("--stages", action="store_true", help="the hot path, stage by stage")
     parser.add_argument("--hooks", action="store_true", help="the module hooks' cost")
+    parser.add_argument("--calls", action="store_true",
+                        help="ways of knowing each module call, on the untraced forward")
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -72,6 +84,9 @@ def main():
         return
     if args.hooks:
         hooks(model, idx, args.repeats)
+        return
+    if args.calls:
+        calls(model, idx, args.repeats)
         return
     checks = trace_checks()
     times: dict[str, list[float]] = {}
@@ -223,6 +238,100 @@ def hooks(model, idx, repeats: int) -> None:
     calls = _module_calls(model, idx)
     print(f"per forward ({calls} module calls), CPU ms, median of {3 * repeats}:")
     _steps(times, calls, "call", 24)
+
+
+def calls(model, idx, repeats: int) -> None:
+    """``--calls``: see the module's docstring."""
+    from torch.nn.modules import module as nn_module
+
+    Module = torch.nn.Module
+    original, call_impl = Module.__call__, Module._call_impl
+    stack: list = []
+
+    def pre(module, *rest):
+        stack.append(module)
+
+    def post(module, *rest):
+        stack.pop()
+
+    def wrapper(call):
+        def wrapped(self, *args, **kwargs):
+            stack.append(self)
+            try:
+                return call(self, *args, **kwargs)
+            finally:
+                stack.pop()
+        return wrapped
+
+    wrapped_call, wrapped_impl = wrapper(original), wrapper(call_impl)
+
+    def forward():
+        with torch.no_grad():
+            model(idx)
+
+    def global_hooks():
+        handles = [nn_module.register_module_forward_pre_hook(pre),
+                   nn_module.register_module_forward_hook(post, always_call=True)]
+        forward()
+        for handle in handles:
+            handle.remove()
+
+    def module_hooks():
+        handles = []
+        for module in model.modules():
+            handles.append(module.register_forward_pre_hook(pre))
+            handles.append(module.register_forward_hook(post, always_call=True))
+        forward()
+        for handle in handles:
+            handle.remove()
+
+    def class_wrapper():
+        Module.__call__ = wrapped_call
+        try:
+            forward()
+        finally:
+            Module.__call__ = original
+
+    def instance_wrappers():
+        modules = list(model.modules())
+        for module in modules:
+            vars(module)["_call_impl"] = wrapped_impl.__get__(module)
+        try:
+            forward()
+        finally:
+            for module in modules:
+                del vars(module)["_call_impl"]
+
+    ways = {"the plain forward": forward, "global module hooks": global_hooks,
+            "hooks on each module": module_hooks,
+            "nn.Module.__call__ wrapped per forward": class_wrapper,
+            "_call_impl wrapped on each module": instance_wrappers}
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    try:
+        for i in range(3 * repeats + 3):
+            for name, way in ways.items():
+                start = time.thread_time()
+                way()
+                if i >= 3:
+                    times[name].append(time.thread_time() - start)
+        # left in place: set once, then the plain forward again (set and put back each round,
+        # it would be the way above)
+        Module.__call__ = wrapped_call
+        for i in range(3 * repeats + 3):
+            start = time.thread_time()
+            forward()
+            if i >= 3:
+                times.setdefault("nn.Module.__call__ wrapped once, left", []).append(
+                    time.thread_time() - start)
+    finally:
+        Module.__call__ = original
+    count = _module_calls(model, idx)
+    plain = statistics.median(times.pop("the plain forward")) * 1e3
+    print(f"per forward ({count} module calls), CPU ms, median of {3 * repeats}:")
+    print(f"  {'the plain forward':40s} {plain:7.3f}")
+    for name, ts in times.items():
+        spent = statistics.median(ts) * 1e3 - plain
+        print(f"  {name:40s} {spent:+7.3f}  ({spent / count * 1e3:.1f} us per call)")
 
 
 def _traced_forward(model, idx) -> float:
