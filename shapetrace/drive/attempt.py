@@ -189,6 +189,13 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
     if request.inputs is not None:
         args, names = _in_forward_order(model, args, names)
     _by_keyword(model, names)
+    if plan.setup:  # calls of its own that set the module up before each forward
+        from .setup_read import SetUpFirst
+
+        calls = tuple((path, method, [s.value if isinstance(s, specs.ValueInput)
+                                      else specs.make_input(s, plan.dims, generator=generator) for s in made])
+                      for path, method, made in plan.setup)
+        model.forward = SetUpFirst(model, model.forward, calls)
     return model, args, names, plan.init
 
 

@@ -5,7 +5,6 @@ not the user's code: a target error asking for the inputs, never an op-failed fi
 
 from __future__ import annotations
 
-import ast
 import inspect
 import os
 import re
@@ -20,6 +19,7 @@ from .asked import MET, raised_by_check
 from .attempt import Attempt
 from .cross import reference_runs
 from .layout import signal_refused, takes_images
+from .setup_read import NO_ATTRIBUTE, sets_attribute, setter_of
 
 
 def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -272,7 +272,6 @@ def _branch_failed(result: TargetResult, chosen: Attempt) -> bool:
                         f"another shape")
 
 
-_NO_ATTRIBUTE = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
 
 
 def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -336,13 +335,13 @@ def _unbuilt_failed(result: TargetResult, chosen: Attempt) -> bool:
     arguments did not take (``if config.kind == "a": self.attn = ...``): the guess chose the
     path, a target error asking for the arguments."""
     raised = chosen.raised
-    found = _NO_ATTRIBUTE.search(str(raised)) if isinstance(raised, AttributeError) else None
+    found = NO_ATTRIBUTE.search(str(raised)) if isinstance(raised, AttributeError) else None
     request = chosen.plan.request
     guessed = set(chosen.plan.init or {}) - set(request.init or {})
     if found is None or not guessed or chosen.model is None:
         return False
     owner = next(iter(_owners(chosen, found.group(1))), None)
-    if owner is None or not _sets_attribute(owner, found.group(2)):
+    if owner is None or not sets_attribute(owner, found.group(2)):
         return False
     shown = ", ".join(sorted(guessed))
     result.error = (f"forward read self.{found.group(2)}, which {owner.__qualname__}'s "
@@ -405,15 +404,11 @@ def _unset_failed(result: TargetResult, chosen: Attempt) -> bool:
     (``self.causal_mask``, made by ``setup_caches()``): a module meant to be set up by a call
     before its forward; a target error naming that method."""
     raised = chosen.raised
-    found = _NO_ATTRIBUTE.search(str(raised)) if isinstance(raised, AttributeError) else None
+    found = NO_ATTRIBUTE.search(str(raised)) if isinstance(raised, AttributeError) else None
     if found is None or chosen.model is None:
         return False
     for owner in _owners(chosen, found.group(1)):
-        if _sets_attribute(owner, found.group(2)):
-            continue
-        setter = next((name for klass in owner.__mro__ for name, func in vars(klass).items()
-                       if name != "__init__" and inspect.isfunction(func)
-                       and _sets_attribute(klass, found.group(2), name)), None)
+        setter = setter_of(owner, found.group(2))
         if setter is not None:
             result.error = (f"forward read self.{found.group(2)}, which only "
                             f"{owner.__qualname__}.{setter}() sets ({one_line(raised)}): the module "
@@ -429,21 +424,6 @@ def _owners(chosen: Attempt, name: str) -> list[type]:
     """The classes of the built model's modules that an error message names by ``name``, in the
     order the model holds them."""
     return list(dict.fromkeys(type(m) for m in chosen.model.modules() if type(m).__name__ == name))
-
-
-def _sets_attribute(cls: type, name: str, method: str = "__init__") -> bool:
-    """Whether ``cls``'s own constructor (or its ``method``) assigns ``self.<name>`` (so a
-    missing one was set on a path not taken)."""
-    from ..analysis.code import own_init
-    from .usage import _function_def, _tree
-
-    init = own_init(cls) if method == "__init__" else vars(cls).get(method)
-    body = _function_def(_tree(init), method) if init is not None else None
-    if body is None:
-        return False
-    return any(isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
-               and node.attr == name and isinstance(node.value, ast.Name) and node.value.id == "self"
-               for node in ast.walk(body))
 
 
 #: what torch says when the sizes of two operands do not go together

@@ -81,6 +81,8 @@ class Plan:
     problem: ShapetraceError | None = None
     guesses: tuple[Guess, ...] = ()
     note: str = ""
+    #: calls made before each forward: (module path, method, input specs) (``setup_read``)
+    setup: tuple = ()
     #: the guess this plan reads another way (None for the first plan)
     reading_of: Guess | None = None
     #: how values were read from the module's own code (a config's fields, an example call)
@@ -563,7 +565,10 @@ def make_plan(request: Request) -> Plan:
     if isinstance(module, type):  # a count set over the constructor's default, split by
         from .defaults_read import OverDefaults, TiedDefaults
 
-        guesses += [OverDefaults(frozenset(request.init or {})), TiedDefaults(frozenset(request.init or {}))]
+        from .setup_read import SetUpCall
+
+        guesses += [OverDefaults(frozenset(request.init or {})), TiedDefaults(frozenset(request.init or {})),
+                    SetUpCall()]
     return Plan(request, init, inputs, problem, tuple(guesses),
                 read_notes=tuple(read_notes))
 
