@@ -243,7 +243,7 @@ def dim_of_word(word: str) -> str | None:
 #: token ids
 TOKEN_INPUTS = frozenset(("idx", "input_ids", "tokens", "token_ids", "ids", "in_idx"))
 #: the data the module transforms, time-aligned with its output (B, T, C)
-DATA_INPUTS = frozenset(("x", "hidden_states", "inputs_embeds", "query", "q", "input", "inputs",
+DATA_INPUTS = frozenset(("x", "X", "hidden_states", "inputs_embeds", "query", "q", "input", "inputs",
                          "h", "hidden", "src", "tgt", "embeddings", "emb", "x_q", "queries", "trg"))
 #: a second sequence the module reads whole (cross-attention's context: B, S, C)
 SOURCE_INPUTS = frozenset(("context", "encoder_hidden_states", "memory", "encoder_out",

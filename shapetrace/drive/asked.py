@@ -80,7 +80,8 @@ MET = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \(
 #: a view that the number of elements does not fill
 VIEW_FAILED = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
 #: a convolution handed another number of channels than it was built for
-_CHANNELS = re.compile(r"to have (\d+) channels, but got (\d+) channels")
+_CHANNELS = re.compile(r"to have (\d+) channels, but got (\d+) channels"
+                       r"|must be equal to input_size\. Expected (\d+), got (\d+)")  # a recurrent layer
 
 
 def fixed_width_of(raised: BaseException | None, dims: Dims, free) -> int | None:
@@ -93,7 +94,7 @@ def fixed_width_of(raised: BaseException | None, dims: Dims, free) -> int | None
     found = MET.search(text) or _CHANNELS.search(text)
     if found is None:
         return None
-    sizes = {int(n) for n in found.groups()}
+    sizes = {int(n) for n in found.groups() if n is not None}
     if dims["C"] not in sizes or len(sizes) != 2:
         return None
     (size,) = sizes - {dims["C"]}

@@ -8,7 +8,8 @@ module class handed as that argument there: a call of the class in place (``Attn
 name the calling function assigned from one (``layer = Block(...)``), or a list of them (a list
 comprehension or literal of such calls). The class must be a module class of the project's code
 that the code names; where the calls hand different classes, the first one found stands. None
-when nothing says.
+when nothing says. A notebook beside the file that calls the class (a course's chapter building
+the model its module collects) is read too, its code cells as one module, after the files.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def built_for(owner: type, param: str) -> Built | None:
                 arg = _argument(node, param, index)
                 found = _module_of(arg, assigned, owner, file) if arg is not None else None
                 if found is not None:
-                    return Built(found[0], found[1], f"{file.name}:{node.lineno}")
+                    return Built(found[0], found[1], _where(file, node.lineno))
     return None
 
 
@@ -81,8 +82,9 @@ def passed_for(owner: type, param: str, depth: int = 3) -> Passed | None:
     index, path = place
     for file, tree in _trees(path, owner):
         methods = {id(f): c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
-        for scope in ast.walk(tree):
-            if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for scope in ast.walk(tree):  # a notebook's own cells call it at their top level
+            if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    or scope is tree and file.suffix == ".ipynb":
                 found = _passed_in(scope, methods.get(id(scope)), owner, param, index, file, depth)
                 if found is not None:
                     return found
@@ -104,15 +106,17 @@ def _parameter_place(owner: type, param: str) -> tuple[int, Path] | None:
 
 def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
                depth: int) -> Passed | None:
-    defaults = _defaults(scope)
-    names = [a.arg for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs]
+    function = not isinstance(scope, ast.Module)
+    defaults = _defaults(scope) if function else {}
+    names = [a.arg for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs] \
+        if function else []
     for node in ast.walk(scope):
         if not (isinstance(node, ast.Call) and _named(node.func) == owner.__name__):
             continue
         arg = _argument(node, param, index)
         if isinstance(arg, ast.Name) and arg.id in defaults:
             arg = defaults[arg.id]
-        elif isinstance(arg, ast.Name) and arg.id in names and scope.name == "__init__" \
+        elif isinstance(arg, ast.Name) and arg.id in names and function and scope.name == "__init__" \
                 and cls_node is not None:
             caller = _module_class(cls_node.name, owner, file)  # handed on: who passes it
             up = passed_for(caller, arg.id, depth - 1) if caller is not None else None
@@ -121,11 +125,20 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
             continue
         value = _literal(arg)
         if value is not _NOTHING:
-            return Passed(value, f"{file.name}:{node.lineno}")
+            return Passed(value, _where(file, node.lineno))
     return None
 
 
 _NOTHING = object()
+
+
+def _where(file: Path, line: int) -> str:
+    """``file:line``, or a notebook's code cell (``course.ipynb, code cell 12``)."""
+    if file.suffix != ".ipynb":
+        return f"{file.name}:{line}"
+    from .snippets import notebook_cell
+
+    return f"{file.name}, code cell {notebook_cell(_text(file), line)}"
 
 
 def _defaults(function: ast.FunctionDef) -> dict[str, ast.expr]:
@@ -154,11 +167,28 @@ def _literal(node: ast.expr | None) -> object:
 
 
 def _trees(path: Path, owner: type):
-    """``(file, parsed file)`` for each file that may call ``owner`` (:func:`_package_files`)."""
+    """``(file, parsed file)`` for each file that may call ``owner`` (:func:`_package_files`),
+    then the notebooks beside it that call it (their code cells, in order, as one module)."""
     for file in _package_files(path, owner):
         tree = file_tree(str(file))
         if tree is not None:
             yield file, tree
+    for notebook in sorted(path.parent.glob("*.ipynb"))[:FILES]:
+        text = _text(notebook)
+        if owner.__name__ + "(" in text:
+            tree = _notebook_tree(text)
+            if tree is not None:
+                yield notebook, tree
+
+
+@lru_cache(maxsize=16)
+def _notebook_tree(text: str) -> ast.Module | None:
+    from .snippets import notebook_code
+
+    try:
+        return ast.parse(notebook_code(text))
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _package_files(path: Path, owner: type) -> list[Path]:
@@ -304,7 +334,7 @@ def _imported(file: Path):
 
     folder = str(file.parent)
     base = package_base(folder)
-    if base == folder:
+    if base == folder or file.suffix != ".py":
         return None
     dotted = str(file.relative_to(base))[:-3].replace("/", ".").removesuffix(".__init__")
     if dotted in sys.modules:

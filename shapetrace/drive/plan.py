@@ -294,7 +294,7 @@ class ProbeSizes(Guess):
         sizes = {name: size}
         if name == "C":  # heads that divide the width the code fixes
             heads = plan.dims["H"] if size % plan.dims["H"] == 0 else \
-                next(h for h in (8, 4, 2, 1) if size % h == 0)
+                next(h for h in (8, 4, 2, 1) if size % h == 0 and (h < size or h == 1))
             sizes.update(H=heads, d=size // heads)
         request = dataclasses.replace(plan.request, dims=Dims({**given, **sizes}))
         try:
@@ -326,7 +326,7 @@ class ProbeSizes(Guess):
                 return "T", size, "the length of a table the module builds at a size of its own"
         fixed_width = fixed_width_of(raised, plan.dims, self.free)
         if fixed_width is not None:
-            return "C", fixed_width, "the width the module's own code fixes (a constant, not an argument)"
+            return "C", fixed_width, "the width the module's own code fixes (a constant, or a size its callers pass)"
         if op is None or raised is None or op.op not in _RESHAPES:
             return None
         found = VIEW_FAILED.search(str(raised))

@@ -56,6 +56,20 @@ def notebook_code(text: str) -> str:
     return "\n\n".join(body for body in _code_cells(text) if body.strip() and _parses(body))
 
 
+def notebook_cell(text: str, line: int) -> int:
+    """The number (from 1, as Jupyter counts code cells) of the code cell that holds ``line`` of
+    :func:`notebook_code` of the notebook ``text``."""
+    cells = [(number, body) for number, body in enumerate(_code_cells(text), 1)
+             if body.strip() and _parses(body)]
+    start = 1
+    for number, body in cells:
+        end = start + body.count("\n") + 1
+        if line < end:
+            return number
+        start = end + 1  # the blank line between two cells
+    return cells[-1][0] if cells else 0
+
+
 def _code_cells(text: str) -> list[str]:
     """Each code cell of a notebook (JSON), in order, without its shell (``!pip``) and magic
     (``%matplotlib``) lines; none for text that is no notebook."""

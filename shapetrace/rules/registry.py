@@ -476,7 +476,8 @@ _ALL = [
        gate or an output layer initialised to zero, by design, hides nothing), takes the gradient of
        a random projection of the outputs (and of tensors the forward keeps on the module, such as
        an auxiliary loss), and reports each weight matrix that an op read with its gradient on,
-       whose gradient is exactly zero, and whose values can be changed without changing any output.
+       whose gradient is exactly zero, and whose values can be changed without changing any output
+       (beyond rounding: a weight that moves the outputs at all, however weakly, is not reported).
        The finding is at the line where the weight's value path ends: the call whose result was
        dropped, or the op that removed its contribution. Weights not read in this call (a branch not
        taken, a cache path), read under `torch.no_grad()`, frozen, and vectors (biases, norm scales,
