@@ -46,3 +46,14 @@ def test_a_field_nothing_names_that_forward_fails_on_is_a_target_error():
     assert not result.diagnostics, result.diagnostics
     assert result.error and "cfg.txt_softness" in result.error and "--init cfg.txt_softness=" \
         in result.error, result.error
+
+
+_spread = partial(resolved.result, DATA / "spread.py")
+
+
+def test_a_dict_spread_into_a_module_class_is_that_class_s_arguments():
+    result = _spread("SpreadConfigModel")
+    assert "cannot infer constructor argument 'decoder_config'" not in (result.error or ""), result.error
+    assert not [d for d in result.diagnostics if d.severity == "error"], result.diagnostics
+    assert result.error is None, result.error
+

@@ -240,3 +240,12 @@ def test_the_python_of_a_readme_and_a_notebook():
     notebook = notebook_code((DATA / "scripted" / "demo.ipynb").read_text())
     assert notebook.startswith("import torch") and "!pip" not in notebook and "%matplotlib" not in notebook
     assert notebook_code("not json") == "" and markdown_code("no code at all") == ""
+
+
+def test_a_module_handed_to_a_re_made_class_is_left_as_its_code_left_it(capsys):
+    """The wrapper, re-made at the probe sizes with the layer its code built, sets the layer's
+    keys up at the probe sizes; the layer's own call, replayed after, still finds its own."""
+    code, targets = _report(capsys, str(DATA / "handed_state.py"))
+    assert targets["KeyWrapper"]["error"] is None and not _loud(targets["KeyWrapper"])
+    layer = targets["KeyedLayer"]
+    assert layer["error"] is None and not _loud(layer), (layer["error"], layer["diagnostics"])

@@ -91,6 +91,25 @@ def passed_for(owner: type, param: str, depth: int = 3) -> Passed | None:
     return None
 
 
+def splatted_for(owner: type, param: str) -> type | None:
+    """The module class of the project that ``owner``'s constructor builds from the argument
+    ``param`` spread as keyword arguments (``self.decoder = Decoder(**decoder_config)``): the
+    argument is that class's constructor arguments, a dict. None when nothing does so."""
+    from ..analysis.code import _body, own_init
+
+    init = own_init(owner)
+    body = _body(init) if init is not None else None
+    path = Path(inspect.getsourcefile(owner) or "") if body is not None else None
+    for node in ast.walk(body) if body is not None else ():
+        if isinstance(node, ast.Call) and any(
+                k.arg is None and isinstance(k.value, ast.Name) and k.value.id == param
+                for k in node.keywords):
+            found = _module_class(_named(node.func), owner, path)
+            if found is not None:
+                return found
+    return None
+
+
 def _parameter_place(owner: type, param: str) -> tuple[int, Path] | None:
     """``(index among the constructor's arguments, the class's file)`` of ``param``; None when
     the constructor does not take it or the class has no file."""

@@ -54,7 +54,7 @@ from ..base.specs import (
 )
 from ..naming.hints import forward_hints, tensor_annotation
 from .asks import mask_axes
-from .builtby import built_for, passed_for
+from .builtby import built_for, passed_for, splatted_for
 from .init_reads import read_for
 from .input_reads import (lengths_input, rotary_input, size_input, spec_by_layer,
                           spec_by_receiver, spec_from_name, timestep_spec, value_input)
@@ -318,6 +318,8 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             if notes is not None:
                 notes.append(f"{p.name}={PATCH_SIDE}, a patch's side nothing sets; give --init "
                              f"{p.name}=VALUE to choose")
+        elif (spread := splatted_for(cls, p.name)) is not None:  # Decoder(**decoder_config)
+            out[p.name] = infer_init(spread, dims, notes=notes)
         elif (read := _config_from_reads(cls, p, dims)) is not None:
             out[p.name] = read  # a config by any name: the fields its code reads
             if notes is not None:

@@ -10,6 +10,7 @@ them (``naming.proven``), as ``st.trace(model)`` names them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -136,6 +137,7 @@ def _remade(target, job, captured: Captured, inputs, reuse, reference):
     from ..base.specs import InputSpec, ValueInput
     from .check import check_target
     from .infer import infer_inputs
+    from .preserve import preserved
 
     if captured.init is None or not isinstance(target.cls, type):
         return None
@@ -179,9 +181,15 @@ def _remade(target, job, captured: Captured, inputs, reuse, reference):
             else dims
     except (ShapetraceError, Exception):  # noqa: BLE001 - a size two probe names would share
         pass
+    handed = [v for value in init.values() for v in (value if isinstance(value, (list, tuple)) else [value])
+              if isinstance(v, torch.nn.Module)]  # modules the code built, handed in: left as they were
     try:
-        return check_target(type(captured.instance), init=init, inputs=mixed, dims=dims,
-                            causal=job.causal, target=target.display, reuse=reuse,
-                            reference=reference)
+        with contextlib.ExitStack() as stack:
+            for module in handed:
+                stack.enter_context(preserved(module))
+            return check_target(type(captured.instance), init=init, inputs=mixed, dims=dims,
+                                causal=job.causal, target=target.display, reuse=reuse,
+                                reference=reference)
     except Exception:  # noqa: BLE001 - a constructor that does not take these values again
         return None
+

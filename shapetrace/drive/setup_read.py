@@ -89,8 +89,8 @@ class SetUpCall(Guess):
         attribute, or that calls the submodule's method that does."""
         raised, model = failed.raised, failed.model
         found = NO_ATTRIBUTE.search(str(raised)) if isinstance(raised, AttributeError) else None
-        if found is None or model is None:
-            return None
+        if found is None or model is None or not isinstance(plan.request.module, type):
+            return None  # an instance given (or captured from its own code) is set up as it is
         done = {(p, m) for p, m, _ in plan.setup}
         for path, module in model.named_modules():
             if type(module).__name__ != found.group(1):
