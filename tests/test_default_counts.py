@@ -97,3 +97,10 @@ def test_an_empty_default_the_code_handles_is_checked_and_a_real_failure_found()
     assert not _empty("CachedAttention").diagnostics
     wrong = _empty("CachedAttentionWrongMerge")
     assert [(d.rule, d.line) for d in wrong.diagnostics if d.severity == "error"] == [("op-failed", 59)]
+
+
+def test_a_module_argument_that_needs_an_even_width_is_built_at_one():
+    result = resolved.result(DATA / "even_argument.py", "PositionedMixer")
+    assert result.error is None, result.error
+    assert not result.diagnostics, [(d.rule, d.line) for d in result.diagnostics]
+    assert any("a module its constructor builds needs an even width" in n for n in result.notes), result.notes

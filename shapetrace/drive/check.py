@@ -45,7 +45,7 @@ from .heads_read import SPLIT
 from .layout import assume_aligned, assume_layout, assume_width, layout_stated, sequence_first_reading
 from .misfit import guess_failed, machine_failed
 from .parent import in_parent, request_in
-from .plan import Request, even_width, make_plan
+from .plan import Request, at_even_width, even_width, make_plan
 from .preserve import preserved
 from .reference_weights import SharedWeights
 from .reuse import Done
@@ -280,7 +280,8 @@ def _plan_or_parent(request: Request, notes: list[str]):
     try:
         plan = make_plan(request)
     except (TargetError, UsageError) as exc:
-        plan, problem = None, exc
+        plan, problem = at_even_width(request, exc, notes), exc
+        problem = problem if plan is None else plan.problem
     else:
         problem = plan.problem
     guessed = _required_masks(plan) if problem is None else ""

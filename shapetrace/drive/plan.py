@@ -480,6 +480,26 @@ class GuessedMasks(Guess):
             f"; give --input {self.names[0]}=DIMS:mask-keep (or mask-drop, mask-add) to check it"))
 
 
+def at_even_width(request: Request, exc: Exception, notes: list[str]):
+    """The plan at an even width when a module argument the constructor builds refused the odd
+    one (a sinusoidal table filling features in pairs: C//2 and C//2 + 1 columns met), with a
+    note; None otherwise, or when the caller chose the sizes."""
+    dims = request.dims
+    width, half = dims["C"], dims["C"] // 2
+    numbers = {int(n) for n in re.findall(r"(?<!\d)\d+(?!\d)", str(exc))}
+    if "cannot build constructor argument" not in str(exc) or width % 2 == 0 \
+            or {"C", "d"} & set(dims.explicit) or not {half, half + 1} <= numbers:
+        return None
+    try:
+        given = {k: dims[k] for k in dims.explicit}
+        plan = make_plan(dataclasses.replace(request, dims=Dims({**given, "d": EVEN_HEAD_SIZE})))
+    except (TargetError, UsageError):
+        return None
+    notes.append(f"C={plan.dims['C']} (head size d={EVEN_HEAD_SIZE}): a module its constructor "
+                 f"builds needs an even width; give --dims to choose")
+    return plan
+
+
 def make_plan(request: Request) -> Plan:
     """The plan for ``request``: constructor arguments and inputs, each guess with its other
     readings. Raises :class:`~shapetrace.base.errors.TargetError` or ``UsageError`` when the
