@@ -459,12 +459,27 @@ HELD_OUT_16 = [
     ("dvgodoy/PyTorchStepByStep", "d837dec7250dae20d247634c4aba63791bd89b2f",
      ["Chapter10.ipynb", "seq2seq.py"], ""),
 ]
+HELD_OUT_17 = [
+    ("NVlabs/MambaVision", "7860a506b2eb844eaaae676f08461ce8c3c26f43", ["mambavision/models/mamba_vision.py"], ""),
+    ("THUDM/CogVideo", "e519eced782c08db81f45e5eb40baa45958087ae", ["sat/sgm/modules/attention.py"], ""),
+    ("huggingface/parler-tts", "d108732cd57788ec86bc857d99a6cabd66663d68", ["parler_tts/modeling_parler_tts.py"], ""),
+    ("s3prl/s3prl", "ec8064b5889f81ca460fbe2c094ce576a6f120b7", ["s3prl/nn/transformer_mockingjay.py", "s3prl/nn/pooling.py"], ""),
+    ("karpathy/nano-llama31", "06461cada7744a7da86a408f094549800b6bee3f", ["llama31.py"], ""),
+    ("nari-labs/dia", "876125e461a03b157ec905b0fe8b57a0f8b9e7a0", ["dia/layers.py"], ""),
+    ("hexgrad/kokoro", "dfb907a02bba8152ca444717ca5d78747ccb4bec", ["kokoro/modules.py", "kokoro/istftnet.py"], ""),
+    ("Wan-Video/Wan2.1", "9737cba9c1c3c4d04b33fcad41c111989865d315", ["wan/modules/t5.py", "wan/modules/attention.py"], ""),
+    ("facebookresearch/perception_models", "3e352cca660658d4b5c90f42a7808b11469e4c66",
+     ["core/vision_encoder/pe.py", "core/vision_encoder/rope.py"], ""),
+    ("Zyphra/Zonos", "bc40d98e1e1ab54fc65c483be127a90e3c7c0645", ["zonos/backbone/_torch.py"], ""),
+    ("rasbt/machine-learning-book", "35ab3774e8e249c43a98209d8efd94c060102003",
+     ["ch16/ch16-part1-self-attention.ipynb", "ch15/ch15_part3.ipynb"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
         "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8, "held-out-9": HELD_OUT_9,
         "held-out-10": HELD_OUT_10, "held-out-11": HELD_OUT_11, "held-out-12": HELD_OUT_12, "held-out-13": HELD_OUT_13,
-        "held-out-14": HELD_OUT_14, "held-out-15": HELD_OUT_15, "held-out-16": HELD_OUT_16,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16}
+        "held-out-14": HELD_OUT_14, "held-out-15": HELD_OUT_15, "held-out-16": HELD_OUT_16, "held-out-17": HELD_OUT_17,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17}
 
 
 def main(argv: list[str] | None = None) -> int:
