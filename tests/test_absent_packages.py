@@ -21,6 +21,13 @@ DATA = Path(__file__).parent / "data" / "absent"
 ROOT = Path(__file__).parent.parent
 
 
+def _file_targets(path: Path) -> dict:
+    """The JSON targets of ``python -m shapetrace path`` run in its folder, by class name."""
+    out = subprocess.run([sys.executable, "-m", "shapetrace", str(path), "--format", "json",
+                          "--no-trace"], capture_output=True, text=True, timeout=300, cwd=path.parent)
+    return {t["target"].split("::")[-1]: t for t in json.loads(out.stdout)["targets"]}
+
+
 def _results(name: str) -> dict:
     done = subprocess.run([sys.executable, "-m", "shapetrace", str(DATA / name), "--format", "json",
                            "--no-trace"], capture_output=True, text=True, cwd=ROOT, timeout=600)
@@ -190,10 +197,7 @@ def test_a_dataclass_on_a_missing_base_says_what_it_needs(tmp_path):
     (tmp_path / "outputs.py").write_text(
         "from dataclasses import dataclass\n\nimport torch\nfrom st_absent_outputs import ModelOutput\n\n\n"
         "@dataclass\nclass LayerOutput(ModelOutput):\n    hidden: torch.Tensor = None\n")
-    out = subprocess.run([sys.executable, "-m", "shapetrace", str(tmp_path / "outputs.py"),
-                          "--format", "json", "--no-trace"], capture_output=True, text=True,
-                         timeout=300, cwd=tmp_path)
-    (entry,) = json.loads(out.stdout)["targets"]
+    (entry,) = _file_targets(tmp_path / "outputs.py").values()
     assert "internal error" not in entry["error"], entry["error"]
     assert "'st_absent_outputs', which is not installed" in entry["error"], entry["error"]
 
@@ -220,3 +224,41 @@ def test_a_name_the_installed_version_lacks_stands_in_alone(tmp_path, monkeypatc
     assert not results["Reads"].diagnostics, results["Reads"].diagnostics
     assert "written for another version of 'st_probe_versioned'" in results["Reads"].error
     assert "AttributeError" in results["Reads"].error
+
+
+def test_a_registry_of_a_missing_package_keeps_the_classes_it_decorates(tmp_path):
+    """``REGISTRY = Registry(...)``, ``REGISTRY.__doc__ = ...`` and ``@REGISTRY.register()`` at
+    a file's top level, the registry a placeholder: the import finishes, and the decorated
+    class is still the class, listed and checked."""
+    (tmp_path / "registered.py").write_text(
+        "import torch.nn as nn\nfrom st_absent_registry2 import Registry\n\n"
+        "BLOCKS = Registry('BLOCKS')\nBLOCKS.__doc__ = 'blocks by name'\n\n\n"
+        "@BLOCKS.register()\nclass Plain(nn.Module):\n    def __init__(self, dim):\n"
+        "        super().__init__()\n        self.proj = nn.Linear(dim, dim)\n\n"
+        "    def forward(self, x):\n        return self.proj(x)\n")
+    (entry,) = _file_targets(tmp_path / "registered.py").values()
+    assert entry["target"].endswith("::Plain") and entry["error"] is None, entry
+
+
+def test_a_native_library_not_built_stands_in_and_a_gpu_is_asked_for(tmp_path):
+    """``ctypes.CDLL('kernels/lib.so')`` at the top level, the library not built: the import
+    finishes with a placeholder; a class that calls it is a target error saying to build it, one
+    that asks for a CUDA stream says it needs a GPU (where there is none), never op-failed."""
+    (tmp_path / "kernels.py").write_text(
+        "import ctypes\n\nimport torch\nimport torch.nn as nn\n\n"
+        "LIB = ctypes.CDLL('kernels/libmissing.so')\n\n\n"
+        "class Plain(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
+        "        self.proj = nn.Linear(dim, dim)\n\n    def forward(self, x):\n"
+        "        return self.proj(x)\n\n\n"
+        "class Fused(Plain):\n    def forward(self, x):\n        LIB.fused_linear(x.data_ptr())\n"
+        "        return x\n\n\n"
+        "class Streamed(Plain):\n    def forward(self, x):\n        torch.cuda.current_stream()\n"
+        "        return self.proj(x)\n")
+    targets = _file_targets(tmp_path / "kernels.py")
+    assert targets["Plain"]["error"] is None and not targets["Plain"]["diagnostics"], targets["Plain"]
+    fused = targets["Fused"]
+    assert not fused["diagnostics"] and "native library kernels/libmissing.so (its fused_linear), which is not built" in fused["error"]
+    streamed = targets["Streamed"]
+    assert not streamed["diagnostics"], streamed["diagnostics"]
+    if not torch.cuda.is_available():
+        assert "needs a GPU" in streamed["error"], streamed["error"]

@@ -8,8 +8,9 @@ usual; a class that calls one, builds on one or computes with one stops with
 :class:`AbsentPackage`, a target error that names the package and the line, never a finding.
 
 While the file's own top level runs (decorators such as ``@register_model``, a registry call),
-a call of a placeholder gives another placeholder, so the import can finish; after it, every
-use raises. A package imported inside ``try: ... except ImportError`` keeps the file's own
+a call of a placeholder gives another placeholder (a decorator's call hands the class or
+function it decorates on unchanged) and an attribute set on one is dropped, so the import can
+finish; after it, every use raises. A package imported inside ``try: ... except ImportError`` keeps the file's own
 fallback: the placeholders are only put in after an import failed outright, and they are taken
 out of ``sys.modules`` again once the file is imported. An installed module whose own import
 refuses a placeholder (``torch.utils.tensorboard`` checks ``tensorboard.__version__``) stands in
@@ -24,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import importlib.abc
 import importlib.machinery
+import inspect
 import re
 import sys
 import types
@@ -47,6 +49,15 @@ class AbsentPackage(TargetError):
     """A placeholder of a package that is not installed was used."""
 
     def __init__(self, path: str, where: str = ""):
+        if path.startswith(NATIVE):
+            rest = path[len(NATIVE):].strip()
+            self.package = next((lib for lib in sorted(_LIBRARIES, key=len, reverse=True)
+                                 if rest.startswith(lib)), rest)
+            used = rest[len(self.package) + 1:]
+            super().__init__(f"it needs the native library {self.package}"
+                             f"{f' (its {used})' if used else ''}, which is not built here "
+                             f"(at {where or 'its file'}): build it first")
+            return
         lacking = next((name for name in _LACKING if _under(path, name)), None)
         if lacking is not None:
             self.package = lacking.split(".")[0]
@@ -71,6 +82,10 @@ _EVER: set[str] = set()
 _IMPORTING = [0]
 #: an installed module standing in (dotted) -> the missing package its import refused
 _NEEDS: dict[str, str] = {}
+#: what a native library that could not be loaded (``ctypes.CDLL('kernels/lib.so')``, not
+#: built) stands under while a file imports (:func:`native_library`)
+NATIVE = "<native library>"
+_LIBRARIES: set[str] = set()
 #: names installed packages lack (``transformers.top_k_top_p_filtering``), standing in alone
 _LACKING: set[str] = set()
 
@@ -110,10 +125,14 @@ class NotInstalled:
     __module__ = property(lambda self: self._st_path.rsplit(".", 1)[0])
 
     def __setattr__(self, name, value):
+        if _IMPORTING[0]:  # ``REGISTRY.__doc__ = ...`` at a file's top level: nothing to keep
+            return
         raise AbsentPackage(self._st_path, _caller())
 
     def __call__(self, *args, **kwargs):
-        if _IMPORTING[0]:
+        if _IMPORTING[0]:  # a decorator (``@REGISTRY.register()``) hands its class on
+            if len(args) == 1 and not kwargs and (isinstance(args[0], type) or inspect.isfunction(args[0])):
+                return args[0]
             return NotInstalled(f"{self._st_path}(...)")
         raise AbsentPackage(self._st_path, _caller())
 
@@ -196,7 +215,8 @@ def standing_in(packages):
     placeholders give placeholders (a file's own top level is running). Afterwards their
     modules leave ``sys.modules``: another file's guarded import finds them missing again."""
     names = [name for name in packages if name in _LACKING]
-    added = set(packages) - _STANDING - set(names)
+    native = NATIVE in packages
+    added = set(packages) - _STANDING - set(names) - {NATIVE}
     _STANDING.update(added)
     _EVER.update(added)
     if _FINDER not in sys.meta_path:  # first: an installed module standing in is found too
@@ -208,8 +228,10 @@ def standing_in(packages):
         if owner in sys.modules and attr not in vars(sys.modules[owner]):
             setattr(sys.modules[owner], attr, NotInstalled(name))
             put.append((sys.modules[owner], attr))
+    loading = _native_standing_in() if native else contextlib.nullcontext()
     try:
-        yield
+        with loading:
+            yield
     finally:
         for owner, attr in put:
             if isinstance(vars(owner).get(attr), NotInstalled):
@@ -246,6 +268,41 @@ def refusing_module(exc: BaseException, standing) -> str | None:
         return None
     _NEEDS[name] = standing[-1].split(".")[0]
     return name
+
+
+@contextlib.contextmanager
+def _native_standing_in():
+    """``ctypes.CDLL`` giving a placeholder for a library that cannot be loaded."""
+    import ctypes
+
+    real = ctypes.CDLL
+
+    class _Loading(real):
+        def __new__(cls, name, *args, **kwargs):
+            try:
+                return real(name, *args, **kwargs)
+            except OSError:
+                _LIBRARIES.add(str(name))
+                return NotInstalled(f"{NATIVE} {name}")
+
+    ctypes.CDLL = _Loading
+    try:
+        yield
+    finally:
+        ctypes.CDLL = real
+
+
+def native_library(exc: BaseException) -> str | None:
+    """:data:`NATIVE` when ``exc`` is a native library ``ctypes`` could not load while a file
+    imported (a kernel the project builds, not built): it stands in, and a class that calls
+    it says so. None otherwise."""
+    tb = exc.__traceback__ if isinstance(exc, OSError) else None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "__init__" and tb.tb_frame.f_code.co_filename.replace("\\", "/") \
+                .endswith("ctypes/__init__.py"):
+            return NATIVE
+        tb = tb.tb_next
+    return None
 
 
 _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
@@ -329,4 +386,4 @@ def _named(text: str) -> str:
     return next(iter(_EVER)) if len(_EVER) == 1 else ""
 
 
-__all__ = ["AbsentPackage", "NotInstalled", "absent_in", "distribution", "lacking_name", "refusing_module", "standing_in"]
+__all__ = ["AbsentPackage", "NotInstalled", "absent_in", "distribution", "lacking_name", "native_library", "refusing_module", "standing_in"]

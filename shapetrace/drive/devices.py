@@ -119,3 +119,15 @@ def _content(cell):
         return cell.cell_contents
     except ValueError:  # a cell not filled yet
         return None
+
+
+#: what torch says when code asks for a GPU on a machine without one
+_NO_GPU = ("Torch not compiled with CUDA enabled", "No CUDA GPUs are available",
+           "Found no NVIDIA driver", "CUDA driver initialization failed")
+
+
+def needs_gpu(raised: BaseException | None) -> bool:
+    """Whether ``raised`` says the code asked for a GPU this machine does not have (a CUDA
+    stream, a device property, a kernel launched on the GPU), not that the code is wrong."""
+    return raised is not None and not torch.cuda.is_available() and any(
+        text in str(raised) for text in _NO_GPU)

@@ -120,9 +120,13 @@ class Job:
         if note:
             result.notes.insert(0, note)
         if getattr(target, "absent", ()) and not result.error:
-            names = " and ".join(repr(name) for name in target.absent)
+            from .absent import NATIVE
+
+            names = " and ".join("a native library not built" if name == NATIVE else repr(name)
+                                 for name in target.absent)
             them = "them" if len(target.absent) > 1 else "it"
-            lacks = " or missing from the version installed" if any("." in n for n in target.absent) else ""
+            lacks = " or missing from the version installed" if any("." in n for n in target.absent
+                                                                     if n != NATIVE) else ""
             result.notes.append(f"its file imports {names}, not installed here{lacks}: imported "
                                 f"without {them} (this class never used {them})")
         return result

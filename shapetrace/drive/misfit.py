@@ -18,6 +18,7 @@ from ..report.results import TargetResult
 from .asked import MET, raised_by_check
 from .attempt import Attempt
 from .cross import reference_runs
+from .devices import needs_gpu
 from .layout import signal_refused, takes_images
 from .setup_read import NO_ATTRIBUTE, sets_attribute, setter_of
 
@@ -353,9 +354,14 @@ def _unbuilt_failed(result: TargetResult, chosen: Attempt) -> bool:
 
 
 def machine_failed(result: TargetResult, chosen: Attempt) -> bool:
-    """The forward failed for the machine it runs on, not its code, whatever the inputs: a
-    package it imports is not installed, or an installed one is of another version than the
-    code was written for; a target error naming the package."""
+    """The forward failed for the machine it runs on, not its code, whatever the inputs: it
+    needs a GPU, a package it imports is not installed, or an installed one is of another
+    version than the code was written for; a target error naming what it needs."""
+    if needs_gpu(chosen.raised):
+        result.error, result.diagnostics = (f"forward needs a GPU, which this machine does not have "
+                                            f"({one_line(chosen.raised)}{at_site(chosen.raised_at)}): "
+                                            f"check it on a machine with CUDA"), []
+        return True
     return _import_failed(result, chosen) or _version_failed(result, chosen)
 
 

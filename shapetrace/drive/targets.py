@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.errors import NoModuleClasses, TargetError, UsageError
-from .absent import distribution, lacking_name, refusing_module, standing_in
+from .absent import distribution, lacking_name, native_library, refusing_module, standing_in
 from ..base.source import innermost_user_frame
 
 _FORMS = "path/to/file.py, path/to/file.py::Name, a notebook.ipynb[::Name] or package.module::Name"
@@ -189,8 +189,8 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
             folders = [f for f in (path.parent, home.root, above) if f is not None]
             if first is None:
                 first = _keeping(TargetError(_import_message(exc, location, path, folders)), exc)
-            top = (_standable(exc, folders) or refusing_module(exc, standing) or lacking_name(exc)) \
-                if stand_in else None
+            top = (_standable(exc, folders) or refusing_module(exc, standing) or lacking_name(exc)
+                   or native_library(exc)) if stand_in else None
             if top is not None and top not in standing and len(standing) < _MOST_STANDING:
                 standing.append(top)
                 continue
