@@ -71,11 +71,15 @@ def test_two_vectors_per_sample_are_read_together():
 _pattern = partial(resolved.result, DATA / "patterns.py")
 
 
-def test_an_einops_pattern_says_the_axes_of_an_input_it_refused():
-    result = _pattern("HeadMerge")
+@pytest.mark.parametrize("cls, read", [
+    ("HeadMerge", "x read as (B, H, T, d), the axes of the einops pattern"),  # heads already split
+    ("PackedTokensMlp", "x read as (T, C), the sizes the forward unpacks"),  # a flat row of tokens
+])
+def test_the_code_s_own_words_say_the_axes_of_an_input_it_refused(cls, read):
+    result = _pattern(cls)
     assert result.error is None, result.error
     assert not result.diagnostics, [(d.rule, d.line, d.message) for d in result.diagnostics]
-    assert any("x read as (B, H, T, d), the axes of the einops pattern" in n for n in result.notes), result.notes
+    assert any(read in n for n in result.notes), result.notes
 
 
 def test_a_bug_at_the_pattern_s_axes_is_found():
@@ -87,3 +91,10 @@ def test_a_bug_at_the_pattern_s_axes_is_found():
 def test_a_pattern_of_other_words_is_no_reading():
     result = _pattern("GroupedPattern")
     assert not result.diagnostics and result.error and "EinopsError" in result.error
+
+
+
+
+def test_channels_first_unpacked_and_moved_is_checked():
+    result = _pattern("ChannelsFirstAttention")
+    assert result.error is None and not result.diagnostics, (result.error, result.diagnostics)

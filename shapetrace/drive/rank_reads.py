@@ -11,7 +11,9 @@ runs. And a parameter left at its default ``None`` that the forward needs all th
 
 An einops pattern the forward applies says the axes it expects (``rearrange(x, "b h t d -> t b h
 d")``): when einops refuses a guessed sequence, the input is read with the pattern's own axes,
-each named by its letter (b, h, t or n, d, c), when every axis is one such word.
+each named by its letter (b, h, t or n, d, c), when every axis is one such word. So does a shape
+the forward unpacks (``B, C, T = x.shape``: channels first; ``seqlen_sum, _ = x.shape``: a flat
+row of tokens, (T, C)), each name read as the size it says (``_`` last: the width).
 """
 
 from __future__ import annotations
@@ -165,6 +167,64 @@ class PatternAxes(Guess):
         return axes
 
 
+@dataclass(frozen=True)
+class UnpackedAxes(Guess):
+    """``names``: float inputs shapetrace guessed, read with the axes the forward unpacks."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan) -> bool:
+        return self._axes(failed) is not None
+
+    def others(self, plan, failed) -> Iterator:
+        name, axes = self._axes(failed)
+        was = next(s for s in plan.inputs if isinstance(s, InputSpec) and s.name == name)
+        shown = ", ".join(axes)
+        note = (f"{name} read as ({shown}{',' if len(axes) == 1 else ''}), the sizes the forward "
+                f"unpacks from its shape: as ({', '.join(was.dims)}) it had another number; give "
+                f"--input {name}=... to choose")
+        yield dataclasses.replace(plan, inputs=_replaced(plan.inputs, {name}, dims=axes),
+                                  guesses=(), note=note, reading_of=self)
+
+    def _axes(self, failed) -> tuple[str, tuple[str, ...]] | None:
+        """(input, dims) when the forward failed unpacking the shape of one of ``names`` into
+        names that each say a size (``_`` last: the width)."""
+        import ast
+        import linecache
+
+        raised, at = failed.raised, failed.raised_at
+        if not isinstance(raised, ValueError) or at is None or "values to unpack" not in str(raised):
+            return None
+        try:
+            tree = ast.parse(linecache.getline(at[0], at[1]).strip())
+        except SyntaxError:
+            return None
+        node = tree.body[0] if tree.body else None
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Tuple)):
+            return None
+        value = node.value.func.value if isinstance(node.value, ast.Call) \
+            and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "size" else \
+            node.value.value if isinstance(node.value, ast.Attribute) and node.value.attr == "shape" else None
+        if not isinstance(value, ast.Name) or value.id not in self.names:
+            return None
+        words = [t.id if isinstance(t, ast.Name) else None for t in node.targets[0].elts]
+        axes = [_size_word(w) for w in words]
+        if axes and words[-1] == "_" and axes[-1] is None and "C" not in axes:
+            axes[-1] = "C"
+        if not axes or None in axes or len(set(axes)) != len(axes) or {"H", "L"} & set(axes):
+            return None  # an image's sides (h, w) are read as an image, not as heads
+        return value.id, tuple(axes)
+
+
+def _size_word(word: str | None) -> str | None:
+    """The dim a name of an unpacked size says: the whole name, else one of its words
+    (``seqlen_sum``: T)."""
+    if not word or word == "_":
+        return None
+    return dim_of_word(word) or next((d for part in word.split("_") if (d := dim_of_word(part))), None)
+
+
 def _failed_at(failed) -> str:
     """Where an attempt failed, for a note: the op, else the line, else its first use."""
     if failed.failed_op is not None:
@@ -185,7 +245,8 @@ def rank_guesses(forward, specs) -> list:
     sequences = sequence_guesses(specs)
     floats = tuple(s.name for s in specs if isinstance(s, InputSpec) and s.mask is None and s.dtype == "float")
     return ([NeededDefaults(needed)] if needed else []) + ([IdRange(ids)] if ids else []) \
-        + ([PatternAxes(floats)] if floats else []) + ([FewerAxes(sequences)] if sequences else [])
+        + ([PatternAxes(floats), UnpackedAxes(floats)] if floats else []) \
+        + ([FewerAxes(sequences)] if sequences else [])
 
 
 def sequence_guesses(specs) -> tuple[str, ...]:

@@ -32,3 +32,32 @@ class GroupedPattern(HeadMerge):
     def forward(self, x):
         y = rearrange(x, "b g1 g2 n -> b n (g1 g2)")
         return self.out(y)
+
+
+class ChannelsFirstAttention(nn.Module):
+    """Takes (B, C, T) and says so by unpacking it."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, C, T = x.shape
+        q, k, v = self.qkv(x.transpose(1, 2)).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        return self.out(y.transpose(1, 2).reshape(B, T, C)).transpose(1, 2)
+
+
+class PackedTokensMlp(nn.Module):
+    """A flat row of tokens, as inference engines pack them: (T, C)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.up = nn.Linear(dim, 4 * dim)
+        self.down = nn.Linear(4 * dim, dim)
+
+    def forward(self, x):
+        n_tokens, _ = x.shape
+        return self.down(torch.nn.functional.gelu(self.up(x))).view(n_tokens, -1)
