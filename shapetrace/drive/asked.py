@@ -193,3 +193,19 @@ def raised_by_check(raised_at: tuple[str, int] | None) -> bool:
 
 def is_square(n: int) -> bool:
     return int(n ** 0.5) ** 2 == n
+
+
+#: constructor arguments that give the side of a window of tokens (``window_size=7``: 49 tokens)
+WINDOW_SIDES = ("window_size", "win_size", "window")
+
+
+def window_tokens(init) -> int | None:
+    """The number of tokens in one window of the module's window side (an int, or a pair of
+    sides), when its constructor was given one: a window attention's table of relative
+    offsets is made for exactly that many; None otherwise."""
+    side = next((init[n] for n in WINDOW_SIDES if n in (init or {})), None)
+    if type(side) is int and side > 1:
+        return side * side
+    if isinstance(side, (tuple, list)) and len(side) == 2 and all(type(v) is int and v > 0 for v in side):
+        return side[0] * side[1]
+    return None

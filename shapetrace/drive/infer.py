@@ -30,11 +30,10 @@ from ..base.names import (
     LAYER_INDICES,
     LAYERS,
     MASK_INPUT,
-    PATCH_SIDE,
-    PATCH_SIZES,
     SOURCE_INPUTS,
     SWITCH_DEFAULTS,
     TIMESTEP_INPUTS,
+    UNSET_SIDES,
     dim_of_word,
     is_switch_param,
     size_of,
@@ -313,10 +312,10 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                     if used == OUTPUT_FACTOR else DIM_MEANINGS[used]
                 notes.append(f"{p.name} read as {what}, from what the constructor hands it to; "
                              f"give --init {p.name}=VALUE to choose")
-        elif p.name in PATCH_SIZES:  # a patch's side: 2 divides any even image side
-            out[p.name] = PATCH_SIDE
+        elif p.name in UNSET_SIDES:  # a patch's, a window's side, a kernel's size
+            out[p.name], what = UNSET_SIDES[p.name]
             if notes is not None:
-                notes.append(f"{p.name}={PATCH_SIDE}, a patch's side nothing sets; give --init "
+                notes.append(f"{p.name}={out[p.name]}, {what} nothing sets; give --init "
                              f"{p.name}=VALUE to choose")
         elif (spread := splatted_for(cls, p.name)) is not None:  # Decoder(**decoder_config)
             out[p.name] = infer_init(spread, dims, notes=notes)

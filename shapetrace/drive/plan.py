@@ -24,7 +24,8 @@ from typing import Any
 
 from .asked import (DIVISOR_ASKED, EVEN_ASKED, EVEN_HEAD_SIZE, MET, SQUARE_ASKED, SQUARE_LENGTH,
                     VIEW_FAILED, count_multiple, fixed_width_of, grid_pattern, grid_view,
-                    halved_size, is_square, raised_by_check, square_asked, width_multiple)
+                    halved_size, is_square, raised_by_check, square_asked, width_multiple,
+                    window_tokens)
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.names import (
@@ -311,6 +312,8 @@ class ProbeSizes(Guess):
 
     def _resized(self, failed, plan: Plan) -> tuple[str, int, str] | None:
         op, raised = failed.failed_op, failed.raised
+        if raised is not None and "T" in self.free and window_tokens(plan.init) not in (None, plan.dims["T"]):
+            return "T", window_tokens(plan.init), "the tokens of one window (its side squared)"
         if raised is not None and "T" in self.free and not is_square(plan.dims["T"]):
             if grid_pattern(raised) or grid_view(raised, op, plan.dims["T"]):  # 'b (h w) c'
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"
@@ -481,13 +484,11 @@ class GuessedMasks(Guess):
 
 
 def at_even_width(request: Request, exc: Exception, notes: list[str]):
-    """The plan at an even width when a module argument the constructor builds refused the odd
-    one (a sinusoidal table filling features in pairs: C//2 and C//2 + 1 columns met), with a
-    note; None otherwise, or when the caller chose the sizes."""
-    dims = request.dims
-    width, half = dims["C"], dims["C"] // 2
+    """The plan at an even width, with a note, when a module argument the constructor builds
+    refused the odd one (a table filling its features in pairs); None otherwise."""
+    dims, half = request.dims, request.dims["C"] // 2
     numbers = {int(n) for n in re.findall(r"(?<!\d)\d+(?!\d)", str(exc))}
-    if "cannot build constructor argument" not in str(exc) or width % 2 == 0 \
+    if "cannot build constructor argument" not in str(exc) or dims["C"] % 2 == 0 \
             or {"C", "d"} & set(dims.explicit) or not {half, half + 1} <= numbers:
         return None
     try:
