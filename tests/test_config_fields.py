@@ -57,3 +57,15 @@ def test_a_dict_spread_into_a_module_class_is_that_class_s_arguments():
     assert not [d for d in result.diagnostics if d.severity == "error"], result.diagnostics
     assert result.error is None, result.error
 
+
+
+
+_channels = partial(resolved.result, DATA / "channels.py")
+
+
+def test_a_per_channel_scale_says_the_data_comes_channels_first():
+    """(1, C, 1) scale and shift meeting a (B, T, C) guess: the input is read (B, C, T)."""
+    result = _channels("ChannelNorm", init={"channels": "C"})
+    assert result.error is None and not result.diagnostics, (result.error, result.diagnostics)
+    assert any("x read as (B, C, T), channels first, as a scale or shift of its own per channel"
+               in n for n in result.notes), result.notes

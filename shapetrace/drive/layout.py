@@ -430,16 +430,21 @@ SIGNAL_OPS = frozenset({"F.conv1d", "torch.conv1d", "F.max_pool1d", "F.avg_pool1
 def signal_refused(failed, names: tuple[str, ...]) -> bool:
     """Whether a 1-D convolution (a pooling, a norm over the channels of axis 1) failed on a
     tensor of the shape of a vector guess of ``names`` (B, T, C): the input itself, made from
-    it elementwise (an activation), or reshaped to its own shape."""
+    it elementwise (an activation), or reshaped to its own shape; or an elementwise op where
+    such a tensor met a per-channel scale or shift of shape (1, C, 1)."""
     import torch
 
     op = failed.failed_op
-    if op is None or op.op not in SIGNAL_OPS:
+    if op is None or op.op not in SIGNAL_OPS | _ELEMENTWISE:
         return False
     if "norm" in op.op and failed.model is not None and takes_images(failed.model):
         return False  # a norm of an image block: the image reading is the one to try
     shapes = {tuple(a.shape) for a, n in zip(failed.args, failed.names)
               if n in names and isinstance(a, torch.Tensor) and a.dim() == 3}
+    if op.op in _ELEMENTWISE:  # a scale or shift of the module's own, (1, C, 1): channels on axis 1
+        return any(tuple(m.shape) in shapes for m in op.inputs) and any(
+            len(m.shape) == 3 and m.shape[0] == m.shape[2] == 1 and m.shape[1] > 1
+            and any(m.shape[1] == s[2] != s[1] for s in shapes) for m in op.inputs)
     if any(tuple(m.shape) in shapes for m in op.inputs):
         return True
     # padded along its last axis first (F.pad(x, [1, 1]) before a convolution): (B, T, C + 2)
@@ -448,6 +453,9 @@ def signal_refused(failed, names: tuple[str, ...]) -> bool:
         and failed.raised is not None and "channels" in str(failed.raised)
 
 
+#: elementwise ops where a per-channel scale or shift of shape (1, C, 1) meets the data
+_ELEMENTWISE = frozenset({"Tensor.mul", "torch.mul", "Tensor.add", "torch.add", "Tensor.sub",
+                          "torch.sub", "Tensor.div", "torch.div", "*", "+", "-", "/"})
 #: norms over axis 1 among SIGNAL_OPS
 _SIGNAL_NORMS = frozenset(o for o in SIGNAL_OPS if "norm" in o)
 #: ops that read features on the last axis
@@ -485,6 +493,8 @@ def signal_reading(inputs: tuple, failed, names: tuple[str, ...]):
                  else _channels_first_mask(s) for s in inputs)
     if op.op in SIGNAL_OPS:
         why = f"as the {'norm' if 'norm' in op.op else '1-D convolution'} {op.op} takes"
+    elif op.op in _ELEMENTWISE:
+        why = f"as a scale or shift of its own per channel, (1, C, 1), meets it at {op.op}"
     else:
         why = f"as forward moves axis 1 last for {op.op}"
     return read, (f"{', '.join(names)} read as (B, {channels or 'C'}, T), channels first, {why}: "
