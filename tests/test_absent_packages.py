@@ -262,3 +262,24 @@ def test_a_native_library_not_built_stands_in_and_a_gpu_is_asked_for(tmp_path):
     assert not streamed["diagnostics"], streamed["diagnostics"]
     if not torch.cuda.is_available():
         assert "needs a GPU" in streamed["error"], streamed["error"]
+
+
+def test_class_keywords_of_a_missing_base_and_a_gpu_needed_to_import(tmp_path):
+    """``class Config(BaseModel, frozen=True)`` on a base of a package not installed imports;
+    a file whose top level asks for a CUDA device says it needs a GPU, not what stood in."""
+    (tmp_path / "configured.py").write_text(
+        "import torch.nn as nn\nfrom st_absent_models import BaseModel\n\n\n"
+        "class Settings(BaseModel, frozen=True):\n    width: int = 8\n\n\n"
+        "class Plain(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
+        "        self.proj = nn.Linear(dim, dim)\n\n    def forward(self, x):\n"
+        "        return self.proj(x)\n")
+    targets = _file_targets(tmp_path / "configured.py")
+    assert targets["Plain"]["error"] is None and not targets["Plain"]["diagnostics"], targets["Plain"]
+    (tmp_path / "on_device.py").write_text(
+        "import torch\nimport torch.nn as nn\nimport st_absent_tokens  # noqa: F401\n\n\n"
+        "class Plain(nn.Module):\n    def __init__(self, dim, device=torch.cuda.current_device()):\n"
+        "        super().__init__()\n        self.proj = nn.Linear(dim, dim)\n\n"
+        "    def forward(self, x):\n        return self.proj(x)\n")
+    (entry,) = _file_targets(tmp_path / "on_device.py").values()
+    if not torch.cuda.is_available():
+        assert "it needs a GPU to import" in entry["error"] and "st_absent_tokens" not in entry["error"], entry

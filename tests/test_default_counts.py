@@ -104,3 +104,15 @@ def test_a_module_argument_that_needs_an_even_width_is_built_at_one():
     assert result.error is None, result.error
     assert not result.diagnostics, [(d.rule, d.line) for d in result.diagnostics]
     assert any("a module its constructor builds needs an even width" in n for n in result.notes), result.notes
+
+
+def test_sizes_shapetrace_chose_that_do_not_add_up_are_a_target_error():
+    result = _tied("FusedHeads")
+    assert not result.diagnostics, [(d.rule, d.line) for d in result.diagnostics]
+    assert result.error and "the constructor arguments it chose do not add up" in result.error, result.error
+
+
+def test_the_same_split_with_sizes_given_that_do_not_add_up_is_found():
+    result = _tied("FusedHeads", init={"in_features": "C", "out_features": 12, "num_q_heads": 2,
+                                       "q_head_dim": 3, "num_kv_heads": 1, "kv_head_dim": 2})
+    assert [d.rule for d in result.diagnostics if d.severity == "error"] == ["op-failed"]

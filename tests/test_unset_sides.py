@@ -40,3 +40,10 @@ def test_a_bug_of_a_window_attention_is_found_at_its_line():
     result = _check("LocalWindowAttentionOverHeads")
     assert ("softmax-axis", 67) in {(d.rule, d.line) for d in result.diagnostics}, \
         [(d.rule, d.line) for d in result.diagnostics]
+
+
+@pytest.mark.parametrize("cls", ["RoundedMlp", "BatchCache"])
+def test_a_ratio_a_rounding_multiple_and_a_batch_nothing_sets(cls):
+    result = _check(cls)
+    assert result.error is None, result.error
+    assert not [d for d in result.diagnostics if d.severity == "error"], result.diagnostics

@@ -62,7 +62,7 @@ USUALLY: dict[str, str] = {
     **dict.fromkeys(("seq_len", "seq_length"), "L"),
     **dict.fromkeys(("num_embeddings",), "V"),
     # a cache's room for a batch (``KVCache(max_batch_size, ...)``): the batch it is given
-    **dict.fromkeys(("max_batch_size", "max_batch", "max_bsz"), "B"),
+    **dict.fromkeys(("max_batch_size", "max_batch", "max_bsz", "batch_size", "bsz"), "B"),
 }
 
 #: A name that means one size in some codebases and another in others, with its readings in
@@ -157,15 +157,18 @@ _SPECIAL = re.compile(r"(?:^|_)(pad|padding|sos|bos|start|eos|end|unk|mask|cls|s
 #: numbers a config field's name states when nothing else sets it: a norm's epsilon, the base
 #: of rotary positions' frequencies
 _NUMBERS = ((re.compile(r"(?:\A|_)(?:eps|epsilon)\Z"), 1e-5),
-            (re.compile(r"\A(?:(?:rope|rotary|re|pos)_)?(?:base|theta)\Z"), 10000.0))
+            (re.compile(r"\A(?:(?:rope|rotary|re|pos)_)?(?:base|theta)\Z"), 10000.0),
+            # an MLP's width as a multiple of the model's, and a size it is rounded up to a multiple of
+            (re.compile(r"\A(?:mlp|ffn|ff)_ratio\Z"), 4.0), (re.compile(r"\Amultiple_of\Z"), 1))
 #: and those of a config's fields (a constructor's own are read with a note: ``init_reads``)
 _FIELD_NUMBERS = ((re.compile(r"\A(?:%s)\Z" % "|".join(IMAGE_SIZES)), BUILT_SIDE),
                   (re.compile(r"\A(?:%s)\Z" % "|".join(PATCH_SIZES)), PATCH_SIDE))
 
 
 def number_of(name: str, *, field: bool = False) -> float | None:
-    """The number ``name`` states (``rms_eps`` -> 1e-5, ``rope_theta`` -> 10000.0, a config's
-    ``vit_img_size`` -> an image's side, ``patch_size`` -> a patch's), or None."""
+    """The number ``name`` states (``rms_eps`` -> 1e-5, ``rope_theta`` -> 10000.0, ``mlp_ratio``
+    -> 4.0, ``multiple_of`` -> 1, a config's ``vit_img_size`` -> an image's side, ``patch_size``
+    -> a patch's), or None."""
     for pattern, value in _NUMBERS + (_FIELD_NUMBERS if field else ()):
         if pattern.search(name) or (rest := unprefixed(name)) is not None and pattern.search(rest):
             return value

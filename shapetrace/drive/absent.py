@@ -175,11 +175,16 @@ def _base(path: str, bases: tuple) -> type:
             raise AbsentPackage(f"{path}, a base of {type(self).__qualname__}", _caller())
         return nn.Module.__getattr__(self, name)
 
+    def __init_subclass__(cls, **kwargs):  # class keywords of the missing base (frozen=True)
+        super(stand_in, cls).__init_subclass__()
+
     root = object if other_module else nn.Module
-    members = {"__init__": __init__, "__module__": path.rsplit(".", 1)[0]}
+    members = {"__init__": __init__, "__module__": path.rsplit(".", 1)[0],
+               "__init_subclass__": classmethod(__init_subclass__)}
     if root is nn.Module:
         members["__getattr__"] = __getattr__
-    return type(path.rsplit(".", 1)[-1], (root,), members)
+    stand_in = type(path.rsplit(".", 1)[-1], (root,), members)
+    return stand_in
 
 
 class _Placeholder(types.ModuleType):

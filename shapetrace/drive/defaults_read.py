@@ -127,6 +127,28 @@ class TiedDefaults(Guess):
                 and default in met and chosen[default][1] in met]
 
 
+#: what torch says of a split whose sizes do not add up to the axis
+_SPLIT = re.compile(r"split_sizes to sum exactly to (\d+).*split_sizes=\[([\d, ]+)\]")
+
+
+def split_disagrees(result, chosen) -> bool:
+    """A split whose sizes do not add up to an axis as wide as a constructor argument
+    shapetrace chose (``out_features`` set to the width, split by head counts left at their
+    defaults): the arguments it chose disagree, no verdict on the code; a target error."""
+    found = _SPLIT.search(str(chosen.raised)) if chosen.raised is not None else None
+    given = set(chosen.plan.request.init or {})
+    chosen_sizes = {name: v for name, v in (chosen.plan.init or {}).items()
+                    if type(v) is int and name not in given}
+    if found is None or int(found.group(1)) not in chosen_sizes.values():
+        return False
+    names = ", ".join(n for n, v in chosen_sizes.items() if v == int(found.group(1)))
+    result.error = (f"the forward splits an axis of {found.group(1)} (the size shapetrace chose for "
+                    f"{names}) into [{found.group(2)}]{at_site(chosen.raised_at)}: the constructor "
+                    f"arguments it chose do not add up; give them with --init")
+    result.diagnostics = []
+    return True
+
+
 _NUMBER = re.compile(r"\b\d+\b")
 
 

@@ -18,6 +18,7 @@ from ..report.results import TargetResult
 from .asked import MET, raised_by_check
 from .attempt import Attempt
 from .cross import reference_runs
+from .defaults_read import split_disagrees
 from .devices import needs_gpu
 from .layout import signal_refused, takes_images
 from .setup_read import NO_ATTRIBUTE, sets_attribute, setter_of
@@ -35,7 +36,7 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _branch_failed(result, chosen) or _moved_failed(result, chosen) \
             or _unbuilt_failed(result, chosen) or _default_failed(result, chosen) \
             or _unset_failed(result, chosen) or _handed_on_failed(result, chosen) \
-            or _config_none_failed(result, chosen):
+            or _config_none_failed(result, chosen) or split_disagrees(result, chosen):
         return True
     rec = chosen.failed_op
     if rec is None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.errors import NoModuleClasses, TargetError, UsageError
+from .devices import needs_gpu
 from .absent import distribution, lacking_name, native_library, refusing_module, standing_in
 from ..base.source import innermost_user_frame
 
@@ -194,6 +195,9 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
             if top is not None and top not in standing and len(standing) < _MOST_STANDING:
                 standing.append(top)
                 continue
+            if needs_gpu(exc):  # what stops the import, once what is missing stands in
+                raise _keeping(TargetError(f"{_import_message(exc, location, path, folders)}: it needs a "
+                                           f"GPU to import, which this machine does not have"), exc) from None
             raise first from None
 
 

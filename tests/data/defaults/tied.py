@@ -37,3 +37,17 @@ class QueryBankWrongOut(QueryBank):
     def __init__(self, n_queries=8, bank_dim=256, dim=256, n_attn_heads=4):
         super().__init__(n_queries, bank_dim, dim, n_attn_heads)
         self.out = nn.Linear(n_queries, dim)
+
+
+class FusedHeads(nn.Module):
+    """One projection split into queries, keys and values by head counts that default to 1:
+    shapetrace's width for ``out_features`` and the defaults do not add up."""
+
+    def __init__(self, in_features, out_features, num_q_heads=1, q_head_dim=1, num_kv_heads=1, kv_head_dim=1):
+        super().__init__()
+        self.sizes = [num_q_heads * q_head_dim, num_kv_heads * kv_head_dim, num_kv_heads * kv_head_dim]
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, inputs):
+        q, k, v = self.linear(inputs).split(self.sizes, dim=-1)
+        return q, k, v

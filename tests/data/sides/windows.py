@@ -79,3 +79,28 @@ class PooledMixer(nn.Module):
     def forward(self, x):
         pooled = F.avg_pool1d(x.transpose(1, 2), self.k, stride=1, padding=self.k // 2)
         return x + self.proj(pooled.transpose(1, 2))
+
+
+class RoundedMlp(nn.Module):
+    """Its hidden width a ratio of the model's, rounded up to a multiple: neither has a default."""
+
+    def __init__(self, dim, mlp_ratio, multiple_of):
+        super().__init__()
+        hidden = int(dim * mlp_ratio)
+        hidden = multiple_of * ((hidden + multiple_of - 1) // multiple_of)
+        self.up, self.down = nn.Linear(dim, hidden), nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return self.down(F.silu(self.up(x)))
+
+
+class BatchCache(nn.Module):
+    """A cache made for the batch its constructor is given."""
+
+    def __init__(self, batch_size, max_len, dim):
+        super().__init__()
+        self.register_buffer("keys", torch.zeros(batch_size, max_len, dim))
+
+    def forward(self, x):
+        self.keys[:, : x.shape[1]] = x
+        return self.keys[:, : x.shape[1]].clone()
