@@ -246,10 +246,7 @@ def test_a_native_library_not_built_stands_in_and_a_gpu_is_asked_for(tmp_path):
     that asks for a CUDA stream says it needs a GPU (where there is none), never op-failed."""
     (tmp_path / "kernels.py").write_text(
         "import ctypes\n\nimport torch\nimport torch.nn as nn\n\n"
-        "LIB = ctypes.CDLL('kernels/libmissing.so')\n\n\n"
-        "class Plain(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
-        "        self.proj = nn.Linear(dim, dim)\n\n    def forward(self, x):\n"
-        "        return self.proj(x)\n\n\n"
+        "LIB = ctypes.CDLL('kernels/libmissing.so')\n\n\n" + _PLAIN +
         "class Fused(Plain):\n    def forward(self, x):\n        LIB.fused_linear(x.data_ptr())\n"
         "        return x\n\n\n"
         "class Streamed(Plain):\n    def forward(self, x):\n        torch.cuda.current_stream()\n"
@@ -269,10 +266,7 @@ def test_class_keywords_of_a_missing_base_and_a_gpu_needed_to_import(tmp_path):
     a file whose top level asks for a CUDA device says it needs a GPU, not what stood in."""
     (tmp_path / "configured.py").write_text(
         "import torch.nn as nn\nfrom st_absent_models import BaseModel\n\n\n"
-        "class Settings(BaseModel, frozen=True):\n    width: int = 8\n\n\n"
-        "class Plain(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
-        "        self.proj = nn.Linear(dim, dim)\n\n    def forward(self, x):\n"
-        "        return self.proj(x)\n")
+        "class Settings(BaseModel, frozen=True):\n    width: int = 8\n\n\n" + _PLAIN)
     targets = _file_targets(tmp_path / "configured.py")
     assert targets["Plain"]["error"] is None and not targets["Plain"]["diagnostics"], targets["Plain"]
     (tmp_path / "on_device.py").write_text(
