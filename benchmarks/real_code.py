@@ -474,12 +474,24 @@ HELD_OUT_17 = [
     ("rasbt/machine-learning-book", "35ab3774e8e249c43a98209d8efd94c060102003",
      ["ch16/ch16-part1-self-attention.ipynb", "ch15/ch15_part3.ipynb"], ""),
 ]
+HELD_OUT_18 = [
+    ("apple/ml-fastvlm", "592b4add3c1c8a518e77d95dc6248e76c1dd591f",
+     ["llava/model/multimodal_encoder/mobileclip/mci.py"], ""),
+    ("FunAudioLLM/CosyVoice", "ace7c47f41bbd303aa6bf1ea80e6f9fbd595cd40",
+     ["cosyvoice/flow/DiT/modules.py"], ""),
+    ("Tencent/HunyuanVideo", "fa14b001c18f37191c938a9ef6baad3b9b472759",
+     ["hyvideo/modules/token_refiner.py", "hyvideo/modules/models.py"], ""),
+    ("hustvl/Vim", "dd0358ad1e42701f22afbefa0717cc8825cf9f45",
+     ["vim/models_mamba.py"], ""),
+    ("udlbook/udlbook", "a8fe82b5e155cb4f42415d2461ffa23224b1173b",
+     ["Notebooks/Chap10/10_5_Convolution_For_MNIST.ipynb"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
         "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8, "held-out-9": HELD_OUT_9,
         "held-out-10": HELD_OUT_10, "held-out-11": HELD_OUT_11, "held-out-12": HELD_OUT_12, "held-out-13": HELD_OUT_13,
-        "held-out-14": HELD_OUT_14, "held-out-15": HELD_OUT_15, "held-out-16": HELD_OUT_16, "held-out-17": HELD_OUT_17,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17}
+        "held-out-14": HELD_OUT_14, "held-out-15": HELD_OUT_15, "held-out-16": HELD_OUT_16, "held-out-17": HELD_OUT_17, "held-out-18": HELD_OUT_18,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17 + HELD_OUT_18}
 
 
 def main(argv: list[str] | None = None) -> int:
