@@ -62,3 +62,11 @@ def test_a_size_below_zero_made_from_the_inputs_alone_stays_a_finding():
     target = _report(f"{COMPUTED}::WindowTooWide")
     assert target["error"] is None
     assert [d["rule"] for d in target["diagnostics"] if d["severity"] == "error"] == ["op-failed"]
+
+
+def test_a_check_written_over_several_lines_is_the_module_s_own():
+    """Python places a failed ``assert (\\n cond\\n), msg`` at the condition's line: it is still
+    the module's own check refusing the guess, a target error, never op-failed."""
+    target = _report(f"{DATA}::PooledProjection")
+    assert target["diagnostics"] == [], target["diagnostics"]
+    assert "PooledProjection's own check refused the inputs guessed" in target["error"], target["error"]

@@ -177,8 +177,9 @@ def raised_by_check(raised_at: tuple[str, int] | None) -> bool:
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
-    for node in ast.walk(tree):
-        if getattr(node, "lineno", None) != raised_at[1]:
+    for node in ast.walk(tree):  # a statement over several lines is placed at any of them
+        if not isinstance(node, (ast.Assert, ast.Raise)) \
+                or not node.lineno <= raised_at[1] <= (node.end_lineno or node.lineno):
             continue
         if isinstance(node, ast.Assert):
             return True

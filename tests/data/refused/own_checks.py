@@ -30,3 +30,17 @@ class RefusesOddWidth(nn.Module):
         if x.shape[1] > 4:
             raise ValueError("at most 4 tokens, please")
         return self.proj(x)
+
+
+class PooledProjection(nn.Module):
+    """Pools an image's sides away; its check on the input's axes is written over several lines."""
+
+    def __init__(self, in_dim, out_dim):
+        super().__init__()
+        self.proj = nn.Parameter(torch.randn(in_dim, out_dim) * in_dim**-0.5)
+
+    def forward(self, x):
+        assert (
+            x.dim() == 4
+        ), "expected (batch, channels, height, width), got {}".format(x.shape)
+        return x.mean(dim=[-2, -1]) @ self.proj
