@@ -69,3 +69,10 @@ def test_a_per_channel_scale_says_the_data_comes_channels_first():
     assert result.error is None and not result.diagnostics, (result.error, result.diagnostics)
     assert any("x read as (B, C, T), channels first, as a scale or shift of its own per channel"
                in n for n in result.notes), result.notes
+
+
+def test_a_config_class_taking_its_annotated_fields_as_keywords_is_built_at_the_probe_sizes():
+    """``@dataclass class BlockArgs`` with ``dim: int = 4096`` and its own ``__init__(self,
+    **kwargs)``: built with its fields at the probe sizes, not at 4096 the guessed input misses."""
+    result = _spread("ArgsAttention")
+    assert result.error is None and not result.diagnostics, (result.error, result.diagnostics)

@@ -280,6 +280,8 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             base_params = []
         params += [p for p in base_params
                    if p.default is p.empty or _infer_argument(p, dims) != p.default]
+    elif takes_kwargs and not params and not issubclass(cls, _nn_module()):
+        params = _annotated_fields(cls)  # ModelArgs(**kwargs) setting its annotated fields
     for p in params:
         if p.name in given:
             value = given[p.name]
@@ -360,6 +362,22 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
 
 
 MISSING = object()
+
+
+def _annotated_fields(cls: type) -> list[inspect.Parameter]:
+    """The fields a config class annotates in its body, each with the default it sets there,
+    as keyword parameters: a config whose constructor takes them as ``**kwargs``."""
+    fields = {name: annotation for klass in reversed(cls.__mro__)
+              for name, annotation in vars(klass).get("__annotations__", {}).items()}
+    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                              default=getattr(cls, name, inspect.Parameter.empty))
+            for name in fields if not name.startswith("_")]
+
+
+def _nn_module() -> type:
+    import torch.nn as nn
+
+    return nn.Module
 
 
 def _infer_argument(p: inspect.Parameter, dims: Mapping[str, int]) -> object:

@@ -1,6 +1,8 @@
 """Configs handed on as keyword arguments: a vocoder-style model whose decoder is built from a
 dict its caller passes (``Decoder(**decoder_config)``)."""
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -29,3 +31,33 @@ class SpreadConfigModel(nn.Module):
     def forward(self, x):
         return self.decoder(x if self.encoder is None else self.encoder(x))
 
+
+
+@dataclass
+class BlockArgs:
+    """Fields annotated in the class body, set from keyword arguments its own constructor takes
+    (the dataclass keeps it, and makes none)."""
+
+    dim: int = 4096
+    n_heads: int = 32
+    norm_eps: float = 1e-5
+
+    def __init__(self, **kwargs):
+        for key, value in kwargs.items():
+            if hasattr(self, key):
+                setattr(self, key, value)
+        assert self.dim % self.n_heads == 0
+
+
+class ArgsAttention(nn.Module):
+    def __init__(self, args: BlockArgs):
+        super().__init__()
+        self.n_heads, self.head_dim = args.n_heads, args.dim // args.n_heads
+        self.qkv = nn.Linear(args.dim, 3 * args.dim)
+        self.out = nn.Linear(args.dim, args.dim)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(b, t, c))
