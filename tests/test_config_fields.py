@@ -76,3 +76,12 @@ def test_a_config_class_taking_its_annotated_fields_as_keywords_is_built_at_the_
     **kwargs)``: built with its fields at the probe sizes, not at 4096 the guessed input misses."""
     result = _spread("ArgsAttention")
     assert result.error is None and not result.diagnostics, (result.error, result.diagnostics)
+
+
+def test_a_style_vector_per_sample_and_channels_first_data_are_read_together():
+    """``s`` read as a vector per sample gets past its projection; the instance norm's own
+    check then refuses ``x`` as (B, T, C): read channels first, the two readings together."""
+    result = _channels("StyleNorm")
+    assert result.error is None and not result.diagnostics, (result.error, result.diagnostics)
+    notes = " ".join(result.notes)
+    assert "s read as a vector per sample, (B, C)" in notes and "x read as (B, " in notes, notes

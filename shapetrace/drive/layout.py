@@ -435,7 +435,12 @@ def signal_refused(failed, names: tuple[str, ...]) -> bool:
     import torch
 
     op = failed.failed_op
-    if op is None or op.op not in SIGNAL_OPS | _ELEMENTWISE:
+    if op is None:  # a norm module's own check, before its op: ``InstanceNorm1d(C)`` given (B, T, C)
+        found = _FEATURES.search(str(failed.raised)) if failed.raised is not None else None
+        return found is not None and any(
+            a.dim() == 3 and a.shape[1] == int(found.group(2)) and a.shape[2] == int(found.group(1))
+            for a, n in zip(failed.args, failed.names) if n in names and isinstance(a, torch.Tensor))
+    if op.op not in SIGNAL_OPS | _ELEMENTWISE:
         return False
     if "norm" in op.op and failed.model is not None and takes_images(failed.model):
         return False  # a norm of an image block: the image reading is the one to try
@@ -453,6 +458,8 @@ def signal_refused(failed, names: tuple[str, ...]) -> bool:
         and failed.raised is not None and "channels" in str(failed.raised)
 
 
+#: what a 1-D norm module says of an input whose axis 1 is not its features
+_FEATURES = re.compile(r"expected input's size at dim=1 to match num_features \((\d+)\), but got: (\d+)")
 #: elementwise ops where a per-channel scale or shift of shape (1, C, 1) meets the data
 _ELEMENTWISE = frozenset({"Tensor.mul", "torch.mul", "Tensor.add", "torch.add", "Tensor.sub",
                           "torch.sub", "Tensor.div", "torch.div", "*", "+", "-", "/"})
@@ -491,14 +498,18 @@ def signal_reading(inputs: tuple, failed, names: tuple[str, ...]):
     read = tuple(InputSpec(s.name, ("B", channels or "C", s.dims[1]))
                  if isinstance(s, InputSpec) and s.name in names and len(s.dims) == 3
                  else _channels_first_mask(s) for s in inputs)
-    if op.op in SIGNAL_OPS:
+    if op is None:
+        why = "as its norm of the channels of axis 1 takes"
+    elif op.op in SIGNAL_OPS:
         why = f"as the {'norm' if 'norm' in op.op else '1-D convolution'} {op.op} takes"
     elif op.op in _ELEMENTWISE:
         why = f"as a scale or shift of its own per channel, (1, C, 1), meets it at {op.op}"
     else:
         why = f"as forward moves axis 1 last for {op.op}"
-    return read, (f"{', '.join(names)} read as (B, {channels or 'C'}, T), channels first, {why}: "
-                  f"as (B, T, C) it did not fit; give --input {names[0]}=B,C,T to choose")
+    moved = [s.name for s in inputs if isinstance(s, InputSpec) and s.name in names and len(s.dims) == 3] \
+        or list(names)
+    return read, (f"{', '.join(moved)} read as (B, {channels or 'C'}, T), channels first, {why}: "
+                  f"as (B, T, C) it did not fit; give --input {moved[0]}=B,C,T to choose")
 
 
 def _channels_first_mask(spec):

@@ -58,7 +58,10 @@ class FewerAxes(Guess):
                 ints = " integers" if was.dtype != "float" else ""
                 note = (f"{name} read as {what}: as{ints} ({shown}{',' if len(was.dims) == 1 else ''}) "
                         f"the forward failed at {where}; give --input {name}=... to choose")
-                yield dataclasses.replace(plan, inputs=inputs, guesses=(), note=note,
+                # the other inputs' guesses stay open: a style vector read per sample may go
+                # with data read channels first (``(1 + gamma) * self.norm(x)``)
+                rest = tuple(g for g in plan.guesses if not isinstance(g, FewerAxes))
+                yield dataclasses.replace(plan, inputs=inputs, guesses=rest, note=note,
                                           reading_of=self)
         floats = [n for n in self.names if getattr(specs.get(n), "dtype", None) == "float"]
         if len(floats) > 1:  # an MLP over one vector per sample takes each of them so
