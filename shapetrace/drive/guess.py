@@ -9,7 +9,11 @@ from collections.abc import Iterator
 class Guess:
     """A value shapetrace chose. ``read_by`` says whether the failure of an attempt
     (``attempt.failed_op``, the op that raised; ``attempt.raised``) read it; ``others`` are the
-    plans with its other readings."""
+    plans with its other readings. ``after_another_input``: whether it stays open in a plan
+    that read another input otherwise (a style vector per sample, beside data read channels
+    first)."""
+
+    after_another_input = False
 
     def read_by(self, failed, plan) -> bool:
         raise NotImplementedError

@@ -243,6 +243,7 @@ class ImageInputs(Guess):
     convolution (or 2-D norm) takes."""
 
     names: tuple[str, ...]
+    after_another_input = True
 
     def read_by(self, failed, plan: Plan) -> bool:
         return failed.unpacked(4, self.names) or failed.pattern_wants(4, self.names) or (
@@ -484,8 +485,7 @@ class GuessedMasks(Guess):
 
 
 def at_even_width(request: Request, exc: Exception, notes: list[str]):
-    """The plan at an even width, with a note, when a module argument the constructor builds
-    refused the odd one (a table filling its features in pairs); None otherwise."""
+    """The plan at an even width (a note said) when a module argument refused the odd one."""
     dims, half = request.dims, request.dims["C"] // 2
     numbers = {int(n) for n in re.findall(r"(?<!\d)\d+(?!\d)", str(exc))}
     if "cannot build constructor argument" not in str(exc) or dims["C"] % 2 == 0 \

@@ -60,7 +60,7 @@ class FewerAxes(Guess):
                         f"the forward failed at {where}; give --input {name}=... to choose")
                 # the other inputs' guesses stay open: a style vector read per sample may go
                 # with data read channels first (``(1 + gamma) * self.norm(x)``)
-                rest = tuple(g for g in plan.guesses if not isinstance(g, FewerAxes))
+                rest = tuple(g for g in plan.guesses if g.after_another_input)
                 yield dataclasses.replace(plan, inputs=inputs, guesses=rest, note=note,
                                           reading_of=self)
         floats = [n for n in self.names if getattr(specs.get(n), "dtype", None) == "float"]
