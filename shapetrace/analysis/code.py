@@ -33,7 +33,7 @@ def own_init(cls: type):
     return init if inspect.isfunction(init) else None
 
 
-def _body(func) -> ast.AST | None:
+def definition(func) -> ast.AST | None:
     """The definition of the function (or bound method) ``func`` in its source, or None."""
     func = getattr(func, "__func__", func)
     return function_def(parsed(func), getattr(func, "__name__", "")) \
@@ -50,7 +50,7 @@ def _tests_none(node, name: str, ops) -> bool:
 
 def compared_with_none(func, name: str) -> bool:
     """Whether ``func`` tests its argument ``name`` with ``is None`` / ``is not None``."""
-    body = _body(func)
+    body = definition(func)
     return any(_tests_none(node, name, (ast.Is, ast.IsNot))
                for node in (ast.walk(body) if body is not None else ()))
 
@@ -58,7 +58,7 @@ def compared_with_none(func, name: str) -> bool:
 def demanded(func, name: str) -> bool:
     """Whether ``func`` refuses to run without its argument ``name`` though it defaults to None
     (``assert mask is not None``, ``if mask is None: raise ...``): a required input."""
-    body = _body(func)
+    body = definition(func)
     for node in body.body if body is not None else ():  # the forward's own first statements
         if isinstance(node, ast.Assert) and _tests_none(node.test, name, ast.IsNot):
             return True
@@ -71,7 +71,7 @@ def demanded(func, name: str) -> bool:
 def never_read(func, name: str) -> bool:
     """Whether ``func``'s code never reads its argument ``name`` (``forward(q, k, v,
     attn_mask)`` that ignores the mask): any value does, None among them."""
-    body = _body(func)
+    body = definition(func)
     return body is not None and not any(
         isinstance(node, ast.Name) and node.id in (name, "locals", "vars") for node in ast.walk(body))
 
@@ -79,7 +79,7 @@ def never_read(func, name: str) -> bool:
 def only_tested(func, name: str) -> bool:
     """Whether ``func`` reads its argument ``name`` only as a truth value (``if train and ...``,
     ``not train``): a switch, never a tensor."""
-    body = _body(func)
+    body = definition(func)
     if body is None:
         return False
     tested: set[int] = set()

@@ -119,11 +119,13 @@ IMAGE_SIZES = ("img_size", "image_size", "input_size", "resolution", "image_reso
 PATCH_SIZES = ("patch_size", "patch", "patch_res")
 #: the side of a patch nothing sets (``PatchEmbed(patch_size)``): 2 divides any even image side
 PATCH_SIDE = 2
+#: constructor arguments that give the side of a window of tokens (``window_size=7``: 49 tokens)
+WINDOW_SIDES = ("window_size", "win_size", "window")
 #: sizes of a module's structure nothing sets, the value each takes and what it is called in a
 #: note: a patch's side; a window's side and a grid of tokens' side (4: one window of 16 tokens,
 #: a square number of them); a kernel's size (3, odd: ``padding=k // 2`` keeps the length)
 UNSET_SIDES = {**dict.fromkeys(PATCH_SIZES, (PATCH_SIDE, "a patch's side")),
-               **dict.fromkeys(("window_size", "win_size", "window"), (4, "a window's side")),
+               **dict.fromkeys(WINDOW_SIDES, (4, "a window's side")),
                "input_resolution": (4, "the side of a grid of tokens"),
                **dict.fromkeys(("kernel_size", "ksize"), (3, "a kernel's size"))}
 #: the side of an image a constructor is built for when nothing says: halved four times (a

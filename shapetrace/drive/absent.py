@@ -216,32 +216,37 @@ _FINDER = _Finder()
 
 @contextlib.contextmanager
 def standing_in(packages):
-    """While the block runs: the top-level ``packages`` import as placeholders, and calls of
-    placeholders give placeholders (a file's own top level is running). Afterwards their
-    modules leave ``sys.modules``: another file's guarded import finds them missing again."""
+    """While the block runs, each of ``packages`` stands in: a module (a top-level package, or
+    an installed module that refused one: ``refusing_module``) imports as a placeholder, a name
+    an installed version lacks (``lacking_name``) is put on its module, and :data:`NATIVE`
+    makes ``ctypes.CDLL`` give a placeholder for a library it cannot load; calls of placeholders
+    give placeholders (a file's own top level is running). Afterwards all of it is taken out
+    again: another file's guarded import finds the modules missing."""
     names = [name for name in packages if name in _LACKING]
-    native = NATIVE in packages
-    added = set(packages) - _STANDING - set(names) - {NATIVE}
+    modules = set(packages) - set(names) - {NATIVE}
+    _IMPORTING[0] += 1
+    try:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_modules_standing_in(modules))
+            stack.enter_context(_names_standing_in(names))
+            if NATIVE in packages:
+                stack.enter_context(_native_standing_in())
+            yield
+    finally:
+        _IMPORTING[0] -= 1
+
+
+@contextlib.contextmanager
+def _modules_standing_in(modules):
+    """The modules ``modules`` (and everything under them) import as placeholders."""
+    added = set(modules) - _STANDING
     _STANDING.update(added)
     _EVER.update(added)
     if _FINDER not in sys.meta_path:  # first: an installed module standing in is found too
         sys.meta_path.insert(0, _FINDER)
-    _IMPORTING[0] += 1
-    put = []
-    for name in names:  # a name the installed module lacks: put in while the file imports
-        owner, _, attr = name.rpartition(".")
-        if owner in sys.modules and attr not in vars(sys.modules[owner]):
-            setattr(sys.modules[owner], attr, NotInstalled(name))
-            put.append((sys.modules[owner], attr))
-    loading = _native_standing_in() if native else contextlib.nullcontext()
     try:
-        with loading:
-            yield
+        yield
     finally:
-        for owner, attr in put:
-            if isinstance(vars(owner).get(attr), NotInstalled):
-                delattr(owner, attr)
-        _IMPORTING[0] -= 1
         _STANDING.difference_update(added)
         if not _STANDING and _FINDER in sys.meta_path:
             sys.meta_path.remove(_FINDER)
@@ -251,6 +256,23 @@ def standing_in(packages):
                 parent, _, child = name.rpartition(".")
                 if isinstance(getattr(sys.modules.get(parent), child, None), _Placeholder):
                     delattr(sys.modules[parent], child)  # ``torch.utils.tensorboard`` as imported
+
+
+@contextlib.contextmanager
+def _names_standing_in(names):
+    """Each ``module.name`` an installed module lacks put on it as a placeholder."""
+    put = []
+    for name in names:
+        owner, _, attr = name.rpartition(".")
+        if owner in sys.modules and attr not in vars(sys.modules[owner]):
+            setattr(sys.modules[owner], attr, NotInstalled(name))
+            put.append((sys.modules[owner], attr))
+    try:
+        yield
+    finally:
+        for owner, attr in put:
+            if isinstance(vars(owner).get(attr), NotInstalled):
+                delattr(owner, attr)
 
 
 def refusing_module(exc: BaseException, standing) -> str | None:

@@ -9,6 +9,7 @@ import linecache
 import re
 
 from ..base.dims import Dims
+from ..base.names import WINDOW_SIDES
 from ..base.source import file_tree, is_library_file
 
 #: an even size for a head size that must be even (rotary pairs), no probe size's multiple
@@ -118,7 +119,7 @@ def halved_size(raised: BaseException | None, dims: Dims, free,
     if raised is None or "d" not in free or {"d", "C"} & set(getattr(dims, "explicit", ())):
         return None
     text = str(raised)
-    numbers = {int(n) for n in re.findall(r"(?<!\d)\d+(?!\d)", text)}  # 142 of "5x142" too
+    numbers = numbers_in(text)
     if raised_at and raised_by_check(raised_at) and dims.get("d", 2) % 2 \
             and re.search(r"%\s*2\s*[!=]=", linecache.getline(*raised_at)):
         return ("d", EVEN_HEAD_SIZE, "an even head size (and width): the module's own check "
@@ -196,10 +197,6 @@ def is_square(n: int) -> bool:
     return int(n ** 0.5) ** 2 == n
 
 
-#: constructor arguments that give the side of a window of tokens (``window_size=7``: 49 tokens)
-WINDOW_SIDES = ("window_size", "win_size", "window")
-
-
 def window_tokens(init) -> int | None:
     """The number of tokens in one window of the module's window side (an int, or a pair of
     sides), when its constructor was given one: a window attention's table of relative
@@ -210,3 +207,8 @@ def window_tokens(init) -> int | None:
     if isinstance(side, (tuple, list)) and len(side) == 2 and all(type(v) is int and v > 0 for v in side):
         return side[0] * side[1]
     return None
+
+
+def numbers_in(text: str) -> set[int]:
+    """The whole numbers an error message names (142 of "5x142" too)."""
+    return {int(n) for n in re.findall(r"(?<!\d)\d+(?!\d)", text)}

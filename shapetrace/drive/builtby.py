@@ -95,10 +95,10 @@ def splatted_for(owner: type, param: str) -> type | None:
     """The module class of the project that ``owner``'s constructor builds from the argument
     ``param`` spread as keyword arguments (``self.decoder = Decoder(**decoder_config)``): the
     argument is that class's constructor arguments, a dict. None when nothing does so."""
-    from ..analysis.code import _body, own_init
+    from ..analysis.code import definition, own_init
 
     init = own_init(owner)
-    body = _body(init) if init is not None else None
+    body = definition(init) if init is not None else None
     path = Path(inspect.getsourcefile(owner) or "") if body is not None else None
     for node in ast.walk(body) if body is not None else ():
         if isinstance(node, ast.Call) and any(

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..base.source import at_site
+from .asked import numbers_in
 from .guess import Guess
 
 #: what torch says of a view or reshape that does not divide: the sizes asked for
@@ -104,8 +105,7 @@ class TiedDefaults(Guess):
             return False
         replaced = {default for name, default in _defaults(plan.request.module).items()
                     if _count(default) and plan.init.get(name, default) != default}
-        met = {n for meta in op.inputs for n in meta.shape} | {int(n) for n in _NUMBER.findall(str(attempt.raised))}
-        return not replaced & met
+        return not replaced & _met(attempt)
 
     def _tied(self, failed, plan) -> list[tuple[str, int, str, int]]:
         """(``name``, probe size, the argument it is tied to, their default) for each argument
@@ -115,7 +115,7 @@ class TiedDefaults(Guess):
         if op is None or failed.raised is None or plan.init is None \
                 or not isinstance(plan.request.module, type):
             return []
-        met = {n for meta in op.inputs for n in meta.shape} | {int(n) for n in _NUMBER.findall(str(failed.raised))}
+        met = _met(failed)
         defaults = _defaults(plan.request.module)
         chosen = {default: (name, plan.init[name]) for name, default in defaults.items()
                   if name in plan.init and name not in self.given and _count(default)
@@ -149,7 +149,9 @@ def split_disagrees(result, chosen) -> bool:
     return True
 
 
-_NUMBER = re.compile(r"\b\d+\b")
+def _met(failed) -> set[int]:
+    """The sizes the op that failed met: its operands' and those its error names."""
+    return {n for meta in failed.failed_op.inputs for n in meta.shape} | numbers_in(str(failed.raised))
 
 
 def _asked(failed) -> set[int]:

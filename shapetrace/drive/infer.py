@@ -16,6 +16,8 @@ import inspect
 import types
 from collections.abc import Callable, Mapping
 
+import torch
+
 from ..analysis.code import compared_with_none, demanded
 from ..base.errors import TargetError, UsageError, one_line
 from ..base.names import (
@@ -280,7 +282,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             base_params = []
         params += [p for p in base_params
                    if p.default is p.empty or _infer_argument(p, dims) != p.default]
-    elif takes_kwargs and not params and not issubclass(cls, _nn_module()):
+    elif takes_kwargs and not params and not issubclass(cls, torch.nn.Module):
         params = _annotated_fields(cls)  # ModelArgs(**kwargs) setting its annotated fields
     for p in params:
         if p.name in given:
@@ -372,12 +374,6 @@ def _annotated_fields(cls: type) -> list[inspect.Parameter]:
     return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
                               default=getattr(cls, name, inspect.Parameter.empty))
             for name in fields if not name.startswith("_")]
-
-
-def _nn_module() -> type:
-    import torch.nn as nn
-
-    return nn.Module
 
 
 def _infer_argument(p: inspect.Parameter, dims: Mapping[str, int]) -> object:

@@ -24,8 +24,8 @@ from typing import Any
 
 from .asked import (DIVISOR_ASKED, EVEN_ASKED, EVEN_HEAD_SIZE, MET, SQUARE_ASKED, SQUARE_LENGTH,
                     VIEW_FAILED, count_multiple, fixed_width_of, grid_pattern, grid_view,
-                    halved_size, is_square, raised_by_check, square_asked, width_multiple,
-                    window_tokens)
+                    halved_size, is_square, numbers_in, raised_by_check, square_asked,
+                    width_multiple, window_tokens)
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.names import (
@@ -487,9 +487,8 @@ class GuessedMasks(Guess):
 def at_even_width(request: Request, exc: Exception, notes: list[str]):
     """The plan at an even width (a note said) when a module argument refused the odd one."""
     dims, half = request.dims, request.dims["C"] // 2
-    numbers = {int(n) for n in re.findall(r"(?<!\d)\d+(?!\d)", str(exc))}
     if "cannot build constructor argument" not in str(exc) or dims["C"] % 2 == 0 \
-            or {"C", "d"} & set(dims.explicit) or not {half, half + 1} <= numbers:
+            or {"C", "d"} & set(dims.explicit) or not {half, half + 1} <= numbers_in(str(exc)):
         return None
     try:
         given = {k: dims[k] for k in dims.explicit}

@@ -47,11 +47,11 @@ def setter_of(owner: type, name: str) -> str | None:
 
 
 def _body(cls: type, method: str):
-    from ..analysis.code import own_init
-    from .usage import _function_def, _tree
+    """The definition of ``cls``'s own constructor, or of its ``method``, or None."""
+    from ..analysis.code import definition, own_init
 
     func = own_init(cls) if method == "__init__" else vars(cls).get(method)
-    return _function_def(_tree(func), method) if func is not None else None
+    return definition(func) if func is not None else None
 
 
 @dataclass(frozen=True)
