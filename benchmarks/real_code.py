@@ -486,12 +486,48 @@ HELD_OUT_18 = [
     ("udlbook/udlbook", "a8fe82b5e155cb4f42415d2461ffa23224b1173b",
      ["Notebooks/Chap10/10_5_Convolution_For_MNIST.ipynb"], ""),
 ]
+HELD_OUT_19 = [
+    # a development half, read while building, and a held-out half seen only as totals
+    ("phlippe/uvadlc_notebooks", "0da8037c7abc32f478ff6142acceb72dbcf088ee",
+     ["docs/tutorial_notebooks/tutorial6/Transformers_and_MHAttention.ipynb",
+      "docs/tutorial_notebooks/tutorial15/Vision_Transformer.ipynb"], ""),
+    ("pytorch/torchtune", "bd2a0fc7c31430972728494fa01aaeeb0ebf1ba1",
+     ["torchtune/modules/attention.py", "torchtune/modules/feed_forward.py",
+      "torchtune/modules/position_embeddings.py"], ""),
+    ("lucidrains/reformer-pytorch", "66a19b6caf481a880c97d331306aba55d2ae4b9c",
+     ["reformer_pytorch/reformer_pytorch.py"], ""),
+    ("fishaudio/fish-speech", "3dd1f85c402ee6f0a17c2971d3b0dd8d881ca139",
+     ["fish_speech/models/text2semantic/llama.py", "fish_speech/models/dac/modded_dac.py"], ""),
+    ("lucidrains/voicebox-pytorch", "d115a997452f278190a2634be500a3db0da5db15",
+     ["voicebox_pytorch/voicebox_pytorch.py", "voicebox_pytorch/attend.py"], ""),
+    ("k2-fsa/icefall", "36e0420c7e3e849a25b3d24dbf913c424f3d23c9",
+     ["egs/librispeech/ASR/zipformer/zipformer.py", "egs/librispeech/ASR/conformer_ctc/transformer.py"], ""),
+    ("microsoft/Cream", "4a13c4091e78f9abd2160e7e01c02e48c1cf8fb9",
+     ["TinyViT/models/tiny_vit.py", "AutoFormer/model/supernet_transformer.py",
+      "iRPE/DeiT-with-iRPE/rpe_vision_transformer.py"], ""),
+]
+HELD_OUT_19_HELD = [
+    ("bentrevett/pytorch-seq2seq", "b3cd54c72cd6e4e63f672d334c795b4fe744ef92",
+     ["legacy/6 - Attention is All You Need.ipynb",
+      "3 - Neural Machine Translation by Jointly Learning to Align and Translate.ipynb"], ""),
+    ("fundamentalvision/Deformable-DETR", "11169a60c33333af00a4849f1808023eba96a931",
+     ["models/deformable_transformer.py", "models/ops/modules/ms_deform_attn.py"], ""),
+    ("lucidrains/TimeSformer-pytorch", "9a20466bf6524cbbdee256c376bba6c88e4edb68",
+     ["timesformer_pytorch/timesformer_pytorch.py"], ""),
+    ("Visual-Attention-Network/VAN-Classification", "e19779b53a1b0828b51ecb4412d577541aee83a7",
+     ["models/van.py"], ""),
+    ("huggingface/nanotron", "2411b022a75fb7f7561a1bb4166706da5e1b76de", ["src/nanotron/models/llama.py"], ""),
+    ("hpcaitech/Open-Sora", "7ad6a96a135feb81f755c84fb391818718f6beb2",
+     ["opensora/models/mmdit/layers.py", "opensora/models/vae/autoencoder_2d.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
         "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8, "held-out-9": HELD_OUT_9,
         "held-out-10": HELD_OUT_10, "held-out-11": HELD_OUT_11, "held-out-12": HELD_OUT_12, "held-out-13": HELD_OUT_13,
         "held-out-14": HELD_OUT_14, "held-out-15": HELD_OUT_15, "held-out-16": HELD_OUT_16, "held-out-17": HELD_OUT_17, "held-out-18": HELD_OUT_18,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17 + HELD_OUT_18}
+        "held-out-19": HELD_OUT_19 + HELD_OUT_19_HELD, "held-out-19-dev": HELD_OUT_19,
+        "held-out-19-held": HELD_OUT_19_HELD,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17 + HELD_OUT_18 + HELD_OUT_19 + HELD_OUT_19_HELD}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -524,6 +560,26 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _extract(mirror: Path, commit: str, paths: list[str], into: str) -> None:
+    """Extract ``paths`` at ``commit``; where the snapshot lacks a file, every file it has."""
+    git = ["git", "--git-dir", str(mirror)]
+    archive = subprocess.run([*git, "archive", commit, "--", *paths], capture_output=True, check=False)
+    if archive.returncode == 0:
+        subprocess.run(["tar", "x", "-C", into], input=archive.stdout, check=False, capture_output=True)
+        return
+    listing = subprocess.run([*git, "ls-tree", "-r", "-z", commit, "--", *paths],
+                             capture_output=True, text=True, check=False).stdout.split("\0")
+    entries = [line.split("\t", 1) for line in listing if "\t" in line]
+    present = subprocess.run([*git, "cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                             input="\n".join(meta.split()[2] for meta, _ in entries),
+                             capture_output=True, text=True, check=False).stdout.splitlines()
+    kept = [path for (_, path), line in zip(entries, present) if not line.endswith("missing")]
+    for start in range(0, len(kept), 200):
+        chunk = subprocess.run([*git, "archive", commit, "--", *kept[start:start + 200]],
+                               capture_output=True, check=False)
+        subprocess.run(["tar", "x", "-C", into], input=chunk.stdout, check=False, capture_output=True)
+
+
 def _run(repo, mirror, commit, patterns, folder, args, outcomes: list[dict]) -> dict[str, int]:
     counts = {"clean": 0, "finding": 0, "target error": 0, "nothing to check": 0}
     with tempfile.TemporaryDirectory() as tmp:
@@ -532,10 +588,7 @@ def _run(repo, mirror, commit, patterns, folder, args, outcomes: list[dict]) -> 
         tops = subprocess.run(["git", "--git-dir", str(mirror), "ls-tree", "--name-only", "-z", commit],
                               capture_output=True, text=True, check=False).stdout.split("\0")
         for top in filter(None, tops):
-            archive = subprocess.run(["git", "--git-dir", str(mirror), "archive", commit, "--", top],
-                                     capture_output=True, check=False)
-            subprocess.run(["tar", "x", "-C", tmp], input=archive.stdout, check=False,
-                           capture_output=True)
+            _extract(mirror, commit, [top], tmp)
         base = Path(tmp) / folder
         files = sorted(str(p.relative_to(base)) for p in base.rglob("*")
                        if p.suffix in (".py", ".ipynb")

@@ -52,3 +52,21 @@ def test_definitions_stay_at_the_top_level_and_the_rest_runs_only_as_main():
                  "model = torch.nn.Linear(width, width)"):
         assert "    " + text in lines and text not in lines
     compile(module, "demo.py", "exec")
+
+
+def test_an_import_with_an_install_fallback_stays_a_definition():
+    # a course notebook's ``try: import lib`` / ``except ModuleNotFoundError: !pip install lib``:
+    # the names it imports are defined at the top level, where the classes after it use them
+    cell = {"cell_type": "code", "source": [
+        "try:\n", "    import not_installed_trainer as tr\n", "except ModuleNotFoundError:\n",
+        "    !pip install --quiet not-installed-trainer\n", "    import not_installed_trainer as tr\n",
+        "try:\n", "    import json\n", "except ImportError:\n", "    !pip install json\n",
+        "try:\n", "    data = open('data.txt').read()\n", "except OSError:\n", "    data = ''\n",
+        "class Task(tr.Module):\n", "    pass\n"]}
+    module = notebook_module(json.dumps({"cells": [cell]}), "course.ipynb")
+    lines = module.splitlines()
+    assert "try:" in lines and "    import not_installed_trainer as tr" in lines
+    assert "    pass" in lines  # the shell line, kept as a statement: the handler still parses
+    assert "class Task(tr.Module):" in lines
+    assert "    try:" in lines and "        data = open('data.txt').read()" in lines  # runs only as main
+    compile(module, "course.py", "exec")

@@ -238,7 +238,8 @@ def test_the_python_of_a_readme_and_a_notebook():
     assert "block = Wrapped(inner, 18)" in code and "y = block(torch.randn(2, 5, 18))" in code
     assert "pip install" not in code and "torch.Size([2, 5, 18])" not in code
     notebook = notebook_code((DATA / "scripted" / "demo.ipynb").read_text())
-    assert notebook.startswith("import torch") and "!pip" not in notebook and "%matplotlib" not in notebook
+    assert notebook.splitlines()[:3] == ["pass", "pass", "import torch"]  # shell and magic lines: pass
+    assert "!pip" not in notebook and "%matplotlib" not in notebook
     assert notebook_code("not json") == "" and markdown_code("no code at all") == ""
 
 
@@ -249,3 +250,30 @@ def test_a_module_handed_to_a_re_made_class_is_left_as_its_code_left_it(capsys):
     assert targets["KeyWrapper"]["error"] is None and not _loud(targets["KeyWrapper"])
     layer = targets["KeyedLayer"]
     assert layer["error"] is None and not _loud(layer), (layer["error"], layer["diagnostics"])
+
+
+def test_cells_that_need_what_is_not_here_are_passed_over(capsys):
+    """A plot from a package not installed, a download (the network is refused) and what depends
+    on them are passed over, as they would have run on the user's machine: the model's own call
+    is still reached."""
+    code, targets = _report(capsys, str(DATA / "course_cells.py"))
+    target = targets["PatchMixer"]
+    assert code == 0 and target["error"] is None and _loud(target) == []
+    assert "course_cells.py:30, in its __main__ block" in _note(target, "built and called as its own code")
+
+
+def test_a_statement_failing_otherwise_still_stops_the_main_block():
+    from shapetrace.drive.owncalls import NetworkRefused, _passer
+
+    passed_over = _passer()
+    assert not passed_over(NameError("name 'data' is not defined", name="data"), ())
+    assert passed_over(OSError("download failed"), ()) is False
+    try:
+        try:
+            raise NetworkRefused("refused")
+        except OSError as exc:
+            raise RuntimeError("could not fetch") from exc
+    except RuntimeError as wrapped:
+        assert passed_over(wrapped, ("weights",))
+    # a name only a statement passed over would have bound
+    assert passed_over(NameError("name 'weights' is not defined", name="weights"), ())

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..base.source import class_file, display_path, is_library_file, outer_user_frame
+from .absent import AbsentPackage
 from .examples import is_main, package_base, usage_files
 from .snippets import python_of
 
@@ -219,16 +220,73 @@ def _module_name(path: str, tag: str) -> str:
     return f"_shapetrace_{tag}_{stem}_{digest}"
 
 
+#: the name under which a main block's statements ask whether to pass over what they raised
+_PASSED_OVER = "__shapetrace_passed_over__"
+
+
+class NetworkRefused(OSError):
+    """The network, refused while a module's own code runs (``_sandbox``)."""
+
+
+def _passer():
+    """``passed_over(exc, binds)``: whether a statement of a main block that raised ``exc`` is
+    passed over: it used a package not installed here or the network (a download), as it would
+    have on the user's machine, or a name that only a statement passed over would have bound
+    (``binds``: the names the statement binds, remembered when it is passed over)."""
+    unbound: set[str] = set()
+
+    def passed_over(exc: BaseException, binds: tuple) -> bool:
+        seen, cause = set(), exc
+        while cause is not None and id(cause) not in seen:
+            if isinstance(cause, (AbsentPackage, NetworkRefused)) or (
+                    type(cause) is NameError and getattr(cause, "name", None) in unbound):
+                unbound.update(binds)
+                return True
+            seen.add(id(cause))
+            cause = cause.__cause__ or cause.__context__
+        return False
+
+    return passed_over
+
+
 class _MainTrue(ast.NodeTransformer):
     """``if __name__ == "__main__":`` at the top of a module, made true: the file runs under a
     module name of its own (its classes keep a module ``inspect`` can find) and its main block
-    runs as ``python file.py`` would run it."""
+    runs as ``python file.py`` would run it. A statement of the block that uses a package not
+    installed here (a plot, a progress bar: ``absent``) or the network (a download of weights)
+    is passed over, as if it had run on the user's machine, and the block goes on to the
+    statements after it."""
 
     def visit_Module(self, node):
         for stmt in node.body:
             if isinstance(stmt, ast.If) and is_main(stmt.test):
                 stmt.test = ast.copy_location(ast.Constant(True), stmt.test)
+                stmt.body = [_passing_absent(inner) for inner in stmt.body]
         return node
+
+
+def _passing_absent(stmt: ast.stmt) -> ast.stmt:
+    # try: STMT / except Exception as e: if not passed_over(e, (names STMT binds)): raise
+    caught = "__shapetrace_raised__"
+    binds = ast.Tuple([ast.Constant(name) for name in sorted(_bound_by(stmt))], ast.Load())
+    asked = ast.Call(ast.Name(_PASSED_OVER, ast.Load()), [ast.Name(caught, ast.Load()), binds], [])
+    reraise = ast.If(ast.UnaryOp(ast.Not(), asked), [ast.Raise()], [])
+    handler = ast.ExceptHandler(type=ast.Name("Exception", ast.Load()), name=caught, body=[reraise])
+    guarded = ast.Try(body=[stmt], handlers=[handler], orelse=[], finalbody=[])
+    return ast.fix_missing_locations(ast.copy_location(guarded, stmt))
+
+
+def _bound_by(stmt: ast.stmt) -> set[str]:
+    """The names a statement binds at its own level (assigned, imported, defined, looped over)."""
+    names = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).partition(".")[0] for a in node.names)
+    return names
 
 
 def _load(path: str, *, main: bool, tag: str, also=()):
@@ -244,6 +302,7 @@ def _load(path: str, *, main: bool, tag: str, also=()):
     name = _module_name(path, tag)
     module = types.ModuleType(name)
     module.__file__ = path
+    setattr(module, _PASSED_OVER, _passer())
     sys.modules[name] = module  # dataclasses and inspect look their module up
     folder = os.path.dirname(path)
     base = package_base(folder)
@@ -453,7 +512,7 @@ def _sandbox():
     saved_net = [(owner, name, getattr(owner, name)) for owner, name in patched]
 
     def refused(*args, **kwargs):
-        raise OSError("network access is refused while shapetrace runs a module's own code")
+        raise NetworkRefused("network access is refused while shapetrace runs a module's own code")
 
     with tempfile.TemporaryDirectory(prefix="shapetrace-owncall-", ignore_cleanup_errors=True) \
             as scratch:

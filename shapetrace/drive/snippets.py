@@ -83,9 +83,15 @@ def _code_cells(text: str) -> list[str]:
             continue
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else str(source)
-        out.append("\n".join(line for line in source.splitlines()
-                             if not line.lstrip().startswith(("!", "%"))))
+        out.append("\n".join(_shell_as_pass(line) for line in source.splitlines()))
     return out
+
+
+def _shell_as_pass(line: str) -> str:
+    """A shell (``!pip``) or magic (``%matplotlib``) line as ``pass`` at its indentation (the
+    ``except ImportError:`` that installs a package keeps a body), any other line as is."""
+    stripped = line.lstrip()
+    return line[:len(line) - len(stripped)] + "pass" if stripped.startswith(("!", "%")) else line
 
 
 def notebook_module(text: str, name: str) -> str:
@@ -137,6 +143,13 @@ def _defines(stmt: ast.stmt, defined: set[str]) -> bool:
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         defined.add(stmt.name)
         return True
+    if isinstance(stmt, ast.Try) and not stmt.finalbody:  # ``try: import x`` / ``except ImportError:``
+        inner = set(defined)
+        blocks = [stmt.body, stmt.orelse, *(handler.body for handler in stmt.handlers)]
+        if all(isinstance(s, ast.Pass) or _defines(s, inner) for block in blocks for s in block):
+            defined |= inner
+            return True
+        return False
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if not all(isinstance(t, ast.Name) for t in targets) or not _cheap(stmt.value, defined):

@@ -206,17 +206,18 @@ def _notebook_module(path: Path) -> Path:
     content in a folder of its own under the temporary directory (never beside the notebook)."""
     import tempfile
 
-    from .snippets import notebook_module
+    from . import snippets
 
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TargetError(f"cannot read {path}: {exc}") from None
-    digest = hashlib.sha1((str(path) + text).encode()).hexdigest()[:12]
+    writer = Path(snippets.__file__).read_bytes()  # written anew when the way of writing changes
+    digest = hashlib.sha1((str(path) + text).encode() + writer).hexdigest()[:12]
     out = Path(tempfile.gettempdir()) / "shapetrace-notebooks" / digest / f"{_identifier(path.stem)}.py"
     if not out.is_file():
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(notebook_module(text, path.name), encoding="utf-8")
+        out.write_text(snippets.notebook_module(text, path.name), encoding="utf-8")
     return out
 
 
