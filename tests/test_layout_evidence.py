@@ -82,7 +82,7 @@ def test_declared_inputs_are_no_guess():
     assert _errors(declared["MixesFirstAxis"]) == ["batch-leak"]
 
 
-@pytest.mark.parametrize("name", ["RotaryHalves", "GatedHalves"])
+@pytest.mark.parametrize("name", ["RotaryHalves", "GatedHalves", "RotaryPairs"])
 def test_code_that_halves_a_size_gets_an_even_one(name):
     result = _report(f"{HALVES}::{name}")[name]
     assert result["error"] is None and result["ok"], result["diagnostics"]

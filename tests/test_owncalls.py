@@ -277,3 +277,13 @@ def test_a_statement_failing_otherwise_still_stops_the_main_block():
         assert passed_over(wrapped, ("weights",))
     # a name only a statement passed over would have bound
     assert passed_over(NameError("name 'weights' is not defined", name="weights"), ())
+
+
+def test_a_test_importing_a_package_not_installed_still_builds_and_calls_it(capsys):
+    """The package refuses to import without a library (its own ImportError raised from the
+    missing one) and the test file imports a helper package not installed: both stand in, and
+    the test's call is the one checked."""
+    code, targets = _report(capsys, str(DATA / "accel_project" / "shifts" / "mixing.py"))
+    target = targets["ShiftMix"]
+    assert code == 0 and target["error"] is None and _loud(target) == []
+    assert "test_mixing.py:9" in _note(target, "built and called as its own code does")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import inspect
 import re
 import sys
@@ -43,6 +44,29 @@ def distribution(module: str) -> str:
     """What ``pip install`` takes for the module ``module`` (``cv2``: ``opencv-python``)."""
     top = module.split(".")[0]
     return _DISTRIBUTIONS.get(top, top.replace("_", "-"))
+
+
+def missing_package(exc: BaseException, folders) -> str | None:
+    """The top-level name of a package that is not installed when ``exc`` says it is missing,
+    else None: never one of the user's own modules (a top-level name one of ``folders`` holds),
+    nor a submodule missing from an installed package (another version). An ``ImportError`` of
+    the code's own raised while a package was missing (``except ImportError: raise
+    ImportError("please install torchao")``) is read as that package missing."""
+    if type(exc) is ImportError and isinstance(exc.__cause__ or exc.__context__, ModuleNotFoundError):
+        exc = exc.__cause__ or exc.__context__
+    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    if not name or name.startswith("."):
+        return None
+    top = name.split(".")[0]
+    if top.startswith("_shapetrace") or any(
+            (folder / f"{top}.py").exists() or (folder / top).is_dir() for folder in folders):
+        return None  # the user's own module, or one of its submodules, is what is missing
+    try:
+        if importlib.util.find_spec(top) is not None:
+            return None  # installed: a submodule of it is missing (another version)
+    except (ImportError, ValueError):
+        pass
+    return top
 
 
 class AbsentPackage(TargetError):

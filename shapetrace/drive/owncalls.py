@@ -29,6 +29,7 @@ import os
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
@@ -136,7 +137,8 @@ def _run_all(path: str, wanted: dict, calls_from, single: bool, seconds: float) 
                     break
                 out.tried.append(label)
                 catcher.source = label
-                problem = _run_one(run, catcher)
+                problem = _run_standing(run, catcher, [Path(path).parent, Path(package_base(
+                    os.path.dirname(path)))])
                 if problem is not None:
                     out.failed.append(f"{label} {problem}")
     except TimedOut as exc:
@@ -178,28 +180,47 @@ def _has_main(path: str) -> bool:
     return "__main__" in text and "__name__" in text
 
 
-def _run_one(run, catcher) -> str | None:
+#: packages not installed that one source of the code's own calls may run without
+_MOST_STANDING = 6
+
+
+def _run_standing(run, catcher, folders) -> str | None:
+    """Run one source (``_run_one``); when it stops at a package that is not installed (a test
+    file's ``import torchvision``), again with that package standing in (``absent``)."""
+    from .absent import missing_package, standing_in
+
+    standing: list[str] = []
+    while True:
+        with standing_in(standing) if standing else contextlib.nullcontext():
+            problem, raised = _run_one(run, catcher)
+        missing = missing_package(raised, folders) if raised is not None else None
+        if missing is None or missing in standing or len(standing) >= _MOST_STANDING:
+            return problem
+        standing.append(missing)
+
+
+def _run_one(run, catcher) -> tuple[str | None, BaseException | None]:
     """Run one source inside the sandbox; why it stopped short (None: it ran, or stopped once
-    the calls were caught)."""
+    the calls were caught) and what it raised."""
     from .deadline import TimedOut
 
     try:
         with _sandbox(), catcher:
             run()
     except _Stop:
-        return None
+        return None, None
     except TimedOut:
         raise
     except KeyboardInterrupt:
         raise
     except SystemExit as exc:
-        return None if exc.code in (None, 0) else f"called exit({exc.code})"
+        return (None if exc.code in (None, 0) else f"called exit({exc.code})"), None
     except BaseException as exc:  # noqa: BLE001 - the user's code failed: a note, never a finding
         found = _user_site(exc.__traceback__)
         at = f" at {display_path(found[0])}:{found[1]}" if found else ""
         text = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
-        return f"raised {type(exc).__name__}{': ' + text if text else ''}{at}"
-    return None
+        return f"raised {type(exc).__name__}{': ' + text if text else ''}{at}", exc
+    return None, None
 
 
 def _user_site(tb):

@@ -31,7 +31,8 @@ from pathlib import Path
 
 from ..base.errors import NoModuleClasses, TargetError, UsageError
 from .devices import needs_gpu
-from .absent import distribution, lacking_name, native_library, refusing_module, standing_in
+from .absent import (distribution, lacking_name, missing_package, native_library, refusing_module,
+                     standing_in)
 from ..base.source import innermost_user_frame
 
 _FORMS = "path/to/file.py, path/to/file.py::Name, a notebook.ipynb[::Name] or package.module::Name"
@@ -190,7 +191,7 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
             folders = [f for f in (path.parent, home.root, above) if f is not None]
             if first is None:
                 first = _keeping(TargetError(_import_message(exc, location, path, folders)), exc)
-            top = (_standable(exc, folders) or refusing_module(exc, standing) or lacking_name(exc)
+            top = (missing_package(exc, folders) or refusing_module(exc, standing) or lacking_name(exc)
                    or native_library(exc)) if stand_in else None
             if top is not None and top not in standing and len(standing) < _MOST_STANDING:
                 standing.append(top)
@@ -223,14 +224,6 @@ def _notebook_module(path: Path) -> Path:
 
 #: packages not installed that one file may be imported without
 _MOST_STANDING = 8
-
-
-def _standable(exc: BaseException, folders: list[Path]) -> str | None:
-    """The top-level name to import as placeholders (``absent``) when ``exc`` says a package
-    that is not installed is missing (never the user's own module), else None."""
-    if not _not_installed(exc, folders):
-        return None
-    return exc.name.split(".")[0]
 
 
 def _folder_holding(exc: BaseException, folder: Path) -> Path | None:
@@ -464,20 +457,9 @@ def _import_message(exc: BaseException, location: str, target: Path | None,
 
 def _not_installed(exc: BaseException, folders: list[Path]) -> str | None:
     """The package to install when ``exc`` is a module that is neither installed nor one of
-    the user's own files (a top-level name no folder of the target holds), else None."""
-    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
-    if not name or name.startswith("."):
-        return None
-    top = name.split(".")[0]
-    if top.startswith("_shapetrace") or any(
-            (folder / f"{top}.py").exists() or (folder / top).is_dir() for folder in folders):
-        return None  # the user's own module, or one of its submodules, is what is missing
-    try:
-        if importlib.util.find_spec(top) is not None:
-            return None  # installed: a submodule of it is missing (another version)
-    except (ImportError, ValueError):
-        pass
-    return distribution(top)
+    the user's own files (``absent.missing_package``), else None."""
+    top = missing_package(exc, folders)
+    return None if top is None else distribution(top)
 
 
 def _not_built(exc: BaseException, folders: list[Path]) -> str | None:

@@ -36,3 +36,23 @@ class GatedHalves(nn.Module):
     def forward(self, x):
         value, gate = self.proj(x).chunk(2, dim=-1)
         return torch.cat([value * torch.sigmoid(gate), value], dim=-1)
+
+
+class RotaryPairs(nn.Module):
+    """Rotary positions over the features taken in pairs (``reshape(..., -1, 2)``), on a
+    ``(B, T, H, d)`` input made inside the module."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q = self.proj(x).view(b, t, self.heads, c // self.heads)
+        pairs = q.float().reshape(*q.shape[:-1], -1, 2)
+        angles = torch.arange(t)[:, None] / (10000 ** (torch.arange(pairs.shape[-2]) / pairs.shape[-2]))
+        cos, sin = angles.cos()[None, :, None, :], angles.sin()[None, :, None, :]
+        turned = torch.stack((pairs[..., 0] * cos - pairs[..., 1] * sin,
+                              pairs[..., 0] * sin + pairs[..., 1] * cos), dim=-1)
+        return turned.flatten(3).reshape(b, t, c)
