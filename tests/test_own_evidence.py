@@ -48,7 +48,7 @@ def _module():
 
 @pytest.mark.parametrize("name", [
     "NamespaceAttention", "NamespaceBlock", "DictModel", "StateAttention", "StateStack",
-    "KeywordsOnward", "Wrapper", "GpuCache", "GroupedKV", "OptionalPrevious", "RotaryPairs",
+    "KeywordsOnward", "KeywordsToBlocks", "Wrapper", "GpuCache", "GroupedKV", "OptionalPrevious", "RotaryPairs",
     "GridMixer", "EvenTable", "PaddedTranslator"])
 def test_built_from_its_own_code_and_clean(capsys, name):
     code, target = _check(capsys, name)
@@ -86,6 +86,8 @@ def test_kwargs_handed_to_the_base_class():
     module = _module()
     assert kwargs_base(module.KeywordsOnward) == (module.LayersBase, frozenset({"causal"}))
     assert kwargs_base(module.LayersBase) is None
+    # handed on to another class it builds, its first argument given by place
+    assert kwargs_base(module.KeywordsToBlocks) == (module.HeadsBlock, frozenset({"input_dim"}))
 
 
 def test_optional_input_and_offset_are_passed_as_values():

@@ -34,7 +34,7 @@ from pathlib import Path
 import torch
 
 from ..base.source import class_file, display_path, is_library_file, outer_user_frame
-from .absent import AbsentPackage
+from .absent import AbsentPackage, NotInstalled
 from .examples import is_main, package_base, usage_files
 from .snippets import python_of
 
@@ -251,8 +251,9 @@ class NetworkRefused(OSError):
 
 def _passer():
     """``passed_over(exc, binds)``: whether a statement of a main block that raised ``exc`` is
-    passed over: it used a package not installed here or the network (a download), as it would
-    have on the user's machine, or a name that only a statement passed over would have bound
+    passed over: it used a package not installed here (a placeholder of one, handed to torch
+    too: ``torch.LongTensor(dataset.targets)``) or the network (a download), as it would have on
+    the user's machine, or a name that only a statement passed over would have bound
     (``binds``: the names the statement binds, remembered when it is passed over)."""
     unbound: set[str] = set()
 
@@ -260,7 +261,8 @@ def _passer():
         seen, cause = set(), exc
         while cause is not None and id(cause) not in seen:
             if isinstance(cause, (AbsentPackage, NetworkRefused)) or (
-                    type(cause) is NameError and getattr(cause, "name", None) in unbound):
+                    type(cause) is NameError and getattr(cause, "name", None) in unbound) or (
+                    isinstance(cause, (TypeError, RuntimeError)) and NotInstalled.__name__ in str(cause)):
                 unbound.update(binds)
                 return True
             seen.add(id(cause))

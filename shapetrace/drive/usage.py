@@ -555,20 +555,35 @@ def _is_torch_layer(obj) -> bool:
 # --- **kwargs handed to a base class --------------------------------------------------------------
 
 def kwargs_base(cls: type) -> tuple[type, frozenset[str]] | None:
-    """``(base, keywords it sets)`` when ``cls.__init__`` hands its ``**kwargs`` on to its base
-    class's constructor (``super().__init__(causal=False, **kwargs)``), else None."""
+    """``(callee, keywords it sets)`` when ``cls.__init__`` hands its ``**kwargs`` on to its base
+    class's constructor (``super().__init__(causal=False, **kwargs)``) or to another class of
+    the user's that it builds (``Block(width, **block_args)``: the arguments it passes itself,
+    by keyword or by place, are its own), else None."""
+    import sys
+
     init = _init_of(cls)
     body = _function_def(_tree(init), "__init__") if init is not None else None
     if body is None:
         return None
+    spread = body.args.kwarg.arg if body.args.kwarg is not None else None
     for node in ast.walk(body):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "__init__"):
+        if not isinstance(node, ast.Call) or not any(kw.arg is None for kw in node.keywords):
             continue
-        if not any(kw.arg is None for kw in node.keywords):
-            continue
-        base = next((b for b in cls.__mro__[1:] if _init_of(b) is not None), None)
-        if base is None or not _user_code(base):
-            return None
-        return base, frozenset(kw.arg for kw in node.keywords if kw.arg is not None)
+        set_there = frozenset(kw.arg for kw in node.keywords if kw.arg is not None)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "__init__":
+            base = next((b for b in cls.__mro__[1:] if _init_of(b) is not None), None)
+            if base is None or not _user_code(base):
+                return None
+            return base, set_there
+        handed = any(kw.arg is None and isinstance(kw.value, ast.Name) and kw.value.id == spread
+                     for kw in node.keywords)
+        callee = getattr(sys.modules.get(cls.__module__), node.func.id, None) \
+            if handed and isinstance(node.func, ast.Name) else None
+        if isinstance(callee, type) and callee is not cls and _user_code(callee) \
+                and _init_of(callee) is not None:
+            try:
+                placed = list(inspect.signature(callee).parameters)[:len(node.args)]
+            except (TypeError, ValueError):
+                return None
+            return callee, set_there | frozenset(placed)
     return None

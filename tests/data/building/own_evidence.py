@@ -111,6 +111,31 @@ class KeywordsOnward(LayersBase):
         super().__init__(causal=False, **kwargs)
 
 
+class KeywordsToBlocks(nn.Module):
+    """Hands its ``**block_args`` on to each block it builds, with a width of its own by place."""
+
+    def __init__(self, width, num_layers, **block_args):
+        super().__init__()
+        self.blocks = nn.ModuleList([HeadsBlock(width, **block_args) for _ in range(num_layers)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+class HeadsBlock(nn.Module):
+    def __init__(self, input_dim, num_heads, dim_feedforward, dropout=0.0):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(input_dim, num_heads, dropout=dropout, batch_first=True)
+        self.ff = nn.Sequential(nn.Linear(input_dim, dim_feedforward), nn.ReLU(),
+                                nn.Linear(dim_feedforward, input_dim))
+
+    def forward(self, x):
+        x = x + self.attn(x, x, x, need_weights=False)[0]
+        return x + self.ff(x)
+
+
 class Wrapper(nn.Module):
     """Takes a module built elsewhere; its annotation says which."""
 
