@@ -146,6 +146,32 @@ def test_bare_import_of_a_module_beside_the_files_folder(capsys, tmp_path):
     assert report["targets"][0]["error"] is None, report["targets"][0]["error"]
 
 
+def test_a_module_named_as_its_package_imports_the_package(capsys, tmp_path, monkeypatch):
+    """``shifter/shifter.py`` importing ``shifter.rotary`` (the package, run from the project's
+    root, which is on ``sys.path`` already): the package is found, not the file itself."""
+    write(tmp_path / "shifter" / "__init__.py", "from shifter.shifter import Shifter\n")
+    write(tmp_path / "shifter" / "rotary.py", """
+        def turn(x):
+            return x.flip(-1)
+    """)
+    target = write(tmp_path / "shifter" / "shifter.py", """
+        from torch import nn
+        from shifter.rotary import turn
+
+        class Shifter(nn.Module):
+            def __init__(self, n_embd):
+                super().__init__()
+                self.lin = nn.Linear(n_embd, n_embd)
+
+            def forward(self, x):
+                return turn(self.lin(x))
+    """)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, report, _ = run_json(capsys, target)
+    assert report["targets"][0]["error"] is None, report["targets"][0]["error"]
+
+
 def test_loose_file_with_a_relative_import_still_says_how_to_import_it(capsys, tmp_path):
     target = write(tmp_path / "loose" / "attn.py", """
         from .helpers import nothing

@@ -78,6 +78,8 @@ QUIET = [
     ("reach.py", "ConditionWidthZero", {}),
     # detached steps and a flat softmax: the query moves the output only a little, not nothing
     ("reach.py", "GreedyFlatDecoder", {}),
+    # attention over the one pixel an image of 4 x 4 leaves after downsampling: weighs it 1
+    ("reach.py", "PixelAttentionAfterDownsampling", {"inputs": ["x=B,3,4,4"]}),
     ("masks.py", "PaddedSelfAttention", PADDED),
     ("masks.py", "PaddingMaskSdpa", PADDED),
     ("masks.py", "PaddingMaskAdditive", PADDED),

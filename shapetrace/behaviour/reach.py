@@ -32,7 +32,7 @@ import torch
 from torch import Tensor
 
 from ..analysis.graph import Graph
-from ..base.ops import cut_to_empty
+from ..base.ops import SDPA, SOFTMAXES, cut_to_empty, softmax_dim
 from ..base.records import OpRecord, TraceData
 from ..base.source import display_path
 from ..record.tensors import tensors_in
@@ -240,8 +240,20 @@ def _path_end(graph: Graph, records: list[OpRecord], outs_of, start: OpRecord, p
     if collapsed is not None and collapsed.index > start.index and not _dropped_after(graph, last):
         if any(m.src is not None and m.src[0] in carrying and not m.shape for m in collapsed.inputs):
             return None  # a weight summed to a number and multiplied away: touched on purpose
+        if _over_one_key(collapsed):
+            return None  # one key at these sizes (an image downsampled to one pixel): says nothing
         return ("collapsed", collapsed.index)
     return ("dropped", last.index)
+
+
+def _over_one_key(rec: OpRecord) -> bool:
+    """Whether ``rec`` is attention over a single key, or a softmax over an axis of size 1: its
+    weights are 1 whatever the queries and keys, at sizes where the code's own lengths (an
+    image's pixels after downsampling) came to one."""
+    if rec.op == SDPA:
+        return len(rec.inputs) >= 2 and len(rec.inputs[1].shape) >= 2 and rec.inputs[1].shape[-2] == 1
+    axis = softmax_dim(rec) if rec.op in SOFTMAXES else None
+    return axis is not None and rec.inputs[0].shape[axis[0]] == 1
 
 
 def _dropped_after(graph: Graph, rec: OpRecord) -> bool:

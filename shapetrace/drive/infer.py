@@ -13,7 +13,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
+import re
 import types
+import typing
 from collections.abc import Callable, Mapping
 
 import torch
@@ -349,6 +351,10 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             out[p.name] = None  # tested for None: the constructor makes its own (a shared bias)
             if notes is not None:
                 notes.append(f"{p.name}=None: its constructor makes one then; give --init to choose")
+        elif _none_allowed(p.annotation):  # ``cache_dir: str | None``: None, as its type says
+            out[p.name] = None
+            if notes is not None:
+                notes.append(f"{p.name}=None, which its type allows; give --init {p.name}=VALUE to choose")
         else:
             missing.append(p.name)
     for key, value in given.items():
@@ -364,6 +370,13 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
 
 
 MISSING = object()
+
+
+def _none_allowed(annotation) -> bool:
+    """Whether a parameter's annotation lets it be None (``str | None``, ``Optional[str]``)."""
+    if isinstance(annotation, str):
+        return bool(re.search(r"\|\s*None\b|\bNone\s*\||^Optional\[", annotation.strip()))
+    return annotation is not inspect.Parameter.empty and type(None) in typing.get_args(annotation)
 
 
 def _annotated_fields(cls: type) -> list[inspect.Parameter]:

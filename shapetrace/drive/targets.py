@@ -159,7 +159,8 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
     first = None  # the import's own failure, said when placeholders do not help
     while True:
         try:
-            with _on_sys_path(above), _on_sys_path(home.root), _on_sys_path(notebook or path.parent), \
+            later, first_on_path = _folders_first(home.root, notebook or path.parent)
+            with _on_sys_path(above), later, first_on_path, \
                     (standing_in(standing) if standing else nullcontext()):
                 if home.package:
                     _parent_package(home)
@@ -351,13 +352,24 @@ def _parent_package(home: _Home) -> None:
             setattr(sys.modules[".".join(names[:i])], names[i], module)
 
 
+def _folders_first(root: Path | None, folder: Path) -> tuple:
+    """The two folders to put on ``sys.path``, the one to come first last: the file's folder
+    first, then its project's root; the root first when the folder is a package (``pkg/pkg.py``
+    importing ``pkg.rotary`` finds the package, not itself)."""
+    if root is not None and (folder / "__init__.py").is_file():
+        return _on_sys_path(folder), _on_sys_path(root, front=True)
+    return _on_sys_path(root), _on_sys_path(folder)
+
+
 @contextmanager
-def _on_sys_path(directory: Path | None):
+def _on_sys_path(directory: Path | None, front: bool = False):
+    """``directory`` on ``sys.path`` while the block runs (first, when ``front``: even when it is
+    there already, further down)."""
     if directory is None:
         yield
         return
     entry = str(directory)
-    added = entry not in sys.path
+    added = entry not in sys.path or (front and sys.path[0] != entry)
     if added:
         sys.path.insert(0, entry)
     try:

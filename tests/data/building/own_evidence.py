@@ -111,6 +111,19 @@ class KeywordsOnward(LayersBase):
         super().__init__(causal=False, **kwargs)
 
 
+class OptionalPathsConfig(nn.Module):
+    """Arguments that name where weights come from, typed to allow None, without a default."""
+
+    def __init__(self, dim, from_pretrained: str | None, cache_dir: "Optional[str]"):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        if from_pretrained is not None:
+            self.load_state_dict(torch.load(from_pretrained))
+
+    def forward(self, x):
+        return self.proj(x)
+
+
 class KeywordsToBlocks(nn.Module):
     """Hands its ``**block_args`` on to each block it builds, with a width of its own by place."""
 

@@ -238,3 +238,24 @@ class GreedyFlatDecoder(nn.Module):
             step = torch.softmax(scores, dim=-1) @ seq
             seq = torch.cat([seq, step], dim=1).detach()
         return seq[:, 2:]
+
+
+class PixelAttentionAfterDownsampling(nn.Module):
+    """An image encoder whose attention runs over the pixels left after two stride-2
+    convolutions: an image of 4 x 4 pixels leaves one, and attention over one key weighs it 1
+    whatever the queries and keys say: not a weight without effect in the code."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.down = nn.Sequential(nn.Conv2d(3, channels, 3, stride=2, padding=1),
+                                  nn.Conv2d(channels, channels, 3, stride=2, padding=1))
+        self.q = nn.Conv2d(channels, channels, 1)
+        self.k = nn.Conv2d(channels, channels, 1)
+        self.v = nn.Conv2d(channels, channels, 1)
+
+    def forward(self, x):
+        h = self.down(x)
+        b, c, hh, ww = h.shape
+        q, k, v = (p(h).flatten(2).transpose(1, 2)[:, None] for p in (self.q, self.k, self.v))
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        return h + out[:, 0].transpose(1, 2).reshape(b, c, hh, ww)
