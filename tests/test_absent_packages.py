@@ -169,14 +169,14 @@ def _installed_beside(tmp_path, monkeypatch, package: str, code: str, file: str,
 
 
 def test_an_installed_module_that_refuses_a_placeholder_stands_in_too(tmp_path, monkeypatch):
-    """An installed library whose own import checks the missing package (a version, a feature:
-    ``torch.utils.tensorboard`` reads ``tensorboard.__version__``) refuses the placeholder with
-    an ImportError: that module stands in as well, the classes that never use it are checked,
-    and one that does is a target error naming the package that is missing."""
+    """An installed library whose own import checks the missing package (a feature, where it
+    was installed from: ``hasattr(board, '__file__')``) refuses the placeholder with an
+    ImportError: that module stands in as well, the classes that never use it are checked, and
+    one that does is a target error naming the package that is missing."""
     targets = _installed_beside(
         tmp_path, monkeypatch, "st_probe_logging",
         "import st_absent_board\n"
-        "if not hasattr(st_absent_board, '__version__'):\n"
+        "if not hasattr(st_absent_board, '__file__'):\n"
         "    raise ImportError('st_probe_logging needs st_absent_board 2.0 or above')\n"
         "def log(value):\n    return value\n", "logged.py",
         "import torch.nn as nn\nfrom st_probe_logging import log\n\n\n"

@@ -353,3 +353,97 @@ def test_an_extension_of_the_project_that_is_not_built_says_so(capsys, tmp_path)
     error = report["targets"][0]["error"]
     assert code == 2 and "not built" in error and "setup.py" in error
     assert "pip install" not in error
+
+
+def test_a_relative_import_past_a_folder_without_init(capsys, tmp_path):
+    """``from ..functions import act`` in models/ops/modules/attn.py, where ops/ has no
+    ``__init__.py`` (a namespace folder inside the models package): imported as its package
+    does, from above that folder."""
+    write(tmp_path / "models" / "__init__.py", "")
+    write(tmp_path / "models" / "ops" / "functions" / "__init__.py", """
+        def act(x):
+            return x.relu()
+    """)
+    write(tmp_path / "models" / "ops" / "modules" / "__init__.py", "")
+    target = write(tmp_path / "models" / "ops" / "modules" / "attn.py", """
+        from torch import nn
+        from ..functions import act
+
+        class Mixer(nn.Module):
+            def __init__(self, n_embd):
+                super().__init__()
+                self.lin = nn.Linear(n_embd, n_embd)
+
+            def forward(self, x):
+                return act(self.lin(x))
+    """)
+    code, report, _ = run_json(capsys, target)
+    assert report["targets"][0]["error"] is None, report["targets"][0]["error"]
+
+
+def test_a_package_half_imported_before_a_missing_one_is_imported_anew(capsys, tmp_path):
+    """A file of a package whose ``__init__`` imports it back, through a namespace subpackage
+    (ops/ without ``__init__.py``) that needs a compiled extension not built here: each try
+    stops at another missing package, and the next imports the package anew (no subpackage left
+    behind without its parent)."""
+    write(tmp_path / "models" / "__init__.py", "from .detr import build\n")
+    write(tmp_path / "models" / "detr.py", """
+        from .deformable import Deformable
+
+        def build(n_embd):
+            return Deformable(n_embd)
+    """)
+    write(tmp_path / "models" / "ops" / "functions" / "__init__.py", """
+        import st_absent_kernels_ext
+
+        def act(x):
+            return x.relu()
+    """)
+    write(tmp_path / "models" / "ops" / "modules" / "__init__.py", "from .attn import Mixer\n")
+    write(tmp_path / "models" / "ops" / "modules" / "attn.py", """
+        from torch import nn
+        from ..functions import act
+
+        class Mixer(nn.Module):
+            def __init__(self, n_embd):
+                super().__init__()
+                self.lin = nn.Linear(n_embd, n_embd)
+
+            def forward(self, x):
+                return self.lin(x)
+    """)
+    target = write(tmp_path / "models" / "deformable.py", """
+        import st_absent_vision
+        from torch import nn
+        from models.ops.modules import Mixer
+
+        class Deformable(nn.Module):
+            def __init__(self, n_embd):
+                super().__init__()
+                self.mix = Mixer(n_embd)
+
+            def forward(self, x):
+                return x + self.mix(x)
+    """)
+    code, report, _ = run_json(capsys, target)
+    assert report["targets"][0]["error"] is None, report["targets"][0]["error"]
+
+
+def test_a_version_check_of_a_package_standing_in_passes(capsys, tmp_path):
+    target = write(tmp_path / "checked.py", """
+        import st_absent_vision
+        from torch import nn
+
+        if float(st_absent_vision.__version__[:3]) < 0.5:
+            raise ImportError("st_absent_vision 0.5 or later is needed")
+
+        class Plain(nn.Module):
+            def __init__(self, n_embd):
+                super().__init__()
+                self.lin = nn.Linear(n_embd, n_embd)
+
+            def forward(self, x):
+                return self.lin(x)
+    """)
+    code, report, _ = run_json(capsys, target)
+    assert report["targets"][0]["error"] is None, report["targets"][0]["error"]

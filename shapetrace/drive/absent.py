@@ -13,8 +13,9 @@ function it decorates on unchanged) and an attribute set on one is dropped, so t
 finish; after it, every use raises. A package imported inside ``try: ... except ImportError`` keeps the file's own
 fallback: the placeholders are only put in after an import failed outright, and they are taken
 out of ``sys.modules`` again once the file is imported. An installed module whose own import
-refuses a placeholder (``torch.utils.tensorboard`` checks ``tensorboard.__version__``) stands in
+refuses a placeholder (a feature probe of a package standing in) stands in
 too, named by its dotted path (:func:`refusing_module`), and says which missing package it needs.
+A package standing in says its ``__version__`` is :data:`STANDING_VERSION`, later than any.
 A name an installed package does not have (``from transformers import top_k_top_p_filtering``,
 removed in the version installed) stands in alone (:func:`lacking_name`): the file is imported
 with a placeholder for that name, and a class that uses it says which version it needs.
@@ -211,8 +212,15 @@ def _base(path: str, bases: tuple) -> type:
     return stand_in
 
 
+#: the version a package standing in says it is (``if float(torchvision.__version__[:3]) < 0.5``
+#: at a file's top level): a version later than any, the one a user who installs it now gets
+STANDING_VERSION = "99.0.0"
+
+
 class _Placeholder(types.ModuleType):
     def __getattr__(self, name: str):
+        if name == "__version__":
+            return STANDING_VERSION
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         return NotInstalled(f"{self.__name__}.{name}")

@@ -33,7 +33,7 @@ from ..base.errors import NoModuleClasses, TargetError, UsageError
 from .devices import needs_gpu
 from .absent import (distribution, lacking_name, missing_package, native_library, refusing_module,
                      standing_in)
-from ..base.source import innermost_user_frame
+from ..base.source import innermost_user_frame, is_library_file
 
 _FORMS = "path/to/file.py, path/to/file.py::Name, a notebook.ipynb[::Name] or package.module::Name"
 
@@ -157,6 +157,7 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
     above = None  # a folder above that holds a module the file imports by its bare name
     standing: list[str] = []  # packages not installed, imported as placeholders (``absent``)
     first = None  # the import's own failure, said when placeholders do not help
+    before = set(sys.modules)
     while True:
         try:
             later, first_on_path = _folders_first(home.root, notebook or path.parent)
@@ -181,6 +182,7 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
             sys.modules.pop(module_name, None)
             if isinstance(exc, KeyboardInterrupt):
                 raise
+            _drop_user_modules(set(sys.modules) - before)  # half-imported: the next try anew
             if above is None:  # ``import utils`` of a file in model/, with utils.py beside model/
                 above = _folder_holding(exc, path.parent) or _folder_added(exc, path.parent, tree)
                 if above is not None:
@@ -201,6 +203,19 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
                 raise _keeping(TargetError(f"{_import_message(exc, location, path, folders)}: it needs a "
                                            f"GPU to import, which this machine does not have"), exc) from None
             raise first from None
+
+
+def _drop_user_modules(names) -> None:
+    """Take the user's modules among ``names`` out of ``sys.modules`` (a package whose
+    ``__init__`` failed leaves its namespace subpackages behind, which then find no parent)."""
+    for name in names:
+        module = sys.modules.get(name)
+        try:
+            where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
+        except KeyError:  # a namespace package whose parent is gone already
+            where = ""
+        if where is not None and not is_library_file(str(where), installed_is_library=True):
+            sys.modules.pop(name, None)
 
 
 def _notebook_module(path: Path) -> Path:
@@ -316,6 +331,10 @@ def _home(path: Path, tree: ast.Module) -> _Home:
         if top is None:
             return _Home()
     parts = folder.relative_to(top).parts
+    deepest = max((node.level for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)), default=0)
+    while relative and deepest > len(parts) and top.parent != top and top.name.isidentifier():
+        top = top.parent  # ``from ..functions import`` past a folder without ``__init__.py``
+        parts = folder.relative_to(top).parts
     if not (relative and parts and all(part.isidentifier() for part in parts)):
         return _Home(top)
     folders = tuple(top.joinpath(*parts[:i + 1]) for i in range(len(parts)))
