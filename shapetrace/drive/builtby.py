@@ -18,7 +18,7 @@ import ast
 import inspect
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -66,6 +66,9 @@ class Passed:
 
     value: object
     where: str
+    #: the other arguments that call passes by keyword as literals (``along_dim=-2``): passed
+    #: together with this one, they are taken with it over the constructor's defaults
+    beside: dict = field(default_factory=dict)
 
 
 def passed_for(owner: type, param: str, depth: int = 3) -> Passed | None:
@@ -144,7 +147,9 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
             continue
         value = _literal(arg)
         if value is not _NOTHING:
-            return Passed(value, _where(file, node.lineno))
+            beside = {k.arg: _literal(k.value) for k in node.keywords if k.arg not in (None, param)}
+            return Passed(value, _where(file, node.lineno),
+                          {k: v for k, v in beside.items() if v is not _NOTHING})
     return None
 
 

@@ -273,6 +273,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
 
     out: dict[str, object] = {}
     missing: list[str] = []
+    beside: dict[str, object] = {}  # the other literals of a project's call a value came from
     handed_on = kwargs_base(cls) if takes_kwargs else None
     if handed_on is not None:  # Encoder(**kwargs) -> super().__init__(causal=False, **kwargs)
         base, set_there = handed_on
@@ -340,6 +341,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                              f"checked); give --init {p.name}=False to check the module without")
         elif (passed := passed_for(cls, p.name)) is not None:  # as the project's code passes it
             out[p.name] = passed.value
+            beside.update({k: v for k, v in passed.beside.items() if k not in beside})
             if notes is not None:
                 notes.append(f"{p.name}={passed.value!r} as {passed.where} passes it; give --init "
                              f"{p.name}=VALUE to choose")
@@ -357,6 +359,9 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                 notes.append(f"{p.name}=None, which its type allows; give --init {p.name}=VALUE to choose")
         else:
             missing.append(p.name)
+    for key, value in beside.items():  # passed with a value taken from the same call
+        if key in out and key not in given and key in {p.name for p in params if p.default is not p.empty}:
+            out[key] = value
     for key, value in given.items():
         out.setdefault(key, value)
     from .examples import by_example

@@ -124,6 +124,35 @@ class OptionalPathsConfig(nn.Module):
         return self.proj(x)
 
 
+class ChunkedApply(nn.Module):
+    """Applies a module to chunks of its input along an axis that only its caller names."""
+
+    def __init__(self, chunks, fn, along_dim=-1):
+        super().__init__()
+        self.chunks, self.fn, self.dim = chunks, fn, along_dim
+
+    def forward(self, x):
+        return torch.cat([self.fn(c) for c in x.chunk(self.chunks, dim=self.dim)], dim=self.dim)
+
+
+class WideFeedForward(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class ChunkedFeedForward(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.ff = ChunkedApply(10, WideFeedForward(dim), along_dim=-2)
+
+    def forward(self, x):
+        return x + self.ff(x)
+
+
 class KeywordsToBlocks(nn.Module):
     """Hands its ``**block_args`` on to each block it builds, with a width of its own by place."""
 
