@@ -520,14 +520,33 @@ HELD_OUT_19_HELD = [
     ("hpcaitech/Open-Sora", "7ad6a96a135feb81f755c84fb391818718f6beb2",
      ["opensora/models/mmdit/layers.py", "opensora/models/vae/autoencoder_2d.py"], ""),
 ]
+HELD_OUT_20 = [
+    # measured as totals only, at the round's start and at its end: never read
+    ("microsoft/FocalNet", "e8514bdcfe1eb6e7e110403e9f2972c67dfed1c3", ["classification/focalnet.py"], ""),
+    ("snap-research/EfficientFormer", "d01da426243a38303d0a35d01fc928b0e37d38d3",
+     ["models/efficientformer.py", "models/efficientformer_v2.py"], ""),
+    ("deepseek-ai/Janus", "1daa72fa409002d40931bd7b36a9280362469ead",
+     ["janus/models/siglip_vit.py", "janus/models/vq_model.py", "janus/models/projector.py"], ""),
+    ("mit-han-lab/streaming-llm", "2e5042606d69933d88fbf909bd77907456b9b4dd",
+     ["streaming_llm/kv_cache.py", "streaming_llm/pos_shift/modify_llama.py"], ""),
+    ("HazyResearch/based", "32c1bd4e09c8f7f718b0ed3f2e0a333908297879",
+     ["based/models/mixers/linear_attention.py", "based/models/mixers/convolution.py",
+      "based/models/block.py"], ""),
+    ("Atcold/NYU-DLSP21", "1c516bf8300404e80109f2050ae2762193d8d608", ["10-autoencoder.ipynb", "11-VAE.ipynb"], ""),
+    ("lucidrains/video-diffusion-pytorch", "2b0b75ff2acc6e275fdf778be5804c5f8adfe1ef",
+     ["video_diffusion_pytorch/video_diffusion_pytorch.py"], ""),
+    ("yl4579/StyleTTS", "8460ae0b6d0512b956ac5ca0b7243768dff8895e", ["models.py", "Utils/ASR/models.py"], ""),
+    ("jasonppy/VoiceCraft", "a702dfd2ced6d4fd6b04bdc160c832c6efc8f6c5",
+     ["models/modules/transformer.py", "models/modules/activation.py", "models/voicecraft.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
         "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8, "held-out-9": HELD_OUT_9,
         "held-out-10": HELD_OUT_10, "held-out-11": HELD_OUT_11, "held-out-12": HELD_OUT_12, "held-out-13": HELD_OUT_13,
         "held-out-14": HELD_OUT_14, "held-out-15": HELD_OUT_15, "held-out-16": HELD_OUT_16, "held-out-17": HELD_OUT_17, "held-out-18": HELD_OUT_18,
         "held-out-19": HELD_OUT_19 + HELD_OUT_19_HELD, "held-out-19-dev": HELD_OUT_19,
-        "held-out-19-held": HELD_OUT_19_HELD,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17 + HELD_OUT_18 + HELD_OUT_19 + HELD_OUT_19_HELD}
+        "held-out-19-held": HELD_OUT_19_HELD, "held-out-20": HELD_OUT_20,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17 + HELD_OUT_18 + HELD_OUT_19 + HELD_OUT_19_HELD + HELD_OUT_20}
 
 
 def main(argv: list[str] | None = None) -> int:
