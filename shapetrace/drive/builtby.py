@@ -136,6 +136,8 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
         if not (isinstance(node, ast.Call) and _named(node.func) == owner.__name__):
             continue
         arg = _argument(node, param, index)
+        if arg is None:  # ``ConvLayer(**kwargs)`` with ``kwargs = dict(activation=..., ...)`` before
+            arg = _spread_argument(node, param, scope)
         if isinstance(arg, ast.Name) and arg.id in defaults:
             arg = defaults[arg.id]
         elif isinstance(arg, ast.Name) and arg.id in names and function and scope.name == "__init__" \
@@ -146,6 +148,9 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
                 return up
             continue
         value = _literal(arg)
+        if value is _NOTHING:  # a layer class handed in (``act_layer=nn.GELU``, or a name set to one)
+            value = _module_class_named(_assigned(scope).get(arg.id, arg) if isinstance(arg, ast.Name)
+                                        else arg, owner)
         if value is not _NOTHING:
             beside = {k.arg: _literal(k.value) for k in node.keywords if k.arg not in (None, param)}
             return Passed(value, _where(file, node.lineno),
@@ -188,6 +193,39 @@ def _literal(node: ast.expr | None) -> object:
                                     and all(isinstance(v, plain) for v in value)):
         return value
     return _NOTHING
+
+
+def _spread_argument(call: ast.Call, param: str, scope) -> ast.expr | None:
+    """What a call hands ``param`` through a dict it spreads (``**kwargs``), where the scope
+    builds that dict as a literal (``{"dim": ...}``) or with ``dict(dim=...)``; None otherwise."""
+    built = _assigned(scope)
+    for keyword in call.keywords:
+        value = built.get(keyword.value.id) if keyword.arg is None and isinstance(keyword.value, ast.Name) \
+            else None
+        if isinstance(value, ast.Dict):
+            for key, item in zip(value.keys, value.values):
+                if isinstance(key, ast.Constant) and key.value == param:
+                    return item
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+            for item in value.keywords:
+                if item.arg == param:
+                    return item.value
+    return None
+
+
+def _module_class_named(node: ast.expr | None, owner: type) -> object:
+    """The ``nn.Module`` class a dotted name (``nn.GELU``) names in ``owner``'s module, else
+    :data:`_NOTHING`: a layer class handed to a constructor that builds it."""
+    import torch
+
+    chain = node
+    while isinstance(chain, ast.Attribute):
+        chain = chain.value
+    dotted = ast.unparse(node) if isinstance(chain, ast.Name) else ""
+    found = sys.modules.get(owner.__module__)
+    for part in dotted.split(".") if dotted else ():
+        found = getattr(found, part, None)
+    return found if isinstance(found, type) and issubclass(found, torch.nn.Module) else _NOTHING
 
 
 def _trees(path: Path, owner: type):

@@ -343,7 +343,8 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             out[p.name] = passed.value
             beside.update({k: v for k, v in passed.beside.items() if k not in beside})
             if notes is not None:
-                notes.append(f"{p.name}={passed.value!r} as {passed.where} passes it; give --init "
+                shown = passed.value.__name__ if isinstance(passed.value, type) else repr(passed.value)
+                notes.append(f"{p.name}={shown} as {passed.where} passes it; give --init "
                              f"{p.name}=VALUE to choose")
         elif (used := read_for(cls, p.name)) is not None:  # an image's side, a set of levels
             out[p.name] = used.value

@@ -153,6 +153,32 @@ class ChunkedFeedForward(nn.Module):
         return x + self.ff(x)
 
 
+class ActivatedConv(nn.Module):
+    """Builds the layer class it is handed; only its caller says which."""
+
+    def __init__(self, channels, ratio, activation):
+        super().__init__()
+        self.inner = nn.Conv1d(channels, channels * ratio, 1)
+        self.act = activation()
+        self.outer = nn.Conv1d(channels * ratio, channels, 1)
+
+    def forward(self, x):
+        return x + self.outer(self.act(self.inner(x)))
+
+
+class ActivatedStack(nn.Module):
+    def __init__(self, channels, depth=2):
+        super().__init__()
+        activation = nn.GELU
+        kwargs = dict(ratio=3, activation=activation)
+        self.blocks = nn.ModuleList([ActivatedConv(channels, **kwargs) for _ in range(depth)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
 class KeywordsToBlocks(nn.Module):
     """Hands its ``**block_args`` on to each block it builds, with a width of its own by place."""
 
