@@ -18,6 +18,8 @@ _check = partial(resolved.result, DATA / "windows.py")
 @pytest.mark.parametrize("cls, said", [
     ("LocalWindowAttention", "window_size=4, a window's side nothing sets"),
     ("GridWindowBlock", "input_resolution=4, the side of a grid of tokens nothing sets"),
+    # a pair of sides, as forward unpacks it, with as many tokens as the grid holds
+    ("PairGridBlock", "input_resolution=(4, 4), the side of a grid of tokens nothing sets"),
     ("PooledMixer", "kernel_size=3, a kernel's size nothing sets"),
 ])
 def test_a_size_of_the_structure_nothing_sets_takes_one_that_fits(cls, said):
@@ -33,7 +35,7 @@ def test_a_window_attention_is_run_at_one_window_of_tokens(side):
     result = _check("LocalWindowAttention", init={"dim": "C", "num_heads": "H", "window_size": side})
     assert result.error is None and not result.diagnostics, (result.error, result.diagnostics)
     assert result.dims["T"] == side * side
-    assert any("the tokens of one window (its side squared)" in n for n in result.notes), result.notes
+    assert any("the tokens of the grid or window the module is built for" in n for n in result.notes), result.notes
 
 
 def test_a_bug_of_a_window_attention_is_found_at_its_line():

@@ -93,3 +93,26 @@ def only_tested(func, name: str) -> bool:
     uses = [node for node in ast.walk(body) if isinstance(node, ast.Name) and node.id == name
             and isinstance(node.ctx, ast.Load)]
     return bool(uses) and all(id(node) in tested for node in uses)
+
+
+def unpacked_into(cls: type, name: str) -> int:
+    """How many names the class's code unpacks the constructor argument ``name`` into
+    (``H, W = self.input_resolution`` after ``self.input_resolution = input_resolution``, or
+    ``H, W = input_resolution``): a pair of sizes is 2; 0 when it is never unpacked."""
+    tree = parsed(cls)
+    if tree is None:
+        return 0
+    pairs = [(t, v) for node in ast.walk(tree) if isinstance(node, ast.Assign) and len(node.targets) == 1
+             for t, v in (zip(node.targets[0].elts, node.value.elts)
+                          if isinstance(node.targets[0], ast.Tuple) and isinstance(node.value, ast.Tuple)
+                          and len(node.targets[0].elts) == len(node.value.elts)
+                          else [(node.targets[0], node.value)])]  # ``self.a, self.b = a, b`` too
+    kept = {f"self.{t.attr}" for t, v in pairs if isinstance(v, ast.Name) and v.id == name
+            and isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Tuple) \
+                and ast.unparse(node.value) in kept | {name} \
+                and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts):
+            return len(node.targets[0].elts)
+    return 0

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 
 import torch
 
-from ..analysis.code import compared_with_none, demanded
+from ..analysis.code import compared_with_none, demanded, unpacked_into
 from ..base.errors import TargetError, UsageError, one_line
 from ..base.names import (
     CONFIG,
@@ -321,6 +321,8 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                              f"give --init {p.name}=VALUE to choose")
         elif p.name in UNSET_SIDES:  # a patch's, a window's side, a kernel's size
             out[p.name], what = UNSET_SIDES[p.name]
+            if (sides := unpacked_into(cls, p.name)) > 1:  # ``H, W = self.input_resolution``
+                out[p.name] = (out[p.name],) * sides
             if notes is not None:
                 notes.append(f"{p.name}={out[p.name]}, {what} nothing sets; give --init "
                              f"{p.name}=VALUE to choose")

@@ -314,7 +314,7 @@ class ProbeSizes(Guess):
     def _resized(self, failed, plan: Plan) -> tuple[str, int, str] | None:
         op, raised = failed.failed_op, failed.raised
         if raised is not None and "T" in self.free and window_tokens(plan.init) not in (None, plan.dims["T"]):
-            return "T", window_tokens(plan.init), "the tokens of one window (its side squared)"
+            return "T", window_tokens(plan.init), "the tokens of the grid or window the module is built for"
         if raised is not None and "T" in self.free and not is_square(plan.dims["T"]):
             if grid_pattern(raised) or grid_view(raised, op, plan.dims["T"]):  # 'b (h w) c'
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"

@@ -104,3 +104,22 @@ class BatchCache(nn.Module):
     def forward(self, x):
         self.keys[:, : x.shape[1]] = x
         return self.keys[:, : x.shape[1]].clone()
+
+
+class PairGridBlock(nn.Module):
+    """Its grid given as a pair of sides, unpacked in forward, which checks the token count."""
+
+    def __init__(self, dim, input_resolution, num_heads, window_size=2):
+        super().__init__()
+        self.input_resolution, self.window = input_resolution, window_size
+        self.norm = nn.LayerNorm(dim)
+        self.attn = LocalWindowAttention(dim, window_size, num_heads)
+
+    def forward(self, x):
+        H, W = self.input_resolution
+        b, n, c = x.shape
+        assert n == H * W, "input feature has wrong size"
+        w = self.window
+        h = self.norm(x).view(b, H // w, w, W // w, w, c).permute(0, 1, 3, 2, 4, 5).reshape(-1, w * w, c)
+        h = self.attn(h).view(b, H // w, W // w, w, w, c).permute(0, 1, 3, 2, 4, 5).reshape(b, n, c)
+        return x + h
