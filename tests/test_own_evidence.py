@@ -48,7 +48,7 @@ def _module():
 
 @pytest.mark.parametrize("name", [
     "NamespaceAttention", "NamespaceBlock", "DictModel", "StateAttention", "StateStack",
-    "KeywordsOnward", "KeywordsToBlocks", "OptionalPathsConfig", "ChunkedApply", "ActivatedConv", "Wrapper", "GpuCache", "GroupedKV", "OptionalPrevious", "RotaryPairs",
+    "KeywordsOnward", "KeywordsToBlocks", "OptionalPathsConfig", "ChunkedApply", "ActivatedConv", "TwoStageModel", "Wrapper", "GpuCache", "GroupedKV", "OptionalPrevious", "RotaryPairs",
     "GridMixer", "EvenTable", "PaddedTranslator"])
 def test_built_from_its_own_code_and_clean(capsys, name):
     code, target = _check(capsys, name)

@@ -49,9 +49,32 @@ class AnnotatedConfig(ConfigStyle):
             annotation = getattr(_module_of(cls), annotation, None)
         if not isinstance(annotation, type):
             return None
-        if dataclasses.is_dataclass(annotation) or _takes_sizes(annotation):
+        if dataclasses.is_dataclass(annotation):
+            return _having_fields_read(cls, param, annotation)
+        if _takes_sizes(annotation):
             return annotation
         return None
+
+
+def _having_fields_read(cls: type, param, annotation: type) -> type:
+    """The config dataclass to build for ``param``: its annotation, or, when the code reads
+    fields the annotation lacks (``config: NaiveArgs`` where the class reads ``config.fast_dim``
+    of its sibling ``DualArgs``), the one dataclass of the module related to it (a subclass, or
+    one sharing a base) that has every field the code reads."""
+    from .usage import fields_read
+
+    read = set(fields_read(cls, param.name))
+
+    def fields(config: type) -> set[str]:
+        return {f.name for f in dataclasses.fields(config)}
+
+    if not read or read <= fields(annotation):
+        return annotation
+    related = set(annotation.__mro__[:-1])
+    found = [v for v in vars(_module_of(cls) or _Namespace({})).values()
+             if isinstance(v, type) and dataclasses.is_dataclass(v) and v is not annotation
+             and related & set(v.__mro__[:-1]) and read <= fields(v)]
+    return found[0] if len(found) == 1 else annotation
 
 
 class ModuleConfigClass(ConfigStyle):

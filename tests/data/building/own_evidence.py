@@ -1,5 +1,6 @@
 """Modules whose sizes only their own code states: no annotation, no dataclass, no flags."""
 
+import dataclasses
 import math
 
 import torch
@@ -378,3 +379,32 @@ class AdditiveScores(nn.Module):
     def forward(self, query, key, value):
         scores = self.v(torch.tanh(self.wq(query) + self.wk(key))).squeeze(-1)
         return torch.bmm(scores.softmax(-1).unsqueeze(1), value)
+
+
+@dataclasses.dataclass
+class StageArgs:
+    dim: int = 64
+    n_head: int = 4
+
+
+@dataclasses.dataclass
+class PlainStageArgs(StageArgs):
+    kind: str = "plain"
+
+
+@dataclasses.dataclass
+class TwoStageArgs(StageArgs):
+    kind: str = "two"
+    fast_dim: int = 32
+
+
+class TwoStageModel(nn.Module):
+    """Annotated with the plain arguments, but reads a field only its sibling has."""
+
+    def __init__(self, config: PlainStageArgs):
+        super().__init__()
+        self.slow = nn.Linear(config.dim, config.dim)
+        self.to_fast = nn.Linear(config.dim, config.fast_dim)
+
+    def forward(self, x):
+        return self.to_fast(self.slow(x))
