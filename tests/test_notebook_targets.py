@@ -70,3 +70,25 @@ def test_an_import_with_an_install_fallback_stays_a_definition():
     assert "class Task(tr.Module):" in lines
     assert "    try:" in lines and "        data = open('data.txt').read()" in lines  # runs only as main
     compile(module, "course.py", "exec")
+
+
+def test_sizes_a_notebook_sets_in_names_and_passes_are_read_when_its_cells_cannot_run(tmp_path, capsys):
+    """The cell that builds the model first reads a dataset from a package not installed, so
+    its own call never runs; the sizes it names (``hidden = 24``) and passes are still read."""
+    from shapetrace.frontends.cli import main
+
+    cells = [
+        "import torch\nfrom torch import nn\nimport not_installed_text_data as text_data\n",
+        "class Encoder(nn.Module):\n    def __init__(self, vocab, hidden, smoothing):\n"
+        "        super().__init__()\n        self.embed = nn.Embedding(vocab, hidden)\n"
+        "        self.smoothing = smoothing\n\n"
+        "    def forward(self, tokens):\n        return self.embed(tokens) * self.smoothing\n",
+        "vocab = len(text_data.load('train'))\nhidden = 24\nsmoothing = 0.25\n"
+        "encoder = Encoder(vocab, hidden, smoothing)\n",
+    ]
+    notebook = tmp_path / "course.ipynb"
+    notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "source": c} for c in cells]}))
+    main([str(notebook), "--format", "json", "--no-trace"])
+    (target,) = json.loads(capsys.readouterr().out)["targets"]
+    assert target["error"] is None, target["error"]
+    assert any(n.startswith("smoothing=0.25 as") for n in target["notes"]), target["notes"]

@@ -87,7 +87,7 @@ def passed_for(owner: type, param: str, depth: int = 3) -> Passed | None:
         methods = {id(f): c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
         for scope in ast.walk(tree):  # a notebook's own cells call it at their top level
             if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                    or scope is tree and file.suffix == ".ipynb":
+                    or scope is tree and _cells(file):
                 found = _passed_in(scope, methods.get(id(scope)), owner, param, index, file, depth)
                 if found is not None:
                     return found
@@ -148,9 +148,11 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
                 return up
             continue
         value = _literal(arg)
+        set_to = _assigned(scope).get(arg.id, arg) if isinstance(arg, ast.Name) else arg
+        if value is _NOTHING and set_to is not arg:  # a name the scope set to a literal
+            value = _literal(set_to)
         if value is _NOTHING:  # a layer class handed in (``act_layer=nn.GELU``, or a name set to one)
-            value = _module_class_named(_assigned(scope).get(arg.id, arg) if isinstance(arg, ast.Name)
-                                        else arg, owner)
+            value = _module_class_named(set_to, owner)
         if value is not _NOTHING:
             beside = {k.arg: _literal(k.value) for k in node.keywords if k.arg not in (None, param)}
             return Passed(value, _where(file, node.lineno),
@@ -193,6 +195,14 @@ def _literal(node: ast.expr | None) -> object:
                                     and all(isinstance(v, plain) for v in value)):
         return value
     return _NOTHING
+
+
+def _cells(file: Path) -> bool:
+    """Whether ``file`` holds a notebook's code cells (a notebook, or the module written from
+    one), whose top level is where the notebook builds its classes."""
+    from .snippets import FROM_NOTEBOOK
+
+    return file.suffix == ".ipynb" or _text(file).startswith(FROM_NOTEBOOK)
 
 
 def _spread_argument(call: ast.Call, param: str, scope) -> ast.expr | None:

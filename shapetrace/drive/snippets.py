@@ -94,13 +94,17 @@ def _shell_as_pass(line: str) -> str:
     return line[:len(line) - len(stripped)] + "pass" if stripped.startswith(("!", "%")) else line
 
 
+#: how a module written from a notebook's code cells (:func:`notebook_module`) begins
+FROM_NOTEBOOK = "# The code cells of "
+
+
 def notebook_module(text: str, name: str) -> str:
     """A notebook (JSON) as a Python module to import: its code cells in order, each headed by
     ``# code cell N``; the definitions (imports, functions, classes, assignments of constants) at the
     top level, every other statement (a model built and called, a training loop, a plot) under
     ``if __name__ == "__main__":``, so that importing it defines the classes and runs nothing,
     and running it as ``__main__`` (the code's own calls) runs the notebook in order."""
-    parts = [f"# The code cells of {name}, written by shapetrace: definitions at the top level, "
+    parts = [f"{FROM_NOTEBOOK}{name}, written by shapetrace: definitions at the top level, "
              f"the rest of each cell under if __name__ == \"__main__\"."]
     defined: set[str] = set(dir(builtins))
     for number, body in enumerate(_code_cells(text)):
