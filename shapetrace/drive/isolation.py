@@ -41,11 +41,9 @@ def _is_users(module) -> bool:
 def _library() -> tuple[str, ...]:
     global _LIBRARY
     if _LIBRARY is None:
-        from .targets import (
-            _library_dirs,  # Python's, installed packages', shapetrace's
-        )
+        from .syspath import library_dirs  # Python's, installed packages', shapetrace's
 
-        _LIBRARY = _library_dirs()
+        _LIBRARY = library_dirs()
     return _LIBRARY
 
 

@@ -17,23 +17,22 @@ Every failure is one line: a :class:`UsageError` for a target string that names 
 from __future__ import annotations
 
 import ast
-import functools
 import hashlib
 import importlib
 import importlib.machinery
 import importlib.util
 import os
 import sys
-import sysconfig
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.errors import NoModuleClasses, TargetError, UsageError
-from .devices import needs_gpu
+from ..base.source import innermost_user_frame
 from .absent import (distribution, lacking_name, missing_package, native_library, refusing_module,
                      standing_in)
-from ..base.source import innermost_user_frame, is_library_file
+from .devices import needs_gpu
+from .syspath import drop_user_modules, folders_first, forget_shadowed, on_sys_path
 
 _FORMS = "path/to/file.py, path/to/file.py::Name, a notebook.ipynb[::Name] or package.module::Name"
 
@@ -151,17 +150,17 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
         if config is not None:
             code = compile(config.tree, str(path), "exec", dont_inherit=True)
 
-    _forget_shadowed(path.parent)
+    forget_shadowed(path.parent)
     if home.root is not None:
-        _forget_shadowed(home.root)
+        forget_shadowed(home.root)
     above = None  # a folder above that holds a module the file imports by its bare name
     standing: list[str] = []  # packages not installed, imported as placeholders (``absent``)
     first = None  # the import's own failure, said when placeholders do not help
     before = set(sys.modules)
     while True:
         try:
-            later, first_on_path = _folders_first(home.root, notebook or path.parent)
-            with _on_sys_path(above), later, first_on_path, \
+            later, first_on_path = folders_first(home.root, notebook or path.parent)
+            with on_sys_path(above), later, first_on_path, \
                     (standing_in(standing) if standing else nullcontext()):
                 if home.package:
                     _parent_package(home)
@@ -182,7 +181,7 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
             sys.modules.pop(module_name, None)
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            _drop_user_modules(set(sys.modules) - before)  # half-imported: the next try anew
+            drop_user_modules(set(sys.modules) - before)  # half-imported: the next try anew
             if above is None:  # ``import utils`` of a file in model/, with utils.py beside model/
                 above = _folder_holding(exc, path.parent) or _folder_added(exc, path.parent, tree)
                 if above is not None:
@@ -203,19 +202,6 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
                 raise _keeping(TargetError(f"{_import_message(exc, location, path, folders)}: it needs a "
                                            f"GPU to import, which this machine does not have"), exc) from None
             raise first from None
-
-
-def _drop_user_modules(names) -> None:
-    """Take the user's modules among ``names`` out of ``sys.modules`` (a package whose
-    ``__init__`` failed leaves its namespace subpackages behind, which then find no parent)."""
-    for name in names:
-        module = sys.modules.get(name)
-        try:
-            where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
-        except KeyError:  # a namespace package whose parent is gone already
-            where = ""
-        if where is not None and not is_library_file(str(where), installed_is_library=True):
-            sys.modules.pop(name, None)
 
 
 def _notebook_module(path: Path) -> Path:
@@ -288,7 +274,7 @@ def _import_module(dotted: str, base: Path):
     if not all(part.isidentifier() for part in dotted.split(".")):
         raise UsageError(f"target {dotted!r}: not a file or a module path; expected {_FORMS}")
     try:
-        with _on_sys_path(base):
+        with on_sys_path(base):
             return importlib.import_module(dotted)
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
@@ -369,80 +355,6 @@ def _parent_package(home: _Home) -> None:
         sys.modules[name] = module
         if i:
             setattr(sys.modules[".".join(names[:i])], names[i], module)
-
-
-def _folders_first(root: Path | None, folder: Path) -> tuple:
-    """The two folders to put on ``sys.path``, the one to come first last: the file's folder
-    first, then its project's root; the root first when the folder is a package (``pkg/pkg.py``
-    importing ``pkg.rotary`` finds the package, not itself)."""
-    if root is not None and (folder / "__init__.py").is_file():
-        return _on_sys_path(folder), _on_sys_path(root, front=True)
-    return _on_sys_path(root), _on_sys_path(folder)
-
-
-@contextmanager
-def _on_sys_path(directory: Path | None, front: bool = False):
-    """``directory`` on ``sys.path`` while the block runs (first, when ``front``: even when it is
-    there already, further down)."""
-    if directory is None:
-        yield
-        return
-    entry = str(directory)
-    added = entry not in sys.path or (front and sys.path[0] != entry)
-    if added:
-        sys.path.insert(0, entry)
-    try:
-        yield
-    finally:
-        if added and entry in sys.path:
-            sys.path.remove(entry)
-
-
-def _forget_shadowed(directory: Path) -> None:
-    """Drop user modules that a file in ``directory`` would shadow on import.
-
-    Two students' ``helpers.py`` share the name ``helpers``, and two students' ``models/``
-    folders (with or without ``__init__.py``) the name ``models``: without this, the second
-    student's ``import helpers`` or ``from models.attn import ...`` would get the first one's
-    module from ``sys.modules``.
-    """
-    library = _library_dirs()
-    try:  # one listing, not two stat calls for each of the hundreds of top-level modules
-        entries = os.listdir(directory)
-    except OSError:
-        return
-    names = {e[:-3] if e.endswith(".py") else e for e in entries}
-    for name in [n for n in names if n in sys.modules]:  # the folder's few, not sys.modules'
-        if not ((directory / f"{name}.py").is_file() or (directory / name).is_dir()):
-            continue
-        homes = _homes(sys.modules.get(name))
-        if not homes or any(str(home).startswith(library) for home in homes):
-            continue  # never drop the standard library or an installed package
-        if directory not in {home.parent for home in homes}:
-            for other in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
-                sys.modules.pop(other, None)
-
-
-def _homes(module) -> list[Path]:
-    """Where a top-level module lives: its file, its package's folder, or every folder of a
-    namespace package (a ``models/`` without ``__init__.py``)."""
-    filename = getattr(module, "__file__", None)
-    if filename:
-        resolved = Path(filename).resolve()
-        return [resolved.parent if resolved.name == "__init__.py" else resolved]
-    try:
-        return [Path(p).resolve() for p in getattr(module, "__path__", None) or ()]
-    except (TypeError, OSError):
-        return []
-
-
-@functools.lru_cache(maxsize=1)  # a fact of this interpreter and this install
-def _library_dirs() -> tuple[str, ...]:
-    """Directories of Python itself, installed packages and shapetrace: not the user's code."""
-    keys = ("stdlib", "platstdlib", "purelib", "platlib")
-    dirs = {str(Path(sysconfig.get_paths()[key]).resolve()) for key in keys}
-    dirs.add(str(Path(__file__).resolve().parent.parent))  # shapetrace itself
-    return tuple(d + os.sep for d in dirs)
 
 
 def _identifier(stem: str) -> str:
