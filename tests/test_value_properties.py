@@ -37,6 +37,9 @@ FIRING = [
     ("collapse.py", "SumNormalisedOverScore", "constant-result", {}),
     ("state.py", "ShiftAddedToBias", "stateful-forward", {}),
     ("state.py", "CallCounterBuffer", "stateful-forward", {}),
+    # a bias cached on the first call and added again from the second on, beside a harmless
+    # cached mask: the finding names the bias, where it is made and where the next call reads it
+    ("state.py", "CachedBiasAttention", "stateful-forward", {}),
     ("reach.py", "MlpResultLost", "weight-without-effect", {}),
     ("reach.py", "GateTimesZero", "weight-without-effect", {}),
     # parts of a weight: only one head of a fused projection, only a diagonal
@@ -63,6 +66,7 @@ QUIET = [
     ("state.py", "ShiftAddedToOutput", {}),
     ("state.py", "LazyTableForMaxLength", {}),
     ("state.py", "KeepsLastAttention", {}),
+    ("state.py", "CachedBiasAttentionFixed", {}),
     ("reach.py", "MlpResultUsed", {}),
     ("reach.py", "ZeroInitGate", {}),
     ("reach.py", "FrozenTeacherAndCache", {}),

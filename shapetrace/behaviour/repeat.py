@@ -69,7 +69,9 @@ def stateful_forward(probe: Probe, first) -> list:
             if change is None:
                 return []  # other shapes: a cache lengthened by an incremental decode
             if change > RTOL:
-                return [_finding(probe, changed, made, change, same=args is probe.args)]
+                changed = _that_matter(probe, changed, args, kwargs, fresh_out) or changed
+                read = _read_by_next(probe, changed, args, kwargs)
+                return [_finding(probe, changed, made, change, same=args is probe.args, read=read)]
             probe.restore_state()
             made, changed = _first_call(probe)
         return []
@@ -105,6 +107,56 @@ def _first_call(probe: Probe) -> tuple[dict[int, OpRecord], list[tuple[str, Any]
     if any(probe.B in t.shape for _, value in changed for t in tensors_in(value)):
         return made, []
     return made, changed
+
+
+def _that_matter(probe: Probe, changed: Sequence[tuple[str, Any]], args, kwargs, fresh_out) -> list:
+    """The state a first call left that alone makes the next call differ (a bias cached and
+    added again, not the causal mask cached beside it): for each name, a first call, then
+    everything else put back, then the call again. Empty when no one name does it alone."""
+    names = list(dict.fromkeys(k for k, _ in changed))
+    if len(names) < 2:
+        return []
+    matter = []
+    for name in names:
+        probe.restore_state()
+        with torch.no_grad(), math_sdpa(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probe.model(*fresh(probe.args), **fresh(probe.kwargs))
+            probe._state.restore(keep={name})
+            again = probe.model(*fresh(args), **fresh(kwargs))
+        change = _change(fresh_out, again)
+        if change is not None and change > RTOL:
+            matter.append(name)
+    probe.restore_state()
+    return [(k, v) for k, v in changed if k in matter]
+
+
+def _read_by_next(probe: Probe, changed: Sequence[tuple[str, Any]], args, kwargs) -> OpRecord | None:
+    """The first op of the user's code that reads the state a first call left, in the call
+    after it (``qk_sim + self.bias[...]``), or None."""
+    probe.restore_state()
+    with torch.no_grad(), math_sdpa(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        probe.model(*fresh(probe.args), **fresh(probe.kwargs))
+        names = {k for k, _ in changed}
+        left = [t for k, value in probe._state.changed() if k in names for t in tensors_in(value)]
+        wanted = {id(t) for t in left} | {t.data_ptr() for t in left if t.numel()}
+        found: list[OpRecord] = []
+
+        def reads(rec: OpRecord, outs: tuple, op_args: tuple, op_kwargs: dict) -> None:
+            if found or rec.site is None:
+                return
+            for t in tensors_in((op_args, op_kwargs)):
+                if id(t) in wanted or (t.numel() and t.data_ptr() in wanted):
+                    found.append(rec)
+                    return
+
+        recorder = Recorder(TraceData(probe.dims), probe.model, root=probe.root, probes=False,
+                            observer=reads)
+        with recorder:
+            probe.model(*fresh(args), **fresh(kwargs))
+    probe.restore_state()
+    return found[0] if found else None
 
 
 def _follows_inputs(probe: Probe, changed: Sequence[tuple[str, Any]]) -> bool:
@@ -162,7 +214,8 @@ def _change(a, b) -> float | None:
 
 
 def _finding(probe: Probe, changed: Sequence[tuple[str, Any]], made: Mapping[int, OpRecord],
-             change: float | None, *, same: bool, raised: str | None = None):
+             change: float | None, *, same: bool, raised: str | None = None,
+             read: OpRecord | None = None):
     rec, name = None, changed[0][0]
     for key, value in changed:
         for t in tensors_in(value):
@@ -184,8 +237,11 @@ def _finding(probe: Probe, changed: Sequence[tuple[str, Any]], made: Mapping[int
         what = f"raises ({raised}), where the same call on a fresh module runs"
     else:
         what = f"differs from the same call on a fresh module by up to {change:.3g} (relative)"
+    read_at = f"; the next call reads it at {read.file}:{read.line} (`{read.source or read.op}`)" \
+        if read is not None and read.file else ""
     message = (f"the forward changes the module's own state ({names}), and the next call reads "
-               f"it: after one call, a call on {inputs} {what}. `{name}` is written here{where}")
+               f"it: after one call, a call on {inputs} {what}. `{name}` is written here{where}"
+               f"{read_at}")
     hint = ("compute the value inside forward each call (or keep it in a buffer built once, in "
             "__init__, for the longest length), and never update a parameter or a table in place "
             "in forward")

@@ -31,16 +31,18 @@ class ModuleState:
     added. Plain numbers and strings (dropout rates, which the determinism check raises on
     purpose) are left alone."""
 
-    def __init__(self, model: nn.Module):
+    def __init__(self, model: nn.Module, *, parameters: bool = True):
+        """``parameters=False``: the parameters' slots are kept, not their values (a module's
+        state as built, taken before its first forward without a copy of its weights)."""
         self.tensors: list[tuple[Tensor, Tensor]] = []
         self.slots: list[tuple[dict, str, Any]] = []
         self.attrs: dict[nn.Module, dict[str, Any]] = {}
         with torch.no_grad():
             for sub in model.modules():
-                for store in module_tables(sub)[:2]:
+                for kind, store in enumerate(module_tables(sub)[:2]):
                     for key, value in store.items():
                         self.slots.append((store, key, value))
-                        if value is not None:
+                        if value is not None and (parameters or kind == 1):
                             self.tensors.append((value, value.detach().clone()))
                 kept = {}
                 for key, value in vars(sub).items():
@@ -69,12 +71,18 @@ class ModuleState:
                 found.append((names.get(id(tensor), "buffer"), tensor))
         return found
 
-    def restore(self) -> None:
+    def restore(self, keep=()) -> None:
+        """Put back the state as taken, except the entries named in ``keep`` (left as a run
+        left them: which of the state a run changed makes the next call differ)."""
+        names = {id(t): k for sub in self.attrs for table in module_tables(sub)[:2]
+                 for k, t in table.items()} if keep else {}
         with torch.no_grad(), disable_torch_function():
             for store, key, value in self.slots:
-                if store.get(key) is not value:
+                if store.get(key) is not value and key not in keep:
                     store[key] = value
             for tensor, saved in self.tensors:
+                if names.get(id(tensor)) in keep:
+                    continue
                 if tensor.shape != saved.shape or tensor.dtype != saved.dtype:
                     tensor.set_(saved.clone())
                 elif not _same_value(tensor, saved):
@@ -82,9 +90,11 @@ class ModuleState:
             for sub, kept in self.attrs.items():
                 attrs = vars(sub)
                 for key in [k for k, v in attrs.items() if k not in kept and not k.startswith("_")
-                            and isinstance(v, _CONTAINERS) and not _holds_module(v)]:
+                            and isinstance(v, _CONTAINERS) and not _holds_module(v) and k not in keep]:
                     del attrs[key]
                 for key, value in kept.items():
+                    if key in keep:
+                        continue
                     if key not in attrs or not _same_value(attrs[key], value):
                         attrs[key] = _copy(value)
 

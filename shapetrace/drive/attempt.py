@@ -21,6 +21,7 @@ from ..base.errors import ShapetraceError, TargetError, drop_frames, one_line
 from ..base.ops import cut_to_empty
 from ..base.records import OpRecord
 from ..base.source import innermost_user_frame, user_frame
+from ..behaviour.state import ModuleState
 from ..record.fake import NeedsValuesError
 from ..record.fastpath import FastPathWatch
 from ..record.probes import head_keeper
@@ -293,6 +294,9 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
                   skip=skip, observer=observe)
     raised = output = None
     sites: list = []
+    # the state as built, put back after this first forward: what a forward leaves for the next
+    # call (a table cached from the first call) is what ``stateful-forward`` compares against
+    built = ModuleState(model, parameters=False) if isinstance(model, torch.nn.Module) else None
     with torch.no_grad(), FastPathWatch(model) as fast:
         try:
             with trace, cpu_only(sites):
@@ -316,6 +320,8 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
                 raise TargetError(needs_package(*missing)) from None
             raised = exc
     trace.head_weights = heads
+    if built is not None:
+        built.restore()
     raised_at = raised_in = None
     if raised is not None:  # what the rules did not explain, read while its frames exist
         trace.add(raised_findings(trace.records, raised, trace.diagnostics))

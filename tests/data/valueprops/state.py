@@ -101,3 +101,55 @@ class KeepsLastAttention(nn.Module):
         self.last_attention = att.detach()
         self.memory = (k[:, :, -T:].detach(), v[:, :, -T:].detach())
         return (att @ v).transpose(1, 2).reshape(B, T, C)
+
+
+class CachedBiasAttention(nn.Module):
+    """A distance bias per head cached in a buffer on the first call, whose cached path returns
+    the scores with the bias added while the first returns the bias alone: the caller adds
+    the scores twice from the second call on. Beside it, a causal mask cached the same way,
+    which is harmless."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.out = nn.Linear(n_embd, n_embd)
+        self.register_buffer("slopes", 2.0 ** -torch.arange(1, n_head + 1, dtype=torch.float32)[:, None, None])
+        self.register_buffer("bias", None, persistent=False)
+        self.register_buffer("mask", None, persistent=False)
+
+    def distance(self, scores):
+        n = scores.shape[-1]
+        if self.bias is not None and self.bias.shape[-1] >= n:
+            return scores + self.bias[..., :n, :n]
+        positions = torch.arange(n)
+        bias = -(positions[None, :] - positions[:, None]).abs() * self.slopes  # BUG
+        self.register_buffer("bias", bias, persistent=False)
+        return bias
+
+    def causal(self, n):
+        if self.mask is not None and self.mask.shape[-1] >= n:
+            return self.mask[:n, :n]
+        mask = torch.ones(n, n, dtype=torch.bool).triu(1)
+        self.register_buffer("mask", mask, persistent=False)
+        return mask
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.n_head, c // self.n_head).permute(2, 0, 3, 1, 4)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(c // self.n_head)
+        scores = scores + self.distance(scores)
+        scores = scores.masked_fill(self.causal(t), float("-inf"))
+        return self.out((scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, c))
+
+
+class CachedBiasAttentionFixed(CachedBiasAttention):
+    """The same caches, the cached path returning the bias alone, as the first does."""
+
+    def distance(self, scores):
+        n = scores.shape[-1]
+        if self.bias is None or self.bias.shape[-1] < n:
+            positions = torch.arange(n)
+            self.register_buffer("bias", -(positions[None, :] - positions[:, None]).abs() * self.slopes,
+                                 persistent=False)
+        return self.bias[..., :n, :n]
