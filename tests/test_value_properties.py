@@ -97,6 +97,7 @@ QUIET = [
     ("masks.py", "KeyMaskHandedToMethod", BOOL_MASK),
     ("masks.py", "MaskedPooling", BOOL_MASK),
     ("masks.py", "MaskedPoolingWeightsMultiplied", BOOL_MASK),
+    ("masks.py", "PoolingWithCoordinatesFilledWrapped", BOOL_MASK),
     ("masks.py", "KeyMaskHandedToSubmodule", {"inputs": ["x=B,T,C", "pad_mask=B,T:bool"]}),
     # mixes samples by design (batch-leak says so): only the diagonal must not be reported
     ("collapse.py", "InBatchPositives", {"batch_mixing": True}),
@@ -203,3 +204,13 @@ def test_a_scripted_helper_whose_callee_was_defined_again_stays_compiled():
     result = _check(f"{DATA / 'scripted_rebound.py'}::ConditionedOutput",
                     inputs=["x=B,T,C", "c=B,C"]).targets[0]
     assert result.error is None and not result.diagnostics, result.diagnostics
+
+
+def test_a_mask_handed_to_the_base_class_forward_is_read_there():
+    """``super().forward(x, None, mask)``: the mask's meaning is read in the base class's
+    forward, where it is multiplied into the scores; the finding is at that line."""
+    report = _check(f"{DATA / 'masks.py'}::PoolingWithCoordinatesWrapped", **BOOL_MASK)
+    found = [d for d in report.diagnostics if d.rule == "mask-ignored"]
+    assert [d.line for d in found] == [_marked(DATA / "masks.py", "PoolingWithCoordinates")], \
+        [(d.rule, d.line, d.message) for d in report.diagnostics]
+    assert "-inf" in found[0].hint

@@ -78,6 +78,9 @@ def _callee(node: ast.expr, func, owner: type | None, built=None):
         if inspect.isfunction(found):
             return found, None, False
         return None, None, False
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call) \
+            and isinstance(node.value.func, ast.Name) and node.value.func.id == "super":
+        return _base_method(func, owner, node.attr)  # ``super().forward(x, None, mask)``
     if not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name):
         return None, None, False
     base = node.value.id
@@ -93,6 +96,18 @@ def _callee(node: ast.expr, func, owner: type | None, built=None):
         sub = submodule_class(cls, node.attr, built)
         if sub is not None and inspect.isfunction(getattr(sub, "forward", None)):
             return sub.forward, sub, True
+    return None, None, False
+
+
+def _base_method(func, owner: type | None, attr: str):
+    """What ``super().attr`` runs inside ``func``, a method of ``owner`` or of one of its bases:
+    the method of the first class after the one defining ``func`` in ``owner``'s MRO."""
+    mro = owner.__mro__ if isinstance(owner, type) else ()
+    defining = next((i for i, k in enumerate(mro) if vars(k).get(func.__name__) is func), None)
+    for cls in mro[defining + 1:] if defining is not None else ():
+        found = vars(cls).get(attr)
+        if inspect.isfunction(found):
+            return found, cls, True
     return None, None, False
 
 

@@ -103,6 +103,12 @@ def padding_ignored(probe: Probe) -> list:
         hint = (f"apply the mask along the key axis of the scores ({mask_name}[:, None, None, :] "
                 f"for (B, H, T, T) scores), so that the positions it masks are hidden from every "
                 f"query")
+        softmaxed = any(r.op in SOFTMAXES and any(m.src is not None and m.src[0] == applied.index
+                                                   for m in r.inputs) for r in records)
+        if applied.op in MULS and softmaxed:  # multiplied into scores: a masked score 0, weighted
+            hint = (f"a score multiplied by 0 still takes weight in the softmax: fill the masked "
+                    f"scores with -inf instead (scores.masked_fill(~{mask_name}.bool(), "
+                    f"float('-inf'))), or multiply the weights after the softmax and renormalise")
         return [diagnostic("mask-ignored", message, hint, rec=applied, mask=mask_name)]
     hint = (f"exclude the padded keys from these weights: scores.masked_fill(~{mask_name}"
             f"[:, None, None, :].bool(), float('-inf')), or an SDPA bool attn_mask that is True "

@@ -257,3 +257,38 @@ class MaskedPoolingWeightsMultiplied(MaskedPooling):
         weights = self.score(h).squeeze(-1).softmax(dim=-1) * mask
         weights = weights / weights.sum(dim=-1, keepdim=True)
         return self.head((h * weights.unsqueeze(-1)).sum(dim=1))
+
+
+class PoolingWithCoordinates(nn.Module):
+    """Attention pooling over instances whose forward takes coordinates it does not use; the
+    mask multiplied into the scores (a padded instance's score 0, still weighted)."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.encode = nn.Linear(n_embd, n_embd)
+        self.score = nn.Linear(n_embd, 1)
+        self.head = nn.Linear(n_embd, 3)
+
+    def forward(self, x, coords, mask):
+        h = torch.relu(self.encode(x))
+        scores = self.score(h).squeeze(-1) * mask  # BUG
+        return self.head((h * scores.softmax(dim=-1).unsqueeze(-1)).sum(dim=1))
+
+
+class PoolingWithCoordinatesWrapped(PoolingWithCoordinates):
+    """Hands its mask to the base class's forward by place, with no coordinates."""
+
+    def forward(self, x, mask):
+        return super().forward(x, None, mask)
+
+
+class PoolingWithCoordinatesFilled(PoolingWithCoordinates):
+    def forward(self, x, coords, mask):
+        h = torch.relu(self.encode(x))
+        scores = self.score(h).squeeze(-1).masked_fill(~mask.bool(), float("-inf"))
+        return self.head((h * scores.softmax(dim=-1).unsqueeze(-1)).sum(dim=1))
+
+
+class PoolingWithCoordinatesFilledWrapped(PoolingWithCoordinatesFilled):
+    def forward(self, x, mask):
+        return super().forward(x, None, mask)
