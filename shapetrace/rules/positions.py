@@ -150,7 +150,8 @@ def _written(analysis: Analysis) -> set[int]:
 def _cut(analysis: Analysis, rec: OpRecord, wrong, written) -> _Source | None:
     """A table of the module's own (not descended from the inputs, not written by the forward)
     whose one axis is cut short: a position table when that axis is as long as the model's
-    maximum length (L), or, cut to the batch size, when it is added to the data."""
+    maximum length (L) or the sequence (a table of T rows made in the forward, cut to H rows),
+    or, cut to the batch size, when it is added to the data."""
     table = rec.inputs[0] if rec.inputs else None
     if table is None or id(table) in written or analysis.lineage.batched(table):
         return None
@@ -167,8 +168,8 @@ def _cut(analysis: Analysis, rec: OpRecord, wrong, written) -> _Source | None:
     if name not in wrong:
         return None
     axis = table.axes[i] if table.axes is not None and i < len(table.axes) else None
-    if axis is not None and len(axis) == 1 and axis[0][1] == "L":
-        return _Source(rec, j, name, FEATURES, table=table)
+    if axis is not None and len(axis) == 1 and (axis[0][1] == "L" or axis[0][1] in _TIME and name != "B"):
+        return _Source(rec, j, name, FEATURES, table=table)  # one row per position, cut short
     if name == "B":
         return _Source(rec, j, name, FEATURES, added_only=True, table=table)
     return None

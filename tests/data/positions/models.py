@@ -611,3 +611,43 @@ class RotaryModuleHandedHeadsFirst(RotaryModuleTokensFirst):
         q, k = self.rotary(q), self.rotary(k)  # BUG
         y = F.scaled_dot_product_attention(q, k, v)
         return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+class TableCutByTokensAxis(nn.Module):
+    """Angles for every position made in forward, cut to axis -2 of (B, H, T, d) queries: the
+    tokens."""
+
+    INIT = {"d_model": "C", "n_head": "H"}
+    INPUTS = ["x=B,T,C"]
+    DIMS = {"d": 8, "H": 4}
+
+    def __init__(self, d_model, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.register_buffer("inv_freq", inverse_frequencies(d_model // n_head))
+
+    def angles(self, T):
+        ang = torch.einsum("i,j->ij", torch.arange(T, dtype=torch.float32), self.inv_freq)
+        return torch.cat((ang, ang), dim=-1)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
+        ang = self.angles(T)[-q.shape[-2]:, :]
+        q, k = (t * ang.cos() + turn_half(t) * ang.sin() for t in (q, k))
+        return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, T, C)
+
+
+class TableCutByHeadsAxis(TableCutByTokensAxis):
+    """The same angles cut to axis -2 of (B, T, H, d) queries: to the heads."""
+
+    BUG = "position-axis"
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, C // self.n_head).unbind(2)
+        ang = self.angles(T)[-q.shape[-2]:, :]  # BUG
+        q, k = (t * ang.cos() + turn_half(t) * ang.sin() for t in (q, k))
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, T, C)
