@@ -277,3 +277,19 @@ def test_class_keywords_of_a_missing_base_and_a_gpu_needed_to_import(tmp_path):
     (entry,) = _file_targets(tmp_path / "on_device.py").values()
     if not torch.cuda.is_available():
         assert "it needs a GPU to import" in entry["error"] and "st_absent_tokens" not in entry["error"], entry
+
+
+def test_a_submodule_the_installed_version_lacks_stands_in_alone(tmp_path, monkeypatch):
+    """``from lib._compat import inf`` of an installed package whose version has no such
+    submodule (``torch._six``, removed since): that submodule stands in, a class that never
+    uses it is checked, and one that does is a target error naming the version."""
+    targets = _installed_beside(
+        tmp_path, monkeypatch, "st_probe_moved", "VERSION = 2\n", "moved.py",
+        "import torch.nn as nn\nfrom st_probe_moved._compat import inf\n\n\n"
+        "class Clipped(Plain):\n    def forward(self, x):\n        return self.proj(x).clamp(max=inf)\n")
+    assert targets["Plain"].absent == ("st_probe_moved._compat",)
+    results = {name: st.check(t.cls, target=t.display).targets[0] for name, t in targets.items()}
+    assert results["Plain"].error is None and not results["Plain"].diagnostics
+    assert results["Clipped"].error and "st_probe_moved._compat" in results["Clipped"].error, \
+        results["Clipped"].error
+    assert "version" in results["Clipped"].error

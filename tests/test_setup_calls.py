@@ -47,3 +47,12 @@ def test_a_set_up_nothing_gives_inputs_for_is_a_target_error_naming_it():
     result = _check("SwitchedTable")
     assert not result.diagnostics
     assert result.error and "only SwitchedTable.set_table() sets" in result.error, result.error
+
+
+def test_an_entry_only_a_set_up_call_fills_is_a_target_error_naming_it():
+    """forward reads ``self.samples['weight']``, which only ``set_sample_width()`` fills: a
+    module set up before its forward (never op-failed)."""
+    result = _check("SampledWidthNorm")
+    assert not result.diagnostics, [(d.rule, d.line, d.message) for d in result.diagnostics]
+    assert result.error and "self.samples['weight'], which only SampledWidthNorm.set_sample_width() sets" \
+        in result.error, result.error

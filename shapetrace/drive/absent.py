@@ -113,6 +113,8 @@ NATIVE = "<native library>"
 _LIBRARIES: set[str] = set()
 #: names installed packages lack (``transformers.top_k_top_p_filtering``), standing in alone
 _LACKING: set[str] = set()
+#: those of them that are modules (``torch._six``), standing in as modules
+_LACKING_MODULES: set[str] = set()
 
 
 def _under(name: str, module: str) -> bool:
@@ -249,12 +251,13 @@ _FINDER = _Finder()
 @contextlib.contextmanager
 def standing_in(packages):
     """While the block runs, each of ``packages`` stands in: a module (a top-level package, or
-    an installed module that refused one: ``refusing_module``) imports as a placeholder, a name
-    an installed version lacks (``lacking_name``) is put on its module, and :data:`NATIVE`
+    an installed module that refused one: ``refusing_module``, or a submodule an installed version
+    lacks: ``lacking_module``) imports as a placeholder, a name an installed version lacks
+    (``lacking_name``) is put on its module, and :data:`NATIVE`
     makes ``ctypes.CDLL`` give a placeholder for a library it cannot load; calls of placeholders
     give placeholders (a file's own top level is running). Afterwards all of it is taken out
     again: another file's guarded import finds the modules missing."""
-    names = [name for name in packages if name in _LACKING]
+    names = [name for name in packages if name in _LACKING and name not in _LACKING_MODULES]
     modules = set(packages) - set(names) - {NATIVE}
     _IMPORTING[0] += 1
     try:
@@ -383,6 +386,24 @@ def lacking_name(exc: BaseException) -> str | None:
         return None
     name = f"{found.group(2)}.{found.group(1)}"
     _LACKING.add(name)
+    return name
+
+
+def lacking_module(exc: BaseException) -> str | None:
+    """The dotted module when ``exc`` says an installed package has no such submodule in the
+    version installed (``from torch._six import inf``: removed since), which then stands in as
+    a module and is named like a lacking name; None otherwise."""
+    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    parent = name.rpartition(".")[0] if name else ""
+    owner = sys.modules.get(parent) if parent else None
+    filename = getattr(owner, "__file__", None) or ""
+    from ..base.source import is_library_file
+
+    if owner is None or not is_library_file(filename, installed_is_library=True) \
+            or parent.split(".")[0] == "shapetrace":
+        return None
+    _LACKING.add(name)
+    _LACKING_MODULES.add(name)
     return name
 
 

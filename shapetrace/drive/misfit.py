@@ -21,7 +21,7 @@ from .cross import reference_runs
 from .defaults_read import split_disagrees
 from .devices import needs_gpu
 from .layout import signal_refused, takes_images
-from .setup_read import NO_ATTRIBUTE, sets_attribute, setter_of
+from .setup_read import NO_ATTRIBUTE, sets_attribute, setter_of, unset_entry
 
 
 def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -412,18 +412,17 @@ def _unset_failed(result: TargetResult, chosen: Attempt) -> bool:
     before its forward; a target error naming that method."""
     raised = chosen.raised
     found = NO_ATTRIBUTE.search(str(raised)) if isinstance(raised, AttributeError) else None
-    if found is None or chosen.model is None:
-        return False
-    for owner in _owners(chosen, found.group(1)):
-        setter = setter_of(owner, found.group(2))
-        if setter is not None:
-            result.error = (f"forward read self.{found.group(2)}, which only "
-                            f"{owner.__qualname__}.{setter}() sets ({one_line(raised)}): the module "
-                            f"is set up by that call before its forward; check the set-up instance "
-                            f"from Python (shapetrace.check(model, inputs=...)), or give inputs that "
-                            f"take a path without it (--input)")
-            result.diagnostics = []
-            return True
+    unset = [(o, f"self.{found.group(2)}", s) for o in _owners(chosen, found.group(1))
+             if (s := setter_of(o, found.group(2))) is not None] if found and chosen.model else []
+    entry = unset_entry(raised, chosen.raised_at, chosen.model)  # filled by set_sample_config()
+    for owner, read, setter in unset[:1] or ([entry] if entry is not None else []):
+        result.error = (f"forward read {read}, which only {owner.__qualname__}.{setter}() sets "
+                        f"({type(raised).__name__}: {one_line(raised)}): the module is set up by "
+                        f"that call before its forward; check the set-up instance from Python "
+                        f"(shapetrace.check(model, inputs=...)), or give inputs that take a path "
+                        f"without it (--input)")
+        result.diagnostics = []
+        return True
     return False
 
 

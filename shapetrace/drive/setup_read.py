@@ -19,6 +19,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import torch
+
+from ..analysis.code import definition
 from .guess import Guess
 
 #: what Python says of an attribute an object does not have
@@ -46,9 +49,54 @@ def setter_of(owner: type, name: str) -> str | None:
                  and sets_attribute(klass, name, method)), None)
 
 
+def unset_entry(raised: BaseException, raised_at, model) -> tuple[type, str, str] | None:
+    """``(class, 'self.samples["weight"]', method)`` when ``raised`` is a ``KeyError`` of a dict
+    the module keeps (``self.samples['weight']`` read at ``raised_at``, a line of a class of one
+    of ``model``'s modules) whose entry only another method of its class fills
+    (``set_sample_config()``): a module set up by that call first."""
+    import linecache
+
+    if not isinstance(raised, KeyError) or not raised.args or not isinstance(raised.args[0], str) \
+            or raised_at is None or not isinstance(model, torch.nn.Module):
+        return None
+    key = raised.args[0]
+    read = re.search(rf"self\.(\w+)\[\s*['\"]{re.escape(key)}['\"]\s*\]", linecache.getline(*raised_at))
+    if read is None:
+        return None
+    for owner in dict.fromkeys(type(m) for m in model.modules()):
+        if not _holds_line(owner, raised_at):
+            continue
+        for klass in owner.__mro__:
+            for method, func in vars(klass).items():
+                if method in ("__init__", "forward") or not inspect.isfunction(func):
+                    continue
+                body = definition(func)
+                if body is not None and any(
+                        isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
+                        and isinstance(node.slice, ast.Constant) and node.slice.value == key
+                        and ast.unparse(node.value) == f"self.{read.group(1)}" for node in ast.walk(body)):
+                    return owner, f"self.{read.group(1)}[{key!r}]", method
+    return None
+
+
+def _holds_line(cls: type, at) -> bool:
+    """Whether the source of ``cls`` (or of a class it inherits from) holds the line ``at``."""
+    import os
+
+    for klass in cls.__mro__[:-1]:
+        try:
+            lines, start = inspect.getsourcelines(klass)
+            file = inspect.getsourcefile(klass)
+        except (OSError, TypeError):
+            continue
+        if file and os.path.realpath(file) == os.path.realpath(at[0]) and start <= at[1] < start + len(lines):
+            return True
+    return False
+
+
 def _body(cls: type, method: str):
     """The definition of ``cls``'s own constructor, or of its ``method``, or None."""
-    from ..analysis.code import definition, own_init
+    from ..analysis.code import own_init
 
     func = own_init(cls) if method == "__init__" else vars(cls).get(method)
     return definition(func) if func is not None else None

@@ -29,8 +29,8 @@ from pathlib import Path
 
 from ..base.errors import NoModuleClasses, TargetError, UsageError
 from ..base.source import innermost_user_frame
-from .absent import (distribution, lacking_name, missing_package, native_library, refusing_module,
-                     standing_in)
+from .absent import (distribution, lacking_module, lacking_name, missing_package, native_library,
+                     refusing_module, standing_in)
 from .devices import needs_gpu
 from .syspath import drop_user_modules, folders_first, forget_shadowed, on_sys_path
 
@@ -194,7 +194,7 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
             if first is None:
                 first = _keeping(TargetError(_import_message(exc, location, path, folders)), exc)
             top = (missing_package(exc, folders) or refusing_module(exc, standing) or lacking_name(exc)
-                   or native_library(exc)) if stand_in else None
+                   or lacking_module(exc) or native_library(exc)) if stand_in else None
             if top is not None and top not in standing and len(standing) < _MOST_STANDING:
                 standing.append(top)
                 continue

@@ -63,3 +63,21 @@ class SwitchedTable(nn.Module):
 
     def forward(self, x):
         return self.proj(self.table(x))
+
+
+class SampledWidthNorm(nn.Module):
+    """A norm of a super-network: the width it normalises is chosen by a call before forward,
+    which fills the weights it uses into a dict it keeps."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.samples = {}
+
+    def set_sample_width(self, width):
+        self.width = width
+        self.samples["weight"] = self.weight[:width]
+
+    def forward(self, x):
+        return nn.functional.layer_norm(x[..., : self.samples["weight"].shape[0]],
+                                        self.samples["weight"].shape, weight=self.samples["weight"])
