@@ -296,7 +296,8 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
     sites: list = []
     # the state as built, put back after this first forward: what a forward leaves for the next
     # call (a table cached from the first call) is what ``stateful-forward`` compares against
-    built = ModuleState(model, parameters=False) if isinstance(model, torch.nn.Module) else None
+    built = ModuleState(model, parameters=False) if mode is None and isinstance(model, torch.nn.Module) \
+        else None  # under --fake there are no values to put back (stateful-forward needs them)
     with torch.no_grad(), FastPathWatch(model) as fast:
         try:
             with trace, cpu_only(sites):

@@ -379,9 +379,10 @@ _ALL = [
        token of it the same one; rotary angles for `arange(q.size(1))` on a (B, H, T, d) tensor turn
        each head by its index and the tokens not at all. shapetrace follows the position axis
        through the ops to the data it meets and reports, at the line that counted or cut the
-       positions, positions that run along B, H, d or C there. ALiBi, relative position biases,
-       patch positions, cross-attention sources (S) and a table looked up whole by head (`arange(H)`
-       into an H-row embedding) are not position tables run along the wrong axis, and are quiet.
+       positions, positions that run along B, H, d or C there (a table of T rows made in forward and
+       cut by `t.shape[-2]` of a (B, T, H, d) tensor, too). ALiBi, relative position biases, patch
+       positions, cross-attention sources (S) and a table looked up whole by head (`arange(H)` into
+       an H-row embedding) are not position tables run along the wrong axis, and are quiet.
        """,
        """
        B, T, C = x.shape
@@ -449,12 +450,13 @@ _ALL = [
        first call's length and reused for a shorter input, a bias added to a parameter in place, a
        tensor attribute updated each call. shapetrace calls the module once, then again without
        putting its state back, on the same inputs and on inputs two positions shorter, and compares
-       each with the same call on the module as built; when they differ the finding is at the op
-       that made the value the first call left behind; a second call that raises where the same call
-       on the module as built does not is a finding too. State with a batch axis (a KV cache or
-       recurrent memory kept for the next call), a second call whose outputs have other shapes (an
-       incremental decode), and a table built lazily that is the same on the second call are not
-       findings.
+       each with the same call on the module as built (before any forward: a bias a first call
+       caches counts); when they differ the finding is at the op that made the value the first call
+       left behind that alone makes the difference (not a mask cached beside it), naming where the
+       next call reads it; a second call that raises where the first does not is a finding too.
+       State with a batch axis (a KV cache or recurrent memory kept for the next call), a second
+       call whose outputs have other shapes (an incremental decode), and a table built lazily that
+       is the same on the second call are not findings.
        """,
        """
        if self.angles is None:                      # built once, scaled by the first length
