@@ -116,47 +116,55 @@ def _that_matter(probe: Probe, changed: Sequence[tuple[str, Any]], args, kwargs,
     names = list(dict.fromkeys(k for k, _ in changed))
     if len(names) < 2:
         return []
-    matter = []
-    for name in names:
-        probe.restore_state()
-        with torch.no_grad(), math_sdpa(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            probe.model(*fresh(probe.args), **fresh(probe.kwargs))
-            probe._state.restore(keep={name})
-            again = probe.model(*fresh(args), **fresh(kwargs))
-        change = _change(fresh_out, again)
-        if change is not None and change > RTOL:
-            matter.append(name)
-    probe.restore_state()
+    matter = [name for name in names
+              if (change := _change(fresh_out, _next_call(probe, args, kwargs, keep=name))) is not None
+              and change > RTOL]
     return [(k, v) for k, v in changed if k in matter]
 
 
 def _read_by_next(probe: Probe, changed: Sequence[tuple[str, Any]], args, kwargs) -> OpRecord | None:
     """The first op of the user's code that reads the state a first call left, in the call
     after it (``qk_sim + self.bias[...]``), or None."""
-    probe.restore_state()
-    with torch.no_grad(), math_sdpa(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        probe.model(*fresh(probe.args), **fresh(probe.kwargs))
-        names = {k for k, _ in changed}
-        left = [t for k, value in probe._state.changed() if k in names for t in tensors_in(value)]
-        wanted = {id(t) for t in left} | {t.data_ptr() for t in left if t.numel()}
-        found: list[OpRecord] = []
+    names = {k for k, _ in changed}
+    wanted: set[int] = set()
+    found: list[OpRecord] = []
 
-        def reads(rec: OpRecord, outs: tuple, op_args: tuple, op_kwargs: dict) -> None:
-            if found or rec.site is None:
-                return
-            for t in tensors_in((op_args, op_kwargs)):
-                if id(t) in wanted or (t.numel() and t.data_ptr() in wanted):
-                    found.append(rec)
-                    return
+    def reads(rec: OpRecord, outs: tuple, op_args: tuple, op_kwargs: dict) -> None:
+        if found or rec.site is None:
+            return
+        if any(id(t) in wanted or (t.numel() and t.data_ptr() in wanted)
+               for t in tensors_in((op_args, op_kwargs))):
+            found.append(rec)
 
-        recorder = Recorder(TraceData(probe.dims), probe.model, root=probe.root, probes=False,
-                            observer=reads)
-        with recorder:
-            probe.model(*fresh(args), **fresh(kwargs))
-    probe.restore_state()
+    def left() -> None:  # what the first call left, once it has run
+        kept = [t for k, value in probe._state.changed() if k in names for t in tensors_in(value)]
+        wanted.update({id(t) for t in kept} | {t.data_ptr() for t in kept if t.numel()})
+
+    _next_call(probe, args, kwargs, observer=reads, after_first=left)
     return found[0] if found else None
+
+
+def _next_call(probe: Probe, args, kwargs, *, keep: str | None = None, observer=None,
+               after_first=None):
+    """A first call on the state as copied, then a call on ``args``/``kwargs`` on the state it
+    left (all of it, or only ``keep``; recorded with ``observer`` when given); its output. The
+    state as copied is put back afterwards."""
+    probe.restore_state()
+    try:
+        with torch.no_grad(), math_sdpa(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probe.model(*fresh(probe.args), **fresh(probe.kwargs))
+            if keep is not None:
+                probe._state.restore(keep={keep})
+            if after_first is not None:
+                after_first()
+            if observer is None:
+                return probe.model(*fresh(args), **fresh(kwargs))
+            with Recorder(TraceData(probe.dims), probe.model, root=probe.root, probes=False,
+                          observer=observer):
+                return probe.model(*fresh(args), **fresh(kwargs))
+    finally:
+        probe.restore_state()
 
 
 def _follows_inputs(probe: Probe, changed: Sequence[tuple[str, Any]]) -> bool:

@@ -314,8 +314,6 @@ def refusing_module(exc: BaseException, standing) -> str | None:
     """The installed module (dotted) whose own import raised ``exc``, an ``ImportError`` that
     is not a missing module, while the packages ``standing`` stood in: it refused a placeholder
     (a version check, a feature probe), so it stands in too. None otherwise."""
-    from ..base.source import is_library_file
-
     if not standing or not isinstance(exc, ImportError) or isinstance(exc, ModuleNotFoundError):
         return None
     name, tb = None, exc.__traceback__
@@ -374,8 +372,6 @@ def lacking_name(exc: BaseException) -> str | None:
     """``module.name`` when ``exc`` says an installed package has no such name (``cannot import
     name 'x' from 'transformers'``: another version), not one of the user's own modules; None
     otherwise."""
-    from ..base.source import is_library_file
-
     found = _CANNOT_IMPORT.search(str(exc)) if isinstance(exc, ImportError) else None
     if found is None:
         return None
@@ -397,8 +393,6 @@ def lacking_module(exc: BaseException) -> str | None:
     parent = name.rpartition(".")[0] if name else ""
     owner = sys.modules.get(parent) if parent else None
     filename = getattr(owner, "__file__", None) or ""
-    from ..base.source import is_library_file
-
     if owner is None or not is_library_file(filename, installed_is_library=True) \
             or parent.split(".")[0] == "shapetrace":
         return None

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..base.source import file_tree
+from ..base.source import class_namespace, file_tree
 from .examples import package_base
 
 #: how many files of the package are read for calls of a class
@@ -231,9 +231,9 @@ def _module_class_named(node: ast.expr | None, owner: type) -> object:
     chain = node
     while isinstance(chain, ast.Attribute):
         chain = chain.value
-    dotted = ast.unparse(node) if isinstance(chain, ast.Name) else ""
-    found = sys.modules.get(owner.__module__)
-    for part in dotted.split(".") if dotted else ():
+    parts = ast.unparse(node).split(".") if isinstance(chain, ast.Name) else []
+    found = class_namespace(owner).get(parts[0]) if parts else None
+    for part in parts[1:]:
         found = getattr(found, part, None)
     return found if isinstance(found, type) and issubclass(found, torch.nn.Module) else _NOTHING
 

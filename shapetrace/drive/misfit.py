@@ -412,18 +412,20 @@ def _unset_failed(result: TargetResult, chosen: Attempt) -> bool:
     before its forward; a target error naming that method."""
     raised = chosen.raised
     found = NO_ATTRIBUTE.search(str(raised)) if isinstance(raised, AttributeError) else None
-    unset = [(o, f"self.{found.group(2)}", s) for o in _owners(chosen, found.group(1))
-             if (s := setter_of(o, found.group(2))) is not None] if found and chosen.model else []
-    entry = unset_entry(raised, chosen.raised_at, chosen.model)  # filled by set_sample_config()
-    for owner, read, setter in unset[:1] or ([entry] if entry is not None else []):
-        result.error = (f"forward read {read}, which only {owner.__qualname__}.{setter}() sets "
-                        f"({type(raised).__name__}: {one_line(raised)}): the module is set up by "
-                        f"that call before its forward; check the set-up instance from Python "
-                        f"(shapetrace.check(model, inputs=...)), or give inputs that take a path "
-                        f"without it (--input)")
-        result.diagnostics = []
-        return True
-    return False
+    unset = next(((o, f"self.{found.group(2)}", s) for o in _owners(chosen, found.group(1))
+                  if (s := setter_of(o, found.group(2))) is not None), None) \
+        if found and chosen.model is not None else None
+    unset = unset or unset_entry(raised, chosen.raised_at, chosen.model)  # self.samples['weight']
+    if unset is None:
+        return False
+    owner, read, setter = unset
+    result.error = (f"forward read {read}, which only {owner.__qualname__}.{setter}() sets "
+                    f"({type(raised).__name__}: {one_line(raised)}): the module is set up by that "
+                    f"call before its forward; check the set-up instance from Python "
+                    f"(shapetrace.check(model, inputs=...)), or give inputs that take a path "
+                    f"without it (--input)")
+    result.diagnostics = []
+    return True
 
 
 def _owners(chosen: Attempt, name: str) -> list[type]:

@@ -34,7 +34,7 @@ from pathlib import Path
 import torch
 
 from ..base.source import class_file, display_path, is_library_file, outer_user_frame
-from .absent import AbsentPackage, NotInstalled
+from .absent import AbsentPackage, NotInstalled, missing_package, standing_in
 from .examples import is_main, package_base, usage_files
 from .snippets import python_of
 
@@ -114,8 +114,6 @@ def own_calls(path: str, classes: list[type], *, calls_from=(), single: bool = F
     key = (os.path.realpath(path), stamp, tuple(sorted(wanted)), tuple(calls_from), single,
            tuple(absent))
     if key not in _RUNS:
-        from .absent import standing_in
-
         with standing_in(absent) if absent else contextlib.nullcontext():
             _RUNS[key] = _run_all(os.path.realpath(path), wanted, calls_from, single,
                                   seconds or SECONDS)
@@ -187,8 +185,6 @@ _MOST_STANDING = 6
 def _run_standing(run, catcher, folders) -> str | None:
     """Run one source (``_run_one``); when it stops at a package that is not installed (a test
     file's ``import torchvision``), again with that package standing in (``absent``)."""
-    from .absent import missing_package, standing_in
-
     standing: list[str] = []
     while True:
         with standing_in(standing) if standing else contextlib.nullcontext():

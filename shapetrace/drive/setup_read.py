@@ -32,11 +32,12 @@ _MOST = 3
 
 def sets_attribute(cls: type, name: str, method: str = "__init__") -> bool:
     """Whether ``cls``'s own constructor (or its ``method``) assigns ``self.<name>`` (so a
-    missing one was set on a path not taken)."""
+    missing one was set on a path not taken); ``name`` may name an entry of a dict the module
+    keeps (``samples['weight']``)."""
     body = _body(cls, method)
     return body is not None and any(
-        isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr == name
-        and isinstance(node.value, ast.Name) and node.value.id == "self" for node in ast.walk(body))
+        isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Store)
+        and ast.unparse(node) == f"self.{name}" for node in ast.walk(body))
 
 
 def setter_of(owner: type, name: str) -> str | None:
@@ -50,32 +51,21 @@ def setter_of(owner: type, name: str) -> str | None:
 
 
 def unset_entry(raised: BaseException, raised_at, model) -> tuple[type, str, str] | None:
-    """``(class, 'self.samples["weight"]', method)`` when ``raised`` is a ``KeyError`` of a dict
+    """``(class, "self.samples['weight']", method)`` when ``raised`` is a ``KeyError`` of a dict
     the module keeps (``self.samples['weight']`` read at ``raised_at``, a line of a class of one
     of ``model``'s modules) whose entry only another method of its class fills
-    (``set_sample_config()``): a module set up by that call first."""
+    (``set_sample_config()``, :func:`setter_of`): a module set up by that call first."""
     import linecache
 
     if not isinstance(raised, KeyError) or not raised.args or not isinstance(raised.args[0], str) \
             or raised_at is None or not isinstance(model, torch.nn.Module):
         return None
-    key = raised.args[0]
-    read = re.search(rf"self\.(\w+)\[\s*['\"]{re.escape(key)}['\"]\s*\]", linecache.getline(*raised_at))
-    if read is None:
-        return None
-    for owner in dict.fromkeys(type(m) for m in model.modules()):
-        if not _holds_line(owner, raised_at):
-            continue
-        for klass in owner.__mro__:
-            for method, func in vars(klass).items():
-                if method in ("__init__", "forward") or not inspect.isfunction(func):
-                    continue
-                body = definition(func)
-                if body is not None and any(
-                        isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
-                        and isinstance(node.slice, ast.Constant) and node.slice.value == key
-                        and ast.unparse(node.value) == f"self.{read.group(1)}" for node in ast.walk(body)):
-                    return owner, f"self.{read.group(1)}[{key!r}]", method
+    read = re.search(rf"self\.(\w+)\[\s*['\"]{re.escape(raised.args[0])}['\"]\s*\]",
+                     linecache.getline(*raised_at))
+    entry = f"{read.group(1)}[{raised.args[0]!r}]" if read is not None else None
+    for owner in dict.fromkeys(type(m) for m in model.modules()) if entry else ():
+        if _holds_line(owner, raised_at) and (method := setter_of(owner, entry)) is not None:
+            return owner, f"self.{entry}", method
     return None
 
 

@@ -559,7 +559,7 @@ def kwargs_base(cls: type) -> tuple[type, frozenset[str]] | None:
     class's constructor (``super().__init__(causal=False, **kwargs)``) or to another class of
     the user's that it builds (``Block(width, **block_args)``: the arguments it passes itself,
     by keyword or by place, are its own), else None."""
-    import sys
+    from ..base.source import class_namespace
 
     init = _init_of(cls)
     body = _function_def(_tree(init), "__init__") if init is not None else None
@@ -577,8 +577,8 @@ def kwargs_base(cls: type) -> tuple[type, frozenset[str]] | None:
             return base, set_there
         handed = any(kw.arg is None and isinstance(kw.value, ast.Name) and kw.value.id == spread
                      for kw in node.keywords)
-        callee = getattr(sys.modules.get(cls.__module__), node.func.id, None) \
-            if handed and isinstance(node.func, ast.Name) else None
+        callee = class_namespace(cls).get(node.func.id) if handed and isinstance(node.func, ast.Name) \
+            else None
         if isinstance(callee, type) and callee is not cls and _user_code(callee) \
                 and _init_of(callee) is not None:
             try:
