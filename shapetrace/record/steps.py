@@ -175,7 +175,11 @@ class StepWatch:
 
     # --- step boundaries (the step module's hooks) -------------------------------------------
 
-    def _pre(self, module, args, kwargs):
+    # a hook registered with its keyword arguments may be called without them while another
+    # thread registers its own on the same module (torch fills its two hook tables one after the
+    # other): both hooks take either call
+    def _pre(self, module, args, kwargs=None):
+        kwargs = {} if kwargs is None else kwargs
         if threading.get_ident() != self._owner or self._rerunning or _jit_tracing():
             return None
         self._depth += 1
@@ -184,7 +188,8 @@ class StepWatch:
             self.begin(module, args)
         return None
 
-    def _post(self, module, args, kwargs, output):
+    def _post(self, module, args, *kwargs_and_output):
+        output = kwargs_and_output[-1]
         if threading.get_ident() != self._owner or self._rerunning or not self._depth \
                 or _jit_tracing():
             return None
