@@ -539,14 +539,38 @@ HELD_OUT_20 = [
     ("jasonppy/VoiceCraft", "a702dfd2ced6d4fd6b04bdc160c832c6efc8f6c5",
      ["models/modules/transformer.py", "models/modules/activation.py", "models/voicecraft.py"], ""),
 ]
+HELD_OUT_21 = [
+    # fetched at the start of the eleventh round, measured before any change of that round
+    ("CompVis/latent-diffusion", "a506df5756472e2ebaf9078affdde2c4f1502cd4",
+     ["ldm/modules/attention.py", "ldm/modules/diffusionmodules/model.py"], ""),
+    ("crowsonkb/k-diffusion", "4601bf085320592473f681a62808ed873d17fad5",
+     ["k_diffusion/models/image_transformer_v2.py", "k_diffusion/models/image_transformer_v1.py"], ""),
+    ("facebookresearch/chameleon", "dbbe47fdbc7a3cc4982ae931fea75e227262e70a",
+     ["chameleon/inference/transformer.py"], ""),
+    ("huggingface/picotron", "59714b1bf25541dbeb6f5a721ed15f6d0768e786", ["picotron/model.py"], ""),
+    ("lucidrains/naturalspeech2-pytorch", "659bec7f7543e7747e809e950cc2f84242fbeec7",
+     ["naturalspeech2_pytorch/naturalspeech2_pytorch.py", "naturalspeech2_pytorch/attend.py"], ""),
+    ("lucidrains/routing-transformer", "3f6c461a036e98dbae7e70c623d1c0e0616ef82a",
+     ["routing_transformer/routing_transformer.py"], ""),
+    ("microsoft/torchscale", "4d1e0e82e5adf86dd424f1463192635b73fc8efc",
+     ["torchscale/component/multihead_attention.py", "torchscale/component/multiscale_retention.py",
+      "torchscale/component/relative_position_bias.py"], ""),
+    ("raoyongming/DynamicViT", "1322e626d1e9eca18cc150569908fb4af29e15f7", ["models/dyvit.py"], ""),
+    ("yitu-opensource/T2T-ViT", "0f63dc9558f4d192de926504dbddfa1b3f5db6ca",
+     ["models/t2t_vit.py", "models/token_transformer.py", "models/token_performer.py"], ""),
+    ("real-stanford/diffusion_policy", "5ba07ac6661db573af695b419a7947ecb704690f",
+     ["diffusion_policy/model/diffusion/transformer_for_diffusion.py"], ""),
+    ("microsoft/DeBERTa", "4d7fe0bd4fb3c7d4f4005a7cafabde9800372098",
+     ["DeBERTa/deberta/disentangled_attention.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
         "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8, "held-out-9": HELD_OUT_9,
         "held-out-10": HELD_OUT_10, "held-out-11": HELD_OUT_11, "held-out-12": HELD_OUT_12, "held-out-13": HELD_OUT_13,
         "held-out-14": HELD_OUT_14, "held-out-15": HELD_OUT_15, "held-out-16": HELD_OUT_16, "held-out-17": HELD_OUT_17, "held-out-18": HELD_OUT_18,
         "held-out-19": HELD_OUT_19 + HELD_OUT_19_HELD, "held-out-19-dev": HELD_OUT_19,
-        "held-out-19-held": HELD_OUT_19_HELD, "held-out-20": HELD_OUT_20,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17 + HELD_OUT_18 + HELD_OUT_19 + HELD_OUT_19_HELD + HELD_OUT_20}
+        "held-out-19-held": HELD_OUT_19_HELD, "held-out-20": HELD_OUT_20, "held-out-21": HELD_OUT_21,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17 + HELD_OUT_18 + HELD_OUT_19 + HELD_OUT_19_HELD + HELD_OUT_20 + HELD_OUT_21}
 
 
 def main(argv: list[str] | None = None) -> int:
