@@ -40,6 +40,7 @@ from .guess import Guess
 from .heads_read import HeadInputs
 from .image_sides import ImageSide, image_side
 from .layout import first_channels, moved_refused, signal_reading, signal_refused, takes_images
+from .passed_read import PassedValues
 
 
 @dataclass(frozen=True)
@@ -575,6 +576,8 @@ def make_plan(request: Request) -> Plan:
         inputs = above(inputs, reserved)
         guesses = [dataclasses.replace(g, tokens=above(g.tokens, reserved))
                    if isinstance(g, VectorInputs) else g for g in guesses]
+    if isinstance(module, type):  # the project's own values, before other probe sizes
+        guesses.append(PassedValues(frozenset(request.init or {})))
     free = frozenset({"T", "S", "d"} - set(dims.explicit))
     if free and not any(hasattr(getattr(i, "value", i), "shape") for i in request.inputs or ()):
         guesses.append(ProbeSizes(free))
@@ -584,11 +587,9 @@ def make_plan(request: Request) -> Plan:
         guesses += rank_guesses(getattr(request.cls, "forward", None), inputs)
     if isinstance(module, type):  # a count set over the constructor's default, split by
         from .defaults_read import OverDefaults, TiedDefaults
-
         from .setup_read import SetUpCall
-
-        guesses += [OverDefaults(frozenset(request.init or {})), TiedDefaults(frozenset(request.init or {})),
-                    SetUpCall()]
+        given = frozenset(request.init or {})
+        guesses += [OverDefaults(given), TiedDefaults(given), SetUpCall()]
     return Plan(request, init, inputs, problem, tuple(guesses),
                 read_notes=tuple(read_notes))
 
