@@ -45,10 +45,11 @@ from .heads_read import SPLIT
 from .layout import assume_aligned, assume_layout, assume_width, layout_stated, sequence_first_reading
 from .misfit import guess_failed, machine_failed
 from .parent import in_parent, request_in
-from .plan import Request, at_even_width, even_width, make_plan
+from .plan import Request, make_plan
 from .preserve import preserved
 from .reference_weights import SharedWeights
 from .reuse import Done
+from .widths import at_even_width, even_width
 
 #: the checks that re-run the module, and with them the watch for writes into its inputs
 WATCHED = (*RERUNS, "input-mutated")

@@ -17,15 +17,12 @@ stands, with a note saying which reading it was.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .asked import (DIVISOR_ASKED, EVEN_ASKED, EVEN_HEAD_SIZE, MET, SQUARE_ASKED, SQUARE_LENGTH,
-                    VIEW_FAILED, count_multiple, fixed_width_of, grid_pattern, grid_view,
-                    halved_size, is_square, numbers_in, raised_by_check, square_asked,
-                    width_multiple, window_tokens)
+from .asked import (EVEN_HEAD_SIZE, MET, SQUARE_ASKED, SQUARE_LENGTH, VIEW_FAILED, fixed_width_of,
+                    grid_pattern, grid_view, halved_size, is_square, raised_by_check, window_tokens)
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.names import (
@@ -360,50 +357,6 @@ class ProbeSizes(Guess):
         return None
 
 
-def even_width(plan: Plan, failed: TargetError) -> Plan:
-    """``plan`` at an even width (head size :data:`EVEN_HEAD_SIZE`) when its constructor
-    refused the odd one (``failed``): sinusoidal tables fill even and odd features in pairs
-    (a ``pe[:, 0::2]`` of C//2 + 1 columns meets C//2), an ``assert dim % 2 == 0``. Raises
-    ``failed`` when nothing says the width was the reason, or the caller chose the sizes."""
-    import linecache
-
-    from ..base.source import user_frame
-
-    dims, cause = plan.dims, failed.__cause__
-    given = {k: dims[k] for k in dims.explicit}
-    free = {"H", "d", "L", "T"} - set(dims.explicit)  # a size the constructor's check asks for
-    if cause is not None and plan.init is not None and (count := count_multiple(
-            str(cause), dims, free) or square_asked(cause, dims, free)) is not None:
-        again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, count[0]: count[1]})))
-        return dataclasses.replace(again, note=f"{count[0]}={count[1]}: the constructor asks for "
-                                   f"{count[2]}; give --dims {count[0]}=... to choose")
-    if cause is None or plan.init is None or {"C", "d"} & set(dims.explicit) or dims["C"] % 2 == 0:
-        raise failed
-    text = str(cause)
-    half = dims["C"] // 2
-    site = user_frame(cause)
-    line = linecache.getline(site[0], site[1]) if site else ""
-    width = str(dims["C"])
-    widths = [k for k, v in plan.init.items() if v == dims["C"]]  # the arguments set to C
-    asked = (EVEN_ASKED.search(text) and re.search(rf"\b{width}\b", text)) or (
-        EVEN_ASKED.search(line) and any(re.search(rf"\b{re.escape(k)}\b", line) for k in widths))
-    multiple = width_multiple(text, dims["C"])  # a divisor asked of a size built from C
-    size = multiple or EVEN_HEAD_SIZE
-    checked = "%" in line and raised_by_check(site)  # its own divisibility check refused C
-    # a loop over the features in pairs (pe[pos, i + 1] for i in range(0, d_model, 2)) that
-    # stepped one past the odd width
-    overrun = re.search(rf"\bindex {width} is out of bounds for dimension \d+ with size {width}\b", text)
-    if multiple is None and not (asked or checked or overrun or (
-            re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
-        raise failed
-    again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, "d": size})))
-    divisor = DIVISOR_ASKED.search(text) if multiple is not None else None
-    why = f"a width divisible by {divisor.group(1)}" if divisor and divisor.group(1) != "2" \
-        else "an even width"
-    return dataclasses.replace(again, note=f"C={again.dims['C']} (head size d={size}): the "
-                               f"constructor needs {why}; give --dims to choose")
-
-
 #: the ops that ask for a shape
 _RESHAPES = frozenset({"Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.unflatten",
                        "torch.unflatten"})
@@ -483,22 +436,6 @@ class GuessedMasks(Guess):
         return dataclasses.replace(plan, inputs=inputs, guesses=(), reading_of=self, note=(
             f"{names} left None: the forward failed with a mask of the shapes guessed (at {where})"
             f"; give --input {self.names[0]}=DIMS:mask-keep (or mask-drop, mask-add) to check it"))
-
-
-def at_even_width(request: Request, exc: Exception, notes: list[str]):
-    """The plan at an even width (a note said) when a module argument refused the odd one."""
-    dims, half = request.dims, request.dims["C"] // 2
-    if "cannot build constructor argument" not in str(exc) or dims["C"] % 2 == 0 \
-            or {"C", "d"} & set(dims.explicit) or not {half, half + 1} <= numbers_in(str(exc)):
-        return None
-    try:
-        given = {k: dims[k] for k in dims.explicit}
-        plan = make_plan(dataclasses.replace(request, dims=Dims({**given, "d": EVEN_HEAD_SIZE})))
-    except (TargetError, UsageError):
-        return None
-    notes.append(f"C={plan.dims['C']} (head size d={EVEN_HEAD_SIZE}): a module its constructor "
-                 f"builds needs an even width; give --dims to choose")
-    return plan
 
 
 def make_plan(request: Request) -> Plan:
