@@ -1,5 +1,6 @@
 """Repository idioms read as their code means them: a config field the code asks ``hasattr``
-of is left out of the config shapetrace makes (so a causal mask it would widen stays causal),
+of, or reads with a default the code computes, is left out of the config shapetrace makes (so
+a causal mask it would widen stays causal, and the code's own head size stands),
 and a base class whose forward only raises NotImplementedError, implemented by its subclasses
 in the file, is not a target of its own."""
 
@@ -25,6 +26,16 @@ def test_a_field_asked_hasattr_of_is_left_out_of_the_config():
     config = SimpleNamespace(n_head=11, n_embd=143, block_size=23, n_prefix=4)
     given = st.check(target.cls, init={"config": config}, target=target.display).targets[0]
     assert [d.rule for d in given.diagnostics if d.severity == "error"] == ["causal-leak"]
+
+
+def test_a_field_read_with_a_computed_default_is_left_to_the_code():
+    """``getattr(config, "attention_head_size", hidden // heads)``: left out of the config made,
+    so the code's own head size stands (a None there would fail the constructor)."""
+    (target,) = resolve_targets(f"{DATA / 'own_head_size.py'}::OwnHeadSizeAttention", root=ROOT)
+    assert "attention_head_size" not in fields_read(target.cls, "config")
+    assert {"num_attention_heads", "hidden_size"} <= set(fields_read(target.cls, "config"))
+    result = st.check(target.cls, target=target.display).targets[0]
+    assert result.error is None and not [d for d in result.diagnostics if d.severity != "info"]
 
 
 def test_an_abstract_base_is_left_out_and_can_still_be_named():

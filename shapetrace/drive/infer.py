@@ -65,7 +65,7 @@ from .layout import swapped as _swapped
 from .masks import optional_mask, required_mask
 from .layout import time_first
 from .styles import annotated_config, config_source
-from .usage import KERNEL, LAYER_COUNT, OUTPUT_FACTOR, fields_read, kwargs_base, meaning_by_use
+from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, fields_read, kwargs_base, meaning_by_use
 
 # Inferring forward inputs ---------------------------------------------------------------------
 
@@ -312,11 +312,12 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                              f"sizes; check from Python with init={{{p.name!r}: ...}} to choose")
         elif (used := meaning_by_use(cls, p.name)) is not None:
             out[p.name] = 2 if used in (LAYER_COUNT, OUTPUT_FACTOR) else 3 if used == KERNEL \
-                else dims[used]
+                else 1 if used == DIVISOR else dims[used]
             if notes is not None:
                 what = "a count of layers" if used == LAYER_COUNT else "a kernel size (3)" \
                     if used == KERNEL else "a factor of an output's size only (2)" \
-                    if used == OUTPUT_FACTOR else DIM_MEANINGS[used]
+                    if used == OUTPUT_FACTOR else "a count other sizes are divided by only (1)" \
+                    if used == DIVISOR else DIM_MEANINGS[used]
                 notes.append(f"{p.name} read as {what}, from what the constructor hands it to; "
                              f"give --init {p.name}=VALUE to choose")
         elif p.name in UNSET_SIDES:  # a patch's, a window's side, a kernel's size

@@ -437,7 +437,8 @@ def _owners(chosen: Attempt, name: str) -> list[type]:
 #: what torch says when the sizes of two operands do not go together
 _SIZES_MET = re.compile(r"must match the size|cannot be multiplied|shapes cannot|"
                         r"size mismatch|doesn't match the broadcast shape|"
-                        r"expected input with shape|to have \d+ channels, but got", re.I)
+                        r"expected input with shape|to have \d+ channels, but got|"
+                        r"was expecting embedding dimension of \d+, but got", re.I)
 
 
 def _moved_failed(result: TargetResult, chosen: Attempt) -> bool:

@@ -200,8 +200,9 @@ class VectorInputs(Guess):
         note = (f"{names} read as token ids: as vectors {'they' if ',' in names else 'it'} did "
                 f"not fit {where}; give --input to choose")
         reading = self if _at_embedding(failed) else dataclasses.replace(self, strict=True)
-        masks = tuple(g for g in plan.guesses if isinstance(g, GuessedMasks))  # still open
-        yield dataclasses.replace(plan, inputs=self.tokens, guesses=masks, note=note,
+        # still open: the masks, and the probe sizes (token ids into rotary heads of an odd size)
+        rest = tuple(g for g in plan.guesses if isinstance(g, (GuessedMasks, ProbeSizes)))
+        yield dataclasses.replace(plan, inputs=self.tokens, guesses=rest, note=note,
                                   reading_of=reading)
 
     def settled_by(self, attempt, plan: Plan) -> bool:
@@ -301,6 +302,8 @@ class ProbeSizes(Guess):
             again = make_plan(request)
         except ShapetraceError:
             return
+        if plan.reading_of is not None and len(plan.inputs) == len(again.inputs):
+            again = dataclasses.replace(again, inputs=plan.inputs)  # as read already (token ids)
         note = f"{name}={size}, {why}: give --dims {name}=... to choose"
         # a width the code fixes may come with a length it fixes too (a 512-wide table of 200
         # rows added uncut): the sequence length stays open to one more reading
@@ -311,6 +314,9 @@ class ProbeSizes(Guess):
 
     def _resized(self, failed, plan: Plan) -> tuple[str, int, str] | None:
         op, raised = failed.failed_op, failed.raised
+        halved = halved_size(raised, plan.dims, self.free, failed.raised_at)
+        if halved is not None:  # the error names the halves of an odd head size: before all else
+            return halved
         if raised is not None and "T" in self.free and window_tokens(plan.init) not in (None, plan.dims["T"]):
             return "T", window_tokens(plan.init), "the tokens of the grid or window the module is built for"
         if raised is not None and "T" in self.free and not is_square(plan.dims["T"]):
@@ -318,9 +324,6 @@ class ProbeSizes(Guess):
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"
             if SQUARE_ASKED.search(str(raised)) and raised_by_check(failed.raised_at):
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the code asks"
-        halved = halved_size(raised, plan.dims, self.free, failed.raised_at)
-        if halved is not None:
-            return halved
         fixed = MET.search(str(raised)) if raised is not None and "T" in self.free else None
         if fixed is not None and plan.dims["T"] in (sizes := {int(n) for n in fixed.groups()}):
             (size,) = sizes - {plan.dims["T"]} or {0}  # a length the module fixed itself

@@ -41,6 +41,9 @@ LAYER_COUNT = "layers"
 OUTPUT_FACTOR = "output factor"
 #: a convolution's or a pooling's kernel size (made 3)
 KERNEL = "kernel"
+#: a count other sizes are divided by and nothing else (``n_heads // model_parallel_size``,
+#: ``assert hidden % groups == 0``): made 1, the one count that divides the probe sizes
+DIVISOR = "divisor"
 
 
 @dataclass
@@ -270,6 +273,8 @@ def _read_field(node, is_config, fields: dict[str, Field]) -> None:
             got.has_default = True
             if len(node.args) == 3 and isinstance(node.args[2], ast.Constant):
                 got.default = node.args[2].value
+            elif len(node.args) == 3:  # getattr(cfg, "head_size", hidden // heads): left out,
+                fields.setdefault(_OPTIONAL, set()).add(node.args[1].value)  # the code's own
     elif isinstance(node, ast.Compare) and len(node.ops) == 1 \
             and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In)):
         _compared(node, is_config, fields)
@@ -340,8 +345,8 @@ def meaning_by_use(cls: type, param: str) -> str | None:
     """The dim ``param`` of ``cls``'s constructor stands for by what the constructor hands it
     to, :data:`LAYER_COUNT` for a ``range()`` count; None unless every use found agrees."""
     uses = _uses(cls, param, _DEPTH, set())
-    if len(uses) > 1:  # a factor of an output's size says nothing beside another use
-        uses.discard(OUTPUT_FACTOR)
+    if len(uses) > 1:  # a factor of an output's size, a divisor: nothing beside another use
+        uses -= {OUTPUT_FACTOR, DIVISOR}
     if uses == {"C", "d"}:  # a width handed on as its own head size too (heads=1): C builds both
         uses = {"C"}
     found = next(iter(uses)) if len(uses) == 1 else None
@@ -381,6 +386,10 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
     for node in ast.walk(body):
         if _divides_width(node, is_param):
             found.add("H")  # model_dim // head_count: the width split into heads
+            continue
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)) \
+                and is_param(node.right):
+            found.add(DIVISOR)  # n_heads // model_parallel_size: divides a count
             continue
         if not isinstance(node, ast.Call):
             continue

@@ -37,6 +37,9 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
         again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, count[0]: count[1]})))
         return dataclasses.replace(again, note=f"{count[0]}={count[1]}: the constructor asks for "
                                    f"{count[2]}; give --dims {count[0]}=... to choose")
+    if cause is not None and plan.init is not None and _DIVISIBLE.search(str(cause)) \
+            and (divisible := _divisible(plan, cause)) is not None:
+        return divisible
     if cause is None or plan.init is None or {"C", "d"} & set(dims.explicit) or dims["C"] % 2 == 0:
         raise failed
     text = str(cause)
@@ -68,6 +71,67 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
                                f"constructor needs {why}; give --dims to choose")
 
 
+
+
+#: a constructor's check that one size divides another, in its own words
+_DIVISIBLE = re.compile(r"divisible|multiple of", re.I)
+#: ``a % b`` on the line of a check (``assert (max_seq_len % window_size) == 0``)
+_MODULO = re.compile(r"(?:self\.)?(\w+)\s*%\s*(?:self\.)?(\w+)")
+
+
+def _divisible(plan: Plan, cause: BaseException) -> Plan | None:
+    """The plan again when the constructor's check refused sizes that do not divide each
+    other, and no number in its message says which: the sizes its failing line takes modulo
+    (``max_seq_len % window_size``, both chosen by shapetrace) with the first made the next
+    multiple of the second; else, for a check inside a library's layer (``embed_dim must be
+    divisible by num_heads`` of a width left at its default 768), each head count or head size
+    shapetrace chose put back to its default. A value that is a probe size is changed as that
+    size (``--dims L=64``), so that later readings of the plan keep it. None when neither
+    applies."""
+    import inspect
+    import linecache
+    import math
+
+    from ..base.source import user_frame
+
+    given = set(plan.request.init or ())
+    init = plan.init
+    site = user_frame(cause)
+    line = linecache.getline(site[0], site[1]) if site else ""
+    changed: dict = {}
+    for a, b in _MODULO.findall(line):
+        va, vb = init.get(a), init.get(b)
+        if a in given or type(va) is not int or type(vb) is not int or vb < 2 or va % vb == 0:
+            continue
+        changed = {a: vb * max(1, math.ceil(va / vb))}
+        why = f"the constructor asks that {b} ({vb}) divides it"
+        break
+    if not changed:
+        try:
+            defaults = {p.name: p.default for p in inspect.signature(plan.request.cls).parameters.values()}
+        except (TypeError, ValueError):
+            return None
+        heads = {plan.dims.get("H"), plan.dims.get("d")}
+        changed = {name: defaults[name] for name, value in init.items()
+                   if name not in given and type(value) is int and value in heads
+                   and type(defaults.get(name)) is int and defaults[name] != value}
+        why = "its default: with the probe's, the constructor refused sizes that do not divide each other"
+    if not changed:
+        return None
+    dims = plan.dims
+    probe = {name: size for name, size in dims.items() if name not in dims.explicit}
+    sizes = {next(k for k, v in probe.items() if v == init[name]): value
+             for name, value in changed.items() if init[name] in probe.values()}
+    again = plan
+    if sizes:
+        given_dims = {k: dims[k] for k in dims.explicit}
+        try:
+            again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given_dims, **sizes})))
+        except (TargetError, UsageError):
+            return None
+    shown = ", ".join(f"{name}={value}" for name, value in changed.items())
+    return dataclasses.replace(again, init={**again.init, **changed}, note=(
+        f"{shown}: {why} ({one_line(cause)[:80]}); give --init {next(iter(changed))}=... to choose"))
 
 
 def at_even_width(request: Request, exc: Exception, notes: list[str]):

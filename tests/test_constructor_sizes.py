@@ -1,0 +1,179 @@
+"""Constructors that refuse the probe sizes, built again at sizes they accept, with a note; one
+that fails at every size fails as it did.
+
+- its own tensors do not fit each other at the odd head size 13 (axial rotary frequencies made
+  as ``n_heads * dim // 4`` numbers, viewed as ``(dim // 4, n_heads)``): head size 16;
+- its own check that one size divides another (``assert max_len % window == 0``), both chosen
+  by shapetrace: the first made the next multiple of the second;
+- a library layer's check (``embed_dim must be divisible by num_heads``) of a width left at
+  its default: the head count put back to its default;
+- token ids read for an input guessed as vectors, into rotary heads of the odd size: both
+  readings together (the probe size read again after the token ids).
+
+The modules are ours.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+SOURCE = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class AxialFrequencies(nn.Module):
+    def __init__(self, dim, n_heads, extra=0):
+        super().__init__()
+        freqs = torch.linspace(0.0, 1.0, n_heads * dim // 4)
+        self.register_buffer("freqs", freqs.view(dim // 4 + extra, n_heads).T.contiguous())
+
+
+class GridAttention(nn.Module):
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.n_heads, self.d_head = d_model // d_head, d_head
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.rope = AxialFrequencies(d_head // 2, self.n_heads)
+        self.out = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class Windowed(nn.Module):
+    def __init__(self, dim, heads, max_len, window):
+        super().__init__()
+        assert (max_len % window) == 0, "the length must be divisible by the window"
+        self.windows = max_len // window
+        self.pool = nn.AvgPool1d(window)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.heads = heads
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v)
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class DefaultWidth(nn.Module):
+    def __init__(self, n_head: int = 12, n_emb: int = 96):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(n_emb, n_head, batch_first=True)
+        self.n_emb = n_emb
+
+    def forward(self, x):
+        return self.attn(x, x, x, need_weights=False)[0]
+
+
+def rotate_pairs(t):
+    a, b = t[..., ::2], t[..., 1::2]
+    return torch.stack((-b, a), dim=-1).flatten(-2)
+
+
+class RotaryLM(nn.Module):
+    def __init__(self, num_tokens, dim, heads, window=64):
+        super().__init__()
+        self.emb = nn.Embedding(num_tokens, dim)
+        self.heads, self.window = heads, window
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, num_tokens)
+
+    def forward(self, x):
+        h = self.emb(x)
+        B, T, C = h.shape
+        d = C // self.heads
+        q, k, v = self.qkv(h).view(B, T, 3, self.heads, d).permute(2, 0, 3, 1, 4)
+        freqs = 1.0 / 10000 ** (torch.arange(0, d, 2).float() / d)
+        angles = torch.arange(T).float()[:, None] * freqs[None, :]
+        cos = angles.cos().repeat_interleave(2, dim=-1)
+        sin = angles.sin().repeat_interleave(2, dim=-1)
+        q, k = q * cos + rotate_pairs(q) * sin, k * cos + rotate_pairs(k) * sin
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class NeverFits(nn.Module):
+    def __init__(self, d_model, d_head):
+        super().__init__()
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.rope = AxialFrequencies(d_head // 2, d_model // d_head, extra=1)
+
+    def forward(self, x):
+        return self.qkv(x)
+'''
+
+
+def _cli(capsys, *args: str) -> tuple[int, dict]:
+    from shapetrace.frontends.cli import main
+
+    code = main([*args, "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def path(tmp_path):
+    file = tmp_path / "grid_attention.py"
+    file.write_text(textwrap.dedent(SOURCE))
+    return file
+
+
+def test_built_again_at_a_rounder_head_size(capsys, path):
+    code, report = _cli(capsys, f"{path}::GridAttention")
+    (target,) = report["targets"]
+    assert target["error"] is None
+    assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
+    assert target["dims"]["d"] == 16 and target["dims"]["C"] == 16 * target["dims"]["H"]
+    assert any("head size d=16" in n and "a rounder head size than 13" in n
+               and "is invalid for input of size" in n for n in target["notes"]), target["notes"]
+    assert code == 0
+
+
+def test_a_constructor_that_fails_at_every_size_stays_a_target_error(capsys, path):
+    code, report = _cli(capsys, f"{path}::NeverFits")
+    (target,) = report["targets"]
+    assert "raised RuntimeError" in target["error"] and "is invalid for input of size" in target["error"]
+    assert target["diagnostics"] == []
+    assert code == 2
+
+
+def test_a_length_made_a_multiple_of_the_window_its_check_asks_for(capsys, path):
+    code, report = _cli(capsys, f"{path}::Windowed")
+    (target,) = report["targets"]
+    assert target["error"] is None
+    assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
+    note = next(n for n in target["notes"] if n.startswith("max_len="))
+    assert "the constructor asks that window" in note, note
+    assert code == 0
+
+
+def test_a_head_count_put_back_to_its_default_for_a_default_width(capsys, path):
+    """Built with its default head count; its input then is the default width's, which no name
+    says: an honest ask, never an op-failed from the guessed width."""
+    code, report = _cli(capsys, f"{path}::DefaultWidth")
+    (target,) = report["targets"]
+    assert target["diagnostics"] == []
+    assert "input 'x', guessed from its name" in target["error"]
+    assert "was expecting embedding dimension of 96" in target["error"]
+    assert code == 2
+
+
+def test_token_ids_into_rotary_heads_of_an_odd_size(capsys, path):
+    code, report = _cli(capsys, f"{path}::RotaryLM")
+    (target,) = report["targets"]
+    assert target["error"] is None
+    assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
+    assert target["dims"]["d"] % 2 == 0
+    notes = " ".join(target["notes"])
+    assert "read as token ids" in notes and "an even head size" in notes
+    assert code == 0
