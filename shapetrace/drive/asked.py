@@ -78,6 +78,8 @@ def square_asked(raised: BaseException, dims, free) -> tuple[str, int, str] | No
 
 #: two sizes an elementwise op could not broadcast: the sizes of tensor a and tensor b
 MET = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
+#: an attention mask of a size of its own where another was due (torch's attention layers)
+MASK_MET = re.compile(r"attn_mask is torch\.Size\(\[(\d+), (\d+)\]\), but should be \((\d+), (\d+)\)")
 #: a view that the number of elements does not fill
 VIEW_FAILED = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)")
 #: a convolution handed another number of channels than it was built for

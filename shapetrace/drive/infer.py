@@ -59,7 +59,7 @@ from ..naming.hints import forward_hints, tensor_annotation
 from .asks import mask_axes
 from .builtby import built_for, passed_for, splatted_for
 from .init_reads import read_for
-from .input_reads import (lengths_input, rotary_input, size_input, spec_by_layer,
+from .input_reads import (lengths_input, number_input, rotary_input, size_input, spec_by_layer,
                           spec_by_receiver, spec_from_name, timestep_spec, value_input)
 from .layout import swapped as _swapped
 from .masks import optional_mask, required_mask
@@ -131,7 +131,8 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
                 or value_input(p, hints.get(p.name), forward) or lengths_input(p.name, dims) \
                 or rotary_input(p.name, names, dims) \
                 or sized or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass) \
-                or (by_built(p.name, forward) if by_built is not None else None)
+                or (by_built(p.name, forward) if by_built is not None else None) \
+                or number_input(p, hints.get(p.name))
         if spec is None:
             missing.append(p.name)
             suggestions.append(str(InputSpec(p.name, mask_axes(forward, p.name), "bool"))

@@ -209,6 +209,20 @@ def value_input(p: inspect.Parameter, hint, forward) -> ValueInput | None:
     return None
 
 
+def number_input(p: inspect.Parameter, hint) -> ValueInput | None:
+    """A required forward argument whose annotation takes a plain number beside a tensor
+    (``timestep: Union[torch.Tensor, float, int]``): the number 1, which the annotation allows
+    and no size of the data can be mistaken for."""
+    import typing
+
+    import torch
+
+    args = set(typing.get_args(hint))
+    if p.default is p.empty and torch.Tensor in args and args & {int, float}:
+        return ValueInput(p.name, 1)
+    return None
+
+
 def size_input(p: inspect.Parameter, hint, forward, names: set[str], dims) -> ValueInput | None:
     """A forward argument that is a size of the data, by its name, when forward uses it as a
     number (``torch.arange(L)``, ``x.reshape(B, H, W, C)``) and never as a tensor: ``L`` the

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .asked import (EVEN_HEAD_SIZE, MET, SQUARE_ASKED, SQUARE_LENGTH, VIEW_FAILED, fixed_width_of,
+from .asked import (EVEN_HEAD_SIZE, MASK_MET, MET, SQUARE_ASKED, SQUARE_LENGTH, VIEW_FAILED, fixed_width_of,
                     grid_pattern, grid_view, halved_size, is_square, raised_by_check, window_tokens)
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
@@ -324,7 +324,8 @@ class ProbeSizes(Guess):
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"
             if SQUARE_ASKED.search(str(raised)) and raised_by_check(failed.raised_at):
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the code asks"
-        fixed = MET.search(str(raised)) if raised is not None and "T" in self.free else None
+        fixed = (MET.search(str(raised)) or MASK_MET.search(str(raised))) \
+            if raised is not None and "T" in self.free else None  # a mask of its own length too
         if fixed is not None and plan.dims["T"] in (sizes := {int(n) for n in fixed.groups()}):
             (size,) = sizes - {plan.dims["T"]} or {0}  # a length the module fixed itself
             if 1 < size <= 4096 and size not in plan.dims.values():

@@ -1,0 +1,83 @@
+"""A forward argument annotated to take a plain number beside a tensor is given the number 1; a
+causal mask the module builds for a length of its own (``nn.MultiheadAttention`` refusing the
+guessed length: ``attn_mask is torch.Size([8, 8]), but should be (7, 7)``) sets the length the
+module is checked at. The module is ours: a denoiser over a horizon of action steps.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import textwrap
+import typing
+from typing import Optional, Union
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+SOURCE = '''
+import math
+from typing import Union
+
+import torch
+import torch.nn as nn
+
+
+class StepDenoiser(nn.Module):
+    def __init__(self, input_dim: int, horizon: int, n_head: int = 4, n_emb: int = 64):
+        super().__init__()
+        self.input_emb = nn.Linear(input_dim, n_emb)
+        self.time_emb = nn.Linear(1, n_emb)
+        self.attn = nn.MultiheadAttention(n_emb, n_head, batch_first=True)
+        mask = torch.triu(torch.ones(horizon, horizon, dtype=torch.bool), diagonal=1)
+        self.register_buffer("mask", mask)
+        self.head = nn.Linear(n_emb, input_dim)
+
+    def forward(self, sample: torch.Tensor, timestep: Union[torch.Tensor, float, int]):
+        if not torch.is_tensor(timestep):
+            timestep = torch.tensor([timestep], dtype=torch.float32)
+        t = self.time_emb(timestep.float().reshape(-1, 1)).unsqueeze(1)
+        h = self.input_emb(sample) + t
+        y, _ = self.attn(h, h, h, attn_mask=self.mask, need_weights=False)
+        return self.head(y)
+
+
+def build():
+    return StepDenoiser(input_dim=10, horizon=8)
+'''
+
+
+def _cli(capsys, *args: str) -> tuple[int, dict]:
+    from shapetrace.frontends.cli import main
+
+    code = main([*args, "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_number_for_a_timestep_and_the_length_its_mask_was_built_for(capsys, tmp_path):
+    path = tmp_path / "denoiser.py"
+    path.write_text(textwrap.dedent(SOURCE))
+    code, report = _cli(capsys, f"{path}::StepDenoiser", "--no-own-calls")
+    (target,) = report["targets"]
+    assert target["error"] is None, target["error"]
+    assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
+    assert any(n.startswith(f"T={target['dims']['T']}, the length of a table the module builds")
+               for n in target["notes"]), target["notes"]
+    assert code == 0
+
+
+def test_the_number_only_where_the_annotation_allows_one():
+    from shapetrace.drive.input_reads import number_input
+
+    def forward(sample, timestep: Union[torch.Tensor, float, int], mask: Optional[torch.Tensor],
+                scale: Union[torch.Tensor, float] = 1.0, count: int = 3):
+        return sample
+
+    params = inspect.signature(forward).parameters
+    hints = typing.get_type_hints(forward)
+    assert number_input(params["timestep"], hints["timestep"]).value == 1
+    assert number_input(params["mask"], hints["mask"]) is None  # a tensor or None: no number
+    assert number_input(params["scale"], hints["scale"]) is None  # a default of its own
+    assert number_input(params["sample"], None) is None
