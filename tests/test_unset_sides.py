@@ -20,6 +20,8 @@ _check = partial(resolved.result, DATA / "windows.py")
     ("GridWindowBlock", "input_resolution=4, the side of a grid of tokens nothing sets"),
     # a pair of sides, as forward unpacks it, with as many tokens as the grid holds
     ("PairGridBlock", "input_resolution=(4, 4), the side of a grid of tokens nothing sets"),
+    # a pair read by its indices alone
+    ("IndexedPatches", "patch_size=(2, 2), a patch's side nothing sets"),
     ("PooledMixer", "kernel_size=3, a kernel's size nothing sets"),
 ])
 def test_a_size_of_the_structure_nothing_sets_takes_one_that_fits(cls, said):

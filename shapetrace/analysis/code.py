@@ -98,7 +98,8 @@ def only_tested(func, name: str) -> bool:
 def unpacked_into(cls: type, name: str) -> int:
     """How many names the class's code unpacks the constructor argument ``name`` into
     (``H, W = self.input_resolution`` after ``self.input_resolution = input_resolution``, or
-    ``H, W = input_resolution``): a pair of sizes is 2; 0 when it is never unpacked."""
+    ``H, W = input_resolution``), or how many items it reads by constant indices alone
+    (``patch_size[0] * patch_size[1]``): a pair of sizes is 2; 0 when it is never unpacked."""
     tree = parsed(cls)
     if tree is None:
         return 0
@@ -115,4 +116,10 @@ def unpacked_into(cls: type, name: str) -> int:
                 and ast.unparse(node.value) in kept | {name} \
                 and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts):
             return len(node.targets[0].elts)
+    # or read by constant indices alone (``patch_size[0] * patch_size[1]``): as many as the last
+    indices = [node.slice.value if isinstance(node.slice, ast.Constant) else None
+               for node in ast.walk(tree) if isinstance(node, ast.Subscript)
+               and ast.unparse(node.value) in kept | {name}]
+    if indices and all(type(i) is int and 0 <= i < 4 for i in indices):
+        return max(indices) + 1
     return 0

@@ -106,6 +106,21 @@ class BatchCache(nn.Module):
         return self.keys[:, : x.shape[1]].clone()
 
 
+class IndexedPatches(nn.Module):
+    """Its patch given as a pair of sides read by index (``patch_size[0] * patch_size[1]``)."""
+
+    def __init__(self, dim, patch_size):
+        super().__init__()
+        self.patch_size = patch_size
+        self.proj = nn.Linear(dim * patch_size[0] * patch_size[1], dim)
+
+    def forward(self, x):
+        b, n, c = x.shape
+        p, q = self.patch_size[0], self.patch_size[1]
+        groups = x.reshape(b, n // (p * q), p * q * c) if n % (p * q) == 0 else x.repeat(1, 1, p * q)
+        return self.proj(groups)
+
+
 class PairGridBlock(nn.Module):
     """Its grid given as a pair of sides, unpacked in forward, which checks the token count."""
 
