@@ -153,6 +153,18 @@ def test_an_einops_pattern_that_wants_four_axes_reads_the_guess_as_an_image():
     assert ok["error"] is None and ok["ok"], ok
 
 
+def test_a_module_that_cuts_images_into_patches_is_not_fed_vectors():
+    """``nn.Unfold`` takes an image: the guessed vectors failing after it are the guess's (a
+    target error), and the module runs on the image given."""
+    out = subprocess.run([sys.executable, "-m", "shapetrace", f"{DATA / 'images.py'}::PatchTokens",
+                          "--format", "json"], capture_output=True, text=True, timeout=300)
+    (entry,) = json.loads(out.stdout)["targets"]
+    assert out.returncode == 2 and "which works on images" in entry["error"], entry
+    assert entry["diagnostics"] == []
+    ok = _json(f"{DATA / 'images.py'}::PatchTokens", "--input", "x=B,3,8,8")
+    assert ok["error"] is None and ok["ok"], ok
+
+
 def test_an_image_module_no_image_runs_is_a_target_error():
     out = subprocess.run([sys.executable, "-m", "shapetrace", f"{DATA / 'images.py'}::OddGridEmbed",
                           "--format", "json"], capture_output=True, text=True, timeout=300)

@@ -393,14 +393,16 @@ def _patterns(forward: Callable):
 
 
 def takes_images(model) -> bool:
-    """Whether ``model`` works on images: it holds a 2-D convolution, pooling or norm, or a
-    parameter shaped for one (``(1, C, 1, 1)``)."""
+    """Whether ``model`` works on images: it holds a 2-D convolution, pooling or norm, a layer
+    that cuts an image into patches (``nn.Unfold``), or a parameter shaped for one
+    (``(1, C, 1, 1)``)."""
     import torch.nn as nn
 
     if model is None:
         return False
     image_layers = (nn.Conv2d, nn.BatchNorm2d, nn.InstanceNorm2d, nn.MaxPool2d, nn.AvgPool2d,
-                    nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.PixelShuffle, nn.Upsample)
+                    nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.PixelShuffle, nn.Upsample,
+                    nn.Unfold)
     if any(isinstance(m, image_layers) for m in model.modules()):
         return True
     return any(p.dim() == 4 and p.shape[0] == 1 and p.shape[-1] == 1 and p.shape[-2] == 1

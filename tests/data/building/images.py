@@ -111,3 +111,19 @@ class PatchesOfPixels(nn.Module):
         q, k, v = (t.reshape(b, p, n, self.heads, -1).permute(0, 1, 3, 2, 4) for t in (q, k, v))
         w = (q @ k.transpose(-2, -1) * q.size(-1) ** -0.5).softmax(-1)
         return (w @ v).permute(0, 1, 3, 2, 4).reshape(b, p, n, c)
+
+
+class PatchTokens(nn.Module):
+    """Cuts an image into overlapping 3x3 patches (``nn.Unfold``), one token per patch, and
+    folds the tokens back into a square grid: it takes images (B, 3, H, W) only."""
+
+    def __init__(self, in_chans=3, dim=16):
+        super().__init__()
+        self.split = nn.Unfold(kernel_size=3, stride=2, padding=1)
+        self.proj = nn.Linear(in_chans * 9, dim)
+
+    def forward(self, x):
+        tokens = self.proj(self.split(x).transpose(1, 2))
+        B, N, C = tokens.shape
+        side = int(N ** 0.5)
+        return tokens.transpose(1, 2).reshape(B, C, side, side)
