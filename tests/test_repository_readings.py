@@ -38,6 +38,13 @@ def test_a_field_read_with_a_computed_default_is_left_to_the_code():
     assert result.error is None and not [d for d in result.diagnostics if d.severity != "info"]
 
 
+def test_a_constructor_argument_never_read_is_none():
+    (target,) = resolve_targets(f"{DATA / 'unread_argument.py'}::SharedConfigEncoder", root=ROOT)
+    result = st.check(target.cls, target=target.display).targets[0]
+    assert result.error is None and not [d for d in result.diagnostics if d.severity != "info"]
+    assert any(n.startswith("out_ch=None: its constructor never reads it") for n in result.notes)
+
+
 def test_an_abstract_base_is_left_out_and_can_still_be_named():
     targets = resolve_targets(str(DATA / "backbones.py"), root=ROOT)
     assert [t.display.split("::")[-1] for t in targets] == ["MlpBackbone"]

@@ -10,7 +10,6 @@ the trace can name each axis.
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import inspect
 import re
@@ -20,7 +19,7 @@ from collections.abc import Callable, Mapping
 
 import torch
 
-from ..analysis.code import compared_with_none, demanded, unpacked_into
+from ..analysis.code import compared_with_none, demanded, never_read, unpacked_into
 from ..base.errors import TargetError, UsageError, one_line
 from ..base.names import (
     CONFIG,
@@ -354,10 +353,12 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             out[p.name] = used.value
             if notes is not None:
                 notes.append(used.note)
-        elif inspect.isfunction(cls.__init__) and compared_with_none(cls.__init__, p.name):
-            out[p.name] = None  # tested for None: the constructor makes its own (a shared bias)
+        elif inspect.isfunction(cls.__init__) and ((unread := never_read(cls.__init__, p.name))
+                                                   or compared_with_none(cls.__init__, p.name)):
+            out[p.name] = None  # tested for None: the constructor makes its own; or never read
             if notes is not None:
-                notes.append(f"{p.name}=None: its constructor makes one then; give --init to choose")
+                made = "never reads it" if unread else "makes one then"
+                notes.append(f"{p.name}=None: its constructor {made}; give --init to choose")
         elif _none_allowed(p.annotation):  # ``cache_dir: str | None``: None, as its type says
             out[p.name] = None
             if notes is not None:
@@ -581,20 +582,3 @@ def kernel_sizes(cls: type, init: Mapping[str, object], given: Mapping[str, obje
     """The constructor arguments guessed as a kernel size (``usage.KERNEL``)."""
     return [name for name, value in init.items() if name not in given and value == 3
             and meaning_by_use(cls, name) == KERNEL]
-
-
-def special_ids(init, given: Mapping[str, object]) -> int:
-    """One more than the largest special token id (``pad_idx=0``, ``sos_idx=1``) shapetrace
-    chose for the constructor, or 0."""
-    from ..base.names import special_token
-
-    ids = [value for key, value in (init or {}).items()
-           if key not in given and isinstance(value, int) and special_token(key) == value]
-    return max(ids) + 1 if ids else 0
-
-
-def above(specs, low: int) -> tuple:
-    """Integer inputs drawn from ``low`` up (token ids above the special ones)."""
-    return tuple(dataclasses.replace(s, low=low)
-                 if isinstance(s, InputSpec) and s.dtype in ("long", "int") and s.high is None
-                 else s for s in specs)

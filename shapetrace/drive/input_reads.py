@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+from collections.abc import Mapping
 
 from ..analysis.code import compared_with_none, demanded, never_read, only_tested
 from ..analysis.handed import handed
@@ -35,6 +36,7 @@ from ..base.names import (
     TOKEN_INPUTS,
     is_switch,
     size_of,
+    special_token,
 )
 from ..base.specs import InputSpec, ValueInput
 from .builtby import built_for
@@ -292,3 +294,18 @@ def rotary_input(name: str, names: set[str], dims):
     if name in POSITION_IDS:
         return InputSpec(name, ("B", "T"), "long", "T")
     return None
+
+
+def special_ids(init, given: Mapping[str, object]) -> int:
+    """One more than the largest special token id (``pad_idx=0``, ``sos_idx=1``) shapetrace
+    chose for the constructor, or 0."""
+    ids = [value for key, value in (init or {}).items()
+           if key not in given and isinstance(value, int) and special_token(key) == value]
+    return max(ids) + 1 if ids else 0
+
+
+def above(specs, low: int) -> tuple:
+    """Integer inputs drawn from ``low`` up (token ids above the special ones)."""
+    return tuple(dataclasses.replace(s, low=low)
+                 if isinstance(s, InputSpec) and s.dtype in ("long", "int") and s.high is None
+                 else s for s in specs)
