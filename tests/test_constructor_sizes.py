@@ -5,6 +5,8 @@ that fails at every size fails as it did.
   as ``n_heads * dim // 4`` numbers, viewed as ``(dim // 4, n_heads)``): head size 16;
 - its own check that one size divides another (``assert max_len % window == 0``), both chosen
   by shapetrace: the first made the next multiple of the second;
+- its own check that two sizes are equal (``assert d_model == d_word_vec``), one left at its
+  default: made the other;
 - a library layer's check (``embed_dim must be divisible by num_heads``) of a width left at
   its default: the head count put back to its default;
 - token ids read for an input guessed as vectors, into rotary heads of the odd size: both
@@ -103,6 +105,19 @@ class RotaryLM(nn.Module):
         return self.out(y.transpose(1, 2).reshape(B, T, C))
 
 
+class TiedWidths(nn.Module):
+    def __init__(self, n_vocab, d_word_vec=512, d_model=512, n_head=8):
+        super().__init__()
+        assert d_model == d_word_vec, \
+            "the residual connections need one width throughout"
+        self.emb = nn.Embedding(n_vocab, d_word_vec)
+        self.attn = nn.MultiheadAttention(d_model, n_head, batch_first=True)
+
+    def forward(self, src_seq):
+        h = self.emb(src_seq)
+        return h + self.attn(h, h, h, need_weights=False)[0]
+
+
 class NeverFits(nn.Module):
     def __init__(self, d_model, d_head):
         super().__init__()
@@ -176,4 +191,14 @@ def test_token_ids_into_rotary_heads_of_an_odd_size(capsys, path):
     assert target["dims"]["d"] % 2 == 0
     notes = " ".join(target["notes"])
     assert "read as token ids" in notes and "an even head size" in notes
+    assert code == 0
+
+
+def test_a_width_left_at_its_default_made_equal_to_the_one_chosen(capsys, path):
+    code, report = _cli(capsys, f"{path}::TiedWidths")
+    (target,) = report["targets"]
+    assert target["error"] is None, target["error"]
+    assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
+    assert any(n.startswith(f"d_word_vec={target['dims']['C']}: as d_model") for n in target["notes"]), \
+        target["notes"]
     assert code == 0

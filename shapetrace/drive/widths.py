@@ -5,7 +5,8 @@ name. A constructor that takes features in pairs (a sinusoidal table, ``assert d
 in fours (axial rotary frequencies viewed as ``(dim // 4, n_heads)``), or a number of heads that
 must divide a count of its own refuses them: that says nothing of the code. The plan is made
 again at a head size of :data:`~shapetrace.drive.asked.EVEN_HEAD_SIZE` (or the count asked for),
-with a note; a constructor that fails there too fails as it did.
+or with the sizes its own check asks to divide or equal each other, with a note; a constructor
+that fails there too fails as it did.
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
         again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, count[0]: count[1]})))
         return dataclasses.replace(again, note=f"{count[0]}={count[1]}: the constructor asks for "
                                    f"{count[2]}; give --dims {count[0]}=... to choose")
-    if cause is not None and plan.init is not None and _DIVISIBLE.search(str(cause)) \
-            and (divisible := _divisible(plan, cause)) is not None:
-        return divisible
+    if cause is not None and plan.init is not None \
+            and (checked := _checked_sizes(plan, cause)) is not None:
+        return checked
     if cause is None or plan.init is None or {"C", "d"} & set(dims.explicit) or dims["C"] % 2 == 0:
         raise failed
     text = str(cause)
@@ -77,17 +78,24 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
 _DIVISIBLE = re.compile(r"divisible|multiple of", re.I)
 #: ``a % b`` on the line of a check (``assert (max_seq_len % window_size) == 0``)
 _MODULO = re.compile(r"(?:self\.)?(\w+)\s*%\s*(?:self\.)?(\w+)")
+#: ``a == b`` on the line of a check (``assert d_model == d_word_vec``)
+_EQUAL = re.compile(r"(?:self\.)?(\w+)\s*==\s*(?:self\.)?(\w+)")
 
 
-def _divisible(plan: Plan, cause: BaseException) -> Plan | None:
-    """The plan again when the constructor's check refused sizes that do not divide each
-    other, and no number in its message says which: the sizes its failing line takes modulo
-    (``max_seq_len % window_size``, both chosen by shapetrace) with the first made the next
-    multiple of the second; else, for a check inside a library's layer (``embed_dim must be
-    divisible by num_heads`` of a width left at its default 768), each head count or head size
-    shapetrace chose put back to its default. A value that is a probe size is changed as that
-    size (``--dims L=64``), so that later readings of the plan keep it. None when neither
-    applies."""
+def _checked_sizes(plan: Plan, cause: BaseException) -> Plan | None:
+    """The plan again when the constructor's check refused sizes that do not go together, and
+    no number in its message says which:
+
+    - sizes its failing line takes modulo (``max_seq_len % window_size``), the first made the
+      next multiple of the second;
+    - sizes its own check asks to be equal (``assert d_model == d_word_vec``), the one left at
+      its default made the other;
+    - for a check inside a library's layer (``embed_dim must be divisible by num_heads`` of a
+      width left at its default 768), each head count or head size shapetrace chose put back
+      to its default.
+
+    A value that is a probe size is changed as that size (``--dims L=64``), so that later
+    readings of the plan keep it. None when none applies."""
     import inspect
     import linecache
     import math
@@ -98,19 +106,29 @@ def _divisible(plan: Plan, cause: BaseException) -> Plan | None:
     init = plan.init
     site = user_frame(cause)
     line = linecache.getline(site[0], site[1]) if site else ""
+    divisible, own = bool(_DIVISIBLE.search(str(cause))), bool(site) and raised_by_check(site)
+    try:
+        defaults = {p.name: p.default for p in inspect.signature(plan.request.cls).parameters.values()}
+    except (TypeError, ValueError):
+        return None
     changed: dict = {}
-    for a, b in _MODULO.findall(line):
+    for a, b in _MODULO.findall(line) if divisible or own else ():
         va, vb = init.get(a), init.get(b)
         if a in given or type(va) is not int or type(vb) is not int or vb < 2 or va % vb == 0:
             continue
         changed = {a: vb * max(1, math.ceil(va / vb))}
         why = f"the constructor asks that {b} ({vb}) divides it"
         break
-    if not changed:
-        try:
-            defaults = {p.name: p.default for p in inspect.signature(plan.request.cls).parameters.values()}
-        except (TypeError, ValueError):
-            return None
+    for a, b in _EQUAL.findall(line) if own and not changed else ():
+        va, vb = init.get(a), init.get(b)
+        if type(va) is not int or type(vb) is not int or va == vb:
+            continue
+        if b not in given and (defaults.get(b) == vb or a in given):
+            changed, why = {b: va}, f"as {a}: the constructor asks that the two are equal"
+        elif a not in given and defaults.get(a) == va:
+            changed, why = {a: vb}, f"as {b}: the constructor asks that the two are equal"
+        break
+    if not changed and divisible:
         heads = {plan.dims.get("H"), plan.dims.get("d")}
         changed = {name: defaults[name] for name, value in init.items()
                    if name not in given and type(value) is int and value in heads
