@@ -1,4 +1,6 @@
-"""A forward argument annotated to take a plain number beside a tensor is given the number 1; a
+"""An input no name explains, read by the first layer of the module it is handed to (token ids
+into an encoder's embedding). A forward argument annotated to take a plain number beside a
+tensor is given the number 1; a
 causal mask the module builds for a length of its own (``nn.MultiheadAttention`` refusing the
 guessed length: ``attn_mask is torch.Size([8, 8]), but should be (7, 7)``) sets the length the
 module is checked at. The module is ours: a denoiser over a horizon of action steps.
@@ -81,3 +83,38 @@ def test_the_number_only_where_the_annotation_allows_one():
     assert number_input(params["mask"], hints["mask"]) is None  # a tensor or None: no number
     assert number_input(params["scale"], hints["scale"]) is None  # a default of its own
     assert number_input(params["sample"], None) is None
+
+
+ENCODER = '''
+import torch.nn as nn
+
+
+class TokenEncoder(nn.Module):
+    def __init__(self, n_src_vocab, d_model):
+        super().__init__()
+        self.src_word_emb = nn.Embedding(n_src_vocab, d_model)
+
+    def forward(self, src_seq):
+        return self.src_word_emb(src_seq)
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self, n_src_vocab, d_model, n_head):
+        super().__init__()
+        self.encoder = TokenEncoder(n_src_vocab, d_model)
+        self.attn = nn.MultiheadAttention(d_model, n_head, batch_first=True)
+
+    def forward(self, src_seq):
+        h = self.encoder(src_seq)
+        return self.attn(h, h, h, need_weights=False)[0]
+'''
+
+
+def test_token_ids_read_by_the_embedding_of_the_module_they_are_handed_to(capsys, tmp_path):
+    path = tmp_path / "seq2seq.py"
+    path.write_text(textwrap.dedent(ENCODER))
+    code, report = _cli(capsys, f"{path}::Seq2Seq", "--no-own-calls")
+    (target,) = report["targets"]
+    assert target["error"] is None, target["error"]
+    assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
+    assert code == 0

@@ -80,9 +80,17 @@ def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None
         if there in DATA_INPUTS and func.__name__ != "forward":
             continue  # a helper's x or input (nonlinearity(x)) says nothing of what it is handed
         spec = spec_from_name(there, params)
+        if spec is None and func.__name__ == "forward":  # read by the receiver's first layer
+            spec = spec_by_layer(there, func, _class_of(func))
         if spec is not None:
             found.add(dataclasses.replace(spec, name=name))
     return next(iter(found)) if len(found) == 1 else None
+
+
+def _class_of(method) -> type | None:
+    """The class of the user's code a method is defined in (``Encoder.forward``), or None."""
+    owner = getattr(method, "__globals__", {}).get(method.__qualname__.split(".")[0])
+    return owner if isinstance(owner, type) and "." in method.__qualname__ else None
 
 
 
