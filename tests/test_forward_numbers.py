@@ -89,23 +89,29 @@ ENCODER = '''
 import torch.nn as nn
 
 
-class TokenEncoder(nn.Module):
-    def __init__(self, n_src_vocab, d_model):
-        super().__init__()
-        self.src_word_emb = nn.Embedding(n_src_vocab, d_model)
+def pad_mask(seq, pad_idx):
+    return (seq != pad_idx).unsqueeze(-2)
 
-    def forward(self, src_seq):
-        return self.src_word_emb(src_seq)
+
+class TokenEncoder(nn.Module):
+    def __init__(self, n_src_vocab, d_model, pad_idx=0):
+        super().__init__()
+        self.src_word_emb = nn.Embedding(n_src_vocab, d_model, padding_idx=pad_idx)
+
+    def forward(self, src_seq, src_mask):
+        return self.src_word_emb(src_seq) * src_mask.transpose(-1, -2)
 
 
 class Seq2Seq(nn.Module):
-    def __init__(self, n_src_vocab, d_model, n_head):
+    def __init__(self, n_src_vocab, d_model, n_head, src_pad_idx=0):
         super().__init__()
-        self.encoder = TokenEncoder(n_src_vocab, d_model)
+        self.src_pad_idx = src_pad_idx
+        self.encoder = TokenEncoder(n_src_vocab, d_model, pad_idx=src_pad_idx)
         self.attn = nn.MultiheadAttention(d_model, n_head, batch_first=True)
 
     def forward(self, src_seq):
-        h = self.encoder(src_seq)
+        src_mask = pad_mask(src_seq, self.src_pad_idx)
+        h = self.encoder(src_seq, src_mask)
         return self.attn(h, h, h, need_weights=False)[0]
 '''
 
@@ -118,3 +124,17 @@ def test_token_ids_read_by_the_embedding_of_the_module_they_are_handed_to(capsys
     assert target["error"] is None, target["error"]
     assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
     assert code == 0
+
+
+def test_the_receivers_first_layer_reads_an_input_handed_on(tmp_path):
+    import importlib.util
+
+    from shapetrace.drive.input_reads import spec_by_receiver
+
+    path = tmp_path / "seq2seq_receivers.py"
+    path.write_text(textwrap.dedent(ENCODER))
+    spec = importlib.util.spec_from_file_location("seq2seq_receivers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found = spec_by_receiver("src_seq", module.Seq2Seq.forward, module.Seq2Seq)
+    assert (found.name, tuple(found.dims), found.dtype) == ("src_seq", ("B", "T"), "long")
