@@ -165,6 +165,14 @@ def test_a_module_that_cuts_images_into_patches_is_not_fed_vectors():
     assert ok["error"] is None and ok["ok"], ok
 
 
+def test_an_image_read_from_the_einops_layer_that_cuts_it_into_patches():
+    entry = _json(f"{DATA / 'images.py'}::PatchViT")
+    assert entry["error"] is None and entry["ok"], entry
+    side = next(int(n.split("=")[1].split(",")[0]) for n in entry["notes"] if n.startswith("image_size="))
+    assert any(n.startswith(f"img read as (B, 3, {side}, {side}) from the layer forward first hands it to")
+               for n in entry["notes"]), entry["notes"]
+
+
 def test_an_image_module_no_image_runs_is_a_target_error():
     out = subprocess.run([sys.executable, "-m", "shapetrace", f"{DATA / 'images.py'}::OddGridEmbed",
                           "--format", "json"], capture_output=True, text=True, timeout=300)

@@ -63,6 +63,9 @@ def spec_by_built(name: str, forward, model, dims, depth: int = _DEPTH,
             return None if spec is None else dataclasses.replace(spec, name=name)
         if place != 0:
             return None  # a layer of torch's reads its input first; a second argument says little
+        folded = _folded(name, layer, nn, side)
+        if folded is not None:
+            return folded
         layer = _first_sized(layer, nn)
         return None if layer is None else _spec(name, layer, nn, dims, takes_images(model), side)
     return None
@@ -153,6 +156,63 @@ def _first_sized(layer, nn):
             continue
         return layer if type(layer).__module__.startswith("torch.nn") else None
     return None
+
+
+def _groups(side: str) -> list[list[str]] | None:
+    """The axes of one side of an einops pattern, each a list of names (``(h p1)``: two)."""
+    groups, inner = [], None
+    for token in side.replace("(", " ( ").replace(")", " ) ").split():
+        if token == "(":
+            inner = []
+        elif token == ")":
+            if inner is None:
+                return None
+            groups.append(inner)
+            inner = None
+        elif inner is not None:
+            inner.append(token)
+        else:
+            groups.append([token])
+    return None if inner is not None else groups
+
+
+def _folded(name: str, layer, nn, side: int) -> InputSpec | None:
+    """The input of a ``Sequential`` that first rearranges it with an einops pattern that cuts
+    patches (``'b c (h p1) (w p2) -> b (h w) (p1 p2 c)'``, then a layer of width
+    ``p1 * p2 * c``): its first axis the batch, each axis cut into patches a multiple of the
+    patch (``side`` when the patch divides it), the one axis left named by the layer after it
+    (the channels: the width over the patch). None for any other pattern."""
+    if not isinstance(layer, nn.Sequential) or len(layer) < 2:
+        return None
+    pattern, lengths = getattr(layer[0], "pattern", None), getattr(layer[0], "axes_lengths", None)
+    if not isinstance(pattern, str) or "->" not in pattern:
+        return None
+    lengths = dict(lengths or ())
+    left, right = (_groups(part) for part in pattern.split("->"))
+    after = _first_sized(nn.Sequential(*list(layer)[1:]), nn)
+    width = after.in_features if isinstance(after, nn.Linear) else \
+        after.normalized_shape[0] if isinstance(after, nn.LayerNorm) and len(after.normalized_shape) == 1 \
+        else None
+    if not left or not right or width is None or len(left[0]) != 1 or len(left) < 3:
+        return None
+    free = [g[0] for g in left[1:] if len(g) == 1 and g[0] not in lengths]
+    last = right[-1]
+    known = 1
+    for axis in last:
+        known *= lengths.get(axis, 1)
+    if len(free) != 1 or free[0] not in last or width % known:
+        return None
+    lengths[free[0]] = width // known  # the channels the patches' width leaves
+    dims: list = ["B"]
+    for group in left[1:]:
+        unknown = [a for a in group if a not in lengths]
+        size = 1
+        for axis in group:
+            size *= lengths.get(axis, 1)
+        if len(unknown) > 1:
+            return None
+        dims.append(size * (max(1, side // size) if unknown else 1))
+    return InputSpec(name, tuple(dims))
 
 
 def _spec(name: str, layer, nn, dims, images: bool, side: int) -> InputSpec | None:

@@ -127,3 +127,24 @@ class PatchTokens(nn.Module):
         B, N, C = tokens.shape
         side = int(N ** 0.5)
         return tokens.transpose(1, 2).reshape(B, C, side, side)
+
+
+class PatchViT(nn.Module):
+    """Cuts an image into patches with an einops layer, then one token per patch: the image's
+    channels are the patch width over the patch's area."""
+
+    def __init__(self, image_size, patch_size, dim, heads, channels=3):
+        super().__init__()
+        from einops.layers.torch import Rearrange
+
+        assert image_size % patch_size == 0
+        patch_dim = channels * patch_size * patch_size
+        self.to_patches = nn.Sequential(
+            Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=patch_size, p2=patch_size),
+            nn.LayerNorm(patch_dim), nn.Linear(patch_dim, dim))
+        self.pos = nn.Parameter(torch.zeros(1, (image_size // patch_size) ** 2, dim))
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+
+    def forward(self, img):
+        x = self.to_patches(img) + self.pos
+        return self.attn(x, x, x, need_weights=False)[0].mean(dim=1)
