@@ -512,16 +512,19 @@ class KVDefault(nn.Module):
 class Unknown(nn.Module):
     def __init__(self, d_model, foo, bar=3):
         super().__init__()
+        self.foo, self.bar = foo, bar  # read: an argument never read would be None
 
 
 class TwoUnknown(nn.Module):
     def __init__(self, foo, baz):
         super().__init__()
+        self.foo, self.baz = foo, baz
 
 
 class ConfigStyle(nn.Module):
     def __init__(self, cfg):
         super().__init__()
+        self.cfg = cfg
 
 
 def test_infer_init_names_and_defaults():
