@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from shapetrace.rules.registry import rules_markdown
+from shapetrace.rules.page import rules_markdown
 
 if __name__ == "__main__":
     target = Path(__file__).with_name("rules.md")

@@ -12,7 +12,8 @@ import pytest
 
 import shapetrace as st
 from shapetrace.rules import trace_checks
-from shapetrace.rules.registry import RULES, rules_markdown
+from shapetrace.rules.page import rules_markdown
+from shapetrace.rules.registry import RULES
 from shapetrace.drive.targets import resolve_targets
 import resolved
 
@@ -99,6 +100,7 @@ INLINE = {
     "weight-without-effect": ("BranchGatedByZeros", "BranchAdded", {}),
     "mask-ignored": ("PaddingMaskNeverApplied", "PaddingMaskApplied",
                      {"inputs": ["x=B,T,C", "attention_mask=B,T:long:2"]}),
+    "residual-of-itself": ("BlockInputOverwritten", "BlockInputKept", {}),
 }
 
 

@@ -532,6 +532,23 @@ _ALL = [
            keep = attention_mask[:, None, None, :].bool()
            y = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
        """, kind="behaviour", needs_values=True),
+    _r("ST034", "residual-of-itself", "error",
+       "a residual that adds a value to a dropout of itself: the block's input was written over",
+       """
+       A residual block returns `x + dropout(sublayer(x))`: the skip connection carries its input
+       around the sublayer. When the sublayer's output is written over `x` first, `x + dropout(x)`
+       adds the output to a dropped-out copy of itself: twice the output in eval, and the block's
+       input reaches nothing past the sublayer (no gradient flows around it). The finding is at the
+       addition; the message names the dropout's line.
+       """,
+       """
+       x = self.attn(self.norm(x))
+       x = x + self.dropout(x)             # x is the attention's output now
+       """,
+       """
+       h = self.attn(self.norm(x))
+       x = x + self.dropout(h)
+       """, check="residual:check_self_residual"),
     _r("ST040", "not-implemented", "error",
        "forward is not written yet: it raises NotImplementedError, or returns a placeholder",
        """
@@ -577,23 +594,3 @@ def diagnostic(rule: str, message: str, hint: str = "", *, rec=None, variant: st
     return Diagnostic(rule=rule, severity=entry.severity_of(variant), message=message, hint=hint,
                       file=file, line=line, module=module, op=op, code=entry.code, data=data,
                       record=record).made_at(made_at)
-
-
-def rules_markdown() -> str:
-    """The rules reference page (docs/rules.md), generated from this table."""
-    out = ["# shapetrace rules", "", "Generated from `shapetrace/rules/registry.py` by "
-           "`python docs/generate.py`; do not edit by hand.", "",
-           "| code | rule | severity | what it catches |", "|---|---|---|---|"]
-    for r in _ALL:
-        out.append(f"| {r.code} | [`{r.name}`](#{r.name}) | {r.severity} | {r.summary} |")
-    for r in _ALL:
-        kind = {"trace": "read from the trace",
-                "behaviour": "found by running the module again",
-                "runtime": "raised while running"}[r.kind]
-        extra = "; needs real values (skipped under `--fake`)" if r.needs_values else ""
-        out += ["", f"## {r.name}", "",
-                f"`{r.code}` · {r.severity} · {kind}{extra}", "", r.explanation, "",
-                "Wrong:", "", "```python", r.wrong, "```", "",
-                "Right:", "", "```python", r.right, "```"]
-    return "\n".join(out) + "\n"
-

@@ -328,3 +328,23 @@ class PaddingMaskApplied(PaddingMaskNeverApplied):
         att = att.masked_fill(attention_mask[:, None, None, :] == 0, float("-inf"))
         y = F.softmax(att, dim=-1) @ v
         return y.transpose(1, 2).reshape(B, T, C)
+
+
+class BlockInputOverwritten(nn.Module):
+    """The feed-forward output is written over ``x`` before the skip connection."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.norm = nn.LayerNorm(n_embd)
+        self.ff = nn.Sequential(nn.Linear(n_embd, 2 * n_embd), nn.GELU(), nn.Linear(2 * n_embd, n_embd))
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        x = self.ff(self.norm(x))
+        return x + self.drop(x)  # BUG: residual-of-itself
+
+
+class BlockInputKept(BlockInputOverwritten):
+    def forward(self, x):
+        h = self.ff(self.norm(x))
+        return x + self.drop(h)
