@@ -101,6 +101,7 @@ INLINE = {
     "mask-ignored": ("PaddingMaskNeverApplied", "PaddingMaskApplied",
                      {"inputs": ["x=B,T,C", "attention_mask=B,T:long:2"]}),
     "residual-of-itself": ("BlockInputOverwritten", "BlockInputKept", {}),
+    "rotary-pairing": ("RotaryNeighboursTable", "RotaryHalvesTable", {}),
 }
 
 

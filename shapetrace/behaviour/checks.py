@@ -19,7 +19,7 @@ from torch import nn
 from ..base.compat import dropout_base_class
 from ..base.diagnostics import Diagnostic, Skip
 from ..base.dims import Dims
-from . import inverted, locate, masks, messages, reach, repeat, shuffle, textbook
+from . import inverted, locate, masks, messages, reach, repeat, rotary, shuffle, textbook
 from .errors import InternalCheckError, raised_by_user
 from .probe import Probe
 from .results import (
@@ -108,6 +108,8 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
                     _run_checks(probe, result, causal, stage, trainable)
                     result.diagnostics.extend(_property(probe, result, "attention-textbook",
                                                         textbook.textbook_attention, probe))
+                    result.diagnostics.extend(_property(probe, result, "rotary-pairing",
+                                                        rotary.rotations_kept, probe))
             finally:
                 probe.close()
     except InternalCheckError as exc:

@@ -348,3 +348,35 @@ class BlockInputKept(BlockInputOverwritten):
     def forward(self, x):
         h = self.ff(self.norm(x))
         return x + self.drop(h)
+
+
+def _rotate_halves(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class RotaryNeighboursTable(nn.Module):
+    """Rotates the halves of each head with a table that repeats each angle for neighbours."""
+
+    interleaved = True
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        d = C // self.n_head
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, d).permute(2, 0, 3, 1, 4)
+        inv = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
+        freqs = torch.outer(torch.arange(T).float(), inv)
+        emb = freqs.repeat_interleave(2, dim=-1) if self.interleaved else torch.cat((freqs, freqs), -1)
+        q = q * emb.cos() + _rotate_halves(q) * emb.sin()  # BUG: rotary-pairing
+        k = k * emb.cos() + _rotate_halves(k) * emb.sin()
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class RotaryHalvesTable(RotaryNeighboursTable):
+    interleaved = False

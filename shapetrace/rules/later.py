@@ -1,0 +1,140 @@
+"""The registry's rows for the properties checked by running the module again (a second call,
+the weights' reach, a padding mask, a rotary turn) and for a residual of itself: kept apart from
+``registry`` for length; ``registry.RULES`` lists them in this order after constant-result."""
+
+from __future__ import annotations
+
+from .rule import _r
+
+LATER = [
+    _r("ST031", "stateful-forward", "error",
+       "a forward that writes state the next call reads: the same call answers differently "
+       "after a first one",
+       """
+       In eval, calling a module twice on the same inputs must give the same output. A forward that
+       writes its own state breaks that from the second call on: a position table cached from the
+       first call's length and reused for a shorter input, a bias added to a parameter in place, a
+       tensor attribute updated each call. shapetrace calls the module once, then again without
+       putting its state back, on the same inputs and on inputs two positions shorter, and compares
+       each with the same call on the module as built (before any forward: a bias a first call
+       caches counts); when they differ the finding is at the op that made the value the first call
+       left behind that alone makes the difference (not a mask cached beside it), naming where the
+       next call reads it; a second call that raises where the first does not is a finding too.
+       State with a batch axis (a KV cache or recurrent memory kept for the next call), a second
+       call whose outputs have other shapes (an incremental decode), and a table built lazily that
+       is the same on the second call are not findings.
+       """,
+       """
+       if self.angles is None:                      # built once, scaled by the first length
+           self.angles = torch.arange(x.size(1))[:, None] * self.freq / x.size(1)
+       return x + torch.sin(self.angles[: x.size(1)])
+       """,
+       """
+       angles = torch.arange(x.size(1))[:, None] * self.freq / x.size(1)   # every call
+       return x + torch.sin(angles)
+       """, kind="behaviour", needs_values=True),
+    _r("ST032", "weight-without-effect", "error",
+       "a weight the forward computes with that cannot move the output: a layer whose result is "
+       "dropped, a contribution removed on the way",
+       """
+       Every weight a forward reads should be able to change what it returns. A block computed and
+       then not added to the stream, a branch whose result is overwritten, a weight whose
+       contribution is multiplied away: its gradient is zero and it is trained for nothing.
+       shapetrace re-runs the module in float64 with every parameter changed a little (so that a
+       gate or an output layer initialised to zero, by design, hides nothing), takes the gradient of
+       a random projection of the outputs (and of tensors the forward keeps on the module, such as
+       an auxiliary loss), and reports each weight matrix that an op read with its gradient on,
+       whose gradient is exactly zero, and whose values can be changed without changing any output
+       (beyond rounding: a weight that moves the outputs at all, however weakly, is not reported).
+       The finding is at the line where the weight's value path ends: the call whose result was
+       dropped, or the op that removed its contribution. Weights not read in this call (a branch not
+       taken, a cache path), read under `torch.no_grad()`, frozen, and vectors (biases, norm scales,
+       which a softmax or a norm after them may remove by design) are not judged; an embedding table
+       is judged as a whole. Two parts of a weight are judged too: a square weight of which only the
+       diagonal has a gradient (`w * torch.eye(n)`), and a projection whose rows are parts of H
+       heads of size d with the same heads dropped in every part (`y[:, 0]` keeping one head of a
+       fused qkv), each confirmed by changing the part alone and reported at the op that read a
+       value depending on it and returned one that does not. Other parts (rows of a table past the
+       probe's length, half a projection used only in training, a causal triangle) are not judged.
+       """,
+       """
+       h = x + self.attn(self.ln1(x))
+       out = h + self.mlp(self.ln2(h))
+       return h                                    # the MLP's weights have no effect
+       """,
+       """
+       h = x + self.attn(self.ln1(x))
+       return h + self.mlp(self.ln2(h))
+       """, kind="behaviour", needs_values=True),
+    _r("ST033", "mask-ignored", "error",
+       "a (B, T) mask that does not hide what it says: masked positions move the output at kept ones",
+       """
+       A 0/1 `attention_mask` (B, T) that shapetrace makes is padded as a tokenizer pads (each
+       sequence its real tokens first, then padding). When the output at real positions depends on
+       the inputs at padded positions and the output is the same with every position marked real,
+       the mask never reached the attention: the finding names the op that mixes the padded
+       positions in. Checked like causal-leak, by autograd. Which values of a mask mean padding is
+       the code's own convention (1 = padding is one too), so, where the code does not say, a mask
+       that changes the output is not judged. Where it says (the reading the driver gives masks by:
+       `masked_fill(mask == 0, ...)` or SDPA's boolean `attn_mask` keep the True positions,
+       `masked_fill(mask, ...)` hides them, `scores * mask` keeps 1), a (B, T) mask applied to the
+       attention scores is judged by that reading even when it changes the output: a mask applied to
+       the queries' rows instead of the keys (`mask[:, None, :, None]`) is found at the op that
+       applied it, naming the op that lets the masked positions through. Only an attention is judged
+       (a product of weights over two position axes, SDPA, a softmax over the positions, or the
+       weighted sum of an attention pooling): a convolution or a plain pooling that mixes positions
+       is a design choice, and a mask that hides only outputs (not scores) is not a key mask. A
+       declared meaning (`mask-keep`) stands: a mask turned the other way (`attention_mask == 0` for
+       SDPA) is found where it was turned.
+       """,
+       """
+       def forward(self, x, attention_mask):
+           ...
+           y = F.scaled_dot_product_attention(q, k, v)     # attention_mask never used
+       """,
+       """
+       def forward(self, x, attention_mask):
+           ...
+           keep = attention_mask[:, None, None, :].bool()
+           y = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+       """, kind="behaviour", needs_values=True),
+    _r("ST034", "residual-of-itself", "error",
+       "a residual that adds a value to a dropout of itself: the block's input was written over",
+       """
+       A residual block returns `x + dropout(sublayer(x))`: the skip connection carries its input
+       around the sublayer. When the sublayer's output is written over `x` first, `x + dropout(x)`
+       adds the output to a dropped-out copy of itself: twice the output in eval, and the block's
+       input reaches nothing past the sublayer (no gradient flows around it). The finding is at the
+       addition; the message names the dropout's line.
+       """,
+       """
+       x = self.attn(self.norm(x))
+       x = x + self.dropout(x)             # x is the attention's output now
+       """,
+       """
+       h = self.attn(self.norm(x))
+       x = x + self.dropout(h)
+       """, check="residual:check_self_residual"),
+    _r("ST035", "rotary-pairing", "error",
+       "a rotary embedding that does not rotate: the features it turns together do not share an "
+       "angle, so lengths change and scores depend on absolute positions",
+       """
+       Rotary positions turn each pair of a head's features by an angle that grows with the
+       position: `x * cos + rotate(x) * sin`. `rotate` pairs each feature with another (the two
+       halves, `cat(-x2, x1)`, or neighbours, `x[..., ::2]` with `x[..., 1::2]`), and the table must
+       hold each angle once per such pair (`cat(freqs, freqs)` for halves, `repeat_interleave(2)`
+       for neighbours). A true turn keeps every vector's length, which is what makes q·k depend on
+       the distance between two positions only. shapetrace re-runs the module in float64, finds each
+       `x * (a table made by cos) + (x moved about) * (a table made by sin)` by where its values
+       come from, and compares each vector's length before and after; a table scaled by anything
+       else (xPos) is not judged. The finding is at the addition and names the cos table's line.
+       """,
+       """
+       freqs = torch.outer(t, inv_freq).repeat_interleave(2, dim=-1)   # neighbours share an angle
+       q = q * freqs.cos() + torch.cat((-q[..., d // 2:], q[..., :d // 2]), -1) * freqs.sin()
+       """,
+       """
+       freqs = torch.cat((torch.outer(t, inv_freq),) * 2, dim=-1)     # halves share an angle
+       q = q * freqs.cos() + torch.cat((-q[..., d // 2:], q[..., :d // 2]), -1) * freqs.sin()
+       """, kind="behaviour", needs_values=True),
+]
