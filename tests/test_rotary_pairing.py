@@ -1,5 +1,6 @@
 """rotary-pairing: a rotary turn whose table pairs the features one way and whose rotation pairs
-them the other is found (once for q and k, at the first turn, naming the cos table's line);
+them the other is found (once for q and k, at the first turn), its tables made in forward or
+cached as buffers;
 rotary embeddings of other styles stay quiet: halves, neighbours, a partial turn, complex
 numbers, and a turn scaled on purpose (xPos-like)."""
 
@@ -33,12 +34,19 @@ def test_a_table_paired_the_other_way_is_found_once_at_the_first_turn():
     (finding,) = found
     assert finding.line == _line("q = q * cos + self.rotate(q) * sin")
     assert finding.severity == "error"
-    assert f"the cos table at line {_line('cos, sin = emb.cos(), emb.sin()')}" in finding.message
+    assert "changes each vector's length" in finding.message
     assert "repeat_interleave(2, -1)" in finding.hint
 
 
+def test_a_table_cached_as_buffers_is_read_by_its_values():
+    """cos and sin cached in the constructor have no producer in the trace: c² + s² = 1 says."""
+    result = _result("CachedAttentionMismatched")
+    found = [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"]
+    assert found == [("rotary-pairing", _line("return x * self.cos_cached[:T]"))]
+
+
 @pytest.mark.parametrize("cls", ["Rotary", "RotaryNeighbours", "RotaryPartial", "RotaryComplex",
-                                 "RotaryScaled"])
+                                 "RotaryScaled", "CachedAttention"])
 def test_rotary_styles_that_turn_stay_quiet(cls):
     result = _result(cls)
     assert [(d.rule, d.line) for d in result.diagnostics if d.severity != "info"] == []
@@ -55,7 +63,12 @@ def test_a_module_without_a_turn_reads_nothing():
         def __init__(self, made_by=None):
             self._made_by, self._slot = made_by, 0
 
-    # x * w + y * u of plain tensors: no table made by cos or sin
+    # x * w + y * u of plain tensors: y not moved from x
     records = [Rec("*", [Meta(), Meta()]), Rec("*", [Meta(), Meta()])]
+    for i, rec in enumerate(records):
+        rec.index = i
     add = Rec("+", [Meta(0), Meta(1)])
-    assert _turn(records, add) is None
+    import torch
+
+    operands = {0: [torch.ones(3), torch.ones(3)], 1: [torch.ones(3), torch.zeros(3)]}
+    assert _turn(records, add, operands) is None

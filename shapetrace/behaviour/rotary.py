@@ -10,16 +10,20 @@ the other, each feature is mixed with a partner turned by another angle: lengths
 scores change with absolute positions.
 
 Read from a recorded float64 run, never from names: an addition of two products, one of a tensor
-and a table made by ``cos`` from angles (cut, repeated, concatenated, reshaped, cast: nothing
-multiplied in), the other of that same tensor moved about (cut, negated, concatenated, stacked,
-reshaped) and a table made by ``sin``. The length of each vector along the last axis before and
-after is compared; a table scaled by anything (xPos) is not read.
+and a table, the other of that same tensor moved about (cut, negated, concatenated, stacked,
+reshaped) and a second table, where the two tables are a cosine and a sine of the same angles
+(``c² + s² = 1`` everywhere, whether made in forward or cached as buffers). The length of each
+vector along the last axis before and after is compared; tables scaled by anything (xPos) are not
+a turn and are not read.
 """
 
 from __future__ import annotations
 
+import torch
+from torch import Tensor
+
 from ..base.diagnostics import Diagnostic
-from ..base.ops import CASTS, EXPANDS, MULS, PERMUTES, RESHAPES, base_name
+from ..base.ops import CASTS, EXPANDS, MULS, PERMUTES, RESHAPES
 from ..rules.registry import diagnostic
 from . import locate
 from .probe import Probe
@@ -40,7 +44,13 @@ _RTOL = 1e-6
 def rotations_kept(probe: Probe) -> list[Diagnostic]:
     """A finding for each rotary table whose turns change lengths in a recorded run (one for q
     and k turned by it), at the first such turn."""
-    run = locate.record(probe, probe.args, grad=False)
+    operands: dict[int, list] = {}
+
+    def keep_operands(rec, outs, args, kwargs) -> None:  # a cached table has no producer
+        if rec.op in MULS and len(args) == 2 and all(isinstance(a, Tensor) for a in args):
+            operands[rec.index] = [a.detach().clone() for a in args]
+
+    run = locate.record(probe, probe.args, grad=False, also=keep_operands)
     records = run.records
     values = {step.rec.index: step.outputs for step in run.steps}
     found: list[Diagnostic] = []
@@ -48,20 +58,21 @@ def rotations_kept(probe: Probe) -> list[Diagnostic]:
     for rec in records:
         if rec.op not in _ADDS or len(rec.inputs) != 2 or not rec.outputs:
             continue
-        turn = _turn(records, rec)
+        turn = _turn(records, rec, operands)
         if turn is None:
             continue
-        x_meta, cos_rec = turn
+        x_meta, cos_rec, table_key = turn
         x, y = _value(values, x_meta), _value(values, rec.outputs[0])
         if x is None or y is None or x.shape != y.shape or not x.is_floating_point():
             continue
         before, after = x.norm(dim=-1), y.norm(dim=-1)
         top = float(before.abs().max())
         change = float((after - before).abs().max()) / top if top > 0 else 0.0
-        if change <= _RTOL or (cos_rec.file, cos_rec.line) in seen:
+        if change <= _RTOL or table_key in seen:
             continue  # q and k turned by one table: one finding
-        seen.add((cos_rec.file, cos_rec.line))
-        table = f" (the cos table at line {cos_rec.line})" if cos_rec.line is not None else ""
+        seen.add(table_key)
+        table = f" (the cosine table meets it at line {cos_rec.line})" \
+            if cos_rec.line is not None and cos_rec.line != rec.line else ""
         message = (f"the rotary turn changes each vector's length (by up to {change:.0%}): the "
                    f"features it turns together do not share an angle{table}, so q·k depends on "
                    f"absolute positions, not on the distance between them")
@@ -77,35 +88,49 @@ def _value(values: dict, meta):
     return outs[meta._slot] if outs is not None and meta._slot < len(outs) else None
 
 
-def _turn(records: list, add) -> tuple | None:
-    """``(the tensor turned, the cos record)`` when ``add`` is ``x * cos + rotate(x) * sin``."""
+def _turn(records: list, add, operands: dict) -> tuple | None:
+    """``(the tensor turned, the product by the cosine, where the cosine table comes from)`` when
+    ``add`` is ``x * c + moved(x) * s`` with ``c`` and ``s`` a cosine and a sine of the same
+    angles."""
     made = [records[m._made_by] if m._made_by is not None else None for m in add.inputs]
-    if any(r is None or r.op not in MULS or len(r.inputs) != 2 for r in made):
+    if any(r is None or r.op not in MULS or len(r.inputs) != 2 or r.index not in operands
+           for r in made):
         return None
     for first, second in ((made[0], made[1]), (made[1], made[0])):
-        for x, cos_side in (first.inputs, first.inputs[::-1]):
-            cos_rec = _table(records, cos_side, "cos")
-            if cos_rec is None:
-                continue
-            for moved, sin_side in (second.inputs, second.inputs[::-1]):
-                if moved is not x and _table(records, sin_side, "sin") is not None \
-                        and _moved_from(records, moved, x, _DEPTH):
-                    return x, cos_rec
+        for i in (0, 1):
+            x = first.inputs[i]
+            for j in (0, 1):
+                moved = second.inputs[j]
+                if moved is x or not _moved_from(records, moved, x, _DEPTH):
+                    continue
+                if _cosine_and_sine(operands[first.index][1 - i], operands[second.index][1 - j]):
+                    return x, first, _origin(records, first.inputs[1 - i])
     return None
 
 
-def _table(records: list, meta, kind: str):
-    """The ``cos`` (or ``sin``) record ``meta`` is made from by placing its values alone."""
+def _origin(records: list, meta) -> tuple:
+    """Where a table's values come from, past the ops that only place them: the record that made
+    them, or the tensor from outside the trace (a cached buffer)."""
     for _ in range(_DEPTH):
         if meta._made_by is None:
-            return None
+            return ("outside", id(meta))
         rec = records[meta._made_by]
-        if base_name(rec.op) == kind:
-            return rec
         if rec.op not in _PLACES or not rec.inputs:
-            return None
+            return ("made", rec.index)
         meta = rec.inputs[0]
-    return None
+    return ("made", meta._made_by)
+
+
+def _cosine_and_sine(c: Tensor, s: Tensor) -> bool:
+    """Whether ``c`` and ``s`` are a cosine and a sine of the same angles: ``c² + s² = 1``."""
+    try:
+        c, s = torch.broadcast_tensors(c, s)
+    except RuntimeError:
+        return False
+    if not (c.is_floating_point() and s.is_floating_point()) or c.numel() == 0:
+        return False
+    varied = float((c.max() - c.min()).abs()) > 1e-3 or float((s.max() - s.min()).abs()) > 1e-3
+    return varied and bool(torch.allclose(c * c + s * s, torch.ones_like(c), atol=1e-5))
 
 
 def _moved_from(records: list, meta, source, depth: int) -> bool:

@@ -125,9 +125,10 @@ LATER = [
        hold each angle once per such pair (`cat(freqs, freqs)` for halves, `repeat_interleave(2)`
        for neighbours). A true turn keeps every vector's length, which is what makes q·k depend on
        the distance between two positions only. shapetrace re-runs the module in float64, finds each
-       `x * (a table made by cos) + (x moved about) * (a table made by sin)` by where its values
-       come from, and compares each vector's length before and after; a table scaled by anything
-       else (xPos) is not judged. The finding is at the addition and names the cos table's line.
+       `x * c + (x moved about) * s` whose tables are a cosine and a sine of the same angles
+       (`c² + s² = 1`, made in forward or cached as buffers), and compares each vector's length
+       before and after; tables scaled by anything else (xPos) are not judged. The finding is at the
+       first turn that changes lengths, one for the q and k a table turns.
        """,
        """
        freqs = torch.outer(t, inv_freq).repeat_interleave(2, dim=-1)   # neighbours share an angle

@@ -100,3 +100,45 @@ class RotaryComplex(Rotary):
         k = torch.view_as_real(torch.view_as_complex(k.float().reshape(B, self.n_head, T, -1, 2)) * cis).flatten(-2)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+class CachedRotary(nn.Module):
+    """Tables of cosines and sines cached as buffers for a maximum length, cut per call."""
+
+    neighbours_table = False
+
+    def __init__(self, head_size, max_len=64):
+        super().__init__()
+        inv = 1.0 / (10000 ** (torch.arange(0, head_size, 2).float() / head_size))
+        freqs = torch.outer(torch.arange(max_len).float(), inv)
+        emb = freqs.repeat_interleave(2, dim=-1) if self.neighbours_table else torch.cat((freqs, freqs), -1)
+        self.register_buffer("cos_cached", emb.cos())
+        self.register_buffer("sin_cached", emb.sin())
+
+    def forward(self, x):
+        T = x.shape[-2]
+        return x * self.cos_cached[:T] + rotate_halves(x) * self.sin_cached[:T]
+
+
+class CachedNeighboursTable(CachedRotary):
+    neighbours_table = True
+
+
+class CachedAttention(nn.Module):
+    rotary = CachedRotary
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.rope = self.rotary(n_embd // n_head)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
+        q, k = self.rope(q), self.rope(k)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(B, T, C)
+
+
+class CachedAttentionMismatched(CachedAttention):
+    rotary = CachedNeighboursTable
