@@ -31,8 +31,9 @@ def test_a_table_paired_the_other_way_is_found_once_at_the_first_turn():
     result = _result("RotaryMismatched")
     found = [d for d in result.diagnostics if d.rule == "rotary-pairing"]
     assert len(found) == 1, found
-    (finding,) = found
-    assert finding.line == _line("q = q * cos + self.rotate(q) * sin")
+    (finding,) = found  # at the line that paired the angles, used where q is turned
+    assert finding.line == _line("return freqs.repeat_interleave(2, dim=-1)")
+    assert finding.used_at[1] == _line("q = q * cos + self.rotate(q) * sin")
     assert finding.severity == "error"
     assert "changes each vector's length" in finding.message
     assert "repeat_interleave(2, -1)" in finding.hint
@@ -42,7 +43,10 @@ def test_a_table_cached_as_buffers_is_read_by_its_values():
     """cos and sin cached in the constructor have no producer in the trace: c² + s² = 1 says."""
     result = _result("CachedAttentionMismatched")
     found = [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"]
-    assert found == [("rotary-pairing", _line("return x * self.cos_cached[:T]"))]
+    assert found == [("rotary-pairing", _line('self.register_buffer("cos_cached"'))]
+    (finding,) = [d for d in result.diagnostics if d.rule == "rotary-pairing"]
+    assert finding.used_at[1] == _line("return x * self.cos_cached[:T]")
+    assert "cached as `cos_cached`" in finding.message
 
 
 @pytest.mark.parametrize("cls", ["Rotary", "RotaryNeighbours", "RotaryPartial", "RotaryComplex",

@@ -24,6 +24,7 @@ from torch import Tensor
 
 from ..base.diagnostics import Diagnostic
 from ..base.ops import CASTS, EXPANDS, MULS, PERMUTES, RESHAPES
+from ..base.source import display_path
 from ..rules.registry import diagnostic
 from . import locate
 from .probe import Probe
@@ -45,10 +46,12 @@ def rotations_kept(probe: Probe) -> list[Diagnostic]:
     """A finding for each rotary table whose turns change lengths in a recorded run (one for q
     and k turned by it), at the first such turn."""
     operands: dict[int, list] = {}
+    bases: dict[int, list] = {}  # the tensors the operands are views of (a cached buffer)
 
     def keep_operands(rec, outs, args, kwargs) -> None:  # a cached table has no producer
         if rec.op in MULS and len(args) == 2 and all(isinstance(a, Tensor) for a in args):
             operands[rec.index] = [a.detach().clone() for a in args]
+            bases[rec.index] = [a if a._base is None else a._base for a in args]
 
     run = locate.record(probe, probe.args, grad=False, also=keep_operands)
     records = run.records
@@ -61,7 +64,7 @@ def rotations_kept(probe: Probe) -> list[Diagnostic]:
         turn = _turn(records, rec, operands)
         if turn is None:
             continue
-        x_meta, cos_rec, table_key = turn
+        x_meta, cos_rec, table_key, slot = turn
         x, y = _value(values, x_meta), _value(values, rec.outputs[0])
         if x is None or y is None or x.shape != y.shape or not x.is_floating_point():
             continue
@@ -71,15 +74,15 @@ def rotations_kept(probe: Probe) -> list[Diagnostic]:
         if change <= _RTOL or table_key in seen:
             continue  # q and k turned by one table: one finding
         seen.add(table_key)
-        table = f" (the cosine table meets it at line {cos_rec.line})" \
-            if cos_rec.line is not None and cos_rec.line != rec.line else ""
+        made_at, what = _made(records, cos_rec.inputs[slot], bases[cos_rec.index][slot], probe.model)
+        table = f" (the cosine table {what})" if what else ""
         message = (f"the rotary turn changes each vector's length (by up to {change:.0%}): the "
                    f"features it turns together do not share an angle{table}, so q·k depends on "
                    f"absolute positions, not on the distance between them")
         hint = ("Pair the table with the rotation: halves rotated (`cat(-x2, x1)`) take "
                 "`cat(freqs, freqs)`; neighbours rotated (`x[..., ::2]`, `x[..., 1::2]`) take "
                 "`freqs.repeat_interleave(2, -1)`.")
-        found.append(diagnostic("rotary-pairing", message, hint, rec=rec))
+        found.append(diagnostic("rotary-pairing", message, hint, rec=rec, made_at=made_at))
     return found
 
 
@@ -89,9 +92,9 @@ def _value(values: dict, meta):
 
 
 def _turn(records: list, add, operands: dict) -> tuple | None:
-    """``(the tensor turned, the product by the cosine, where the cosine table comes from)`` when
-    ``add`` is ``x * c + moved(x) * s`` with ``c`` and ``s`` a cosine and a sine of the same
-    angles."""
+    """``(the tensor turned, the product by the cosine, where the cosine table comes from, its
+    place in that product)`` when ``add`` is ``x * c + moved(x) * s`` with ``c`` and ``s`` a cosine
+    and a sine of the same angles."""
     made = [records[m._made_by] if m._made_by is not None else None for m in add.inputs]
     if any(r is None or r.op not in MULS or len(r.inputs) != 2 or r.index not in operands
            for r in made):
@@ -104,8 +107,47 @@ def _turn(records: list, add, operands: dict) -> tuple | None:
                 if moved is x or not _moved_from(records, moved, x, _DEPTH):
                     continue
                 if _cosine_and_sine(operands[first.index][1 - i], operands[second.index][1 - j]):
-                    return x, first, _origin(records, first.inputs[1 - i])
+                    return x, first, _origin(records, first.inputs[1 - i]), 1 - i
     return None
+
+
+def _made(records: list, meta, base, model) -> tuple[tuple | None, str]:
+    """``((file, line), words)`` of where the cosine table was made: the op in forward that put
+    its angles in place (repeated or concatenated) before ``cos``, or, for a table cached on the
+    module, the constructor's line that stores it; ``(None, "")`` when neither is found."""
+    for _ in range(_DEPTH):
+        if meta._made_by is None:
+            return _cached(base, model)
+        rec = records[meta._made_by]
+        if rec.op in _PLACES and rec.inputs:
+            meta = rec.inputs[0]
+            continue
+        paired = records[rec.inputs[0]._made_by] if rec.inputs and rec.inputs[0]._made_by is not None \
+            else None  # the op before the cosine: where the angles were paired
+        at = paired if paired is not None and paired.op in _PLACES and paired.line is not None else rec
+        return ((at.file, at.line), f"made at line {at.line}") if at.line is not None else (None, "")
+    return None, ""
+
+
+def _cached(base, model) -> tuple[tuple | None, str]:
+    """The constructor line that stores ``base``, a buffer or parameter of ``model``."""
+    import inspect
+
+    for path, owner in model.named_modules():
+        for name, tensor in list(owner.named_buffers(recurse=False)) + list(owner.named_parameters(recurse=False)):
+            if tensor is not base:
+                continue
+            for cls in type(owner).__mro__:  # the class that stores it, or a base of it
+                try:
+                    lines, start = inspect.getsourcelines(cls)
+                    file = inspect.getsourcefile(cls)
+                except (OSError, TypeError):
+                    continue
+                for i, text in enumerate(lines):
+                    if f'"{name}"' in text or f"'{name}'" in text or f".{name} =" in text:
+                        return (display_path(file), start + i), f"cached as `{name}` at line {start + i}"
+            return None, f"cached as `{name}`"
+    return None, ""
 
 
 def _origin(records: list, meta) -> tuple:

@@ -371,8 +371,11 @@ class RotaryNeighboursTable(nn.Module):
         q, k, v = self.qkv(x).view(B, T, 3, self.n_head, d).permute(2, 0, 3, 1, 4)
         inv = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
         freqs = torch.outer(torch.arange(T).float(), inv)
-        emb = freqs.repeat_interleave(2, dim=-1) if self.interleaved else torch.cat((freqs, freqs), -1)
-        q = q * emb.cos() + _rotate_halves(q) * emb.sin()  # BUG: rotary-pairing
+        if self.interleaved:
+            emb = freqs.repeat_interleave(2, dim=-1)  # BUG: rotary-pairing
+        else:
+            emb = torch.cat((freqs, freqs), -1)
+        q = q * emb.cos() + _rotate_halves(q) * emb.sin()
         k = k * emb.cos() + _rotate_halves(k) * emb.sin()
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return y.transpose(1, 2).reshape(B, T, C)
