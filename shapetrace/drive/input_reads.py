@@ -80,8 +80,9 @@ def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None
         if there in DATA_INPUTS and func.__name__ != "forward":
             continue  # a helper's x or input (nonlinearity(x)) says nothing of what it is handed
         spec = spec_from_name(there, params)
-        if spec is None and func.__name__ == "forward":  # read by the receiver's first layer
-            spec = spec_by_layer(there, func, _class_of(func))
+        if spec is None and func.__name__ == "forward":  # token ids into the receiver's embedding
+            spec = spec_by_layer(there, func, _class_of(func))  # (a width is read on the built
+            spec = spec if spec is not None and spec.dtype == "long" else None  # module, exactly)
         if spec is not None:
             found.add(dataclasses.replace(spec, name=name))
     return next(iter(found)) if len(found) == 1 else None
