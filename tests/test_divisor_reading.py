@@ -51,6 +51,21 @@ class ShardedAttention(nn.Module):
         return self.out(y.transpose(1, 2).reshape(B, T, -1))
 
 
+class Downsample(nn.Module):
+    def __init__(self, layer_type, dim_in):
+        super().__init__()
+        if layer_type == "half":
+            self.pool = nn.AvgPool1d(2)
+        elif layer_type == "none":
+            self.pool = nn.Identity()
+        else:
+            raise RuntimeError("unexpected downsample type %s" % layer_type)
+        self.proj = nn.Linear(dim_in, dim_in)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
 class Stages(nn.Module):
     def __init__(self, stages: int, dim: int, budget: int = 12):
         super().__init__()
@@ -100,3 +115,4 @@ def test_a_divisor_used_otherwise_too_is_read_by_that_use(path):
     spec.loader.exec_module(module)
     assert meaning_by_use(module.ShardedFeedForward, "model_parallel_size") == DIVISOR
     assert meaning_by_use(module.Stages, "stages") == LAYER_COUNT  # a range() count first
+    assert meaning_by_use(module.Downsample, "layer_type") is None  # a string formatted with %

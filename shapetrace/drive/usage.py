@@ -388,8 +388,8 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
             found.add("H")  # model_dim // head_count: the width split into heads
             continue
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)) \
-                and is_param(node.right):
-            found.add(DIVISOR)  # n_heads // model_parallel_size: divides a count
+                and is_param(node.right) and not isinstance(node.left, (ast.Constant, ast.JoinedStr)):
+            found.add(DIVISOR)  # n_heads // model_parallel_size: divides a count (not '%s' % it)
             continue
         if not isinstance(node, ast.Call):
             continue
