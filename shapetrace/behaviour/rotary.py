@@ -66,8 +66,9 @@ def rotations_kept(probe: Probe) -> list[Diagnostic]:
             continue
         x_meta, cos_rec, table_key, slot = turn
         x, y = _value(values, x_meta), _value(values, rec.outputs[0])
-        if x is None or y is None or x.shape != y.shape or not x.is_floating_point():
-            continue
+        if x is None or y is None or x.shape != y.shape or not x.is_floating_point() \
+                or x.shape[-1] % 2:
+            continue  # an odd number of features (the probe's head size) has no pairs to turn
         before, after = x.norm(dim=-1), y.norm(dim=-1)
         top = float(before.abs().max())
         change = float((after - before).abs().max()) / top if top > 0 else 0.0

@@ -127,8 +127,9 @@ LATER = [
        the distance between two positions only. shapetrace re-runs the module in float64, finds each
        `x * c + (x moved about) * s` whose tables are a cosine and a sine of the same angles
        (`c² + s² = 1`, made in forward or cached as buffers), and compares each vector's length
-       before and after; tables scaled by anything else (xPos) are not judged. The finding is at the
-       first turn that changes lengths, one for the q and k a table turns.
+       before and after; tables scaled by anything else (xPos) and an odd number of features (no
+       pairs to turn) are not judged. The finding is at the op that paired the angles (or the line
+       that caches the table), used where q is turned: one for the q and k a table turns.
        """,
        """
        freqs = torch.outer(t, inv_freq).repeat_interleave(2, dim=-1)   # neighbours share an angle
