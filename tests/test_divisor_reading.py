@@ -66,6 +66,20 @@ class Downsample(nn.Module):
         return self.proj(x)
 
 
+class SlotGroups(nn.Module):
+    """Its group count is an axis of forward's view, normalised over: 1 would collapse it."""
+
+    def __init__(self, dim, n_slots, groups):
+        super().__init__()
+        assert n_slots % groups == 0
+        self.groups, self.per = groups, n_slots // groups
+        self.score = nn.Linear(dim, n_slots)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        return self.score(x).view(B, T, self.groups, self.per).softmax(dim=2).flatten(2)
+
+
 class Stages(nn.Module):
     def __init__(self, stages: int, dim: int, budget: int = 12):
         super().__init__()
@@ -116,3 +130,4 @@ def test_a_divisor_used_otherwise_too_is_read_by_that_use(path):
     assert meaning_by_use(module.ShardedFeedForward, "model_parallel_size") == DIVISOR
     assert meaning_by_use(module.Stages, "stages") == LAYER_COUNT  # a range() count first
     assert meaning_by_use(module.Downsample, "layer_type") is None  # a string formatted with %
+    assert meaning_by_use(module.SlotGroups, "groups") is None  # an axis of forward's view too

@@ -64,7 +64,8 @@ from .layout import swapped as _swapped
 from .masks import optional_mask, required_mask
 from .layout import time_first
 from .styles import annotated_config, config_source
-from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, fields_read, kwargs_base, meaning_by_use
+from .kwargs_read import kwargs_base
+from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, fields_read, meaning_by_use
 
 # Inferring forward inputs ---------------------------------------------------------------------
 

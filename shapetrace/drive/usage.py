@@ -10,8 +10,7 @@
   (C), a convolution's ``kernel_size`` (:data:`KERNEL`), an embedding's ``num_embeddings`` (V),
   ``num_heads`` (H), ``range()`` (a layer count), an argument of another class of the module
   whose name states a size. Only when every use agrees.
-- :func:`kwargs_base`: the base class a constructor that takes ``**kwargs`` hands them to
-  (``super().__init__(causal=False, **kwargs)``), and the keywords it sets itself.
+(``kwargs_read.kwargs_base``: where a constructor's ``**kwargs`` go, is read with these helpers.)
 
 All of it reads source (``ast``); nothing is run. Anything unreadable says nothing.
 """
@@ -350,7 +349,7 @@ def meaning_by_use(cls: type, param: str) -> str | None:
     if uses == {"C", "d"}:  # a width handed on as its own head size too (heads=1): C builds both
         uses = {"C"}
     found = next(iter(uses)) if len(uses) == 1 else None
-    return None if found == "stride" else found  # a stride too: a patch size, no free kernel
+    return None if found in ("stride", "?") else found  # a stride too: a patch size, no free kernel
 
 
 def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> set[str]:
@@ -389,7 +388,9 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
             continue
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)) \
                 and is_param(node.right) and not isinstance(node.left, (ast.Constant, ast.JoinedStr)):
-            found.add(DIVISOR)  # n_heads // model_parallel_size: divides a count (not '%s' % it)
+            # n_heads // model_parallel_size: divides a count (not '%s' % it); stored and read in
+            # forward as a size (view(B, T, self.groups, -1)) it is an axis: 1 would collapse it
+            found.add("?" if owner is not None and _sized_in_forward(owner, attributes) else DIVISOR)
             continue
         if not isinstance(node, ast.Call):
             continue
@@ -453,6 +454,19 @@ def _method_params(method, call: ast.Call, position_of) -> list[str]:
            if i < len(params) and not isinstance(arg, ast.Starred) and position_of(arg)]
     return out + [kw.arg for kw in call.keywords
                   if kw.arg in params and position_of(kw.value)]
+
+
+def _sized_in_forward(cls: type, attributes: set[str]) -> bool:
+    """Whether forward reads ``self.attr`` (one of ``attributes``) other than in a comparison
+    (``if self.model_parallel_size > 1``)."""
+    forward = cls.__dict__.get("forward")
+    body = _function_def(_tree(forward), "forward") if inspect.isfunction(forward) else None
+    if body is None or not attributes:
+        return False
+    compared = {id(n) for c in ast.walk(body) if isinstance(c, ast.Compare)
+                for n in ast.walk(c)}
+    return any(isinstance(n, ast.Attribute) and n.attr in attributes and id(n) not in compared
+               and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(body))
 
 
 def _forward_uses(cls: type, attributes: set[str]) -> set[str]:
@@ -543,14 +557,20 @@ def _aliases(body: ast.AST, param: str) -> tuple[set[str], set[str]]:
     channels``): uses of those are uses of it."""
     local, attributes = {param}, set()
     for node in ast.walk(body):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
-                and node.value.id == param:
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    local.add(target.id)
-                elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-                        and target.value.id == "self":
-                    attributes.add(target.attr)
+        if not isinstance(node, ast.Assign):
+            continue
+        pairs = [(t, node.value) for t in node.targets]
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                and isinstance(node.value, ast.Tuple) and len(node.targets[0].elts) == len(node.value.elts):
+            pairs = list(zip(node.targets[0].elts, node.value.elts))  # self.a, self.b = a, b
+        for target, value in pairs:
+            if not (isinstance(value, ast.Name) and value.id == param):
+                continue
+            if isinstance(target, ast.Name):
+                local.add(target.id)
+            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                    and target.value.id == "self":
+                attributes.add(target.attr)
     return local, attributes
 
 
@@ -559,40 +579,3 @@ def _is_torch_layer(obj) -> bool:
     return isinstance(obj, type) and any(
         (getattr(base, "__module__", "") or "").startswith("torch.nn") for base in obj.__mro__[1:]
         if base.__name__ != "Module")
-
-
-# --- **kwargs handed to a base class --------------------------------------------------------------
-
-def kwargs_base(cls: type) -> tuple[type, frozenset[str]] | None:
-    """``(callee, keywords it sets)`` when ``cls.__init__`` hands its ``**kwargs`` on to its base
-    class's constructor (``super().__init__(causal=False, **kwargs)``) or to another class of
-    the user's that it builds (``Block(width, **block_args)``: the arguments it passes itself,
-    by keyword or by place, are its own), else None."""
-    from ..base.source import class_namespace
-
-    init = _init_of(cls)
-    body = _function_def(_tree(init), "__init__") if init is not None else None
-    if body is None:
-        return None
-    spread = body.args.kwarg.arg if body.args.kwarg is not None else None
-    for node in ast.walk(body):
-        if not isinstance(node, ast.Call) or not any(kw.arg is None for kw in node.keywords):
-            continue
-        set_there = frozenset(kw.arg for kw in node.keywords if kw.arg is not None)
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "__init__":
-            base = next((b for b in cls.__mro__[1:] if _init_of(b) is not None), None)
-            if base is None or not _user_code(base):
-                return None
-            return base, set_there
-        handed = any(kw.arg is None and isinstance(kw.value, ast.Name) and kw.value.id == spread
-                     for kw in node.keywords)
-        callee = class_namespace(cls).get(node.func.id) if handed and isinstance(node.func, ast.Name) \
-            else None
-        if isinstance(callee, type) and callee is not cls and _user_code(callee) \
-                and _init_of(callee) is not None:
-            try:
-                placed = list(inspect.signature(callee).parameters)[:len(node.args)]
-            except (TypeError, ValueError):
-                return None
-            return callee, set_there | frozenset(placed)
-    return None
