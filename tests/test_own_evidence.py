@@ -17,9 +17,9 @@ import pytest
 import torch
 
 from shapetrace.analysis.code import compared_with_none
+from shapetrace.drive.kwargs_read import kwargs_base
 from shapetrace.drive.usage import (
     fields_read,
-    kwargs_base,
     meaning_by_use,
 )
 
