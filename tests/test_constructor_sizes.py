@@ -118,6 +118,20 @@ class TiedWidths(nn.Module):
         return h + self.attn(h, h, h, need_weights=False)[0]
 
 
+class GroupNormed(nn.Module):
+    def __init__(self, channels, num_heads=8):
+        super().__init__()
+        self.num_heads = num_heads
+        self.norm = nn.GroupNorm(32, channels)
+        self.qkv = nn.Linear(channels, 3 * channels)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        h = self.norm(x.transpose(1, 2)).transpose(1, 2)
+        q, k, v = self.qkv(h).view(B, T, 3, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4)
+        return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, T, C)
+
+
 class NeverFits(nn.Module):
     def __init__(self, d_model, d_head):
         super().__init__()
@@ -202,3 +216,13 @@ def test_a_width_left_at_its_default_made_equal_to_the_one_chosen(capsys, path):
     assert any(n.startswith(f"d_word_vec={target['dims']['C']}: as d_model") for n in target["notes"]), \
         target["notes"]
     assert code == 0
+
+
+def test_a_library_check_that_names_its_divisor_gets_a_width_it_divides(capsys, path):
+    """GroupNorm's "divisible by num_groups (32)" names 32: a head size 32 divides, whatever the
+    head count's default (no head count put back)."""
+    code, report = _cli(capsys, f"{path}::GroupNormed")
+    (target,) = report["targets"]
+    assert target["error"] is None, target["error"]
+    assert target["dims"]["C"] % 32 == 0
+    assert not any("its default" in n for n in target["notes"]), target["notes"]

@@ -128,7 +128,8 @@ def _checked_sizes(plan: Plan, cause: BaseException) -> Plan | None:
         elif a not in given and defaults.get(a) == va:
             changed, why = {a: vb}, f"as {b}: the constructor asks that the two are equal"
         break
-    if not changed and divisible and not own:  # a library's check: its defaults go together
+    if not changed and divisible and not own and not DIVISOR_ASKED.search(str(cause)):
+        # a library's check naming no divisor (``divisible by num_heads``): its defaults go together
         heads = {plan.dims.get("H"), plan.dims.get("d")}
         changed = {name: defaults[name] for name, value in init.items()
                    if name not in given and type(value) is int and value in heads
