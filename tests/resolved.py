@@ -30,3 +30,13 @@ def result(spec: str | Path, cls: str | None = None, **options):
 def errors(checked) -> list[tuple[str, int]]:
     """The error-level findings of a target result, as (rule, line)."""
     return [(d.rule, d.line) for d in checked.diagnostics if d.severity == "error"]
+
+
+def cli_json(capsys, *args: str) -> tuple[int, dict]:
+    """``python -m shapetrace ARGS --format json`` run in-process: its exit code and report."""
+    import json
+
+    from shapetrace.frontends.cli import main
+
+    code = main([*args, "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)

@@ -17,10 +17,11 @@ The modules are ours.
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 import pytest
+
+from resolved import cli_json
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -143,13 +144,6 @@ class NeverFits(nn.Module):
 '''
 
 
-def _cli(capsys, *args: str) -> tuple[int, dict]:
-    from shapetrace.frontends.cli import main
-
-    code = main([*args, "--format", "json"])
-    return code, json.loads(capsys.readouterr().out)
-
-
 @pytest.fixture
 def path(tmp_path):
     file = tmp_path / "grid_attention.py"
@@ -158,7 +152,7 @@ def path(tmp_path):
 
 
 def test_built_again_at_a_rounder_head_size(capsys, path):
-    code, report = _cli(capsys, f"{path}::GridAttention")
+    code, report = cli_json(capsys, f"{path}::GridAttention")
     (target,) = report["targets"]
     assert target["error"] is None
     assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
@@ -169,7 +163,7 @@ def test_built_again_at_a_rounder_head_size(capsys, path):
 
 
 def test_a_constructor_that_fails_at_every_size_stays_a_target_error(capsys, path):
-    code, report = _cli(capsys, f"{path}::NeverFits")
+    code, report = cli_json(capsys, f"{path}::NeverFits")
     (target,) = report["targets"]
     assert "raised RuntimeError" in target["error"] and "is invalid for input of size" in target["error"]
     assert target["diagnostics"] == []
@@ -177,7 +171,7 @@ def test_a_constructor_that_fails_at_every_size_stays_a_target_error(capsys, pat
 
 
 def test_a_length_made_a_multiple_of_the_window_its_check_asks_for(capsys, path):
-    code, report = _cli(capsys, f"{path}::Windowed")
+    code, report = cli_json(capsys, f"{path}::Windowed")
     (target,) = report["targets"]
     assert target["error"] is None
     assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
@@ -189,7 +183,7 @@ def test_a_length_made_a_multiple_of_the_window_its_check_asks_for(capsys, path)
 def test_a_head_count_put_back_to_its_default_for_a_default_width(capsys, path):
     """Built with its default head count; its input then is the default width's, which no name
     says: an honest ask, never an op-failed from the guessed width."""
-    code, report = _cli(capsys, f"{path}::DefaultWidth")
+    code, report = cli_json(capsys, f"{path}::DefaultWidth")
     (target,) = report["targets"]
     assert target["diagnostics"] == []
     assert "input 'x', guessed from its name" in target["error"]
@@ -198,7 +192,7 @@ def test_a_head_count_put_back_to_its_default_for_a_default_width(capsys, path):
 
 
 def test_token_ids_into_rotary_heads_of_an_odd_size(capsys, path):
-    code, report = _cli(capsys, f"{path}::RotaryLM")
+    code, report = cli_json(capsys, f"{path}::RotaryLM")
     (target,) = report["targets"]
     assert target["error"] is None
     assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
@@ -209,7 +203,7 @@ def test_token_ids_into_rotary_heads_of_an_odd_size(capsys, path):
 
 
 def test_a_width_left_at_its_default_made_equal_to_the_one_chosen(capsys, path):
-    code, report = _cli(capsys, f"{path}::TiedWidths")
+    code, report = cli_json(capsys, f"{path}::TiedWidths")
     (target,) = report["targets"]
     assert target["error"] is None, target["error"]
     assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
@@ -221,7 +215,7 @@ def test_a_width_left_at_its_default_made_equal_to_the_one_chosen(capsys, path):
 def test_a_library_check_that_names_its_divisor_gets_a_width_it_divides(capsys, path):
     """GroupNorm's "divisible by num_groups (32)" names 32: a head size 32 divides, whatever the
     head count's default (no head count put back)."""
-    code, report = _cli(capsys, f"{path}::GroupNormed")
+    code, report = cli_json(capsys, f"{path}::GroupNormed")
     (target,) = report["targets"]
     assert target["error"] is None, target["error"]
     assert target["dims"]["C"] % 32 == 0

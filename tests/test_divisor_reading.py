@@ -8,10 +8,11 @@ devices the way tensor-parallel inference code is written.
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 import pytest
+
+from resolved import cli_json
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -93,13 +94,6 @@ class Stages(nn.Module):
 '''
 
 
-def _cli(capsys, *args: str) -> tuple[int, dict]:
-    from shapetrace.frontends.cli import main
-
-    code = main([*args, "--format", "json"])
-    return code, json.loads(capsys.readouterr().out)
-
-
 @pytest.fixture
 def path(tmp_path):
     file = tmp_path / "sharded.py"
@@ -109,7 +103,7 @@ def path(tmp_path):
 
 @pytest.mark.parametrize("name", ["ShardedFeedForward", "ShardedAttention"])
 def test_a_parallel_degree_is_read_as_one(capsys, path, name):
-    code, report = _cli(capsys, f"{path}::{name}")
+    code, report = cli_json(capsys, f"{path}::{name}")
     (target,) = report["targets"]
     assert target["error"] is None
     assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []

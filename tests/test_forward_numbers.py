@@ -9,13 +9,14 @@ module is checked at. The module is ours: a denoiser over a horizon of action st
 from __future__ import annotations
 
 import inspect
-import json
 import textwrap
 import typing
 from typing import Optional, Union
 
 import pytest
 import torch
+
+from resolved import cli_json
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -51,17 +52,10 @@ def build():
 '''
 
 
-def _cli(capsys, *args: str) -> tuple[int, dict]:
-    from shapetrace.frontends.cli import main
-
-    code = main([*args, "--format", "json"])
-    return code, json.loads(capsys.readouterr().out)
-
-
 def test_a_number_for_a_timestep_and_the_length_its_mask_was_built_for(capsys, tmp_path):
     path = tmp_path / "denoiser.py"
     path.write_text(textwrap.dedent(SOURCE))
-    code, report = _cli(capsys, f"{path}::StepDenoiser", "--no-own-calls")
+    code, report = cli_json(capsys, f"{path}::StepDenoiser", "--no-own-calls")
     (target,) = report["targets"]
     assert target["error"] is None, target["error"]
     assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
@@ -119,7 +113,7 @@ class Seq2Seq(nn.Module):
 def test_token_ids_read_by_the_embedding_of_the_module_they_are_handed_to(capsys, tmp_path):
     path = tmp_path / "seq2seq.py"
     path.write_text(textwrap.dedent(ENCODER))
-    code, report = _cli(capsys, f"{path}::Seq2Seq", "--no-own-calls")
+    code, report = cli_json(capsys, f"{path}::Seq2Seq", "--no-own-calls")
     (target,) = report["targets"]
     assert target["error"] is None, target["error"]
     assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []

@@ -9,10 +9,11 @@ values back (``v.squeeze(1)``), so that it only runs with one head, as its sibli
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 import pytest
+
+from resolved import cli_json
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -97,13 +98,6 @@ def package(tmp_path):
     return root
 
 
-def _cli(capsys, *args: str) -> tuple[int, dict]:
-    from shapetrace.frontends.cli import main
-
-    code = main([*args, "--format", "json"])
-    return code, json.loads(capsys.readouterr().out)
-
-
 def _line(path, text: str) -> int:
     return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
 
@@ -113,7 +107,7 @@ def _target(report: dict, name: str) -> dict:
 
 
 def test_one_head_attention_is_checked_as_its_sibling_builds_it(capsys, package):
-    code, report = _cli(capsys, str(package / "narrow.py"))
+    code, report = cli_json(capsys, str(package / "narrow.py"))
     target = _target(report, "NarrowAttention")
     assert target["error"] is None
     assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
@@ -123,7 +117,7 @@ def test_one_head_attention_is_checked_as_its_sibling_builds_it(capsys, package)
 
 
 def test_a_wrong_scale_is_found_at_the_values_the_project_uses(capsys, package):
-    code, report = _cli(capsys, str(package / "narrow.py"))
+    code, report = cli_json(capsys, str(package / "narrow.py"))
     target = _target(report, "WideScaled")
     found = [(d["rule"], d["line"]) for d in target["diagnostics"] if d["severity"] == "error"]
     assert found == [("attention-scale", _line(package / "narrow.py", "# BUG"))]
@@ -131,7 +125,7 @@ def test_a_wrong_scale_is_found_at_the_values_the_project_uses(capsys, package):
 
 
 def test_a_failure_the_projects_values_meet_too_stays_a_finding(capsys, package):
-    code, report = _cli(capsys, str(package / "narrow.py"))
+    code, report = cli_json(capsys, str(package / "narrow.py"))
     target = _target(report, "Broken")
     found = [(d["rule"], d["line"]) for d in target["diagnostics"] if d["severity"] == "error"]
     assert found == [("op-failed", _line(package / "narrow.py", "* self.gain"))]

@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 
 from ..base.diagnostics import Diagnostic
-from ..base.ops import CASTS, EXPANDS, MULS, PERMUTES, RESHAPES
+from ..base.ops import DROPOUTS, MOVES, MULS
 from ..base.source import display_path
 from ..rules.registry import diagnostic
 from . import locate
@@ -31,9 +31,8 @@ from .probe import Probe
 
 _ADDS = frozenset({"+", "Tensor.add", "torch.add"})
 #: ops that only place values (a table's angles, a tensor's features) somewhere else
-_PLACES = RESHAPES | PERMUTES | EXPANDS | CASTS | frozenset(
-    {"[]", "torch.cat", "torch.concat", "torch.stack", "Tensor.repeat_interleave",
-     "torch.repeat_interleave", "Tensor.repeat", "Tensor.chunk", "torch.chunk", "Tensor.split",
+_PLACES = (MOVES - DROPOUTS) | frozenset(
+    {"torch.cat", "torch.concat", "torch.stack", "Tensor.chunk", "torch.chunk", "Tensor.split",
      "torch.split", "Tensor.unbind", "torch.unbind", "Tensor.narrow", "torch.narrow"})
 #: negation, the other half of ``rotate``
 _NEGATIONS = frozenset({"-x", "Tensor.neg", "torch.neg", "Tensor.negative", "torch.negative"})
@@ -64,7 +63,7 @@ def rotations_kept(probe: Probe) -> list[Diagnostic]:
         turn = _turn(records, rec, operands)
         if turn is None:
             continue
-        x_meta, cos_rec, table_key, slot = turn
+        x_meta, cos_rec, slot = turn
         x, y = _value(values, x_meta), _value(values, rec.outputs[0])
         if x is None or y is None or x.shape != y.shape or not x.is_floating_point() \
                 or x.shape[-1] % 2:
@@ -72,13 +71,15 @@ def rotations_kept(probe: Probe) -> list[Diagnostic]:
         before, after = x.norm(dim=-1), y.norm(dim=-1)
         top = float(before.abs().max())
         change = float((after - before).abs().max()) / top if top > 0 else 0.0
-        if change <= _RTOL or table_key in seen:
+        table, made = _source(records, cos_rec.inputs[slot])
+        key = ("made", made.index) if made is not None else ("outside", id(table))
+        if change <= _RTOL or key in seen:
             continue  # q and k turned by one table: one finding
-        seen.add(table_key)
-        made_at, what = _made(records, cos_rec.inputs[slot], bases[cos_rec.index][slot], probe.model)
-        table = f" (the cosine table {what})" if what else ""
+        seen.add(key)
+        made_at, what = _made(records, made, bases[cos_rec.index][slot], probe.model)
+        where = f" (the cosine table {what})" if what else ""
         message = (f"the rotary turn changes each vector's length (by up to {change:.0%}): the "
-                   f"features it turns together do not share an angle{table}, so q·k depends on "
+                   f"features it turns together do not share an angle{where}, so q·k depends on "
                    f"absolute positions, not on the distance between them")
         hint = ("Pair the table with the rotation: halves rotated (`cat(-x2, x1)`) take "
                 "`cat(freqs, freqs)`; neighbours rotated (`x[..., ::2]`, `x[..., 1::2]`) take "
@@ -93,9 +94,9 @@ def _value(values: dict, meta):
 
 
 def _turn(records: list, add, operands: dict) -> tuple | None:
-    """``(the tensor turned, the product by the cosine, where the cosine table comes from, its
-    place in that product)`` when ``add`` is ``x * c + moved(x) * s`` with ``c`` and ``s`` a cosine
-    and a sine of the same angles."""
+    """``(the tensor turned, the product by the cosine, the cosine's place in that product)``
+    when ``add`` is ``x * c + moved(x) * s`` with ``c`` and ``s`` a cosine and a sine of the same
+    angles."""
     made = [records[m._made_by] if m._made_by is not None else None for m in add.inputs]
     if any(r is None or r.op not in MULS or len(r.inputs) != 2 or r.index not in operands
            for r in made):
@@ -108,26 +109,21 @@ def _turn(records: list, add, operands: dict) -> tuple | None:
                 if moved is x or not _moved_from(records, moved, x, _DEPTH):
                     continue
                 if _cosine_and_sine(operands[first.index][1 - i], operands[second.index][1 - j]):
-                    return x, first, _origin(records, first.inputs[1 - i]), 1 - i
+                    return x, first, 1 - i
     return None
 
 
-def _made(records: list, meta, base, model) -> tuple[tuple | None, str]:
-    """``((file, line), words)`` of where the cosine table was made: the op in forward that put
-    its angles in place (repeated or concatenated) before ``cos``, or, for a table cached on the
-    module, the constructor's line that stores it; ``(None, "")`` when neither is found."""
-    for _ in range(_DEPTH):
-        if meta._made_by is None:
-            return _cached(base, model)
-        rec = records[meta._made_by]
-        if rec.op in _PLACES and rec.inputs:
-            meta = rec.inputs[0]
-            continue
-        paired = records[rec.inputs[0]._made_by] if rec.inputs and rec.inputs[0]._made_by is not None \
-            else None  # the op before the cosine: where the angles were paired
-        at = paired if paired is not None and paired.op in _PLACES and paired.line is not None else rec
-        return ((at.file, at.line), f"made at line {at.line}") if at.line is not None else (None, "")
-    return None, ""
+def _made(records: list, made, base, model) -> tuple[tuple | None, str]:
+    """``((file, line), words)`` of where the cosine table was made (``made``, the op its values
+    come from, or None for a table from outside the trace): the op in forward that put its angles
+    in place (repeated or concatenated) before ``cos``, or, for a table cached on the module, the
+    constructor's line that stores it; ``(None, "")`` when neither is found."""
+    if made is None:
+        return _cached(base, model)
+    paired = records[made.inputs[0]._made_by] if made.inputs and made.inputs[0]._made_by is not None \
+        else None  # the op before the cosine: where the angles were paired
+    at = paired if paired is not None and paired.op in _PLACES and paired.line is not None else made
+    return ((at.file, at.line), f"made at line {at.line}") if at.line is not None else (None, "")
 
 
 def _cached(base, model) -> tuple[tuple | None, str]:
@@ -151,17 +147,17 @@ def _cached(base, model) -> tuple[tuple | None, str]:
     return None, ""
 
 
-def _origin(records: list, meta) -> tuple:
-    """Where a table's values come from, past the ops that only place them: the record that made
-    them, or the tensor from outside the trace (a cached buffer)."""
+def _source(records: list, meta) -> tuple:
+    """``(meta, record)``: where a table's values come from, past the ops that only place them:
+    the record that made them, or None for a tensor from outside the trace (a cached buffer)."""
     for _ in range(_DEPTH):
         if meta._made_by is None:
-            return ("outside", id(meta))
+            return meta, None
         rec = records[meta._made_by]
         if rec.op not in _PLACES or not rec.inputs:
-            return ("made", rec.index)
+            return meta, rec
         meta = rec.inputs[0]
-    return ("made", meta._made_by)
+    return meta, records[meta._made_by] if meta._made_by is not None else None
 
 
 def _cosine_and_sine(c: Tensor, s: Tensor) -> bool:

@@ -456,11 +456,17 @@ def _method_params(method, call: ast.Call, position_of) -> list[str]:
                   if kw.arg in params and position_of(kw.value)]
 
 
+def _own_forward(cls: type):
+    """``(forward, its parsed body)`` of the forward ``cls`` defines itself, or ``(None, None)``."""
+    forward = cls.__dict__.get("forward")
+    body = _function_def(_tree(forward), "forward") if inspect.isfunction(forward) else None
+    return (forward, body) if body is not None else (None, None)
+
+
 def _sized_in_forward(cls: type, attributes: set[str]) -> bool:
     """Whether forward reads ``self.attr`` (one of ``attributes``) other than in a comparison
     (``if self.model_parallel_size > 1``)."""
-    forward = cls.__dict__.get("forward")
-    body = _function_def(_tree(forward), "forward") if inspect.isfunction(forward) else None
+    body = _own_forward(cls)[1]
     if body is None or not attributes:
         return False
     compared = {id(n) for c in ast.walk(body) if isinstance(c, ast.Compare)
@@ -473,8 +479,7 @@ def _forward_uses(cls: type, attributes: set[str]) -> set[str]:
     """The dims forward's calls of torch's functions read ``self.attr`` as, for the attributes
     the constructor stored a parameter in: ``F.layer_norm(x, (self.channels,), ...)``, the
     width."""
-    forward = cls.__dict__.get("forward")
-    body = _function_def(_tree(forward), "forward") if inspect.isfunction(forward) else None
+    forward, body = _own_forward(cls)
     if body is None:
         return set()
 

@@ -12,10 +12,14 @@ that fails there too fails as it did.
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import linecache
+import math
 import re
 
 from ..base.dims import Dims
 from ..base.errors import TargetError, UsageError, one_line
+from ..base.source import user_frame
 from .asked import (DIVISOR_ASKED, EVEN_ASKED, EVEN_HEAD_SIZE, MET, VIEW_FAILED, count_multiple,
                     numbers_in, raised_by_check, square_asked, width_multiple)
 from .plan import Plan, Request, make_plan
@@ -26,11 +30,9 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     refused the odd one (``failed``): sinusoidal tables fill even and odd features in pairs
     (a ``pe[:, 0::2]`` of C//2 + 1 columns meets C//2), an ``assert dim % 2 == 0``. Raises
     ``failed`` when nothing says the width was the reason, or the caller chose the sizes."""
-    import linecache
-
-    from ..base.source import user_frame
-
     dims, cause = plan.dims, failed.__cause__
+    site = user_frame(cause) if cause is not None else None
+    line = linecache.getline(site[0], site[1]) if site else ""  # the constructor's failing line
     given = {k: dims[k] for k in dims.explicit}
     free = {"H", "d", "L", "T"} - set(dims.explicit)  # a size the constructor's check asks for
     if cause is not None and plan.init is not None and (count := count_multiple(
@@ -39,14 +41,12 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
         return dataclasses.replace(again, note=f"{count[0]}={count[1]}: the constructor asks for "
                                    f"{count[2]}; give --dims {count[0]}=... to choose")
     if cause is not None and plan.init is not None \
-            and (checked := _checked_sizes(plan, cause)) is not None:
+            and (checked := _checked_sizes(plan, cause, site, line)) is not None:
         return checked
     if cause is None or plan.init is None or {"C", "d"} & set(dims.explicit) or dims["C"] % 2 == 0:
         raise failed
     text = str(cause)
     half = dims["C"] // 2
-    site = user_frame(cause)
-    line = linecache.getline(site[0], site[1]) if site else ""
     width = str(dims["C"])
     widths = [k for k, v in plan.init.items() if v == dims["C"]]  # the arguments set to C
     asked = (EVEN_ASKED.search(text) and re.search(rf"\b{width}\b", text)) or (
@@ -82,7 +82,7 @@ _MODULO = re.compile(r"(?:self\.)?(\w+)\s*%\s*(?:self\.)?(\w+)")
 _EQUAL = re.compile(r"(?:self\.)?(\w+)\s*==\s*(?:self\.)?(\w+)")
 
 
-def _checked_sizes(plan: Plan, cause: BaseException) -> Plan | None:
+def _checked_sizes(plan: Plan, cause: BaseException, site, line: str) -> Plan | None:
     """The plan again when the constructor's check refused sizes that do not go together, and
     no number in its message says which:
 
@@ -95,17 +95,10 @@ def _checked_sizes(plan: Plan, cause: BaseException) -> Plan | None:
       to its default.
 
     A value that is a probe size is changed as that size (``--dims L=64``), so that later
-    readings of the plan keep it. None when none applies."""
-    import inspect
-    import linecache
-    import math
-
-    from ..base.source import user_frame
-
+    readings of the plan keep it (``site``, ``line``: where the constructor failed, and that
+    line). None when none applies."""
     given = set(plan.request.init or ())
     init = plan.init
-    site = user_frame(cause)
-    line = linecache.getline(site[0], site[1]) if site else ""
     divisible, own = bool(_DIVISIBLE.search(str(cause))), bool(site) and raised_by_check(site)
     try:
         defaults = {p.name: p.default for p in inspect.signature(plan.request.cls).parameters.values()}
