@@ -563,14 +563,39 @@ HELD_OUT_21 = [
     ("microsoft/DeBERTa", "4d7fe0bd4fb3c7d4f4005a7cafabde9800372098",
      ["DeBERTa/deberta/disentangled_attention.py"], ""),
 ]
+HELD_OUT_22 = [
+    # fetched at the start of the twelfth round, measured before any change of that round
+    ("RVC-Project/Retrieval-based-Voice-Conversion-WebUI", "4338f12c3c28c80b3ac015e2d0df66c41592746d",
+     ["infer/module/attentions.py", "tools/pymss_core/modules/bs_roformer/transformer.py"], ""),
+    ("fishaudio/Bert-VITS2", "8f7fbd8c4770965225d258db548da27dc8dd934c", ["attentions.py"], ""),
+    ("BlinkDL/ChatRWKV", "965e40b85288a91c94c02bfa56adc3ce0fa20a82",
+     ["rwkv_pip_package/src/rwkv/model.py", "RWKV_v6_demo.py"], ""),
+    ("foundation-model-stack/foundation-model-stack", "062adf6e1111850aa1c2abf7a678cfb95e35f59a",
+     ["fms/modules/attention.py", "fms/models/llama.py"], ""),
+    ("IDEA-Research/GroundingDINO", "856dde20aee659246248e20734ef9ba5214f5e44",
+     ["groundingdino/models/GroundingDINO/transformer_vanilla.py",
+      "groundingdino/models/GroundingDINO/fuse_modules.py"], ""),
+    ("lucidrains/nystrom-attention", "fbe9ebad6bae24143d7930d6c2b82d6a12d68f76",
+     ["nystrom_attention/nystrom_attention.py"], ""),
+    ("karpathy/build-nanogpt", "6104ab1b53920f6e2159749676073ff7d815c1fa", ["train_gpt2.py"], ""),
+    ("lucidrains/transformer-in-transformer", "4ca273442024698075955475c6cc4f61ae894dd3",
+     ["transformer_in_transformer/tnt.py"], ""),
+    ("lucidrains/e2-tts-pytorch", "1028716e6a4072f668716687d732a3b123dda4cf", ["e2_tts_pytorch/e2_tts.py"], ""),
+    ("lucidrains/rectified-flow-pytorch", "26fbed9429771539726664f288e064fd93ca065f",
+     ["rectified_flow_pytorch/rectified_flow.py", "rectified_flow_pytorch/video_unet.py"], ""),
+    ("datawhalechina/happy-llm", "f115ef3788bf8726b6ff65e823e03a538f270e6b",
+     ["docs/chapter2/code/transformer.py", "docs/chapter5/code/k_model.py"], ""),
+    ("lucidrains/x-unet", "09431e2d82a2360039475c1d8ae43f411ac20b45", ["x_unet/x_unet.py"], ""),
+    ("sgrvinod/a-PyTorch-Tutorial-to-Image-Captioning", "cc9c7e2f4017938d414178d3781fed8dbe442852", ["models.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
         "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8, "held-out-9": HELD_OUT_9,
         "held-out-10": HELD_OUT_10, "held-out-11": HELD_OUT_11, "held-out-12": HELD_OUT_12, "held-out-13": HELD_OUT_13,
         "held-out-14": HELD_OUT_14, "held-out-15": HELD_OUT_15, "held-out-16": HELD_OUT_16, "held-out-17": HELD_OUT_17, "held-out-18": HELD_OUT_18,
         "held-out-19": HELD_OUT_19 + HELD_OUT_19_HELD, "held-out-19-dev": HELD_OUT_19,
-        "held-out-19-held": HELD_OUT_19_HELD, "held-out-20": HELD_OUT_20, "held-out-21": HELD_OUT_21,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17 + HELD_OUT_18 + HELD_OUT_19 + HELD_OUT_19_HELD + HELD_OUT_20 + HELD_OUT_21}
+        "held-out-19-held": HELD_OUT_19_HELD, "held-out-20": HELD_OUT_20, "held-out-21": HELD_OUT_21, "held-out-22": HELD_OUT_22,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17 + HELD_OUT_18 + HELD_OUT_19 + HELD_OUT_19_HELD + HELD_OUT_20 + HELD_OUT_21 + HELD_OUT_22}
 
 
 def main(argv: list[str] | None = None) -> int:
