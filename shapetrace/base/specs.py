@@ -295,6 +295,14 @@ def check_input(spec: InputSpec, dims: Mapping[str, int]) -> None:
                     raise UsageError(unknown_dim(factor, f"input {str(spec)!r}", dims))
 
 
+class UnknownAxis(UsageError):
+    """An annotation names an axis no dimension stands for (``text: Int['b nt']``)."""
+
+    def __init__(self, message: str, axis: str):
+        super().__init__(message)
+        self.axis = axis
+
+
 def unknown_dim(name: str, where: str, dims: Mapping[str, int]) -> str:
     close = difflib.get_close_matches(name, list(dims), n=1)
     hint = f"did you mean {close[0]}? " if close else ""

@@ -258,12 +258,15 @@ def standing_in(packages):
     give placeholders (a file's own top level is running). Afterwards all of it is taken out
     again: another file's guarded import finds the modules missing."""
     names = [name for name in packages if name in _LACKING and name not in _LACKING_MODULES]
-    modules = set(packages) - set(names) - {NATIVE}
+    versions = {name for name in packages if name.startswith(UNVERSIONED)}
+    modules = set(packages) - set(names) - {NATIVE} - versions
     _IMPORTING[0] += 1
     try:
         with contextlib.ExitStack() as stack:
             stack.enter_context(_modules_standing_in(modules))
             stack.enter_context(_names_standing_in(names))
+            if versions:
+                stack.enter_context(_versions_standing_in({n[len(UNVERSIONED):] for n in versions}))
             if NATIVE in packages:
                 stack.enter_context(_native_standing_in())
             yield
@@ -308,6 +311,48 @@ def _names_standing_in(names):
         for owner, attr in put:
             if isinstance(vars(owner).get(attr), NotInstalled):
                 delattr(owner, attr)
+
+
+#: the prefix of a project's own distribution, not installed, whose version its code asks for
+UNVERSIONED = "version of "
+
+
+def unversioned(exc: BaseException) -> str | None:
+    """``version of NAME`` when ``exc`` says the metadata of a distribution is not installed
+    (``importlib.metadata.version("ibm-fms")`` in a package's ``__init__.py``, run from its
+    source folder and never installed), raised in the user's own code; None otherwise."""
+    import importlib.metadata
+
+    if not isinstance(exc, importlib.metadata.PackageNotFoundError) or not exc.args:
+        return None
+    tb, own = exc.__traceback__, False
+    while tb is not None:
+        own = own or not is_library_file(tb.tb_frame.f_code.co_filename, installed_is_library=True)
+        tb = tb.tb_next
+    return f"{UNVERSIONED}{exc.args[0]}" if own and isinstance(exc.args[0], str) else None
+
+
+@contextlib.contextmanager
+def _versions_standing_in(names):
+    """``importlib.metadata.version(name)`` gives :data:`STANDING_VERSION` for each of
+    ``names`` not installed, while the block runs."""
+    import importlib.metadata
+
+    original = importlib.metadata.version
+
+    def version(name):
+        try:
+            return original(name)
+        except importlib.metadata.PackageNotFoundError:
+            if name in names:
+                return STANDING_VERSION
+            raise
+
+    importlib.metadata.version = version
+    try:
+        yield
+    finally:
+        importlib.metadata.version = original
 
 
 def refusing_module(exc: BaseException, standing) -> str | None:

@@ -7,6 +7,7 @@ plan read another way) makes its own, so choosing between them changes nothing s
 
 from __future__ import annotations
 
+import ast
 import inspect
 import linecache
 import re
@@ -18,16 +19,16 @@ import torch
 from ..base import specs
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, drop_frames, one_line
-from ..base.ops import cut_to_empty
+from ..base.ops import ARITHMETIC_NAMES, ARITHMETIC_OPERATORS, cut_to_empty
 from ..base.records import OpRecord
-from ..base.source import innermost_user_frame, user_frame
+from ..base.source import display_path, innermost_user_frame, user_frame
 from ..behaviour.state import ModuleState
 from ..record.fake import NeedsValuesError
 from ..record.fastpath import FastPathWatch
 from ..record.probes import head_keeper
 from ..report.trace import Trace
 from ..rules.failures import raised_findings
-from .devices import cpu_only, note, on_meta, remember
+from .devices import MAX_PARAMETERS, cpu_only, note, parameters_on_meta, remember
 from .fit import allocation_failed, out_of_memory
 from .absent import absent_in
 from .asked import EVEN_ASKED
@@ -60,6 +61,8 @@ class Attempt:
     #: for a forward that failed: the note of a reading of its guesses under which the forward
     #: got past the op that failed and failed later, else None
     passed_by: str | None = None
+    #: where and how that reading's forward failed later (``tnt.py:161 (RuntimeError: ...)``)
+    passed_to: str | None = None
 
     @property
     def ran(self) -> bool:
@@ -78,14 +81,24 @@ class Attempt:
         ran that op (the same op at the same line) without raising more times than ``failed``
         did before it raised there."""
         op = failed.failed_op
-        if op is None:
-            return False
+        if op is None:  # it raised on a line of no op (``b, c, h, w = x.shape``): this one
+            # failed elsewhere, after more ops
+            return (failed.raised_at is not None and self.raised_at is not None
+                    and self.raised_at != failed.raised_at
+                    and len(self.trace.records) > len(failed.trace.records))
 
         def passes(attempt: Attempt) -> int:
             return sum(1 for r in attempt.trace.records if r.error is None and r.op == op.op
                        and r.line == op.line and r.file == op.file)
 
         return passes(self) > passes(failed)
+
+    def failure_site(self) -> str | None:
+        """Where and how the forward failed: ``tnt.py:161 (RuntimeError: ...)``, or None."""
+        if self.raised is None or self.raised_at is None:
+            return None
+        return (f"{display_path(self.raised_at[0])}:{self.raised_at[1]} "
+                f"({type(self.raised).__name__}: {one_line(self.raised)[:120]})")
 
     @property
     def made_empty(self) -> bool:
@@ -101,9 +114,11 @@ class Attempt:
         if not isinstance(raised, ValueError) or at is None:
             return False
         found = _UNPACK.search(str(raised))
-        if found is None or int(found.group(1)) != expected:
+        if found is None:
             return False
         line = linecache.getline(at[0], at[1])
+        if int(found.group(1)) - _beside_shape(line) != expected:
+            return False
         given = dict(zip(self.names, self.args))
         return any(re.search(rf"\b{re.escape(n)}\s*\.\s*(shape\b|size\s*\()", line)
                    and isinstance(given.get(n), torch.Tensor) and given[n].dim() != expected
@@ -128,6 +143,29 @@ class Attempt:
                  and isinstance(a, torch.Tensor)]
         return any(m.src is None and tuple(m.shape) == tuple(a.shape) and m.dtype == a.dtype
                    for m in rec.inputs for a in given)
+
+    def broadcast_up(self) -> int | None:
+        """The number of axes of a per-channel tensor of the module's own (``(1, C, 1, 1, 1)``)
+        that raised a computed value to more axes by broadcasting (a (B, T, C) guess times a
+        video block's scale): the module works on values of that many axes. None when no
+        arithmetic did so."""
+        for rec in self.trace.records:
+            base = rec.op.rpartition(".")[2]
+            if rec.op not in ARITHMETIC_OPERATORS and base not in ARITHMETIC_NAMES:
+                continue
+            metas = [m for m in rec.inputs if getattr(m, "shape", None) is not None]
+            if len(metas) != 2:
+                continue
+            for own, other in (metas, metas[::-1]):
+                if own.src is None and len(own.shape) > max(len(other.shape), 2) \
+                        and own.shape[0] == 1 and sum(n != 1 for n in own.shape) == 1 \
+                        and len(other.shape) >= 2 and not self._given(own):
+                    return len(own.shape)
+        return None
+
+    def _given(self, meta) -> bool:
+        return any(isinstance(a, torch.Tensor) and tuple(a.shape) == tuple(meta.shape)
+                   for a in self.args)
 
     def pairs_samples(self, batch: int) -> bool:
         """Whether an op of the run made a value with the batch's size on two axes (a mask of
@@ -200,25 +238,13 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
     return model, args, names, plan.init
 
 
-#: the most parameters a module built at sizes shapetrace chose may have: the checks copy it in
-#: float64 and run it several times, on the CPU
-MAX_PARAMETERS = 100_000_000
-
-
 def _not_too_big(cls, plan: Plan) -> None:
     """Raises a :class:`TargetError` when ``cls`` built with the arguments shapetrace chose
     would have more than :data:`MAX_PARAMETERS` parameters (a U-Net whose base width was read
-    as the probe width, multiplied per level): counted on the meta device, where nothing is
-    allocated. A constructor that cannot run there says nothing."""
-    import warnings
-
-    try:
-        with on_meta(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            count = sum(p.numel() for p in cls(**plan.init).parameters())
-    except Exception:  # noqa: BLE001 - the real construction says what is wrong, if anything
-        return
-    if count > MAX_PARAMETERS:
+    as the probe width, multiplied per level): counted on the meta device. A constructor that
+    cannot run there says nothing."""
+    count = parameters_on_meta(cls, plan.init)
+    if count is not None and count > MAX_PARAMETERS:
         shown = ", ".join(f"{k}={v!r}" for k, v in plan.init.items())
         raise TargetError(f"{cls.__qualname__}({shown}) would have {count / 1e6:.0f}M parameters "
                           f"at the sizes shapetrace chose, too many to check here; give smaller "
@@ -371,6 +397,20 @@ def _in_forward_order(model, args: list, names: list) -> tuple[list, list]:
 
 
 _UNPACK = re.compile(r"(?:not enough|too many) values to unpack \(expected (\d+)")
+
+
+def _beside_shape(line: str) -> int:
+    """How many of the names a line unpacks come from beside a starred shape
+    (``b, _, h, w, p = *x.shape, self.patch_size``: one): not sizes of the input."""
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        return 0
+    node = tree.body[0] if tree.body else None
+    if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple)
+            and any(isinstance(e, ast.Starred) for e in node.value.elts)):
+        return 0
+    return sum(not isinstance(e, ast.Starred) for e in node.value.elts)
 
 
 #: an einops pattern in its error: its left side

@@ -180,8 +180,8 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                     except TargetError:  # or a switch shapetrace turned on, off
                         plan = switches_off(plan, exc)
                     notes.append(plan.note)
-            if not chosen.ran:
-                emptied: list = []
+            if not chosen.ran or chosen.broadcast_up():  # (one that ran only by broadcasting
+                emptied: list = []  # the guess up against a per-channel scale: its own axes)
                 read = _reading(plan, chosen, lambda p: attempt(p, mode=mode, watch=behaviour,
                                                                 skip=skipped), emptied=emptied)
                 if read is not None:
@@ -232,6 +232,7 @@ def _reading(plan, failed: Attempt, run, depth: int = 2, emptied: list | None = 
         if not stands and failed.passed_by is None and not again.ran and again.got_past(failed):
             failed.passed_by = other.note  # the failure moved with the guess (a reading that
             # runs and does not stand, pairing samples or emptying an axis, is refuted instead)
+            failed.passed_to = again.failure_site()
         if not stands and again.ran and again.made_empty and emptied is not None:
             emptied.append(other)
         if depth > 1 and other.guesses and not again.ran:  # past its own guess or not, the

@@ -88,6 +88,24 @@ def on_meta():
                 wrapper.cache_clear()
 
 
+#: the most parameters a module built at sizes shapetrace chose may have: the checks copy it in
+#: float64 and run it several times, on the CPU
+MAX_PARAMETERS = 100_000_000
+
+
+def parameters_on_meta(cls, init) -> int | None:
+    """How many parameters ``cls(**init)`` has, counted on the meta device, where nothing is
+    allocated; None when the constructor cannot run there (the real build says why)."""
+    import warnings
+
+    try:
+        with on_meta(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return sum(p.numel() for p in cls(**init).parameters())
+    except Exception:  # noqa: BLE001 - the real construction says what is wrong, if anything
+        return None
+
+
 #: top-level packages whose caches a build of the user's module cannot fill with its tensors
 _NOT_USERS = frozenset({"torch", "shapetrace", "numpy", "jaxtyping", "beartype", "rich",
                         "pytest", "_pytest"}) | frozenset(sys.stdlib_module_names)

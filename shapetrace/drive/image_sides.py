@@ -62,7 +62,7 @@ class ImageSide(Guess):
         for side in SIDES:
             if side <= self.side:
                 continue
-            inputs = tuple(dataclasses.replace(spec, dims=(*spec.dims[:2], side, side))
+            inputs = tuple(dataclasses.replace(spec, dims=(*spec.dims[:-2], side, side))
                            if isinstance(spec, InputSpec) and spec.name in self.names else spec
                            for spec in plan.inputs)
             names = ", ".join(self.names)

@@ -50,6 +50,7 @@ from ..base.specs import (
     IDENTIFIER,
     INTEGER,
     InputSpec,
+    UnknownAxis,
     ValueInput,
     resolve_init,
     unknown_dim,
@@ -59,6 +60,7 @@ from .asks import mask_axes
 from .builtby import built_for, passed_for, splatted_for
 from .init_reads import read_for
 from .input_reads import (lengths_input, number_input, rotary_input, size_input, spec_by_layer,
+                          spec_by_unpacking,
                           spec_by_receiver, spec_from_name, timestep_spec, value_input)
 from .layout import swapped as _swapped
 from .masks import optional_mask, required_mask
@@ -132,7 +134,7 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
                 or rotary_input(p.name, names, dims) \
                 or sized or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass) \
                 or (by_built(p.name, forward) if by_built is not None else None) \
-                or number_input(p, hints.get(p.name))
+                or number_input(p, hints.get(p.name)) or spec_by_unpacking(p.name, forward)
         if spec is None:
             missing.append(p.name)
             suggestions.append(str(InputSpec(p.name, mask_axes(forward, p.name), "bool"))
@@ -214,7 +216,7 @@ def _dim_name(name: str, dims: Mapping[str, int], where: str) -> str:
     alias = dim_of_word(name)
     if alias is not None and alias in dims:
         return alias
-    raise UsageError(unknown_dim(name, where, dims))
+    raise UnknownAxis(unknown_dim(name, where, dims), name)
 
 
 def _symbolic_dim(expr: str, dims: Mapping[str, int], where: str) -> str:
@@ -569,8 +571,16 @@ def _module_annotation(cls: type, param: inspect.Parameter) -> type | None:
 
 
 def _build_module(module: type, cls: type, param: inspect.Parameter, dims: Mapping[str, int]):
-    """``param`` of ``cls`` built as its annotation's class at ``dims``."""
+    """``param`` of ``cls`` built as its annotation's class at ``dims``: not when it would be
+    too large to check here (a whole model's defaults, billions of parameters)."""
+    from .devices import MAX_PARAMETERS, parameters_on_meta
+
     init = infer_init(module, dims)
+    count = parameters_on_meta(module, init)
+    if count is not None and count > MAX_PARAMETERS:
+        raise TargetError(f"cannot build constructor argument {param.name!r} of {cls.__qualname__} "
+                          f"as {module.__qualname__}: built as shapetrace would build it, it would "
+                          f"have {count / 1e6:.0f}M parameters; pass --init {param.name}=...")
     try:
         return module(**init)
     except Exception as exc:  # noqa: BLE001 - any failure of the user's constructor

@@ -318,3 +318,30 @@ def above(specs, low: int) -> tuple:
     return tuple(dataclasses.replace(s, low=low)
                  if isinstance(s, InputSpec) and s.dtype in ("long", "int") and s.high is None
                  else s for s in specs)
+
+
+def spec_by_unpacking(name: str, forward) -> InputSpec | None:
+    """An input no name explains whose sizes forward unpacks (``b, c, t, h, w = video.shape``):
+    a tensor, guessed as vectors (B, T, C) for the readings of its axes to take up (an image,
+    a video, fewer axes), as a guess from a name would be."""
+    try:
+        tree = ast.parse(_dedented(inspect.getsource(forward)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Tuple) and len(node.targets[0].elts) >= 2):
+            continue
+        value = node.value
+        if isinstance(value, ast.Call) and not value.args:  # x.size()
+            value = value.func
+        if isinstance(value, ast.Attribute) and value.attr in ("shape", "size") \
+                and isinstance(value.value, ast.Name) and value.value.id == name:
+            return InputSpec(name, ("B", "T", "C"))
+    return None
+
+
+def _dedented(source: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(source)

@@ -119,13 +119,18 @@ class Job:
         result = self._guessed(target, fake, reuse, reference)
         if note:
             result.notes.insert(0, note)
-        if getattr(target, "absent", ()) and not result.error:
-            from .absent import NATIVE
+        from .absent import NATIVE, STANDING_VERSION, UNVERSIONED
 
+        absent = [n for n in getattr(target, "absent", ()) if not n.startswith(UNVERSIONED)]
+        for name in set(getattr(target, "absent", ())) - set(absent):
+            result.notes.append(f"its package asks for its own installed version ("
+                                f"{name[len(UNVERSIONED):]!r}), not installed here: given "
+                                f"{STANDING_VERSION}")
+        if absent and not result.error:
             names = " and ".join("a native library not built" if name == NATIVE else repr(name)
-                                 for name in target.absent)
-            them = "them" if len(target.absent) > 1 else "it"
-            lacks = " or missing from the version installed" if any("." in n for n in target.absent
+                                 for name in absent)
+            them = "them" if len(absent) > 1 else "it"
+            lacks = " or missing from the version installed" if any("." in n for n in absent
                                                                      if n != NATIVE) else ""
             result.notes.append(f"its file imports {names}, not installed here{lacks}: imported "
                                 f"without {them} (this class never used {them})")

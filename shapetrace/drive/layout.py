@@ -409,15 +409,42 @@ def takes_images(model) -> bool:
                for p in model.parameters())
 
 
-def first_channels(model) -> int | None:
-    """The input channels of the first 2-D convolution (or 2-D norm) of ``model``."""
+def takes_videos(model) -> bool:
+    """Whether ``model`` works on videos or volumes (B, C, T, H, W): it holds a 3-D
+    convolution, pooling or norm, or a parameter shaped for one (``(1, C, 1, 1, 1)``)."""
     import torch.nn as nn
 
+    if model is None:
+        return False
+    video_layers = (nn.Conv3d, nn.ConvTranspose3d, nn.BatchNorm3d, nn.InstanceNorm3d,
+                    nn.MaxPool3d, nn.AvgPool3d, nn.AdaptiveAvgPool3d, nn.AdaptiveMaxPool3d)
+    if any(isinstance(m, video_layers) for m in model.modules()):
+        return True
+    return any(p.dim() == 5 and p.shape[0] == 1 and all(n == 1 for n in p.shape[2:])
+               for p in model.parameters())
+
+
+def first_channels(model, video: bool = False) -> int | None:
+    """The input channels of the first 2-D convolution (or 2-D norm) of ``model`` (3-D for a
+    ``video``), or of the first linear layer after an ``nn.Unfold`` (which hands it channels x
+    kernel area)."""
+    import math
+
+    import torch.nn as nn
+
+    conv, norms = (nn.Conv3d, (nn.BatchNorm3d, nn.InstanceNorm3d, nn.GroupNorm)) if video \
+        else (nn.Conv2d, (nn.BatchNorm2d, nn.InstanceNorm2d, nn.GroupNorm))
+    area = None  # the kernel area of an nn.Unfold met, until the layer after it
     for sub in model.modules() if model is not None else ():
-        if isinstance(sub, nn.Conv2d):
+        if isinstance(sub, conv):
             return sub.in_channels
-        if isinstance(sub, (nn.BatchNorm2d, nn.InstanceNorm2d, nn.GroupNorm)):
+        if isinstance(sub, norms):
             return getattr(sub, "num_features", None) or getattr(sub, "num_channels", None)
+        if isinstance(sub, nn.Unfold):
+            size = sub.kernel_size
+            area = math.prod(size) if isinstance(size, (tuple, list)) else size * size
+        elif area is not None and isinstance(sub, nn.Linear):
+            return sub.in_features // area if sub.in_features % area == 0 else None
     return None
 
 

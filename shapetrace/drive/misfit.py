@@ -37,6 +37,7 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _unbuilt_failed(result, chosen) or _default_failed(result, chosen) \
             or _unset_failed(result, chosen) or _handed_on_failed(result, chosen) \
             or _config_none_failed(result, chosen) or split_disagrees(result, chosen):
+        _got_past(result, chosen)
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -50,6 +51,14 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
                                 f"that reads it ({rec.error[0]}: {one_line(rec.error[1])})",
                         _example(name, arg, rec))
     return _made_failed(result, chosen)
+
+
+def _got_past(result: TargetResult, chosen: Attempt) -> None:
+    """A target error about a guess that did not fit says how far a reading of it got (read as
+    an image, the forward got past the line that refused the guess and failed at another)."""
+    if result.error and chosen.passed_by is not None and chosen.passed_to is not None:
+        reading = chosen.passed_by.split(":")[0]
+        result.error += f"; with {reading}, it got further and failed at {chosen.passed_to}"
 
 
 def _made_failed(result: TargetResult, chosen: Attempt) -> bool:

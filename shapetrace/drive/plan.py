@@ -31,12 +31,13 @@ from ..base.names import (
     QUERY_INPUTS,
     READ_AGAIN,
 )
-from ..base.ops import EMBEDDINGS
+from ..base.ops import EMBEDDINGS, next_prime
 from ..base.specs import InputSpec, ValueInput, parse_input
 from .guess import Guess
 from .heads_read import HeadInputs
 from .image_sides import ImageSide, image_side
-from .layout import first_channels, moved_refused, signal_reading, signal_refused, takes_images
+from .layout import (first_channels, moved_refused, signal_reading, signal_refused, takes_images,
+                     takes_videos)
 from .passed_read import PassedValues
 
 
@@ -232,6 +233,9 @@ def _embeds(model) -> bool:
 _IMAGE_OPS = frozenset({"F.conv2d", "torch.conv2d", "F.max_pool2d", "F.avg_pool2d",
                         "F.adaptive_avg_pool2d", "F.adaptive_max_pool2d", "F.batch_norm",
                         "F.instance_norm", "F.interpolate", "F.pixel_shuffle", "F.unfold"})
+#: ops that take a video or a volume (B, C, T, H, W) only
+_VIDEO_OPS = frozenset({"F.conv3d", "torch.conv3d", "F.max_pool3d", "F.avg_pool3d",
+                        "F.adaptive_avg_pool3d", "F.adaptive_max_pool3d", "F.conv_transpose3d"})
 
 
 @dataclass(frozen=True)
@@ -245,7 +249,8 @@ class ImageInputs(Guess):
     after_another_input = True
 
     def read_by(self, failed, plan: Plan) -> bool:
-        return failed.unpacked(4, self.names) or failed.pattern_wants(4, self.names) or (
+        return self._video(failed) or failed.broadcast_up() == 4 or failed.unpacked(4, self.names) \
+            or failed.pattern_wants(4, self.names) or (
             failed.failed_op is not None and failed.failed_op.op in _IMAGE_OPS
             and failed.reads_input(failed.failed_op, self.names)) or (
             not failed.ran and takes_images(failed.model)) or signal_refused(failed, self.names) \
@@ -257,23 +262,37 @@ class ImageInputs(Guess):
             yield dataclasses.replace(plan, inputs=signal[0], guesses=(), note=signal[1],
                                       reading_of=self)
             return
-        channels = first_channels(failed.model)
+        video = self._video(failed)
+        channels = first_channels(failed.model, video)
         side = image_side(plan.init or {})
-        inputs = tuple(InputSpec(spec.name, ("B", channels or "C", side, side))
+        frames = ("T",) if video else ()  # frames (or depth) of a video: the sequence
+        inputs = tuple(InputSpec(spec.name, ("B", channels or "C", *frames, side, side))
                        if isinstance(spec, InputSpec) and spec.name in self.names else spec
                        for spec in plan.inputs)
-        names = ", ".join(self.names)
-        source = (f"the {channels} channels its first convolution takes" if channels
-                  else "the width")
-        note = (f"{names} read as {'images' if len(self.names) > 1 else 'an image'} "
-                f"(B, {channels or 'C'}, {side}, {side}), {source}: as (B, T, C) "
-                f"{'they' if len(self.names) > 1 else 'it'} did not fit; give --input "
-                f"{self.names[0]}=B,C,H,W to choose")
+        names, many = ", ".join(self.names), len(self.names) > 1
+        layer = "3-D layer" if video else "convolution" if channels and any(
+            type(m).__name__ == "Conv2d" for m in failed.model.modules()) else "layer after its nn.Unfold"
+        source = f"the {channels} channels its first {layer} takes" if channels else "the width"
+        what = ("videos" if many else "a video") if video else ("images" if many else "an image")
+        note = (f"{names} read as {what} (B, {channels or 'C'}, {'T, ' if video else ''}{side}, "
+                f"{side}), {source}: as (B, T, C) {'they' if many else 'it'} did not fit; give "
+                f"--input {self.names[0]}={'B,C,T,H,W' if video else 'B,C,H,W'} to choose")
         yield dataclasses.replace(plan, inputs=inputs, note=note, reading_of=self,
                                   guesses=(ImageSide(self.names, side),))
 
     def settled_by(self, attempt, plan: Plan) -> bool:
         return False  # an image read at a side of ours stands only when the forward runs
+
+    def _video(self, failed) -> bool:
+        """Whether the forward wants videos (B, C, T, H, W): it unpacks five sizes, an einops
+        pattern names five axes, a 3-D convolution or pooling refused the guess, the module
+        holds such layers and no 2-D ones, or a scale of its own of five axes broadcast the
+        guess up to five."""
+        op = failed.failed_op
+        return failed.unpacked(5, self.names) or failed.pattern_wants(5, self.names) or (
+            op is not None and op.op in _VIDEO_OPS and failed.reads_input(op, self.names)) or (
+            not failed.ran and takes_videos(failed.model) and not takes_images(failed.model)) \
+            or failed.broadcast_up() == 5
 
 
 @dataclass(frozen=True)
@@ -484,6 +503,10 @@ def make_plan(request: Request) -> Plan:
         except ShapetraceError as exc:
             from .built_reads import inputs_by_built
 
+            axis = getattr(exc, "axis", None)
+            if axis is not None and not dims.strict and axis not in dims:
+                return _with_axis(request, axis)
+
             read = inputs_by_built(module, init, dims, infer_inputs) \
                 if isinstance(exc, UsageError) else None
             problem = exc if read is None else None
@@ -534,6 +557,17 @@ def make_plan(request: Request) -> Plan:
         guesses += [OverDefaults(given), TiedDefaults(given), SetUpCall()]
     return Plan(request, init, inputs, problem, tuple(guesses),
                 read_notes=tuple(read_notes))
+
+
+def _with_axis(request: Request, axis: str) -> Plan:
+    """The plan again with a size of its own for an axis forward's annotation names and no
+    dimension stands for (``text: Int['b nt']``): a prime no other axis has, so it keeps its name."""
+    dims = request.dims
+    size = next_prime(max(v for k, v in dims.items() if k != "C") + 1, avoid=set(dims.values()))
+    again = make_plan(dataclasses.replace(request, dims=Dims(
+        {**{k: dims[k] for k in dims.explicit}, axis: size})))
+    return dataclasses.replace(again, read_notes=again.read_notes + (
+        f"{axis}={size}: an axis forward's annotation names; give --dims {axis}=... to choose",))
 
 
 def _nn_module() -> type:

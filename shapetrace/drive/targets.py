@@ -30,7 +30,7 @@ from pathlib import Path
 from ..base.errors import NoModuleClasses, TargetError, UsageError
 from ..base.source import innermost_user_frame
 from .absent import (distribution, lacking_module, lacking_name, missing_package, native_library,
-                     refusing_module, standing_in)
+                     refusing_module, standing_in, unversioned)
 from .devices import needs_gpu
 from .syspath import drop_user_modules, folders_first, forget_shadowed, on_sys_path
 
@@ -193,8 +193,8 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
             folders = [f for f in (path.parent, home.root, above) if f is not None]
             if first is None:
                 first = _keeping(TargetError(_import_message(exc, location, path, folders)), exc)
-            top = (missing_package(exc, folders) or refusing_module(exc, standing) or lacking_name(exc)
-                   or lacking_module(exc) or native_library(exc)) if stand_in else None
+            top = (unversioned(exc) or missing_package(exc, folders) or refusing_module(exc, standing)
+                   or lacking_name(exc) or lacking_module(exc) or native_library(exc)) if stand_in else None
             if top is not None and top not in standing and len(standing) < _MOST_STANDING:
                 standing.append(top)
                 continue
@@ -336,8 +336,8 @@ def _parent_package(home: _Home) -> None:
         importlib.import_module(home.package)
         return
     except BaseException as exc:  # noqa: BLE001 - the file's own import reports what is missing
-        if isinstance(exc, KeyboardInterrupt):
-            raise
+        if isinstance(exc, KeyboardInterrupt) or unversioned(exc):
+            raise  # (its own version asked for: given one, the package imports as it is)
     names = home.package.split(".")
     for i, folder in enumerate(home.folders):
         name = ".".join(names[: i + 1])

@@ -103,6 +103,9 @@ def _resolve(node: ast.expr, names: dict):
 def _bound(callee, call: ast.Call, position_of) -> list[tuple[object, str]]:
     """``(callee, parameter name)`` for each argument of ``call`` that ``position_of`` picks:
     ``position_of(arg)`` is true for the value being traced."""
+    if not any(position_of(a) for a in call.args if not isinstance(a, ast.Starred)) \
+            and not any(kw.arg is not None and position_of(kw.value) for kw in call.keywords):
+        return []  # no argument of the call is the value: its signature is not needed
     target = callee.__init__ if isinstance(callee, type) else callee
     try:
         params = [p for p in inspect.signature(target).parameters.values()

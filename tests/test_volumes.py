@@ -1,0 +1,125 @@
+"""Inputs read from what a module's own code does with them: a video (B, C, T, H, W) that a
+3-D convolution takes, unpacks in five sizes or that a per-channel scale of five axes would
+broadcast a guess up to; a starred unpacking beside the module's own sizes; an axis only an
+annotation names; an input named nothing known whose sizes forward unpacks. And a package that
+asks for its own installed version, and a module argument too large to build, imported and
+refused the way a user expects."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from shapetrace.drive.attempt import _beside_shape
+from tests.resolved import cli_json
+
+DATA = Path(__file__).parent / "data" / "volumes"
+
+
+@pytest.fixture(scope="module")
+def blocks(tmp_path_factory) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "shapetrace", str(DATA / "blocks.py"), "--format",
+                          "json", "--no-trace"], capture_output=True, text=True, timeout=900)
+    return {t["target"].split("::")[-1]: t for t in json.loads(out.stdout)["targets"]}
+
+
+@pytest.mark.parametrize("cls", ["FrameBlock", "VolumeAttention", "FramePatches"])
+def test_a_module_on_videos_is_fed_a_video(blocks, cls):
+    entry = blocks[cls]
+    assert entry["error"] is None and entry["diagnostics"] == [], entry
+    assert any(" read as a video (B, " in n and ", T, " in n for n in entry["notes"]), entry["notes"]
+
+
+def test_a_guess_broadcast_up_by_a_per_channel_scale_is_not_judged(blocks):
+    """VolumeAttention's norm scale (1, C, 1, 1, 1) would make a (B, T, C) guess five axes
+    (1, C, B, T, C) and its reshape fail: the guess's doing, no op-failed or broadcast finding."""
+    entry = blocks["VolumeAttention"]
+    assert not [d for d in entry["diagnostics"] if d["rule"] in ("op-failed", "silent-broadcast")]
+    assert any("the 143 channels its first 3-D layer takes" in n for n in entry["notes"]), entry["notes"]
+
+
+def test_a_starred_unpacking_counts_the_input_s_sizes_only(blocks):
+    entry = blocks["StarredPatches"]
+    assert entry["error"] is None and entry["diagnostics"] == [], entry
+    assert any(n.startswith("x read as an image (B, 3, ") for n in entry["notes"]), entry["notes"]
+
+
+@pytest.mark.parametrize("line, beside", [
+    ("b, _, h, w, p = *x.shape, self.patch_size", 1),
+    ("b, c, h, w = x.shape", 0),
+    ("a, *rest = x.shape", 0),
+    ("n, m, b, c = 3, 4, *x.shape", 2),
+    ("not python (", 0),
+])
+def test_names_beside_a_starred_shape_are_not_the_input_s(line, beside):
+    assert _beside_shape(line) == beside
+
+
+def test_an_axis_only_the_annotation_names_gets_a_size_of_its_own(blocks):
+    entry = blocks["CharacterEmbed"]
+    assert entry["error"] is None and entry["ok"], entry
+    size = entry["dims"]["nt"]
+    assert size not in [v for k, v in entry["dims"].items() if k != "nt"]
+    assert any(n.startswith(f"nt={size}: an axis forward's annotation names") for n in entry["notes"])
+
+
+def test_an_axis_the_user_sizes_is_kept(capsys):
+    code, report = cli_json(capsys, f"{DATA / 'blocks.py'}::CharacterEmbed", "--dims", "nt=31")
+    (entry,) = report["targets"]
+    assert code == 0 and entry["dims"]["nt"] == 31, entry
+
+
+def test_a_package_that_asks_for_its_own_installed_version_is_imported(capsys):
+    code, report = cli_json(capsys, str(DATA / "unlisted_pkg" / "unlisted" / "mixing.py"))
+    (entry,) = report["targets"]
+    assert code == 0 and entry["error"] is None and entry["ok"], entry
+    assert any("asks for its own installed version ('shapetrace-unlisted-example')" in n
+               for n in entry["notes"]), entry["notes"]
+
+
+def test_the_version_of_an_installed_package_is_not_touched():
+    """Only a distribution that is not installed, asked for by the user's own code, stands in."""
+    import importlib.metadata
+
+    from shapetrace.drive.absent import standing_in, unversioned
+
+    with standing_in(["version of shapetrace-unlisted-example"]):
+        assert importlib.metadata.version("torch") == importlib.metadata.version("torch")
+        assert importlib.metadata.version("shapetrace-unlisted-example") == "99.0.0"
+        with pytest.raises(importlib.metadata.PackageNotFoundError):
+            importlib.metadata.version("shapetrace-another-unlisted")
+    with pytest.raises(importlib.metadata.PackageNotFoundError) as raised:
+        importlib.metadata.version("shapetrace-unlisted-example")  # taken out again after
+    assert unversioned(raised.value) == "version of shapetrace-unlisted-example"
+    assert unversioned(importlib.metadata.PackageNotFoundError("raised by nobody")) is None
+    assert unversioned(ModuleNotFoundError("No module named 'absent'", name="absent")) is None
+
+
+def test_a_module_argument_too_large_to_build_is_refused_before_it_is_built(capsys):
+    code, report = cli_json(capsys, f"{DATA / 'whole_model.py'}::Head")
+    (entry,) = report["targets"]
+    assert code == 2 and "cannot build constructor argument 'backbone'" in entry["error"], entry
+    assert "246M parameters" in entry["error"] and "--init backbone=" in entry["error"]
+
+
+def test_the_test_data_is_the_project_s_own():
+    for path in DATA.rglob("*.py"):
+        ast.parse(path.read_text())
+
+
+def test_a_guess_that_did_not_fit_says_where_a_reading_of_it_got_to(blocks):
+    """Read as an image, SharedPositions gets past the unpacking that refused the vectors and
+    fails at its own in-place write: the target error says both."""
+    error = blocks["SharedPositions"]["error"]
+    line = next(i for i, text in enumerate((DATA / "blocks.py").read_text().splitlines(), 1)
+                if "tokens += self.positions" in text)
+    assert "which unpacks 4 sizes from its shape" in error, error
+    assert "with x read as an image (B, 3, 8, 8)" in error
+    assert f"it got further and failed at {DATA / 'blocks.py'}:{line} (RuntimeError:" in error \
+        or f"blocks.py:{line} (RuntimeError:" in error, error
