@@ -36,6 +36,8 @@ def test_a_table_paired_the_other_way_is_found_once_at_the_first_turn():
     assert finding.used_at[1] == _line("q = q * cos + self.rotate(q) * sin")
     assert finding.severity == "error"
     assert "changes each vector's length" in finding.message
+    assert f"the rotation that pairs them at line {_line('return torch.cat((-x2, x1), dim=-1)')}" \
+        in finding.message, finding.message  # the other half of the mismatch: either may be the fix
     assert "repeat_interleave(2, -1)" in finding.hint
 
 

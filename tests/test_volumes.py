@@ -123,3 +123,33 @@ def test_a_guess_that_did_not_fit_says_where_a_reading_of_it_got_to(blocks):
     assert "with x read as an image (B, 3, 8, 8)" in error
     assert f"it got further and failed at {DATA / 'blocks.py'}:{line} (RuntimeError:" in error \
         or f"blocks.py:{line} (RuntimeError:" in error, error
+
+
+def test_a_script_whose_top_level_fails_has_its_classes_checked(tmp_path, monkeypatch, capsys):
+    """The data the script loads is missing: its classes are still checked, the note says which
+    statements were passed over, and the log file and training loop of the script never ran."""
+    monkeypatch.chdir(tmp_path)
+    code, report = cli_json(capsys, str(DATA / "train_script.py"))
+    entries = {t["target"].split("::")[-1]: t for t in report["targets"]}
+    assert set(entries) == {"Head", "Classifier"}, entries
+    line = next(i for i, text in enumerate((DATA / "train_script.py").read_text().splitlines(), 1)
+                if text.startswith("shards = "))
+    for entry in entries.values():
+        assert entry["error"] is None and entry["ok"], entry
+        assert any(n.startswith(f"its file's top level failed at line {line} (FileNotFoundError")
+                   and f"line {line + 1}, passed over too" in n for n in entry["notes"]), entry["notes"]
+    assert code == 0 and list(tmp_path.iterdir()) == []
+
+
+def test_a_file_that_imports_is_run_as_it_is():
+    from shapetrace.drive.toplevel import failed_at_top
+
+    try:
+        exec(compile("def f():\n    raise ValueError('inside')\nf()\n", "/tmp/top.py", "exec"), {})
+    except ValueError as exc:
+        assert failed_at_top(exc, "/tmp/top.py") == 3  # the call at the top level, not the body
+    try:
+        exec(compile("x = 1\n", "/tmp/top.py", "exec"), {})
+        raise KeyError("elsewhere")
+    except KeyError as exc:
+        assert failed_at_top(exc, "/tmp/top.py") is None

@@ -63,7 +63,7 @@ def rotations_kept(probe: Probe) -> list[Diagnostic]:
         turn = _turn(records, rec, operands)
         if turn is None:
             continue
-        x_meta, cos_rec, slot = turn
+        x_meta, cos_rec, slot, moved = turn
         x, y = _value(values, x_meta), _value(values, rec.outputs[0])
         if x is None or y is None or x.shape != y.shape or not x.is_floating_point() \
                 or x.shape[-1] % 2:
@@ -77,6 +77,10 @@ def rotations_kept(probe: Probe) -> list[Diagnostic]:
             continue  # q and k turned by one table: one finding
         seen.add(key)
         made_at, what = _made(records, made, bases[cos_rec.index][slot], probe.model)
+        rotated = records[moved._made_by] if moved._made_by is not None else None
+        if rotated is not None and rotated.line is not None and made_at is not None \
+                and (display_path(rotated.file), rotated.line) != (display_path(made_at[0]), made_at[1]):
+            what += f", the rotation that pairs them at line {rotated.line}"
         where = f" (the cosine table {what})" if what else ""
         message = (f"the rotary turn changes each vector's length (by up to {change:.0%}): the "
                    f"features it turns together do not share an angle{where}, so q·k depends on "
@@ -94,8 +98,8 @@ def _value(values: dict, meta):
 
 
 def _turn(records: list, add, operands: dict) -> tuple | None:
-    """``(the tensor turned, the product by the cosine, the cosine's place in that product)``
-    when ``add`` is ``x * c + moved(x) * s`` with ``c`` and ``s`` a cosine and a sine of the same
+    """``(the tensor turned, the product by the cosine, the cosine's place in that product, the
+    tensor turned moved into place)`` when ``add`` is ``x * c + moved(x) * s`` with ``c`` and ``s`` a cosine and a sine of the same
     angles."""
     made = [records[m._made_by] if m._made_by is not None else None for m in add.inputs]
     if any(r is None or r.op not in MULS or len(r.inputs) != 2 or r.index not in operands
@@ -109,7 +113,7 @@ def _turn(records: list, add, operands: dict) -> tuple | None:
                 if moved is x or not _moved_from(records, moved, x, _DEPTH):
                     continue
                 if _cosine_and_sine(operands[first.index][1 - i], operands[second.index][1 - j]):
-                    return x, first, 1 - i
+                    return x, first, 1 - i, moved
     return None
 
 

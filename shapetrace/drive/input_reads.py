@@ -34,6 +34,7 @@ from ..base.names import (
     TIMESTEP_INPUTS,
     TIMESTEPS,
     TOKEN_INPUTS,
+    dim_of_word,
     is_switch,
     size_of,
     special_token,
@@ -321,9 +322,10 @@ def above(specs, low: int) -> tuple:
 
 
 def spec_by_unpacking(name: str, forward) -> InputSpec | None:
-    """An input no name explains whose sizes forward unpacks (``b, c, t, h, w = video.shape``):
-    a tensor, guessed as vectors (B, T, C) for the readings of its axes to take up (an image,
-    a video, fewer axes), as a guess from a name would be."""
+    """An input no name explains whose sizes forward unpacks: a tensor with the axes the
+    unpacked names say (``B, H, T, d = y.shape``: (B, H, T, d)), or, when they do not all name
+    a dim (``b, c, t, h, w = video.shape``), guessed as vectors (B, T, C) for the readings of
+    its axes to take up (an image, a video, fewer axes), as a guess from a name would be."""
     try:
         tree = ast.parse(_dedented(inspect.getsource(forward)))
     except (OSError, TypeError, SyntaxError):
@@ -337,6 +339,10 @@ def spec_by_unpacking(name: str, forward) -> InputSpec | None:
             value = value.func
         if isinstance(value, ast.Attribute) and value.attr in ("shape", "size") \
                 and isinstance(value.value, ast.Name) and value.value.id == name:
+            words = [e.id if isinstance(e, ast.Name) else "" for e in node.targets[0].elts]
+            named = [dim_of_word(w) for w in words]
+            if all(named) and len(set(named)) == len(named) and named[0] == "B":
+                return InputSpec(name, tuple(named))
             return InputSpec(name, ("B", "T", "C"))
     return None
 

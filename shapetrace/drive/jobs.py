@@ -120,6 +120,10 @@ class Job:
         if note:
             result.notes.insert(0, note)
         from .absent import NATIVE, STANDING_VERSION, UNVERSIONED
+        from .toplevel import passed_over_note
+
+        if getattr(target, "passed_over", ()):
+            result.notes.append(passed_over_note(list(target.passed_over)))
 
         absent = [n for n in getattr(target, "absent", ()) if not n.startswith(UNVERSIONED)]
         for name in set(getattr(target, "absent", ())) - set(absent):

@@ -91,7 +91,7 @@ def config_at(source: str, dims: Mapping[str, int], *,
         return None
     own = {CONFIG_NAMES[n]: v for n, (_, v) in literal.items()
            if n in CONFIG_NAMES and isinstance(v, int)}
-    tree.body = [node for node in tree.body if not _script(node)]
+    tree.body = [node for node in tree.body if not script_statement(node)]
     if not _fits(own, dims):
         return ModuleConfig(tree, own_dims=own)
     for name, (node, _) in literal.items():
@@ -116,7 +116,7 @@ def _fits(own: Mapping[str, int], dims: Mapping[str, int]) -> bool:
     return dims["C"] == dims["H"] * dims["d"] or not ({"H", "d"} <= own.keys())
 
 
-def _script(node: ast.stmt) -> bool:
+def script_statement(node: ast.stmt) -> bool:
     """A top-level statement that runs the script around the model: a loop, a bare call."""
     if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
         return True

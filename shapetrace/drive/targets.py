@@ -33,6 +33,7 @@ from .absent import (distribution, lacking_module, lacking_name, missing_package
                      refusing_module, standing_in, unversioned)
 from .devices import needs_gpu
 from .syspath import drop_user_modules, folders_first, forget_shadowed, on_sys_path
+from .toplevel import failed_at_top, run_piecewise
 
 _FORMS = "path/to/file.py, path/to/file.py::Name, a notebook.ipynb[::Name] or package.module::Name"
 
@@ -49,6 +50,8 @@ class Target:
     own_dims: dict | None = None
     #: Packages its file imports that are not installed, imported as placeholders (``absent``).
     absent: tuple[str, ...] = ()
+    #: Top-level statements of its file that raised and were passed over (``toplevel``).
+    passed_over: tuple[str, ...] = ()
 
 
 def resolve_targets(spec: str, *, root: str | os.PathLike | None = None,
@@ -83,13 +86,15 @@ def resolve_targets(spec: str, *, root: str | os.PathLike | None = None,
 
     own = getattr(module, "__shapetrace_own_dims__", None)
     absent = getattr(module, "__shapetrace_absent__", ())
+    passed = getattr(module, "__shapetrace_passed_over__", ())
     if name:
         cls = _lookup(module, name, where)
-        return [Target(spec, cls, f"{where}::{name}", own, absent)]
+        return [Target(spec, cls, f"{where}::{name}", own, absent, passed)]
     classes = _module_classes(module)
     if not classes:
         raise NoModuleClasses(f"no nn.Module subclasses defined in {where}")
-    return [Target(spec, cls, f"{where}::{class_name(module, cls)}", own, absent) for cls in classes]
+    return [Target(spec, cls, f"{where}::{class_name(module, cls)}", own, absent, passed)
+            for cls in classes]
 
 
 def class_name(module, cls: type) -> str:
@@ -156,6 +161,7 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
     above = None  # a folder above that holds a module the file imports by its bare name
     standing: list[str] = []  # packages not installed, imported as placeholders (``absent``)
     first = None  # the import's own failure, said when placeholders do not help
+    piecewise = False  # its own top level failed: run again statement by statement (toplevel)
     before = set(sys.modules)
     while True:
         try:
@@ -169,7 +175,13 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
                 module.__shapetrace_mtime__ = mtime
                 module.__shapetrace_source_order__ = order
                 sys.modules[module_name] = module
-                if config is None:
+                if piecewise:
+                    module.__file__ = str(path)
+                    module.__shapetrace_passed_over__ = tuple(run_piecewise(
+                        config.tree if config is not None else tree, str(path), module.__dict__))
+                    if config is not None:
+                        config.finish(module)
+                elif config is None:
                     spec.loader.exec_module(module)
                 else:
                     module.__file__ = str(path)
@@ -197,6 +209,9 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
                    or lacking_name(exc) or lacking_module(exc) or native_library(exc)) if stand_in else None
             if top is not None and top not in standing and len(standing) < _MOST_STANDING:
                 standing.append(top)
+                continue
+            if not piecewise and not needs_gpu(exc) and failed_at_top(exc, str(path)) is not None:
+                piecewise = True  # a statement of its own top level: its definitions, one by one
                 continue
             if needs_gpu(exc):  # what stops the import, once what is missing stands in
                 raise _keeping(TargetError(f"{_import_message(exc, location, path, folders)}: it needs a "
