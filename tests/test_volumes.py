@@ -153,3 +153,28 @@ def test_a_file_that_imports_is_run_as_it_is():
         raise KeyError("elsewhere")
     except KeyError as exc:
         assert failed_at_top(exc, "/tmp/top.py") is None
+
+
+def test_a_width_checked_even_through_a_helper_of_the_file_s_own(blocks):
+    """``assert divisible_by(dim, 2)``: the helper takes ``num % den``, read as ``dim % 2``."""
+    entry = blocks["FourierFeatures"]
+    assert entry["error"] is None and entry["ok"], entry
+    assert any("the constructor needs an even width" in n for n in entry["notes"]), entry["notes"]
+
+
+def check(a, b):
+    return a > b
+
+
+def modulo(num, den):
+    return num % den == 0
+
+
+def test_a_helper_is_read_only_when_it_takes_a_modulo():
+    from shapetrace.drive.widths import _inlined
+
+    try:
+        assert check(1, 2)
+    except AssertionError as exc:
+        assert _inlined("assert check(dim, 2)", exc) == "assert check(dim, 2)"
+        assert _inlined("assert modulo(self.dim, 4)", exc) == "assert self.dim % 4"

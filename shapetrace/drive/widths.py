@@ -32,7 +32,7 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     ``failed`` when nothing says the width was the reason, or the caller chose the sizes."""
     dims, cause = plan.dims, failed.__cause__
     site = user_frame(cause) if cause is not None else None
-    line = linecache.getline(site[0], site[1]) if site else ""  # the constructor's failing line
+    line = _inlined(linecache.getline(site[0], site[1]), cause) if site else ""  # its failing line
     given = {k: dims[k] for k in dims.explicit}
     free = {"H", "d", "L", "T"} - set(dims.explicit)  # a size the constructor's check asks for
     if cause is not None and plan.init is not None and (count := count_multiple(
@@ -72,6 +72,34 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
                                f"constructor needs {why}; give --dims to choose")
 
 
+
+
+#: a call of two arguments on a check's line: ``divisible_by(dim, 2)``
+_CALL = re.compile(r"\b(\w+)\(\s*((?:self\.)?\w+)\s*,\s*((?:self\.)?\w+)\s*\)")
+
+
+def _inlined(line: str, cause: BaseException) -> str:
+    """``line`` with each call of a function of the user's own that takes one value modulo
+    another (``def divisible_by(num, den): return (num % den) == 0``) written as that
+    modulo (``divisible_by(dim, 2)`` -> ``dim % 2``), for the readings of a check."""
+    tb, frame = cause.__traceback__, None
+    while tb is not None:
+        frame, tb = tb.tb_frame, tb.tb_next
+    if frame is None:
+        return line
+
+    def written(found: re.Match) -> str:
+        func = frame.f_globals.get(found.group(1))
+        try:
+            source = inspect.getsource(func) if inspect.isfunction(func) else ""
+        except (OSError, TypeError):
+            source = ""
+        params = list(inspect.signature(func).parameters)[:2] if source else []
+        if len(params) == 2 and re.search(rf"\b{params[0]}\s*%\s*{params[1]}\b", source):
+            return f"{found.group(2)} % {found.group(3)}"
+        return found.group(0)
+
+    return _CALL.sub(written, line)
 
 
 #: a constructor's check that one size divides another, in its own words

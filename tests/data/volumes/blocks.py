@@ -113,3 +113,21 @@ class SharedPositions(nn.Module):
         tokens = self.tokens.expand(b, -1, -1)
         tokens += self.positions
         return tokens + self.proj(x).flatten(2).transpose(1, 2)
+
+
+def divisible_by(num, den):
+    return (num % den) == 0
+
+
+class FourierFeatures(nn.Module):
+    """Random Fourier features of a scalar per sample: sines and cosines in equal halves, the
+    width's evenness checked through a helper of the file's own."""
+
+    def __init__(self, dim):
+        super().__init__()
+        assert divisible_by(dim, 2)
+        self.register_buffer("weights", torch.randn(dim // 2))
+
+    def forward(self, x: Float[torch.Tensor, "b"]) -> Float[torch.Tensor, "b d"]:
+        freqs = x[:, None] * self.weights[None, :] * 2 * torch.pi
+        return torch.cat((freqs.sin(), freqs.cos()), dim=-1)
