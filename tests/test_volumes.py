@@ -178,3 +178,17 @@ def test_a_helper_is_read_only_when_it_takes_a_modulo():
     except AssertionError as exc:
         assert _inlined("assert check(dim, 2)", exc) == "assert check(dim, 2)"
         assert _inlined("assert modulo(self.dim, 4)", exc) == "assert self.dim % 4"
+
+
+def test_sizes_stored_by_the_base_class_are_read_where_the_subclass_uses_them():
+    import sys
+
+    sys.path.insert(0, str(DATA))
+    try:
+        import stored
+    finally:
+        sys.path.remove(str(DATA))
+    from shapetrace.drive.usage import meaning_by_use
+
+    assert meaning_by_use(stored.Mixer, "fw") == "C"
+    assert meaning_by_use(stored.Mixer, "repeats") == "layers"

@@ -375,6 +375,7 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
         pairs = _from_varargs(body, func, int(param[1:]), names)
         return _sizes_of(pairs, depth, seen) if pairs else set()
     local, attributes = _aliases(body, param)
+    attributes |= _stored_by_base(body, owner, param, local)
 
     def is_param(node) -> bool:
         if isinstance(node, ast.IfExp):  # nn.Conv2d(in_channels if i == 0 else out_channels, ...)
@@ -431,6 +432,23 @@ def _base_of(func: ast.expr, owner: type | None) -> type | None:
         return None
     bases = owner.__mro__[1:]
     return bases[0] if bases and bases[0] is not object else None
+
+
+def _stored_by_base(body: ast.AST, owner: type | None, param: str, local: set[str]) -> set[str]:
+    """The attributes of ``self`` the base class's constructor stores ``param`` in, when the
+    constructor hands it to ``super().__init__`` (``self.nheads`` of the base, read in the
+    subclass's own ``self.nheads * self.head_dim``)."""
+    found: set[str] = set()
+    for node in ast.walk(body):
+        base = _base_of(node.func, owner) if isinstance(node, ast.Call) else None
+        init = _reading_init(base) if base is not None else None
+        if init is None or not inspect.isfunction(init):
+            continue
+        tree = _function_def(_tree(init), init.__name__)
+        for _, name in _bound(base, node, lambda arg: isinstance(arg, ast.Name) and arg.id in local):
+            if tree is not None and not name.startswith("*"):
+                found |= _aliases(tree, name)[1]
+    return found
 
 
 def _own_method(func: ast.expr, owner: type | None):
