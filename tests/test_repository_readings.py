@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import shapetrace as st
 from shapetrace.drive.targets import resolve_targets
-from shapetrace.drive.usage import fields_read
+from shapetrace.drive.config_fields import fields_read
 
 DATA = Path(__file__).parent / "data" / "repo_readings"
 ROOT = Path(__file__).parent.parent

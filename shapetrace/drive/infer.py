@@ -67,7 +67,8 @@ from .masks import optional_mask, required_mask
 from .layout import time_first
 from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
-from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, fields_read, meaning_by_use
+from .config_fields import fields_read
+from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, meaning_by_use
 
 # Inferring forward inputs ---------------------------------------------------------------------
 

@@ -61,7 +61,7 @@ def _having_fields_read(cls: type, param, annotation: type) -> type:
     fields the annotation lacks (``config: NaiveArgs`` where the class reads ``config.fast_dim``
     of its sibling ``DualArgs``), the one dataclass of the module related to it (a subclass, or
     one sharing a base) that has every field the code reads."""
-    from .usage import fields_read
+    from .config_fields import fields_read
 
     read = set(fields_read(cls, param.name))
 

@@ -210,9 +210,9 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
             if top is not None and top not in standing and len(standing) < _MOST_STANDING:
                 standing.append(top)
                 continue
-            if not piecewise and not needs_gpu(exc) and failed_at_top(exc, str(path)) is not None:
-                piecewise = True  # a statement of its own top level: its definitions, one by one
-                continue
+            if not piecewise and isinstance(exc, OSError) and failed_at_top(exc, str(path)) is not None:
+                piecewise = True  # a file or the network its own top level reads is not here:
+                continue  # its definitions, one statement at a time
             if needs_gpu(exc):  # what stops the import, once what is missing stands in
                 raise _keeping(TargetError(f"{_import_message(exc, location, path, folders)}: it needs a "
                                            f"GPU to import, which this machine does not have"), exc) from None

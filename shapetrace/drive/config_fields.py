@@ -1,0 +1,200 @@
+"""The fields a module's code reads from a config argument that names no class.
+
+:func:`fields_read`: ``cfg.n_embd``, ``cfg["emb_dim"]``, ``cfg.get("k", 0)``, ``getattr(cfg,
+"k")``, in the class (``self.config.block_size`` in any method too) and in every class or
+function of its module the config is handed on to (``Block(config)``), each with whether the
+code compares it with None. All of it reads source (``ast``); nothing is run.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..base.names import size_of
+from .usage import _DEPTH, _bound, _function_def, _init_of, _resolve, _tree, _user_code
+
+
+@dataclass
+class Field:
+    """One field of a config argument, as the code reads it."""
+
+    name: str
+    by_key: bool = False          # cfg["name"] rather than cfg.name
+    compared_with_none: bool = False
+    #: the constants the code compares it with (``cfg.model_type == "RWKV"``), in order
+    compared_to: list = field(default_factory=list)
+    default: object = None
+    has_default: bool = False
+    uses: set = field(default_factory=set)  # the dims the code hands it to as
+    #: the fields read from this one in turn (``cfg.transformer["num_heads"]``): a nested config
+    children: dict = field(default_factory=dict)
+
+
+
+# --- the fields read ------------------------------------------------------------------------------
+
+def fields_read(cls: type, param: str) -> dict[str, Field]:
+    """The fields the code of ``cls`` reads from its constructor argument ``param`` (see the
+    module's docstring); empty when the source cannot be read."""
+    fields: dict[str, Field] = {}
+    _fields_in(cls, param, fields, _DEPTH, set())
+    for name in fields.pop(_OPTIONAL, None) or ():  # hasattr(config, "n_unmasked"): left out,
+        fields.pop(name, None)                        # as a config without it reads
+    return fields
+
+
+#: the key under which ``_fields_in`` gathers the fields the code asks ``hasattr`` of
+_OPTIONAL = " optional"
+
+
+def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set) -> None:
+    if depth <= 0 or (id(obj), param) in seen:
+        return
+    seen.add((id(obj), param))
+    if isinstance(obj, type):
+        init = _init_of(obj)
+        if init is None:
+            for base in obj.__mro__[1:]:
+                if _init_of(base) is not None and _user_code(base):
+                    _fields_in(base, param, fields, depth, seen)
+                    return
+            return
+        func, trees = init, [_tree(c) for c in obj.__mro__ if _user_code(c) and c is not object]
+    else:
+        func, trees = obj, []
+    names = getattr(func, "__globals__", {}) or {}
+    body = _function_def(_tree(func), func.__name__)
+    if body is None:
+        return
+    aliases, on_self = {param}, set()
+    for node in ast.walk(body):  # self.config = config
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) \
+                and node.value.id in aliases:
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == "self":
+                    on_self.add(target.attr)
+
+    def is_config(node) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in aliases
+        return (isinstance(node, ast.Attribute) and node.attr in on_self
+                and isinstance(node.value, ast.Name) and node.value.id == "self")
+
+    for tree in [body] + [t for t in trees if t is not None and on_self]:
+        for node in ast.walk(tree):  # a field the code asks hasattr() of is optional
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id == "hasattr" and len(node.args) == 2 and is_config(node.args[0]) \
+                    and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                fields.setdefault(_OPTIONAL, set()).add(node.args[1].value)
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        for node in ast.walk(tree):
+            if id(node) not in called:  # cfg.merge_from_dict(...) is a method, not a field
+                _read_field(node, is_config, fields)
+    for node in ast.walk(body):  # handed on: Block(config), make_layers(cfg)
+        if not isinstance(node, ast.Call):
+            continue
+        callee = _resolve(node.func, names)
+        if callee is None or not _user_code(callee) or not callable(callee):
+            continue
+        for target, name in _bound(callee, node, is_config):
+            _fields_in(target, name, fields, depth - 1, seen)
+
+
+def _read_field(node, is_config, fields: dict[str, Field]) -> None:
+    path = _field_path(node, is_config)
+    if path is not None and len(path) >= 2:  # cfg.transformer["num_heads"], cfg.model.ch
+        level = fields
+        for name, by_key in path:
+            got = level.setdefault(name, Field(name, by_key=by_key))
+            level = got.children
+        return
+    got = None
+    if isinstance(node, ast.Attribute) and is_config(node.value) and not node.attr.startswith("_"):
+        got = fields.setdefault(node.attr, Field(node.attr))
+    elif isinstance(node, ast.Subscript) and is_config(node.value) \
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        got = fields.setdefault(node.slice.value, Field(node.slice.value, by_key=True))
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "get" and is_config(node.func.value) and node.args \
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        got = fields.setdefault(node.args[0].value, Field(node.args[0].value, by_key=True))
+        got.has_default = True  # cfg.get("k") is None when missing, cfg.get("k", 0) is 0
+        if len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+            got.default = node.args[1].value
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2 \
+            and is_config(node.args[0]) and isinstance(node.args[1], ast.Constant) \
+            and isinstance(node.args[1].value, str):
+        got = fields.setdefault(node.args[1].value, Field(node.args[1].value))
+        if node.func.id == "hasattr" or len(node.args) == 3:
+            got.has_default = True
+            if len(node.args) == 3 and isinstance(node.args[2], ast.Constant):
+                got.default = node.args[2].value
+            elif len(node.args) == 3:  # getattr(cfg, "head_size", hidden // heads): left out,
+                fields.setdefault(_OPTIONAL, set()).add(node.args[1].value)  # the code's own
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 \
+            and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In)):
+        _compared(node, is_config, fields)
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Div, ast.Mod)) \
+            and isinstance(node.left, ast.Attribute) and is_config(node.left.value) \
+            and _names_heads(node.right):
+        # cfg.n_attn % cfg.n_head: a width the heads split
+        fields.setdefault(node.left.attr, Field(node.left.attr)).uses.add("C")
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 \
+            and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
+            and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+        left = node.left
+        if isinstance(left, ast.Attribute) and is_config(left.value):
+            fields.setdefault(left.attr, Field(left.attr)).compared_with_none = True
+        elif isinstance(left, ast.Subscript) and is_config(left.value) \
+                and isinstance(left.slice, ast.Constant):
+            fields.setdefault(str(left.slice.value), Field(str(left.slice.value), by_key=True)
+                              ).compared_with_none = True
+
+
+def _names_heads(node) -> bool:
+    """Whether ``node`` is a name or an attribute whose name states a head count."""
+    name = node.id if isinstance(node, ast.Name) else \
+        node.attr if isinstance(node, ast.Attribute) else None
+    return name is not None and size_of(name, constructor=True) == "H"
+
+
+def _compared(node: ast.Compare, is_config, fields: dict[str, Field]) -> None:
+    """``cfg.kind == "a"``, ``cfg["kind"] in ("a", "b")``: the string constants a field is
+    compared with, kept in the order the code names them (its first branch first)."""
+    left, right = node.left, node.comparators[0]
+    if isinstance(left, ast.Attribute) and is_config(left.value):
+        name, by_key = left.attr, False
+    elif isinstance(left, ast.Subscript) and is_config(left.value) \
+            and isinstance(left.slice, ast.Constant) and isinstance(left.slice.value, str):
+        name, by_key = left.slice.value, True
+    else:
+        return
+    values = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+    found = fields.setdefault(name, Field(name, by_key=by_key))
+    found.compared_to.extend(v.value for v in values if isinstance(v, ast.Constant)
+                             and isinstance(v.value, str) and v.value not in found.compared_to)
+
+
+def _field_path(node, is_config) -> list[tuple[str, bool]] | None:
+    """``[(name, by key), ...]`` of a chain of reads from the config (``cfg.a["b"].get("c")``),
+    outermost first; None when ``node`` is no such chain."""
+    if is_config(node):
+        return []
+    if isinstance(node, ast.Attribute) and not node.attr.startswith("_"):
+        inner, step = node.value, (node.attr, False)
+    elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+            and isinstance(node.slice.value, str):
+        inner, step = node.value, (node.slice.value, True)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "get" and node.args and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str):
+        inner, step = node.func.value, (node.args[0].value, True)
+    else:
+        return None
+    path = _field_path(inner, is_config)
+    return None if path is None else path + [step]
+
+
