@@ -45,7 +45,7 @@ from .heads_read import SPLIT
 from .layout import assume_aligned, assume_layout, assume_width, layout_stated, sequence_first_reading
 from .misfit import guess_failed, machine_failed
 from .parent import in_parent, request_in
-from .plan import Request, make_plan
+from .plan import ImageInputs, Request, make_plan
 from .preserve import preserved
 from .reference_weights import SharedWeights
 from .reuse import Done
@@ -180,10 +180,14 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                     except TargetError:  # or a switch shapetrace turned on, off
                         plan = switches_off(plan, exc)
                     notes.append(plan.note)
-            if not chosen.ran or chosen.broadcast_up():  # (one that ran only by broadcasting
-                emptied: list = []  # the guess up against a per-channel scale: its own axes)
+            # one that ran only by broadcasting the guess up against a per-channel scale of
+            # four or five axes: read as the image or video that scale is shaped for
+            grown = chosen.ran and chosen.broadcast_up() in (4, 5)
+            if not chosen.ran or grown:
+                emptied: list = []
                 read = _reading(plan, chosen, lambda p: attempt(p, mode=mode, watch=behaviour,
-                                                                skip=skipped), emptied=emptied)
+                                                                skip=skipped), emptied=emptied,
+                                only=ImageInputs if grown else None)
                 if read is not None:
                     chosen, read_notes = read
                     notes.extend(read_notes)
@@ -212,13 +216,17 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
         return failure
 
 
-def _reading(plan, failed: Attempt, run, depth: int = 2, emptied: list | None = None):
+def _reading(plan, failed: Attempt, run, depth: int = 2, emptied: list | None = None,
+             only: type | None = None):
     """``(attempt, notes)`` of the first reading of ``plan``'s guesses that stands after
     ``failed``; a reading that keeps other guesses open (a hidden size read as the width, whose
     inputs may still be read another way) is read again once. None when none stands; the
-    readings that ran but emptied an axis are added to ``emptied``."""
+    readings that ran but emptied an axis are added to ``emptied``; ``only``: the kind of guess
+    whose readings are tried (all when None)."""
     cross = None  # whether the reference takes keys of their own length: asked once
     for other in plan.readings(failed):  # a guess read another way
+        if only is not None and not isinstance(other.reading_of, only):
+            continue
         if other_source_length(plan, other):
             if cross is None:
                 cross = reference_runs(plan, failed.args)
