@@ -192,3 +192,35 @@ def test_sizes_stored_by_the_base_class_are_read_where_the_subclass_uses_them():
 
     assert meaning_by_use(stored.Mixer, "fw") == "C"
     assert meaning_by_use(stored.Mixer, "repeats") == "layers"
+
+
+def test_a_module_the_meta_device_cannot_count_is_stopped_as_it_is_built(capsys):
+    """Its parameters are tallied as its constructor registers them: past the limit it stops,
+    a target error, before the rest of its layers are allocated."""
+    code, report = cli_json(capsys, f"{DATA / 'whole_model.py'}::ReadsAValue")
+    (entry,) = report["targets"]
+    assert code == 2 and "ReadsAValue would have more than 100M parameters" in entry["error"], entry
+
+
+def test_the_parameter_budget_is_given_back():
+    from torch import nn
+
+    from shapetrace.base.errors import TargetError
+    from shapetrace.drive.devices import parameter_budget
+
+    before = nn.Module.register_parameter
+    with pytest.raises(TargetError, match="Wide would have more than 0M parameters"):
+        with parameter_budget("Wide", limit=10):
+            nn.Linear(4, 4)
+    assert nn.Module.register_parameter is before
+    with parameter_budget("Small", limit=100):
+        nn.Linear(4, 4)
+
+
+def test_a_file_its_package_already_imported_is_not_run_twice(capsys):
+    """``regpkg/models/__init__.py`` imports ``tiny.py``, which registers itself; the target's
+    own import of ``regpkg`` ran it: imported again under another name it would register twice."""
+    code, report = cli_json(capsys, str(DATA / "registry_pkg" / "regpkg" / "models" / "tiny.py"))
+    (entry,) = report["targets"]
+    assert code == 0 and entry["error"] is None and entry["ok"], entry
+    assert entry["target"].endswith("tiny.py::Tiny")

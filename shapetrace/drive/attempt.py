@@ -11,6 +11,7 @@ import ast
 import inspect
 import linecache
 import re
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +29,7 @@ from ..record.fastpath import FastPathWatch
 from ..record.probes import head_keeper
 from ..report.trace import Trace
 from ..rules.failures import raised_findings
-from .devices import MAX_PARAMETERS, cpu_only, note, parameters_on_meta, remember
+from .devices import MAX_PARAMETERS, cpu_only, note, parameter_budget, parameters_on_meta, remember
 from .fit import allocation_failed, out_of_memory
 from .absent import absent_in
 from .asked import EVEN_ASKED
@@ -191,11 +192,12 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
     seed_all(request.seed)
     if plan.init is not None:
         cls = request.module
-        if mode is None and set(plan.init) - set(request.init or {}):
+        chosen = mode is None and set(plan.init) - set(request.init or {})
+        if chosen:
             _not_too_big(cls, plan)
         sites: list = []
         try:
-            with cpu_only(sites):
+            with cpu_only(sites), parameter_budget(cls.__qualname__) if chosen else nullcontext():
                 model = cls(**plan.init)
         except NeedsValuesError as exc:  # under --fake: say where the constructor read a value
             raise NeedsValuesError(f"{cls.__qualname__}(){_where(exc)}: {exc}") from None

@@ -16,6 +16,7 @@ import weakref
 
 import torch
 
+from ..base.errors import TargetError
 from ..base.source import display_path, outer_user_frame
 
 #: the lines whose ``.cuda()`` calls were left on the CPU, per model
@@ -104,6 +105,33 @@ def parameters_on_meta(cls, init) -> int | None:
             return sum(p.numel() for p in cls(**init).parameters())
     except Exception:  # noqa: BLE001 - the real construction says what is wrong, if anything
         return None
+
+
+@contextlib.contextmanager
+def parameter_budget(what: str, limit: int = MAX_PARAMETERS):
+    """While inside, a constructor that registers more than ``limit`` parameters in all is
+    stopped as it goes (a :class:`TargetError` naming ``what``), before it allocates the rest:
+    the guard for a module whose size the meta device could not count (its constructor puts
+    tensors on the CPU by name)."""
+    import torch.nn as nn
+
+    original = nn.Module.register_parameter
+    count = [0]
+
+    def register(module, name, param):
+        if param is not None:
+            count[0] += param.numel()
+            if count[0] > limit:
+                raise TargetError(f"{what} would have more than {limit / 1e6:.0f}M parameters at "
+                                  f"the sizes shapetrace chose, too many to check here; give "
+                                  f"smaller sizes with --init (or --dims)")
+        return original(module, name, param)
+
+    nn.Module.register_parameter = register
+    try:
+        yield
+    finally:
+        nn.Module.register_parameter = original
 
 
 #: top-level packages whose caches a build of the user's module cannot fill with its tensors

@@ -193,6 +193,12 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
             sys.modules.pop(module_name, None)
             if isinstance(exc, KeyboardInterrupt):
                 raise
+            imported = _imported_elsewhere(path) if config is None else None
+            if imported is not None:  # its package's own import ran it (a registry filled
+                imported.__shapetrace_mtime__ = mtime  # there), and running it again as the
+                imported.__shapetrace_source_order__ = order  # target failed: that module
+                imported.__shapetrace_absent__ = tuple(standing)
+                return imported
             drop_user_modules(set(sys.modules) - before)  # half-imported: the next try anew
             if above is None:  # ``import utils`` of a file in model/, with utils.py beside model/
                 above = _folder_holding(exc, path.parent) or _folder_added(exc, path.parent, tree)
@@ -370,6 +376,25 @@ def _parent_package(home: _Home) -> None:
         sys.modules[name] = module
         if i:
             setattr(sys.modules[".".join(names[:i])], names[i], module)
+
+
+def _imported_elsewhere(path: Path):
+    """The module of ``path`` as its package's own import made it while the target imported
+    (``fms.models.llama``, imported by ``fms/models/__init__.py``, which the file's own ``import
+    fms`` ran), whole, or None: the target, run again under another name, registers its classes
+    a second time (``Variant micro already registered``)."""
+    for name, module in list(sys.modules.items()):
+        found = getattr(module, "__file__", None)
+        spec = getattr(module, "__spec__", None)
+        if not found or name.rpartition(".")[2].startswith("_shapetrace_target_") \
+                or getattr(spec, "_initializing", False):
+            continue
+        try:
+            if Path(found).resolve() == path:
+                return module
+        except OSError:
+            continue
+    return None
 
 
 def _identifier(stem: str) -> str:
