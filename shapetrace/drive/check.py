@@ -45,6 +45,7 @@ from .heads_read import SPLIT
 from .layout import assume_aligned, assume_layout, assume_width, layout_stated, sequence_first_reading
 from .misfit import guess_failed, machine_failed
 from .parent import in_parent, request_in
+from .held import nan_made_by_constructor
 from .plan import ImageInputs, Request, make_plan
 from .preserve import preserved
 from .reference_weights import SharedWeights
@@ -333,6 +334,14 @@ def _held_non_finite(trace: Trace, chosen: Attempt) -> list:
                f"the module held it before it ran, in {shown}")
     hint = ("Look at where those values are made: a table its constructor computed (a division by "
             "a size that is 0 there), or a weight nothing initialises (torch.empty).")
+    plan = chosen.plan
+    made = nan_made_by_constructor(plan.request.cls, plan.init) if plan.init is not None else None
+    if made is not None:  # the constructor's own op that made it: proven, an error there
+        file, line, op = made
+        message = (f"the output holds NaN for finite inputs: the constructor made it at line {line} "
+                   f"(`{op}` of values without one), and the module held it in {shown}")
+        return [diagnostic("non-finite", message, hint, file=display_path(file), line=line, op=op, record=-1,
+                           module=type(chosen.model).__name__, held=held)]
     return [diagnostic("non-finite", message, hint, variant="held", record=-1,
                        module=type(chosen.model).__name__, held=held)]
 

@@ -209,6 +209,10 @@ class Trace(TraceData):
                 self._diagnostics = run_trace_rules(analysis, skip=self._skip,
                                                     step=_step_of(steps) if steps else None,
                                                     key=key)
+                if "attention-scale" not in self._skip:
+                    from ..rules.scale_unapplied import unapplied_scales
+
+                    self._diagnostics = unapplied_scales(self._diagnostics, self.model)
                 if self._watch is not None and (self._watch.step > 1 or self._watch.events):
                     from ..rules.steps import over_steps
 

@@ -93,7 +93,9 @@ _ALL = [
        does not grow with d. Dividing by sqrt(C) (the model width) flattens the softmax by a factor
        sqrt(H); scaling twice is a common refactoring slip. With prime probe sizes shapetrace can
        read which factor was used. No scale at all is only a warning, and only where q and k are
-       learned projections: some architectures (T5) fold it into their initialisation. Dot products
+       learned projections: some architectures (T5) fold it into their initialisation; it is an
+       error when the module itself made the factor (an attribute equal to 1/sqrt(d), such as
+       `self.scale = dim_head ** -0.5`) and no method of its class reads it again. Dot products
        of raw states (Luong attention), cosine similarities and scores multiplied by a learned
        temperature owe no 1/sqrt(d) and are not judged.
        """,

@@ -1,0 +1,54 @@
+"""Where a module's constructor made the NaN its output holds.
+
+A table a constructor computes (a sinusoidal position table whose frequencies divide by a size
+that is 0 in one column) is a buffer before forward runs: the trace of the forward sees the NaN
+arrive from outside and can name no line. The constructor is run again, every op of it watched,
+and the first op of the user's code whose result holds a NaN that none of its operands held is
+the line that made it. Only NaN: a constructor fills an additive mask with -inf on purpose.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from ..base.source import outer_user_frame
+from ..record.tensors import tensors_in
+
+
+class _FirstNaN(TorchFunctionMode):
+    """Records ``(file, line, op)`` of the first op that made a NaN from operands without one."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: tuple[str, int, str] | None = None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if self.found is None and not getattr(func, "__name__", "").startswith("empty"):
+            # (torch.empty's memory may hold anything: no op of the user's made it)
+            with torch.no_grad():
+                made = any(_nan(t) for t in tensors_in(out))
+                if made and not any(_nan(t) for t in tensors_in((args, kwargs))):
+                    site = outer_user_frame(sys._getframe(1), installed_is_library=True)
+                    if site is not None:
+                        self.found = (*site, getattr(func, "__name__", str(func)))
+        return out
+
+
+def _nan(t) -> bool:
+    return isinstance(t, torch.Tensor) and t.is_floating_point() and not t.is_meta \
+        and bool(torch.isnan(t).any())
+
+
+def nan_made_by_constructor(cls: type, init: dict) -> tuple[str, int, str] | None:
+    """``(file, line, op)`` where ``cls(**init)`` first made a NaN, or None."""
+    watch = _FirstNaN()
+    try:
+        with watch:
+            cls(**init)
+    except Exception:  # noqa: BLE001 - it was built once already; a second build says nothing
+        return None
+    return watch.found
