@@ -224,3 +224,10 @@ def test_a_file_its_package_already_imported_is_not_run_twice(capsys):
     (entry,) = report["targets"]
     assert code == 0 and entry["error"] is None and entry["ok"], entry
     assert entry["target"].endswith("tiny.py::Tiny")
+
+
+def test_a_failure_at_an_axis_size_shapetrace_chose_is_a_target_error(blocks):
+    entry = blocks["TextToAudio"]
+    assert entry["diagnostics"] == [], entry["diagnostics"]
+    assert "a size shapetrace chose for an axis only forward's annotation names" in entry["error"]
+    assert "--dims dt=SIZE" in entry["error"], entry["error"]

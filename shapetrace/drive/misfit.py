@@ -20,6 +20,7 @@ from .attempt import Attempt
 from .cross import reference_runs
 from .defaults_read import split_disagrees
 from .devices import needs_gpu
+from .asking import annotated_axis_failed, ask, got_past, why
 from .layout import signal_refused, takes_images
 from .setup_read import NO_ATTRIBUTE, sets_attribute, setter_of, unset_entry
 
@@ -28,6 +29,8 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
     """When the forward failed at an op that read an inferred input as it came in (a ViT's
     ``x`` guessed as (B, T, C) and handed to a Conv2d), the guess was wrong, not the user's
     code: the run becomes a target error asking for the inputs, not an op-failed finding."""
+    if annotated_axis_failed(result, chosen):
+        return True
     if _unpack_failed(result, chosen) or _rank_failed(result, chosen) \
             or _image_failed(result, chosen) or _pattern_failed(result, chosen) \
             or _refused(result, chosen) or _signal_failed(result, chosen) \
@@ -37,7 +40,7 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _unbuilt_failed(result, chosen) or _default_failed(result, chosen) \
             or _unset_failed(result, chosen) or _handed_on_failed(result, chosen) \
             or _config_none_failed(result, chosen) or split_disagrees(result, chosen):
-        _got_past(result, chosen)
+        got_past(result, chosen)
         return True
     rec = chosen.failed_op
     if rec is None:
@@ -47,18 +50,10 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             continue
         if any(m.src is None and tuple(m.shape) == tuple(arg.shape) and m.dtype == arg.dtype
                for m in rec.inputs):
-            return _ask(result, f"{_as_guessed(name, arg)}, does not fit {rec.op}, the first op "
+            return ask(result, f"{_as_guessed(name, arg)}, does not fit {rec.op}, the first op "
                                 f"that reads it ({rec.error[0]}: {one_line(rec.error[1])})",
                         _example(name, arg, rec))
     return _made_failed(result, chosen)
-
-
-def _got_past(result: TargetResult, chosen: Attempt) -> None:
-    """A target error about a guess that did not fit says how far a reading of it got (read as
-    an image, the forward got past the line that refused the guess and failed at another)."""
-    if result.error and chosen.passed_by is not None and chosen.passed_to is not None:
-        reading = chosen.passed_by.split(":")[0]
-        result.error += f"; with {reading}, it got further and failed at {chosen.passed_to}"
 
 
 def _made_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -77,19 +72,10 @@ def _made_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False
     shown = ", ".join(_as_guessed(name, arg).removeprefix("input ") for name, arg in found)
     other = chosen.passed_by.split(":")[0]
-    return _ask(result, f"the forward failed at {rec.op}{_at(rec)} ({rec.error[0]}: "
+    return ask(result, f"the forward failed at {rec.op}{_at(rec)} ({rec.error[0]}: "
                         f"{one_line(rec.error[1])}) on values made from input"
                         f"{'s' if len(found) > 1 else ''} {shown}; with {other}, it got past "
                         f"that op, so the failure depends on the guess")
-
-
-def _ask(result: TargetResult, what: str, example: str | None = None, tail: str = "") -> bool:
-    """``result`` made the target error ``what``, asking for the inputs (``example``: one
-    ``--input`` that fits), with no findings from the guess that did not fit."""
-    result.error = (f"{what}; give forward's inputs with --input NAME=DIMS (or inputs in the "
-                    f"config){tail}" + (f", e.g. {example}" if example else ""))
-    result.diagnostics = []
-    return True
 
 
 def _as_guessed(name: str, arg: torch.Tensor) -> str:
@@ -128,7 +114,7 @@ def _rank_failed(result: TargetResult, chosen: Attempt) -> bool:
     rank = int(next(g for g in wanted.groups() if g)) if wanted else None
     example = (_LAYOUTS[rank] if rank in _LAYOUTS else
                "B,C,H,W" if takes_images(chosen.model) else "B,T,C or B,C,H,W")
-    return _ask(result, f"{_as_guessed(name, arg)}, does not have the number of axes the "
+    return ask(result, f"{_as_guessed(name, arg)}, does not have the number of axes the "
                         f"forward wants ({type(raised).__name__}: {one_line(raised)[:160]})",
                 f"--input {name}={example}")
 
@@ -143,7 +129,7 @@ def _refused(result: TargetResult, chosen: Attempt) -> bool:
             or not raised_by_check(chosen.raised_at):
         return False
     shown = "; ".join(f"{name} ({', '.join(str(n) for n in arg.shape)})" for name, arg in guessed)
-    return _ask(result, f"{type(chosen.model).__name__}'s own check refused the inputs guessed "
+    return ask(result, f"{type(chosen.model).__name__}'s own check refused the inputs guessed "
                         f"from their names, {shown} ({type(raised).__name__}: "
                         f"{one_line(raised)[:160]})")
 
@@ -164,7 +150,7 @@ def _handed_on_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False
     if found is None or not kinds & {inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL}:
         return False
-    return _ask(result, f"forward hands what it is given on (*args/**kwargs), and the callee "
+    return ask(result, f"forward hands what it is given on (*args/**kwargs), and the callee "
                         f"requires {found.group(1)}, which shapetrace left out "
                         f"({one_line(raised)})")
 
@@ -246,7 +232,7 @@ def _dtype_failed(result: TargetResult, chosen: Attempt) -> bool:
     if not found:
         return False
     which = " or ".join(repr(n) for n in found)  # inputs of one shape cannot be told apart
-    return _ask(result, f"input {which}, guessed from {'its name' if len(found) == 1 else 'their names'} "
+    return ask(result, f"input {which}, guessed from {'its name' if len(found) == 1 else 'their names'} "
                         f"as floats, does not fit {rec.op} ({rec.error[0]}: "
                         f"{one_line(rec.error[1])}): it may hold integers",
                 f"--input {found[-1]}=B,T:long")
@@ -264,7 +250,7 @@ def _ids_failed(result: TargetResult, chosen: Attempt) -> bool:
     if not found:
         return False
     name, arg = found[0]
-    return _ask(result, f"{_as_guessed(name, arg)} with values in [{int(arg.min())}, "
+    return ask(result, f"{_as_guessed(name, arg)} with values in [{int(arg.min())}, "
                         f"{int(arg.max()) + 1}), does not fit {rec.op} ({one_line(chosen.raised)}): "
                         f"the code may shift its ids or keep rows of the table",
                 f"--input {name}=B,T:long:N with N the number of ids it takes")
@@ -278,7 +264,7 @@ def _branch_failed(result: TargetResult, chosen: Attempt) -> bool:
     if not isinstance(raised, UnboundLocalError) or not guessed:
         return False
     name, arg = guessed[0]
-    return _ask(result, f"{_as_guessed(name, arg)}: the forward read a name it sets only on "
+    return ask(result, f"{_as_guessed(name, arg)}: the forward read a name it sets only on "
                         f"another path ({one_line(raised)}), one the code takes for inputs of "
                         f"another shape")
 
@@ -301,7 +287,7 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
         empty = [p.name for p in params if isinstance(p.default, torch.Tensor) and p.default.numel() == 0
                  and p.name not in chosen.names and rec is not None
                  and _made_from(rec, p.default, chosen.trace.records)]
-        return bool(empty) and _ask(result, f"forward failed at {rec.op}{_at(rec)} ({rec.error[0]}: "
+        return bool(empty) and ask(result, f"forward failed at {rec.op}{_at(rec)} ({rec.error[0]}: "
                                              f"{one_line(rec.error[1])}) on {', '.join(empty)} left at "
                                              f"an empty default: a value its callers pass")
     left = [p.name for p in params if p.default is None and p.name not in chosen.names]
@@ -310,7 +296,7 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
                  {p.name for p in params}]
     if not left:
         return False
-    return _ask(result, f"forward failed on None ({one_line(raised)}"
+    return ask(result, f"forward failed on None ({one_line(raised)}"
                         f"{at_site(chosen.raised_at)}) with "
                         f"{', '.join(left)} left None: a value its callers pass")
 
@@ -461,7 +447,7 @@ def _moved_failed(result: TargetResult, chosen: Attempt) -> bool:
     records = chosen.trace.records
     for name, arg in _guessed(chosen):
         if any(_moved_from(meta, arg, records) for meta in rec.inputs):
-            return _ask(result, f"{_as_guessed(name, arg)}, does not fit {rec.op}"
+            return ask(result, f"{_as_guessed(name, arg)}, does not fit {rec.op}"
                                 f"{_at(rec)} ({rec.error[0]}: {one_line(rec.error[1])}), which "
                                 f"reads it only moved or reshaped",
                         _example(name, arg, rec))
@@ -504,9 +490,9 @@ def _lengths_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False  # the reference takes keys of their own length: the failure is the module's
     rec = chosen.failed_op
     where = f" at {rec.op}" if rec is not None else ""
-    return _ask(result, f"inputs {', '.join(repr(n) for n in sources)}, guessed from their names "
+    return ask(result, f"inputs {', '.join(repr(n) for n in sources)}, guessed from their names "
                         f"as a sequence of their own (S={dims['S']}), do not fit the queries' "
-                        f"length (T={dims['T']}){where} ({_why(chosen)}), nor read at the "
+                        f"length (T={dims['T']}){where} ({why(chosen)}), nor read at the "
                         f"queries' length", "--input query=B,1,C for one query")
 
 
@@ -534,9 +520,9 @@ def _image_failed(result: TargetResult, chosen: Attempt) -> bool:
     if chosen.ran or not vectors or not takes_images(chosen.model):
         return False
     name, arg = vectors[0]
-    return _ask(result, f"{_as_guessed(name, arg)}, does not fit {type(chosen.model).__name__}, "
+    return ask(result, f"{_as_guessed(name, arg)}, does not fit {type(chosen.model).__name__}, "
                         f"which works on images, and no image shapetrace tried ran it either "
-                        f"({_why(chosen)})", f"--input {name}=B,C,H,W")
+                        f"({why(chosen)})", f"--input {name}=B,C,H,W")
 
 
 def _signal_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -545,9 +531,9 @@ def _signal_failed(result: TargetResult, chosen: Attempt) -> bool:
     names = tuple(n for n, a in _guessed(chosen) if a.dim() == 3 and a.is_floating_point())
     if chosen.ran or not names or not signal_refused(chosen, names):
         return False
-    return _ask(result, f"input {names[0]!r}, guessed from its name, does not fit "
+    return ask(result, f"input {names[0]!r}, guessed from its name, does not fit "
                         f"{chosen.failed_op.op} as (B, T, C) nor as a signal, channels first "
-                        f"({_why(chosen)})", f"--input {names[0]}=B,C,T")
+                        f"({why(chosen)})", f"--input {names[0]}=B,C,T")
 
 
 def _pattern_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -558,22 +544,14 @@ def _pattern_failed(result: TargetResult, chosen: Attempt) -> bool:
     if raised is None or not guessed or not _from_einops(raised, chosen.raised_in):
         return False
     name, arg = guessed[0]
-    return _ask(result, f"{_as_guessed(name, arg)}, does not fit an einops pattern of the "
-                        f"forward ({_why(chosen)})", tail=", and --dims for sizes the pattern needs")
+    return ask(result, f"{_as_guessed(name, arg)}, does not fit an einops pattern of the "
+                        f"forward ({why(chosen)})", tail=", and --dims for sizes the pattern needs")
 
 
 def _from_einops(raised: BaseException, raised_in: str | None) -> bool:
     """Whether einops raised it (its own error, or a KeyError deep in its recipes)."""
     return "einops" in type(raised).__module__.lower() or (
         raised_in is not None and f"{os.sep}einops{os.sep}" in raised_in)
-
-
-def _why(chosen: Attempt) -> str:
-    raised = chosen.raised
-    if raised is None:
-        return "it failed"
-    at = at_site(chosen.raised_at)
-    return f"{type(raised).__name__}: {one_line(raised)[:140]}{at}"
 
 
 #: an example layout for an input of each rank
@@ -589,7 +567,7 @@ def _unpack_failed(result: TargetResult, chosen: Attempt) -> bool:
         for expected in range(1, 7):
             if expected != arg.dim() and chosen.unpacked(expected, (name,)):
                 file, line = chosen.raised_at
-                return _ask(result, f"{_as_guessed(name, arg)}, does not fit "
+                return ask(result, f"{_as_guessed(name, arg)}, does not fit "
                                     f"{display_path(file)}:{line}, which unpacks {expected} sizes "
                                     f"from its shape",
                             f"--input {name}={_LAYOUTS.get(expected, 'B,C,H,W')}")

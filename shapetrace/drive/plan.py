@@ -567,7 +567,11 @@ def _with_axis(request: Request, axis: str) -> Plan:
     again = make_plan(dataclasses.replace(request, dims=Dims(
         {**{k: dims[k] for k in dims.explicit}, axis: size})))
     return dataclasses.replace(again, read_notes=again.read_notes + (
-        f"{axis}={size}: an axis forward's annotation names; give --dims {axis}=... to choose",))
+        f"{axis}={size}: {ANNOTATED_AXIS}; give --dims {axis}=... to choose",))
+
+
+#: what the note of an axis sized by :func:`_with_axis` says of it
+ANNOTATED_AXIS = "an axis forward's annotation names"
 
 
 def _nn_module() -> type:

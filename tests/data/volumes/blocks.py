@@ -131,3 +131,15 @@ class FourierFeatures(nn.Module):
     def forward(self, x: Float[torch.Tensor, "b"]) -> Float[torch.Tensor, "b d"]:
         freqs = x[:, None] * self.weights[None, :] * 2 * torch.pi
         return torch.cat((freqs.sin(), freqs.cos()), dim=-1)
+
+
+class TextToAudio(nn.Module):
+    """Text features of their own width, which the annotation names only (``dt``): it must be
+    the constructor's ``dim_text``."""
+
+    def __init__(self, dim, dim_text=24):
+        super().__init__()
+        self.mix = nn.Linear(dim + dim_text, dim)
+
+    def forward(self, audio: Float[torch.Tensor, "b n d"], text: Float[torch.Tensor, "b n dt"]):
+        return audio + self.mix(torch.cat((audio, text), dim=-1))
