@@ -211,7 +211,10 @@ _ALL = [
        """
        A softmax over a row that is entirely -inf (every key masked) returns NaN, and one NaN
        spreads through the whole batch. shapetrace names the first op whose inputs were finite and
-       whose output is not.
+       whose output is not. A NaN the module held before it ran (a table its constructor divided
+       0 by 0 to make) is found by running the constructor again, every op watched: the error is
+       at the constructor's line that made it; where no line is found, a warning naming the
+       buffers or weights that hold it.
        """,
        """
        scores = scores.masked_fill(mask == 0, float("-inf"))   # mask has an all-zero row
