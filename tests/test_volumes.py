@@ -231,3 +231,9 @@ def test_a_failure_at_an_axis_size_shapetrace_chose_is_a_target_error(blocks):
     assert entry["diagnostics"] == [], entry["diagnostics"]
     assert "a size shapetrace chose for an axis only forward's annotation names" in entry["error"]
     assert "--dims dt=SIZE" in entry["error"], entry["error"]
+
+
+def test_a_subclass_of_a_torch_layer_is_built_with_the_layer_s_arguments(blocks):
+    entry = blocks["StandardizedConv3d"]
+    assert entry["error"] is None and entry["ok"], entry
+    assert any(" read as a video (B, 143, T, " in n for n in entry["notes"]), entry["notes"]

@@ -68,7 +68,7 @@ from .layout import time_first
 from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
 from .config_fields import fields_read
-from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, meaning_by_use
+from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, inherited_layer_size, meaning_by_use
 
 # Inferring forward inputs ---------------------------------------------------------------------
 
@@ -314,7 +314,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                                                  else f"(...) x {built.count}")
                 notes.append(f"{p.name} built as {built.where} builds it: {made} at the probe "
                              f"sizes; check from Python with init={{{p.name!r}: ...}} to choose")
-        elif (used := meaning_by_use(cls, p.name)) is not None:
+        elif (used := inherited_layer_size(cls, p.name) or meaning_by_use(cls, p.name)) is not None:
             out[p.name] = 2 if used in (LAYER_COUNT, OUTPUT_FACTOR) else 3 if used == KERNEL \
                 else 1 if used == DIVISOR else dims[used]
             if notes is not None:

@@ -270,8 +270,10 @@ class ImageInputs(Guess):
                        if isinstance(spec, InputSpec) and spec.name in self.names else spec
                        for spec in plan.inputs)
         names, many = ", ".join(self.names), len(self.names) > 1
+        from torch import nn
+
         layer = "3-D layer" if video else "convolution" if channels and any(
-            type(m).__name__ == "Conv2d" for m in failed.model.modules()) else "layer after its nn.Unfold"
+            isinstance(m, nn.Conv2d) for m in failed.model.modules()) else "layer after its nn.Unfold"
         source = f"the {channels} channels its first {layer} takes" if channels else "the width"
         what = ("videos" if many else "a video") if video else ("images" if many else "an image")
         note = (f"{names} read as {what} (B, {channels or 'C'}, {'T, ' if video else ''}{side}, "

@@ -157,6 +157,15 @@ def _user_code(obj) -> bool:
 
 # --- what a size argument is handed to ----------------------------------------------------------
 
+def inherited_layer_size(cls: type, param: str) -> str | None:
+    """The dim ``param`` is, for a class built by torch's own layer constructor (a weight
+    standardised ``nn.Conv3d`` subclass that only writes ``forward``): its name in that layer."""
+    init = getattr(cls, "__init__", None)
+    found = _LAYER_SIZES.get(param) if (getattr(init, "__module__", "") or "").startswith(
+        "torch.nn.modules") else None
+    return None if found == "stride" else found
+
+
 def meaning_by_use(cls: type, param: str) -> str | None:
     """The dim ``param`` of ``cls``'s constructor stands for by what the constructor hands it
     to, :data:`LAYER_COUNT` for a ``range()`` count; None unless every use found agrees."""

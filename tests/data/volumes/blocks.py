@@ -143,3 +143,14 @@ class TextToAudio(nn.Module):
 
     def forward(self, audio: Float[torch.Tensor, "b n d"], text: Float[torch.Tensor, "b n dt"]):
         return audio + self.mix(torch.cat((audio, text), dim=-1))
+
+
+class StandardizedConv3d(nn.Conv3d):
+    """torch's own 3-D convolution, its weights standardised in forward: no constructor of its
+    own, so its arguments are the layer's."""
+
+    def forward(self, x):
+        w = self.weight
+        mean = w.mean(dim=(1, 2, 3, 4), keepdim=True)
+        var = w.var(dim=(1, 2, 3, 4), unbiased=False, keepdim=True)
+        return F.conv3d(x, (w - mean) * (var + 1e-5).rsqrt(), self.bias, self.stride, self.padding)
