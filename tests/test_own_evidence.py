@@ -18,10 +18,8 @@ import torch
 
 from shapetrace.analysis.code import compared_with_none
 from shapetrace.drive.kwargs_read import kwargs_base
-from shapetrace.drive.usage import (
-    fields_read,
-    meaning_by_use,
-)
+from shapetrace.drive.config_fields import fields_read
+from shapetrace.drive.usage import meaning_by_use
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

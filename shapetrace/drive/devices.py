@@ -119,8 +119,8 @@ def parameter_budget(what: str, limit: int = MAX_PARAMETERS):
     count = [0]
 
     def register(module, name, param):
-        if param is not None:
-            count[0] += param.numel()
+        if param is not None and not isinstance(param, nn.parameter.UninitializedParameter):
+            count[0] += param.numel()  # (a lazy layer's has no size yet)
             if count[0] > limit:
                 raise TargetError(f"{what} would have more than {limit / 1e6:.0f}M parameters at "
                                   f"the sizes shapetrace chose, too many to check here; give "
