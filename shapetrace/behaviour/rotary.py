@@ -78,8 +78,8 @@ def rotations_kept(probe: Probe) -> list[Diagnostic]:
         seen.add(key)
         made_at, what = _made(records, made, bases[cos_rec.index][slot], probe.model)
         rotated = records[moved._made_by] if moved._made_by is not None else None
-        if rotated is not None and rotated.line is not None and made_at is not None \
-                and (display_path(rotated.file), rotated.line) != (display_path(made_at[0]), made_at[1]):
+        if rotated is not None and rotated.line is not None and made_at is not None and (
+                display_path(rotated.file), rotated.line) != (display_path(made_at[0]), made_at[1]):
             what += f", the rotation that pairs them at line {rotated.line}"
         where = f" (the cosine table {what})" if what else ""
         message = (f"the rotary turn changes each vector's length (by up to {change:.0%}): the "
@@ -99,8 +99,8 @@ def _value(values: dict, meta):
 
 def _turn(records: list, add, operands: dict) -> tuple | None:
     """``(the tensor turned, the product by the cosine, the cosine's place in that product, the
-    tensor turned moved into place)`` when ``add`` is ``x * c + moved(x) * s`` with ``c`` and ``s`` a cosine and a sine of the same
-    angles."""
+    tensor turned moved into place)`` when ``add`` is ``x * c + moved(x) * s`` with ``c`` and
+    ``s`` a cosine and a sine of the same angles."""
     made = [records[m._made_by] if m._made_by is not None else None for m in add.inputs]
     if any(r is None or r.op not in MULS or len(r.inputs) != 2 or r.index not in operands
            for r in made):

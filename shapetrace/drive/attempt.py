@@ -147,9 +147,9 @@ class Attempt:
 
     def broadcast_up(self) -> int | None:
         """The number of axes (four or five) of a per-channel tensor of the module's own
-        (``(1, C, 1, 1, 1)``) that raised a computed value to more axes by broadcasting (a (B, T, C) guess times a
-        video block's scale): the module works on values of that many axes. None when no
-        arithmetic did so."""
+        (``(1, C, 1, 1, 1)``) that raised a computed value to more axes by broadcasting (a
+        (B, T, C) guess times a video block's scale): the module works on values of that many
+        axes. None when no arithmetic did so."""
         for rec in self.trace.records:
             base = rec.op.rpartition(".")[2]
             if rec.op not in ARITHMETIC_OPERATORS and base not in ARITHMETIC_NAMES:
@@ -158,7 +158,8 @@ class Attempt:
             if len(metas) != 2:
                 continue
             for own, other in (metas, metas[::-1]):
-                if own.src is None and len(own.shape) in (4, 5) and len(own.shape) > len(other.shape) \
+                if own.src is None and len(own.shape) in (4, 5) \
+                        and len(own.shape) > len(other.shape) \
                         and own.shape[0] == 1 and sum(n != 1 for n in own.shape) == 1 \
                         and len(other.shape) >= 2 and not self._given(own):
                     return len(own.shape)

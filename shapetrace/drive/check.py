@@ -338,10 +338,10 @@ def _held_non_finite(trace: Trace, chosen: Attempt) -> list:
     made = nan_made_by_constructor(plan.request.cls, plan.init) if plan.init is not None else None
     if made is not None:  # the constructor's own op that made it: proven, an error there
         file, line, op = made
-        message = (f"the output holds NaN for finite inputs: the constructor made it at line {line} "
-                   f"(`{op}` of values without one), and the module held it in {shown}")
-        return [diagnostic("non-finite", message, hint, file=display_path(file), line=line, op=op, record=-1,
-                           module=type(chosen.model).__name__, held=held)]
+        message = (f"the output holds NaN for finite inputs: the constructor made it at line "
+                   f"{line} (`{op}` of values without one), and the module held it in {shown}")
+        return [diagnostic("non-finite", message, hint, file=display_path(file), line=line, op=op,
+                           record=-1, module=type(chosen.model).__name__, held=held)]
     return [diagnostic("non-finite", message, hint, variant="held", record=-1,
                        module=type(chosen.model).__name__, held=held)]
 

@@ -273,7 +273,8 @@ class ImageInputs(Guess):
         from torch import nn
 
         layer = "3-D layer" if video else "convolution" if channels and any(
-            isinstance(m, nn.Conv2d) for m in failed.model.modules()) else "layer after its nn.Unfold"
+            isinstance(m, nn.Conv2d) for m in failed.model.modules()) \
+            else "layer after its nn.Unfold"
         source = f"the {channels} channels its first {layer} takes" if channels else "the width"
         what = ("videos" if many else "a video") if video else ("images" if many else "an image")
         note = (f"{names} read as {what} (B, {channels or 'C'}, {'T, ' if video else ''}{side}, "

@@ -6,11 +6,12 @@ them, at the top level, not under ``if __name__ == "__main__":``: ``model = GPT.
 as it is, the first of those that fails stops the import, and with it every class of the file.
 When the file's own top level raised for want of a file or the network (an ``OSError``, not a
 statement inside a definition's body; a bug of the code, a missing package or ``sys.exit``
-stays the file's error, said as it is), the file is run again one top-level statement at a time: a statement that raises is passed over and said;
-the loops and bare calls that run the script around the model (a training loop, ``print(
-generate(...))``) are left out, as :mod:`~shapetrace.drive.modconfig` leaves them out, and so
-are with-blocks (a log file opened for writing). A class
-that needs what a passed-over statement would have made fails on its own, a target error.
+stays the file's error, said as it is), the file is run again one top-level statement at a
+time: a statement that raises is passed over and said; the loops and bare calls that run the
+script around the model (a training loop, ``print(generate(...))``) are left out, as
+:mod:`~shapetrace.drive.modconfig` leaves them out, and so are with-blocks (a log file opened
+for writing). A class that needs what a passed-over statement would have made fails on its
+own, a target error.
 """
 
 from __future__ import annotations
