@@ -13,6 +13,7 @@ import linecache
 import re
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import torch
@@ -145,6 +146,7 @@ class Attempt:
         return any(m.src is None and tuple(m.shape) == tuple(a.shape) and m.dtype == a.dtype
                    for m in rec.inputs for a in given)
 
+    @cached_property
     def broadcast_up(self) -> int | None:
         """The number of axes (four or five) of a per-channel tensor of the module's own
         (``(1, C, 1, 1, 1)``) that raised a computed value to more axes by broadcasting (a

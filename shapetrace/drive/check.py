@@ -183,7 +183,7 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                     notes.append(plan.note)
             # one that ran only by broadcasting the guess up against a per-channel scale of
             # four or five axes: read as the image or video that scale is shaped for
-            grown = chosen.ran and chosen.broadcast_up() in (4, 5)
+            grown = chosen.ran and chosen.broadcast_up in (4, 5)
             if not chosen.ran or grown:
                 emptied: list = []
                 read = _reading(plan, chosen, lambda p: attempt(p, mode=mode, watch=behaviour,

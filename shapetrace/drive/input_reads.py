@@ -326,11 +326,8 @@ def spec_by_unpacking(name: str, forward) -> InputSpec | None:
     unpacked names say (``B, H, T, d = y.shape``: (B, H, T, d)), or, when they do not all name
     a dim (``b, c, t, h, w = video.shape``), guessed as vectors (B, T, C) for the readings of
     its axes to take up (an image, a video, fewer axes), as a guess from a name would be."""
-    try:
-        tree = ast.parse(_dedented(inspect.getsource(forward)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    for node in ast.walk(tree):
+    tree = _tree(forward)
+    for node in ast.walk(tree) if tree is not None else ():
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Tuple) and len(node.targets[0].elts) >= 2):
             continue
@@ -345,9 +342,3 @@ def spec_by_unpacking(name: str, forward) -> InputSpec | None:
                 return InputSpec(name, tuple(named))
             return InputSpec(name, ("B", "T", "C"))
     return None
-
-
-def _dedented(source: str) -> str:
-    import textwrap
-
-    return textwrap.dedent(source)

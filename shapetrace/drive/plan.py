@@ -249,7 +249,7 @@ class ImageInputs(Guess):
     after_another_input = True
 
     def read_by(self, failed, plan: Plan) -> bool:
-        return self._video(failed) or failed.broadcast_up() == 4 or failed.unpacked(4, self.names) \
+        return self._video(failed) or failed.broadcast_up == 4 or failed.unpacked(4, self.names) \
             or failed.pattern_wants(4, self.names) or (
             failed.failed_op is not None and failed.failed_op.op in _IMAGE_OPS
             and failed.reads_input(failed.failed_op, self.names)) or (
@@ -295,7 +295,7 @@ class ImageInputs(Guess):
         return failed.unpacked(5, self.names) or failed.pattern_wants(5, self.names) or (
             op is not None and op.op in _VIDEO_OPS and failed.reads_input(op, self.names)) or (
             not failed.ran and takes_videos(failed.model) and not takes_images(failed.model)) \
-            or failed.broadcast_up() == 5
+            or failed.broadcast_up == 5
 
 
 @dataclass(frozen=True)
