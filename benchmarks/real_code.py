@@ -588,14 +588,45 @@ HELD_OUT_22 = [
     ("lucidrains/x-unet", "09431e2d82a2360039475c1d8ae43f411ac20b45", ["x_unet/x_unet.py"], ""),
     ("sgrvinod/a-PyTorch-Tutorial-to-Image-Captioning", "cc9c7e2f4017938d414178d3781fed8dbe442852", ["models.py"], ""),
 ]
+HELD_OUT_23 = [
+    # fetched at the start of the thirteenth round, measured before any change of that round
+    ("p0p4k/vits2_pytorch", "1f4f3790568180f8dec4419d5cad5d0877b034bb",
+     ["attentions.py"], ""),
+    ("thuml/iTransformer", "c2426e68ca13f74aaec08045c5c724d8ad328124",
+     ["layers/SelfAttention_Family.py", "model/iTransformer.py"], ""),
+    ("evintunador/minLlama3", "6e2f4903b51ab5112435b4ff25eb6156b4ab369a",
+     ["model.py"], ""),
+    ("ChristophReich1996/Swin-Transformer-V2", "7b74308bd560a5efabc0f9610d038dcf8e61226e",
+     ["swin_transformer_v2/model_parts.py"], ""),
+    ("Plachtaa/VALL-E-X", "3faaf8ccadb154d63b38070caf518ce9309ea0f4",
+     ["modules/transformer.py"], ""),
+    ("lucidrains/titans-pytorch", "cc016ebca455a003749be4cab715acd88fea4d38",
+     ["titans_pytorch/mac_transformer.py", "titans_pytorch/nested_attention.py"], ""),
+    ("facebookresearch/flow_matching", "11568d37f8d5a080e12aa7b5305d9c35ae07d136",
+     ["examples/text/model/transformer.py", "examples/image/models/unet.py"], ""),
+    ("Sense-X/UniFormer", "52a0415e4e0dda880fab8ffbc710e4d8e171149d",
+     ["image_classification/models/uniformer.py"], ""),
+    ("kuleshov-group/bd3lms", "1c3e8f43d88dfbcee5ff2aa6932a9e74b31ae1d7",
+     ["models/dit.py"], ""),
+    ("facebookresearch/vjepa2", "c2963a47433ecca0ad4f06ec28bcfa8cb5b5cefb",
+     ["src/models/utils/modules.py", "src/models/predictor.py"], ""),
+    ("Stability-AI/StableCascade", "7a7d341f729ccaa042920a1fac3e7b9326079aca",
+     ["modules/common.py", "modules/stage_c.py"], ""),
+    ("naver-ai/rope-vit", "ce85c2e56c5ff3aadc10e1a849872081f7b86293",
+     ["self-attn/rope_self_attn.py", "models/vit_rope.py"], ""),
+    ("LTH14/fractalgen", "c7d099043dd987ae7742a7f8c8f1cab71023ba0e",
+     ["models/ar.py", "models/mar.py"], ""),
+    ("Andrei-Aksionov/nanoGPTplus", "c2eedfe406bf7c8851c393825c09280a7e329242",
+     ["src/model/gpt_language_model/attention.py", "src/model/gpt_language_model/gpt.py"], ""),
+]
 SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
         "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
         "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8, "held-out-9": HELD_OUT_9,
         "held-out-10": HELD_OUT_10, "held-out-11": HELD_OUT_11, "held-out-12": HELD_OUT_12, "held-out-13": HELD_OUT_13,
         "held-out-14": HELD_OUT_14, "held-out-15": HELD_OUT_15, "held-out-16": HELD_OUT_16, "held-out-17": HELD_OUT_17, "held-out-18": HELD_OUT_18,
         "held-out-19": HELD_OUT_19 + HELD_OUT_19_HELD, "held-out-19-dev": HELD_OUT_19,
-        "held-out-19-held": HELD_OUT_19_HELD, "held-out-20": HELD_OUT_20, "held-out-21": HELD_OUT_21, "held-out-22": HELD_OUT_22,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17 + HELD_OUT_18 + HELD_OUT_19 + HELD_OUT_19_HELD + HELD_OUT_20 + HELD_OUT_21 + HELD_OUT_22}
+        "held-out-19-held": HELD_OUT_19_HELD, "held-out-20": HELD_OUT_20, "held-out-21": HELD_OUT_21, "held-out-22": HELD_OUT_22, "held-out-23": HELD_OUT_23,
+        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17 + HELD_OUT_18 + HELD_OUT_19 + HELD_OUT_19_HELD + HELD_OUT_20 + HELD_OUT_21 + HELD_OUT_22 + HELD_OUT_23}
 
 
 def main(argv: list[str] | None = None) -> int:
