@@ -68,12 +68,65 @@ def demanded(func, name: str) -> bool:
     return False
 
 
-def never_read(func, name: str) -> bool:
+def never_read(func, name: str, depth: int = 3) -> bool:
     """Whether ``func``'s code never reads its argument ``name`` (``forward(q, k, v,
-    attn_mask)`` that ignores the mask): any value does, None among them."""
+    attn_mask)`` that ignores the mask): any value does, None among them. An argument handed
+    as it is to a method of the same class (``self.forecast(x_enc, x_mark_enc, x_dec)``) is
+    read only if that method reads it."""
     body = definition(func)
-    return body is not None and not any(
-        isinstance(node, ast.Name) and node.id in (name, "locals", "vars") for node in ast.walk(body))
+    if body is None:
+        return False
+    handed = {}  # id(name node) -> the method's parameter it lands in
+    if depth > 0:
+        for node in ast.walk(body):
+            if isinstance(node, ast.Call):
+                handed.update(_handed_to_own(func, node, name))
+    for node in ast.walk(body):
+        if isinstance(node, ast.Name) and node.id in (name, "locals", "vars"):
+            landed = handed.get(id(node))
+            if landed is None or not never_read(landed[0], landed[1], depth - 1):
+                return False
+    return True
+
+
+def _handed_to_own(func, call: ast.Call, name: str) -> dict:
+    """``{id(argument node): (method, parameter)}`` for ``name`` handed as it is to a method
+    of ``func``'s own class in ``call`` (``self.forecast(x, mask)``)."""
+    if not (isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+            and call.func.value.id == "self"):
+        return {}
+    owner = _owner_class(func)
+    method = getattr(owner, call.func.attr, None) if owner is not None else None
+    if not inspect.isfunction(method):
+        return {}
+    try:
+        params = [p for p in inspect.signature(method).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][1:]
+        names = set(inspect.signature(method).parameters)
+    except (TypeError, ValueError):
+        return {}
+    out = {}
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        if isinstance(arg, ast.Name) and arg.id == name and i < len(params):
+            out[id(arg)] = (method, params[i].name)
+    for kw in call.keywords:
+        if kw.arg in names and isinstance(kw.value, ast.Name) and kw.value.id == name:
+            out[id(kw.value)] = (method, kw.arg)
+    return out
+
+
+def _owner_class(func) -> type | None:
+    """The class a method was defined in, found by its qualified name, or None."""
+    func = getattr(func, "__func__", func)
+    parts = getattr(func, "__qualname__", "").split(".")
+    if len(parts) < 2 or "<locals>" in parts:
+        return None
+    owner = getattr(func, "__globals__", {}).get(parts[0])
+    for part in parts[1:-1]:
+        owner = getattr(owner, part, None)
+    return owner if isinstance(owner, type) else None
 
 
 def only_tested(func, name: str) -> bool:

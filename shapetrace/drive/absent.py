@@ -161,7 +161,13 @@ class NotInstalled:
             if len(args) == 1 and not kwargs and (isinstance(args[0], type) or inspect.isfunction(args[0])):
                 return args[0]
             return NotInstalled(f"{self._st_path}(...)")
-        raise AbsentPackage(self._st_path, _caller())
+        site = _caller()
+        if _result_dropped(sys._getframe(1)) and not _holds_tensor((args, kwargs)):
+            # ``logger.debug(f"...")``: a call made for its effect elsewhere (a log, a report),
+            # handed no tensor to change and whose result nothing reads: passed over
+            SKIPPED.setdefault(site, self._st_path)
+            return None
+        raise AbsentPackage(self._st_path, site)
 
     def __mro_entries__(self, bases):
         return (_base(self._st_path, bases),)
@@ -173,6 +179,42 @@ class NotInstalled:
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         used = next((a for a in (*args, *(kwargs or {}).values()) if isinstance(a, NotInstalled)), None)
         raise AbsentPackage(used._st_path if used is not None else _named(""), _caller())
+
+
+#: ``file.py:line`` -> the name, of each call of a package not installed passed over (its
+#: result dropped, no tensor handed to it): cleared by the caller before each class
+SKIPPED: dict[str, str] = {}
+
+
+def _result_dropped(frame) -> bool:
+    """Whether the call ``frame`` is making is a statement of its own: the instruction after
+    it drops the result (``POP_TOP``)."""
+    import dis
+
+    if frame is None:
+        return False
+    code, at = frame.f_code, frame.f_lasti
+    key = (code, at)
+    found = _DROPPED.get(key)
+    if found is None:
+        after = [i for i in dis.get_instructions(code) if i.offset > at and i.opname != "CACHE"]
+        found = _DROPPED[key] = bool(after) and after[0].opname == "POP_TOP"
+    return found
+
+
+_DROPPED: dict = {}
+
+
+def _holds_tensor(value, depth: int = 3) -> bool:
+    import torch
+
+    if isinstance(value, (torch.Tensor, torch.nn.Module)):
+        return True
+    if depth and isinstance(value, (list, tuple, set)):
+        return any(_holds_tensor(v, depth - 1) for v in value)
+    if depth and isinstance(value, dict):
+        return any(_holds_tensor(v, depth - 1) for v in value.values())
+    return False
 
 
 def _refuse(self, *args, **kwargs):

@@ -122,10 +122,12 @@ def halved_size(raised: BaseException | None, dims: Dims, free,
         return None
     text = str(raised)
     numbers = numbers_in(text)
-    if raised_at and raised_by_check(raised_at) and dims.get("d", 2) % 2 \
-            and re.search(r"%\s*2\s*[!=]=", linecache.getline(*raised_at)):
+    if raised_at and raised_by_check(raised_at) and dims.get("d", 2) % 2:
+        # ``assert embed_dim % 2 == 0``, or a check on sizes the code rounds to pairs
+        # (``assert ro_dim <= x.shape[-1]`` with ``ro_dim`` twice the cosines of an odd size)
+        asked = re.search(r"%\s*2\s*[!=]=", linecache.getline(*raised_at))
         return ("d", EVEN_HEAD_SIZE, "an even head size (and width): the module's own check "
-                "asks for an even size")
+                + ("asks for an even size" if asked else "refused the odd one"))
     view = VIEW_FAILED.search(text)
     for name in ("d", "C"):
         size = dims.get(name)

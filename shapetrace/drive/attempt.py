@@ -36,6 +36,8 @@ from .absent import absent_in
 from .asked import EVEN_ASKED
 from .optional import missing_optional, needs_package
 from .plan import Plan
+from .unset import UnsetWatch, initialise
+from .unset import note as unset_note
 
 
 @dataclass
@@ -139,6 +141,19 @@ class Attempt:
         return any(isinstance(given.get(n), torch.Tensor) and given[n].dim() != expected
                    for n in names)
 
+    def permute_wants(self, expected: int, names) -> bool:
+        """Whether the op that failed is a permute of ``expected`` axes that read one of the
+        inputs ``names`` as it came in, with another number of axes (``x.permute(0, 2, 3, 1)``
+        of an image, given a (B, T, C) guess)."""
+        rec = self.failed_op
+        if rec is None or rec.op.rpartition(".")[2] != "permute" or not self.reads_input(rec, names):
+            return False
+        dims = [a for a in rec.args[1:] if type(a) is int]
+        if len(rec.args) == 2 and isinstance(rec.args[1], (tuple, list)):
+            dims = list(rec.args[1])
+        dims = dims or list(rec.kwargs.get("dims", ()))
+        return len(dims) == expected and rec.inputs[0].ndim != expected
+
     def reads_input(self, rec: OpRecord, names) -> bool:
         """Whether ``rec`` read one of the inputs ``names`` as it came in."""
         given = [a for a, n in zip(self.args, self.names) if n in names
@@ -199,8 +214,10 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
         if chosen:
             _not_too_big(cls, plan)
         sites: list = []
+        watch = UnsetWatch() if mode is None else nullcontext()
         try:
-            with cpu_only(sites), parameter_budget(cls.__qualname__) if chosen else nullcontext():
+            with cpu_only(sites), parameter_budget(cls.__qualname__) if chosen else nullcontext(), \
+                    watch:
                 model = cls(**plan.init)
         except NeedsValuesError as exc:  # under --fake: say where the constructor read a value
             raise NeedsValuesError(f"{cls.__qualname__}(){_where(exc)}: {exc}") from None
@@ -213,6 +230,8 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
             raise TargetError(f"{cls.__qualname__}({shown}) raised {type(exc).__name__}: "
                               f"{one_line(exc)}{_where(exc)}{_odd_size(exc, plan.dims)}") from exc
         remember(model, sites)
+        if mode is None:
+            initialise(model, watch.unset(model))
     else:
         model = request.module
     model.eval()
@@ -368,6 +387,8 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
         done.notes.append(fast.note)
     if on_cpu := note(model, sites):
         done.notes.append(on_cpu)
+    if unset := unset_note(model):
+        done.notes.append(unset)
     return done
 
 

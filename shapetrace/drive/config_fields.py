@@ -11,8 +11,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ..base.names import size_of
-from .usage import _DEPTH, _bound, _function_def, _init_of, _resolve, _tree, _user_code
+import inspect
+
+from collections.abc import Mapping
+
+from ..base.names import number_of, size_of
+from .usage import DIVISOR, LAYER_COUNT, OUTPUT_FACTOR, _DEPTH, _bound, _function_def, _init_of, _resolve, _sizes_of, \
+    _tree, _user_code
 
 
 @dataclass
@@ -27,6 +32,9 @@ class Field:
     default: object = None
     has_default: bool = False
     uses: set = field(default_factory=set)  # the dims the code hands it to as
+    #: the defaults of the parameters the code hands it to (``EncoderLayer(...,
+    #: activation=cfg.activation)``: "relu"), None's left out; one value when they agree
+    handed_defaults: list = field(default_factory=list)
     #: the fields read from this one in turn (``cfg.transformer["num_heads"]``): a nested config
     children: dict = field(default_factory=dict)
 
@@ -95,11 +103,53 @@ def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set)
     for node in ast.walk(body):  # handed on: Block(config), make_layers(cfg)
         if not isinstance(node, ast.Call):
             continue
-        callee = _resolve(node.func, names)
-        if callee is None or not _user_code(callee) or not callable(callee):
+        if isinstance(node.func, ast.Name) and node.func.id == "range" and len(node.args) == 1 \
+                and (name := _field_name(node.args[0], is_config)) is not None:
+            fields.setdefault(name, Field(name)).uses.add(LAYER_COUNT)  # range(cfg.e_layers)
             continue
-        for target, name in _bound(callee, node, is_config):
-            _fields_in(target, name, fields, depth - 1, seen)
+        callee = _resolve(node.func, names)
+        if callee is None or not callable(callee):
+            continue
+        if _user_code(callee):
+            for target, name in _bound(callee, node, is_config):
+                _fields_in(target, name, fields, depth - 1, seen)
+        _handed(callee, node, is_config, fields)
+
+
+def _field_name(node, is_config) -> str | None:
+    """The name of the field ``node`` reads from the config (``cfg.n_embd``), or None."""
+    if isinstance(node, ast.Attribute) and is_config(node.value) and not node.attr.startswith("_"):
+        return node.attr
+    return None
+
+
+def _handed(callee, call: ast.Call, is_config, fields: dict[str, Field]) -> None:
+    """The fields ``call`` hands to ``callee`` as they are (``nn.Linear(cfg.d_model,
+    cfg.pred_len)``, ``FullAttention(False, cfg.factor)``): the dims the parameters they land
+    in stand for (a torch layer's by its parameter's name, the user's by its own use), and the
+    defaults those parameters have, for a field no name explains."""
+    for arg in [*call.args, *(kw.value for kw in call.keywords if kw.arg is not None)]:
+        name = _field_name(arg, is_config)
+        if name is None:
+            continue
+        pairs = _bound(callee, call, lambda node: node is arg)
+        found = fields.setdefault(name, Field(name))
+        found.uses |= _sizes_of(pairs, _DEPTH, set())
+        for target, param in pairs:
+            default = _default_of(target, param)
+            if default is not None and default not in found.handed_defaults:
+                found.handed_defaults.append(default)
+
+
+def _default_of(callee, param: str) -> object:
+    """The default of ``callee``'s parameter ``param`` (a constant: a number, a string, a
+    bool), or None."""
+    target = callee.__init__ if isinstance(callee, type) else callee
+    try:
+        default = inspect.signature(target).parameters[param].default
+    except (TypeError, ValueError, KeyError):
+        return None
+    return default if isinstance(default, (int, float, str)) else None
 
 
 def _read_field(node, is_config, fields: dict[str, Field]) -> None:
@@ -198,3 +248,33 @@ def _field_path(node, is_config) -> list[tuple[str, bool]] | None:
     return None if path is None else path + [step]
 
 
+# --- the values given to the fields -------------------------------------------------------------
+
+def value_by_use(found: Field, dims: Mapping[str, int], name: str) -> object:
+    """A config field no name of a size explains: an image's or a patch's side by its name, a
+    width the heads split (``cfg.n_attn % cfg.n_head``) or one size the code hands it to as
+    (``nn.Linear(cfg.d_model, cfg.pred_len)``), a count of layers (``range(cfg.e_layers)``), the
+    first constant it is compared with (``cfg.model_type == "RWKV"``: its first branch), the
+    default of the parameter it is handed to (``activation=cfg.activation``: "relu"), else
+    None."""
+    if (number := number_of(name, field=True)) is not None:
+        return number
+    uses = found.uses - {OUTPUT_FACTOR, DIVISOR} if len(found.uses) > 1 else found.uses
+    if len(uses) == 1 and (use := next(iter(uses))) in dims:
+        return dims[use]
+    if uses == {LAYER_COUNT}:
+        return 2
+    if found.compared_to:
+        return found.compared_to[0]
+    return found.handed_defaults[0] if len(found.handed_defaults) == 1 else None
+
+
+class ReadConfig(dict):
+    """A config made from the fields the code reads, that reads them as keys and as attributes
+    (a nested config: ``cfg.transformer["num_heads"]``, ``cfg.model.ch``)."""
+
+    def __getattr__(self, name: str):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None

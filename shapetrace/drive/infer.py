@@ -67,8 +67,9 @@ from .masks import optional_mask, required_mask
 from .layout import time_first
 from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
-from .config_fields import fields_read
-from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, inherited_layer_size, meaning_by_use
+from .config_fields import ReadConfig, fields_read, value_by_use
+from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, \
+    meaning_by_use
 
 # Inferring forward inputs ---------------------------------------------------------------------
 
@@ -262,7 +263,8 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
     owner = next((k.__qualname__ for k in cls.__mro__ if "<locals>" not in k.__qualname__),
                  cls.__qualname__)  # a class a decorator made in a function: the one it wraps
     try:
-        sig = inspect.signature(cls)
+        handed = handed_init(cls)  # __init__(self, *args, **kwargs) handing all on to its base
+        sig = inspect.signature(cls) if handed is None else _without_self(handed)
     except (TypeError, ValueError):
         return dict(given)
     params = [p for p in sig.parameters.values()
@@ -517,6 +519,12 @@ def _config_from_reads(cls: type, param: inspect.Parameter, dims: Mapping[str, i
     return _config_of(fields, dims)
 
 
+def _without_self(init) -> inspect.Signature:
+    """The signature of a constructor without its ``self``."""
+    sig = inspect.signature(init)
+    return sig.replace(parameters=list(sig.parameters.values())[1:])
+
+
 def _leaf_names(fields: Mapping) -> set[str]:
     return {name for name, f in fields.items() if not f.children} | {
         leaf for f in fields.values() if f.children for leaf in _leaf_names(f.children)}
@@ -526,7 +534,7 @@ def _config_of(fields: Mapping, dims: Mapping[str, int]):
     values = {name: _config_of(f.children, dims) if f.children else
               infer_value(name, f.default, dims, has_default=f.has_default)
               for name, f in fields.items()}
-    values = {name: _by_use(fields[name], dims, name) if value is MISSING else value
+    values = {name: value_by_use(fields[name], dims, name) if value is MISSING else value
               for name, value in values.items()}
     nested = any(f.children for f in fields.values())
     if all(f.by_key for f in fields.values()) and not nested:
@@ -534,28 +542,6 @@ def _config_of(fields: Mapping, dims: Mapping[str, int]):
     if nested or any(f.by_key for f in fields.values()):
         return ReadConfig(values)  # read both ways: cfg.transformer["num_heads"], cfg.patches.get
     return types.SimpleNamespace(**values)
-
-
-def _by_use(found, dims: Mapping[str, int], name: str) -> object:
-    """A config field no name of a size explains: an image's or a patch's side by its name, a
-    width the heads split (``cfg.n_attn % cfg.n_head``), the first constant it is compared with
-    (``cfg.model_type == "RWKV"``: its first branch), else None."""
-    if (number := number_of(name, field=True)) is not None:
-        return number
-    if found.uses == {"C"}:
-        return dims["C"]
-    return found.compared_to[0] if found.compared_to else None
-
-
-class ReadConfig(dict):
-    """A config made from the fields the code reads, that reads them as keys and as attributes
-    (a nested config: ``cfg.transformer["num_heads"]``, ``cfg.model.ch``)."""
-
-    def __getattr__(self, name: str):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
 
 
 def _module_annotation(cls: type, param: inspect.Parameter) -> type | None:

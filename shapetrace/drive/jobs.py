@@ -109,6 +109,9 @@ class Job:
                     resolve)
             except ShapetraceError as exc:
                 return TargetResult(target.display, error=f"reference: {exc}", exception=exc)
+        from .absent import SKIPPED
+
+        SKIPPED.clear()
         note = None
         if self.own_calls and self.init is None and self.inputs is None and not fake:
             from .replay import checked_by_own_call
@@ -136,8 +139,11 @@ class Job:
             them = "them" if len(absent) > 1 else "it"
             lacks = " or missing from the version installed" if any("." in n for n in absent
                                                                      if n != NATIVE) else ""
+            skipped = ", ".join(f"`{name}` at {site}" for site, name in list(SKIPPED.items())[:3])
             result.notes.append(f"its file imports {names}, not installed here{lacks}: imported "
-                                f"without {them} (this class never used {them})")
+                                f"without {them} (this class never used {them}" + (
+                                    f" but in calls whose results it drops, passed over: {skipped}"
+                                    if skipped else "") + ")")
         return result
 
     def _guessed(self, target, fake: bool, reuse, reference):

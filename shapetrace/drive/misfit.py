@@ -34,7 +34,7 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
     if _unpack_failed(result, chosen) or _rank_failed(result, chosen) \
             or _image_failed(result, chosen) or _pattern_failed(result, chosen) \
             or _refused(result, chosen) or _signal_failed(result, chosen) \
-            or _negative_size(result, chosen) or _dtype_failed(result, chosen) \
+            or _negative_size(result, chosen) or _emptied(result, chosen) or _dtype_failed(result, chosen) \
             or _lengths_failed(result, chosen) or _ids_failed(result, chosen) \
             or _branch_failed(result, chosen) or _moved_failed(result, chosen) \
             or _unbuilt_failed(result, chosen) or _default_failed(result, chosen) \
@@ -187,6 +187,25 @@ def _negative_size(result: TargetResult, chosen: Attempt) -> bool:
                     f"(or init in the config)")
     result.diagnostics = []
     return True
+
+
+def _emptied(result: TargetResult, chosen: Attempt) -> bool:
+    """An op that failed on an empty tensor (an axis of size 0) that the forward made from
+    guessed inputs none of which is empty (``torch.arange(N // (grid * grid) * grid * grid)``
+    with a guessed length below ``grid * grid``): the guessed sizes are smaller than the code
+    works with, which says nothing of the code."""
+    rec, guessed = chosen.failed_op, _guessed(chosen)
+    if rec is None or not guessed or any(0 in arg.shape for _, arg in guessed):
+        return False
+    empty = [m for m in rec.inputs if m.src is not None and 0 in tuple(m.shape)]
+    if not empty:
+        return False
+    shown = ", ".join(_as_guessed(name, arg).removeprefix("input ") for name, arg in guessed)
+    made = chosen.trace.records[empty[0]._made_by]
+    return ask(result, f"the forward failed at {rec.op}{_at(rec)} ({rec.error[0]}: "
+                        f"{one_line(rec.error[1])[:120]}) on an empty tensor {tuple(empty[0].shape)} "
+                        f"it made{_at(made)} from inputs {shown}: the code wants other sizes than "
+                        f"the guessed ones")
 
 
 def _moves(chosen: Attempt, failed, name: str, other: int) -> bool:

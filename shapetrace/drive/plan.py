@@ -250,7 +250,7 @@ class ImageInputs(Guess):
 
     def read_by(self, failed, plan: Plan) -> bool:
         return self._video(failed) or failed.broadcast_up == 4 or failed.unpacked(4, self.names) \
-            or failed.pattern_wants(4, self.names) or (
+            or failed.pattern_wants(4, self.names) or failed.permute_wants(4, self.names) or (
             failed.failed_op is not None and failed.failed_op.op in _IMAGE_OPS
             and failed.reads_input(failed.failed_op, self.names)) or (
             not failed.ran and takes_images(failed.model)) or signal_refused(failed, self.names) \
@@ -266,10 +266,13 @@ class ImageInputs(Guess):
         channels = first_channels(failed.model, video)
         side = image_side(plan.init or {})
         frames = ("T",) if video else ()  # frames (or depth) of a video: the sequence
+        chosen = self.names
+        if failed.permute_wants(5 if video else 4, self.names):  # the input the permute read
+            chosen = tuple(n for n in self.names if failed.reads_input(failed.failed_op, (n,)))
         inputs = tuple(InputSpec(spec.name, ("B", channels or "C", *frames, side, side))
-                       if isinstance(spec, InputSpec) and spec.name in self.names else spec
+                       if isinstance(spec, InputSpec) and spec.name in chosen else spec
                        for spec in plan.inputs)
-        names, many = ", ".join(self.names), len(self.names) > 1
+        names, many = ", ".join(chosen), len(chosen) > 1
         from torch import nn
 
         layer = "3-D layer" if video else "convolution" if channels and any(
@@ -279,9 +282,9 @@ class ImageInputs(Guess):
         what = ("videos" if many else "a video") if video else ("images" if many else "an image")
         note = (f"{names} read as {what} (B, {channels or 'C'}, {'T, ' if video else ''}{side}, "
                 f"{side}), {source}: as (B, T, C) {'they' if many else 'it'} did not fit; give "
-                f"--input {self.names[0]}={'B,C,T,H,W' if video else 'B,C,H,W'} to choose")
+                f"--input {chosen[0]}={'B,C,T,H,W' if video else 'B,C,H,W'} to choose")
         yield dataclasses.replace(plan, inputs=inputs, note=note, reading_of=self,
-                                  guesses=(ImageSide(self.names, side),))
+                                  guesses=(ImageSide(chosen, side),))
 
     def settled_by(self, attempt, plan: Plan) -> bool:
         return False  # an image read at a side of ours stands only when the forward runs
@@ -292,7 +295,8 @@ class ImageInputs(Guess):
         holds such layers and no 2-D ones, or a scale of its own of five axes broadcast the
         guess up to five."""
         op = failed.failed_op
-        return failed.unpacked(5, self.names) or failed.pattern_wants(5, self.names) or (
+        return failed.unpacked(5, self.names) or failed.pattern_wants(5, self.names) \
+            or failed.permute_wants(5, self.names) or (
             op is not None and op.op in _VIDEO_OPS and failed.reads_input(op, self.names)) or (
             not failed.ran and takes_videos(failed.model) and not takes_images(failed.model)) \
             or failed.broadcast_up == 5

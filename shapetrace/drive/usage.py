@@ -157,10 +157,27 @@ def _user_code(obj) -> bool:
 
 # --- what a size argument is handed to ----------------------------------------------------------
 
+def handed_init(cls: type):
+    """The constructor ``cls``'s own hands its ``*args, **kwargs`` on to (``class
+    LayerNorm2d(nn.LayerNorm)`` whose ``__init__`` only calls ``super().__init__(*args,
+    **kwargs)``): the first in its bases that names its arguments, torch's included; None when
+    ``cls``'s own constructor names them (or it has none of its own)."""
+    init = _init_of(cls)
+    if init is None or not _forwards_only(init):
+        return None
+    for base in cls.__mro__[1:]:
+        found = vars(base).get("__init__")
+        if found is not None and base is not object and not (
+                inspect.isfunction(found) and _forwards_only(found)):
+            return found
+    return None
+
+
 def inherited_layer_size(cls: type, param: str) -> str | None:
     """The dim ``param`` is, for a class built by torch's own layer constructor (a weight
-    standardised ``nn.Conv3d`` subclass that only writes ``forward``): its name in that layer."""
-    init = getattr(cls, "__init__", None)
+    standardised ``nn.Conv3d`` subclass that only writes ``forward``, or one whose constructor
+    hands everything on to it): its name in that layer."""
+    init = handed_init(cls) or getattr(cls, "__init__", None)
     found = _LAYER_SIZES.get(param) if (getattr(init, "__module__", "") or "").startswith(
         "torch.nn.modules") else None
     return None if found == "stride" else found

@@ -1,0 +1,188 @@
+"""Modules built and fed from what their own code does: config fields read by what the code
+hands them to, inputs handed to a helper that never reads them, an image a permute of four
+axes wants, a torch layer's subclass that hands all its arguments on, weights its constructor
+leaves unset, an even head size where the module's own check refuses an odd one; a guess that
+made an empty tensor is no verdict; a package not installed whose calls only log is passed
+over, one handed a tensor is not."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn as nn
+
+from shapetrace.analysis.code import never_read
+from shapetrace.drive.config_fields import fields_read, value_by_use
+from shapetrace.drive.unset import UnsetWatch, initialise
+
+DATA = Path(__file__).parent / "data"
+
+
+def _targets(path: Path) -> dict:
+    out = subprocess.run([sys.executable, "-m", "shapetrace", str(path), "--format", "json",
+                          "--no-trace"], capture_output=True, text=True, timeout=900, cwd=path.parent)
+    return {t["target"].split("::")[-1]: t for t in json.loads(out.stdout)["targets"]}
+
+
+@pytest.fixture(scope="module")
+def forecast() -> dict:
+    return _targets(DATA / "configs_by_use" / "forecast.py")
+
+
+@pytest.fixture(scope="module")
+def channels() -> dict:
+    return _targets(DATA / "channels" / "blocks.py")
+
+
+@pytest.fixture(scope="module")
+def positions() -> dict:
+    return _targets(DATA / "guesses_sized" / "positions.py")
+
+
+@pytest.fixture(scope="module")
+def logged() -> dict:
+    return _targets(DATA / "absent_logging" / "model.py")
+
+
+# --- config fields by use ----------------------------------------------------------------------
+
+def _forecast_module():
+    sys.path.insert(0, str(DATA / "configs_by_use"))
+    try:
+        import forecast
+    finally:
+        sys.path.pop(0)
+    return forecast
+
+
+def test_config_fields_are_read_by_what_the_code_hands_them_to():
+    fields = fields_read(_forecast_module().Forecaster, "configs")
+    assert fields["pred_len"].uses == {"C"}  # nn.Linear(configs.d_model, configs.pred_len)
+    assert fields["enc_in"].uses == {"C"}
+    assert "layers" in fields["e_layers"].uses  # range(configs.e_layers)
+    assert fields["activation"].handed_defaults == ["relu"]  # EncoderLayer(activation=...)
+    assert fields["factor"].handed_defaults == [5]  # FullAttention(False, configs.factor)
+    dims = {"C": 143, "H": 11, "d": 13, "T": 7, "B": 5}
+    assert value_by_use(fields["pred_len"], dims, "pred_len") == 143
+    assert value_by_use(fields["e_layers"], dims, "e_layers") == 2
+    assert value_by_use(fields["activation"], dims, "activation") == "relu"
+
+
+def test_a_config_model_whose_fields_name_nothing_is_built_and_checked(forecast):
+    entry = forecast["Forecaster"]
+    assert entry["error"] is None and entry["diagnostics"] == [], entry
+
+
+def test_an_input_handed_to_a_helper_that_never_reads_it_is_never_read():
+    forward = _forecast_module().Forecaster.forward
+    assert never_read(forward, "x_dec") and never_read(forward, "x_mark_dec")
+    assert not never_read(forward, "x")
+
+
+# --- images a permute wants; a layer subclass handing its arguments on ------------------------
+
+@pytest.mark.parametrize("cls", ["MixBlock", "ChannelMLP", "ChannelNorm"])
+def test_an_input_a_permute_of_four_axes_reads_is_an_image(channels, cls):
+    entry = channels[cls]
+    assert entry["error"] is None and entry["diagnostics"] == [], entry
+    assert any(n.startswith("x read as an image (B, ") for n in entry["notes"]), entry["notes"]
+
+
+def test_only_the_input_the_permute_read_is_read_as_an_image(channels):
+    notes = channels["MixBlock"]["notes"]
+    assert not any(n.startswith(("kv read", "x, kv read")) for n in notes), notes
+
+
+# --- weights the constructor leaves unset -------------------------------------------------------
+
+class _Kept(nn.Linear):
+    def reset_parameters(self):  # weights loaded from a checkpoint later
+        return None
+
+
+class _Table(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.empty(4, 4))
+        self.b = nn.Parameter(torch.empty(4).fill_(0.5))
+        self.c = nn.Parameter(torch.empty(4))
+        with torch.no_grad():
+            self.c[:] = 2.0
+
+
+@pytest.mark.parametrize("make", [lambda: nn.MultiheadAttention(8, 2, batch_first=True),
+                                  lambda: nn.TransformerEncoderLayer(8, 2), lambda: nn.Conv2d(3, 4, 3),
+                                  lambda: nn.Embedding(5, 4), lambda: nn.LayerNorm(4),
+                                  lambda: nn.GRU(4, 4), lambda: nn.BatchNorm2d(3)])
+def test_torch_s_own_layers_leave_nothing_unset(make):
+    watch = UnsetWatch()
+    with watch:
+        module = make()
+    assert watch.unset(module) == []
+
+
+def test_weights_made_empty_and_never_written_are_found_and_given_values():
+    watch = UnsetWatch()
+    with watch:
+        kept, table = _Kept(3, 4), _Table()
+    assert watch.unset(kept) == ["weight", "bias"]
+    watch = UnsetWatch()
+    with watch:
+        table = _Table()
+    assert watch.unset(table) == ["w"]  # b filled, c assigned into
+    initialise(table, ["w"])
+    assert torch.isfinite(table.w).all() and 0 < table.w.abs().max() < 1
+    assert torch.equal(table.b, torch.full((4,), 0.5)) and torch.equal(table.c, torch.full((4,), 2.0))
+
+
+def test_unset_weights_are_said_and_never_judged(channels):
+    notes = channels["ChannelMLP"]["notes"]
+    assert any("`fc.0.weight`" in n and "never written by the constructor" in n for n in notes), notes
+
+
+# --- sizes the guess did not meet ---------------------------------------------------------------
+
+def test_an_even_head_size_where_the_module_s_own_check_refuses_an_odd_one(positions):
+    entry = positions["PairedRotary"]
+    assert entry["error"] is None and entry["diagnostics"] == [], entry
+    assert entry["dims"]["d"] % 2 == 0
+    assert any("own check refused the odd one" in n for n in entry["notes"]), entry["notes"]
+
+
+def test_an_empty_tensor_made_from_a_guess_is_a_target_error_not_a_finding(positions):
+    entry = positions["GridAttention"]
+    assert entry["diagnostics"] == [], entry
+    assert "on an empty tensor (0, " in entry["error"] and "positions.py:13" in entry["error"]
+    assert "--input" in entry["error"]
+
+
+# --- a package not installed --------------------------------------------------------------------
+
+def test_calls_that_only_log_through_a_missing_package_are_passed_over(logged):
+    entry = logged["Logged"]
+    assert entry["error"] is None and entry["diagnostics"] == [], entry
+    note = next(n for n in entry["notes"] if "shapetrace_missing_logger" in n)
+    assert "`shapetrace_missing_logger.logger.debug` at" in note and "model.py:13" in note
+
+
+def test_a_missing_package_handed_a_tensor_stops_the_class(logged):
+    error = logged["Summarized"]["error"]
+    assert "shapetrace_missing_logger.summarize" in error and "model.py:27" in error
+
+
+def test_a_namespace_of_fields_is_what_the_forecaster_is_built_with():
+    forecast = _forecast_module()
+    from shapetrace.drive.infer import infer_init
+
+    init = infer_init(forecast.Forecaster, {"B": 5, "T": 7, "H": 11, "d": 13, "C": 143, "L": 23,
+                                            "V": 19, "S": 11})
+    configs = init["configs"]
+    assert isinstance(configs, types.SimpleNamespace)
+    assert (configs.pred_len, configs.e_layers, configs.activation) == (143, 2, "relu")
+    forecast.Forecaster(**init)
