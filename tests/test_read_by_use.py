@@ -2,8 +2,9 @@
 hands them to, inputs handed to a helper that never reads them, an image a permute of four
 axes wants, a torch layer's subclass that hands all its arguments on, weights its constructor
 leaves unset, an even head size where the module's own check refuses an odd one; a guess that
-made an empty tensor is no verdict; a package not installed whose calls only log is passed
-over, one handed a tensor is not."""
+made an empty tensor is no verdict; a package not installed whose calls only log (or, while
+the module is built, initialise a weight) is passed over, one handed a tensor in forward is
+not."""
 
 from __future__ import annotations
 
@@ -168,12 +169,18 @@ def test_calls_that_only_log_through_a_missing_package_are_passed_over(logged):
     entry = logged["Logged"]
     assert entry["error"] is None and entry["diagnostics"] == [], entry
     note = next(n for n in entry["notes"] if "shapetrace_missing_logger" in n)
-    assert "`shapetrace_missing_logger.logger.debug` at" in note and "model.py:13" in note
+    assert "`shapetrace_missing_logger.logger.debug` at" in note and "model.py:15" in note
 
 
-def test_a_missing_package_handed_a_tensor_stops_the_class(logged):
+def test_a_missing_package_handed_a_tensor_in_forward_stops_the_class(logged):
     error = logged["Summarized"]["error"]
-    assert "shapetrace_missing_logger.summarize" in error and "model.py:27" in error
+    assert "shapetrace_missing_logger.summarize" in error and "model.py:29" in error
+
+
+def test_a_weight_initialised_through_a_missing_package_is_passed_over_while_building(logged):
+    entry = logged["Initialised"]
+    assert entry["error"] is None and entry["diagnostics"] == [], entry
+    assert any("`shapetrace_missing_logger.trunc_normal_` at" in n for n in entry["notes"])
 
 
 def test_a_namespace_of_fields_is_what_the_forecaster_is_built_with():

@@ -162,9 +162,11 @@ class NotInstalled:
                 return args[0]
             return NotInstalled(f"{self._st_path}(...)")
         site = _caller()
-        if _result_dropped(sys._getframe(1)) and not _holds_tensor((args, kwargs)):
+        if _result_dropped(sys._getframe(1)) and (_CONSTRUCTING[0] or not _holds_tensor((args, kwargs))):
             # ``logger.debug(f"...")``: a call made for its effect elsewhere (a log, a report),
-            # handed no tensor to change and whose result nothing reads: passed over
+            # handed no tensor to change and whose result nothing reads; or, while a module is
+            # built, one that writes the weights it is handed (``trunc_normal_(self.pos_embed,
+            # std=.02)``), which no verdict rests on: passed over
             SKIPPED.setdefault(site, self._st_path)
             return None
         raise AbsentPackage(self._st_path, site)
@@ -184,6 +186,18 @@ class NotInstalled:
 #: ``file.py:line`` -> the name, of each call of a package not installed passed over (its
 #: result dropped, no tensor handed to it): cleared by the caller before each class
 SKIPPED: dict[str, str] = {}
+_CONSTRUCTING = [False]
+
+
+@contextlib.contextmanager
+def constructing():
+    """While inside, a module's constructor runs: a call of a package not installed whose
+    result it drops is passed over even when handed a tensor (an initialisation of a weight)."""
+    before, _CONSTRUCTING[0] = _CONSTRUCTING[0], True
+    try:
+        yield
+    finally:
+        _CONSTRUCTING[0] = before
 
 
 def _result_dropped(frame) -> bool:

@@ -32,7 +32,7 @@ from ..report.trace import Trace
 from ..rules.failures import raised_findings
 from .devices import MAX_PARAMETERS, cpu_only, note, parameter_budget, parameters_on_meta, remember
 from .fit import allocation_failed, out_of_memory
-from .absent import absent_in
+from .absent import absent_in, constructing
 from .asked import EVEN_ASKED
 from .optional import missing_optional, needs_package
 from .plan import Plan
@@ -217,7 +217,7 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
         watch = UnsetWatch() if mode is None else nullcontext()
         try:
             with cpu_only(sites), parameter_budget(cls.__qualname__) if chosen else nullcontext(), \
-                    watch:
+                    watch, constructing():
                 model = cls(**plan.init)
         except NeedsValuesError as exc:  # under --fake: say where the constructor read a value
             raise NeedsValuesError(f"{cls.__qualname__}(){_where(exc)}: {exc}") from None
