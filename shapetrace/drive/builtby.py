@@ -286,7 +286,7 @@ def _names(file: Path, owner: type) -> bool | None:
     same file); None when the file does not call it or cannot be imported to tell."""
     if owner.__name__ + "(" not in _text(file):
         return None
-    module = _imported(file)
+    module = _imported(file, owner)
     found = getattr(module, owner.__name__, None) if module is not None else None
     if not isinstance(found, type):
         return None
@@ -391,7 +391,7 @@ def _module_class(name: str | None, owner: type, file: Path) -> type | None:
 
     if not name:
         return None
-    for module in (sys.modules.get(owner.__module__), _imported(file)):
+    for module in (sys.modules.get(owner.__module__), _imported(file, owner)):
         found = getattr(module, name, None) if module is not None else None
         if isinstance(found, type) and issubclass(found, nn.Module) and found is not owner \
                 and not found.__module__.startswith("torch"):
@@ -399,10 +399,14 @@ def _module_class(name: str | None, owner: type, file: Path) -> type | None:
     return None
 
 
-def _imported(file: Path):
-    """The module of ``file`` as its package imports it (``pkg.sub.module``); None when it is
-    outside any package or cannot be imported."""
+def _imported(file: Path, owner: type | None = None):
+    """The module of ``file`` as its package imports it (``pkg.sub.module``), the packages
+    standing in for ``owner``'s file (not installed here) standing in for it too; None when it
+    is outside any package or cannot be imported."""
+    import contextlib
     import importlib
+
+    from .absent import standing_in
 
     folder = str(file.parent)
     base = package_base(folder)
@@ -414,8 +418,11 @@ def _imported(file: Path):
     added = base not in sys.path
     if added:
         sys.path.insert(0, base)
+    standing = getattr(sys.modules.get(owner.__module__), "__shapetrace_absent__", ()) \
+        if owner is not None else ()
     try:
-        return importlib.import_module(dotted)
+        with standing_in(standing) if standing else contextlib.nullcontext():
+            return importlib.import_module(dotted)
     except Exception:  # noqa: BLE001 - a module of the package that cannot be imported
         return None
     finally:
