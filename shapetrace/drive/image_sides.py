@@ -26,11 +26,12 @@ IMAGE_SIDE = 8
 
 def image_side(init: dict) -> int:
     """The side of an image read from a vector guess: the constructor's own image size
-    (``img_size=16``, ``image_size=(32, 32)``), else a multiple of its patch size, else
+    (``img_size=16``, ``image_size=(32, 32)``, a block's ``input_resolution``), else a
+    multiple of its patch size, else
     :data:`IMAGE_SIDE`. A config object's fields count (``cfg.vit_img_size``)."""
     init = {**{unprefixed(k) or k: v for c in init.values() if isinstance(c, SimpleNamespace | dict)
                for k, v in (c if isinstance(c, dict) else vars(c)).items()}, **init}
-    for name in IMAGE_SIZES:
+    for name in (*IMAGE_SIZES, "input_resolution"):  # a block's grid of feature positions last
         value = init.get(name)
         if isinstance(value, (tuple, list)) and value and isinstance(value[0], int):
             value = value[0]

@@ -371,6 +371,10 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                 notes.append(f"{p.name}=None, which its type allows; give --init {p.name}=VALUE to choose")
         else:
             missing.append(p.name)
+    for p in params:  # ``input_resolution: Tuple[int, int]`` given one size: that size twice
+        if p.name not in given and type(out.get(p.name)) is int \
+                and (pair := _int_tuple_length(p.annotation)) > 1:
+            out[p.name] = (out[p.name],) * pair
     for key, value in beside.items():  # passed with a value taken from the same call
         if key in out and key not in given and key in {p.name for p in params if p.default is not p.empty}:
             out[key] = value
@@ -394,6 +398,17 @@ def _none_allowed(annotation) -> bool:
     if isinstance(annotation, str):
         return bool(re.search(r"\|\s*None\b|\bNone\s*\||^Optional\[", annotation.strip()))
     return annotation is not inspect.Parameter.empty and type(None) in typing.get_args(annotation)
+
+
+def _int_tuple_length(annotation) -> int:
+    """How many ints a parameter annotated as a tuple of ints holds (``Tuple[int, int]``: 2);
+    0 for any other annotation."""
+    if isinstance(annotation, str):
+        found = re.fullmatch(r"(?:typing\.)?[Tt]uple\[\s*int(?:\s*,\s*int)+\s*\]", annotation.strip())
+        return annotation.count("int") if found else 0
+    args = typing.get_args(annotation)
+    return len(args) if typing.get_origin(annotation) is tuple and args \
+        and all(a is int for a in args) else 0
 
 
 def _annotated_fields(cls: type) -> list[inspect.Parameter]:

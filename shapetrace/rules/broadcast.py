@@ -24,6 +24,7 @@ from ..analysis.graph import backward_positions
 from ..base.ops import (
     EXPANDS,
     KEEPS_VALUES_IN_PLACE,
+    MATMULS,
     PLAIN_MATMULS,
     REDUCTIONS,
     RESHAPES,
@@ -81,6 +82,8 @@ def _elementwise(analysis: Analysis, rec):
         return None  # pairs of one tensor with itself: x[:, None] - x[None, :], m[..., None] * m
     if _inserted(analysis, a, pair[1], n) and _inserted(analysis, b, pair[0], n):
         return None  # both size-1 axes put there on purpose: a.unsqueeze(2) * b.unsqueeze(-1)
+    if _meets_a_product(analysis, rec):
+        return None  # |q| * |k|.T dividing q @ k.T: the all-pairs table a cosine similarity wants
     dims = analysis.dims
     name = axis_label(sa[pair[0]][1], dims)
     left, right = binop_operands(rec.source) or ("the left operand", "the right operand")
@@ -90,6 +93,33 @@ def _elementwise(analysis: Analysis, rec):
     hint = (f"Make the shapes agree if an elementwise op was meant (e.g. squeeze the size-1 axis "
             f"so both are {_one_sided(analysis, a, b)}); ignore this if the all-pairs table is intended.")
     return diagnostic("silent-broadcast", message, hint, rec=rec, axis=name)
+
+
+def _meets_a_product(analysis: Analysis, rec, hops: int = 3) -> bool:
+    """Whether the all-pairs table ``rec`` made is combined, elementwise and within a few ops
+    (a ``maximum`` with an epsilon, a clamp), with a table of its very shape that a matrix
+    product made (``q @ k.T / (|q| * |k|.T)``): the pairs were meant, each product scaled by
+    its own pair."""
+    records, out = analysis.records, rec.outputs[0]
+    current = [out]
+    for later in records[rec.index + 1:rec.index + 1 + 8 * hops]:
+        if not any(m is c for m in later.inputs for c in current):
+            continue
+        if not is_arithmetic(later.op) and base_name(later.op) not in _KEEPS_PAIRS:
+            return False
+        for m in later.inputs:
+            if all(m is not c for c in current) and m.shape == out.shape and m._made_by is not None \
+                    and records[m._made_by].op in MATMULS:
+                return True
+        current = list(later.outputs)
+        hops -= 1
+        if hops <= 0:
+            return False
+    return False
+
+
+#: elementwise ops that keep an all-pairs table a table (a floor, a bound)
+_KEEPS_PAIRS = frozenset({"maximum", "clamp", "clamp_min", "clip", "max", "add", "sqrt"})
 
 
 def _inserted(analysis: Analysis, meta, pos: int, n: int) -> bool:

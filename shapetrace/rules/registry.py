@@ -54,7 +54,9 @@ _ALL = [
        Broadcasting stretches size-1 axes. When *both* operands are stretched, an elementwise op
        quietly becomes an outer product: `(B, 1) - (B,)` is (B, B), and a loss averaged over it is
        wrong but finite. shapetrace warns unless the pattern is a known idiom (masks, biases, ALiBi
-       slopes, multi-query keys, rotary tables, `arange[:, None] >= arange[None, :]`). A matmul
+       slopes, multi-query keys, rotary tables, `arange[:, None] >= arange[None, :]`), or the
+       all-pairs table meets, within a few ops, one of its very shape that a matrix product made
+       (`q @ k.T / (|q| * |k|.T)`: scaled cosine attention asks for the pairs). A matmul
        broadcasts its batch axes the same way: `(7, 2, 3, 4) @ (7, 1, 4, 5)` reuses one matrix for
        both of the 2. That is flagged when the size-1 axis came about by accident (a slice to one
        element such as `v[:1]`, a keepdim reduction, a factory given a 1), not when it was put there
