@@ -207,5 +207,5 @@ def test_a_module_argument_is_built_as_another_package_of_the_project_builds_it_
 def test_an_argument_annotated_as_a_pair_of_ints_is_a_pair_and_sizes_the_image():
     entry = _targets(DATA / "channels" / "windows.py")["GridBlock"]
     assert entry["error"] is None and entry["diagnostics"] == [], entry
-    assert any("input_resolution=(4, 4)" in n for n in entry["notes"]), entry["notes"]
-    assert any(n.startswith("input read as an image (B, C, 4, 4)") for n in entry["notes"])
+    assert any(n.startswith("input read as an image (B, C, 4, 4)") for n in entry["notes"]), \
+        entry["notes"]
