@@ -209,3 +209,17 @@ def test_an_argument_annotated_as_a_pair_of_ints_is_a_pair_and_sizes_the_image()
     assert entry["error"] is None and entry["diagnostics"] == [], entry
     assert any(n.startswith("input read as an image (B, C, 4, 4)") for n in entry["notes"]), \
         entry["notes"]
+
+
+def test_a_name_inside_a_helper_defined_in_the_constructor_is_the_helper_s_own():
+    """``Scale(c_hidden, c_cond)`` inside ``get_block(c_hidden)``: that c_hidden is the helper's
+    parameter (one width), not the constructor's list of widths of the same name."""
+    from shapetrace.drive.builtby import passed_for
+
+    sys.path.insert(0, str(DATA / "nested_scope"))
+    try:
+        import model
+    finally:
+        sys.path.pop(0)
+    found = passed_for(model.Scale, "c")
+    assert found is None or not isinstance(found.value, list), found

@@ -132,7 +132,11 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
     defaults = _defaults(scope) if function else {}
     names = [a.arg for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs] \
         if function else []
+    nested = {id(n) for inner in ast.walk(scope) if inner is not scope and isinstance(
+        inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for n in ast.walk(inner)}
     for node in ast.walk(scope):
+        if id(node) in nested:  # a function defined inside: its own names, read as its scope
+            continue
         if not (isinstance(node, ast.Call) and _named(node.func) == owner.__name__):
             continue
         arg = _argument(node, param, index)
