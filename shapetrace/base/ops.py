@@ -222,7 +222,10 @@ EMBEDDINGS = frozenset({"F.embedding", "torch.embedding"})
 #: their functional forms.
 LAYER_OPS = EMBEDDINGS | frozenset({
     "F.linear", "F.bilinear", "F.conv1d", "F.conv2d", "F.conv3d", "F.conv_transpose1d",
-    "F.conv_transpose2d", "F.conv_transpose3d", "torch.addmm", "Tensor.addmm"})
+    "F.conv_transpose2d", "F.conv_transpose3d", "torch.addmm", "Tensor.addmm",
+    # what a convolution layer's forward calls is recorded by torch's own name
+    "torch.conv1d", "torch.conv2d", "torch.conv3d", "torch.conv_transpose1d",
+    "torch.conv_transpose2d", "torch.conv_transpose3d"})
 #: Base names of ops through which a position index reaches a tensor: building the indices,
 #: looking them up in a table, or picking by them.
 POSITION_OPS = PICKS | frozenset({"arange", "embedding"})

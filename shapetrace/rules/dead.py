@@ -235,6 +235,11 @@ def _finding(analysis: Analysis, culprit: _Culprit, store: DeadStore):
     replaced = store.replaced_by
     sibling = _sibling_read(filename, line, replaced, store.binding.name)
     made_at = None
+    if replaced is not None and store.binding.name is not None \
+            and _shared_input(*culprit.where, replaced, store.binding.name) is not None:
+        # q = query.view(...) after q = self.q_proj(query): the new q is made from what the
+        # projection read, at the line that should have read the projection
+        made_at = (display_path(filename), replaced.lineno)
     if sibling is not None:  # v = k.reshape(...) after q, k, v = ...: the line that replaced it
         name = store.binding.name
         made_at = (display_path(filename), replaced.lineno)

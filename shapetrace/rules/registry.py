@@ -135,9 +135,12 @@ _ALL = [
        softmax away, and `out, cache = self.block(x)` with `out` never read throws the block away.
        shapetrace follows every value through the ops that read it: a value that reaches no output,
        no loss, no tensor kept on a module and no write into a tensor the caller can see is dead,
-       and a dead layer output, product, softmax, attention or module output is reported at its line
-       with what replaced it, when the code could not have used it on any path (its variable is
-       assigned again, or never read, before anything reads it). A plain layer (`nn.Linear`,
+       and a dead layer output, product, softmax, attention or module output is reported with what
+       replaced it, when the code could not have used it on any path (its variable is assigned
+       again, or never read, before anything reads it). The finding is placed at the line that
+       made the wrong value when one did (`q = x.view(...)` reading the `x` the projection read,
+       `v = k.view(...)` reading a sibling of `q, k, v = ...`: the line to fix), naming the line of
+       the value left unused; else at that value's own line. A plain layer (`nn.Linear`,
        `nn.Embedding`, `nn.Conv2d`, a norm) that its module defines but never calls, with no op reading
        its weights and no other line naming it, is a warning: its weights are trained for nothing. A
        placeholder never read (`out = torch.zeros_like(query)`, `torch.empty(...)` left from a

@@ -48,6 +48,15 @@ def binding_at(filename: str | None, line: int | None, col: int | None, end_col:
         return None
     function, statement = path
     value = getattr(statement, "value", None)
+    if value is not None and index in (None, 0) and isinstance(value, (ast.Tuple, ast.List)) \
+            and isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+            and isinstance(statement.targets[0], (ast.Tuple, ast.List)) \
+            and len(statement.targets[0].elts) == len(value.elts):
+        # ``q, k, v = self.wq(x), self.wk(y), self.wv(y)``: each call bound to its own name
+        for target, element in zip(statement.targets[0].elts, value.elts):
+            if _is_expression(element, line, col, end_col):
+                return Binding(statement, function, target.id, element) \
+                    if isinstance(target, ast.Name) else None
     if value is None or not _is_expression(value, line, col, end_col):
         return None
     if isinstance(statement, ast.Expr):

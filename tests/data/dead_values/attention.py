@@ -51,8 +51,8 @@ class QueryProjectionOverwritten(SeparateProjections):
 
     def forward(self, x):
         B, T, C = x.shape
-        q = self.query(x)  # BUG
-        q = x.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        q = self.query(x)
+        q = x.view(B, T, self.heads, C // self.heads).transpose(1, 2)  # BUG
         k = _split(self.key(x), self.heads)
         v = _split(self.value(x), self.heads)
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
@@ -67,9 +67,9 @@ class KeyProjectionReshapedThenLost(SeparateProjections):
     def forward(self, x):
         B, T, C = x.shape
         q = _split(self.query(x), self.heads)
-        projected = self.key(x)  # BUG
+        projected = self.key(x)
         k = projected.view(B, T, self.heads, C // self.heads).transpose(1, 2)
-        k = x.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = x.view(B, T, self.heads, C // self.heads).transpose(1, 2)  # BUG
         v = _split(self.value(x), self.heads)
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
         return self.out(_merge(scores.softmax(dim=-1) @ v))
@@ -87,8 +87,8 @@ class SoftmaxReplacedByDropout(SeparateProjections):
         k = _split(self.key(x), self.heads)
         v = _split(self.value(x), self.heads)
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-        weights = scores.softmax(dim=-1)  # BUG
-        weights = self.drop(scores)
+        weights = scores.softmax(dim=-1)
+        weights = self.drop(scores)  # BUG
         return self.out(_merge(weights @ v))
 
 
@@ -101,8 +101,8 @@ class ScoresComputedTwice(SeparateProjections):
         q = _split(self.query(x), self.heads)
         k = _split(self.key(x), self.heads)
         v = _split(self.value(x), self.heads)
-        scores = torch.einsum("bhqd,bhkd->bhqk", q, k)  # BUG
-        scores = torch.einsum("bhqd,bhkd->bhqk", q, v) / math.sqrt(q.shape[-1])
+        scores = torch.einsum("bhqd,bhkd->bhqk", q, k)
+        scores = torch.einsum("bhqd,bhkd->bhqk", q, v) / math.sqrt(q.shape[-1])  # BUG
         return self.out(_merge(scores.softmax(dim=-1) @ v))
 
 
@@ -226,8 +226,8 @@ class EinopsQueriesFromInput(EinopsHeads):
     BUG = "discarded-result"
 
     def forward(self, x):
-        q = rearrange(self.to_q(x), "b t (h d) -> b h t d", h=self.heads)  # BUG
-        q = rearrange(x, "b t (h d) -> b h t d", h=self.heads)
+        q = rearrange(self.to_q(x), "b t (h d) -> b h t d", h=self.heads)
+        q = rearrange(x, "b t (h d) -> b h t d", h=self.heads)  # BUG
         k, v = rearrange(self.to_kv(x), "b t (two h d) -> two b h t d", two=2, h=self.heads)
         att = torch.einsum("bhid,bhjd->bhij", q, k) * q.shape[-1] ** -0.5
         out = torch.einsum("bhij,bhjd->bhid", att.softmax(dim=-1), v)
@@ -406,3 +406,56 @@ class PreNormTakenTooLate(PreNormBlock):
         q, k, v = (_split(t, self.heads) for t in self.qkv(x).chunk(3, dim=-1))
         x = self.norm(x)  # BUG
         return self.proj(_merge(F.scaled_dot_product_attention(q, k, v)))
+
+
+class ProjectionsInOneTuple(SeparateProjections):
+    """The three projections bound in one statement, the values then split from the keys."""
+
+    BUG = "discarded-result"
+
+    def forward(self, x):
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        q = _split(q, self.heads)
+        k = _split(k, self.heads)
+        v = _split(k.transpose(1, 2).flatten(2), self.heads)  # BUG
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        return self.out(_merge(scores.softmax(dim=-1) @ v))
+
+
+class ConvolvedRelay(nn.Module):
+    """A relay node attends over the positions of a (B, C, L, 1) map, its projections 1x1
+    convolutions bound in one statement; the values are taken from the keys."""
+
+    BUG = "discarded-result"
+    INIT = {"nhid": "C", "nhead": "H", "head_dim": "d"}
+    INPUTS = ["x=B,C,1,1", "y=B,C,T,1"]
+
+    def __init__(self, nhid, nhead, head_dim):
+        super().__init__()
+        self.nhead, self.head_dim = nhead, head_dim
+        self.WQ = nn.Conv2d(nhid, nhead * head_dim, 1)
+        self.WK = nn.Conv2d(nhid, nhead * head_dim, 1)
+        self.WV = nn.Conv2d(nhid, nhead * head_dim, 1)
+        self.WO = nn.Conv2d(nhead * head_dim, nhid, 1)
+
+    def forward(self, x, y):
+        B, C, L, _ = y.shape
+        q, k, v = self.WQ(x), self.WK(y), self.WV(y)
+        q = q.view(B, self.nhead, 1, self.head_dim)
+        k = k.view(B, self.nhead, self.head_dim, L)
+        v = k.view(B, self.nhead, self.head_dim, L).permute(0, 1, 3, 2)  # BUG
+        weights = F.softmax(torch.matmul(q, k) / self.head_dim ** 0.5, 3)
+        return self.WO(torch.matmul(weights, v).view(B, -1, 1, 1))
+
+
+class ConvolvedRelayCorrect(ConvolvedRelay):
+    BUG = None
+
+    def forward(self, x, y):
+        B, C, L, _ = y.shape
+        q, k, v = self.WQ(x), self.WK(y), self.WV(y)
+        q = q.view(B, self.nhead, 1, self.head_dim)
+        k = k.view(B, self.nhead, self.head_dim, L)
+        v = v.view(B, self.nhead, self.head_dim, L).permute(0, 1, 3, 2)
+        weights = F.softmax(torch.matmul(q, k) / self.head_dim ** 0.5, 3)
+        return self.WO(torch.matmul(weights, v).view(B, -1, 1, 1))
