@@ -35,6 +35,8 @@ FIRING = [
     ("collapse.py", "DiagonalWeights", "constant-result", {}),
     ("collapse.py", "NormOverScore", "constant-result", {}),
     ("collapse.py", "SumNormalisedOverScore", "constant-result", {}),
+    # a softmax layer whose constructor chose the size-1 axis: found at the line that built it
+    ("collapse.py", "AdditiveOverSizeOne", "constant-result", {}),
     ("state.py", "ShiftAddedToBias", "stateful-forward", {}),
     ("state.py", "CallCounterBuffer", "stateful-forward", {}),
     # a bias cached on the first call and added again from the second on, beside a harmless
@@ -62,6 +64,7 @@ QUIET = [
     ("collapse.py", "ContractedWeights", {}),
     ("collapse.py", "TopOneRouter", {}),
     ("collapse.py", "SumNormalisedOverPositions", {}),
+    ("collapse.py", "AdditiveOverSteps", {}),
     ("state.py", "AnglesEachCall", {}),
     ("state.py", "ShiftAddedToOutput", {}),
     ("state.py", "LazyTableForMaxLength", {}),

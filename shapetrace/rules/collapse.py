@@ -30,6 +30,7 @@ from ..base.ops import (
     einsum_terms,
     reduced_axes,
 )
+from .fixes import constructor_of
 from .registry import diagnostic
 
 _LAYER_NORMS = frozenset({"F.layer_norm", "torch.layer_norm"})
@@ -102,8 +103,11 @@ def _size_one_axis(analysis: Analysis, graph: Graph, rec, shown=None):
                "axis), not the size-1 axis")
     axis_text = f"dim={how}" if how is not None else "every axis"
     message = (f"`{where}` normalises {shape} over {axis_text}, an axis of size 1: {what}")
+    # a layer that chose its axis when built (``self.softmax = nn.Softmax(dim=2)``): that line
+    built = constructor_of(rec) if shown is None and rec.op not in _LAYER_NORMS else None
+    made_at = (rec.file, built.lineno) if built is not None and built.lineno != rec.line else None
     return diagnostic("constant-result", message, fix, rec=shown or rec, collapsed="size-1 axis",
-                      axis=list(axes))
+                      axis=list(axes), made_at=made_at)
 
 
 def _one_key(graph: Graph, meta, axes) -> bool:

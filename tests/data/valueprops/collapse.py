@@ -100,3 +100,26 @@ class SumNormalisedOverPositions(SumNormalisedOverScore):
         s = F.softplus(self.score(x))
         w = s / s.sum(dim=1, keepdim=True)
         return (w * x).sum(dim=1)
+
+
+class AdditiveOverSizeOne(nn.Module):
+    """Additive attention of one decoder state over encoder steps, its softmax layer built over
+    the size-1 score axis: every weight is 1, the context a plain sum of the steps."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.w_enc = nn.Linear(n_embd, n_embd)
+        self.w_dec = nn.Linear(n_embd, n_embd)
+        self.v = nn.Linear(n_embd, 1)
+        self.softmax = nn.Softmax(dim=2)  # BUG
+
+    def forward(self, x):
+        state = x[:, -1]
+        scores = self.v(torch.tanh(self.w_enc(x) + self.w_dec(state)[:, None]))  # (B, T, 1)
+        return (self.softmax(scores) * x).sum(dim=1)
+
+
+class AdditiveOverSteps(AdditiveOverSizeOne):
+    def __init__(self, n_embd):
+        super().__init__(n_embd)
+        self.softmax = nn.Softmax(dim=1)
