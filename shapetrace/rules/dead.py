@@ -356,14 +356,20 @@ def unread_layer_findings(analysis: Analysis):
         place = _definition(layer)
         if place is None:
             continue
-        filename, statement, target = place
+        filename, statement, target, guard = place
         shapes = " and ".join(_shape(shape, dims) for shape in layer.shapes)
         defined = ast.unparse(statement).strip()
         message = (f"{defined} is never used: forward never calls {target} and no op reads its "
                    f"weights {shapes}, so they get no gradient and stay as initialised")
         hint = f"Call {target} where its output belongs (y = {target}(y)), or delete the layer."
+        line = statement.lineno
+        if guard is not None:  # its only use sits under a test that is never true: that line
+            message += (f"; its use is under `if {ast.unparse(guard.test)}:` at line "
+                        f"{guard.lineno}, which is never true, and it is defined at line {line}")
+            hint = f"Make the test at line {guard.lineno} able to be true, or delete the layer."
+            line = guard.lineno
         yield diagnostic("discarded-result", message, hint, variant="unused-layer",
-                         file=display_path(filename), line=statement.lineno,
+                         file=display_path(filename), line=line,
                          module=layer.owner, op=layer.kind, layer=layer.path)
 
 
@@ -382,7 +388,7 @@ def _definition(layer):
     classes name the attribute nowhere else and reach submodules no other way, and no code in
     their files reaches it through another object (``self.attn.proj``); None when in doubt."""
     attribute = layer.attribute
-    found = None
+    found = guard = None
     for filename in layer.files:
         tree = file_tree(filename)
         if tree is None:
@@ -395,7 +401,12 @@ def _definition(layer):
                 return None  # reached from outside its owner
         for owner in (n for n in ast.walk(tree)
                       if isinstance(n, ast.ClassDef) and n.name in layer.classes):
+            never = _never_run(owner)
             for node in ast.walk(owner):
+                if id(node) in never:  # under ``if self.pos_emb and False:``: never read
+                    if isinstance(node, ast.Attribute) and node.attr == attribute and guard is None:
+                        guard = never[id(node)]
+                    continue
                 if isinstance(node, ast.Name) and node.id in _DYNAMIC:
                     return None
                 if isinstance(node, ast.Attribute):
@@ -411,6 +422,24 @@ def _definition(layer):
                                 return None  # set to something else too (None, a shared layer)
                             if found is None:
                                 found = (filename, node, ast.unparse(target))
+    return None if found is None else (*found, guard)
+
+
+def _never_run(tree: ast.AST) -> dict[int, ast.If]:
+    """The ids of the nodes of ``tree`` in a branch no run takes, each with its ``if``: the
+    test and the body of an ``if`` whose test is false whatever is read (``if False:``, ``if
+    0:``, ``if x and False:``)."""
+    def false(test) -> bool:
+        if isinstance(test, ast.Constant):
+            return not test.value
+        return isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+            and any(false(v) for v in test.values)
+
+    found: dict[int, ast.If] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and false(node.test):
+            for part in (node.test, *node.body):
+                found.update((id(n), node) for n in ast.walk(part))
     return found
 
 

@@ -142,7 +142,8 @@ _ALL = [
        `v = k.view(...)` reading a sibling of `q, k, v = ...`: the line to fix), naming the line of
        the value left unused; else at that value's own line. A plain layer (`nn.Linear`,
        `nn.Embedding`, `nn.Conv2d`, a norm) that its module defines but never calls, with no op reading
-       its weights and no other line naming it, is a warning: its weights are trained for nothing. A
+       its weights and no other line naming it (but under a test that is never true, `if self.pos_emb
+       and False:`, where the finding is placed), is a warning: its weights are trained for nothing. A
        placeholder never read (`out = torch.zeros_like(query)`, `torch.empty(...)` left from a
        starter file: a value made from nothing but sizes) loses no computation and is only a note; a
        dead mask, projection, scores or softmax stays an error.

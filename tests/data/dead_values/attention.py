@@ -459,3 +459,33 @@ class ConvolvedRelayCorrect(ConvolvedRelay):
         v = v.view(B, self.nhead, self.head_dim, L).permute(0, 1, 3, 2)
         weights = F.softmax(torch.matmul(q, k) / self.head_dim ** 0.5, 3)
         return self.WO(torch.matmul(weights, v).view(B, -1, 1, 1))
+
+
+class PositionsSwitchedOff(nn.Module):
+    """Learned positions whose only use sits under a test that is never true."""
+
+    BUG = "discarded-result"
+    SEVERITY = "warning"
+    INIT = {"width": "C", "heads": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, width, heads, max_len=64):
+        super().__init__()
+        self.pos_emb = nn.Embedding(max_len, width)
+        self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        if self.pos_emb and False:  # BUG
+            x = x + self.pos_emb(torch.arange(T))
+        return self.attn(x, x, x, need_weights=False)[0]
+
+
+class PositionsUsed(PositionsSwitchedOff):
+    BUG = None
+
+    def forward(self, x):
+        B, T, C = x.shape
+        if self.pos_emb is not None:
+            x = x + self.pos_emb(torch.arange(T))
+        return self.attn(x, x, x, need_weights=False)[0]
