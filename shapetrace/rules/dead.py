@@ -418,8 +418,10 @@ def _definition(layer):
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     for target in targets:
                         if isinstance(target, ast.Attribute) and target.attr == attribute:
+                            if isinstance(node.value, ast.Constant) and node.value.value is None:
+                                continue  # ``self.pos_emb = None`` on the path without it
                             if not isinstance(node.value, ast.Call):
-                                return None  # set to something else too (None, a shared layer)
+                                return None  # set to something else too (a shared layer)
                             if found is None:
                                 found = (filename, node, ast.unparse(target))
     return None if found is None else (*found, guard)

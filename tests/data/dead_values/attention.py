@@ -471,7 +471,10 @@ class PositionsSwitchedOff(nn.Module):
 
     def __init__(self, width, heads, max_len=64):
         super().__init__()
-        self.pos_emb = nn.Embedding(max_len, width)
+        if max_len is not None:
+            self.pos_emb = nn.Embedding(max_len, width)
+        else:
+            self.pos_emb = None
         self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
 
     def forward(self, x):
