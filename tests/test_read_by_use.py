@@ -223,3 +223,10 @@ def test_a_name_inside_a_helper_defined_in_the_constructor_is_the_helper_s_own()
         sys.path.pop(0)
     found = passed_for(model.Scale, "c")
     assert found is None or not isinstance(found.value, list), found
+
+
+def test_a_subclass_handing_its_keywords_to_a_base_of_the_project_is_built_through_it():
+    """Only torch's own layers are built with their base's arguments directly: a base of the
+    project's is read where the subclass hands it what it sets itself (``causal=False``)."""
+    entry = _targets(DATA / "configs_by_use" / "forwarding.py")["Encoder"]
+    assert entry["error"] is None, entry["error"]

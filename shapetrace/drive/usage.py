@@ -160,8 +160,8 @@ def _user_code(obj) -> bool:
 def handed_init(cls: type):
     """The constructor ``cls``'s own hands its ``*args, **kwargs`` on to (``class
     LayerNorm2d(nn.LayerNorm)`` whose ``__init__`` only calls ``super().__init__(*args,
-    **kwargs)``): the first in its bases that names its arguments, torch's included; None when
-    ``cls``'s own constructor names them (or it has none of its own)."""
+    **kwargs)``): the first in its bases that names its arguments, when it is one of torch's
+    layers; None when ``cls``'s own constructor names them (or it has none of its own)."""
     init = _init_of(cls)
     if init is None or not _forwards_only(init):
         return None
@@ -169,7 +169,9 @@ def handed_init(cls: type):
         found = vars(base).get("__init__")
         if found is not None and base is not object and not (
                 inspect.isfunction(found) and _forwards_only(found)):
-            return found
+            # torch's own layer only: a base of the user's is read where it uses what it is
+            # handed (``kwargs_base``: ``super().__init__(causal=False, **kwargs)``)
+            return found if (base.__module__ or "").startswith("torch.nn") else None
     return None
 
 
