@@ -230,3 +230,10 @@ def test_a_subclass_handing_its_keywords_to_a_base_of_the_project_is_built_throu
     project's is read where the subclass hands it what it sets itself (``causal=False``)."""
     entry = _targets(DATA / "configs_by_use" / "forwarding.py")["Encoder"]
     assert entry["error"] is None, entry["error"]
+
+
+def test_a_module_argument_the_project_builds_as_one_of_torch_s_layers():
+    entry = _targets(DATA / "configs_by_use" / "adaptive.py")["AdaptiveNorm"]
+    assert entry["error"] is None and entry["diagnostics"] == [], entry
+    assert any(n.startswith("norm built as adaptive.py:22 builds it: LayerNorm(...)")
+               for n in entry["notes"]), entry["notes"]

@@ -336,6 +336,16 @@ def _text(path: Path) -> str:
         return ""
 
 
+def _dotted(func: ast.expr) -> str | None:
+    """``nn.LayerNorm`` for a callee written so, ``Block`` for a bare name; None otherwise."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        inner = _dotted(func.value)
+        return f"{inner}.{func.attr}" if inner else func.attr
+    return None
+
+
 def _named(func: ast.expr) -> str | None:
     if isinstance(func, ast.Name):
         return func.id
@@ -374,15 +384,15 @@ def _module_of(node: ast.expr, assigned: dict, owner: type, file: Path):
         if isinstance(node, ast.Name) and node.id in assigned:
             node = assigned[node.id]
     if isinstance(node, ast.ListComp) and isinstance(node.elt, ast.Call):
-        cls = _module_class(_named(node.elt.func), owner, file)
+        cls = _module_class(_dotted(node.elt.func), owner, file)
         return (cls, 2) if cls is not None else None
     if isinstance(node, (ast.List, ast.Tuple)) and node.elts \
             and all(isinstance(e, ast.Call) for e in node.elts):
-        classes = {_module_class(_named(e.func), owner, file) for e in node.elts}
+        classes = {_module_class(_dotted(e.func), owner, file) for e in node.elts}
         cls = classes.pop() if len(classes) == 1 else None
         return (cls, len(node.elts)) if cls is not None else None
     if isinstance(node, ast.Call):
-        cls = _module_class(_named(node.func), owner, file)
+        cls = _module_class(_dotted(node.func), owner, file)
         return (cls, None) if cls is not None else None
     return None
 
@@ -395,10 +405,16 @@ def _module_class(name: str | None, owner: type, file: Path) -> type | None:
 
     if not name:
         return None
+    head, _, name = name.rpartition(".")
     for module in (sys.modules.get(owner.__module__), _imported(file, owner)):
         found = getattr(module, name, None) if module is not None else None
         if isinstance(found, type) and issubclass(found, nn.Module) and found is not owner \
                 and not found.__module__.startswith("torch"):
+            return found
+    if head in ("nn", "torch.nn"):  # ``norm=nn.LayerNorm(d_model)``: torch's own, not a container
+        found = getattr(nn, name, None)
+        if isinstance(found, type) and issubclass(found, nn.Module) \
+                and found not in (nn.ModuleList, nn.ModuleDict, nn.Sequential, nn.Module):
             return found
     return None
 
