@@ -103,7 +103,10 @@ def test_a_placeholder_refuses_every_use_after_the_import():
         made = ops.kernel(3)  # while a file's top level runs: another placeholder
     assert isinstance(made, NotInstalled)
     with pytest.raises(AbsentPackage, match="st_absent_demo.ops.kernel"):
-        ops.kernel(3)
+        assert ops.kernel(3)  # its result read: refused
+    ops.kernel(3)  # a statement of its own, handed no tensor (a log): passed over
+    with pytest.raises(AbsentPackage, match="st_absent_demo.ops.kernel"):
+        ops.kernel(torch.ones(2))  # handed a tensor it could change: refused
     with pytest.raises(AbsentPackage):
         torch.ones(2) * made
     with pytest.raises(AbsentPackage):

@@ -162,11 +162,13 @@ class NotInstalled:
                 return args[0]
             return NotInstalled(f"{self._st_path}(...)")
         site = _caller()
-        if _result_dropped(sys._getframe(1)) and (_CONSTRUCTING[0] or not _holds_tensor((args, kwargs))):
+        if not self._st_path.startswith(NATIVE) and _result_dropped(sys._getframe(1)) \
+                and (_CONSTRUCTING[0] or not _holds_tensor((args, kwargs))):
             # ``logger.debug(f"...")``: a call made for its effect elsewhere (a log, a report),
             # handed no tensor to change and whose result nothing reads; or, while a module is
             # built, one that writes the weights it is handed (``trunc_normal_(self.pos_embed,
-            # std=.02)``), which no verdict rests on: passed over
+            # std=.02)``), which no verdict rests on: passed over. Never a native library's
+            # call: it may write through a pointer it is handed (``lib.fused(x.data_ptr())``)
             SKIPPED.setdefault(site, self._st_path)
             return None
         raise AbsentPackage(self._st_path, site)

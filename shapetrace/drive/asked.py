@@ -108,6 +108,10 @@ def fixed_width_of(raised: BaseException | None, dims: Dims, free) -> int | None
     return size
 
 
+#: a check on the size of the last axis (the features): ``x.shape[-1]``, ``x.size(-1)``
+_FEATURES = re.compile(r"\.shape\[-1\]|\.size\(-1\)|\.size\(dim=-1\)")
+
+
 def halved_size(raised: BaseException | None, dims: Dims, free,
                 raised_at: tuple[str, int] | None = None) -> tuple[str, int, str] | None:
     """An even head size, and with it an even width, for a forward that split an odd one in
@@ -122,10 +126,13 @@ def halved_size(raised: BaseException | None, dims: Dims, free,
         return None
     text = str(raised)
     numbers = numbers_in(text)
-    if raised_at and raised_by_check(raised_at) and dims.get("d", 2) % 2:
-        # ``assert embed_dim % 2 == 0``, or a check on sizes the code rounds to pairs
-        # (``assert ro_dim <= x.shape[-1]`` with ``ro_dim`` twice the cosines of an odd size)
-        asked = re.search(r"%\s*2\s*[!=]=", linecache.getline(*raised_at))
+    line = linecache.getline(*raised_at) if raised_at else ""
+    if raised_at and raised_by_check(raised_at) and dims.get("d", 2) % 2 \
+            and (_FEATURES.search(line) or re.search(r"%\s*2\s*[!=]=", line)):
+        # ``assert embed_dim % 2 == 0``, or a check on the features' size, which the code
+        # rounds to pairs (``assert ro_dim <= x.shape[-1]``, ``ro_dim`` twice the cosines of
+        # an odd size)
+        asked = re.search(r"%\s*2\s*[!=]=", line)
         return ("d", EVEN_HEAD_SIZE, "an even head size (and width): the module's own check "
                 + ("asks for an even size" if asked else "refused the odd one"))
     view = VIEW_FAILED.search(text)
