@@ -197,7 +197,10 @@ def test_a_namespace_of_fields_is_what_the_forecaster_is_built_with():
 
 def test_a_module_argument_is_built_as_another_package_of_the_project_builds_it_when_the_file_needs_a_missing_package():
     """layers/family.py imports a package not installed; model/net.py, which builds HeadsLayer
-    with PlainAttention, imports layers.family: read with the same package standing in."""
+    with PlainAttention, imports layers.family: read with the same package standing in. The
+    project builds it with PlainAttention twice and with a GPU kernel once (in the file read
+    first): the class it builds most often stands. The mask forward only hands to the attention,
+    which tests it for None, is None."""
     entry = _targets(DATA / "project_absent" / "layers" / "family.py")["HeadsLayer"]
     assert entry["error"] is None and entry["diagnostics"] == [], entry
     assert any(n.startswith("attention built as net.py:11 builds it: PlainAttention(...)")

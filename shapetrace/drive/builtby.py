@@ -18,6 +18,7 @@ import ast
 import inspect
 import os
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -45,6 +46,7 @@ def built_for(owner: type, param: str) -> Built | None:
     if place is None:
         return None
     index, path = place
+    found: list[Built] = []
     for file, tree in _trees(path, owner):
         for scope in ast.walk(tree):
             if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -54,10 +56,15 @@ def built_for(owner: type, param: str) -> Built | None:
                 if not (isinstance(node, ast.Call) and _named(node.func) == owner.__name__):
                     continue
                 arg = _argument(node, param, index)
-                found = _module_of(arg, assigned, owner, file) if arg is not None else None
-                if found is not None:
-                    return Built(found[0], found[1], _where(file, node.lineno))
-    return None
+                one = _module_of(arg, assigned, owner, file) if arg is not None else None
+                if one is not None:
+                    found.append(Built(one[0], one[1], _where(file, node.lineno)))
+    if not found:
+        return None
+    # the class the project builds it with most often (``AttentionLayer(FullAttention(...))`` in
+    # most models, a GPU kernel's in one); the first found among as many
+    counts = Counter(b.cls for b in found)
+    return next(b for b in found if counts[b.cls] == max(counts.values()))
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ from ..naming.hints import forward_hints, tensor_annotation
 from .asks import mask_axes
 from .builtby import built_for, passed_for, splatted_for
 from .init_reads import read_for
-from .input_reads import (lengths_input, number_input, rotary_input, size_input, spec_by_layer,
+from .input_reads import (lengths_input, none_by_receiver, number_input, rotary_input, size_input, spec_by_layer,
                           spec_by_unpacking,
                           spec_by_receiver, spec_from_name, timestep_spec, value_input)
 from .layout import swapped as _swapped
@@ -132,7 +132,8 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
             number = hints.get(p.name) in (int, "int")
             spec = (number and sized) or spec_from_name(p.name, names) \
                 or required_mask(p.name, forward, specs, klass) \
-                or value_input(p, hints.get(p.name), forward) or lengths_input(p.name, dims) \
+                or value_input(p, hints.get(p.name), forward) or none_by_receiver(p.name, forward, klass) \
+                or lengths_input(p.name, dims) \
                 or rotary_input(p.name, names, dims) \
                 or sized or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass) \
                 or (by_built(p.name, forward) if by_built is not None else None) \

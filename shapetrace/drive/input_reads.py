@@ -89,6 +89,26 @@ def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None
     return next(iter(found)) if len(found) == 1 else None
 
 
+def none_by_receiver(name: str, forward, owner: type | None) -> ValueInput | None:
+    """None for an input forward only hands on (every read of it is an argument of a call)
+    to code that tests it with ``is None`` and does not demand it (``self.inner(q, k, v,
+    attn_mask)`` into ``if attn_mask is None: ...``): a value the code it lands in allows."""
+    body = _function_def(_tree(getattr(forward, "__func__", forward)), "forward")
+    if body is None:
+        return None
+    handed_on = {id(a) for node in ast.walk(body) if isinstance(node, ast.Call)
+                 for a in (*node.args, *(k.value for k in node.keywords))}
+    reads = [n for n in ast.walk(body) if isinstance(n, ast.Name) and n.id == name
+             and isinstance(n.ctx, ast.Load)]
+    if not reads or any(id(n) not in handed_on for n in reads):
+        return None
+    receivers = list(handed(forward, name, owner, built=_built_class))[1:]
+    if any(demanded(func, there) for func, there in receivers):
+        return None
+    tested = any(compared_with_none(func, there) for func, there in receivers)
+    return ValueInput(name, None) if tested else None
+
+
 def _class_of(method) -> type | None:
     """The class of the user's code a method is defined in (``Encoder.forward``), or None."""
     owner = getattr(method, "__globals__", {}).get(method.__qualname__.split(".")[0])

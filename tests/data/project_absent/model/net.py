@@ -12,4 +12,6 @@ class Net(nn.Module):
                                       for _ in range(n_layers)])
 
     def forward(self, x):
-        return self.layers(x)
+        for layer in self.layers:
+            x = layer(x, None)
+        return x
