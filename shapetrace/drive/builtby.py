@@ -7,7 +7,8 @@ run) every call of the class in its own file and the files of its package, and r
 module class handed as that argument there: a call of the class in place (``Attn(...)``), a
 name the calling function assigned from one (``layer = Block(...)``), or a list of them (a list
 comprehension or literal of such calls). The class must be a module class of the project's code
-that the code names; where the calls hand different classes, the first one found stands. None
+that the code names, or one of torch's own layers; where the calls hand different classes, the
+one handed most often stands (the first found among as many). None
 when nothing says. A notebook beside the file that calls the class (a course's chapter building
 the model its module collects) is read too, its code cells as one module, after the files.
 """
