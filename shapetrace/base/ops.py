@@ -159,6 +159,8 @@ SIMPLE_MOVES = frozenset({"[]", "Tensor.unsqueeze", "torch.unsqueeze", "Tensor.v
                           "Tensor.reshape", "Tensor.expand", "Tensor.transpose", "Tensor.permute",
                           "Tensor.mT", "Tensor.float", "Tensor.to", "Tensor.double",
                           "Tensor.contiguous", "Tensor.clone", "Tensor.detach"})
+#: additions, however written (``a + b``, ``a.add(b)``, ``torch.add``, in place, reflected)
+ADDS = frozenset({"+", "Tensor.add", "torch.add", "Tensor.add_", "+=", "Tensor.__radd__"})
 MULS = frozenset({"Tensor.mul", "torch.mul", "*", "Tensor.mul_", "Tensor.multiply",
                   "torch.multiply"})
 DIVS = frozenset({"Tensor.div", "torch.div", "/", "Tensor.div_", "Tensor.true_divide",

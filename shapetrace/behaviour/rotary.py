@@ -23,13 +23,12 @@ import torch
 from torch import Tensor
 
 from ..base.diagnostics import Diagnostic
-from ..base.ops import DROPOUTS, MOVES, MULS
+from ..base.ops import ADDS, DROPOUTS, MOVES, MULS
 from ..base.source import display_path
 from ..rules.registry import diagnostic
 from . import locate
 from .probe import Probe
 
-_ADDS = frozenset({"+", "Tensor.add", "torch.add"})
 #: ops that only place values (a table's angles, a tensor's features) somewhere else
 _PLACES = (MOVES - DROPOUTS) | frozenset(
     {"torch.cat", "torch.concat", "torch.stack", "Tensor.chunk", "torch.chunk", "Tensor.split",
@@ -58,7 +57,7 @@ def rotations_kept(probe: Probe) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     seen: set = set()
     for rec in records:
-        if rec.op not in _ADDS or len(rec.inputs) != 2 or not rec.outputs:
+        if rec.op not in ADDS or len(rec.inputs) != 2 or not rec.outputs:
             continue
         turn = _turn(records, rec, operands)
         if turn is None:

@@ -35,6 +35,7 @@ from ..analysis.facts import Analysis
 from ..analysis.graph import Graph, contracted_size, find_attentions, forward_position
 from ..base.diagnostics import Diagnostic
 from ..base.ops import (
+    ADDS,
     CASTS,
     DROPOUTS,
     EINSUMS,
@@ -54,7 +55,6 @@ from . import locate
 from .probe import Probe
 
 #: Additions onto the scores (a bias, a position table, an additive mask).
-_ADDS = frozenset({"+", "Tensor.add", "torch.add", "Tensor.add_"})
 #: Ops between the softmax and the values that change no weight.
 _NEUTRAL = CASTS | DROPOUTS | RESHAPES | PERMUTES | EXPANDS
 #: Steps followed back from q or k.
@@ -67,7 +67,7 @@ def textbook_attention(probe: Probe) -> list[Diagnostic]:
     addends: dict[int, list[Tensor | None]] = {}
 
     def keep_addends(rec, outs, args, kwargs) -> None:  # a parameter added has no producer
-        if rec.op in _ADDS:
+        if rec.op in ADDS:
             addends[rec.index] = [a.detach().clone() if isinstance(a, Tensor) else None
                                   for a in args[:2]]
 
@@ -190,7 +190,7 @@ class _Reading:
                 continue
             if rec.op in MASKED_FILLS or rec.op in WHERES:
                 continue
-            if rec.op in _ADDS and len(rec.inputs) == 2 and after is not None:
+            if rec.op in ADDS and len(rec.inputs) == 2 and after is not None:
                 pair = self.addends.get(rec.index) or []
                 other = [a for a in pair if a is not None and a.shape != after.shape] \
                     if len(pair) == 2 else []
@@ -229,7 +229,7 @@ class _Reading:
             out_pos = forward_position(rec, slot, pos)
             if out_pos is None:
                 return None
-            if rec.op in _ADDS and len(rec.inputs) == 2:
+            if rec.op in ADDS and len(rec.inputs) == 2:
                 found = self._cancelled_term(rec, slot, out_pos)
                 if found is not None:
                     return found

@@ -22,6 +22,7 @@ from __future__ import annotations
 from ..analysis.facts import Analysis
 from ..analysis.graph import backward_positions, forward_position, reshape_position
 from ..base.ops import (
+    ADDS,
     CASTS,
     DIVS,
     DROPOUTS,
@@ -52,10 +53,9 @@ _WHAT_GOES_WRONG = {
 }
 _TIME = ("T", "S", "L")
 
-_ADDS = frozenset({"+", "Tensor.add", "torch.add", "Tensor.add_", "+=", "Tensor.__radd__"})
 _SUBS = frozenset({"-", "Tensor.sub", "torch.sub", "Tensor.sub_", "-=", "Tensor.__rsub__",
                    "Tensor.rsub", "torch.rsub"})
-_ARITHMETIC = _ADDS | _SUBS | MULS | DIVS | frozenset(
+_ARITHMETIC = ADDS | _SUBS | MULS | DIVS | frozenset(
     {"*=", "/=", "Tensor.__rmul__", "Tensor.__rdiv__", "Tensor.__rtruediv__"})
 #: Products that turn positions into angles when the other operand holds frequencies.
 _PRODUCTS = frozenset({"torch.outer", "Tensor.outer", "torch.ger", "Tensor.ger", "torch.einsum",
@@ -80,7 +80,7 @@ _SAME = SAME_AXES | DROPOUTS
 _SAME_LEADING = frozenset({"F.layer_norm", "torch.layer_norm", "F.rms_norm"})
 _ARANGE = "torch.arange"
 _CUTS = frozenset({"[]", "Tensor.narrow", "torch.narrow"})
-_PURE = CASTS | RESHAPES | PERMUTES | EXPANDS | _ADDS | _SUBS | MULS | DIVS | frozenset(
+_PURE = CASTS | RESHAPES | PERMUTES | EXPANDS | ADDS | _SUBS | MULS | DIVS | frozenset(
     {"[]", "Tensor.neg", "torch.neg", "Tensor.clamp", "torch.clamp", "Tensor.abs"})
 #: How many ops a position table is followed through.
 _DEPTH = 40
@@ -304,7 +304,7 @@ def _arithmetic(analysis: Analysis, rec: OpRecord, slot: int, pos: int, state: s
         return "on", 0, at, state
     data = [(s, m) for s, m in big if analysis.lineage.batched(m)]
     if data:
-        if state != FEATURES or (source.added_only and rec.op not in _ADDS):
+        if state != FEATURES or (source.added_only and rec.op not in ADDS):
             return None
         s, m = data[0]
         j = at - (out.ndim - m.ndim)
@@ -318,7 +318,7 @@ def _arithmetic(analysis: Analysis, rec: OpRecord, slot: int, pos: int, state: s
         pure = all(_pure(analysis, m) for _, m in big)
         if not pure and (rec.op in MULS or rec.op in DIVS and slot == 0):
             return "on", 0, at, ANGLES  # positions times frequencies, or over wavelengths
-        if pure and (rec.op in _ADDS or rec.op in _SUBS):
+        if pure and (rec.op in ADDS or rec.op in _SUBS):
             return "on", 0, at, INDEX  # relative positions: one position minus another
         return None
     return "on", 0, at, state

@@ -13,19 +13,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..base.ops import DROPOUTS
+from ..base.ops import ADDS, DROPOUTS
 from .registry import diagnostic
 
 if TYPE_CHECKING:
     from ..analysis.facts import Analysis
 
 #: additions of two tensors, written out or in place
-_ADDS = frozenset({"+", "Tensor.add", "torch.add", "Tensor.add_", "+="})
 
 
 def check_self_residual(analysis: Analysis):
     records = analysis.records
-    for rec in analysis.records_of(_ADDS):
+    for rec in analysis.records_of(ADDS):
         if rec.internal or len(rec.inputs) != 2:
             continue
         first, second = rec.inputs
