@@ -28,6 +28,7 @@ import argparse
 import fnmatch
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -619,14 +620,23 @@ HELD_OUT_23 = [
     ("Andrei-Aksionov/nanoGPTplus", "c2eedfe406bf7c8851c393825c09280a7e329242",
      ["src/model/gpt_language_model/attention.py", "src/model/gpt_language_model/gpt.py"], ""),
 ]
-SETS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3,
-        "held-out-2": HELD_OUT_2, "held-out-3": HELD_OUT_3, "held-out-4": HELD_OUT_4, "held-out-5": HELD_OUT_5,
-        "held-out-6": HELD_OUT_6, "held-out-7": HELD_OUT_7, "held-out-8": HELD_OUT_8, "held-out-9": HELD_OUT_9,
-        "held-out-10": HELD_OUT_10, "held-out-11": HELD_OUT_11, "held-out-12": HELD_OUT_12, "held-out-13": HELD_OUT_13,
-        "held-out-14": HELD_OUT_14, "held-out-15": HELD_OUT_15, "held-out-16": HELD_OUT_16, "held-out-17": HELD_OUT_17, "held-out-18": HELD_OUT_18,
-        "held-out-19": HELD_OUT_19 + HELD_OUT_19_HELD, "held-out-19-dev": HELD_OUT_19,
-        "held-out-19-held": HELD_OUT_19_HELD, "held-out-20": HELD_OUT_20, "held-out-21": HELD_OUT_21, "held-out-22": HELD_OUT_22, "held-out-23": HELD_OUT_23,
-        "all": REPOSITORIES + FRESH + HELD_OUT + DEV3 + HELD_OUT_2 + HELD_OUT_3 + HELD_OUT_4 + HELD_OUT_5 + HELD_OUT_6 + HELD_OUT_7 + HELD_OUT_8 + HELD_OUT_9 + HELD_OUT_10 + HELD_OUT_11 + HELD_OUT_12 + HELD_OUT_13 + HELD_OUT_14 + HELD_OUT_15 + HELD_OUT_16 + HELD_OUT_17 + HELD_OUT_18 + HELD_OUT_19 + HELD_OUT_19_HELD + HELD_OUT_20 + HELD_OUT_21 + HELD_OUT_22 + HELD_OUT_23}
+def _numbered() -> dict[str, list]:
+    """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
+    halves, ``-dev`` and ``-held``): a new set is a new list, nothing else to add."""
+    found = sorted((int(m.group(1)), name) for name in globals()
+                   if (m := re.fullmatch(r"HELD_OUT_(\d+)", name)))
+    out: dict[str, list] = {}
+    for number, name in found:
+        if number == 19:
+            out["held-out-19-dev"], out["held-out-19-held"] = HELD_OUT_19, HELD_OUT_19_HELD
+        else:
+            out[f"held-out-{number}"] = globals()[name]
+    return out
+
+
+_LISTS = {"seen": REPOSITORIES, "fresh": FRESH, "held-out": HELD_OUT, "dev3": DEV3, **_numbered()}
+SETS = {**_LISTS, "held-out-19": HELD_OUT_19 + HELD_OUT_19_HELD,
+        "all": [entry for entries in _LISTS.values() for entry in entries]}
 
 
 def main(argv: list[str] | None = None) -> int:
