@@ -237,3 +237,25 @@ def test_a_subclass_of_a_torch_layer_is_built_with_the_layer_s_arguments(blocks)
     entry = blocks["StandardizedConv3d"]
     assert entry["error"] is None and entry["ok"], entry
     assert any(" read as a video (B, 143, T, " in n for n in entry["notes"]), entry["notes"]
+
+
+def test_the_parameter_budget_counts_each_parameter_once():
+    """A weight assigned again under its name replaces the last; a head tied to the embedding
+    counts once: at most 40 + 8 + 40 at a time (the head's own weight before the tie), where
+    counting every registration would pass 88 (40 + 8 + 4 + 40 + 40)."""
+    import torch
+    from torch import nn
+
+    from shapetrace.drive.devices import parameter_budget
+
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)  # 40
+            self.norm = nn.LayerNorm(4)  # 8
+            self.norm.weight = nn.Parameter(torch.ones(4))  # replaces 4 of them
+            self.head = nn.Linear(4, 10, bias=False)  # 40, then tied
+            self.head.weight = self.emb.weight
+
+    with parameter_budget("Tied", limit=88):
+        Tied()

@@ -116,12 +116,27 @@ def parameter_budget(what: str, limit: int = MAX_PARAMETERS):
     import torch.nn as nn
 
     original = nn.Module.register_parameter
-    count = [0]
+    # each distinct parameter counted once while a module holds it: one assigned again under
+    # the same name replaces the last, one tied under two names (an embedding and the head
+    # that shares it) counts once
+    slots: dict[tuple[int, str], int] = {}  # (id(module), name) -> id(parameter)
+    held: dict[int, list] = {}  # id(parameter) -> [its size, the slots holding it]
+    total = [0]
 
     def register(module, name, param):
+        key = (id(module), name)
+        before = slots.pop(key, None)
+        if before is not None and before in held:
+            held[before][1] -= 1
+            if not held[before][1]:
+                total[0] -= held.pop(before)[0]
         if param is not None and not isinstance(param, nn.parameter.UninitializedParameter):
-            count[0] += param.numel()  # (a lazy layer's has no size yet)
-            if count[0] > limit:
+            entry = held.setdefault(id(param), [param.numel(), 0])  # (a lazy layer's: no size)
+            if not entry[1]:
+                total[0] += entry[0]
+            entry[1] += 1
+            slots[key] = id(param)
+            if total[0] > limit:
                 raise TargetError(f"{what} would have more than {limit / 1e6:.0f}M parameters at "
                                   f"the sizes shapetrace chose, too many to check here; give "
                                   f"smaller sizes with --init (or --dims)")
