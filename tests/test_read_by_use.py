@@ -240,3 +240,9 @@ def test_a_module_argument_the_project_builds_as_one_of_torch_s_layers():
     assert entry["error"] is None and entry["diagnostics"] == [], entry
     assert any(n.startswith("norm built as adaptive.py:22 builds it: LayerNorm(...)")
                for n in entry["notes"]), entry["notes"]
+
+
+def test_a_size_handed_to_a_layer_with_a_few_more_keeps_its_meaning(forecast):
+    """``nn.Embedding(num_classes + use_null, hidden_size)``: num_classes is a vocabulary."""
+    entry = forecast["ClassEmbedder"]
+    assert entry["error"] is None and entry["diagnostics"] == [], entry

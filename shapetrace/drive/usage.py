@@ -222,6 +222,10 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
     def is_param(node) -> bool:
         if isinstance(node, ast.IfExp):  # nn.Conv2d(in_channels if i == 0 else out_channels, ...)
             return is_param(node.body) or is_param(node.orelse)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) \
+                and isinstance(node.right, (ast.Constant, ast.Name)):
+            # nn.Embedding(num_classes + use_cfg_embedding, ...): a size and a few more
+            return is_param(node.left)
         if isinstance(node, ast.Name):
             return node.id in local
         return isinstance(node, ast.Attribute) and node.attr in attributes \

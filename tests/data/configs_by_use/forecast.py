@@ -84,3 +84,17 @@ class Forecaster(nn.Module):
 
     def forward(self, x, x_dec, x_mark_dec):
         return self.forecast(x, x_dec, x_mark_dec)
+
+
+class ClassEmbedder(nn.Module):
+    """Class labels into vectors, with one more row for the unconditional class that guidance
+    drops labels to."""
+
+    def __init__(self, num_classes, hidden_size, dropout_prob):
+        super().__init__()
+        use_null = int(dropout_prob > 0)
+        self.table = nn.Embedding(num_classes + use_null, hidden_size)
+        self.num_classes = num_classes
+
+    def forward(self, labels):
+        return self.table(labels)
