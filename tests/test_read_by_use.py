@@ -246,3 +246,18 @@ def test_a_size_handed_to_a_layer_with_a_few_more_keeps_its_meaning(forecast):
     """``nn.Embedding(num_classes + use_null, hidden_size)``: num_classes is a vocabulary."""
     entry = forecast["ClassEmbedder"]
     assert entry["error"] is None and entry["diagnostics"] == [], entry
+
+
+def test_a_constructor_argument_only_ever_tested_is_a_switch_turned_on(forecast):
+    entry = forecast["ModulatedBlock"]
+    assert entry["error"] is None and entry["diagnostics"] == [], entry
+    assert any(n.startswith("adaLN set True") for n in entry["notes"]), entry["notes"]
+
+
+def test_an_argument_read_as_a_number_too_is_no_switch():
+    from shapetrace.analysis.code import only_switched
+
+    forecast = _forecast_module()
+    assert only_switched(forecast.ModulatedBlock, "adaLN")
+    assert not only_switched(forecast.ClassEmbedder, "dropout_prob")  # compared with 0
+    assert not only_switched(forecast.ModulatedBlock, "dim")

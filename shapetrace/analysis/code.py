@@ -148,6 +148,48 @@ def only_tested(func, name: str) -> bool:
     return bool(uses) and all(id(node) in tested for node in uses)
 
 
+def _tested_ids(tree: ast.AST) -> set[int]:
+    """The ids of the expressions ``tree`` reads as truth values (an ``if``'s, a ``while``'s,
+    an ``assert``'s test, the operands of ``and``/``or``/``not``)."""
+    tested: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)):
+            tested.add(id(node.test))
+        elif isinstance(node, ast.BoolOp):
+            tested.update(id(v) for v in node.values)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            tested.add(id(node.operand))
+    return tested
+
+
+def only_switched(cls: type, name: str) -> bool:
+    """Whether ``cls`` reads its constructor argument ``name`` only as a truth value: tested
+    where the constructor reads it (``if adaLN:``), or kept as it is (``self.adaLN = adaLN``)
+    and that attribute only tested wherever the class reads it: an on/off switch."""
+    init = own_init(cls)
+    body = definition(init) if init is not None else None
+    tree = parsed(cls)
+    if body is None or tree is None:
+        return False
+    kept: dict[int, str] = {}  # id(the name's node) -> the attribute it is kept as
+    for node in ast.walk(body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.value, ast.Name) and node.value.id == name \
+                and isinstance(node.targets[0], ast.Attribute) \
+                and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self":
+            kept[id(node.value)] = node.targets[0].attr
+    tested = _tested_ids(body)
+    reads = [n for n in ast.walk(body) if isinstance(n, ast.Name) and n.id == name
+             and isinstance(n.ctx, ast.Load)]
+    if not reads or any(id(n) not in tested and id(n) not in kept for n in reads):
+        return False
+    attributes = {kept[id(n)] for n in reads if id(n) in kept}
+    tested = _tested_ids(tree)
+    return all(id(n) in tested for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+               and n.attr in attributes and isinstance(n.ctx, ast.Load)
+               and isinstance(n.value, ast.Name) and n.value.id == "self")
+
+
 def unpacked_into(cls: type, name: str) -> int:
     """How many names the class's code unpacks the constructor argument ``name`` into
     (``H, W = self.input_resolution`` after ``self.input_resolution = input_resolution``, or

@@ -98,3 +98,21 @@ class ClassEmbedder(nn.Module):
 
     def forward(self, labels):
         return self.table(labels)
+
+
+class ModulatedBlock(nn.Module):
+    """Its modulation on or off by an argument the class only ever tests."""
+
+    def __init__(self, dim, adaLN):
+        super().__init__()
+        self.adaLN = adaLN
+        self.norm = nn.LayerNorm(dim)
+        if self.adaLN:
+            self.modulation = nn.Linear(dim, 2 * dim)
+
+    def forward(self, x, c):
+        h = self.norm(x)
+        if self.adaLN:
+            shift, scale = self.modulation(c).chunk(2, dim=-1)
+            h = h * (1 + scale) + shift
+        return x + h
