@@ -51,7 +51,7 @@ def test_stage_tuples_and_a_module_argument_come_from_the_main_block(capsys):
 def test_without_own_calls_the_guess_stands(capsys):
     code = main([str(DATA / "staged.py::Pyramid"), "--format", "json", "--no-own-calls"])
     (target,) = json.loads(capsys.readouterr().out)["targets"]
-    assert code == 2 and "cannot infer constructor arguments" in target["error"]
+    assert code == 2 and "cannot infer constructor argument" in target["error"]
     assert not any("own code" in n for n in target.get("notes", []))
 
 
@@ -60,7 +60,7 @@ def test_config_own_calls_false_turns_them_off(capsys, tmp_path):
     config.write_text(f'own_calls = false\n[[targets]]\ntarget = "{DATA / "staged.py"}::Pyramid"\n')
     main(["--config", str(config), "--format", "json"])
     (target,) = json.loads(capsys.readouterr().out)["targets"]
-    assert "cannot infer constructor arguments" in target["error"]
+    assert "cannot infer constructor argument" in target["error"]
 
 
 def test_a_settings_dataclass_and_globals_set_under_main(capsys):
