@@ -261,3 +261,16 @@ def test_an_argument_read_as_a_number_too_is_no_switch():
     assert only_switched(forecast.ModulatedBlock, "adaLN")
     assert not only_switched(forecast.ClassEmbedder, "dropout_prob")  # compared with 0
     assert not only_switched(forecast.ModulatedBlock, "dim")
+
+
+def test_a_name_inside_a_lambda_without_parameters_is_the_constructor_s():
+    """``get_ff = lambda: Chunked(ff_chunks, ...)``: ff_chunks is the constructor's (default 1)."""
+    from shapetrace.drive.builtby import passed_for
+
+    sys.path.insert(0, str(DATA / "nested_scope"))
+    try:
+        import model
+    finally:
+        sys.path.pop(0)
+    found = passed_for(model.Chunked, "chunks")
+    assert found is not None and found.value == 1, found

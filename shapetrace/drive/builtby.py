@@ -140,14 +140,19 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
     defaults = _defaults(scope) if function else {}
     names = [a.arg for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs] \
         if function else []
-    nested = {id(n) for inner in ast.walk(scope) if inner is not scope and isinstance(
-        inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for n in ast.walk(inner)}
+    shadowed: dict[int, set[str]] = {}  # id(node) -> the names a function defined inside binds
+    for inner in ast.walk(scope):
+        if inner is not scope and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                     ast.Lambda)):
+            own = {a.arg for a in inner.args.posonlyargs + inner.args.args + inner.args.kwonlyargs}
+            for n in ast.walk(inner):
+                shadowed.setdefault(id(n), set()).update(own)
     for node in ast.walk(scope):
-        if id(node) in nested:  # a function defined inside: its own names, read as its scope
-            continue
         if not (isinstance(node, ast.Call) and _named(node.func) == owner.__name__):
             continue
         arg = _argument(node, param, index)
+        if isinstance(arg, ast.Name) and arg.id in shadowed.get(id(node), ()):
+            continue  # a parameter of a helper defined inside (``def get_block(c_hidden)``)
         if arg is None:  # ``ConvLayer(**kwargs)`` with ``kwargs = dict(activation=..., ...)`` before
             arg = _spread_argument(node, param, scope)
         if isinstance(arg, ast.Name) and arg.id in defaults:
