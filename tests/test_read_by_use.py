@@ -261,6 +261,13 @@ def test_an_argument_read_as_a_number_too_is_no_switch():
     assert only_switched(forecast.ModulatedBlock, "adaLN")
     assert not only_switched(forecast.ClassEmbedder, "dropout_prob")  # compared with 0
     assert not only_switched(forecast.ModulatedBlock, "dim")
+    assert not only_switched(_OnlyKept, "flag")  # kept and never read: says nothing
+
+
+class _OnlyKept(nn.Module):
+    def __init__(self, flag):
+        super().__init__()
+        self.flag = flag
 
 
 def test_a_name_inside_a_lambda_without_parameters_is_the_constructor_s():

@@ -184,10 +184,12 @@ def only_switched(cls: type, name: str) -> bool:
     if not reads or any(id(n) not in tested and id(n) not in kept for n in reads):
         return False
     attributes = {kept[id(n)] for n in reads if id(n) in kept}
+    tested_here = any(id(n) in tested for n in reads)
     tested = _tested_ids(tree)
-    return all(id(n) in tested for n in ast.walk(tree) if isinstance(n, ast.Attribute)
-               and n.attr in attributes and isinstance(n.ctx, ast.Load)
-               and isinstance(n.value, ast.Name) and n.value.id == "self")
+    read = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in attributes
+            and isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) and n.value.id == "self"]
+    # tested somewhere, and never read otherwise: a value only kept says nothing
+    return (tested_here or bool(read)) and all(id(n) in tested for n in read)
 
 
 def unpacked_into(cls: type, name: str) -> int:

@@ -22,6 +22,7 @@ import torch
 from ..analysis.code import compared_with_none, demanded, never_read, only_switched, unpacked_into
 from ..base.errors import TargetError, UsageError, one_line
 from ..base.names import (
+    CAUSAL_FLAGS,
     CONFIG,
     DATA_INPUTS,
     DIM_MEANINGS,
@@ -344,7 +345,8 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                 more = ", ..." if len(fields) > 8 else ""
                 notes.append(f"{p.name} made with the fields the code reads from it ({shown}"
                              f"{more}); give --init {p.name}.FIELD=VALUE to set one")
-        elif is_switch_param(p) or (p.default is p.empty and only_switched(cls, p.name)):
+        elif is_switch_param(p) or (p.default is p.empty and p.name.lstrip("_").lower()
+                                    not in CAUSAL_FLAGS and only_switched(cls, p.name)):
             out[p.name] = True  # a switch nothing sets: on, so that the part it adds is checked
             if notes is not None:
                 notes.append(f"{p.name} set True, a switch nothing sets (the part it turns on is "
