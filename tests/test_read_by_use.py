@@ -281,3 +281,15 @@ def test_a_name_inside_a_lambda_without_parameters_is_the_constructor_s():
         sys.path.pop(0)
     found = passed_for(model.Chunked, "chunks")
     assert found is not None and found.value == 1, found
+
+
+def test_a_torch_layer_the_project_builds_keeps_the_layout_its_call_writes_out():
+    """``nn.Transformer(..., batch_first=True)`` built at the probe sizes stays batch-first:
+    built sequence-first, source and target of different lengths would fail as the guess's
+    op-failed, a false alarm."""
+    out = subprocess.run([sys.executable, "-m", "shapetrace",
+                          str(DATA / "configs_by_use" / "adaptive.py") + "::Seq2Seq", "--format",
+                          "json", "--no-trace", "--no-own-calls"], capture_output=True, text=True,
+                         timeout=600)
+    (entry,) = json.loads(out.stdout)["targets"]
+    assert entry["error"] is None and entry["diagnostics"] == [], entry

@@ -39,6 +39,9 @@ class Built:
     cls: type
     count: int | None
     where: str
+    #: the keyword arguments the call writes out for one of torch's own layers
+    #: (``nn.Transformer(..., batch_first=True)``): its layout is the project's, not a default
+    given: dict = field(default_factory=dict)
 
 
 def built_for(owner: type, param: str) -> Built | None:
@@ -59,7 +62,8 @@ def built_for(owner: type, param: str) -> Built | None:
                 arg = _argument(node, param, index)
                 one = _module_of(arg, assigned, owner, file) if arg is not None else None
                 if one is not None:
-                    found.append(Built(one[0], one[1], _where(file, node.lineno)))
+                    found.append(Built(one[0], one[1], _where(file, node.lineno),
+                                       _torch_keywords(arg, assigned, one[0])))
     if not found:
         return None
     # the class the project builds it with most often (``AttentionLayer(FullAttention(...))`` in
@@ -347,6 +351,24 @@ def _text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return ""
+
+
+def _torch_keywords(node: ast.expr, assigned: dict, cls: type) -> dict:
+    """The switches and names written out in the call that built ``cls``, one of torch's own
+    layers (``batch_first=True``, ``activation="gelu"``); sizes are left to the probe sizes (a
+    literal width of the project's would not meet them) and rates to shapetrace's (dropout 0)."""
+    if not (cls.__module__ or "").startswith("torch"):
+        return {}
+    if isinstance(node, ast.Name) and node.id in assigned:
+        node = assigned[node.id]
+    if not isinstance(node, ast.Call):
+        return {}
+    out = {}
+    for keyword in node.keywords:
+        value = _literal(keyword.value) if keyword.arg else _NOTHING
+        if value is not _NOTHING and isinstance(value, (bool, str)):
+            out[keyword.arg] = value
+    return out
 
 
 def _dotted(func: ast.expr) -> str | None:

@@ -70,7 +70,7 @@ from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
 from .config_fields import ReadConfig, fields_read, value_by_use
 from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, \
-    meaning_by_use
+    meaning_by_use, without_self
 
 # Inferring forward inputs ---------------------------------------------------------------------
 
@@ -266,7 +266,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                  cls.__qualname__)  # a class a decorator made in a function: the one it wraps
     try:
         handed = handed_init(cls)  # __init__(self, *args, **kwargs) handing all on to its base
-        sig = inspect.signature(cls) if handed is None else _without_self(handed)
+        sig = inspect.signature(cls) if handed is None else without_self(handed)
     except (TypeError, ValueError):
         return dict(given)
     params = [p for p in sig.parameters.values()
@@ -310,9 +310,9 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
         elif (module := _module_annotation(cls, p)) is not None:
             out[p.name] = _build_module(module, cls, p, dims)
         elif (built := built_for(cls, p.name)) is not None:  # as the project's code builds it
-            one = _build_module(built.cls, cls, p, dims)
+            one = _build_module(built.cls, cls, p, dims, built.given)
             out[p.name] = one if built.count is None else \
-                [one, *(_build_module(built.cls, cls, p, dims) for _ in range(built.count - 1))]
+                [one, *(_build_module(built.cls, cls, p, dims, built.given) for _ in range(built.count - 1))]
             if notes is not None:
                 made = built.cls.__qualname__ + ("(...)" if built.count is None
                                                  else f"(...) x {built.count}")
@@ -537,12 +537,6 @@ def _config_from_reads(cls: type, param: inspect.Parameter, dims: Mapping[str, i
     return _config_of(fields, dims)
 
 
-def _without_self(init) -> inspect.Signature:
-    """The signature of a constructor without its ``self``."""
-    sig = inspect.signature(init)
-    return sig.replace(parameters=list(sig.parameters.values())[1:])
-
-
 def _leaf_names(fields: Mapping) -> set[str]:
     return {name for name, f in fields.items() if not f.children} | {
         leaf for f in fields.values() if f.children for leaf in _leaf_names(f.children)}
@@ -575,12 +569,14 @@ def _module_annotation(cls: type, param: inspect.Parameter) -> type | None:
     return None
 
 
-def _build_module(module: type, cls: type, param: inspect.Parameter, dims: Mapping[str, int]):
-    """``param`` of ``cls`` built as its annotation's class at ``dims``: not when it would be
-    too large to check here (a whole model's defaults, billions of parameters)."""
+def _build_module(module: type, cls: type, param: inspect.Parameter, dims: Mapping[str, int],
+                  given: Mapping[str, object] | None = None):
+    """``param`` of ``cls`` built as its annotation's class at ``dims`` (``given``: what the
+    project's call says, ``batch_first=True``): not when it would be too large to check here
+    (a whole model's defaults, billions of parameters)."""
     from .devices import MAX_PARAMETERS, parameters_on_meta
 
-    init = infer_init(module, dims)
+    init = infer_init(module, dims, given=given)
     count = parameters_on_meta(module, init)
     if count is not None and count > MAX_PARAMETERS:
         raise TargetError(f"cannot build constructor argument {param.name!r} of {cls.__qualname__} "

@@ -175,6 +175,12 @@ def handed_init(cls: type):
     return None
 
 
+def without_self(init) -> inspect.Signature:
+    """The signature of a constructor without its ``self``."""
+    sig = inspect.signature(init)
+    return sig.replace(parameters=list(sig.parameters.values())[1:])
+
+
 def inherited_layer_size(cls: type, param: str) -> str | None:
     """The dim ``param`` is, for a class built by torch's own layer constructor (a weight
     standardised ``nn.Conv3d`` subclass that only writes ``forward``, or one whose constructor

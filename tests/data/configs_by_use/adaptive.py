@@ -23,3 +23,23 @@ class Decoder(nn.Module):
 
     def forward(self, x, embedding):
         return self.norm(x + self.attn(x, x, x, need_weights=False)[0], embedding)
+
+
+class Seq2Seq(nn.Module):
+    """A sequence-to-sequence wrapper around the torch transformer its caller builds."""
+
+    def __init__(self, transformer, n_features):
+        super().__init__()
+        self.transf = transformer
+        self.proj = nn.Linear(n_features, transformer.d_model)
+        self.out = nn.Linear(transformer.d_model, n_features)
+
+    def forward(self, x):
+        source, target = x[:, :3], x[:, 3:]  # the first steps, then the ones to predict
+        return self.out(self.transf(self.proj(source), self.proj(target)))
+
+
+if __name__ == "__main__":
+    layers = nn.Transformer(d_model=6, nhead=3, num_encoder_layers=1, num_decoder_layers=1,
+                            dim_feedforward=20, batch_first=True)
+    model = Seq2Seq(layers, n_features=2)
