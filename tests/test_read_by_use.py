@@ -293,3 +293,16 @@ def test_a_torch_layer_the_project_builds_keeps_the_layout_its_call_writes_out()
                          timeout=600)
     (entry,) = json.loads(out.stdout)["targets"]
     assert entry["error"] is None and entry["diagnostics"] == [], entry
+
+
+def test_a_notebook_s_own_version_of_a_class_does_not_build_the_module_s():
+    """chapter.ipynb defines Wrapper itself (batch-first) and builds it with a batch-first
+    transformer; seq_model.py's Wrapper takes the transformer sequence-first. The notebook's call
+    builds its own class, not the module's: no verdict from it, and the argument the module's
+    class calls (``self.transf(src, tgt)``) is no config of fields either: an ask, no finding."""
+    out = subprocess.run([sys.executable, "-m", "shapetrace",
+                          str(DATA / "notebook_versions" / "seq_model.py") + "::Wrapper", "--format",
+                          "json", "--no-trace", "--no-own-calls"], capture_output=True, text=True,
+                         timeout=600)
+    (entry,) = json.loads(out.stdout)["targets"]
+    assert entry["diagnostics"] == [] and "transformer" in (entry["error"] or ""), entry

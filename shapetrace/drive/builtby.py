@@ -270,8 +270,20 @@ def _trees(path: Path, owner: type):
         text = _text(notebook)
         if owner.__name__ + "(" in text:
             tree = _notebook_tree(text)
-            if tree is not None:
+            if tree is not None and not _defines_another(tree, owner):
                 yield notebook, tree
+
+
+def _defines_another(tree: ast.Module, owner: type) -> bool:
+    """Whether ``tree`` (a notebook's code) defines a class of ``owner``'s name with other code
+    (a chapter's version that the module's differs from): its calls build that class, not
+    ``owner``. The same code, collected into the module, is ``owner``."""
+    from ..analysis.code import parsed
+
+    mine = parsed(owner)
+    mine = next((n for n in mine.body if isinstance(n, ast.ClassDef)), None) if mine else None
+    return any(isinstance(n, ast.ClassDef) and n.name == owner.__name__
+               and (mine is None or ast.dump(n) != ast.dump(mine)) for n in tree.body)
 
 
 @lru_cache(maxsize=16)

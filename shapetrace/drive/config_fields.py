@@ -116,6 +116,31 @@ def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set)
         _handed(callee, node, is_config, fields)
 
 
+def called(cls: type, param: str) -> bool:
+    """Whether ``cls`` calls its constructor argument ``param``, directly or kept as an
+    attribute (``self.transf = transformer`` then ``self.transf(src, tgt)``): a module or a
+    function, never a config."""
+    tree = _tree(cls)
+    init = _init_of(cls)
+    body = _function_def(_tree(init), "__init__") if init is not None else None
+    if tree is None or body is None:
+        return False
+    kept = {t.attr for node in ast.walk(body) if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Name) and node.value.id == param
+            for t in node.targets if isinstance(t, ast.Attribute)
+            and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == param:
+            return True
+        if isinstance(func, ast.Attribute) and func.attr in kept \
+                and isinstance(func.value, ast.Name) and func.value.id == "self":
+            return True
+    return False
+
+
 def _field_name(node, is_config) -> str | None:
     """The name of the field ``node`` reads from the config (``cfg.n_embd``), or None."""
     if isinstance(node, ast.Attribute) and is_config(node.value) and not node.attr.startswith("_"):

@@ -68,7 +68,7 @@ from .masks import optional_mask, required_mask
 from .layout import time_first
 from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
-from .config_fields import ReadConfig, fields_read, value_by_use
+from .config_fields import ReadConfig, called, fields_read, value_by_use
 from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, \
     meaning_by_use, without_self
 
@@ -532,8 +532,8 @@ def _config_from_reads(cls: type, param: inspect.Parameter, dims: Mapping[str, i
     says): a dict when every field is read by key, else a namespace. None when the code reads
     no width or head count from it."""
     fields = fields_read(cls, param.name)
-    if not {field_size(name) for name in _leaf_names(fields)} & {"C", "H"}:
-        return None
+    if not {field_size(name) for name in _leaf_names(fields)} & {"C", "H"} or called(cls, param.name):
+        return None  # (one the class calls, ``self.transf(src, tgt)``, is a module: not a config)
     return _config_of(fields, dims)
 
 
