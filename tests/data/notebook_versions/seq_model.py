@@ -7,12 +7,13 @@ import torch.nn as nn
 class Wrapper(nn.Module):
     def __init__(self, transformer, n_features):
         super().__init__()
+        width = transformer.d_model
         self.transf = transformer
-        self.proj = nn.Linear(n_features, transformer.d_model)
-        self.out = nn.Linear(transformer.d_model, n_features)
+        self.embed = nn.Linear(n_features, width)
+        self.head = nn.Linear(width, n_features)
 
     def forward(self, x):
         source, target = x[:, :3], x[:, 3:]
-        src = self.proj(source).permute(1, 0, 2)  # the transformer takes (L, N, F)
-        tgt = self.proj(target).permute(1, 0, 2)
-        return self.out(self.transf(src, tgt).permute(1, 0, 2))
+        src = self.embed(source).permute(1, 0, 2)  # the transformer takes (L, N, F)
+        tgt = self.embed(target).permute(1, 0, 2)
+        return self.head(self.transf(src, tgt).permute(1, 0, 2))
