@@ -298,11 +298,24 @@ def test_a_torch_layer_the_project_builds_keeps_the_layout_its_call_writes_out()
 def test_a_notebook_s_own_version_of_a_class_does_not_build_the_module_s():
     """chapter.ipynb defines Wrapper itself (batch-first) and builds it with a batch-first
     transformer; seq_model.py's Wrapper takes the transformer sequence-first. The notebook's call
-    builds its own class, not the module's: no verdict from it, and the argument the module's
-    class calls (``self.transf(src, tgt)``) is no config of fields either: an ask, no finding."""
+    says which class the argument is (a torch transformer), not the layout its own version is
+    written for: built with torch's defaults, the module's Wrapper runs and is clean."""
     out = subprocess.run([sys.executable, "-m", "shapetrace",
                           str(DATA / "notebook_versions" / "seq_model.py") + "::Wrapper", "--format",
                           "json", "--no-trace", "--no-own-calls"], capture_output=True, text=True,
                          timeout=600)
     (entry,) = json.loads(out.stdout)["targets"]
-    assert entry["diagnostics"] == [] and "transformer" in (entry["error"] or ""), entry
+    assert entry["error"] is None and entry["diagnostics"] == [], entry
+    assert any(n.startswith("transformer built as chapter.ipynb") for n in entry["notes"])
+
+
+def test_an_argument_the_class_calls_is_no_config_of_fields():
+    from shapetrace.drive.config_fields import called
+
+    sys.path.insert(0, str(DATA / "notebook_versions"))
+    try:
+        import seq_model
+    finally:
+        sys.path.pop(0)
+    assert called(seq_model.Wrapper, "transformer")  # self.transf(src, tgt)
+    assert not called(seq_model.Wrapper, "n_features")

@@ -52,6 +52,9 @@ def built_for(owner: type, param: str) -> Built | None:
     index, path = place
     found: list[Built] = []
     for file, tree in _trees(path, owner):
+        # a notebook with its own version of the class (other code, one name): its calls say
+        # which classes and sizes, not the layout of torch's layers its version is written for
+        own = file.suffix != ".ipynb" or not _defines_another(tree, owner)
         for scope in ast.walk(tree):
             if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -63,7 +66,7 @@ def built_for(owner: type, param: str) -> Built | None:
                 one = _module_of(arg, assigned, owner, file) if arg is not None else None
                 if one is not None:
                     found.append(Built(one[0], one[1], _where(file, node.lineno),
-                                       _torch_keywords(arg, assigned, one[0])))
+                                       _torch_keywords(arg, assigned, one[0]) if own else {}))
     if not found:
         return None
     # the class the project builds it with most often (``AttentionLayer(FullAttention(...))`` in
@@ -270,7 +273,7 @@ def _trees(path: Path, owner: type):
         text = _text(notebook)
         if owner.__name__ + "(" in text:
             tree = _notebook_tree(text)
-            if tree is not None and not _defines_another(tree, owner):
+            if tree is not None:
                 yield notebook, tree
 
 
