@@ -21,13 +21,17 @@ import torch.nn as nn
 from shapetrace.analysis.code import never_read
 from shapetrace.drive.config_fields import fields_read, value_by_use
 from shapetrace.drive.unset import UnsetWatch, initialise
+from style_corpus import load
 
 DATA = Path(__file__).parent / "data"
 
 
-def _targets(path: Path) -> dict:
-    out = subprocess.run([sys.executable, "-m", "shapetrace", str(path), "--format", "json",
-                          "--no-trace"], capture_output=True, text=True, timeout=900, cwd=path.parent)
+def _targets(path: Path, *flags: str, cls: str = "") -> dict:
+    """Each class of ``path`` (``cls`` alone when given) as ``python -m shapetrace`` reports it
+    in JSON, by its name, run from the file's folder."""
+    out = subprocess.run([sys.executable, "-m", "shapetrace", str(path) + (f"::{cls}" if cls else ""),
+                          "--format", "json", "--no-trace", *flags], capture_output=True, text=True,
+                         timeout=900, cwd=path.parent)
     return {t["target"].split("::")[-1]: t for t in json.loads(out.stdout)["targets"]}
 
 
@@ -53,13 +57,14 @@ def logged() -> dict:
 
 # --- config fields by use ----------------------------------------------------------------------
 
+def _data_module(folder: str, stem: str):
+    """A test module of tests/data, under a name of its own (``model`` would stand for any
+    other test's module of that name in the same process)."""
+    return load(DATA / folder / f"{stem}.py", "read_by_use")
+
+
 def _forecast_module():
-    sys.path.insert(0, str(DATA / "configs_by_use"))
-    try:
-        import forecast
-    finally:
-        sys.path.pop(0)
-    return forecast
+    return _data_module("configs_by_use", "forecast")
 
 
 def test_config_fields_are_read_by_what_the_code_hands_them_to():
@@ -219,11 +224,7 @@ def test_a_name_inside_a_helper_defined_in_the_constructor_is_the_helper_s_own()
     parameter (one width), not the constructor's list of widths of the same name."""
     from shapetrace.drive.builtby import passed_for
 
-    sys.path.insert(0, str(DATA / "nested_scope"))
-    try:
-        import model
-    finally:
-        sys.path.pop(0)
+    model = _data_module("nested_scope", "model")
     found = passed_for(model.Scale, "c")
     assert found is None or not isinstance(found.value, list), found
 
@@ -274,11 +275,7 @@ def test_a_name_inside_a_lambda_without_parameters_is_the_constructor_s():
     """``get_ff = lambda: Chunked(ff_chunks, ...)``: ff_chunks is the constructor's (default 1)."""
     from shapetrace.drive.builtby import passed_for
 
-    sys.path.insert(0, str(DATA / "nested_scope"))
-    try:
-        import model
-    finally:
-        sys.path.pop(0)
+    model = _data_module("nested_scope", "model")
     found = passed_for(model.Chunked, "chunks")
     assert found is not None and found.value == 1, found
 
@@ -287,11 +284,8 @@ def test_a_torch_layer_the_project_builds_keeps_the_layout_its_call_writes_out()
     """``nn.Transformer(..., batch_first=True)`` built at the probe sizes stays batch-first:
     built sequence-first, source and target of different lengths would fail as the guess's
     op-failed, a false alarm."""
-    out = subprocess.run([sys.executable, "-m", "shapetrace",
-                          str(DATA / "configs_by_use" / "adaptive.py") + "::Seq2Seq", "--format",
-                          "json", "--no-trace", "--no-own-calls"], capture_output=True, text=True,
-                         timeout=600)
-    (entry,) = json.loads(out.stdout)["targets"]
+    (entry,) = _targets(DATA / "configs_by_use" / "adaptive.py", "--no-own-calls",
+                        cls="Seq2Seq").values()
     assert entry["error"] is None and entry["diagnostics"] == [], entry
 
 
@@ -300,11 +294,8 @@ def test_a_notebook_s_own_version_of_a_class_does_not_build_the_module_s():
     transformer; seq_model.py's Wrapper takes the transformer sequence-first. The notebook's call
     says which class the argument is (a torch transformer), not the layout its own version is
     written for: built with torch's defaults, the module's Wrapper runs and is clean."""
-    out = subprocess.run([sys.executable, "-m", "shapetrace",
-                          str(DATA / "notebook_versions" / "seq_model.py") + "::Wrapper", "--format",
-                          "json", "--no-trace", "--no-own-calls"], capture_output=True, text=True,
-                         timeout=600)
-    (entry,) = json.loads(out.stdout)["targets"]
+    (entry,) = _targets(DATA / "notebook_versions" / "seq_model.py", "--no-own-calls",
+                        cls="Wrapper").values()
     assert entry["error"] is None and entry["diagnostics"] == [], entry
     assert any(n.startswith("transformer built as chapter.ipynb") for n in entry["notes"])
 
@@ -312,10 +303,6 @@ def test_a_notebook_s_own_version_of_a_class_does_not_build_the_module_s():
 def test_an_argument_the_class_calls_is_no_config_of_fields():
     from shapetrace.drive.config_fields import called
 
-    sys.path.insert(0, str(DATA / "notebook_versions"))
-    try:
-        import seq_model
-    finally:
-        sys.path.pop(0)
+    seq_model = _data_module("notebook_versions", "seq_model")
     assert called(seq_model.Wrapper, "transformer")  # self.transf(src, tgt)
     assert not called(seq_model.Wrapper, "n_features")

@@ -95,7 +95,7 @@ def _handed_to_own(func, call: ast.Call, name: str) -> dict:
     if not (isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
             and call.func.value.id == "self"):
         return {}
-    owner = _owner_class(func)
+    owner = owner_class(func)
     method = getattr(owner, call.func.attr, None) if owner is not None else None
     if not inspect.isfunction(method):
         return {}
@@ -117,7 +117,7 @@ def _handed_to_own(func, call: ast.Call, name: str) -> dict:
     return out
 
 
-def _owner_class(func) -> type | None:
+def owner_class(func) -> type | None:
     """The class a method was defined in, found by its qualified name, or None."""
     func = getattr(func, "__func__", func)
     parts = getattr(func, "__qualname__", "").split(".")
@@ -135,14 +135,7 @@ def only_tested(func, name: str) -> bool:
     body = definition(func)
     if body is None:
         return False
-    tested: set[int] = set()
-    for node in ast.walk(body):
-        if isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)):
-            tested.add(id(node.test))
-        elif isinstance(node, ast.BoolOp):
-            tested.update(id(v) for v in node.values)
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            tested.add(id(node.operand))
+    tested = _tested_ids(body)
     uses = [node for node in ast.walk(body) if isinstance(node, ast.Name) and node.id == name
             and isinstance(node.ctx, ast.Load)]
     return bool(uses) and all(id(node) in tested for node in uses)

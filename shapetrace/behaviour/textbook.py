@@ -54,7 +54,6 @@ from ..rules.scale import cosine, explain_scale, projected, scalar_argument, tem
 from . import locate
 from .probe import Probe
 
-#: Additions onto the scores (a bias, a position table, an additive mask).
 #: Ops between the softmax and the values that change no weight.
 _NEUTRAL = CASTS | DROPOUTS | RESHAPES | PERMUTES | EXPANDS
 #: Steps followed back from q or k.

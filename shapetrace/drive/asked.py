@@ -127,12 +127,12 @@ def halved_size(raised: BaseException | None, dims: Dims, free,
     text = str(raised)
     numbers = numbers_in(text)
     line = linecache.getline(*raised_at) if raised_at else ""
+    asked = re.search(r"%\s*2\s*[!=]=", line)
     if raised_at and raised_by_check(raised_at) and dims.get("d", 2) % 2 \
-            and (_FEATURES.search(line) or re.search(r"%\s*2\s*[!=]=", line)):
+            and (asked or _FEATURES.search(line)):
         # ``assert embed_dim % 2 == 0``, or a check on the features' size, which the code
         # rounds to pairs (``assert ro_dim <= x.shape[-1]``, ``ro_dim`` twice the cosines of
         # an odd size)
-        asked = re.search(r"%\s*2\s*[!=]=", line)
         return ("d", EVEN_HEAD_SIZE, "an even head size (and width): the module's own check "
                 + ("asks for an even size" if asked else "refused the odd one"))
     view = VIEW_FAILED.search(text)

@@ -21,7 +21,7 @@ import torch
 from ..base import specs
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, drop_frames, one_line
-from ..base.ops import ARITHMETIC_NAMES, ARITHMETIC_OPERATORS, cut_to_empty
+from ..base.ops import ARITHMETIC_NAMES, ARITHMETIC_OPERATORS, cut_to_empty, ints
 from ..base.records import OpRecord
 from ..base.source import display_path, innermost_user_frame, user_frame
 from ..behaviour.state import ModuleState
@@ -148,11 +148,8 @@ class Attempt:
         rec = self.failed_op
         if rec is None or rec.op.rpartition(".")[2] != "permute" or not self.reads_input(rec, names):
             return False
-        dims = [a for a in rec.args[1:] if type(a) is int]
-        if len(rec.args) == 2 and isinstance(rec.args[1], (tuple, list)):
-            dims = list(rec.args[1])
-        dims = dims or list(rec.kwargs.get("dims", ()))
-        return len(dims) == expected and rec.inputs[0].ndim != expected
+        dims = ints(rec.args[1:] if len(rec.args) > 1 else (rec.kwargs.get("dims", ()),))
+        return dims is not None and len(dims) == expected and rec.inputs[0].ndim != expected
 
     def reads_input(self, rec: OpRecord, names) -> bool:
         """Whether ``rec`` read one of the inputs ``names`` as it came in."""

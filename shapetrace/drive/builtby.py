@@ -255,11 +255,18 @@ def _module_class_named(node: ast.expr | None, owner: type) -> object:
     chain = node
     while isinstance(chain, ast.Attribute):
         chain = chain.value
-    parts = ast.unparse(node).split(".") if isinstance(chain, ast.Name) else []
-    found = class_namespace(owner).get(parts[0]) if parts else None
-    for part in parts[1:]:
-        found = getattr(found, part, None)
+    found = _resolved(class_namespace(owner), ast.unparse(node)) if isinstance(chain, ast.Name) \
+        else None
     return found if isinstance(found, type) and issubclass(found, torch.nn.Module) else _NOTHING
+
+
+def _resolved(namespace: dict, dotted: str):
+    """What a dotted name (``nn.GELU``) names in a module's namespace, or None."""
+    head, *rest = dotted.split(".")
+    found = namespace.get(head)
+    for part in rest:
+        found = getattr(found, part, None)
+    return found
 
 
 def _trees(path: Path, owner: type):
@@ -449,21 +456,24 @@ def _module_of(node: ast.expr, assigned: dict, owner: type, file: Path):
 
 def _module_class(name: str | None, owner: type, file: Path) -> type | None:
     """The module class of the project's code called ``name``, seen from ``owner``'s module or
-    from the module of ``file`` (the calling code, imported as its package imports it); None
-    for torch's own and anything else."""
+    from the module of ``file`` (the calling code, imported as its package imports it), or one
+    of torch's own layers a dotted name names there (``nn.LayerNorm``, not a container); None
+    for anything else."""
     import torch.nn as nn
 
     if not name:
         return None
-    head, _, name = name.rpartition(".")
-    for module in (sys.modules.get(owner.__module__), _imported(file, owner)):
-        found = getattr(module, name, None) if module is not None else None
+    modules = [m for m in (sys.modules.get(owner.__module__), _imported(file, owner)) if m is not None]
+    leaf = name.rpartition(".")[2]
+    for module in modules:
+        found = getattr(module, leaf, None)
         if isinstance(found, type) and issubclass(found, nn.Module) and found is not owner \
                 and not found.__module__.startswith("torch"):
             return found
-    if head in ("nn", "torch.nn"):  # ``norm=nn.LayerNorm(d_model)``: torch's own, not a container
-        found = getattr(nn, name, None)
+    for module in modules if "." in name else ():  # ``norm=nn.LayerNorm(d_model)``
+        found = _resolved(vars(module), name)  # one of torch's own layers, not a container
         if isinstance(found, type) and issubclass(found, nn.Module) \
+                and found.__module__.startswith("torch.nn") \
                 and found not in (nn.ModuleList, nn.ModuleDict, nn.Sequential, nn.Module):
             return found
     return None

@@ -9,15 +9,13 @@ code compares it with None. All of it reads source (``ast``); nothing is run.
 from __future__ import annotations
 
 import ast
+import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import inspect
-
-from collections.abc import Mapping
-
 from ..base.names import number_of, size_of
-from .usage import DIVISOR, LAYER_COUNT, OUTPUT_FACTOR, _DEPTH, _bound, _function_def, _init_of, _resolve, _sizes_of, \
-    _tree, _user_code
+from .usage import (DIVISOR, LAYER_COUNT, OUTPUT_FACTOR, _DEPTH, _aliases, _bound, _function_def,
+                    _init_of, _resolve, _sizes_of, _tree, _user_code)
 
 
 @dataclass
@@ -125,17 +123,11 @@ def called(cls: type, param: str) -> bool:
     body = _function_def(_tree(init), "__init__") if init is not None else None
     if tree is None or body is None:
         return False
-    kept = {t.attr for node in ast.walk(body) if isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Name) and node.value.id == param
-            for t in node.targets if isinstance(t, ast.Attribute)
-            and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    local, kept = _aliases(body, param)
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Name) and func.id == param:
-            return True
-        if isinstance(func, ast.Attribute) and func.attr in kept \
+        func = node.func if isinstance(node, ast.Call) else None
+        if isinstance(func, ast.Name) and func.id in local \
+                or isinstance(func, ast.Attribute) and func.attr in kept \
                 and isinstance(func.value, ast.Name) and func.value.id == "self":
             return True
     return False

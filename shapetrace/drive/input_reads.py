@@ -20,7 +20,7 @@ import dataclasses
 import inspect
 from collections.abc import Mapping
 
-from ..analysis.code import compared_with_none, demanded, never_read, only_tested
+from ..analysis.code import compared_with_none, demanded, never_read, only_tested, owner_class
 from ..analysis.handed import handed
 from ..base.names import (
     DATA_INPUTS,
@@ -82,7 +82,7 @@ def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None
             continue  # a helper's x or input (nonlinearity(x)) says nothing of what it is handed
         spec = spec_from_name(there, params)
         if spec is None and func.__name__ == "forward":  # token ids into the receiver's embedding
-            spec = spec_by_layer(there, func, _class_of(func))  # (a width is read on the built
+            spec = spec_by_layer(there, func, owner_class(func))  # (a width is read on the built
             spec = spec if spec is not None and spec.dtype == "long" else None  # module, exactly)
         if spec is not None:
             found.add(dataclasses.replace(spec, name=name))
@@ -107,12 +107,6 @@ def none_by_receiver(name: str, forward, owner: type | None) -> ValueInput | Non
         return None
     tested = any(compared_with_none(func, there) for func, there in receivers)
     return ValueInput(name, None) if tested else None
-
-
-def _class_of(method) -> type | None:
-    """The class of the user's code a method is defined in (``Encoder.forward``), or None."""
-    owner = getattr(method, "__globals__", {}).get(method.__qualname__.split(".")[0])
-    return owner if isinstance(owner, type) and "." in method.__qualname__ else None
 
 
 

@@ -51,8 +51,8 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
         if any(m.src is None and tuple(m.shape) == tuple(arg.shape) and m.dtype == arg.dtype
                for m in rec.inputs):
             return ask(result, f"{_as_guessed(name, arg)}, does not fit {rec.op}, the first op "
-                                f"that reads it ({rec.error[0]}: {one_line(rec.error[1])})",
-                        _example(name, arg, rec))
+                               f"that reads it ({rec.error[0]}: {one_line(rec.error[1])})",
+                       _example(name, arg, rec))
     return _made_failed(result, chosen)
 
 
@@ -73,9 +73,9 @@ def _made_failed(result: TargetResult, chosen: Attempt) -> bool:
     shown = ", ".join(_as_guessed(name, arg).removeprefix("input ") for name, arg in found)
     other = chosen.passed_by.split(":")[0]
     return ask(result, f"the forward failed at {rec.op}{_at(rec)} ({rec.error[0]}: "
-                        f"{one_line(rec.error[1])}) on values made from input"
-                        f"{'s' if len(found) > 1 else ''} {shown}; with {other}, it got past "
-                        f"that op, so the failure depends on the guess")
+                       f"{one_line(rec.error[1])}) on values made from input"
+                       f"{'s' if len(found) > 1 else ''} {shown}; with {other}, it got past "
+                       f"that op, so the failure depends on the guess")
 
 
 def _as_guessed(name: str, arg: torch.Tensor) -> str:
@@ -115,8 +115,8 @@ def _rank_failed(result: TargetResult, chosen: Attempt) -> bool:
     example = (_LAYOUTS[rank] if rank in _LAYOUTS else
                "B,C,H,W" if takes_images(chosen.model) else "B,T,C or B,C,H,W")
     return ask(result, f"{_as_guessed(name, arg)}, does not have the number of axes the "
-                        f"forward wants ({type(raised).__name__}: {one_line(raised)[:160]})",
-                f"--input {name}={example}")
+                       f"forward wants ({type(raised).__name__}: {one_line(raised)[:160]})",
+               f"--input {name}={example}")
 
 
 def _refused(result: TargetResult, chosen: Attempt) -> bool:
@@ -130,8 +130,8 @@ def _refused(result: TargetResult, chosen: Attempt) -> bool:
         return False
     shown = "; ".join(f"{name} ({', '.join(str(n) for n in arg.shape)})" for name, arg in guessed)
     return ask(result, f"{type(chosen.model).__name__}'s own check refused the inputs guessed "
-                        f"from their names, {shown} ({type(raised).__name__}: "
-                        f"{one_line(raised)[:160]})")
+                       f"from their names, {shown} ({type(raised).__name__}: "
+                       f"{one_line(raised)[:160]})")
 
 
 #: what Python says of a call that lacks an argument its callee requires
@@ -151,8 +151,8 @@ def _handed_on_failed(result: TargetResult, chosen: Attempt) -> bool:
     if found is None or not kinds & {inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL}:
         return False
     return ask(result, f"forward hands what it is given on (*args/**kwargs), and the callee "
-                        f"requires {found.group(1)}, which shapetrace left out "
-                        f"({one_line(raised)})")
+                       f"requires {found.group(1)}, which shapetrace left out "
+                       f"({one_line(raised)})")
 
 
 #: what torch says of a size below zero (-1 in a view is "infer this one", not such a size)
@@ -203,9 +203,9 @@ def _emptied(result: TargetResult, chosen: Attempt) -> bool:
     shown = ", ".join(_as_guessed(name, arg).removeprefix("input ") for name, arg in guessed)
     made = chosen.trace.records[empty[0]._made_by]
     return ask(result, f"the forward failed at {rec.op}{_at(rec)} ({rec.error[0]}: "
-                        f"{one_line(rec.error[1])[:120]}) on an empty tensor {tuple(empty[0].shape)} "
-                        f"it made{_at(made)} from inputs {shown}: the code wants other sizes than "
-                        f"the guessed ones")
+                       f"{one_line(rec.error[1])[:120]}) on an empty tensor {tuple(empty[0].shape)} "
+                       f"it made{_at(made)} from inputs {shown}: the code wants other sizes than "
+                       f"the guessed ones")
 
 
 def _moves(chosen: Attempt, failed, name: str, other: int) -> bool:
@@ -252,9 +252,9 @@ def _dtype_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False
     which = " or ".join(repr(n) for n in found)  # inputs of one shape cannot be told apart
     return ask(result, f"input {which}, guessed from {'its name' if len(found) == 1 else 'their names'} "
-                        f"as floats, does not fit {rec.op} ({rec.error[0]}: "
-                        f"{one_line(rec.error[1])}): it may hold integers",
-                f"--input {found[-1]}=B,T:long")
+                       f"as floats, does not fit {rec.op} ({rec.error[0]}: "
+                       f"{one_line(rec.error[1])}): it may hold integers",
+               f"--input {found[-1]}=B,T:long")
 
 
 def _ids_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -270,9 +270,9 @@ def _ids_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False
     name, arg = found[0]
     return ask(result, f"{_as_guessed(name, arg)} with values in [{int(arg.min())}, "
-                        f"{int(arg.max()) + 1}), does not fit {rec.op} ({one_line(chosen.raised)}): "
-                        f"the code may shift its ids or keep rows of the table",
-                f"--input {name}=B,T:long:N with N the number of ids it takes")
+                       f"{int(arg.max()) + 1}), does not fit {rec.op} ({one_line(chosen.raised)}): "
+                       f"the code may shift its ids or keep rows of the table",
+               f"--input {name}=B,T:long:N with N the number of ids it takes")
 
 
 def _branch_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -284,8 +284,8 @@ def _branch_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False
     name, arg = guessed[0]
     return ask(result, f"{_as_guessed(name, arg)}: the forward read a name it sets only on "
-                        f"another path ({one_line(raised)}), one the code takes for inputs of "
-                        f"another shape")
+                       f"another path ({one_line(raised)}), one the code takes for inputs of "
+                       f"another shape")
 
 
 
@@ -316,8 +316,8 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
     if not left:
         return False
     return ask(result, f"forward failed on None ({one_line(raised)}"
-                        f"{at_site(chosen.raised_at)}) with "
-                        f"{', '.join(left)} left None: a value its callers pass")
+                       f"{at_site(chosen.raised_at)}) with "
+                       f"{', '.join(left)} left None: a value its callers pass")
 
 
 def _config_none_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -467,9 +467,9 @@ def _moved_failed(result: TargetResult, chosen: Attempt) -> bool:
     for name, arg in _guessed(chosen):
         if any(_moved_from(meta, arg, records) for meta in rec.inputs):
             return ask(result, f"{_as_guessed(name, arg)}, does not fit {rec.op}"
-                                f"{_at(rec)} ({rec.error[0]}: {one_line(rec.error[1])}), which "
-                                f"reads it only moved or reshaped",
-                        _example(name, arg, rec))
+                               f"{_at(rec)} ({rec.error[0]}: {one_line(rec.error[1])}), which "
+                               f"reads it only moved or reshaped",
+                       _example(name, arg, rec))
     return False
 
 
@@ -510,9 +510,9 @@ def _lengths_failed(result: TargetResult, chosen: Attempt) -> bool:
     rec = chosen.failed_op
     where = f" at {rec.op}" if rec is not None else ""
     return ask(result, f"inputs {', '.join(repr(n) for n in sources)}, guessed from their names "
-                        f"as a sequence of their own (S={dims['S']}), do not fit the queries' "
-                        f"length (T={dims['T']}){where} ({why(chosen)}), nor read at the "
-                        f"queries' length", "--input query=B,1,C for one query")
+                       f"as a sequence of their own (S={dims['S']}), do not fit the queries' "
+                       f"length (T={dims['T']}){where} ({why(chosen)}), nor read at the "
+                       f"queries' length", "--input query=B,1,C for one query")
 
 
 def _made_from(rec, arg: torch.Tensor, records, depth: int = 40) -> bool:
@@ -540,8 +540,8 @@ def _image_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False
     name, arg = vectors[0]
     return ask(result, f"{_as_guessed(name, arg)}, does not fit {type(chosen.model).__name__}, "
-                        f"which works on images, and no image shapetrace tried ran it either "
-                        f"({why(chosen)})", f"--input {name}=B,C,H,W")
+                       f"which works on images, and no image shapetrace tried ran it either "
+                       f"({why(chosen)})", f"--input {name}=B,C,H,W")
 
 
 def _signal_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -551,8 +551,8 @@ def _signal_failed(result: TargetResult, chosen: Attempt) -> bool:
     if chosen.ran or not names or not signal_refused(chosen, names):
         return False
     return ask(result, f"input {names[0]!r}, guessed from its name, does not fit "
-                        f"{chosen.failed_op.op} as (B, T, C) nor as a signal, channels first "
-                        f"({why(chosen)})", f"--input {names[0]}=B,C,T")
+                       f"{chosen.failed_op.op} as (B, T, C) nor as a signal, channels first "
+                       f"({why(chosen)})", f"--input {names[0]}=B,C,T")
 
 
 def _pattern_failed(result: TargetResult, chosen: Attempt) -> bool:
@@ -564,7 +564,7 @@ def _pattern_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False
     name, arg = guessed[0]
     return ask(result, f"{_as_guessed(name, arg)}, does not fit an einops pattern of the "
-                        f"forward ({why(chosen)})", tail=", and --dims for sizes the pattern needs")
+                       f"forward ({why(chosen)})", tail=", and --dims for sizes the pattern needs")
 
 
 def _from_einops(raised: BaseException, raised_in: str | None) -> bool:
@@ -587,7 +587,7 @@ def _unpack_failed(result: TargetResult, chosen: Attempt) -> bool:
             if expected != arg.dim() and chosen.unpacked(expected, (name,)):
                 file, line = chosen.raised_at
                 return ask(result, f"{_as_guessed(name, arg)}, does not fit "
-                                    f"{display_path(file)}:{line}, which unpacks {expected} sizes "
-                                    f"from its shape",
-                            f"--input {name}={_LAYOUTS.get(expected, 'B,C,H,W')}")
+                                   f"{display_path(file)}:{line}, which unpacks {expected} sizes "
+                                   f"from its shape",
+                           f"--input {name}={_LAYOUTS.get(expected, 'B,C,H,W')}")
     return False

@@ -82,29 +82,21 @@ def initialise(model: torch.nn.Module, names: list[str]) -> None:
     ``reset_parameters`` (its subclass's may do nothing), any other normal(0, 0.02)."""
     if not names:
         return
-    owners: dict[int, torch.nn.Module] = {}
-    wanted = set(names)
-    for path, module in model.named_modules():
-        own = [f"{path}.{n}" if path else n for n, _ in
-               (*module.named_parameters(recurse=False), *module.named_buffers(recurse=False))]
-        if wanted & set(own):
-            owners[id(module)] = module
-    done: set[str] = set()
+    values = dict((*model.named_parameters(), *model.named_buffers()))
+    owners = {name: _owner(model, name) for name in names}
     with torch.no_grad():
-        for module in owners.values():
-            reset = _torch_reset(type(module))
-            if reset is not None:
-                try:
-                    reset(module)
-                except Exception:  # noqa: BLE001 - torch's reset on a subclass's other layout
-                    continue
-                done |= {n for n in names if _owned(model, n) is module}
+        reset = set()  # the modules torch's own initialisation set again
+        for module in {id(m): m for m in owners.values() if m is not None}.values():
+            initial = _torch_reset(type(module))
+            try:
+                if initial is not None:
+                    initial(module)
+                    reset.add(id(module))
+            except Exception:  # noqa: BLE001 - torch's reset on a subclass's other layout
+                pass
         for name in names:
-            if name in done:
-                continue
-            value = _value(model, name)
-            if value is not None:
-                value.normal_(0.0, 0.02)
+            if id(owners[name]) not in reset and name in values:
+                values[name].normal_(0.0, 0.02)
     try:
         _SET[model] = list(names)
     except TypeError:
@@ -119,19 +111,13 @@ def _torch_reset(cls: type):
     return None
 
 
-def _owned(model: torch.nn.Module, name: str):
-    path, _, _ = name.rpartition(".")
+def _owner(model: torch.nn.Module, name: str):
+    """The module that holds the parameter or buffer ``name`` (``fc.0.weight``: ``fc.0``)."""
+    path = name.rpartition(".")[0]
     try:
         return model.get_submodule(path) if path else model
     except AttributeError:
         return None
-
-
-def _value(model: torch.nn.Module, name: str):
-    owner = _owned(model, name)
-    leaf = name.rpartition(".")[2]
-    value = getattr(owner, leaf, None) if owner is not None else None
-    return value if isinstance(value, torch.Tensor) else None
 
 
 def note(model) -> str:

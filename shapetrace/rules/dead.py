@@ -229,14 +229,15 @@ def _finding(analysis: Analysis, culprit: _Culprit, store: DeadStore):
     filename, line, _, _ = culprit.where
     if filename is None or line is None:
         return None
-    why, hint = _why(culprit, store)
+    replaced = store.replaced_by
+    shared = _shared_input(*culprit.where, replaced, store.binding.name) \
+        if replaced is not None and store.binding.name is not None else None
+    why, hint = _why(culprit, store, shared)
     message = f"{_noun(analysis, culprit)} {_text(culprit)} is computed and never used: {why}"
     returned = culprit.returned
-    replaced = store.replaced_by
     sibling = _sibling_read(filename, line, replaced, store.binding.name)
     made_at = None
-    if replaced is not None and store.binding.name is not None \
-            and _shared_input(*culprit.where, replaced, store.binding.name) is not None:
+    if shared is not None:
         # q = query.view(...) after q = self.q_proj(query): the new q is made from what the
         # projection read, at the line that should have read the projection
         made_at = (display_path(filename), replaced.lineno)
@@ -256,9 +257,10 @@ def _finding(analysis: Analysis, culprit: _Culprit, store: DeadStore):
                       replaced_at=replaced.lineno if replaced is not None else None)
 
 
-def _why(culprit: _Culprit, store: DeadStore) -> tuple[str, str]:
+def _why(culprit: _Culprit, store: DeadStore, source: str | None) -> tuple[str, str]:
     """What became of the value, and the hint: in the user's names, with the line that
-    replaced it and what that line made the new value from."""
+    replaced it and what that line made the new value from (``source``: what it read that the
+    dead value read too, :func:`_shared_input`)."""
     filename, line, col, end_col = culprit.where
     binding, replaced = store.binding, store.replaced_by
     name, at = binding.name, binding.statement.lineno
@@ -279,7 +281,6 @@ def _why(culprit: _Culprit, store: DeadStore) -> tuple[str, str]:
         return f"{into} is never read afterwards", hint
     why = (f"{into} is assigned again at line {replaced.lineno} "
            f"({ast.unparse(replaced).strip()}) before anything reads it")
-    source = _shared_input(filename, line, col, end_col, replaced, name)
     if source is None:
         return why, hint
     why += (f": the new {name} is made from {source}, which {_text(culprit)} read, so line "

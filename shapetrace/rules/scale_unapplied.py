@@ -15,8 +15,8 @@ import ast
 import dataclasses
 import inspect
 import math
-import textwrap
 
+from ..analysis.code import parsed
 from ..base.diagnostics import Diagnostic
 from ..base.source import display_path
 
@@ -84,11 +84,13 @@ def _made_unread(cls: type, name: str) -> tuple[str, int] | None:
     for klass in cls.__mro__:
         if klass is object or (klass.__module__ or "").startswith("torch"):
             continue
+        tree = parsed(klass)
         try:
-            lines, start = inspect.getsourcelines(klass)
+            start = inspect.getsourcelines(klass)[1]
             file = inspect.getsourcefile(klass)
-            tree = ast.parse(textwrap.dedent("".join(lines)))
-        except (OSError, TypeError, SyntaxError):
+        except (OSError, TypeError):
+            return None
+        if tree is None:
             return None
         for method in ast.walk(tree):
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
