@@ -620,6 +620,38 @@ HELD_OUT_23 = [
     ("Andrei-Aksionov/nanoGPTplus", "c2eedfe406bf7c8851c393825c09280a7e329242",
      ["src/model/gpt_language_model/attention.py", "src/model/gpt_language_model/gpt.py"], ""),
 ]
+HELD_OUT_24 = [
+    # fetched at the start of the fourteenth round, measured before any change of that round
+    ("sdan/minDiT", "9e7bf7a40104bdbbcee31c78e8f08e3026b20d46",
+     ["transformer.py", "model.py"], ""),
+    ("Atten4Vis/ConditionalDETR", "8ea7c3f3fff49cd287855d4f13cc12a6066bc8e9",
+     ["models/transformer.py", "models/attention.py"], ""),
+    ("RVC-Boss/GPT-SoVITS", "48b1a0169a28582a8984402f82cf438d3bfa6aca",
+     ["GPT_SoVITS/AR/modules/transformer.py", "GPT_SoVITS/module/attentions.py"], ""),
+    ("dudgns0908/Conformer", "6617acd94362c6d70614bf0c69a8088843ad3f4f",
+     ["conformer/modules/attention.py", "conformer/models/modules.py"], ""),
+    ("wenyuchen96/transformer", "c541d1d2b5c3ddd8a94433c35585ccd9c0263b79",
+     ["model.py", "nanoGPT_kv_cache/model_nanogpt.py"], ""),
+    ("abdouaziz/tacotron", "ed0d5447055e0ad81399d496d0cab88705112b36",
+     ["src/tacotron.py"], ""),
+    ("DigitalPhonetics/IMS-Toucan", "6355e679207917b68486649bfb0065b7f556cacd",
+     ["Modules/GeneralLayers/Attention.py", "Modules/ToucanTTS/dit.py"], ""),
+    ("naver-ai/pit", "9d97a62e6a2a72a86685003998fcae700f952e18",
+     ["pit.py"], ""),
+    ("kaituoxu/Speech-Transformer", "43d83eab2e4e25a4250ddff702aa0a2d4dffe4e6",
+     ["src/transformer/attention.py", "src/transformer/decoder.py"], ""),
+    ("hustvl/YOLOS", "5717fc29d727dab84ad585c56457b4de1225eddc",
+     ["models/backbone.py"], ""),
+    ("facebookresearch/mae_st", "c5dec1bc01062097906ea67fe47935ec33fd46df",
+     ["util/video_vit.py"], ""),
+    ("rgivhan/minGPT", "6a03fa72525a718ca7dad38e06de009b96273338",
+     ["attention.py", "model.py"], ""),
+    ("priyangkarghosh/tllm", "1df6e65c16c2687a45cf755f808591aaf381d935",
+     ["src/model/attention.py", "src/model/model.py"], ""),
+    ("lucidrains/point-transformer-pytorch", "f9d4e56a26ceee70deb60da230fef40c656396e6",
+     ["point_transformer_pytorch/point_transformer_pytorch.py",
+      "point_transformer_pytorch/multihead_point_transformer_pytorch.py"], ""),
+]
 def _numbered() -> dict[str, list]:
     """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
     halves, ``-dev`` and ``-held``): a new set is a new list, nothing else to add."""
