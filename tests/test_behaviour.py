@@ -500,6 +500,26 @@ def test_dropout_built_with_rate_zero_is_still_located_at_its_line():
     assert diags[0].line == located_line("dropout-in-eval") and diags[0].op == "F.dropout"
 
 
+class ZeroStartThenDropout(nn.Module):
+    """A start state made with ``x.new(B, n).zero_()`` (memory never written, then zeroed) ahead
+    of a dropout left on in eval: the dropout is the first op whose values differ."""
+
+    def __init__(self, C):
+        super().__init__()
+        self.proj = nn.Linear(C, C)
+
+    def forward(self, x):
+        start = x.new(x.shape[0], 1, x.shape[-1]).zero_()
+        h = torch.cat([start, x], dim=1)
+        return nn.functional.dropout(self.proj(h), p=0.5)[:, 1:]  # the line to report
+
+
+def test_memory_a_forward_zeroes_is_not_where_runs_first_differ():
+    diags = check_behaviour(ZeroStartThenDropout(D["C"]), [x_of(D)], causal=False, dims=D)
+    assert [d.rule for d in diags] == ["nondeterministic-eval"]
+    assert diags[0].op == "F.dropout", diags[0]
+
+
 def test_dropout_modules_are_checked_in_eval_mode():
     module = bm.PreNormBlock(D["C"], D["H"], D["L"], dropout=0.5).train()
     assert check_behaviour(module, [x_of(D)], causal=True, dims=D) == []

@@ -452,6 +452,38 @@ def test_a_width_the_code_fixes_is_read_not_reported():
     assert any(n.startswith("C=80, the width the module's own code fixes") for n in result.notes)
 
 
+class FramePrenet(nn.Module):
+    """Linear layers over frames of the width its callers pass, run in a loop over a list."""
+
+    def __init__(self, n_in, sizes=(32, 16)):
+        super().__init__()
+        widths = [n_in, *sizes[:-1]]
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, sizes))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return x
+
+
+class FrameEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.prenet = FramePrenet(40)
+
+    def forward(self, x):
+        return self.prenet(x)
+
+
+def test_a_linear_width_its_callers_pass_is_read_not_reported():
+    """The guessed width meets the first linear layer's 40 inputs (a matrix product that cannot
+    be made): the width is read from the layer, as for a convolution's channels."""
+    result = st.check(FramePrenet).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert result.dims["C"] == 40
+    assert any(n.startswith("C=40, the width the module's own code fixes") for n in result.notes)
+
+
 # --- a scale judged on inputs whose width was guessed --------------------------------------------
 
 class PerHeadDot(nn.Module):

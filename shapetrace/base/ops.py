@@ -283,7 +283,13 @@ RISKY_NAMES = frozenset({
 })
 #: Ops that return whatever was in memory: a NaN there is not one the user made.
 UNINITIALISED = frozenset({"torch.empty", "torch.empty_like", "Tensor.new_empty",
-                           "torch.empty_strided", "Tensor.resize_"})
+                           "torch.empty_strided", "Tensor.resize_",
+                           "Tensor.new"})  # x.new(B, n): sizes, memory never written
+#: In-place ops that write every element whatever it held (``x.new(B, n).zero_()``): what they
+#: return is made of their other operands, not of the memory they wrote into.
+OVERWRITES = frozenset({"Tensor.zero_", "Tensor.fill_", "Tensor.copy_", "Tensor.uniform_",
+                        "Tensor.normal_", "Tensor.random_", "Tensor.bernoulli_",
+                        "Tensor.exponential_"})
 #: Attribute reads and queries that make no tensor worth recording: only a use of their input.
 PASSTHROUGH_NAMES = frozenset({
     "shape", "dtype", "device", "ndim", "is_cuda", "is_sparse", "is_quantized", "is_meta",

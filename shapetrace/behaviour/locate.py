@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..base.ops import PICKS, UNINITIALISED, base_name
+from ..base.ops import OVERWRITES, PICKS, UNINITIALISED, base_name
 from ..base.records import OpRecord, TraceData
 from ..record.tracer import Recorder
 from .probe import Axes, Probe, axes_of, normalise, reduce_grad, row_grads
@@ -145,8 +145,9 @@ def first_difference(probe: Probe, *, order: Tensor | None = None,
     fallback = None
     for a, b in _paired(first, second):
         rec = a.rec
+        read = rec.inputs[1:] if rec.op in OVERWRITES else rec.inputs  # not the memory written
         if rec.op in UNINITIALISED or any(m.src is not None and m.src[0] in uninitialised
-                                          for m in rec.inputs):
+                                          for m in read):
             uninitialised.add(rec.index)
         for ta, tb in zip(a.outputs, b.outputs):
             if order is not None:

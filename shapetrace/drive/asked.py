@@ -85,16 +85,20 @@ VIEW_FAILED = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size (
 #: a convolution handed another number of channels than it was built for
 _CHANNELS = re.compile(r"to have (\d+) channels, but got (\d+) channels"
                        r"|must be equal to input_size\. Expected (\d+), got (\d+)")  # a recurrent layer
+#: a linear layer (or a product) handed rows of another width than it takes: the two inner
+#: sizes of ``(rows x K1 and K2 x N)``, the rows and the outputs left out
+_INNER = re.compile(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)")
 
 
 def fixed_width_of(raised: BaseException | None, dims: Dims, free) -> int | None:
     """The width a module's code fixes itself (a table of 512 features, a convolution of 80
-    mel channels set from a module-level constant) where it meets the probe width: the failure
-    names C and a size no probe size makes. None otherwise, or when the caller chose a size."""
+    mel channels set from a module-level constant, a linear layer of the 256 features its
+    callers pass) where it meets the probe width: the failure names C and a size no probe size
+    makes. None otherwise, or when the caller chose a size."""
     if raised is None or "d" not in free or {"C", "H"} & set(getattr(dims, "explicit", ())):
         return None
     text = str(raised)
-    found = MET.search(text) or _CHANNELS.search(text)
+    found = MET.search(text) or _CHANNELS.search(text) or _INNER.search(text)
     if found is None:
         return None
     sizes = {int(n) for n in found.groups() if n is not None}
