@@ -42,6 +42,15 @@ def test_scale_chosen_in_the_constructor_is_placed_there_beside_its_use():
     assert found[0].data["origin"] == f"{found[0].file}:{chosen}"
 
 
+def test_scale_a_numpy_call_chose_is_placed_where_it_was_chosen():
+    cls = corpus.ScoresOverNumpyRootOfWidth
+    report = check(cls, behaviour=False)
+    found = [d for d in report.diagnostics if d.rule == "attention-scale"]
+    chosen = line_of(cls, "self.root = np.sqrt(width)")
+    assert [d.line for d in found] == [chosen], show(report)
+    assert found[0].used_at == (found[0].file, line_of(cls, "scores = torch.matmul(q, k"))
+
+
 def test_scale_passed_to_the_constructor_is_followed_to_the_call(tmp_path, monkeypatch):
     """A temperature handed to the attention's constructor by the block that builds it, in
     another file of the same folder: the call that passes the width's root is named."""

@@ -87,7 +87,7 @@ def _attribute_origin(tree, cls, attr: str, filename: str):
     if len(assigned) != 1:
         return None
     node = assigned[0]
-    if scalarish(node.value):
+    if _numberish(node.value):  # self.sqrt_dim = np.sqrt(dim)
         return None, node.lineno, _text(filename, node)
     if isinstance(node.value, ast.Name):  # self.temperature = temperature: the constructor's
         init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
@@ -146,6 +146,6 @@ def _numberish(node) -> bool:
 def _local_origin(function, name: str, line: int, filename: str):
     assigned = [node for node in _assignments(function, lambda t: isinstance(t, ast.Name) and t.id == name)
                 if node.lineno < line]
-    if len(assigned) != 1 or not scalarish(assigned[0].value):
+    if len(assigned) != 1 or not _numberish(assigned[0].value):
         return None
     return None, assigned[0].lineno, _text(filename, assigned[0])

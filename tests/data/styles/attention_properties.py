@@ -12,6 +12,8 @@ place by the width, a relative-position bias added twice, a key bias broadcast o
 
 import math
 
+import numpy as np
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -218,6 +220,26 @@ class QueryScaledInPlaceByWidth(SequenceFirstInPlace):
         weights = F.softmax(torch.bmm(q, k.transpose(1, 2)), dim=-1)
         out = torch.bmm(weights, v).transpose(0, 1).contiguous()
         return out.view(length, batch, width)
+
+
+class ScoresOverNumpyRootOfWidth(nn.Module):
+    """Scores divided by a root the constructor takes with numpy, of the width, not the head size."""
+
+    BUG = "attention-scale"
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads, self.size = heads, width // heads
+        self.root = np.sqrt(width)  # BUG
+        self.qkv = nn.Linear(width, 3 * width)
+        self.out = nn.Linear(width, width)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, self.size).permute(2, 0, 3, 1, 4)
+        scores = torch.matmul(q, k.transpose(-2, -1)) / self.root
+        return self.out((scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C))
 
 
 class _Biased(_Fused):
