@@ -102,6 +102,7 @@ INLINE = {
                      {"inputs": ["x=B,T,C", "attention_mask=B,T:long:2"]}),
     "residual-of-itself": ("BlockInputOverwritten", "BlockInputKept", {}),
     "rotary-pairing": ("RotaryNeighboursTable", "RotaryHalvesTable", {}),
+    "inverted-norm": ("NormTimesItsRms", "NormOverItsRms", {}),
 }
 
 

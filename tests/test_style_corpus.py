@@ -62,6 +62,7 @@ CONTENTS: dict[str, tuple[int, int, set[str]]] = {
     "lookalikes": (20, 0, set()),
     "model_parts": (12, 0, set()),
     "more": (6, 0, set()),
+    "norms": (7, 3, {"inverted-norm"}),
     "randomness_and_inputs": (7, 6, {"input-mutated", "nondeterministic-eval"}),
     "reference_match": (4, 4, {"reference-mismatch"}),
     "scales": (9, 5, {"attention-scale"}),

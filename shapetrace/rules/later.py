@@ -139,4 +139,24 @@ LATER = [
        freqs = torch.cat((torch.outer(t, inv_freq),) * 2, dim=-1)     # halves share an angle
        q = q * freqs.cos() + torch.cat((-q[..., d // 2:], q[..., :d // 2]), -1) * freqs.sin()
        """, kind="behaviour", needs_values=True),
+    _r("ST036", "inverted-norm", "error",
+       "a normalisation that multiplies a tensor by its own magnitude instead of dividing by it",
+       """
+       A norm divides a tensor by a measure of its own size along an axis: its root-mean-square,
+       its standard deviation or its norm. Whatever the spelling, the powers add up (a mean of
+       squares carries the square of the scale, a square root halves it, `rsqrt`, `reciprocal`
+       and `1 / t` turn it round, dividing turns it round again), and a normalisation applies the
+       tensor's own scale to it with the power -1. With +1 (`x / torch.rsqrt(ms)`, `x *
+       x.std(-1, keepdim=True)`) the output grows with the square of the input's scale. Only a
+       chain from a statistic of the same tensor through roots, powers, reciprocals and an
+       epsilon is read; a learned scale or another tensor in it ends the reading.
+       """,
+       """
+       ms = x.pow(2).mean(-1, keepdim=True)
+       y = x / torch.rsqrt(ms + eps)            # multiplies by the RMS
+       """,
+       """
+       ms = x.pow(2).mean(-1, keepdim=True)
+       y = x * torch.rsqrt(ms + eps)
+       """, check="norms:check_inverted"),
 ]

@@ -383,3 +383,22 @@ class RotaryNeighboursTable(nn.Module):
 
 class RotaryHalvesTable(RotaryNeighboursTable):
     interleaved = False
+
+
+class NormTimesItsRms(nn.Module):
+    """A root-mean-square norm that multiplies by the RMS it should divide by."""
+
+    def __init__(self, n_embd, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(n_embd))
+
+    def forward(self, x):
+        ms = x.pow(2).mean(-1, keepdim=True)
+        return self.weight * (x / torch.rsqrt(ms + self.eps))  # BUG: inverted-norm
+
+
+class NormOverItsRms(NormTimesItsRms):
+    def forward(self, x):
+        ms = x.pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(ms + self.eps))
