@@ -47,7 +47,7 @@ CONTENTS: dict[str, tuple[int, int, set[str]]] = {
     "broadcast_biases": (10, 2, {"silent-broadcast"}),
     "broadcasts": (6, 2, {"silent-broadcast"}),
     "causal_streaming": (14, 10, {"causal-leak"}),
-    "discarded": (6, 4, {"discarded-result"}),
+    "discarded": (8, 5, {"discarded-result"}),
     "efficient": (12, 0, set()),
     "grouped": (12, 9, {"head-grouping"}),
     "grouped_layouts": (6, 4, {"head-grouping"}),

@@ -71,11 +71,13 @@ def dead_value_findings(analysis: Analysis) -> list:
         if consumers.get((rec.index, slot)):
             continue  # not where the value was dropped: a later op read it (and died)
         store = _dropped(analysis, rec, slot)
-        if store is None:
-            continue
         for culprit in _culprits(analysis, rec, slot):
-            if culprit.key not in found:
-                found[culprit.key] = _finding(analysis, culprit, store)
+            # where the value was dropped says nothing (inside ``map(lambda t: ..., (q, k, v))``):
+            # the culprit's own variable, never read on any path, does
+            own = store if store is not None or culprit.returned is not None else \
+                _dropped(analysis, culprit.rec, culprit.piece or 0)
+            if own is not None and culprit.key not in found:
+                found[culprit.key] = _finding(analysis, culprit, own)
     return [d for d in found.values() if d is not None]
 
 
@@ -277,6 +279,10 @@ def _why(culprit: _Culprit, store: DeadStore, source: str | None) -> tuple[str, 
                                         "or delete the line."
     into = name if at == line else f"it becomes {name} at line {at}, and {name}"
     hint = f"Use {name} where it was meant to go, or delete line {line} if it is not needed."
+    if replaced is None and store.mapped_at is not None:
+        mapped = store.mapped_at
+        return (f"{into} is only passed through map() at line {mapped.lineno} onto a name of its "
+                f"own that nothing reads afterwards", hint)
     if replaced is None:
         return f"{into} is never read afterwards", hint
     why = (f"{into} is assigned again at line {replaced.lineno} "

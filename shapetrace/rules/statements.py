@@ -32,6 +32,8 @@ class DeadStore:
 
     binding: Binding
     replaced_by: ast.stmt | None
+    #: the statement that maps the name onto one never read (``q, k, v = map(f, (q, k, v))``)
+    mapped_at: ast.stmt | None = None
 
 
 def binding_at(filename: str | None, line: int | None, col: int | None, end_col: int | None,
@@ -78,9 +80,11 @@ def binding_at(filename: str | None, line: int | None, col: int | None, end_col:
         if isinstance(element, ast.Name) else None
 
 
-def dead_store(binding: Binding) -> DeadStore | None:
+def dead_store(binding: Binding, depth: int = 0) -> DeadStore | None:
     """The binding as a dead store, or None when the name may be read afterwards on some path
-    (or the function reaches its variables some other way: ``locals()``, a closure)."""
+    (or the function reaches its variables some other way: ``locals()``, a closure). A name
+    read only to be mapped onto a name of its own (``x, k, v = map(f, (x, k, v))``) is dead
+    when that name is."""
     name = binding.name
     if name is None:
         return DeadStore(binding, None)
@@ -93,6 +97,10 @@ def dead_store(binding: Binding) -> DeadStore | None:
     for body, i, owner in reversed(chain):  # innermost block first, then the blocks around it
         for later in body[i + 1:]:
             if _reads(later, name):
+                onto = _mapped_onto(later, name)  # ``q, k, v = map(f, (q, k, v))``
+                if onto is not None and depth < 3 and dead_store(
+                        Binding(later, function, onto, later.value), depth + 1) is not None:
+                    return DeadStore(binding, None, later)
                 return None
             if _assigns(later, name):
                 return DeadStore(binding, later)
@@ -195,6 +203,27 @@ def _chain(function, statement):
         return None
     owners = [function] + [body[i] for body, i in found[:-1]]
     return [(body, i, owner) for (body, i), owner in zip(found, owners)]
+
+
+def _mapped_onto(statement: ast.stmt, name: str) -> str | None:
+    """The name ``name``'s value is mapped onto by ``a, b, c = map(f, (a, b, c))`` (``f`` a
+    lambda or a function named, each element of the tuple read once, in order): the target at
+    its place, when the statement reads ``name`` nowhere else. None for any other statement."""
+    value = getattr(statement, "value", None)
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], (ast.Tuple, ast.List))
+            and isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+            and value.func.id == "map" and len(value.args) == 2 and not value.keywords
+            and isinstance(value.args[1], (ast.Tuple, ast.List))):
+        return None
+    targets, items = statement.targets[0].elts, value.args[1].elts
+    if len(targets) != len(items) or _reads(value.args[0], name):
+        return None
+    places = [i for i, item in enumerate(items) if _reads(item, name)]
+    if len(places) != 1 or not isinstance(items[places[0]], ast.Name):
+        return None
+    target = targets[places[0]]
+    return target.id if isinstance(target, ast.Name) else None
 
 
 def _reads(node: ast.AST, name: str) -> bool:

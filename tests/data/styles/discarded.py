@@ -175,3 +175,57 @@ class WalrusMask(_Heads):
         if (pad := attention_mask[:, None, None, :] == 0).any():
             scores = scores.masked_fill(pad, torch.finfo(scores.dtype).min)
         return self.merge(scores.softmax(-1) @ v)
+
+
+def _heads(t, h):
+    b, n, _ = t.shape
+    return t.reshape(b, n, h, -1).transpose(1, 2)
+
+
+class MappedKeysAndValues(nn.Module):
+    """Keys and values cut from one projection, every piece mapped into heads and used."""
+
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.h = heads
+        self.q = nn.Linear(dim, dim)
+        self.kv = nn.Linear(dim, 2 * dim)
+        self.out = nn.Linear(dim, dim)
+
+    def attend(self, q, k, v):
+        w = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).softmax(dim=-1)
+        return self.out((w @ v).transpose(1, 2).flatten(2))
+
+    def forward(self, x):
+        k, v = self.kv(x).chunk(2, dim=-1)
+        q, k, v = map(lambda t: _heads(t, self.h), (self.q(x), k, v))
+        return self.attend(q, k, v)
+
+
+class MappedValuesNeverUsed(MappedKeysAndValues):
+    """The values are mapped into heads like the rest, then the input's heads are weighted
+    instead: half of the key/value projection is computed for nothing."""
+
+    BUG = "discarded-result"
+
+    def forward(self, x):
+        k, v = self.kv(x).chunk(2, dim=-1)  # BUG
+        q, k, v, x = map(lambda t: _heads(t, self.h), (self.q(x), k, v, x))
+        return self.attend(q, k, x)
+
+
+class MappedValuesForTraining(MappedKeysAndValues):
+    """A piece read only while training (a noisy copy of the values): in eval it is dropped
+    on this run's path, not on every path, and nothing is said."""
+
+    INPUTS = ["x=B,T,C"]
+
+    def forward(self, x):
+        k, v = self.kv(x).chunk(2, dim=-1)
+        q, k, v = map(lambda t: _heads(t, self.h), (self.q(x), k, v))
+        out = self.attend(q, k, k)
+        if self.training:
+            out = out + self.attend(q, k, v)
+        return out
