@@ -51,6 +51,14 @@ def test_scale_a_numpy_call_chose_is_placed_where_it_was_chosen():
     assert found[0].used_at == (found[0].file, line_of(cls, "scores = torch.matmul(q, k"))
 
 
+def test_a_size_whose_root_is_taken_on_the_ops_line_is_not_where_the_factor_was_chosen():
+    cls = corpus.ScoresOverRootOfWidthTakenInPlace
+    report = check(cls, behaviour=False)
+    found = [d for d in report.diagnostics if d.rule == "attention-scale"]
+    assert [d.line for d in found] == [bug_line(cls)], show(report)
+    assert "chosen at" not in found[0].message
+
+
 def test_scale_passed_to_the_constructor_is_followed_to_the_call(tmp_path, monkeypatch):
     """A temperature handed to the attention's constructor by the block that builds it, in
     another file of the same folder: the call that passes the width's root is named."""

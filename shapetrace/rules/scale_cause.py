@@ -37,7 +37,13 @@ def scale_origin(rec) -> tuple[str, int, str] | None:
     cls = _class_of(tree, function)
     once = _assigned_once(function)
     found: list[tuple[int, str]] = []
+    # a name handed to a call on the op's line (``math.sqrt(d_model)``) is a size the factor is
+    # made from there, not the factor: the line that chose it is the op's own
+    handed = {id(a) for node in ast.walk(statement) if isinstance(node, ast.Call)
+              for a in [*node.args, *(k.value for k in node.keywords)]}
     for node in ast.walk(statement):
+        if id(node) in handed:
+            continue
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                 and node.value.id == "self" and isinstance(node.ctx, ast.Load) and cls is not None:
             origin = _attribute_origin(tree, cls, node.attr, filename)

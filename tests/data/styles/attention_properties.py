@@ -242,6 +242,20 @@ class ScoresOverNumpyRootOfWidth(nn.Module):
         return self.out((scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C))
 
 
+class ScoresOverRootOfWidthTakenInPlace(nn.Module):
+    """Per-head inputs; the width is worked out from them on a line of its own and its root is
+    taken where the scores are divided: that line chose the factor."""
+
+    BUG = "attention-scale"
+    INPUTS = ["q=B,H,T,d", "k=B,H,T,d", "v=B,H,T,d"]
+
+    def forward(self, q, k, v):
+        batch, heads, length, size = k.shape
+        width = heads * size
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(width)  # BUG
+        return scores.softmax(dim=-1) @ v
+
+
 class _Biased(_Fused):
     """A learned bias per head and relative distance, and ALiBi slopes, on the scores."""
 
