@@ -323,6 +323,31 @@ def test_a_folder_the_file_adds_to_sys_path_is_searched_from_the_file(tmp_path, 
     assert target.display == "code/model.py::Gated"
 
 
+def test_a_module_meant_from_the_projects_own_path_is_found_by_the_name_it_defines(tmp_path, monkeypatch):
+    """``from utils import PAD`` in src/model/, where the package src/utils/ is found first and
+    src/utils/utils.py (put on PYTHONPATH by the project's scripts) defines PAD."""
+    src = tmp_path / "src"
+    (src / "utils").mkdir(parents=True)
+    (src / "model").mkdir()
+    (src / "utils" / "__init__.py").write_text("")
+    (src / "utils" / "utils.py").write_text("PAD = -1\n\ndef lengths(x):\n    return x.shape[1]\n")
+    (src / "model" / "decoder.py").write_text(textwrap.dedent('''
+        import torch.nn as nn
+        from utils import PAD, lengths
+
+        class Step(nn.Module):
+            def __init__(self, d_model):
+                super().__init__()
+                self.proj = nn.Linear(d_model, d_model)
+
+            def forward(self, x):
+                return self.proj(x) * (lengths(x) != PAD)
+    '''))
+    monkeypatch.chdir(src)
+    (target,) = resolve_targets("model/decoder.py")
+    assert target.display == "model/decoder.py::Step"
+
+
 # --- an image an einops pattern asks for --------------------------------------------------------
 
 class ChannelNorm(nn.Module):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 import sysconfig
 from contextlib import contextmanager
@@ -99,3 +100,41 @@ def library_dirs() -> tuple[str, ...]:
     dirs = {str(Path(sysconfig.get_paths()[key]).resolve()) for key in keys}
     dirs.add(str(Path(__file__).resolve().parent.parent))  # shapetrace itself
     return tuple(d + os.sep for d in dirs)
+
+
+#: ``from utils import IGNORE_ID`` finding a ``utils`` without the name
+_LACKED = re.compile(r"cannot import name '(\w+)' from '(\w+)'")
+#: the files of the project read for the module meant, at most
+_MOST_READ = 200
+
+
+def folder_defining(exc: BaseException, folder: Path, root: Path | None) -> Path | None:
+    """The one folder of the project holding a module of the name an import found elsewhere in
+    the project, that defines the name it lacked: ``from utils import IGNORE_ID`` meaning
+    ``src/utils/utils.py``, which the project's scripts put on ``PYTHONPATH``, where the package
+    ``src/utils/`` was found. Searched under ``root`` (the project's root) or the folder that
+    holds both the importing file's ``folder`` and the module found. None when no such module,
+    or more than one, is there."""
+    found = _LACKED.search(str(exc)) if type(exc) is ImportError else None
+    where = getattr(exc, "path", None)
+    if found is None or where is None or is_library_file(str(where), installed_is_library=True):
+        return None
+    top = root or Path(os.path.commonpath([folder.resolve(), Path(where).resolve().parent]))
+    if len(top.parts) < 3:  # no project around both: not searched
+        return None
+    name, module = found.groups()
+    defines = re.compile(rf"^(?:{name}\s*[:=]|(?:async\s+)?def {name}\b|class {name}\b)", re.M)
+    folders = set()
+    for count, candidate in enumerate(top.rglob(f"{module}.py")):
+        if count >= _MOST_READ:
+            return None
+        if candidate.resolve() == Path(where).resolve() or any(
+                part.startswith(".") or part in ("site-packages", "node_modules") for part in candidate.parts):
+            continue
+        try:
+            text = candidate.read_text(encoding="utf-8", errors="ignore")
+        except OSError:
+            continue
+        if defines.search(text):
+            folders.add(candidate.parent)
+    return folders.pop() if len(folders) == 1 else None

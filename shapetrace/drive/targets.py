@@ -32,7 +32,7 @@ from ..base.source import innermost_user_frame
 from .absent import (distribution, lacking_module, lacking_name, missing_package, native_library,
                      refusing_module, standing_in, unversioned)
 from .devices import needs_gpu
-from .syspath import drop_user_modules, folders_first, forget_shadowed, on_sys_path
+from .syspath import drop_user_modules, folder_defining, folders_first, forget_shadowed, on_sys_path
 from .toplevel import failed_at_top, run_piecewise
 
 _FORMS = "path/to/file.py, path/to/file.py::Name, a notebook.ipynb[::Name] or package.module::Name"
@@ -159,6 +159,7 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
     if home.root is not None:
         forget_shadowed(home.root)
     above = None  # a folder above that holds a module the file imports by its bare name
+    defining = None  # the folder of the project's module meant by a name found elsewhere
     standing: list[str] = []  # packages not installed, imported as placeholders (``absent``)
     first = None  # the import's own failure, said when placeholders do not help
     piecewise = False  # its own top level failed: run again statement by statement (toplevel)
@@ -166,7 +167,7 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
     while True:
         try:
             later, first_on_path = folders_first(home.root, notebook or path.parent)
-            with on_sys_path(above), later, first_on_path, \
+            with on_sys_path(above), later, first_on_path, on_sys_path(defining, front=True), \
                     (standing_in(standing) if standing else nullcontext()):
                 if home.package:
                     _parent_package(home)
@@ -203,6 +204,10 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
             if above is None:  # ``import utils`` of a file in model/, with utils.py beside model/
                 above = _folder_holding(exc, path.parent) or _folder_added(exc, path.parent, tree)
                 if above is not None:
+                    continue
+            if defining is None:  # ``from utils import IGNORE_ID``: the utils.py that defines it
+                defining = folder_defining(exc, path.parent, home.root)
+                if defining is not None:
                     continue
             if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == path:
                 raise TargetError(_syntax_message(exc, path, location)) from None  # found compiling
