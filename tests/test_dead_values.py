@@ -201,3 +201,14 @@ def test_noncontiguous_view_is_an_error_only_for_what_happened(cls, tag, fake, s
     assert (found.line, found.severity) == (_line_of(cls, tag), severity), show(report)
     assert ("Predicted, not seen" in found.message) is predicted, found.message
     assert ".reshape(" in found.hint
+
+
+
+def test_a_dead_value_made_from_sizes_alone_is_a_note_not_an_error():
+    """``pos = torch.arange(T).unsqueeze(0)`` left unused once a learned table was taken out:
+    nothing the module computes is lost."""
+    cls = load(DATA / "positions.py", "dead").PositionsLeftUnused
+    report = st.check(cls, inputs=["x=B,T,C"], behaviour=False)
+    found = _found(report)
+    assert report.ok and [d.severity for d in found] == ["info"], show(report)
+    assert "made from sizes alone" in found[0].message

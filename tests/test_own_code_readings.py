@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import math
 import textwrap
+from pathlib import Path
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from einops import rearrange
 
+import resolved
 import shapetrace as st
 from shapetrace.drive.infer import infer_init, infer_inputs
 from shapetrace.drive.targets import resolve_targets
@@ -694,3 +696,14 @@ def test_an_odd_head_size_halved_and_doubled_back_is_read_even():
     result = st.check(PairedRotary).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert any("an even head size" in n for n in result.notes), result.notes
+
+
+# --- fed as its block feeds it ------------------------------------------------------------------
+
+def test_a_module_the_guessed_inputs_do_not_fit_is_checked_as_its_block_feeds_it():
+    """The relative table has 2T-1 rows: the guess fails, the block of the same file that makes
+    the table builds, runs and feeds the attention, and the check runs on that."""
+    result = resolved.result(Path(__file__).with_name("data") / "in_parent" / "relative.py",
+                             "RelativeScores")
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith("checked as RelativeBlock builds it") for n in result.notes), result.notes

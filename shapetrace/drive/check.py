@@ -33,7 +33,6 @@ from ..base.records import TraceData
 from ..base.source import display_path
 from ..behaviour.results import RERUNS
 from ..record.fake import fake_mode
-from ..record.tensors import tensors_in
 from ..report.results import Report, TargetResult
 from ..report.trace import Trace
 from ..rules.registry import RULES, diagnostic
@@ -45,7 +44,7 @@ from .heads_read import SPLIT
 from .layout import assume_aligned, assume_layout, assume_width, layout_stated, sequence_first_reading
 from .misfit import guess_failed, machine_failed
 from .parent import in_parent, request_in
-from .held import nan_made_by_constructor
+from .held import held_non_finite
 from .plan import ImageInputs, Request, make_plan
 from .preserve import preserved
 from .reference_weights import SharedWeights
@@ -194,6 +193,10 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                     notes.extend(read_notes)
                 elif emptied:  # the only size that ran empties an axis: the sizes, not a bug
                     raise TargetError(_emptied(chosen, emptied[0]))
+            if not chosen.ran and request.inputs is None and request.init is None \
+                    and isinstance(module, type):  # fed as a parent of its project feeds it
+                chosen = _as_in_parent(request, chosen, notes, lambda p: attempt(
+                    p, mode=mode, watch=behaviour, skip=skipped))
             time_first = sequence_first_reading(chosen.plan, chosen, lambda p: attempt(
                 p, mode=mode, watch=behaviour, skip=skipped))
             if time_first is not None:  # a time-first module fed a batch-first guess: evidence
@@ -313,37 +316,21 @@ def _plan_or_parent(request: Request, notes: list[str]):
     return make_plan(request_in(request, found))
 
 
-def _held_non_finite(trace: Trace, chosen: Attempt) -> list:
-    """An output that holds a NaN or an Inf for finite inputs when no op of the forward made one
-    (no ``non-finite`` finding): a value the module held before it ran (a table its constructor
-    divided by 0 to make, a weight left unset) reached it; a warning naming those values."""
-    def floats(value):
-        return [t for t in tensors_in(value) if t.is_floating_point() and not t.is_meta]
-
-    with torch.no_grad():
-        if any(d.rule == "non-finite" for d in trace.diagnostics) \
-                or all(bool(torch.isfinite(t).all()) for t in floats(chosen.output)) \
-                or not all(bool(torch.isfinite(t).all()) for t in floats(chosen.args)):
-            return []
-        held = [name for name, t in (*chosen.model.named_buffers(), *chosen.model.named_parameters())
-                if t.is_floating_point() and not t.is_meta and not bool(torch.isfinite(t).all())]
-    if not held:
-        return []
-    shown = ", ".join(f"`{name}`" for name in held[:4]) + (" ..." if len(held) > 4 else "")
-    message = (f"the output holds NaN or Inf for finite inputs, and no op of the forward made one: "
-               f"the module held it before it ran, in {shown}")
-    hint = ("Look at where those values are made: a table its constructor computed (a division by "
-            "a size that is 0 there), or a weight nothing initialises (torch.empty).")
-    plan = chosen.plan
-    made = nan_made_by_constructor(plan.request.cls, plan.init) if plan.init is not None else None
-    if made is not None:  # the constructor's own op that made it: proven, an error there
-        file, line, op = made
-        message = (f"the output holds NaN for finite inputs: the constructor made it at line "
-                   f"{line} (`{op}` of values without one), and the module held it in {shown}")
-        return [diagnostic("non-finite", message, hint, file=display_path(file), line=line, op=op,
-                           record=-1, module=type(chosen.model).__name__, held=held)]
-    return [diagnostic("non-finite", message, hint, variant="held", record=-1,
-                       module=type(chosen.model).__name__, held=held)]
+def _as_in_parent(request: Request, failed: Attempt, notes: list[str], run) -> Attempt:
+    """The attempt on the instance a parent class of the project builds, fed what the parent's
+    forward hands it, when it runs where the guessed inputs did not; else ``failed``."""
+    found = in_parent(request)
+    if found is None:
+        return failed
+    try:
+        again = run(make_plan(request_in(request, found)))
+    except (TargetError, UsageError):
+        return failed
+    if not again.ran:
+        return failed
+    notes.append(f"checked as {found.parent} builds it, with the inputs its forward passes: on "
+                 f"its own, the forward failed on the inputs guessed from their names")
+    return again
 
 
 def _required_masks(plan) -> str:
@@ -376,7 +363,7 @@ def _findings(chosen: Attempt, request: Request, notes: list[str], skipped: list
         return result
     if chosen.ran and not request.fake:
         _masks_absent(result, chosen)
-        trace.add(_held_non_finite(trace, chosen))
+        trace.add(held_non_finite(trace, chosen))
     if not chosen.ran:
         skips.append(Skip((*WATCHED, "reference-mismatch"),
                           "the forward raised: they need a forward that runs"))

@@ -14,8 +14,9 @@ import sys
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ..base.source import outer_user_frame
+from ..base.source import display_path, outer_user_frame
 from ..record.tensors import tensors_in
+from ..rules.registry import diagnostic
 
 
 class _FirstNaN(TorchFunctionMode):
@@ -52,3 +53,36 @@ def nan_made_by_constructor(cls: type, init: dict) -> tuple[str, int, str] | Non
     except Exception:  # noqa: BLE001 - it was built once already; a second build says nothing
         return None
     return watch.found
+
+
+def held_non_finite(trace, chosen) -> list:
+    """An output that holds a NaN or an Inf for finite inputs when no op of the forward made one
+    (no ``non-finite`` finding): a value the module held before it ran (a table its constructor
+    divided by 0 to make, a weight left unset) reached it; a warning naming those values."""
+    def floats(value):
+        return [t for t in tensors_in(value) if t.is_floating_point() and not t.is_meta]
+
+    with torch.no_grad():
+        if any(d.rule == "non-finite" for d in trace.diagnostics) \
+                or all(bool(torch.isfinite(t).all()) for t in floats(chosen.output)) \
+                or not all(bool(torch.isfinite(t).all()) for t in floats(chosen.args)):
+            return []
+        held = [name for name, t in (*chosen.model.named_buffers(), *chosen.model.named_parameters())
+                if t.is_floating_point() and not t.is_meta and not bool(torch.isfinite(t).all())]
+    if not held:
+        return []
+    shown = ", ".join(f"`{name}`" for name in held[:4]) + (" ..." if len(held) > 4 else "")
+    message = (f"the output holds NaN or Inf for finite inputs, and no op of the forward made one: "
+               f"the module held it before it ran, in {shown}")
+    hint = ("Look at where those values are made: a table its constructor computed (a division by "
+            "a size that is 0 there), or a weight nothing initialises (torch.empty).")
+    plan = chosen.plan
+    made = nan_made_by_constructor(plan.request.cls, plan.init) if plan.init is not None else None
+    if made is not None:  # the constructor's own op that made it: proven, an error there
+        file, line, op = made
+        message = (f"the output holds NaN for finite inputs: the constructor made it at line "
+                   f"{line} (`{op}` of values without one), and the module held it in {shown}")
+        return [diagnostic("non-finite", message, hint, file=display_path(file), line=line, op=op,
+                           record=-1, module=type(chosen.model).__name__, held=held)]
+    return [diagnostic("non-finite", message, hint, variant="held", record=-1,
+                       module=type(chosen.model).__name__, held=held)]

@@ -342,12 +342,28 @@ def placeholder(rec: OpRecord) -> bool:
     return not rec.inputs or name.endswith("_like") or name.startswith("Tensor.new_")
 
 
+def made_from_sizes(records: list[OpRecord], rec: OpRecord, depth: int = 8) -> bool:
+    """Whether every value ``rec`` read was made, in this run, from sizes alone (``pos =
+    torch.arange(T).unsqueeze(0)``): no input, weight or buffer of the module reaches it, so a
+    dead one loses nothing the module computes."""
+    if placeholder(rec):
+        return True
+    if depth == 0 or not rec.outputs:
+        return False
+    return all(m._made_by is not None and made_from_sizes(records, records[m._made_by], depth - 1)
+               for m in rec.inputs)
+
+
 def placeholder_finding(rec: OpRecord, source: str, variable: str, statement: ast.stmt):
     """A note for a placeholder assigned and never read (``out = torch.zeros_like(query)``
     left from a starter): nothing is lost, the line can go."""
-    message = (f"{variable} = {source} is a placeholder never read ({variable} is not read "
+    made = "a placeholder" if placeholder(rec) else "made from sizes alone (no input or weight reaches it) and"
+    message = (f"{variable} = {source} is {made} never read ({variable} is not read "
                f"after line {statement.lineno}): nothing is computed there, so nothing is lost")
     hint = f"Delete line {statement.lineno} (left from the starter code, it has no effect)."
+    if not placeholder(rec):
+        hint = (f"Delete line {statement.lineno}, or use {variable} where it was meant to go "
+                f"(it has no effect now).")
     return diagnostic("discarded-result", message, hint, rec=rec, variant="placeholder",
                       statement="placeholder")
 

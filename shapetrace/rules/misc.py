@@ -106,7 +106,7 @@ def check_discarded(analysis: Analysis):
             continue  # script or notebook code outside any module: a bare `(a - b).sum()` is
             # a look at a value; only an op that reads as in-place (masked_fill) is a slip there
         if (rec.file, rec.line) not in reported:
-            yield _discarded(rec, name, kind, statement)
+            yield _discarded(rec, name, kind, statement, analysis.records)
 
 
 def _has_inplace_twin(name: str) -> bool:
@@ -221,7 +221,7 @@ def _statement_text(rec, statement) -> str:
     return ast.unparse(value)
 
 
-def _discarded(rec, name: str, kind: str, statement):
+def _discarded(rec, name: str, kind: str, statement, records: list):
     if kind == "listed":
         message = (f"the result of {rec.source or rec.op} is never used: the list the comprehension "
                    f"builds is not kept")
@@ -230,10 +230,10 @@ def _discarded(rec, name: str, kind: str, statement):
     source = _statement_text(rec, statement)
     receiver = call_receiver(source) if rec.op.startswith("Tensor.") else None
     if kind == "dead":
-        from .dead import placeholder, placeholder_finding
+        from .dead import made_from_sizes, placeholder_finding
 
         variable = statement.targets[0].id
-        if placeholder(rec):
+        if made_from_sizes(records, rec):
             return placeholder_finding(rec, source, variable, statement)
         message = (f"the result of {source} is never used: no later op reads it ({variable} "
                    f"is never read after line {statement.lineno})")

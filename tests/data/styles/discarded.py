@@ -229,3 +229,4 @@ class MappedValuesForTraining(MappedKeysAndValues):
         if self.training:
             out = out + self.attend(q, k, v)
         return out
+
