@@ -652,6 +652,33 @@ HELD_OUT_24 = [
      ["point_transformer_pytorch/point_transformer_pytorch.py",
       "point_transformer_pytorch/multihead_point_transformer_pytorch.py"], ""),
 ]
+HELD_OUT_25 = [
+    # fetched 2026-11-30 by helper held25, measured before (r14h) and after (r14g)
+    ("augustwester/tiny-vit", "b16132de2427b1b98256272baa2a588698835d3e",
+     ["att.py", "vit.py"], ""),
+    ("Kobamiyannnn/vit_implementation", "71ae08e78949c586317ac744659109e561b07005",
+     ["vit.py"], ""),
+    ("kougioulis/LLaMA-torch", "9a1998519e1cc76c4937931af22305ea18778f52",
+     ["modules/attention.py", "model.py"], ""),
+    ("ShivamRajSharma/Transformer-Text-To-Speech", "2e1cf84a791497e414fb72ae04d954fce934a32a",
+     ["Transformer_tts_model/TransformerTTSModel.py"], ""),
+    ("milmor/diffusion-transformer", "c3ba296ce6ccd18436d3133eed89ac85f9103ca1",
+     ["dit.py"], ""),
+    ("PoKoHA/ASR-Conformer", "2179f7c9c790baf980814867f4d45240a3006acc",
+     ["model/attention.py", "model/encoder.py"], ""),
+    ("sooftware/speech-transformer", "5fc78ee85cf07fdeacff58e78379db7211bb7d15",
+     ["speech_transformer/attention.py", "speech_transformer/encoder.py"], ""),
+    ("rosotron/VietSing", "e31944b33d1f5ff4459c174f3f034190020427dd",
+     ["modules/attentions.py"], "VISinger2"),
+    ("DiptanshuMahakud/Transformer_From_Scratch", "334356ff769e8dc665f39b8a0545ee21c3ee4313",
+     ["model.py"], ""),
+    ("kyunghoon-han/new_perceiver_pytorch", "f6acda208123c92f481287e8a27e3c0047cafc9d",
+     ["transformer.py", "cross_attention.py"], "perceiver"),
+    ("bimal-gajera/AI-Primers", "24f333ed33f9e98c7dcb257347ec1d42d6c29948",
+     ["pytorch-transformer/model.py"], ""),
+    ("akshargrover/LLM_from_scratch", "e75dc072432721087cbbcca8a0460f1d61ced487",
+     ["attn_modern.py", "model_modern.py"], "part_3"),
+]
 def _numbered() -> dict[str, list]:
     """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
     halves, ``-dev`` and ``-held``): a new set is a new list, nothing else to add."""

@@ -162,3 +162,11 @@ def test_a_term_the_softmax_removes_names_the_line_that_built_it():
     built = line_of(cls, "per_key = self.key_bias.unsqueeze(-1)")
     assert f"built at line {built}" in found.message, found.message
     assert "(axis 3 of (5, 11, 7, 7), size 7)" in found.message, found.message
+
+
+def test_a_root_written_without_parentheses_is_named_with_the_precedence_slip():
+    scales = load(STYLES / "scales.py", "precedence")
+    report = check(scales.RootByPowerWithoutParentheses, behaviour=False)
+    (found,) = [d for d in report.diagnostics if d.rule == "attention-scale"]
+    assert "scaled by 1/(d/2) instead of 1/sqrt(d)" in found.message, show(report)
+    assert "binds tighter" in found.hint and "chosen at" not in found.message

@@ -24,6 +24,15 @@ def _report(capsys, *args: str) -> tuple[int, dict]:
     return code, {t["target"].split("::")[-1]: t for t in report["targets"]}
 
 
+def _own_call(target: dict) -> str:
+    """The note naming the call its own code makes, replayed at its own sizes or re-made at the
+    probe sizes (the wrapped layer's width of 18 read as the width the code fixes)."""
+    found = [n for n in target["notes"] if n.startswith(("checked with the call",
+                                                         "built and called as its own code"))]
+    assert found, target["notes"]
+    return found[0]
+
+
 def _loud(target: dict) -> list:
     return [d["rule"] for d in target["diagnostics"] if d["severity"] == "error"]
 
@@ -103,7 +112,7 @@ def test_a_script_is_run_only_when_named(capsys, tmp_path):
     code, targets = _report(capsys, model, "--calls-from",
                             str(DATA / "scripted" / "run_model.py"))
     assert code == 0 and targets["Wrapped"]["error"] is None
-    assert "run_model.py:7" in _note(targets["Wrapped"], "checked with the call")
+    assert "run_model.py:7" in _own_call(targets["Wrapped"])
     config = tmp_path / "shapetrace.toml"  # the config's key, relative to its folder
     script = (DATA / "scripted" / "run_model.py").read_text()
     (tmp_path / "run_model.py").write_text(script.replace("from model import",
@@ -113,7 +122,7 @@ def test_a_script_is_run_only_when_named(capsys, tmp_path):
                       'calls_from = ["run_model.py"]\n')
     main(["--config", str(config), "--format", "json"])
     (target,) = json.loads(capsys.readouterr().out)["targets"]
-    assert target["error"] is None and "run_model.py:7" in _note(target, "checked with the call")
+    assert target["error"] is None and "run_model.py:7" in _own_call(target)
 
 
 def test_a_training_main_block_is_sandboxed_and_stopped_at_the_first_call(capsys, tmp_path,
@@ -227,7 +236,7 @@ def test_a_readme_or_a_notebook_named_builds_and_calls_it(capsys, named, line):
     model = str(DATA / "scripted" / "model.py")
     code, targets = _report(capsys, model, "--calls-from", str(DATA / "scripted" / named))
     assert code == 0 and targets["Wrapped"]["error"] is None
-    assert line in _note(targets["Wrapped"], "checked with the call")
+    assert line in _own_call(targets["Wrapped"])
 
 
 def test_the_python_of_a_readme_and_a_notebook():
@@ -287,3 +296,15 @@ def test_a_test_importing_a_package_not_installed_still_builds_and_calls_it(caps
     target = targets["ShiftMix"]
     assert code == 0 and target["error"] is None and _loud(target) == []
     assert "test_mixing.py:9" in _note(target, "built and called as its own code does")
+
+
+def test_a_call_with_a_padding_mask_is_re_made_at_the_probe_sizes(capsys):
+    """The main block's batch equals the head count (4): at its own sizes the batch axis has no
+    name and the scale no head size to be judged by. Re-made at the probe sizes (the padding mask
+    keeping every token, as it keeps most), the slip in the scale is found."""
+    code, targets = _report(capsys, str(DATA / "padded_main.py"))
+    target = targets["PaddedAttention"]
+    assert target["error"] is None
+    assert "padded_main.py:29, in its __main__ block" in _note(
+        target, "built and called as its own code does")
+    assert "attention-scale" in _loud(target)

@@ -65,7 +65,7 @@ CONTENTS: dict[str, tuple[int, int, set[str]]] = {
     "norms": (7, 3, {"inverted-norm"}),
     "randomness_and_inputs": (7, 6, {"input-mutated", "nondeterministic-eval"}),
     "reference_match": (4, 4, {"reference-mismatch"}),
-    "scales": (9, 5, {"attention-scale"}),
+    "scales": (10, 6, {"attention-scale"}),
     "seq2seq": (2, 1, {"causal-leak"}),
     "softmax_axes": (7, 4, {"softmax-axis"}),
     "textbook": (10, 0, set()),

@@ -106,6 +106,21 @@ def _at_own_sizes(target, job, captured: Captured, inputs, reuse, reference):
 _UNNAMED = "at the sizes its own code uses, nothing names the batch axis"
 
 
+def _filled(value: torch.Tensor):
+    """The one value a tensor the names do not size is remade with at the probe sizes: the value
+    it holds throughout (a mask of ones), or for a mask of True and False the one most of it
+    holds (a padding mask that keeps most positions keeps all: nothing is masked that the code
+    did not mask); None for any other tensor."""
+    if value.numel() == 0:
+        return None
+    first = value.flatten()[0].item()
+    if bool((value == first).all()):
+        return first
+    if value.dtype == torch.bool:
+        return bool(value.float().mean() >= 0.5)
+    return None
+
+
 def _proven(captured: Captured) -> dict:
     """The sizes the captured call proves, as ``st.trace(model)`` proves them at a user's
     sizes (``naming.proven``): the model's attributes and config, and the jaxtyping
@@ -148,6 +163,7 @@ def _remade(target, job, captured: Captured, inputs, reuse, reference):
         return None
     named: dict[int, str] = {}
     specs = []
+    constants = []  # (place, name, value): a tensor of one value throughout (a mask of ones)
     for given in inputs:
         value = given.value
         if not isinstance(value, torch.Tensor):
@@ -157,13 +173,26 @@ def _remade(target, job, captured: Captured, inputs, reuse, reference):
         axes = getattr(spec, "dims", None)
         if not value.is_floating_point() or axes is None or len(axes) != value.dim() \
                 or not all(isinstance(a, str) and a.isidentifier() for a in axes):
-            return None
+            fill = _filled(value)
+            if fill is None:
+                return None
+            constants.append((len(specs), given.name, value, fill))
+            specs.append(None)
+            continue
+        # keys guessed of a length of their own (S) that the call makes as long as the queries
+        axes = tuple("T" if a == "S" and named.get(size) == "T" else a
+                     for size, a in zip(value.shape, axes))
         for size, axis in zip(value.shape, axes):
             if named.setdefault(size, axis) != axis:
                 return None  # one size, two dims: which a constructor argument means is unknown
         specs.append(InputSpec(given.name, tuple(axes)))
     if len(set(named.values())) != len(named):
         return None  # one dim, two sizes: the names do not fit this call
+    for place, name, value, fill in constants:  # its axes named by the sizes the others named
+        if any(size != 1 and size not in named for size in value.shape):
+            return None
+        shape = tuple(1 if size == 1 else Dims(job.dims)[named[size]] for size in value.shape)
+        specs[place] = ValueInput(name, torch.full(shape, fill, dtype=value.dtype))
     init, own = {}, {}
     for name, value in captured.init.items():
         said = size_of(name, constructor=True)

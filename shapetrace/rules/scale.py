@@ -142,7 +142,17 @@ def explain_scale(value: float, dims, d: int, d_name: str, width: int | None = N
     if len(found) > 1 or shared or (found == [f"1/{d_name}"] and getattr(dims, "strict", False)
                                     and dims.get("C") is None):
         return _AMBIGUOUS
+    if not found and d > 2 and sizes.count(d) <= 1:  # ``d**1/2`` is ``(d**1)/2`` in Python
+        for text, expect in ((f"1/({d_name}/2)", 2 / d), (f"1/(2*{d_name})", 1 / (2 * d)),
+                             (f"{d_name}/2", d / 2), (f"2*{d_name}", 2.0 * d)):
+            if _close(value, expect):
+                return text
     return found[0] if found else None
+
+
+#: the hint for a scale read as a power of the head size written without parentheses
+PRECEDENCE = ("`d**1/2` is `(d**1)/2` in Python (and `d**-1/2` is `(d**-1)/2`): ** binds "
+              "tighter than /. Write d**0.5 (or math.sqrt(d)), or d**-0.5.")
 
 
 
@@ -198,6 +208,8 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor, width: int
                    f"{right:.4g} ({size})")
         hint = ("Divide the scores by math.sqrt(head_size), the size of the axis q·k sums "
                 "over.")
+    elif "/2" in explained or "2*" in explained:
+        hint = PRECEDENCE
     elif explained.startswith("1/sqrt("):
         hint = "Divide by math.sqrt(head_size), the size of the axis q·k sums over, not by sqrt of the model width or of the head count."
     elif explained.startswith("1/"):

@@ -37,12 +37,16 @@ def scale_origin(rec) -> tuple[str, int, str] | None:
     cls = _class_of(tree, function)
     once = _assigned_once(function)
     found: list[tuple[int, str]] = []
-    # a name handed to a call on the op's line (``math.sqrt(d_model)``) is a size the factor is
-    # made from there, not the factor: the line that chose it is the op's own
-    handed = {id(a) for node in ast.walk(statement) if isinstance(node, ast.Call)
-              for a in [*node.args, *(k.value for k in node.keywords)]}
+    # only a name that is itself a factor (an operand of * or /, what *= and /= apply, a keyword
+    # such as ``scale=``) was chosen elsewhere: one raised to a power or handed to a function
+    # there (``math.sqrt(d_model)``) is a size the factor is made from on this line
+    factors = {id(n.left) for n in ast.walk(statement) if isinstance(n, ast.BinOp)
+               and isinstance(n.op, (ast.Mult, ast.Div))} | \
+        {id(n.right) for n in ast.walk(statement) if isinstance(n, ast.BinOp)
+         and isinstance(n.op, (ast.Mult, ast.Div))} | \
+        {id(n.value) for n in ast.walk(statement) if isinstance(n, (ast.AugAssign, ast.keyword))}
     for node in ast.walk(statement):
-        if id(node) in handed:
+        if id(node) not in factors:
             continue
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                 and node.value.id == "self" and isinstance(node.ctx, ast.Load) and cls is not None:

@@ -200,3 +200,23 @@ class ScaledBeforeAndAfter(_Heads):
         k, v = self.heads(self.k_proj(x)), self.heads(self.v_proj(x))
         scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d_head)  # BUG
         return self.merge(scores.softmax(-1) @ v)
+
+
+class RootByPower(_Heads):
+    """The head size's root taken as a power, ``d_head ** 0.5``."""
+
+    def forward(self, x):
+        q, k, v = (self.heads(p(x)) for p in (self.q_proj, self.k_proj, self.v_proj))
+        energy = torch.einsum("bhqd,bhkd->bhqk", q, k)
+        return self.merge(torch.softmax(energy / (self.d_head ** 0.5), dim=-1) @ v)
+
+
+class RootByPowerWithoutParentheses(_Heads):
+    """``d_head ** 1/2`` is ``(d_head ** 1) / 2``: half the head size, not its root."""
+
+    BUG = "attention-scale"
+
+    def forward(self, x):
+        q, k, v = (self.heads(p(x)) for p in (self.q_proj, self.k_proj, self.v_proj))
+        energy = torch.einsum("bhqd,bhkd->bhqk", q, k)
+        return self.merge(torch.softmax(energy / (self.d_head ** 1 / 2), dim=-1) @ v)  # BUG
