@@ -4,8 +4,8 @@
   outermost call that returned it, the user's line that made the call, and where it sat in what
   was returned. A dead value that is a module's output is reported at that call.
 - At the end of the block, the plain layers (``nn.Linear``, ``nn.Embedding``, ``nn.Conv2d``,
-  norms) of the traced model whose owner ran but which were never called and whose parameters
-  no recorded op read (``TraceData.unread_layers``).
+  norms, and the user's own modules) of the traced model whose owner ran but which were never
+  called and whose parameters no recorded op read (``TraceData.unread_layers``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,16 @@ _PLAIN_LAYERS = frozenset({
     "Linear", "Bilinear", "Embedding", "EmbeddingBag", "Conv1d", "Conv2d", "Conv3d",
     "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LayerNorm", "RMSNorm", "GroupNorm",
 })
+
+def _weighed(cls: type) -> bool:
+    """Whether a layer of this class that never ran and whose weights no op read computed
+    nothing: torch's plain layers, and the user's own modules (a ``Linear`` wrapping
+    ``nn.Linear``), whose every parameter is then unread; not a library's other modules (an
+    ``nn.MultiheadAttention`` may be used by a function handed its weights)."""
+    if cls.__name__ in _PLAIN_LAYERS and cls.__module__.startswith("torch.nn."):
+        return True
+    return not library_class(cls)
+
 
 # type -> whether it is torch's or an installed package's class, not the user's
 _LIBRARY: dict[type, bool] = {}
@@ -100,8 +110,7 @@ def unread_layers(model: torch.nn.Module, names: dict[int, str], records: list,
             continue
         files, classes = candidates
         for attribute, child in owner._modules.items():
-            if child is None or type(child).__name__ not in _PLAIN_LAYERS \
-                    or not type(child).__module__.startswith("torch.nn."):
+            if child is None or not _weighed(type(child)):
                 continue
             path = names.get(id(child))
             if path is None or path in ran:  # most layers ran: settled without their weights

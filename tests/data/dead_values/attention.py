@@ -124,6 +124,39 @@ class OutputProjectionNeverCalled(nn.Module):
         return _merge(F.scaled_dot_product_attention(q, k, v, is_causal=True))
 
 
+class _Projection(nn.Module):
+    """A project's own wrapper around a linear layer (its weights initialised its own way)."""
+
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.inner = nn.Linear(n_in, n_out)
+        nn.init.xavier_uniform_(self.inner.weight)
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+class KeyProjectionOfItsOwnNeverCalled(nn.Module):
+    """Keys and values projected with the queries' wrapper: the keys' and values' own wrappers
+    are built and never called."""
+
+    BUG = "discarded-result"
+    SEVERITY = "warning"
+    INIT = {"width": "C", "heads": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.to_q = _Projection(width, width)
+        self.to_k = _Projection(width, width)  # BUG
+        self.out = nn.Linear(width, width)
+
+    def forward(self, x):
+        q, k, v = (_split(self.to_q(x), self.heads) for _ in range(3))
+        return self.out(_merge(F.scaled_dot_product_attention(q, k, v)))
+
+
 class ContextNormNeverCalled(nn.Module):
     """Cross-attention whose context is normalised with the queries' norm: the context's own
     norm is built and never called."""
