@@ -90,15 +90,15 @@ _CHANNELS = re.compile(r"to have (\d+) channels, but got (\d+) channels"
 _INNER = re.compile(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)")
 
 
-def fixed_width_of(raised: BaseException | None, dims: Dims, free) -> int | None:
+def fixed_width_of(raised: BaseException | None, dims: Dims, free, *, linear: bool = False) -> int | None:
     """The width a module's code fixes itself (a table of 512 features, a convolution of 80
-    mel channels set from a module-level constant, a linear layer of the 256 features its
-    callers pass) where it meets the probe width: the failure names C and a size no probe size
-    makes. None otherwise, or when the caller chose a size."""
+    mel channels set from a module-level constant; with ``linear``, a linear layer of the 256
+    features its callers pass) where it meets the probe width: the failure names C and a size no
+    probe size makes. None otherwise, or when the caller chose a size."""
     if raised is None or "d" not in free or {"C", "H"} & set(getattr(dims, "explicit", ())):
         return None
     text = str(raised)
-    found = MET.search(text) or _CHANNELS.search(text) or _INNER.search(text)
+    found = MET.search(text) or _CHANNELS.search(text) or (_INNER.search(text) if linear else None)
     if found is None:
         return None
     sizes = {int(n) for n in found.groups() if n is not None}

@@ -25,6 +25,7 @@ from ..base.ops import (
     LOG_SOFTMAXES,
     MATMULS,
     MOVES,
+    RANDOM_FACTORIES,
     SDPA,
     SOFTMAXES,
     TRAILING_NORMS,
@@ -347,7 +348,7 @@ def made_from_sizes(records: list[OpRecord], rec: OpRecord, depth: int = 8) -> b
     torch.arange(T).unsqueeze(0)``): no input, weight or buffer of the module reaches it, so a
     dead one loses nothing the module computes."""
     if placeholder(rec):
-        return True
+        return rec.op not in RANDOM_FACTORIES  # random values are data, not sizes
     if depth == 0 or not rec.outputs:
         return False
     return all(m._made_by is not None and made_from_sizes(records, records[m._made_by], depth - 1)
