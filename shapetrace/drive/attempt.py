@@ -21,7 +21,7 @@ import torch
 from ..base import specs
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, drop_frames, one_line
-from ..base.ops import ARITHMETIC_NAMES, ARITHMETIC_OPERATORS, cut_to_empty, ints
+from ..base.ops import ARITHMETIC_NAMES, ARITHMETIC_OPERATORS, MOVES, cut_to_empty, ints
 from ..base.records import OpRecord
 from ..base.source import display_path, innermost_user_frame, user_frame
 from ..behaviour.state import ModuleState
@@ -150,6 +150,26 @@ class Attempt:
             return False
         dims = ints(rec.args[1:] if len(rec.args) > 1 else (rec.kwargs.get("dims", ()),))
         return dims is not None and len(dims) == expected and rec.inputs[0].ndim != expected
+
+    def reads_moved_input(self, rec: OpRecord | None) -> bool:
+        """Whether ``rec`` read an input of the attempt as it came in, or made from it by moves
+        alone (no layer of the module read it yet)."""
+        if rec is None:
+            return False
+        records = self.trace.records
+        given = [a for a, n in zip(self.args, self.names)
+                 if isinstance(a, torch.Tensor) and not n.startswith("input ")]
+        for meta in rec.inputs:
+            for _ in range(12):
+                if meta.src is None:
+                    if any(tuple(meta.shape) == tuple(a.shape) and meta.dtype == a.dtype for a in given):
+                        return True
+                    break
+                made = records[meta.src[0]] if 0 <= meta.src[0] < len(records) else None
+                if made is None or made.op not in MOVES or not made.inputs:
+                    break
+                meta = made.inputs[0]
+        return False
 
     def reads_input(self, rec: OpRecord, names) -> bool:
         """Whether ``rec`` read one of the inputs ``names`` as it came in."""

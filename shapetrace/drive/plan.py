@@ -358,7 +358,7 @@ class ProbeSizes(Guess):
                 return "T", size, "the length of a table the module builds at a size of its own"
         # a linear layer's width is the module's own only where it reads the guessed input as
         # it came (moved at most): after a layer of the module, a width of its own is its bug
-        fixed_width = fixed_width_of(raised, plan.dims, self.free, linear=_reads_a_guess(failed, op))
+        fixed_width = fixed_width_of(raised, plan.dims, self.free, linear=failed.reads_moved_input(op))
         if fixed_width is not None:
             return "C", fixed_width, "the width the module's own code fixes (a constant, or a size its callers pass)"
         if op is None or raised is None or op.op not in _RESHAPES:
@@ -387,16 +387,6 @@ class ProbeSizes(Guess):
                 if new != size and 1 < new <= 4096 and any(size in m.shape for m in op.inputs):
                     return name, new, f"the sequence length {failed.failed_op.op} asks for"
         return None
-
-
-def _reads_a_guess(failed, op) -> bool:
-    """Whether ``op`` reads an input of the attempt as it came in, or only moved or reshaped."""
-    from .misfit import _guessed, _moved_from
-
-    if op is None:
-        return False
-    records = failed.trace.records
-    return any(_moved_from(meta, arg, records) for _, arg in _guessed(failed) for meta in op.inputs)
 
 
 #: the ops that ask for a shape
