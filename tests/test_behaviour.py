@@ -500,6 +500,32 @@ def test_dropout_built_with_rate_zero_is_still_located_at_its_line():
     assert diags[0].line == located_line("dropout-in-eval") and diags[0].op == "F.dropout"
 
 
+class HeadsMergedIntoBatchSoftmaxOverThem(nn.Module):
+    """Heads folded into the batch head-major, (H*B, T, d), and a softmax over that first axis:
+    the samples mix there, where no batch axis of its own shows it; the view that unfolds them
+    after is where the mixing is seen."""
+
+    def __init__(self, C, H):
+        super().__init__()
+        self.h, self.d = H, C // H
+        self.qkv = nn.Linear(C, 3 * C)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.h, self.d).permute(2, 0, 1, 3).reshape(self.h * B, T, self.d)
+                   for t in self.qkv(x).chunk(3, dim=-1))
+        weights = torch.softmax(q @ k.transpose(1, 2), dim=0)  # the line to report
+        out = (weights @ v).view(self.h, B, T, self.d)
+        return out.permute(1, 2, 0, 3).reshape(B, T, C)
+
+
+def test_samples_mixed_inside_a_merged_batch_are_found_where_they_were_mixed():
+    diags = check_behaviour(HeadsMergedIntoBatchSoftmaxOverThem(D["C"], D["H"]), [x_of(D)],
+                            causal=False, dims=D)
+    (leak,) = [d for d in diags if d.rule == "batch-leak"]
+    assert leak.op == "torch.softmax", leak
+
+
 class ZeroStartThenDropout(nn.Module):
     """A start state made with ``x.new(B, n).zero_()`` (memory never written, then zeroed) ahead
     of a dropout left on in eval: the dropout is the first op whose values differ."""

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..base.ops import OVERWRITES, PICKS, UNINITIALISED, base_name
+from ..base.ops import MOVES, OVERWRITES, PICKS, UNINITIALISED, base_name, reduced_axes
 from ..base.records import OpRecord, TraceData
 from ..record.tracer import Recorder
 from .probe import Axes, Probe, axes_of, normalise, reduce_grad, row_grads
@@ -122,12 +122,37 @@ def dependency_leak(probe: Probe, *, batch: bool, causal: bool, rtol: float = RT
                 if "batch" in spans and s.role.batch is not None:
                     used = normalise(red[spans["batch"]].sum(2)) > rtol
                     if _mixes_samples(used, ax):
-                        return Leak(step.rec, "batch", used if ax.batch is not None else None), run
+                        return Leak(_merged_mixer(run.records, step.rec, probe.B) or step.rec,
+                                    "batch", used if ax.batch is not None else None), run
                 if "time" in spans and s.role.stream == "query" and s.role.time is not None:
                     used = normalise(red[spans["time"]].sum(1)) > rtol
                     if _sees_future(used, ax, _drops_time(step.rec, probe.T)):
                         return Leak(step.rec, "causal", used if ax.time else None), run
     return None, run
+
+
+def _merged_mixer(records: list[OpRecord], rec: OpRecord, batch: int) -> OpRecord | None:
+    """For a layout op where mixed samples first show (``attention.view(H, B, -1, d)``: it
+    cannot mix them itself), the op before it that reduced or normalised over an axis holding the
+    batch merged with another (a softmax over (H*B, T, S)'s first axis): the samples were mixed
+    there, out of sight. None when ``rec`` is not a layout op or no such op feeds it."""
+    if rec.op not in MOVES:
+        return None
+    stack = [m.src[0] for m in rec.inputs if m.src is not None]
+    seen: set[int] = set()
+    while stack and len(seen) < 200:
+        index = stack.pop()
+        if index in seen or not 0 <= index < len(records):
+            continue
+        seen.add(index)
+        made = records[index]
+        found = reduced_axes(made)
+        if found is not None and made.inputs:
+            shape = made.inputs[0].shape
+            if any(a < len(shape) and shape[a] > batch and shape[a] % batch == 0 for a in found[0]):
+                return made
+        stack.extend(m.src[0] for m in made.inputs if m.src is not None)
+    return None
 
 
 def first_difference(probe: Probe, *, order: Tensor | None = None,
