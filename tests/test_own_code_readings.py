@@ -22,6 +22,35 @@ from shapetrace.drive.usage import meaning_by_use
 from shapetrace.base.dims import Dims
 
 
+# --- a list the project passes stands for one value per stage -----------------------------------
+
+class StagedMixer(nn.Module):
+    """Stages of attention whose depth and head count come one per stage, as the project's
+    builder below passes them; a number there would fail (``sum(depth)``)."""
+
+    def __init__(self, dim, depth, heads):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(dim, dim) for stage in range(len(depth))
+                                    for _ in range(depth[stage]))
+        self.gains = [heads[stage] ** -0.5 for stage in range(len(depth)) for _ in range(depth[stage])]
+        self.total = sum(depth)
+
+    def forward(self, x):
+        for block, gain in zip(self.blocks, self.gains):
+            x = x + gain * torch.tanh(block(x))
+        return x
+
+
+def small_staged_mixer(dim=24):
+    return StagedMixer(dim, depth=[1, 2], heads=[2, 4])
+
+
+def test_a_list_the_project_passes_for_a_size_named_parameter_is_kept():
+    result = st.check(StagedMixer).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith("depth=[1, 2] as") and "one per stage" in n for n in result.notes)
+
+
 # --- a list default stands for one value per stage ----------------------------------------------
 
 class Stage(nn.Module):

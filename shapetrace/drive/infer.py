@@ -59,7 +59,7 @@ from ..base.specs import (
 from ..naming.hints import forward_hints, tensor_annotation
 from .asks import mask_axes
 from .builtby import built_for, passed_for, splatted_for
-from .init_reads import read_for
+from .init_reads import per_stage, read_for
 from .input_reads import (lengths_input, none_by_receiver, number_input, rotary_input, size_input, spec_by_layer,
                           spec_by_unpacking,
                           spec_by_receiver, spec_from_name, timestep_spec, value_input)
@@ -303,6 +303,8 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             out[p.name] = value
             continue
         value = _infer_argument(p, dims)
+        if (staged := per_stage(cls, p.name, value, notes)) is not None:  # depth=[2, 6, 4]
+            value = staged
         if value is not MISSING:
             out[p.name] = value
         elif p.name in CONFIG or annotated_config(cls, p) is not None:

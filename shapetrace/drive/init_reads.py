@@ -56,3 +56,43 @@ def _tested_in(cls: type, name: str) -> bool:
         elif isinstance(node, ast.Call) and any(is_it(a) for a in node.args):
             other = True  # handed on: what it is there is that code's
     return tested and not other
+
+
+def per_stage(cls: type, name: str, chosen: object, notes: list[str] | None = None):
+    """The list (or tuple) the project's code passes as ``name`` where its name reads as one size
+    (``depth=[2, 6, 4]``, ``heads=[2, 4, 8]``: one value per stage) and the constructor indexes,
+    sums, measures or loops over it, with a note; None otherwise. A number there would fail
+    (``sum(depth)``: 'int' object is not iterable)."""
+    if type(chosen) is not int or not _as_sequence(cls, name):
+        return None
+    from .builtby import passed_for
+
+    passed = passed_for(cls, name)
+    if passed is None or not isinstance(passed.value, (list, tuple)) or not passed.value:
+        return None
+    if notes is not None:
+        notes.append(f"{name}={passed.value!r} as {passed.where} passes it, one per stage; give "
+                     f"--init {name}=[...] to choose")
+    return passed.value
+
+
+def _as_sequence(cls: type, name: str) -> bool:
+    """Whether the constructor reads ``name`` as a sequence: ``name[i]``, ``len(name)``,
+    ``sum(name)``, ``for x in name``, ``zip(name, ...)``."""
+    init = _reading_init(cls)
+    body = _function_def(_tree(init), init.__name__) if init is not None else None
+    if body is None:
+        return False
+    local, _ = _aliases(body, name)
+    for node in ast.walk(body):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and node.value.id in local and not isinstance(node.slice, ast.Slice):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in ("len", "sum", "zip", "enumerate", "max", "min") \
+                and any(isinstance(a, ast.Name) and a.id in local for a in node.args):
+            return True
+        if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Name) \
+                and node.iter.id in local:
+            return True
+    return False
