@@ -1,4 +1,7 @@
-"""Where a module's constructor made the NaN its output holds.
+"""A NaN or Inf the module held before it ran, and where its constructor made it.
+
+:func:`held_non_finite` warns when the output holds a NaN or an Inf for finite inputs and no op
+of the forward made one (a value the module held reached it), and names the values.
 
 A table a constructor computes (a sinusoidal position table whose frequencies divide by a size
 that is 0 in one column) is a buffer before forward runs: the trace of the forward sees the NaN
