@@ -50,7 +50,8 @@ from ..base.ops import (
 from ..base.records import OpRecord, TensorArg
 from ..rules.registry import diagnostic
 from ..rules.scale_cause import scale_origin
-from ..rules.scale import PRECEDENCE, cosine, explain_scale, projected, scalar_argument, temperature, tracked_slot
+from ..rules.scale import (PRECEDENCE, cosine, explain_scale, precedence_slip, projected,
+                           scalar_argument, temperature, tracked_slot)
 from . import locate
 from .probe import Probe
 
@@ -282,7 +283,7 @@ class _Reading:
         if origin is not None:
             message += f"; the factor is chosen at {origin[0]}:{origin[1]}: `{origin[2]}`"
         hint = "Scale the scores once by 1/math.sqrt(head_size), the size of the axis q·k sums over."
-        if named in ("1/(d/2)", "1/(2*d)", "d/2", "2*d"):
+        if precedence_slip(named, "d"):
             hint = PRECEDENCE
         return diagnostic("attention-textbook", message, hint, rec=target, part="scale",
                           factor=total, expected=right,

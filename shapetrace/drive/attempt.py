@@ -40,6 +40,20 @@ from .unset import UnsetWatch, initialise
 from .unset import note as unset_note
 
 
+def moved_from(meta, arg: torch.Tensor, records, depth: int = 12) -> bool:
+    """Whether ``meta`` is the input ``arg`` as it came in, or made from it by moves alone."""
+    for _ in range(depth):
+        if meta.src is None:
+            return tuple(meta.shape) == tuple(arg.shape) and meta.dtype == arg.dtype
+        if not 0 <= meta.src[0] < len(records):
+            return False
+        made = records[meta.src[0]]
+        if made.op not in MOVES or not made.inputs:
+            return False
+        meta = made.inputs[0]
+    return False
+
+
 @dataclass
 class Attempt:
     """A plan built and run once: the model, its arguments and their names, the constructor's
@@ -151,25 +165,18 @@ class Attempt:
         dims = ints(rec.args[1:] if len(rec.args) > 1 else (rec.kwargs.get("dims", ()),))
         return dims is not None and len(dims) == expected and rec.inputs[0].ndim != expected
 
+    @property
+    def guessed(self) -> list[tuple[str, torch.Tensor]]:
+        """``(name, tensor)`` of each tensor input of the attempt."""
+        return [(name, arg) for arg, name in zip(self.args, self.names)
+                if isinstance(arg, torch.Tensor) and not name.startswith("input ")]
+
     def reads_moved_input(self, rec: OpRecord | None) -> bool:
         """Whether ``rec`` read an input of the attempt as it came in, or made from it by moves
         alone (no layer of the module read it yet)."""
-        if rec is None:
-            return False
         records = self.trace.records
-        given = [a for a, n in zip(self.args, self.names)
-                 if isinstance(a, torch.Tensor) and not n.startswith("input ")]
-        for meta in rec.inputs:
-            for _ in range(12):
-                if meta.src is None:
-                    if any(tuple(meta.shape) == tuple(a.shape) and meta.dtype == a.dtype for a in given):
-                        return True
-                    break
-                made = records[meta.src[0]] if 0 <= meta.src[0] < len(records) else None
-                if made is None or made.op not in MOVES or not made.inputs:
-                    break
-                meta = made.inputs[0]
-        return False
+        return rec is not None and any(moved_from(meta, arg, records) for _, arg in self.guessed
+                                       for meta in rec.inputs)
 
     def reads_input(self, rec: OpRecord, names) -> bool:
         """Whether ``rec`` read one of the inputs ``names`` as it came in."""

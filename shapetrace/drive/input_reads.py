@@ -109,9 +109,6 @@ def none_by_receiver(name: str, forward, owner: type | None) -> ValueInput | Non
     return ValueInput(name, None) if tested else None
 
 
-
-
-
 def lengths_input(name: str, dims) -> InputSpec | None:
     """The true lengths of a padded batch (``lengths``, ``src_lens``, ``input_lengths``,
     ``key_value_sequence_lengths``): one per sample, every sequence whole (T), so that nothing

@@ -12,11 +12,10 @@ import re
 import torch
 
 from ..base.errors import failed_on_none, one_line
-from ..base.ops import MOVES
 from ..base.source import at_line, at_site, display_path
 from ..report.results import TargetResult
 from .asked import MET, raised_by_check
-from .attempt import Attempt
+from .attempt import Attempt, moved_from
 from .cross import reference_runs
 from .defaults_read import split_disagrees
 from .devices import needs_gpu
@@ -67,7 +66,7 @@ def _made_failed(result: TargetResult, chosen: Attempt) -> bool:
     if rec is None or not rec.error or chosen.passed_by is None:
         return False
     records = chosen.trace.records
-    found = [(name, arg) for name, arg in _guessed(chosen) if _made_from(rec, arg, records)]
+    found = [(name, arg) for name, arg in chosen.guessed if _made_from(rec, arg, records)]
     if not found:
         return False
     shown = ", ".join(_as_guessed(name, arg).removeprefix("input ") for name, arg in found)
@@ -106,7 +105,7 @@ def _rank_failed(result: TargetResult, chosen: Attempt) -> bool:
     raised = chosen.raised
     if raised is None or not _RANK.search(str(raised)):
         return False
-    guessed = _guessed(chosen)
+    guessed = chosen.guessed
     if not guessed:
         return False
     name, arg = guessed[0]
@@ -124,7 +123,7 @@ def _refused(result: TargetResult, chosen: Attempt) -> bool:
     op of torch's) refused guessed inputs: the guess did not fit what the code asks, a target error naming
     --input with the code's own words."""
     raised = chosen.raised
-    guessed = _guessed(chosen)
+    guessed = chosen.guessed
     if raised is None or chosen.failed_op is not None or not guessed \
             or not raised_by_check(chosen.raised_at):
         return False
@@ -194,7 +193,7 @@ def _emptied(result: TargetResult, chosen: Attempt) -> bool:
     guessed inputs none of which is empty (``torch.arange(N // (grid * grid) * grid * grid)``
     with a guessed length below ``grid * grid``): the guessed sizes are smaller than the code
     works with, which says nothing of the code."""
-    rec, guessed = chosen.failed_op, _guessed(chosen)
+    rec, guessed = chosen.failed_op, chosen.guessed
     if rec is None or not guessed or any(0 in arg.shape for _, arg in guessed):
         return False
     empty = [m for m in rec.inputs if m.src is not None and 0 in tuple(m.shape)]
@@ -229,11 +228,6 @@ def _moves(chosen: Attempt, failed, name: str, other: int) -> bool:
     return True
 
 
-def _guessed(chosen: Attempt) -> list[tuple[str, torch.Tensor]]:
-    return [(name, arg) for arg, name in zip(chosen.args, chosen.names)
-            if isinstance(arg, torch.Tensor) and not name.startswith("input ")]
-
-
 #: what torch says when an op is handed floats where it takes integers (or the other way)
 _DTYPE = re.compile(r"[Ee]xpected (?:dtype|scalar type)|expected .*(?:Long|Int)\b|must be .*integer|"
                     r"only integer tensors|dtype int(?:32|64)")
@@ -247,7 +241,7 @@ def _dtype_failed(result: TargetResult, chosen: Attempt) -> bool:
     if rec is None or not _DTYPE.search(rec.error[1] or ""):
         return False
     records = chosen.trace.records
-    found = [n for n, a in _guessed(chosen) if a.is_floating_point() and _made_from(rec, a, records)]
+    found = [n for n, a in chosen.guessed if a.is_floating_point() and _made_from(rec, a, records)]
     if not found:
         return False
     which = " or ".join(repr(n) for n in found)  # inputs of one shape cannot be told apart
@@ -265,7 +259,7 @@ def _ids_failed(result: TargetResult, chosen: Attempt) -> bool:
     if rec is None or not isinstance(chosen.raised, IndexError) or "out of range" not in str(chosen.raised):
         return False
     records = chosen.trace.records
-    found = [(n, a) for n, a in _guessed(chosen) if not a.is_floating_point() and _made_from(rec, a, records)]
+    found = [(n, a) for n, a in chosen.guessed if not a.is_floating_point() and _made_from(rec, a, records)]
     if not found:
         return False
     name, arg = found[0]
@@ -279,7 +273,7 @@ def _branch_failed(result: TargetResult, chosen: Attempt) -> bool:
     """A name the forward sets only on a path the guessed inputs did not take (``if len(shape)
     == 4: B, C, H, W = shape``, read after it): the guess chose the path, a target error."""
     raised = chosen.raised
-    guessed = _guessed(chosen)
+    guessed = chosen.guessed
     if not isinstance(raised, UnboundLocalError) or not guessed:
         return False
     name, arg = guessed[0]
@@ -464,26 +458,12 @@ def _moved_failed(result: TargetResult, chosen: Attempt) -> bool:
     if rec is None or not rec.error or not _SIZES_MET.search(rec.error[1] or ""):
         return False
     records = chosen.trace.records
-    for name, arg in _guessed(chosen):
-        if any(_moved_from(meta, arg, records) for meta in rec.inputs):
+    for name, arg in chosen.guessed:
+        if any(moved_from(meta, arg, records) for meta in rec.inputs):
             return ask(result, f"{_as_guessed(name, arg)}, does not fit {rec.op}"
                                f"{_at(rec)} ({rec.error[0]}: {one_line(rec.error[1])}), which "
                                f"reads it only moved or reshaped",
                        _example(name, arg, rec))
-    return False
-
-
-def _moved_from(meta, arg: torch.Tensor, records, depth: int = 12) -> bool:
-    """Whether ``meta`` is the input ``arg`` as it came in, or made from it by moves alone."""
-    for _ in range(depth):
-        if meta.src is None:
-            return tuple(meta.shape) == tuple(arg.shape) and meta.dtype == arg.dtype
-        if not 0 <= meta.src[0] < len(records):
-            return False
-        made = records[meta.src[0]]
-        if made.op not in MOVES or not made.inputs:
-            return False
-        meta = made.inputs[0]
     return False
 
 
@@ -535,7 +515,7 @@ def _made_from(rec, arg: torch.Tensor, records, depth: int = 40) -> bool:
 def _image_failed(result: TargetResult, chosen: Attempt) -> bool:
     """A module that works on images (``takes_images``), given an input guessed as vectors
     (B, T, C) that did not run as vectors nor as an image: a target error naming --input."""
-    vectors = [(n, a) for n, a in _guessed(chosen) if a.dim() == 3 and a.is_floating_point()]
+    vectors = [(n, a) for n, a in chosen.guessed if a.dim() == 3 and a.is_floating_point()]
     if chosen.ran or not vectors or not takes_images(chosen.model):
         return False
     name, arg = vectors[0]
@@ -547,7 +527,7 @@ def _image_failed(result: TargetResult, chosen: Attempt) -> bool:
 def _signal_failed(result: TargetResult, chosen: Attempt) -> bool:
     """Inputs guessed as vectors (B, T, C) that a 1-D convolution refused, as they came or
     through elementwise ops, and that no reading as a signal (B, C, T) ran either."""
-    names = tuple(n for n, a in _guessed(chosen) if a.dim() == 3 and a.is_floating_point())
+    names = tuple(n for n, a in chosen.guessed if a.dim() == 3 and a.is_floating_point())
     if chosen.ran or not names or not signal_refused(chosen, names):
         return False
     return ask(result, f"input {names[0]!r}, guessed from its name, does not fit "
@@ -559,7 +539,7 @@ def _pattern_failed(result: TargetResult, chosen: Attempt) -> bool:
     """An einops pattern that the guessed inputs did not fit (its axes, its groups): a target
     error naming the pattern and --input."""
     raised = chosen.raised
-    guessed = _guessed(chosen)
+    guessed = chosen.guessed
     if raised is None or not guessed or not _from_einops(raised, chosen.raised_in):
         return False
     name, arg = guessed[0]

@@ -191,7 +191,7 @@ def _remade(target, job, captured: Captured, inputs, reuse, reference):
     for place, name, value, fill in constants:  # its axes named by the sizes the others named
         if any(size != 1 and size not in named for size in value.shape):
             return None
-        shape = tuple(1 if size == 1 else Dims(job.dims)[named[size]] for size in value.shape)
+        shape = tuple(1 if size == 1 else dims[named[size]] for size in value.shape)
         specs[place] = ValueInput(name, torch.full(shape, fill, dtype=value.dtype))
     init, own = {}, {}
     for name, value in captured.init.items():

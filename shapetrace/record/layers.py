@@ -25,6 +25,7 @@ _PLAIN_LAYERS = frozenset({
     "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LayerNorm", "RMSNorm", "GroupNorm",
 })
 
+
 def _weighed(cls: type) -> bool:
     """Whether a layer of this class that never ran and whose weights no op read computed
     nothing: torch's plain layers, and the user's own modules (a ``Linear`` wrapping

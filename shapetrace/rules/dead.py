@@ -358,13 +358,13 @@ def made_from_sizes(records: list[OpRecord], rec: OpRecord, depth: int = 8) -> b
 def placeholder_finding(rec: OpRecord, source: str, variable: str, statement: ast.stmt):
     """A note for a placeholder assigned and never read (``out = torch.zeros_like(query)``
     left from a starter): nothing is lost, the line can go."""
-    made = "a placeholder" if placeholder(rec) else "made from sizes alone (no input or weight reaches it) and"
+    plain = placeholder(rec)  # else made from sizes by ops of its own (``arange(T).unsqueeze(0)``)
+    made = "a placeholder" if plain else "made from sizes alone (no input or weight reaches it) and"
+    line = statement.lineno
     message = (f"{variable} = {source} is {made} never read ({variable} is not read "
-               f"after line {statement.lineno}): nothing is computed there, so nothing is lost")
-    hint = f"Delete line {statement.lineno} (left from the starter code, it has no effect)."
-    if not placeholder(rec):
-        hint = (f"Delete line {statement.lineno}, or use {variable} where it was meant to go "
-                f"(it has no effect now).")
+               f"after line {line}): nothing is computed there, so nothing is lost")
+    hint = (f"Delete line {line} (left from the starter code, it has no effect)." if plain else
+            f"Delete line {line}, or use {variable} where it was meant to go (it has no effect now).")
     return diagnostic("discarded-result", message, hint, rec=rec, variant="placeholder",
                       statement="placeholder")
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..base.ops import base_name
+from ..base.ops import DIVS, MULS, base_name
 from .registry import diagnostic
 
 if TYPE_CHECKING:
@@ -34,16 +34,17 @@ _OF_SQUARES = frozenset({"mean", "sum"})
 _POWERS = {"sqrt": 0.5, "rsqrt": -0.5, "reciprocal": -1.0}
 #: ops that keep the statistic's scale when the other operand is a number (an epsilon)
 _KEEPS = frozenset({"add", "sub", "clamp", "clamp_min", "clip", "maximum", "__radd__"})
-_APPLIES = {"mul": 1.0, "div": -1.0, "true_divide": -1.0}
+#: products and quotients: where a statistic is applied, and (by a number) a step that keeps its power
+_SCALINGS = MULS | DIVS
 _DEPTH = 8
 
 
 def check_inverted(analysis: Analysis):
     graph = analysis.graph
-    for rec in analysis.records:
-        sign = _APPLIES.get(_name(rec.op))
-        if sign is None or rec.error is not None or len(rec.inputs) != 2 or rec.internal:
+    for rec in analysis.records_of(_SCALINGS):
+        if rec.error is not None or len(rec.inputs) != 2 or rec.internal:
             continue
+        sign = -1.0 if rec.op in DIVS else 1.0
         sides = ((0, 1), (1, 0)) if sign > 0 else ((0, 1),)  # a divisor is the second operand
         for kept, scaled_by in sides:
             found = _statistic(graph, rec.inputs[scaled_by])
@@ -78,22 +79,22 @@ def _statistic(graph, meta):
         rec = graph.producer(meta)
         if rec is None or rec.error is not None or not rec.inputs:
             return None
+        if len(rec.inputs) != 1:
+            return None
         name = _name(rec.op)
         first = rec.inputs[0]
-        if name in _SPREADS and len(rec.inputs) == 1:
+        if name in _SPREADS:
             return rec, first, power * _SPREADS[name]
-        if name in _OF_SQUARES and len(rec.inputs) == 1:
+        if name in _OF_SQUARES:
             x = _squared(graph, first)
             return (rec, x, power * 2.0) if x is not None else None
-        if len(rec.inputs) != 1 or first is not meta and rec.inputs[0] is not first:
-            return None
         if name in _POWERS:
             power *= _POWERS[name]
         elif name == "pow" and _number(rec.args, 1) is not None:
             power *= _number(rec.args, 1)
         elif name in ("__rdiv__", "__rtruediv__"):
             power = -power
-        elif name in _KEEPS or name in _APPLIES and _number(rec.args, 1) is not None:
+        elif name in _KEEPS or rec.op in _SCALINGS and _number(rec.args, 1) is not None:
             pass  # an epsilon added, a clamp, a scaling by a number
         else:
             return None

@@ -143,16 +143,23 @@ def explain_scale(value: float, dims, d: int, d_name: str, width: int | None = N
                                     and dims.get("C") is None):
         return _AMBIGUOUS
     if not found and d > 2 and sizes.count(d) <= 1:  # ``d**1/2`` is ``(d**1)/2`` in Python
-        for text, expect in ((f"1/({d_name}/2)", 2 / d), (f"1/(2*{d_name})", 1 / (2 * d)),
-                             (f"{d_name}/2", d / 2), (f"2*{d_name}", 2.0 * d)):
-            if _close(value, expect):
-                return text
+        for text, expect in _SLIPS:
+            if _close(value, expect(d)):
+                return text.format(d_name)
     return found[0] if found else None
 
 
-#: the hint for a scale read as a power of the head size written without parentheses
+#: a scale the head size's root written without parentheses makes, as ``explain_scale`` names it
+_SLIPS = (("1/({}/2)", lambda d: 2 / d), ("1/(2*{})", lambda d: 1 / (2 * d)),
+          ("{}/2", lambda d: d / 2), ("2*{}", lambda d: 2.0 * d))
+#: the hint for such a scale
 PRECEDENCE = ("`d**1/2` is `(d**1)/2` in Python (and `d**-1/2` is `(d**-1)/2`): ** binds "
               "tighter than /. Write d**0.5 (or math.sqrt(d)), or d**-0.5.")
+
+
+def precedence_slip(explained: str | None, d_name: str) -> bool:
+    """Whether ``explained`` (``explain_scale``'s) names a root written without parentheses."""
+    return explained in {text.format(d_name) for text, _ in _SLIPS}
 
 
 
@@ -208,7 +215,7 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor, width: int
                    f"{right:.4g} ({size})")
         hint = ("Divide the scores by math.sqrt(head_size), the size of the axis q·k sums "
                 "over.")
-    elif "/2" in explained or "2*" in explained:
+    elif precedence_slip(explained, name):
         hint = PRECEDENCE
     elif explained.startswith("1/sqrt("):
         hint = "Divide by math.sqrt(head_size), the size of the axis q·k sums over, not by sqrt of the model width or of the head count."

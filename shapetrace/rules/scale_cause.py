@@ -40,11 +40,12 @@ def scale_origin(rec) -> tuple[str, int, str] | None:
     # only a name that is itself a factor (an operand of * or /, what *= and /= apply, a keyword
     # such as ``scale=``) was chosen elsewhere: one raised to a power or handed to a function
     # there (``math.sqrt(d_model)``) is a size the factor is made from on this line
-    factors = {id(n.left) for n in ast.walk(statement) if isinstance(n, ast.BinOp)
-               and isinstance(n.op, (ast.Mult, ast.Div))} | \
-        {id(n.right) for n in ast.walk(statement) if isinstance(n, ast.BinOp)
-         and isinstance(n.op, (ast.Mult, ast.Div))} | \
-        {id(n.value) for n in ast.walk(statement) if isinstance(n, (ast.AugAssign, ast.keyword))}
+    factors: set[int] = set()
+    for n in ast.walk(statement):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mult, ast.Div)):
+            factors |= {id(n.left), id(n.right)}
+        elif isinstance(n, (ast.AugAssign, ast.keyword)):
+            factors.add(id(n.value))
     for node in ast.walk(statement):
         if id(node) not in factors:
             continue
