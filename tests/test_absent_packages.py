@@ -296,3 +296,18 @@ def test_a_submodule_the_installed_version_lacks_stands_in_alone(tmp_path, monke
     assert results["Clipped"].error and "st_probe_moved._compat" in results["Clipped"].error, \
         results["Clipped"].error
     assert "version" in results["Clipped"].error
+
+
+def test_what_torch_removed_stands_in_as_it_was():
+    """``torch._six``'s shims and ``_LinearWithBias`` (gone from torch 2) stand in as the values
+    they were, not as placeholders: code written for torch 1.x is checked; nothing is left on
+    torch afterwards."""
+    import torch.nn.modules.linear as linear
+
+    found = _results("removed_from_torch.py")
+    for name in ("PatchEmbed", "OldAttention"):
+        assert found[name]["error"] is None and found[name]["diagnostics"] == [], found[name]
+    targets = {t.cls.__name__: t for t in resolve_targets(str(DATA / "removed_from_torch.py"), root=ROOT)}
+    result = st.check(targets["OldAttention"].cls, target=targets["OldAttention"].display).targets[0]
+    assert result.error is None and not result.diagnostics
+    assert "torch._six" not in sys.modules and not hasattr(linear, "_LinearWithBias")

@@ -85,3 +85,17 @@ def test_a_style_vector_per_sample_and_channels_first_data_are_read_together():
     assert result.error is None and not result.diagnostics, (result.error, result.diagnostics)
     notes = " ".join(result.notes)
     assert "s read as a vector per sample, (B, C)" in notes and "x read as (B, " in notes, notes
+
+
+_parts = partial(resolved.result, DATA / "parts.py")
+
+
+@pytest.mark.parametrize("cls", ["EncoderAttention", "Encoder"])
+def test_a_config_whose_part_the_code_names_is_made_with_that_part(cls):
+    result = _parts(cls)
+    assert result.error is None, result.error
+    assert result.diagnostics == [], result.diagnostics
+
+
+def test_a_module_built_from_a_named_part_of_its_config_is_judged():
+    assert resolved.errors(_parts("EncoderAttentionScaledByWidth")) == [("attention-scale", 30)]

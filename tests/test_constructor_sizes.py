@@ -141,6 +141,32 @@ class NeverFits(nn.Module):
 
     def forward(self, x):
         return self.qkv(x)
+
+
+class PairedAngles(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        if dim % 2:
+            raise ValueError("the rotary size must be even")
+        self.register_buffer("inv_freq", 1.0 / 10000 ** (torch.arange(0, dim, 2).float() / dim))
+
+
+class SubConfigAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.n_head = config.n_head
+        self.head_size = config.n_embd // config.n_head
+        self.qkv = nn.Linear(config.n_embd, 3 * config.n_embd)
+        self.angles = PairedAngles(self.head_size)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, self.head_size).permute(2, 0, 3, 1, 4)
+        angle = torch.outer(torch.arange(T).float(), self.angles.inv_freq).repeat_interleave(2, -1)
+        pairs = lambda t: torch.stack((-t[..., 1::2], t[..., 0::2]), -1).flatten(-2)
+        q, k = (t * angle.cos() + pairs(t) * angle.sin() for t in (q, k))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return y.transpose(1, 2).reshape(B, T, C)
 '''
 
 
@@ -220,3 +246,14 @@ def test_a_library_check_that_names_its_divisor_gets_a_width_it_divides(capsys, 
     assert target["error"] is None, target["error"]
     assert target["dims"]["C"] % 32 == 0
     assert not any("its default" in n for n in target["notes"]), target["notes"]
+
+
+def test_built_again_even_when_a_check_asks_for_an_even_size_it_does_not_name(capsys, path):
+    """``raise ValueError("the rotary size must be even")`` names no size: the head size it
+    was handed is the one the probe makes odd."""
+    code, report = cli_json(capsys, f"{path}::SubConfigAttention")
+    (target,) = report["targets"]
+    assert target["error"] is None, target["error"]
+    assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
+    assert target["dims"]["d"] % 2 == 0
+    assert any("an even width" in n for n in target["notes"]), target["notes"]

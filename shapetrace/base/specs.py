@@ -175,7 +175,8 @@ FLOAT_MASKS = frozenset(("add", "mul"))
 class InputSpec:
     """One forward argument: ``idx=B,T:long:V`` is ``InputSpec("idx", ("B", "T"), "long", "V")``.
 
-    ``dims`` holds dim names, products of names and integers (``"3*C"``), or literal sizes.
+    ``dims`` holds dim names, products of names and integers (``"3*C"``) and sums of them
+    (``"2*T-1"``, a table of relative positions), or literal sizes.
     ``high`` bounds integer inputs, ``[0, high)``; it defaults to ``V``.
     """
 
@@ -277,20 +278,36 @@ def _parse_dim(item: str, where: str) -> str | int:
         if size <= 0:
             raise UsageError(f"{where}: size {size} must be positive")
         return size
-    for factor in item.split("*"):
+    for factor in _factors(item):
         if INTEGER.match(factor):
             if int(factor) <= 0:
                 raise UsageError(f"{where}: size {factor} in {item!r} must be positive")
         elif not IDENTIFIER.match(factor):
-            raise UsageError(f"{where}: {item!r} is not a dimension; use a name (T), a size (7) or a product (3*C)")
+            raise UsageError(f"{where}: {item!r} is not a dimension; use a name (T), a size (7), "
+                             f"a product (3*C) or a sum of them (2*T-1)")
     return item
+
+
+def _terms(item: str) -> list[tuple[int, str]]:
+    """``2*T-1`` -> ``[(1, "2*T"), (-1, "1")]``: a size written as a sum of products."""
+    out, sign, start = [], 1, 0
+    for i, ch in enumerate(item):
+        if ch in "+-" and i > start:
+            out.append((sign, item[start:i]))
+            sign, start = (1 if ch == "+" else -1), i + 1
+    out.append((sign, item[start:]))
+    return out
+
+
+def _factors(item: str) -> list[str]:
+    return [factor for _, term in _terms(item) for factor in term.split("*")]
 
 
 def check_input(spec: InputSpec, dims: Mapping[str, int]) -> None:
     """Raise UsageError when ``spec`` uses a dim name that ``dims`` does not define."""
     for item in (*spec.dims, *([spec.high] if spec.high is not None else [])):
         if isinstance(item, str):
-            for factor in item.split("*"):
+            for factor in _factors(item):
                 if not INTEGER.match(factor) and factor not in dims:
                     raise UsageError(unknown_dim(factor, f"input {str(spec)!r}", dims))
 
@@ -313,15 +330,18 @@ def unknown_dim(name: str, where: str, dims: Mapping[str, int]) -> str:
 def _size(item: str | int, dims: Mapping[str, int], spec: InputSpec) -> int:
     if isinstance(item, int):
         return item
-    size = 1
-    for factor in item.split("*"):
-        if INTEGER.match(factor):
-            size *= int(factor)
-        elif factor in dims:
-            size *= dims[factor]
-        else:
-            raise UsageError(unknown_dim(factor, f"input {str(spec)!r}", dims))
-    return size
+    total = 0
+    for sign, term in _terms(item):
+        size = 1
+        for factor in term.split("*"):
+            if INTEGER.match(factor):
+                size *= int(factor)
+            elif factor in dims:
+                size *= dims[factor]
+            else:
+                raise UsageError(unknown_dim(factor, f"input {str(spec)!r}", dims))
+        total += sign * size
+    return total
 
 
 def make_input(spec: InputSpec, dims: Mapping[str, int], *, generator=None):

@@ -297,6 +297,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec):
         module = _Placeholder(spec.name)
         module.__path__ = []
+        module.__dict__.update(_removed_from_torch().get(spec.name, {}))
         return module
 
     def exec_module(self, module) -> None:
@@ -304,6 +305,22 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 _FINDER = _Finder()
+
+
+def _removed_from_torch() -> dict[str, object]:
+    """What torch removed whose value is known: ``torch._six`` (removed in 2.0, whose Python 2
+    shims old vision code imports: ``from torch._six import container_abcs``) by its names, and
+    ``_LinearWithBias`` (renamed ``NonDynamicallyQuantizableLinear``); standing in as they were,
+    not as placeholders. Any other name of ``torch._six`` is a placeholder."""
+    import collections.abc
+    import math
+
+    import torch.nn.modules.linear as linear
+
+    return {"torch._six": {"container_abcs": collections.abc, "string_classes": (str, bytes),
+                           "int_classes": int, "inf": math.inf, "nan": math.nan, "PY3": True,
+                           "PY37": True},
+            "torch.nn.modules.linear._LinearWithBias": linear.NonDynamicallyQuantizableLinear}
 
 
 @contextlib.contextmanager
@@ -361,13 +378,14 @@ def _names_standing_in(names):
     for name in names:
         owner, _, attr = name.rpartition(".")
         if owner in sys.modules and attr not in vars(sys.modules[owner]):
-            setattr(sys.modules[owner], attr, NotInstalled(name))
-            put.append((sys.modules[owner], attr))
+            value = _removed_from_torch().get(name) or NotInstalled(name)
+            setattr(sys.modules[owner], attr, value)
+            put.append((sys.modules[owner], attr, value))
     try:
         yield
     finally:
-        for owner, attr in put:
-            if isinstance(vars(owner).get(attr), NotInstalled):
+        for owner, attr, value in put:
+            if vars(owner).get(attr) is value:
                 delattr(owner, attr)
 
 
@@ -480,10 +498,10 @@ def lacking_name(exc: BaseException) -> str | None:
         return None
     owner = sys.modules.get(found.group(2))
     filename = getattr(owner, "__file__", None) or ""
-    if owner is None or not is_library_file(filename, installed_is_library=True) \
-            or found.group(2).split(".")[0] in ("torch", "shapetrace"):
-        return None
     name = f"{found.group(2)}.{found.group(1)}"
+    if owner is None or not is_library_file(filename, installed_is_library=True) \
+            or found.group(2).split(".")[0] in ("torch", "shapetrace") and name not in _removed_from_torch():
+        return None
     _LACKING.add(name)
     return name
 

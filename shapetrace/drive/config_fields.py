@@ -88,6 +88,15 @@ def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set)
         return (isinstance(node, ast.Attribute) and node.attr in on_self
                 and isinstance(node.value, ast.Name) and node.value.id == "self")
 
+    # a part of the config given a name of its own: ``enc = config.encoder_config``, whose
+    # ``enc.hidden_size`` is the config's ``encoder_config.hidden_size``
+    parts: dict[str, list] = {}
+    for node in ast.walk(body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id not in aliases \
+                and (path := _field_path(node.value, is_config)):
+            parts[node.targets[0].id] = path
+
     for tree in [body] + [t for t in trees if t is not None and on_self]:
         for node in ast.walk(tree):  # a field the code asks hasattr() of is optional
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
@@ -97,7 +106,7 @@ def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set)
         called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
         for node in ast.walk(tree):
             if id(node) not in called:  # cfg.merge_from_dict(...) is a method, not a field
-                _read_field(node, is_config, fields)
+                _read_field(node, is_config, fields, parts)
     for node in ast.walk(body):  # handed on: Block(config), make_layers(cfg)
         if not isinstance(node, ast.Call):
             continue
@@ -111,6 +120,12 @@ def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set)
         if _user_code(callee):
             for target, name in _bound(callee, node, is_config):
                 _fields_in(target, name, fields, depth - 1, seen)
+            for part, path in parts.items():  # SelfAttention(enc_config): read under its path
+                for target, name in _bound(callee, node, lambda n, p=part: isinstance(n, ast.Name) and n.id == p):
+                    level = fields
+                    for step, by_key in path:
+                        level = level.setdefault(step, Field(step, by_key=by_key)).children
+                    _fields_in(target, name, level, depth - 1, seen)
         _handed(callee, node, is_config, fields)
 
 
@@ -169,8 +184,8 @@ def _default_of(callee, param: str) -> object:
     return default if isinstance(default, (int, float, str)) else None
 
 
-def _read_field(node, is_config, fields: dict[str, Field]) -> None:
-    path = _field_path(node, is_config)
+def _read_field(node, is_config, fields: dict[str, Field], parts: Mapping = {}) -> None:
+    path = _field_path(node, is_config, parts)
     if path is not None and len(path) >= 2:  # cfg.transformer["num_heads"], cfg.model.ch
         level = fields
         for name, by_key in path:
@@ -245,9 +260,12 @@ def _compared(node: ast.Compare, is_config, fields: dict[str, Field]) -> None:
                              and isinstance(v.value, str) and v.value not in found.compared_to)
 
 
-def _field_path(node, is_config) -> list[tuple[str, bool]] | None:
+def _field_path(node, is_config, parts: Mapping = {}) -> list[tuple[str, bool]] | None:
     """``[(name, by key), ...]`` of a chain of reads from the config (``cfg.a["b"].get("c")``),
-    outermost first; None when ``node`` is no such chain."""
+    outermost first; None when ``node`` is no such chain. ``parts``: names given to parts of
+    the config, with their chains."""
+    if isinstance(node, ast.Name) and node.id in parts:
+        return list(parts[node.id])
     if is_config(node):
         return []
     if isinstance(node, ast.Attribute) and not node.attr.startswith("_"):
@@ -261,7 +279,7 @@ def _field_path(node, is_config) -> list[tuple[str, bool]] | None:
         inner, step = node.func.value, (node.args[0].value, True)
     else:
         return None
-    path = _field_path(inner, is_config)
+    path = _field_path(inner, is_config, parts)
     return None if path is None else path + [step]
 
 

@@ -59,6 +59,7 @@ from ..base.specs import (
 from ..naming.hints import forward_hints, tensor_annotation
 from .asks import mask_axes
 from .builtby import built_for, passed_for, splatted_for
+from .docshapes import documented_input
 from .init_reads import per_stage, read_for
 from .input_reads import (lengths_input, none_by_receiver, number_input, rotary_input, size_input, spec_by_layer,
                           spec_by_unpacking,
@@ -131,7 +132,8 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
         else:  # a parameter annotated as a number is never a tensor (h: int beside w: int)
             sized = size_input(p, hints.get(p.name), forward, names, dims)
             number = hints.get(p.name) in (int, "int")
-            spec = (number and sized) or spec_from_name(p.name, names) \
+            spec = (number and sized) \
+                or documented_input(p.name, forward, klass, dims, spec_from_name(p.name, names)) \
                 or required_mask(p.name, forward, specs, klass) \
                 or value_input(p, hints.get(p.name), forward) or none_by_receiver(p.name, forward, klass) \
                 or lengths_input(p.name, dims) \
@@ -248,7 +250,6 @@ def _dtype_of(dtypes) -> str:
 # Inferring constructor arguments --------------------------------------------------------------
 
 
-
 def infer_init(cls: type, dims: Mapping[str, int], *,
                given: Mapping[str, object] | None = None,
                notes: list[str] | None = None) -> dict[str, object]:
@@ -256,11 +257,10 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
 
     Widths, heads, head sizes, lengths and vocabulary sizes come from parameter names (see
     SPEC section 4); dropout is 0.0 so the module is deterministic; other parameters with
-    defaults keep them. ``given`` (``--init`` or a config's ``init``) takes precedence; its dim
-    names are resolved. A config argument (``config``, ``cfg``: ``base.names.CONFIG``, or one
-    annotated with a config class) is made by the first library style that knows it
-    (``styles``).
-    """
+    defaults keep them; a dtype nothing gives is the default one. ``given`` (``--init`` or a
+    config's ``init``) takes precedence; its dim names are resolved. A config argument
+    (``config``, ``cfg``: ``base.names.CONFIG``, or annotated with a config class) is made by
+    the first library style that knows it (``styles``)."""
     given = resolve_init(given or {}, dims)
     owner = next((k.__qualname__ for k in cls.__mro__ if "<locals>" not in k.__qualname__),
                  cls.__qualname__)  # a class a decorator made in a function: the one it wraps
@@ -427,6 +427,8 @@ def _annotated_fields(cls: type) -> list[inspect.Parameter]:
 
 
 def _infer_argument(p: inspect.Parameter, dims: Mapping[str, int]) -> object:
+    if p.default is p.empty and p.annotation in (torch.dtype, "torch.dtype"):  # compute_dtype
+        return torch.get_default_dtype()
     return infer_value(p.name, p.default, dims, has_default=p.default is not p.empty)
 
 

@@ -49,7 +49,10 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     half = dims["C"] // 2
     width = str(dims["C"])
     widths = [k for k, v in plan.init.items() if v == dims["C"]]  # the arguments set to C
-    asked = (EVEN_ASKED.search(text) and re.search(rf"\b{width}\b", text)) or (
+    # "divisible by 2" of the width, or of no size it names ("Embedding dim must be even",
+    # the head size of a rotary table)
+    asked = (EVEN_ASKED.search(text) and (re.search(rf"\b{width}\b", text)
+                                          or not numbers_in(text) - {2})) or (
         EVEN_ASKED.search(line) and any(re.search(rf"\b{re.escape(k)}\b", line) for k in widths))
     multiple = width_multiple(text, dims["C"])  # a divisor asked of a size built from C
     size = multiple or EVEN_HEAD_SIZE
