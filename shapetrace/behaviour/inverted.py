@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ..analysis.graph import Graph, forward_position
+from ..analysis.graph import Graph
 from ..base.ops import MASKED_FILLS, SOFTMAXES, WHERES, softmax_dim
 from ..base.records import OpRecord
-from ..rules.scale import tracked_slot
+from ..rules.scale import scores_steps, tracked_slot
 from .locate import Run
 
 #: Ops on the way to the softmax that may hide positions.
@@ -49,17 +49,11 @@ def inverted_mask(rec: OpRecord | None, run: Run | None) -> Inverted | None:
     if scores is None:
         return None
     values = {step.rec.index: step.outputs for step in run.steps}
-    pos = scores.pos
-    for op in scores.path:
-        slot = tracked_slot(op)
-        nxt = forward_position(op, slot, pos) if slot is not None else None
-        if nxt is None:
-            return None
+    for op, slot, _, nxt in scores_steps(scores):
         if op.op in _HIDES:
             own = _past_hidden(_value(values, op.inputs[slot]), _value(values, op.outputs[0]), nxt)
             if own is not None:
-                return Inverted(op, _builder(graph, op), own)
-        pos = nxt
+                return Inverted(op, mask_builder(graph, op), own)
     return None
 
 
@@ -93,9 +87,10 @@ def _past_hidden(before: Tensor | None, after: Tensor | None, key: int) -> bool 
     return None
 
 
-def _builder(graph: Graph, applied: OpRecord) -> OpRecord | None:
+def mask_builder(graph: Graph, applied: OpRecord, elsewhere: bool = True) -> OpRecord | None:
     """The op that made the mask ``applied`` used, followed back past the ops on the line that
-    applied it (``~mask``, ``mask[:T, :T] == 0``), when it is on another line."""
+    applied it (``~mask``, ``mask[:T, :T] == 0``), when it is on another line; with
+    ``elsewhere`` False, the first op that made it on the line itself when none is elsewhere."""
     if applied.op in MASKED_FILLS:
         slots = [1]
     elif applied.op in WHERES:
@@ -103,11 +98,13 @@ def _builder(graph: Graph, applied: OpRecord) -> OpRecord | None:
     else:
         slots = [s for s in range(len(applied.inputs)) if s != tracked_slot(applied)]
     for slot in slots:
-        made = graph.producer(applied.inputs[slot]) if slot < len(applied.inputs) else None
+        made = first = graph.producer(applied.inputs[slot]) if slot < len(applied.inputs) else None
         for _ in range(4):
             if made is None or made.line != applied.line or not made.inputs:
                 break
             made = graph.producer(made.inputs[0])
         if made is not None and made.line and made.line != applied.line and made.source:
             return made
+        if not elsewhere and first is not None:
+            return first
     return None

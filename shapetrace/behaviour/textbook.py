@@ -32,7 +32,7 @@ import torch
 from torch import Tensor
 
 from ..analysis.facts import Analysis
-from ..analysis.graph import Graph, contracted_size, find_attentions, forward_position
+from ..analysis.graph import Graph, contracted_size, find_attentions
 from ..base.diagnostics import Diagnostic
 from ..base.ops import (
     ADDS,
@@ -51,8 +51,9 @@ from ..base.records import OpRecord, TensorArg
 from ..rules.registry import diagnostic
 from ..rules.scale_cause import scale_origin
 from ..rules.scale import (PRECEDENCE, cosine, explain_scale, precedence_slip, projected,
-                           scalar_argument, temperature, tracked_slot)
+                           scalar_argument, scores_steps, temperature, tracked_slot)
 from . import locate
+from .inverted import mask_builder
 from .probe import Probe
 
 #: Ops between the softmax and the values that change no weight.
@@ -126,7 +127,7 @@ class _Reading:
         factors, terms = path
         if any(rec.op not in _NEUTRAL for use in self.att.uses for rec in use.path):
             return None  # the weights change after the softmax: unnormalized-attention's
-        twice = self.bias_twice(terms)
+        twice = self.bias_twice(terms) or self.mask_fills_every_key(scores)
         if twice is not None:
             return twice
         cancelled = self.bias_cancelled(scores)
@@ -180,6 +181,8 @@ class _Reading:
             slot = tracked_slot(rec)
             if slot is None or not rec.outputs:
                 return None
+            if rec.op in MASKED_FILLS or rec.op in WHERES:
+                continue  # fills positions (a fill of the largest float is no factor)
             before, after = self.value(rec.inputs[slot]), self.value(rec.outputs[0])
             f = _multiple(before, after)
             if f is not None:
@@ -187,8 +190,6 @@ class _Reading:
                     if _tensor_factor(rec, slot):
                         return None
                     factors.append((rec, f))
-                continue
-            if rec.op in MASKED_FILLS or rec.op in WHERES:
                 continue
             if rec.op in ADDS and len(rec.inputs) == 2 and after is not None:
                 pair = self.addends.get(rec.index) or []
@@ -215,25 +216,44 @@ class _Reading:
                                       part="bias", first=first.index)
         return None
 
+    def mask_fills_every_key(self, scores) -> Diagnostic | None:
+        """A mask built in the forward that fills every key of every query on the way to the
+        softmax: each row of scores is one value, so every weight is 1/keys whatever q and k
+        (an inverted mask keeps only the positions it means to exclude). A mask handed in is
+        not judged: its values were made by shapetrace."""
+        for rec, slot, pos, out_pos in scores_steps(scores):
+            if rec.op not in MASKED_FILLS and rec.op not in WHERES:
+                continue
+            before, after = self.value(rec.inputs[slot]), self.value(rec.outputs[0])
+            if before is None or after is None or after.shape[out_pos] < 2 \
+                    or not _constant_along(after, out_pos) or _constant_along(before, pos):
+                continue
+            built = mask_builder(self.graph, rec, elsewhere=False)
+            if built is None:
+                return None
+            message = (f"the mask {f'built at line {built.line} ' if built.line else ''}fills "
+                       f"every key of every query here (axis {out_pos} of {tuple(after.shape)}), "
+                       f"so each row of scores is one value and the softmax gives every key the "
+                       f"same weight, 1/{after.shape[out_pos]}, whatever q and k: the weights are "
+                       f"not the textbook's softmax(q·kᵀ/√d)")
+            hint = ("The mask excludes every position: fill only the ones to exclude (padding, "
+                    "future keys). A condition written the wrong way round (`x < 0` for "
+                    "`x >= 0`, `mask == 1` for `mask == 0`) keeps only what it means to drop.")
+            return diagnostic("attention-textbook", message, hint, rec=rec, part="mask",
+                              made_at=(built.file, built.line) if built.line else None)
+        return None
+
     def bias_cancelled(self, scores) -> Diagnostic | None:
         """A term added to the scores that is the same at every key: the softmax over the keys
         removes it, so it changes no weight (a key bias broadcast over the queries, ``b[:, None]``
         where ``b[None, :]`` was meant). Judged only for a term made of parameters or tables,
         not of the input (a term computed from q or x, such as ``-|q|²/2``, may be constant
         along the keys by design), with more than two values (not a mask)."""
-        pos = scores.pos
-        for rec in scores.path:
-            slot = tracked_slot(rec)
-            if slot is None:
-                return None
-            out_pos = forward_position(rec, slot, pos)
-            if out_pos is None:
-                return None
+        for rec, slot, _, out_pos in scores_steps(scores):
             if rec.op in ADDS and len(rec.inputs) == 2:
                 found = self._cancelled_term(rec, slot, out_pos)
                 if found is not None:
                     return found
-            pos = out_pos
         return None
 
     def _cancelled_term(self, rec: OpRecord, slot: int, pos: int) -> Diagnostic | None:
@@ -303,6 +323,11 @@ class _Reading:
         textbook = torch.softmax(x + (right - total) * raw, dim=att.dim)
         diff = (textbook - w).abs().nan_to_num(0.0).amax().item()
         return f" by up to {diff:.3g}" if diff > 0 else ""
+
+
+def _constant_along(t: Tensor, pos: int) -> bool:
+    """Whether every row of ``t`` along axis ``pos`` holds one value."""
+    return t.shape[pos] > 0 and bool((t == t.narrow(pos, 0, 1)).all())
 
 
 def _other(pair: list[Tensor], carried: Tensor | None) -> Tensor | None:

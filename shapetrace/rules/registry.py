@@ -382,8 +382,12 @@ _ALL = [
        same non-zero term added twice on the way to one softmax is a bias added twice. A learned
        term (not made from the input) added to the scores that is the same at every position of the
        axis the softmax normalises (a key bias broadcast over the queries, `bias[:, None]`) is
-       removed by the softmax: it is reported at the addition, with the line that built it. Nothing
-       is said where the reading is not sure: a learned or tensor factor, cosine similarities, dot
+       removed by the softmax: it is reported at the addition, with the line that built it. A mask
+       the forward builds (from the token ids, the sizes) that fills every key of every query makes
+       each row of scores one value, so every weight is 1/keys whatever q and k (a condition
+       written the wrong way round: `x < 0` for `x >= 0`): it is reported at the line that built
+       the mask, with the fill's line; a mask handed in is not judged. Nothing is said where the
+       reading is not sure: a learned or tensor factor, cosine similarities, dot
        products of raw inputs, a soft cap, factors that cancel. Where attention-scale already
        reports the same line, it is one finding.
        """,

@@ -15,6 +15,7 @@ from ..analysis.graph import (
     DEPTH,
     carries,
     contracted_size,
+    forward_position,
 )
 from ..base.ops import (
     DIVS,
@@ -408,6 +409,20 @@ def cosine(graph, q, k) -> bool:
         return False
     return normalised(q) and normalised(k)
 
+
+
+def scores_steps(scores):
+    """``(record, the slot carrying the scores, their axis there, their axis after it)`` for
+    each step from a product to its softmax (``analysis.graph.Scores``), ``pos`` followed along;
+    it stops at the first step the axis cannot be followed through."""
+    pos = scores.pos
+    for rec in scores.path:
+        slot = tracked_slot(rec)
+        out_pos = forward_position(rec, slot, pos) if slot is not None else None
+        if out_pos is None:
+            return
+        yield rec, slot, pos, out_pos
+        pos = out_pos
 
 
 def tracked_slot(rec) -> int | None:
