@@ -47,6 +47,8 @@ FIRING = [
     # parts of a weight: only one head of a fused projection, only a diagonal
     ("reach.py", "OneHeadKept", "weight-without-effect", {}),
     ("reach.py", "MixingDiagonal", "weight-without-effect", {}),
+    # a vector (the final norm's scale) whose value path is dropped: the head reads the stream
+    ("reach.py", "FinalNormLost", "weight-without-effect", {}),
     ("masks.py", "PaddingMaskUnused", "mask-ignored", PADDED),
     # attention pooling: the mask multiplied into the scores, read from the code as 1 = keep
     ("masks.py", "MaskedPoolingScoresMultiplied", "mask-ignored", BOOL_MASK),
@@ -72,6 +74,7 @@ QUIET = [
     ("state.py", "CachedBiasAttentionFixed", {}),
     ("reach.py", "MlpResultUsed", {}),
     ("reach.py", "ZeroInitGate", {}),
+    ("reach.py", "FinalNormUsed", {}),
     ("reach.py", "FrozenTeacherAndCache", {}),
     ("reach.py", "AuxiliaryLossKept", {}),
     # parts of a weight idle by design: half a projection used in training only, the upper
@@ -217,3 +220,11 @@ def test_a_mask_handed_to_the_base_class_forward_is_read_there():
     assert [d.line for d in found] == [_marked(DATA / "masks.py", "PoolingWithCoordinates")], \
         [(d.rule, d.line, d.message) for d in report.diagnostics]
     assert "-inf" in found[0].hint
+
+
+def test_a_vector_the_softmax_removes_is_no_weight_without_effect():
+    """A vector whose contribution a softmax takes out again ends in a collapse, not a dropped
+    result: weight-without-effect says nothing of it (attention-textbook names the term)."""
+    report = _check(f"{DATA / 'reach.py'}::KeyBiasRemovedBySoftmax")
+    rules = {d.rule for d in report.diagnostics}
+    assert "weight-without-effect" not in rules and "attention-textbook" in rules, rules

@@ -11,10 +11,10 @@ is confirmed when changing its values leaves the outputs as they were.
 Before the run, every parameter gets a small random change, so that a gate or a projection
 initialised to zero (ReZero, LayerScale, zero-initialised output layers: by design at
 initialisation) does not hide what comes before it. Parameters the forward does not read (a
-branch not taken, a cache path), read only under ``torch.no_grad()``, frozen ones
-(``requires_grad=False``), and vectors (biases and norm scales, which a softmax or a norm after
-them may remove by design: a key bias) are not judged; an embedding table counts as read as a
-whole, so rows of tokens absent from the input are not a finding. Weights that are not finite
+branch not taken, a cache path), read only under ``torch.no_grad()`` and frozen ones
+(``requires_grad=False``) are not judged; vectors (biases and norm scales, which a softmax or a
+norm after them may remove by design: a key bias) only where their value path is dropped (a
+final norm whose result the head never reads); an embedding table counts as read as a whole, so rows of tokens absent from the input are not a finding. Weights that are not finite
 (left unset by their constructor: ``torch.empty``'s stale memory), or gradients that overflow,
 judge nothing: no finding from them.
 
@@ -55,10 +55,15 @@ def weights_without_effect(probe: Probe, trainable: Iterable[str]) -> list:
     params = {name: p for name, p in model.named_parameters()
               if name in set(trainable) and p.is_floating_point() and p.dim() >= 2
               and p.numel()}  # a weight of no elements (a width of 0) holds nothing to move
-    if not params:
+    # vectors (norm scales, biases) are judged only where their value path is dropped: a
+    # softmax or a norm after them may remove them by design, but nothing drops them so
+    vectors = {name: p for name, p in model.named_parameters()
+               if name in set(trainable) and p.is_floating_point() and p.dim() == 1 and p.numel()}
+    if not params and not vectors:
         return []
     if not all(bool(p.isfinite().all()) for p in params.values()):
         return []  # a weight left unset (torch.empty, a reset_parameters that does nothing)
+    params_only, params = params, {**params, **vectors}
     by_id = {id(p): name for name, p in params.items()}
     gen = torch.Generator().manual_seed(1)
     probe.restore_state()
@@ -73,10 +78,10 @@ def weights_without_effect(probe: Probe, trainable: Iterable[str]) -> list:
         grads = _gradients(probe, params, gen)
         if grads is None or not all(g is None or bool(g.isfinite().all()) for g in grads.values()):
             return []  # no gradient, or one that overflowed: nothing to judge by
-        found = parts.parts_without_effect(probe, params, grads)
+        found = parts.parts_without_effect(probe, params_only, grads) if params_only else []
         if all(g is not None and bool(g.ne(0).any()) for g in grads.values()):
             return found  # the usual case, settled by one plain forward and backward
-        return found + _judge(probe, params, by_id, gen)
+        return found + _judge(probe, params, by_id, gen, set(vectors))
     finally:
         for p in params.values():
             p.requires_grad_(False)
@@ -112,7 +117,7 @@ def _gradients(probe: Probe, params, gen) -> dict[str, Tensor | None] | None:
     return dict(zip(params, grads))
 
 
-def _judge(probe: Probe, params, by_id, gen) -> list:
+def _judge(probe: Probe, params, by_id, gen, vectors: set = frozenset()) -> list:
     reads: dict[str, OpRecord] = {}
     outs_of: dict[int, list[Tensor]] = {}
 
@@ -143,8 +148,8 @@ def _judge(probe: Probe, params, by_id, gen) -> list:
     by_index = {rec.index: rec for rec in trace.records}
     # a weight applied to a constant made from sizes (a state not given yet: zeros on a first
     # call) has no effect in this call by design, not by a slip
-    suspects = [n for n, g in zip(names, grads) if (g is None or not bool(g.ne(0).any()))
-                and not _fed_constant(by_index, reads[n])]
+    suspects = sorted((n for n, g in zip(names, grads) if (g is None or not bool(g.ne(0).any()))
+                       and not _fed_constant(by_index, reads[n])), key=lambda n: n in vectors)
     if not suspects:
         return []
     graph = Graph(trace.records)
@@ -154,7 +159,7 @@ def _judge(probe: Probe, params, by_id, gen) -> list:
                for n in suspects[:_CONFIRM]}
     found: dict[tuple, list[str]] = {}
     for name, end in ends_of.items():
-        if end is None:
+        if end is None or name in vectors and end[0] != "dropped":
             continue
         if _no_effect(probe, params[name], out, gen):
             found.setdefault(end, []).append(name)

@@ -48,9 +48,10 @@ LATER = [
        (beyond rounding: a weight that moves the outputs at all, however weakly, is not reported).
        The finding is at the line where the weight's value path ends: the call whose result was
        dropped, or the op that removed its contribution. Weights not read in this call (a branch not
-       taken, a cache path), read under `torch.no_grad()`, frozen, and vectors (biases, norm scales,
-       which a softmax or a norm after them may remove by design) are not judged; an embedding table
-       is judged as a whole. Two parts of a weight are judged too: a square weight of which only the
+       taken, a cache path), read under `torch.no_grad()`, and frozen are not judged; vectors
+       (biases, norm scales, which a softmax or a norm after them may remove by design) only where
+       their value path is dropped (a final norm taken into a name the head does not read); an
+       embedding table is judged as a whole. Two parts of a weight are judged too: a square weight of which only the
        diagonal has a gradient (`w * torch.eye(n)`), and a projection whose rows are parts of H
        heads of size d with the same heads dropped in every part (`y[:, 0]` keeping one head of a
        fused qkv), each confirmed by changing the part alone and reported at the op that read a

@@ -259,3 +259,48 @@ class PixelAttentionAfterDownsampling(nn.Module):
         q, k, v = (p(h).flatten(2).transpose(1, 2)[:, None] for p in (self.q, self.k, self.v))
         out = torch.nn.functional.scaled_dot_product_attention(q, k, v)
         return h + out[:, 0].transpose(1, 2).reshape(b, c, hh, ww)
+
+
+class FinalNormLost(MixerBlock):
+    """The final norm is taken into its own name and the head reads the stream before it: only
+    a vector (the norm's scale and shift) goes unused, and nothing after it removes it by
+    design, so it is judged."""
+
+    def __init__(self, n_embd, n_head, vocab=13):
+        super().__init__(n_embd, n_head)
+        self.norm = nn.LayerNorm(n_embd)
+        self.head = nn.Linear(n_embd, vocab)
+
+    def forward(self, x, return_embeddings=False):
+        h = x + self.attend(self.ln1(x))
+        h = h + self.mlp(self.ln2(h))
+        embeddings = self.norm(h)  # BUG
+        if return_embeddings:
+            return embeddings
+        return self.head(h)
+
+
+class FinalNormUsed(FinalNormLost):
+    def forward(self, x, return_embeddings=False):
+        h = x + self.attend(self.ln1(x))
+        h = h + self.mlp(self.ln2(h))
+        embeddings = self.norm(h)
+        if return_embeddings:
+            return embeddings
+        return self.head(embeddings)
+
+
+class KeyBiasRemovedBySoftmax(nn.Module):
+    """A vector added along the queries, which the softmax over the keys removes: a choice of
+    the model (attention-textbook's to judge), not a dropped result."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.qk = nn.Linear(n_embd, 2 * n_embd)
+        self.query_bias = nn.Parameter(torch.randn(n_embd))
+
+    def forward(self, x):
+        q, k = self.qk(x).chunk(2, dim=-1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1])
+        shift = (self.query_bias @ q.transpose(-2, -1)).unsqueeze(-1)  # the same for every key
+        return (scores + shift).softmax(dim=-1) @ x
