@@ -63,7 +63,7 @@ CONTENTS: dict[str, tuple[int, int, set[str]]] = {
     "model_parts": (12, 0, set()),
     "more": (6, 0, set()),
     "norms": (7, 3, {"inverted-norm"}),
-    "padding_masks": (4, 3, {"attention-textbook"}),
+    "padding_masks": (5, 4, {"attention-textbook"}),
     "randomness_and_inputs": (7, 6, {"input-mutated", "nondeterministic-eval"}),
     "reference_match": (4, 4, {"reference-mismatch"}),
     "scales": (10, 6, {"attention-scale"}),

@@ -17,12 +17,18 @@ import torch
 from torch import Tensor
 
 from ..analysis.graph import Graph
-from ..base.ops import MASKED_FILLS, SOFTMAXES, WHERES, softmax_dim
+from ..base.ops import CASTS, EXPANDS, MASKED_FILLS, PERMUTES, RESHAPES, SOFTMAXES, WHERES, softmax_dim
 from ..base.records import OpRecord
 from ..rules.scale import scores_steps, tracked_slot
 from .locate import Run
 
 #: Ops on the way to the softmax that may hide positions.
+#: ops that say the mask they read again, and comparisons that do for a 0/1 mask
+_RESTATES = RESHAPES | PERMUTES | EXPANDS | CASTS | frozenset(
+    {"~", "Tensor.logical_not", "torch.logical_not", "Tensor.bitwise_not", "torch.bitwise_not"})
+_COMPARISONS = frozenset({"==", "!=", "Tensor.eq", "Tensor.ne", "torch.eq", "torch.ne"})
+#: the most ops followed back from a fill to the op that built its mask
+_DEPTH = 16
 _HIDES = MASKED_FILLS | WHERES | frozenset({"+", "Tensor.add", "torch.add", "Tensor.add_"})
 #: A hidden score is at most this (a fill of -inf, -1e9, finfo.min; not a bias).
 _HIDDEN = -1e3
@@ -53,7 +59,7 @@ def inverted_mask(rec: OpRecord | None, run: Run | None) -> Inverted | None:
         if op.op in _HIDES:
             own = _past_hidden(_value(values, op.inputs[slot]), _value(values, op.outputs[0]), nxt)
             if own is not None:
-                return Inverted(op, mask_builder(graph, op), own)
+                return Inverted(op, mask_builder(graph, op, values), own)
     return None
 
 
@@ -87,10 +93,14 @@ def _past_hidden(before: Tensor | None, after: Tensor | None, key: int) -> bool 
     return None
 
 
-def mask_builder(graph: Graph, applied: OpRecord, elsewhere: bool = True) -> OpRecord | None:
+def mask_builder(graph: Graph, applied: OpRecord, values: dict | None = None, *,
+                 elsewhere: bool = True, handed: bool = True) -> OpRecord | None:
     """The op that made the mask ``applied`` used, followed back past the ops on the line that
-    applied it (``~mask``, ``mask[:T, :T] == 0``), when it is on another line; with
-    ``elsewhere`` False, the first op that made it on the line itself when none is elsewhere."""
+    applied it (``~mask``, ``mask[:T, :T] == 0``) and past the ops that only say it again
+    (moves, casts, ``~``, an index of ``None``s, ``keep == 0`` of a 0/1 mask, which ``values``
+    tell), when it is on another line; with ``elsewhere`` False, the first op that made it on the
+    line itself when none is elsewhere. ``handed`` False: None for a mask that came from outside
+    the run (handed in), only said again in it."""
     if applied.op in MASKED_FILLS:
         slots = [1]
     elif applied.op in WHERES:
@@ -99,12 +109,32 @@ def mask_builder(graph: Graph, applied: OpRecord, elsewhere: bool = True) -> OpR
         slots = [s for s in range(len(applied.inputs)) if s != tracked_slot(applied)]
     for slot in slots:
         made = first = graph.producer(applied.inputs[slot]) if slot < len(applied.inputs) else None
-        for _ in range(4):
-            if made is None or made.line != applied.line or not made.inputs:
+        for _ in range(_DEPTH):
+            if made is None or not made.inputs or \
+                    made.line != applied.line and not _restates(made, values or {}):
                 break
-            made = graph.producer(made.inputs[0])
+            before = graph.producer(made.inputs[0])
+            if before is None:
+                if not handed:
+                    return None
+                break
+            made = before
         if made is not None and made.line and made.line != applied.line and made.source:
             return made
         if not elsewhere and first is not None:
             return first
     return None
+
+
+def _restates(rec: OpRecord, values: dict) -> bool:
+    """Whether ``rec`` only says its input mask again (see :func:`mask_builder`)."""
+    if rec.op in _RESTATES:
+        return True
+    if rec.op == "[]":
+        index = rec.arg(1)
+        return all(i is None or i is Ellipsis or i == slice(None)
+                   for i in (index if isinstance(index, tuple) else (index,)))
+    if rec.op in _COMPARISONS and len(rec.inputs) == 1 and rec.arg(1) in (0, 1):
+        v = _value(values, rec.inputs[0])
+        return v is not None and bool(((v == 0) | (v == 1)).all())
+    return False

@@ -228,7 +228,7 @@ class _Reading:
             if before is None or after is None or after.shape[out_pos] < 2 \
                     or not _constant_along(after, out_pos) or _constant_along(before, pos):
                 continue
-            built = mask_builder(self.graph, rec, elsewhere=False)
+            built = mask_builder(self.graph, rec, self.values, elsewhere=False, handed=False)
             if built is None:
                 return None
             message = (f"the mask {f'built at line {built.line} ' if built.line else ''}fills "

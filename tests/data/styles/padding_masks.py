@@ -95,3 +95,45 @@ class UniformByDesign(_Encoder):
         padding = (idx == self.pad)[:, None, None, :]
         scores = torch.zeros(q.shape[:-1] + (k.shape[-2],))
         return self.attend(q, k, v, scores.masked_fill(padding, -1e9))
+
+
+class _MaskedAttention(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads, self.size = heads, width // heads
+        self.qkv = nn.Linear(width, 3 * width)
+
+    def forward(self, x, keep):
+        batch, length, _ = x.shape
+        q, k, v = (t.view(batch, length, self.heads, self.size).transpose(1, 2)
+                   for t in self.qkv(x).chunk(3, dim=-1))
+        keep = keep[:, None, None, :]
+        scores = (q @ k.transpose(-2, -1)).masked_fill(~keep, -torch.finfo(q.dtype).max)
+        weights = (scores / math.sqrt(self.size)).softmax(dim=-1)
+        return (weights @ v).transpose(1, 2).reshape(batch, length, -1)
+
+
+class KeepHandedToLayer(nn.Module):
+    """The mask is made from the ids by the model and handed to its attention layer, which
+    reshapes it on a line of its own before it fills the scores."""
+
+    INIT = {"vocab": "V", "width": "C", "heads": "H"}
+    INPUTS = ["idx=B,T:long:V"]
+
+    def __init__(self, vocab, width, heads):
+        super().__init__()
+        self.pad = vocab
+        self.embed = nn.Embedding(vocab + 1, width, padding_idx=vocab)
+        self.attn = _MaskedAttention(width, heads)
+
+    def forward(self, idx):
+        keep = idx != self.pad
+        return self.attn(self.embed(idx), keep)
+
+
+class PaddingHandedToLayer(KeepHandedToLayer):
+    BUG = "attention-textbook"
+
+    def forward(self, idx):
+        keep = idx == self.pad  # BUG
+        return self.attn(self.embed(idx), keep)
