@@ -61,6 +61,8 @@ FIRING = [
     ("masks.py", "KeyMaskOnFastPathOnly", "mask-ignored", BOOL_MASK),
     ("masks.py", "KeyMaskHandedToSubmoduleOnQueries", "mask-ignored",
      {"inputs": ["x=B,T,C", "pad_mask=B,T:bool"]}),
+    # the mask cast to floats for a mean pooling, and never given to the encoder before it
+    ("masks.py", "MeanPooledEncoderMaskOnlyPooled", "mask-ignored", BOOL_MASK),
 ]
 QUIET = [
     ("collapse.py", "ContractedWeights", {}),
@@ -102,6 +104,7 @@ QUIET = [
     ("masks.py", "OutputsMaskedOnly", PADDED),
     ("masks.py", "KeyMaskHandedToMethod", BOOL_MASK),
     ("masks.py", "MaskedPooling", BOOL_MASK),
+    ("masks.py", "MeanPooledEncoder", BOOL_MASK),
     ("masks.py", "MaskedPoolingWeightsMultiplied", BOOL_MASK),
     ("masks.py", "PoolingWithCoordinatesFilledWrapped", BOOL_MASK),
     ("masks.py", "KeyMaskHandedToSubmodule", {"inputs": ["x=B,T,C", "pad_mask=B,T:bool"]}),

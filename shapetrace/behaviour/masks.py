@@ -21,7 +21,9 @@ same with every position marked real). Only an attention is judged (a product wh
 has two position axes, SDPA, a softmax over the positions, or the weighted sum of an attention
 pooling, ``(x * softmax(scores)[..., None]).sum(1)``): a convolution or a plain pooling that
 mixes positions is a design choice, not a mask that says one thing and does another. A mask
-multiplied in (``scores * mask``) reads 1 as kept.
+multiplied in (``scores * mask``, or cast to floats for a mean pooling: ``h * mask.float()
+.unsqueeze(-1)``) reads 1 as kept, and is where it is applied: an encoder that never got it
+still mixes the padding into the real tokens before the pooling leaves it out.
 """
 
 from __future__ import annotations
@@ -318,8 +320,9 @@ def _masking(records, probe: Probe) -> OpRecord | None:
         elif rec.op == SDPA:
             slot = 3
         elif rec.op in MULS and len(rec.inputs) == 2 and rec.outputs:
-            slot = next((i for i, m in enumerate(rec.inputs) if not m.dtype.is_floating_point
-                         and probe.B in tuple(m.shape) and probe.T in tuple(m.shape)), None)
+            slot = next((i for i, m in enumerate(rec.inputs) if probe.B in tuple(m.shape)
+                         and probe.T in tuple(m.shape) and (not m.dtype.is_floating_point
+                                                            or _cast_mask(m, records))), None)
             if slot is not None and probe.T in tuple(rec.outputs[0].shape) \
                     and rec.inputs[1 - slot].dtype.is_floating_point:
                 return rec  # scores or weights multiplied by a 0/1 mask of its own per sample
@@ -333,6 +336,24 @@ def _masking(records, probe: Probe) -> OpRecord | None:
         if probe.B in tuple(rec.inputs[slot].shape):
             return rec
     return None
+
+
+def _cast_mask(meta, records) -> bool:
+    """Whether ``meta`` is a mask handed in, cast to floats and moved (``mask.float()
+    .unsqueeze(-1)``, multiplied into the values of a mean pooling)."""
+    for _ in range(4):
+        if meta._made_by is None:
+            return not meta.dtype.is_floating_point
+        rec = records[meta._made_by]
+        if len(rec.inputs) != 1 or base_name(rec.op) not in _CASTS_AND_MOVES:
+            return False
+        meta = rec.inputs[0]
+    return False
+
+
+#: the methods that cast a mask or move its axes (``float``, ``unsqueeze``, ``view``)
+_CASTS_AND_MOVES = frozenset({"float", "to", "type", "type_as", "double", "half", "unsqueeze",
+                              "view", "reshape", "expand", "expand_as", "__getitem__", "[]"})
 
 
 def _is_attention(rec: OpRecord, T: int) -> bool:

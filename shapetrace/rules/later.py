@@ -84,7 +84,10 @@ LATER = [
        applied it, naming the op that lets the masked positions through. Only an attention is judged
        (a product of weights over two position axes, SDPA, a softmax over the positions, or the
        weighted sum of an attention pooling): a convolution or a plain pooling that mixes positions
-       is a design choice, and a mask that hides only outputs (not scores) is not a key mask. A
+       is a design choice, and a mask that hides only outputs (not scores) is not a key mask; a
+       mask cast to floats for a mean pooling (`h * mask.float().unsqueeze(-1)`) is applied there,
+       so an encoder called without it, which mixes the padding into the real tokens before the
+       pooling leaves it out, is found at the pooling, naming the op that mixed them. A
        declared meaning (`mask-keep`) stands: a mask turned the other way (`attention_mask == 0` for
        SDPA) is found where it was turned.
        """,

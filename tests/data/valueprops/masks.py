@@ -292,3 +292,35 @@ class PoolingWithCoordinatesFilled(PoolingWithCoordinates):
 class PoolingWithCoordinatesFilledWrapped(PoolingWithCoordinatesFilled):
     def forward(self, x, mask):
         return super().forward(x, None, mask)
+
+
+class MeanPooledEncoder(nn.Module):
+    """A sentence embedder: a self-attention encoder given the padding, then the mean of the
+    real tokens (the mask cast to floats and multiplied in)."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.n_head = n_head
+
+    def encode(self, x, mask=None):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                   for t in self.qkv(x).chunk(3, dim=-1))
+        keys = None if mask is None else mask[:, None, None, :]
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=keys).transpose(1, 2).reshape(B, T, C)
+
+    def forward(self, x, mask):
+        h = self.encode(x, mask)
+        weights = mask.float().unsqueeze(-1)
+        return (h * weights).sum(dim=1) / weights.sum(dim=1)
+
+
+class MeanPooledEncoderMaskOnlyPooled(MeanPooledEncoder):
+    """The encoder is called without the mask: real tokens attend to the padding, and only the
+    pooling leaves it out."""
+
+    def forward(self, x, mask):
+        h = self.encode(x)
+        weights = mask.float().unsqueeze(-1)
+        return (h * weights).sum(dim=1) / weights.sum(dim=1)  # BUG
