@@ -114,3 +114,8 @@ def test_a_documented_attention_scaled_by_its_width_is_found_at_its_line():
     checked = result(DATA, "RelativePositionAttentionScaledByWidth")
     found = [(d.rule, d.line) for d in checked.diagnostics if d.severity == "error"]
     assert found == [("attention-scale", 58)]
+
+
+def test_a_sum_that_is_not_positive_at_the_probe_sizes_is_refused():
+    with pytest.raises(Exception, match="a size must be positive"):
+        parse_input("x=B,T-7,C", DIMS).shape(DIMS)

@@ -341,6 +341,8 @@ def _size(item: str | int, dims: Mapping[str, int], spec: InputSpec) -> int:
             else:
                 raise UsageError(unknown_dim(factor, f"input {str(spec)!r}", dims))
         total += sign * size
+    if total <= 0:
+        raise UsageError(f"input {str(spec)!r}: {item} is {total} at these sizes; a size must be positive")
     return total
 
 
