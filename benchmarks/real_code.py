@@ -679,6 +679,36 @@ HELD_OUT_25 = [
     ("akshargrover/LLM_from_scratch", "e75dc072432721087cbbcca8a0460f1d61ced487",
      ["attn_modern.py", "model_modern.py"], "part_3"),
 ]
+
+HELD_OUT_26 = [
+    # fetched 2026-11-30 by helper held26, measured before (r15h, 7182cd8) and after
+    ("yusung410/Vision-Transformer-Challenge", "b0489bef8dcd54a5b1c69d35425ebb8b66218cec",
+     ["msa.py", "vit.py"], ""),
+    ("chinhsuanwu/coatnet-pytorch", "d3ef1c3e4d6dfcc0b5f731e46774885686062452",
+     ["coatnet.py"], ""),
+    ("chinhsuanwu/mobilevit-pytorch", "4df62dd3ab0c647e50eb082552c7c03b5e028cca",
+     ["mobilevit.py"], ""),
+    ("nikich28/TTS_FastSpeech", "a77f67296b5d217cefa1066520debdaf1addace0",
+     ["model/Attention.py", "model/FFTBlock.py"], ""),
+    ("quynhu-d/TTS_FastSpeech", "7a37c6977787d902ec139ef7293654e8e6bb8441",
+     ["model/fastspeech.py"], ""),
+    ("Really-true-dude/StableDiffusionPyTorch", "c61f3ca7c2b697ca68144163b32d5564c564b95f",
+     ["attention.py", "diffusion.py"], "sd"),
+    ("samitha278/CoreLlama", "146d9d3b0159a0b3f6552b7b7242b8b5f7e4ff34",
+     ["modeling_llama2.py"], ""),
+    ("axrshz/gpt-oss", "5d47496b4773add7151ac5f6214d8afa189d966f",
+     ["model.py"], ""),
+    ("Greg-Tarr/mla_pytorch", "990220e596114cdba177d8578a9203a927dd34d2",
+     ["mla_pytorch/mla.py"], ""),
+    ("bonerush/MLA_deepseekv3_Self-Replication", "ca6d5ffaee49cb20d30adfd9386c5d6be2bb2970",
+     ["MLA.py", "Pos.py"], ""),
+    ("ztxdcyy/LLM_d2l", "053a67189890d52fc350b027d90c0c7cdf244310",
+     ["MHA.py", "moe.py"], "Ops"),
+    ("dugusword/transformer", "7aa10968f0e60d545bbd17f1f8c1dfb7ee88c62b",
+     ["modules/attention.py", "modules/transformer.py"], ""),
+]
+
+
 def _numbered() -> dict[str, list]:
     """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
     halves, ``-dev`` and ``-held``): a new set is a new list, nothing else to add."""
