@@ -119,3 +119,13 @@ def test_a_documented_attention_scaled_by_its_width_is_found_at_its_line():
 def test_a_sum_that_is_not_positive_at_the_probe_sizes_is_refused():
     with pytest.raises(Exception, match="a size must be positive"):
         parse_input("x=B,T-7,C", DIMS).shape(DIMS)
+
+
+def test_a_verdict_on_a_layout_read_from_a_docstring_is_at_most_a_warning():
+    """The docstring says time first and the code reads the batch first: positions counted by
+    what the docstring calls the batch are said as an assumption, never an error."""
+    checked = result(DATA, "StaleDocstringPositions")
+    assert checked.error is None
+    assert not [d for d in checked.diagnostics if d.severity == "error"], checked.diagnostics
+    warned = [d for d in checked.diagnostics if d.rule == "position-axis"]
+    assert warned and "as the docstring gives it" in warned[0].message

@@ -39,6 +39,7 @@ from ..rules.registry import RULES, diagnostic
 from .attempt import Attempt, attempt, build
 from .cross import other_source_length, reference_runs
 from .defaults_read import switches_off
+from .docshapes import assume_documented
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from .heads_read import SPLIT
 from .layout import assume_aligned, assume_layout, assume_width, layout_stated, sequence_first_reading
@@ -278,6 +279,7 @@ def _guessed_layout(result: TargetResult, chosen: Attempt, read: bool) -> None:
                     and (spec.dims[1] in ("T", "S") or tuple(spec.dims) in SPLIT.values()))
     if guessed and not layout_stated(chosen.model):
         assume_layout(result.diagnostics, guessed)
+    assume_documented(result.diagnostics, chosen.model, chosen.plan.inputs, chosen.plan.dims)
     assume_aligned(result.diagnostics, [s.name for s in chosen.plan.inputs
                                         if "T" in getattr(s, "dims", ()) and not getattr(s, "mask", None)])
     vectors = {name: arg for name, arg, spec in zip(chosen.names, chosen.args, chosen.plan.inputs)

@@ -106,3 +106,16 @@ class UndocumentedTimeFirstRotary(nn.Module):
         angles = torch.outer(t, self.inv_freq).repeat_interleave(2, dim=-1)[:, None, None, :]
         pairs = torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)
         return x * angles.cos() + pairs * angles.sin()
+
+
+class StaleDocstringPositions(nn.Module):
+    """A learned position table added batch first, under a docstring left from a time-first
+    version."""
+
+    def __init__(self, d_model: int, max_len: int = 64):
+        super().__init__()
+        self.pe = nn.Parameter(torch.randn(max_len, d_model) * 0.02)
+
+    def forward(self, x):
+        """x (Tensor): the sequence (seq_len, batch, d_model)"""
+        return x + self.pe[: x.size(1)]
