@@ -129,3 +129,11 @@ def test_a_verdict_on_a_layout_read_from_a_docstring_is_at_most_a_warning():
     assert not [d for d in checked.diagnostics if d.severity == "error"], checked.diagnostics
     warned = [d for d in checked.diagnostics if d.rule == "position-axis"]
     assert warned and "as the docstring gives it" in warned[0].message
+
+
+def test_a_width_the_docstring_states_is_no_guess():
+    """``(batch_size, seq_len, d_model)``: the last axis is the model's width, as stated, so a
+    scale judged on it stands as an error."""
+    checked = result(DATA, "WeightMatricesScaledByLength")
+    found = [(d.rule, d.severity) for d in checked.diagnostics]
+    assert ("attention-scale", "error") in found, checked.diagnostics

@@ -736,3 +736,15 @@ def test_a_module_the_guessed_inputs_do_not_fit_is_checked_as_its_block_feeds_it
                              "RelativeScores")
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert any(n.startswith("checked as RelativeBlock builds it") for n in result.notes), result.notes
+
+
+def test_a_module_fed_by_its_block_is_checked_on_its_inputs_as_the_block_passed_them():
+    """The block's call is run once to see that it fits; a forward that turns its keys in place
+    (``k.transpose_``) must find them as the block passed them when it is checked: no false
+    op-failed, and the write into the caller's tensor is found."""
+    result = resolved.result(Path(__file__).with_name("data") / "in_parent" / "inplace.py",
+                             "TurnedKeys")
+    assert result.error is None, result.error
+    assert any(n.startswith("checked as Heads builds it") for n in result.notes), result.notes
+    assert [d.rule for d in result.diagnostics if d.severity == "error"] == ["input-mutated"], \
+        result.diagnostics

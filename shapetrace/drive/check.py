@@ -279,12 +279,12 @@ def _guessed_layout(result: TargetResult, chosen: Attempt, read: bool) -> None:
                     and (spec.dims[1] in ("T", "S") or tuple(spec.dims) in SPLIT.values()))
     if guessed and not layout_stated(chosen.model):
         assume_layout(result.diagnostics, guessed)
-    assume_documented(result.diagnostics, chosen.model, chosen.plan.inputs, chosen.plan.dims)
+    stated = assume_documented(result.diagnostics, chosen.model, chosen.plan.inputs, chosen.plan.dims)
     assume_aligned(result.diagnostics, [s.name for s in chosen.plan.inputs
                                         if "T" in getattr(s, "dims", ()) and not getattr(s, "mask", None)])
     vectors = {name: arg for name, arg, spec in zip(chosen.names, chosen.args, chosen.plan.inputs)
-               if isinstance(arg, torch.Tensor) and tuple(getattr(spec, "dims", ()))
-               in (("B", "T", "C"), ("B", "S", "C"))}
+               if isinstance(arg, torch.Tensor) and name not in stated  # a width its docstring says
+               and tuple(getattr(spec, "dims", ())) in (("B", "T", "C"), ("B", "S", "C"))}
     assume_width(result.diagnostics, chosen.trace.records, vectors)
 
 

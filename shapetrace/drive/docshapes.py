@@ -72,31 +72,39 @@ def documented_input(name: str, forward: Callable, owner: type | None,
         shape = _shape(said)
         if shape is None or not all(_known(d, dims) for d in shape):
             return named
-        if named is not None and len(named.dims) == len(shape) and all(
-                a == b or {a, b} == {"T", "S"} for a, b in zip(named.dims, shape)):
-            return named
-        return InputSpec(name, shape)
+        found = InputSpec(name, shape)
+        return named if named is not None and _alike(named, found) else found
     return named
 
 
-def assume_documented(diagnostics, model, specs, dims: Mapping[str, int]) -> None:
+def assume_documented(diagnostics, model, specs, dims: Mapping[str, int]) -> set[str]:
     """Errors that depend on the layout (``LAYOUT_RULES``), in a run whose inputs were made in
     the shape a docstring gives and their names do not (``x`` time first), become warnings
-    that say so: a docstring can be out of date, and the code may read its inputs otherwise."""
+    that say so: a docstring can be out of date, and the code may read its inputs otherwise.
+    The names of the inputs whose shape, width included, a docstring states (up to which
+    sequence a length is)."""
     cls = type(model)
     forward = getattr(cls, "forward", None)
     names = {s.name for s in specs if isinstance(s, InputSpec)}
-    read = [s for s in specs if isinstance(s, InputSpec) and forward is not None
-            and documented_input(s.name, forward, cls, dims) == s
-            and spec_from_name(s.name, names) != s]
+    said = {s.name: documented_input(s.name, forward, cls, dims) for s in specs
+            if isinstance(s, InputSpec) and forward is not None}
+    stated = {s.name for s in specs if said.get(s.name) is not None and _alike(said[s.name], s)}
+    read = [s for s in specs if said.get(s.name) == s and spec_from_name(s.name, names) != s]
     if not read:
-        return
-    said = ", ".join(f"{s.name} ({', '.join(str(d) for d in s.dims)})" for s in read)
+        return stated
+    shown = ", ".join(f"{s.name} ({', '.join(str(d) for d in s.dims)})" for s in read)
     for diag in diagnostics:
         if diag.rule in LAYOUT_RULES and diag.severity == "error":
             diag.severity = "warning"
-            diag.message += (f" (assumed: {said}, as the docstring gives {'them' if len(read) > 1 else 'it'}; "
+            diag.message += (f" (assumed: {shown}, as the docstring gives {'them' if len(read) > 1 else 'it'}; "
                              f"a docstring can be out of date: give --input to check it as an error)")
+    return stated
+
+
+def _alike(a: InputSpec, b: InputSpec) -> bool:
+    """The same shape, but for which sequence a length is."""
+    return len(a.dims) == len(b.dims) and all(x == y or {x, y} == {"T", "S"}
+                                              for x, y in zip(a.dims, b.dims))
 
 
 def _said_of(name: str, lines: list[str]) -> str | None:

@@ -235,9 +235,9 @@ def _caught_in(plan, cls: type, parent: type) -> InParent | None:
     inputs = _as_inputs(module, args, kwargs)
     if inputs is None:
         return None
-    try:  # it must run on what its parent passes, at these sizes
-        with torch.no_grad():
-            module(*[i.value for i in inputs])
+    try:  # it must run on what its parent passes, at these sizes (on copies: a forward that
+        with torch.no_grad():  # writes into its inputs, ``K.transpose_(2, 3)``, leaves them as caught)
+            module(*[i.value.clone() if isinstance(i.value, torch.Tensor) else i.value for i in inputs])
     except Exception:  # noqa: BLE001 - at other sizes, perhaps
         return None
     return InParent(module, inputs, parent.__qualname__)

@@ -119,3 +119,29 @@ class StaleDocstringPositions(nn.Module):
     def forward(self, x):
         """x (Tensor): the sequence (seq_len, batch, d_model)"""
         return x + self.pe[: x.size(1)]
+
+
+class WeightMatricesScaledByLength(nn.Module):
+    """Projections as weight matrices the forward multiplies by, and a scale read from the keys
+    after they were turned: the length, not the head size."""
+
+    def __init__(self, h: int, d_model: int):
+        super().__init__()
+        self.h, self.d_k = h, d_model // h
+        self.w_q = nn.Parameter(torch.randn(d_model, d_model) / math.sqrt(d_model))
+        self.w_k = nn.Parameter(torch.randn(d_model, d_model) / math.sqrt(d_model))
+        self.w_v = nn.Parameter(torch.randn(d_model, d_model) / math.sqrt(d_model))
+
+    def forward(self, query, key, val):
+        """
+        query : 3d tensor (batch_size, seq_len, d_model)
+        key   : 3d tensor (batch_size, seq_len, d_model)
+        val   : 3d tensor (batch_size, seq_len, d_model)
+        """
+        b, t, c = query.shape
+        q, k, v = (torch.matmul(x, w).view(b, -1, self.h, self.d_k).transpose(1, 2)
+                   for x, w in ((query, self.w_q), (key, self.w_k), (val, self.w_v)))
+        k = k.transpose(2, 3)
+        scores = torch.matmul(q, k) / math.sqrt(k.shape[3])  # BUG: attention-scale
+        out = torch.matmul(scores.softmax(dim=-1), v)
+        return out.transpose(1, 2).reshape(b, t, c)
