@@ -35,6 +35,7 @@ def _read(doc: str, name: str, named: InputSpec | None = None):
     ("x (Tensor): Input (batch, channels, time).", "x", ("B", "C", "T")),
     ("pos: coordinates (batch, n, 3)", "pos", ("B", "T", 3)),
     ("c (Tensor): conditioning (batch_size, channel)", "c", ("B", "C")),
+    ("V    : 4d tensor (batch_size, h, seq_len, d_V)", "V", ("B", "H", "T", "d")),
 ])
 def test_a_documented_shape_is_read_in_the_words_code_uses(doc, name, dims):
     assert _read(doc, name) == InputSpec(name, dims)

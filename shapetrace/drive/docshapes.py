@@ -47,6 +47,7 @@ _WORDS = {
                      "seq_length", "q_len", "len_q", "t_q", "tq", "num_tokens", "frames"), "T"),
     **dict.fromkeys(("k_len", "kv_len", "len_k", "t_k", "tk", "v_len", "src_len", "s_len",
                      "mem_len", "memory_len", "src_seq_len"), "S"),
+    **dict.fromkeys(("d_v", "dv", "d_q", "dq", "d_value"), "d"),
 }
 #: one letter whose case says the size: ``D`` a model's width, ``L`` a sequence's length
 _LETTERS = {"B": "B", "T": "T", "S": "S", "C": "C", "D": "C", "E": "C", "L": "T", "V": "V"}
