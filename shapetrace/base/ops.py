@@ -184,6 +184,11 @@ TRIANGULAR = frozenset({"torch.tril", "Tensor.tril", "torch.triu", "Tensor.triu"
 #: Order comparisons (``arange[:, None] >= arange[None, :]`` builds a causal mask).
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "torch.lt", "torch.le", "torch.gt", "torch.ge",
                          "Tensor.lt", "Tensor.le", "Tensor.gt", "Tensor.ge"})
+#: Equality tests (``keep == 0`` says a 0/1 mask again, the other way round).
+EQUALITIES = frozenset({"==", "!=", "Tensor.eq", "Tensor.ne", "torch.eq", "torch.ne"})
+#: Logical negations (``~mask``).
+NEGATIONS = frozenset({"~", "Tensor.logical_not", "torch.logical_not", "Tensor.bitwise_not",
+                       "torch.bitwise_not"})
 #: Assignments that write into their first operand.
 WRITES = frozenset({"[]=", "+=", "-=", "*=", "/=", "@=", "//=", "%=", "**=", "&=", "|=", "^="})
 #: Elementwise arithmetic between operands (where both may be stretched by broadcasting).

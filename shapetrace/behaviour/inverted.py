@@ -17,16 +17,15 @@ import torch
 from torch import Tensor
 
 from ..analysis.graph import Graph
-from ..base.ops import CASTS, EXPANDS, MASKED_FILLS, PERMUTES, RESHAPES, SOFTMAXES, WHERES, softmax_dim
+from ..base.ops import (CASTS, EQUALITIES, EXPANDS, MASKED_FILLS, NEGATIONS, PERMUTES, RESHAPES, SOFTMAXES,
+                        WHERES, softmax_dim)
 from ..base.records import OpRecord
 from ..rules.scale import scores_steps, tracked_slot
 from .locate import Run
 
 #: Ops on the way to the softmax that may hide positions.
-#: ops that say the mask they read again, and comparisons that do for a 0/1 mask
-_RESTATES = RESHAPES | PERMUTES | EXPANDS | CASTS | frozenset(
-    {"~", "Tensor.logical_not", "torch.logical_not", "Tensor.bitwise_not", "torch.bitwise_not"})
-_COMPARISONS = frozenset({"==", "!=", "Tensor.eq", "Tensor.ne", "torch.eq", "torch.ne"})
+#: ops that say the mask they read again (equality tests with 0 or 1 do, for a 0/1 mask)
+_RESTATES = RESHAPES | PERMUTES | EXPANDS | CASTS | NEGATIONS
 #: the most ops followed back from a fill to the op that built its mask
 _DEPTH = 16
 _HIDES = MASKED_FILLS | WHERES | frozenset({"+", "Tensor.add", "torch.add", "Tensor.add_"})
@@ -134,7 +133,7 @@ def _restates(rec: OpRecord, values: dict) -> bool:
         index = rec.arg(1)
         return all(i is None or i is Ellipsis or i == slice(None)
                    for i in (index if isinstance(index, tuple) else (index,)))
-    if rec.op in _COMPARISONS and len(rec.inputs) == 1 and rec.arg(1) in (0, 1):
+    if rec.op in EQUALITIES and len(rec.inputs) == 1 and rec.arg(1) in (0, 1):
         v = _value(values, rec.inputs[0])
         return v is not None and bool(((v == 0) | (v == 1)).all())
     return False

@@ -36,10 +36,13 @@ from torch import Tensor
 from ..analysis.masks import handed_meaning
 from ..base.names import PADDING_INPUTS
 from ..base.ops import (
+    CASTS,
     DROPOUTS,
+    EXPANDS,
     MASKED_FILLS,
     MATMULS,
     MULS,
+    RESHAPES,
     SDPA,
     SIMPLE_MOVES,
     SOFTMAXES,
@@ -345,15 +348,10 @@ def _cast_mask(meta, records) -> bool:
         if meta._made_by is None:
             return not meta.dtype.is_floating_point
         rec = records[meta._made_by]
-        if len(rec.inputs) != 1 or base_name(rec.op) not in _CASTS_AND_MOVES:
+        if len(rec.inputs) != 1 or rec.op not in SIMPLE_MOVES | CASTS | RESHAPES | EXPANDS:
             return False
         meta = rec.inputs[0]
     return False
-
-
-#: the methods that cast a mask or move its axes (``float``, ``unsqueeze``, ``view``)
-_CASTS_AND_MOVES = frozenset({"float", "to", "type", "type_as", "double", "half", "unsqueeze",
-                              "view", "reshape", "expand", "expand_as", "__getitem__", "[]"})
 
 
 def _is_attention(rec: OpRecord, T: int) -> bool:
