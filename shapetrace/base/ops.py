@@ -184,6 +184,8 @@ TRIANGULAR = frozenset({"torch.tril", "Tensor.tril", "torch.triu", "Tensor.triu"
 #: Order comparisons (``arange[:, None] >= arange[None, :]`` builds a causal mask).
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "torch.lt", "torch.le", "torch.gt", "torch.ge",
                          "Tensor.lt", "Tensor.le", "Tensor.gt", "Tensor.ge"})
+#: Distances between the rows of two operands (L2 attention's queries and keys).
+DISTANCES = frozenset({"torch.cdist"})
 #: Equality tests (``keep == 0`` says a 0/1 mask again, the other way round).
 EQUALITIES = frozenset({"==", "!=", "Tensor.eq", "Tensor.ne", "torch.eq", "torch.ne"})
 #: Logical negations (``~mask``).

@@ -37,6 +37,7 @@ from ..base.diagnostics import Diagnostic
 from ..base.ops import (
     ADDS,
     CASTS,
+    DISTANCES,
     DROPOUTS,
     EINSUMS,
     EXPANDS,
@@ -83,7 +84,7 @@ def textbook_attention(probe: Probe) -> list[Diagnostic]:
     seen: set[tuple] = set()
     for att in find_attentions(softmaxes, graph):
         reading = _Reading(analysis, values, addends, att)
-        verdict = reading.judge()
+        verdict = reading.judge() if att.scores is not None else reading.nearest_last()
         if isinstance(verdict, Diagnostic) and (verdict.file, verdict.line) not in seen:
             seen.add((verdict.file, verdict.line))  # one finding for a layer repeated
             found.append(verdict)
@@ -149,6 +150,38 @@ class _Reading:
         if named is None:
             return None  # a scale no size explains: a choice of the model's, not a slip
         return self.scale_finding(product, unit, total, right, d, named)
+
+    def nearest_last(self) -> Diagnostic | None:
+        """Weights taken from a distance between queries and keys (``torch.cdist``) that only
+        positive factors, fills and moves separate from the softmax: the farthest key gets the
+        most weight. Attention by distance takes the softmax of minus the distance."""
+        meta = self.att.softmax.inputs[0]
+        steps = []
+        for _ in range(_DEPTH):
+            rec = self.graph.producer(meta)
+            if rec is None or rec.error is not None or not rec.inputs:
+                return None
+            if rec.op in DISTANCES:
+                break
+            slot = _single_input(rec)
+            if slot is None:
+                return None
+            f = None if rec.op in MASKED_FILLS else _multiple(
+                self.value(rec.inputs[slot]), self.value(rec.outputs[0]) if rec.outputs else None)
+            if f is None and rec.op not in MASKED_FILLS and rec.op not in _NEUTRAL:
+                return None  # a negation (f < 0 is no multiple), a soft cap: another reading
+            steps.append(rec)
+            meta = rec.inputs[slot]
+        else:
+            return None
+        scaled = any(r.op not in _NEUTRAL and r.op not in MASKED_FILLS for r in steps)
+        message = (f"the attention weights are a softmax of the distance between queries and keys "
+                   f"(`{rec.source or rec.op}` at line {rec.line}) with no minus sign: the "
+                   f"farthest key gets the most weight and the nearest the least"
+                   f"{'' if scaled else ', and the distances are not scaled'}")
+        hint = ("Attend by closeness: softmax(-torch.cdist(q, k) * scale), the scale the size of "
+                "the axis the distance sums over to the power -1/2.")
+        return diagnostic("attention-textbook", message, hint, rec=rec, part="distance")
 
     # -- reading the values ----------------------------------------------------------------
 

@@ -386,8 +386,11 @@ _ALL = [
        the forward builds (from the token ids, the sizes) that fills every key of every query makes
        each row of scores one value, so every weight is 1/keys whatever q and k (a condition
        written the wrong way round: `x < 0` for `x >= 0`): it is reported at the line that built
-       the mask, with the fill's line; a mask handed in is not judged. Nothing is said where the
-       reading is not sure: a learned or tensor factor, cosine similarities, dot
+       the mask, with the fill's line; a mask handed in is not judged. Weights taken from a
+       distance between queries and keys (`torch.cdist`) that only positive factors, fills and
+       moves separate from the softmax give the farthest key the most weight: attention by
+       distance takes the softmax of minus the distance (reported at the distance, saying
+       whether it was scaled). Nothing is said where the reading is not sure: a learned or tensor factor, cosine similarities, dot
        products of raw inputs, a soft cap, factors that cancel. Where attention-scale already
        reports the same line, it is one finding.
        """,
