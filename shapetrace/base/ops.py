@@ -186,6 +186,8 @@ COMPARISONS = frozenset({"<", "<=", ">", ">=", "torch.lt", "torch.le", "torch.gt
                          "Tensor.lt", "Tensor.le", "Tensor.gt", "Tensor.ge"})
 #: Distances between the rows of two operands (L2 attention's queries and keys).
 DISTANCES = frozenset({"torch.cdist"})
+#: Casts to integers or booleans (a mask said again as 0/1 or as True/False).
+INTEGER_CASTS = frozenset({"Tensor.bool", "Tensor.long", "Tensor.int", "Tensor.byte"})
 #: Equality tests (``keep == 0`` says a 0/1 mask again, the other way round).
 EQUALITIES = frozenset({"==", "!=", "Tensor.eq", "Tensor.ne", "torch.eq", "torch.ne"})
 #: Logical negations (``~mask``).

@@ -19,7 +19,7 @@ from torch import nn
 from ..base.compat import dropout_base_class
 from ..base.diagnostics import Diagnostic, Skip
 from ..base.dims import Dims
-from . import inverted, locate, masks, messages, reach, repeat, rotary, shuffle, textbook
+from . import inverted, locate, masks, messages, reach, repeat, rotary, shuffle, streams, textbook
 from .errors import InternalCheckError, raised_by_user
 from .probe import Probe
 from .results import (
@@ -256,6 +256,24 @@ def _pools_time(leak: locate.Leak, T: int) -> bool:
     return bool(outputs) and tuple(outputs[0].shape).count(T) <= 1
 
 
+def _judged_streams(probe: Probe, dep, result: BehaviourResult) -> None:
+    """Only the inputs the first causally masked op depends on are judged for the future
+    (``streams``): a source sequence read whole (an encoder-decoder's) is left out, with a note."""
+    found = _quietly(streams.causal_streams, probe)
+    if found is None:
+        return
+    reached, masked = found
+    left = sorted({p.source for p in dep.pairs if p.stream == "query" and p.source not in reached})
+    for pair in dep.pairs:
+        if pair.source in left:
+            pair.stream = "source"
+    result.notes.append(
+        f"causal-leak: judged through {', '.join(sorted(reached))}, the input"
+        f"{'s' if len(reached) > 1 else ''} the causally masked `{masked.source or masked.op}` at "
+        f"line {masked.line} depends on; {', '.join(left)} never reach{'es' if len(left) == 1 else ''} "
+        f"it, a sequence the module reads whole (the source of an encoder-decoder)")
+
+
 def _quietly(find, *args, **kwargs):
     """``find(...)``, or None when the module raises on this run: the finding stands even when
     no op can be named. shapetrace's own failures propagate."""
@@ -317,6 +335,8 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
     result.causal_checkable = any(s.role.stream == "query" and s.role.time is not None
                                   for s in probe.sources()) or bool(probe.unembedded_tokens())
     mixing = dep.batch_leaks()
+    if causal and dep.causal_leaks():
+        _judged_streams(probe, dep, result)
     future = dep.causal_leaks() if causal else []
     located: dict[str, tuple[locate.Leak, locate.Run]] = {}
     wanted = {"batch": bool(mixing), "causal": bool(future)}

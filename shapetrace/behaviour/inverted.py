@@ -17,15 +17,15 @@ import torch
 from torch import Tensor
 
 from ..analysis.graph import Graph
-from ..base.ops import (CASTS, EQUALITIES, EXPANDS, MASKED_FILLS, NEGATIONS, PERMUTES, RESHAPES, SOFTMAXES,
-                        WHERES, softmax_dim)
+from ..base.ops import (CASTS, EQUALITIES, EXPANDS, INTEGER_CASTS, MASKED_FILLS, NEGATIONS,
+                        PERMUTES, RESHAPES, SOFTMAXES, WHERES, softmax_dim)
 from ..base.records import OpRecord
 from ..rules.scale import scores_steps, tracked_slot
 from .locate import Run
 
 #: Ops on the way to the softmax that may hide positions.
 #: ops that say the mask they read again (equality tests with 0 or 1 do, for a 0/1 mask)
-_RESTATES = RESHAPES | PERMUTES | EXPANDS | CASTS | NEGATIONS
+_RESTATES = RESHAPES | PERMUTES | EXPANDS | CASTS | INTEGER_CASTS | NEGATIONS
 #: the most ops followed back from a fill to the op that built its mask
 _DEPTH = 16
 _HIDES = MASKED_FILLS | WHERES | frozenset({"+", "Tensor.add", "torch.add", "Tensor.add_"})

@@ -165,7 +165,9 @@ _ALL = [
        dependency grid. Intent comes from a triangular mask, `is_causal=True`, a true `causal` /
        `is_causal` / `autoregressive` argument or attribute, a class name that says so (`Causal...`,
        `GPT...`, `...AutoRegressive...`), a running sum over T (causal linear attention), or
-       `--causal`; without it a note says that causal-leak was not checked. A dependency that
+       `--causal`; without it a note says that causal-leak was not checked. With two or more inputs
+       along T, only those the first causally masked op depends on are judged: an encoder-decoder's
+       source, as long as its target and read whole, is left out, with a note. A dependency that
        autograd cannot see (a maximum over T taken under `torch.no_grad()` or through `.detach()`)
        is found by changing the last position and watching the earlier ones. A model whose output
        has no time axis (a classifier that pools over T) is checked up to the pooling. When the
