@@ -59,6 +59,25 @@ def reshape_position(src_shape, dst_shape, pos: int) -> int | None:
     return None
 
 
+def made_through(meta: TensorMeta | None, records: list[OpRecord], passing,
+                 depth: int = 8) -> tuple[OpRecord | None, TensorMeta | None]:
+    """``meta`` followed back through the ops of ``passing`` (each read by its first input):
+    ``(the first op outside them, its output)``; ``(None, the input)`` for a value from outside
+    the run; ``(None, None)`` when the walk is cut (``depth`` ops, a record not in ``records``)."""
+    for _ in range(depth):
+        if meta is None:
+            return None, None
+        if meta.src is None:
+            return None, meta
+        if not 0 <= meta.src[0] < len(records):
+            return None, None
+        made = records[meta.src[0]]
+        if made.op not in passing or not made.inputs:
+            return made, meta
+        meta = made.inputs[0]
+    return None, None
+
+
 def carries(rec: OpRecord, slot: int) -> bool:
     """Whether input ``slot`` of a value-keeping record is an operand whose values it carries
     (not the mask of a ``masked_fill``, not the condition of a ``where``)."""

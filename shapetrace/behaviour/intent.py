@@ -35,7 +35,7 @@ from typing import Any
 from ..analysis.code import parsed
 from ..base.names import CAUSAL_FLAGS as _FLAGS
 from ..base.names import causal_name, suggests_causal
-from ..base.ops import COMPARISONS, RANDOM_FACTORIES, SDPA, TRIANGULAR
+from ..base.ops import COMPARISONS, NEGATIONS, RANDOM_FACTORIES, SDPA, TRIANGULAR
 
 _CUMULATIVE = frozenset({"torch.cumsum", "Tensor.cumsum", "Tensor.cumsum_", "torch.logcumsumexp",
                          "Tensor.logcumsumexp"})
@@ -280,8 +280,6 @@ _ORS = frozenset({"|", "torch.logical_or", "Tensor.logical_or", "torch.bitwise_o
                   "Tensor.bitwise_or"})
 _ANDS = frozenset({"&", "torch.logical_and", "Tensor.logical_and", "torch.bitwise_and",
                    "Tensor.bitwise_and"})
-_NOTS = frozenset({"~", "torch.logical_not", "Tensor.logical_not", "torch.bitwise_not",
-                   "Tensor.bitwise_not"})
 _LESS = frozenset({"<", "<=", "torch.lt", "torch.le", "Tensor.lt", "Tensor.le"})
 
 
@@ -321,7 +319,7 @@ def _widened(records, rec, hops: int = 4) -> bool:
                     continue
                 if sees and later.op in _ORS:
                     return True
-                if later.op in _NOTS:
+                if later.op in NEGATIONS:
                     following.append(((later.index, 0), not sees))
                 elif later.op in _ORS or later.op in _ANDS or later.op == "[]":
                     following.append(((later.index, 0), sees))

@@ -33,6 +33,7 @@ import warnings
 import torch
 from torch import Tensor
 
+from ..analysis.graph import made_through
 from ..analysis.masks import handed_meaning
 from ..base.names import PADDING_INPUTS
 from ..base.ops import (
@@ -153,7 +154,7 @@ def _made_at(applied: OpRecord, records) -> tuple[str, int] | None:
     mask is the input as it came."""
     slot = 3 if applied.op == SDPA else 0 if applied.op == "torch.where" else 1
     meta = applied.inputs[slot] if slot < len(applied.inputs) else None
-    made = _made_through(meta, records, SIMPLE_MOVES)
+    made = made_through(meta, records, SIMPLE_MOVES)[0]
     return (made.file, made.line) if made is not None and made.op not in SIMPLE_MOVES \
         and made.line else None
 
@@ -162,7 +163,7 @@ def _weights_taken(rec: OpRecord, records, T: int) -> OpRecord | None:
     """The softmax that made the weights ``rec`` mixes the values with (through dropout and
     moves), or None."""
     meta = next((m for m in rec.inputs if tuple(m.shape).count(T) >= 2), None)
-    made = _made_through(meta, records, SIMPLE_MOVES | DROPOUTS)
+    made = made_through(meta, records, SIMPLE_MOVES | DROPOUTS)[0]
     return made if made is not None and made.op in SOFTMAXES else None
 
 
@@ -173,26 +174,13 @@ def _weighted_sum(rec: OpRecord, records, T: int) -> OpRecord | None:
     found = reduced_axes(rec) if base_name(rec.op) == "sum" else None
     if not found or not rec.inputs or T not in [rec.inputs[0].shape[a] for a in found[0]]:
         return None
-    product = _made_through(rec.inputs[0], records, SIMPLE_MOVES)
+    product = made_through(rec.inputs[0], records, SIMPLE_MOVES)[0]
     if product is None or product.op not in MULS:
         return None
     for meta in product.inputs:
-        made = _made_through(meta, records, SIMPLE_MOVES | DROPOUTS)
+        made = made_through(meta, records, SIMPLE_MOVES | DROPOUTS)[0]
         if made is not None and _is_attention(made, T) and made.op in SOFTMAXES:
             return made
-    return None
-
-
-def _made_through(meta, records, passing) -> OpRecord | None:
-    """The op that made ``meta``, past the ops of ``passing`` (moves, dropout); None for a
-    value from outside the run, or past eight of them."""
-    for _ in range(8):
-        if meta is None or meta.src is None or not 0 <= meta.src[0] < len(records):
-            return None
-        made = records[meta.src[0]]
-        if made.op not in passing or not made.inputs:
-            return made
-        meta = made.inputs[0]
     return None
 
 
@@ -344,14 +332,8 @@ def _masking(records, probe: Probe) -> OpRecord | None:
 def _cast_mask(meta, records) -> bool:
     """Whether ``meta`` is a mask handed in, cast to floats and moved (``mask.float()
     .unsqueeze(-1)``, multiplied into the values of a mean pooling)."""
-    for _ in range(4):
-        if meta._made_by is None:
-            return not meta.dtype.is_floating_point
-        rec = records[meta._made_by]
-        if len(rec.inputs) != 1 or rec.op not in SIMPLE_MOVES | CASTS | RESHAPES | EXPANDS:
-            return False
-        meta = rec.inputs[0]
-    return False
+    made, start = made_through(meta, records, SIMPLE_MOVES | CASTS | RESHAPES | EXPANDS, 4)
+    return made is None and start is not None and not start.dtype.is_floating_point
 
 
 def _is_attention(rec: OpRecord, T: int) -> bool:

@@ -52,18 +52,19 @@ _CONFIRM = 8
 def weights_without_effect(probe: Probe, trainable: Iterable[str]) -> list:
     """``weight-without-effect`` findings, one per place where value paths end."""
     model = probe.model
-    params = {name: p for name, p in model.named_parameters()
-              if name in set(trainable) and p.is_floating_point() and p.dim() >= 2
-              and p.numel()}  # a weight of no elements (a width of 0) holds nothing to move
+    trainable = set(trainable)
+    # a weight of no elements (a width of 0) holds nothing to move
+    read = [(name, p) for name, p in model.named_parameters()
+            if name in trainable and p.is_floating_point() and p.numel()]
+    matrices = {name: p for name, p in read if p.dim() >= 2}
     # vectors (norm scales, biases) are judged only where their value path is dropped: a
     # softmax or a norm after them may remove them by design, but nothing drops them so
-    vectors = {name: p for name, p in model.named_parameters()
-               if name in set(trainable) and p.is_floating_point() and p.dim() == 1 and p.numel()}
-    if not params and not vectors:
+    vectors = {name: p for name, p in read if p.dim() == 1}
+    if not matrices and not vectors:
         return []
-    if not all(bool(p.isfinite().all()) for p in params.values()):
+    if not all(bool(p.isfinite().all()) for p in matrices.values()):
         return []  # a weight left unset (torch.empty, a reset_parameters that does nothing)
-    params_only, params = params, {**params, **vectors}
+    params = {**matrices, **vectors}
     by_id = {id(p): name for name, p in params.items()}
     gen = torch.Generator().manual_seed(1)
     probe.restore_state()
@@ -78,7 +79,7 @@ def weights_without_effect(probe: Probe, trainable: Iterable[str]) -> list:
         grads = _gradients(probe, params, gen)
         if grads is None or not all(g is None or bool(g.isfinite().all()) for g in grads.values()):
             return []  # no gradient, or one that overflowed: nothing to judge by
-        found = parts.parts_without_effect(probe, params_only, grads) if params_only else []
+        found = parts.parts_without_effect(probe, matrices, grads) if matrices else []
         if all(g is not None and bool(g.ne(0).any()) for g in grads.values()):
             return found  # the usual case, settled by one plain forward and backward
         return found + _judge(probe, params, by_id, gen, set(vectors))

@@ -24,6 +24,7 @@ with a placeholder for that name, and a class that uses it says which version it
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -307,6 +308,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 _FINDER = _Finder()
 
 
+@functools.cache
 def _removed_from_torch() -> dict[str, object]:
     """What torch removed whose value is known: ``torch._six`` (removed in 2.0, whose Python 2
     shims old vision code imports: ``from torch._six import container_abcs``) by its names, and

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from ..analysis.graph import made_through
 from ..base import specs
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, drop_frames, one_line
@@ -42,16 +43,9 @@ from .unset import note as unset_note
 
 def moved_from(meta, arg: torch.Tensor, records, depth: int = 12) -> bool:
     """Whether ``meta`` is the input ``arg`` as it came in, or made from it by moves alone."""
-    for _ in range(depth):
-        if meta.src is None:
-            return tuple(meta.shape) == tuple(arg.shape) and meta.dtype == arg.dtype
-        if not 0 <= meta.src[0] < len(records):
-            return False
-        made = records[meta.src[0]]
-        if made.op not in MOVES or not made.inputs:
-            return False
-        meta = made.inputs[0]
-    return False
+    made, start = made_through(meta, records, MOVES, depth)
+    return made is None and start is not None and tuple(start.shape) == tuple(arg.shape) \
+        and start.dtype == arg.dtype
 
 
 @dataclass
