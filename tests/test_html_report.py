@@ -184,7 +184,7 @@ def test_export_is_the_document_of_the_entries():
 @pytest.mark.parametrize("name", [pytest.param("Attention", id="softmax"),
                                   pytest.param("Jumbled", id="sdpa-is-causal")])
 def test_kept_head_is_causal_attention_weights(name):
-    """``_probes.head_weights``: one head's weights, rows summing to 1, the future exactly 0."""
+    """``record.heads.head_weights``: one head's weights, rows summing to 1, the future exactly 0."""
     import sys
 
     from html_pages import ROOT

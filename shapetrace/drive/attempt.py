@@ -28,7 +28,7 @@ from ..base.source import display_path, innermost_user_frame, user_frame
 from ..behaviour.state import ModuleState
 from ..record.fake import NeedsValuesError
 from ..record.fastpath import FastPathWatch
-from ..record.probes import head_keeper
+from ..record.heads import head_keeper
 from ..report.trace import Trace
 from ..rules.failures import raised_findings
 from .devices import MAX_PARAMETERS, cpu_only, note, parameter_budget, parameters_on_meta, remember

@@ -39,7 +39,7 @@ def new_trace(state, model=None, **options):
     exporter = getattr(state, "report_exporter", None)
     if exporter is None or exporter.extras is None:
         return Trace(model, **options)
-    from ..record.probes import head_keeper
+    from ..record.heads import head_keeper
 
     heads: dict[int, list] = {}
     trace = Trace(model, observer=head_keeper(heads, limit=MAX_HEADS), **options)

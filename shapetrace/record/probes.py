@@ -24,7 +24,6 @@ import torch
 
 from ..base.compat import (
     compiling_check,
-    disable_torch_function,
     fake_constant,
     is_fake,
     torch_function_disabler,
@@ -33,8 +32,8 @@ from ..base.compat import (
 from ..base.ops import (
     EXPANDS,
     PERMUTES,
+    PLAIN_MATMULS,
     RESHAPES,
-    SDPA,
     SOFTMAXES,
     UNINITIALISED,
     einsum_letters,
@@ -104,6 +103,12 @@ class ValueProbes:
             t = outs[0]
             if type(t) is Tensor and t.dtype in _SUMMED and t.layout is _STRIDED \
                     and not t.is_meta and t.numel():
+                if weights and rec.op in PLAIN_MATMULS and not self.reads_tainted(rec):
+                    with _Disabled():
+                        averaged = self._weights(rec, args, kwargs)
+                    if averaged:
+                        return
+                    weights = False
                 settled = self._settled_softmax(rec, t) if rec.op in SOFTMAXES else None
                 if settled:
                     return
@@ -126,15 +131,16 @@ class ValueProbes:
         """A softmax's plain float output read once, for its probe and the product that takes it
         as weights (:meth:`_kept_sums`). True: no NaN nor Inf; False: one; None: not read.
 
-        One sum of all its weights settles it: they are never negative, so the sum is finite
-        exactly when no weight is a NaN or an Inf; and then every row sums to 1 along the axis,
-        as a softmax's rows do, which is all the weight probe would read of them."""
+        A softmax's row is finite or NaN as a whole (a NaN or +inf score, or a row of -inf,
+        makes its denominator NaN), so the sum of one weight per row (``(B, H, T)`` of
+        ``(B, H, T, T)``) is finite exactly when every row is; then each row sums to 1 along
+        the axis, all that the weight probe would read of them."""
         found = softmax_dim(rec) if t.ndim else None
         if found is None:
             return None
         try:
             with _Disabled():
-                total = _values(t).sum().item()
+                total = _values(t).select(found[0], 0).sum().item()
         except Exception:  # under a functorch transform: the full probe says why
             return None
         if total != total or total in _INFINITIES:
@@ -146,8 +152,15 @@ class ValueProbes:
             kept[rec.index] = (found[0], version)
         return True
 
-    def _weights(self, rec: OpRecord, args, kwargs) -> None:
+    def _weights(self, rec: OpRecord, args, kwargs) -> bool:
+        """The weight sums of the operands that descend from a softmax. True when the product
+        averages (a plain product whose first operand is a softmax's finite weights as made,
+        summed along its axis): in float32 and float64 an average of finite values is finite,
+        so its output holds a NaN or an Inf only where the values did, which an op that can
+        make one was probed for, or they came from outside: the output need not be read."""
         tensors = None
+        averaged = False
+        pair = None
         for i, meta in enumerate(rec.inputs):
             made_by = meta._made_by
             if made_by not in self.near_softmax or not _after_softmax(self.records, made_by):
@@ -157,10 +170,14 @@ class ValueProbes:
             if i >= len(tensors):
                 break
             only = _contracted(rec, i)
-            sums = self._kept_sums(meta, tensors[i], only) or \
-                weight_sums(tensors[i], _einsum_contracted(rec, i), only)
+            sums = self._kept_sums(meta, tensors[i], only)
+            if sums is not None and rec.op in PLAIN_MATMULS:
+                pair = pair or matmul_operands(rec)
+                averaged = averaged or (pair is not None and i == pair[0])
+            sums = sums or weight_sums(tensors[i], _einsum_contracted(rec, i), only)
             if sums is not None:
                 rec.weight_sums = {**(rec.weight_sums or {}), i: sums}
+        return averaged
 
     def _kept_sums(self, meta, t: Tensor, only: tuple[int, ...] | None) -> WeightSums | None:
         """:func:`weight_sums` of ``t``, a softmax's output as made (nothing wrote to it since)
@@ -327,7 +344,7 @@ def _fills_posinf(rec: OpRecord) -> bool:
 
 def _holds_posinf(t: Tensor) -> bool:
     try:
-        return _readable(t) and bool(torch.isposinf(_values(t)).any())
+        return readable(t) and bool(torch.isposinf(_values(t)).any())
     except Exception:
         return False
 
@@ -383,7 +400,7 @@ def _values(t: Tensor) -> Tensor:
     return t.detach() if t.requires_grad else t
 
 
-def _readable(t: Tensor) -> bool:
+def readable(t: Tensor) -> bool:
     return t.is_floating_point() and not t.is_meta and not is_fake(t) and t.numel() != 0 \
         and t.layout == torch.strided
 
@@ -396,7 +413,7 @@ def finiteness(t: Tensor, only_nan: bool = False) -> tuple[bool, bool | None] | 
     ``only_nan``: the caller asks about NaN alone (the call passed an inf itself, as
     ``masked_fill(mask, -inf)`` does, so an Inf is expected); a sum that is not NaN rules a NaN
     out, and the Inf half of the answer is None."""
-    if not _readable(t):
+    if not readable(t):
         return None
     try:
         x = _values(t)
@@ -477,7 +494,7 @@ def weight_sums(t: Tensor, extra: tuple[int, ...] = (),
     """How far ``t`` is from summing to 1 over each of its last two axes, the ones a matmul
     contracts, and over the ``extra`` axes (those an einsum contracts), and its minimum.
     ``only``: the axes the product sums ``t`` over, when known: those alone are measured."""
-    if t.ndim == 0 or not _readable(t):
+    if t.ndim == 0 or not readable(t):
         return None
     try:
         x = _values(t)
@@ -508,80 +525,3 @@ def _deviations(axes: list[int], sums: list[Tensor], extremes: list[float],
         off = (s - 1).abs().masked_fill(s.abs() <= 1e-6, 0.0)  # fully masked rows are 0
         deviations[axis] = off.max().item()
     return WeightSums(minimum, deviations)
-
-
-#: The most positions a kept head of attention weights has along each of its two axes.
-HEAD_LIMIT = 32
-
-
-def head_keeper(heads: dict[int, list], limit: int | None = None):
-    """An observer (``Recorder(observer=...)``) that keeps one head of each attention's weights
-    (:func:`head_weights`) in ``heads``, by record index, for the report's heatmaps: the first
-    call of each attention (module and line; a loop runs it again), at most ``limit`` of them."""
-    seen: set = set()
-
-    def keep(rec, outs, args, kwargs) -> None:
-        if rec.op in SOFTMAXES or rec.op == SDPA:
-            site = rec.site  # its code by identity: code objects of two files compare equal
-            key = (rec.module, site and (id(site[0]), site[1]))
-            if key in seen or (limit is not None and len(heads) >= limit):
-                return
-            weights = head_weights(rec, outs, args, kwargs)
-            if weights is not None:
-                seen.add(key)
-                heads[rec.index] = weights
-
-    return keep
-
-
-def head_weights(rec: OpRecord, outs, args, kwargs) -> list[list[float]] | None:
-    """One head's attention weights, for the report's heatmap: a softmax's output, or the weights
-    inside ``F.scaled_dot_product_attention``, at the first index of every axis but the last two
-    (sample 0, head 0), as rows of floats (a few hundred at the probe sizes). Weights a mask
-    removed are exactly 0. None for an op that is neither, or without values (fake)."""
-    with disable_torch_function():
-        try:
-            if rec.op in SOFTMAXES and outs:
-                weights = _first_head(outs[0])
-            elif rec.op == SDPA:
-                weights = _sdpa_head(args, kwargs)
-            else:
-                return None
-            if weights is None or weights.ndim != 2:
-                return None
-            weights = weights[:HEAD_LIMIT, :HEAD_LIMIT].detach().double()
-            return [[round(v, 4) for v in row] for row in weights.tolist()]
-        except Exception:  # under a functorch transform, or a tensor subclass without values
-            return None
-
-
-def _first_head(t: Tensor) -> Tensor | None:
-    if not isinstance(t, Tensor) or t.ndim < 2 or not _readable(t):
-        return None
-    return t[(0,) * (t.ndim - 2)]
-
-
-def _sdpa_head(args, kwargs) -> Tensor | None:
-    """The weights ``scaled_dot_product_attention`` computed for head 0 of sample 0."""
-    names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale")
-    call = dict(zip(names, args))
-    call.update(kwargs)
-    q, k = call.get("query"), call.get("key")
-    if not isinstance(q, Tensor) or not isinstance(k, Tensor) or not _readable(q) \
-            or not _readable(k) or q.ndim < 2 or k.ndim != q.ndim:
-        return None
-    q, k = _first_head(q).double(), _first_head(k).double()
-    scale = call.get("scale")
-    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
-    scores = q @ k.transpose(0, 1) * scale
-    mask = call.get("attn_mask")
-    if isinstance(mask, Tensor):
-        full = mask.expand(*call["query"].shape[:-2], *scores.shape) if mask.ndim >= 2 \
-            else mask.expand(*scores.shape)
-        mask = _first_head(full)
-        scores = scores.masked_fill(~mask, -math.inf) if mask.dtype == torch.bool \
-            else scores + mask.double()
-    if call.get("is_causal"):
-        keep = torch.ones(scores.shape, dtype=torch.bool).tril()
-        scores = scores.masked_fill(~keep, -math.inf)
-    return torch.softmax(scores, dim=-1)
