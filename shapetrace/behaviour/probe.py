@@ -408,10 +408,11 @@ PERTURBED_RTOL = 0.05
 
 
 def _autograd_refused(exc: RuntimeError) -> bool:
-    """Whether autograd refused the module's own in-place write (into one of several views a
-    function returned, or a leaf's view), a write it runs without gradients."""
-    text = str(exc)
-    return "inplace" in text.replace("in-place", "inplace") and "view" in text
+    """Whether autograd refused the module's own in-place write: into one of several views a
+    function returned, or a leaf's view (a write it runs without gradients), or into a tensor a
+    backward needs (``x /= x.norm(...)``: the forward runs, and cannot be differentiated)."""
+    text = str(exc).replace("in-place", "inplace")
+    return "inplace" in text and ("view" in text or "modified by an inplace operation" in text)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -93,7 +93,8 @@ _ALL = [
        """
        Scaled dot-product attention divides the scores by sqrt(d), the head size, so their variance
        does not grow with d. Dividing by sqrt(C) (the model width) flattens the softmax by a factor
-       sqrt(H); scaling twice is a common refactoring slip. With prime probe sizes shapetrace can
+       sqrt(H); scaling twice is a common refactoring slip, and so is head_size ** -0.25, the
+       factor meant for q and for k each, applied once. With prime probe sizes shapetrace can
        read which factor was used. No scale at all is only a warning, and only where q and k are
        learned projections: some architectures (T5) fold it into their initialisation; it is an
        error when the module itself made the factor (an attribute equal to 1/sqrt(d), such as
@@ -114,6 +115,9 @@ _ALL = [
        After the softmax, each row of attention weights is a probability distribution. Masking after
        the softmax (zeroing future positions) or scaling after it breaks that, so the output is no
        longer an average of the values. Mask the scores before the softmax, or renormalise.
+       Weights combined with another softmax's weights (differential attention takes a multiple
+       of a second map from the first; two maps averaged) are a mixture the model chose, and
+       are not judged.
        """,
        """
        att = F.softmax(scores, dim=-1).masked_fill(future, 0.0)

@@ -135,7 +135,8 @@ def explain_scale(value: float, dims, d: int, d_name: str, width: int | None = N
     sizes = list(dims.values())
     for name, n in _dim_names(dims, d, d_name, width):
         for text, expect in ((f"1/sqrt({name})", n ** -0.5), (f"1/{name}", 1 / n),
-                             (f"sqrt({name})", n ** 0.5), (name, float(n))):
+                             (f"sqrt({name})", n ** 0.5), (name, float(n)),
+                             (f"{name}**-0.25", n ** -0.25)):
             if _close(value, expect):
                 found.append(text)
                 shared = shared or sizes.count(n) > 1 or dims.shared(n)
@@ -218,6 +219,10 @@ def _judge(analysis: Analysis, factors: list[Factor], d: int, anchor, width: int
                 "over.")
     elif precedence_slip(explained, name):
         hint = PRECEDENCE
+    elif explained.endswith("**-0.25"):
+        hint = ("A factor of head_size ** -0.25 belongs on q and on k, each: their product is "
+                "then divided by sqrt(head_size). Applied once, it scales the scores by the "
+                "square root of that: apply it to both, or scale the scores by head_size ** -0.5.")
     elif explained.startswith("1/sqrt("):
         hint = "Divide by math.sqrt(head_size), the size of the axis q·k sums over, not by sqrt of the model width or of the head count."
     elif explained.startswith("1/"):

@@ -26,6 +26,7 @@ from ..base.ops import (
     EXPANDS,
     PERMUTES,
     RESHAPES,
+    SOFTMAXES,
     base_name,
 )
 from ..naming.axes import axis_label
@@ -256,6 +257,8 @@ def check_unnormalized(analysis: Analysis):
                 continue  # softmax-axis reports it
             if any(_dropout_active(r) for r in use.path):
                 continue  # training-mode dropout rescales the weights on purpose
+            if _mixed(analysis.records, att, use):
+                continue  # a mixture of attention maps: its sums are the model's choice
             sums = (use.matmul.weight_sums or {}).get(use.slot)
             if sums is None:
                 continue
@@ -286,6 +289,26 @@ def check_unnormalized(analysis: Analysis):
                         "renormalise the weights: att = att / att.sum(dim=-1, keepdim=True).")
             yield diagnostic("unnormalized-attention", message, hint, rec=target,
                              deviation=off, softmax=att.softmax.index, matmul=use.matmul.index)
+
+
+def _mixed(records: list, att: Attention, use: ValueUse, depth: int = 8) -> bool:
+    """Whether an op between the softmax and the product combines its weights with another
+    softmax's (differential attention takes a multiple of a second map from the first; two
+    maps averaged): weights made of weights, whose sums the model chose."""
+    on_path = {r.index for r in use.path} | {att.softmax.index}
+    for rec in use.path:
+        for meta in rec.inputs:
+            if meta._made_by is None or meta._made_by in on_path:
+                continue
+            frontier, seen = [meta._made_by], set()
+            for _ in range(depth):
+                found = [records[i] for i in frontier if i not in seen]
+                seen.update(frontier)
+                if any(r.op in SOFTMAXES and r is not att.softmax for r in found):
+                    return True
+                frontier = [m._made_by for r in found for m in r.inputs
+                            if m._made_by is not None]
+    return False
 
 
 #: reductions a renormalisation divides by

@@ -2,7 +2,7 @@
 the product, ``baddbmm``'s ``alpha``, a scale folded into the query projection's weights at
 init, cosine attention with a learned per-head temperature, ``scaled_dot_product_attention``
 with ``scale=``, a scale kept as a buffer, ``rsqrt`` of the head size; and buggy twins (the
-width's or the heads' root, scaled twice), each marked ``# BUG``."""
+width's or the heads' root, scaled twice, the fourth root applied once), each marked ``# BUG``."""
 
 import math
 
@@ -220,3 +220,24 @@ class RootByPowerWithoutParentheses(_Heads):
         q, k, v = (self.heads(p(x)) for p in (self.q_proj, self.k_proj, self.v_proj))
         energy = torch.einsum("bhqd,bhkd->bhqk", q, k)
         return self.merge(torch.softmax(energy / (self.d_head ** 1 / 2), dim=-1) @ v)  # BUG
+
+
+class FourthRootOnBoth(_Heads):
+    """``head_dim ** -0.25`` on q and on k (kept small in half precision): 1/sqrt(d) in all."""
+
+    def forward(self, x):
+        factor = self.d_head ** -0.25
+        q = self.heads(self.q_proj(x)) * factor
+        k, v = self.heads(self.k_proj(x)) * factor, self.heads(self.v_proj(x))
+        return self.merge((q @ k.transpose(-2, -1)).softmax(-1) @ v)
+
+
+class FourthRootOnce(_Heads):
+    """The fourth root meant for q and k, applied once to the scores."""
+
+    BUG = "attention-scale"
+
+    def forward(self, x):
+        q, k, v = (self.heads(p(x)) for p in (self.q_proj, self.k_proj, self.v_proj))
+        scores = (q @ k.transpose(-2, -1)) * self.d_head ** -0.25  # BUG
+        return self.merge(scores.softmax(-1) @ v)
