@@ -472,3 +472,34 @@ def test_an_odd_size_the_error_does_not_blame_gets_no_advice():
         assert reason in other.error
         assert "is odd" not in other.error and "--dims" not in other.error
         assert "d_model=143" in other.error  # not built again at an even width
+
+
+def test_a_fake_run_that_fails_logs_and_warns_nothing(memory, monkeypatch, tmp_path, caplog):
+    """torch logs an op that raises under a fake mode (with its traceback) and warns about fake
+    tensors' data pointers: neither reaches the user; the real run says what went wrong."""
+    import logging
+    import warnings
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _write(tmp_path / "fit_misfit.py", """\
+        import torch
+        from torch import nn
+
+
+        class Misfit(nn.Module):
+            def __init__(self, n_embd):
+                super().__init__()
+                self.lin = nn.Linear(4 * n_embd, n_embd)
+
+            def forward(self, x):
+                return self.lin(x)
+        """)
+    from fit_misfit import Misfit
+
+    dims = Dims({"T": 11})
+    with caplog.at_level(logging.DEBUG), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert _fit.estimate(lambda mode: _build(Misfit, None, None, dims, 0, mode)) is None
+    assert not [r for r in caplog.records if r.name.startswith("torch")], caplog.records
+    assert not seen, [str(w.message) for w in seen]
+    assert not logging.getLogger("torch._subclasses.fake_tensor").disabled  # put back

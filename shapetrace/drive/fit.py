@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -238,7 +239,10 @@ def estimate(build: Callable) -> Estimate | None:
 
     meter = _meter_class()()
     try:
-        with meter:
+        # torch's own warnings about fake tensors (a data pointer read) concern this hidden
+        # run, never the user's code
+        with warnings.catch_warnings(), meter:
+            warnings.simplefilter("ignore")
             model, args = build(meter)[:2]
             with torch.no_grad():
                 model(*args)

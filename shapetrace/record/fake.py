@@ -11,6 +11,7 @@ internals (``DataDependentOutputException: aten._local_scalar_dense.default``).
 from __future__ import annotations
 
 import contextlib
+import logging
 
 import torch
 
@@ -76,6 +77,10 @@ def explain(func, exc: BaseException) -> str:
     return f"the output size of {what} depends on the values, {_RERUN}"
 
 
+#: the logger torch's fake tensors report a failing op on
+_TORCH_FAKE_LOG = "torch._subclasses.fake_tensor"
+
+
 class ShapesOnlyMode(FakeTensorMode):
     """A ``FakeTensorMode`` that reports data-dependent ops as :class:`NeedsValuesError`.
 
@@ -86,6 +91,25 @@ class ShapesOnlyMode(FakeTensorMode):
     def __init__(self):
         super().__init__(allow_non_fake_inputs=True)
         self._depth = 0
+        self._quiet: list = []
+
+    def __enter__(self):
+        # torch logs each op that raises under a fake mode, with its traceback, as an error;
+        # the exception is the caller's to report, once
+        logger = logging.getLogger(_TORCH_FAKE_LOG)
+        self._quiet.append(logger.disabled)
+        logger.disabled = True
+        try:
+            return super().__enter__()
+        except BaseException:
+            logger.disabled = self._quiet.pop()
+            raise
+
+    def __exit__(self, *exc_info):
+        try:
+            return super().__exit__(*exc_info)
+        finally:
+            logging.getLogger(_TORCH_FAKE_LOG).disabled = self._quiet.pop()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if func in _FILLS and is_fake(args[0]):
