@@ -26,12 +26,17 @@ _PLAIN_LAYERS = frozenset({
 })
 
 
+#: torch's containers: what they compute is their layers' (a ``Sequential`` calls each in turn)
+_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+
+
 def _weighed(cls: type) -> bool:
     """Whether a layer of this class that never ran and whose weights no op read computed
-    nothing: torch's plain layers, and the user's own modules (a ``Linear`` wrapping
-    ``nn.Linear``), whose every parameter is then unread; not a library's other modules (an
-    ``nn.MultiheadAttention`` may be used by a function handed its weights)."""
-    if cls.__name__ in _PLAIN_LAYERS and cls.__module__.startswith("torch.nn."):
+    nothing: torch's plain layers and containers of layers, and the user's own modules (a
+    ``Linear`` wrapping ``nn.Linear``), whose every parameter is then unread; not a library's
+    other modules (an ``nn.MultiheadAttention`` may be used by a function handed its weights)."""
+    if (cls.__name__ in _PLAIN_LAYERS or cls.__name__ in _CONTAINERS) \
+            and cls.__module__.startswith("torch.nn."):
         return True
     return not library_class(cls)
 

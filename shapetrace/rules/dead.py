@@ -7,10 +7,11 @@ with ``out`` never read), and only when the user's code could not have used it o
 the variable that holds it is assigned again, or never read, before anything reads it
 (``rules.statements``). It is reported at the line that computed it, saying what replaced it.
 
-A plain layer of the model that was never called while its owner ran, and whose parameters no
-op read (``record.layers``), is a warning, and only when the owner's source names it nowhere
-but in its definition: a layer used on another path (a cross-attention branch, ``generate``)
-is named there, and says nothing.
+A plain layer (or an ``nn.Sequential`` of layers) of the model that was never called while its
+owner ran, and whose parameters no op read (``record.layers``), is a warning, and only when the
+owner's source names it nowhere but in its definition and in ``__init__``'s set-up of it
+(``nn.init.zeros_(self.mlp[-1].weight)``): a layer used on another path (a cross-attention
+branch, ``generate``) is named there, and says nothing.
 """
 
 from __future__ import annotations
@@ -426,7 +427,12 @@ def _definition(layer):
         for owner in (n for n in ast.walk(tree)
                       if isinstance(n, ast.ClassDef) and n.name in layer.classes):
             never = _never_run(owner)
+            # what ``__init__`` reads of the layer sets it up (``nn.init.zeros_(self.proj[0]
+            # .weight)``): whether a forward calls it, the run said
+            setup = _init_reads(owner, attribute)
             for node in ast.walk(owner):
+                if id(node) in setup:
+                    continue
                 if id(node) in never:  # under ``if self.pos_emb and False:``: never read
                     if isinstance(node, ast.Attribute) and node.attr == attribute and guard is None:
                         guard = never[id(node)]
@@ -449,6 +455,17 @@ def _definition(layer):
                             if found is None:
                                 found = (filename, node, ast.unparse(target))
     return None if found is None else (*found, guard)
+
+
+def _init_reads(owner: ast.ClassDef, attribute: str) -> set[int]:
+    """The ids of the reads of ``self.<attribute>`` in ``owner``'s ``__init__``."""
+    found: set[int] = set()
+    for item in owner.body:
+        if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+            found.update(id(n) for n in ast.walk(item) if isinstance(n, ast.Attribute)
+                         and n.attr == attribute and _is_self(n.value)
+                         and not isinstance(n.ctx, ast.Store))
+    return found
 
 
 def _never_run(tree: ast.AST) -> dict[int, ast.If]:

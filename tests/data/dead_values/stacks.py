@@ -1,5 +1,6 @@
 """Module calls whose outputs are dropped: a block's output thrown away while its cache is kept,
-a block called on its own line as if it changed its input; and the drops that are right: the
+a block called on its own line as if it changed its input, a feed-forward ``nn.Sequential``
+built and set up and never called; and the drops that are right: the
 attention weights a block also returns, nn.MultiheadAttention's averaged weights, a recurrent
 encoder's per-step outputs when only its last state is wanted, a cache written in place."""
 
@@ -171,3 +172,56 @@ class CacheWrittenInPlace(nn.Module):
         v = self.values[:B, :T].view(B, T, self.heads, -1).transpose(1, 2)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+
+class _ConditionedBlock(nn.Module):
+    """A block whose norms are shifted and scaled by a condition, and whose feed-forward is an
+    ``nn.Sequential`` set up in ``__init__`` (its last layer zeroed)."""
+
+    INIT = {"width": "C"}
+    INPUTS = ["x=B,T,C", "condition=B,C"]
+
+    def __init__(self, width):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(width, elementwise_affine=False)
+        self.norm2 = nn.LayerNorm(width, elementwise_affine=False)
+        self.mix = nn.Linear(width, width)
+        self.modulation = nn.Linear(width, 4 * width)
+
+    def feed_forward_of(self, width):
+        layers = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+        nn.init.zeros_(layers[-1].weight)
+        return layers
+
+    def modulated(self, norm, x, shift, scale):
+        return norm(x) * (1 + scale.unsqueeze(1)) + shift.unsqueeze(1)
+
+
+class FeedForwardCalled(_ConditionedBlock):
+    def __init__(self, width):
+        super().__init__(width)
+        self.feed_forward = self.feed_forward_of(width)
+        nn.init.zeros_(self.feed_forward[-1].bias)
+
+    def forward(self, x, condition):
+        shift1, scale1, shift2, scale2 = self.modulation(condition).chunk(4, dim=-1)
+        x = x + self.mix(self.modulated(self.norm1, x, shift1, scale1))
+        return x + self.feed_forward(self.modulated(self.norm2, x, shift2, scale2))
+
+
+class FeedForwardNeverCalled(_ConditionedBlock):
+    """The second sublayer calls the first one's layer again: the feed-forward is never used."""
+
+    BUG = "discarded-result"
+    SEVERITY = "warning"
+
+    def __init__(self, width):
+        super().__init__(width)
+        self.feed_forward = self.feed_forward_of(width)  # BUG
+        nn.init.zeros_(self.feed_forward[-1].bias)
+
+    def forward(self, x, condition):
+        shift1, scale1, shift2, scale2 = self.modulation(condition).chunk(4, dim=-1)
+        x = x + self.mix(self.modulated(self.norm1, x, shift1, scale1))
+        return x + self.mix(self.modulated(self.norm2, x, shift2, scale2))
