@@ -95,6 +95,8 @@ BAD_INPUTS = [
     pytest.param([CORRECT, "--init", "n_embed=C"], ["no argument 'n_embed'", "n_embd"],
                  id="init-unknown-argument"),
     pytest.param([CORRECT, "--init", "n_embd=C,n_embd=H"], ["given twice"], id="init-twice"),
+    pytest.param([CORRECT, "--init", "n_embd=C", "--init", "n_embd=H"], ["'n_embd' is given twice"],
+                 id="init-twice-in-two-flags"),
     pytest.param([CORRECT, "--dims", "B"], ["--dims", "NAME=SIZE"], id="dims-malformed"),
     pytest.param([CORRECT, "--dims", "B=five"], ["--dims", "integer"], id="dims-not-a-number"),
     pytest.param([CORRECT, "--dims", "B=0"], ["--dims", "positive"], id="dims-zero"),
@@ -607,3 +609,11 @@ def test_the_demo_does_not_greet_a_numpy_less_install_with_a_warning(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "NumPy" not in proc.stderr and "UserWarning" not in proc.stderr
     assert "JumbledSelfAttention" in proc.stdout
+
+
+def test_init_flags_add_up(capsys):
+    """``--init`` is repeatable, as ``--input`` is: every flag's arguments are used, none lost
+    (a causal mask of 3 positions makes the probe run 3 positions long)."""
+    code, report = run_json(capsys, CORRECT, "--init", "block_size=3", "--init", "n_head=H")
+    (target,) = report["targets"]
+    assert code == 0 and target["dims"]["T"] == 3, target["dims"]

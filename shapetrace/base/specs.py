@@ -59,6 +59,20 @@ def parse_init(text: str) -> InitArgs:
     return InitArgs(out, quoted=quoted)
 
 
+def parse_inits(texts: list[str]) -> InitArgs:
+    """Several ``--init`` flags, as one: each parsed by :func:`parse_init`; a key given by two
+    of them is a usage error, as within one."""
+    out: dict[str, object] = {}
+    quoted: set[str] = set()
+    for text in texts:
+        found = parse_init(text)
+        for key in found.keys() & out.keys():
+            raise UsageError(f"--init: {key!r} is given twice")
+        out.update(found)
+        quoted |= found.quoted
+    return InitArgs(out, quoted=quoted)
+
+
 class InitArgs(dict):
     """``--init``'s keyword arguments, and which values were quoted (``quoted``, their keys):
     a quoted value is a string even when it is a dim name."""

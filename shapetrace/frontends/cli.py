@@ -90,10 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("targets", nargs="*", metavar="TARGET", help="what to check (see below)")
-    p.add_argument("--init", metavar="KEY=VALUE[,...]",
-                   help="constructor keyword arguments; VALUE is a dim name, int, float, "
-                        "true/false, none or a string; cfg.n_embd=C sets a field of a config "
-                        "argument (default: inferred from parameter names)")
+    p.add_argument("--init", action="append", default=None, metavar="KEY=VALUE[,...]",
+                   help="constructor keyword arguments, repeatable; VALUE is a dim name, int, "
+                        "float, true/false, none or a string; cfg.n_embd=C sets a field of a "
+                        "config argument (default: inferred from parameter names)")
     p.add_argument("--input", action="append", default=None, metavar="NAME=DIMS[:DTYPE[:HIGH]]",
                    help="a forward argument, repeatable, in positional order: x=B,T,C  "
                         "idx=B,T:long:V  mask=T,T:bool (default: from annotations or names)")
@@ -311,7 +311,7 @@ def _jobs(args) -> list[tuple]:
     imported apart from the others (two copies of one package, in two folders, are each
     their own), its modules put back while it is checked."""
     from ..base.dims import Dims, parse_dims
-    from ..base.specs import parse_init, parse_input
+    from ..base.specs import parse_input, parse_inits
     from ..drive.jobs import Job, command_line_jobs, jobs_from_config, resolved
 
     dim_items = [item.strip() for item in (args.dims or "").split(",")]
@@ -319,7 +319,7 @@ def _jobs(args) -> list[tuple]:
         raise UsageError(f"--dims: empty item in {args.dims!r} (two commas in a row, or a leading "
                          f"comma)")
     cli_dims = parse_dims(args.dims) if args.dims else {}
-    cli_init = parse_init(args.init) if args.init else None
+    cli_init = parse_inits(args.init) if args.init else None
     if args.input:
         known = Dims(cli_dims)
         for text in args.input:  # a malformed --input is one usage error, before any import
