@@ -86,6 +86,45 @@ def test_a_list_default_is_kept_not_replaced_by_a_size():
     assert result.error is None and result.ok, (result.error, result.diagnostics)
 
 
+class Hierarchy(nn.Module):
+    """Stages that double the width and the heads together, from defaults that fit each other
+    (96 channels in 3 heads: a head size of 32 at every stage)."""
+
+    def __init__(self, embed_dim=96, num_heads=(3, 6), depths=(1, 1)):
+        super().__init__()
+        self.stages = nn.ModuleList(Stage(embed_dim * 2 ** i, num_heads[i]) for i in range(len(depths)))
+        self.widen = nn.ModuleList(nn.Linear(embed_dim * 2 ** i, embed_dim * 2 ** (i + 1))
+                                   for i in range(len(depths) - 1))
+
+    def forward(self, x):
+        for i, stage in enumerate(self.stages):
+            x = stage(x)
+            if i < len(self.widen):
+                x = self.widen[i](x)
+        return x
+
+
+class HierarchyOfWidths(Hierarchy):
+    """The widths per stage a default too: the defaults are kept together."""
+
+    def __init__(self, embed_dims=(64, 128), num_heads=(1, 2)):
+        nn.Module.__init__(self)
+        self.stages = nn.ModuleList(Stage(w, h) for w, h in zip(embed_dims, num_heads))
+        self.widen = nn.ModuleList([nn.Linear(embed_dims[0], embed_dims[1])])
+
+
+def test_heads_per_stage_follow_a_width_the_probe_chose():
+    notes = []
+    init = infer_init(Hierarchy, Dims(), notes=notes)
+    assert init["embed_dim"] == 143 and init["num_heads"] == (11, 22), init
+    assert any(n.startswith("num_heads=(11, 22): its default (3, 6)") for n in notes), notes
+    result = st.check(Hierarchy).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    init = infer_init(HierarchyOfWidths, Dims())
+    assert init["embed_dims"] == (64, 128) and init["num_heads"] == (1, 2), init
+    assert infer_init(Hierarchy, Dims(), given={"num_heads": [1, 2]})["num_heads"] == [1, 2]
+
+
 # --- channels handed on through a conditional ---------------------------------------------------
 
 class Down(nn.Module):

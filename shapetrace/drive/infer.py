@@ -60,7 +60,7 @@ from ..naming.hints import forward_hints, tensor_annotation
 from .asks import mask_axes
 from .builtby import built_for, passed_for, splatted_for
 from .docshapes import documented_input
-from .init_reads import per_stage, read_for
+from .init_reads import per_stage, read_for, staged_heads
 from .input_reads import (lengths_input, none_by_receiver, number_input, rotary_input, size_input, spec_by_layer,
                           spec_by_unpacking,
                           spec_by_receiver, spec_from_name, timestep_spec, value_input)
@@ -383,8 +383,8 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
     for key, value in beside.items():  # passed with a value taken from the same call
         if key in out and key not in given and key in {p.name for p in params if p.default is not p.empty}:
             out[key] = value
-    for key, value in given.items():
-        out.setdefault(key, value)
+    out.update({key: value for key, value in given.items() if key not in out})
+    staged_heads(params, out, given, dims, notes)  # num_heads=(3, 6, 12, 24) beside a probe width
     from .examples import by_example
 
     by_example(cls, params, out, missing, given, dims, notes, infer_inputs)

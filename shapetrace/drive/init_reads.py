@@ -96,3 +96,29 @@ def _as_sequence(cls: type, name: str) -> bool:
                 and node.iter.id in local:
             return True
     return False
+
+
+def staged_heads(params: list, out: dict, given, dims, notes: list[str] | None = None) -> None:
+    """Head counts per stage kept from their default (``num_heads=(3, 6, 12, 24)``) beside a
+    width the probe chose (``embed_dim=96`` made C): the width would not divide into them.
+    Scaled to start at the probe's H, in the default's ratios (``(11, 22, 44, 88)``), each
+    stage keeps the head size it had at the defaults' width: ``out`` is changed, with a note.
+    A width kept from a default of its own, or heads whose ratios are not whole, say nothing."""
+    from ..base.names import size_of
+
+    widths = [p for p in params if p.name not in given and size_of(p.name, constructor=True) == "C"
+              and type(p.default) is int and out.get(p.name) == dims["C"] != p.default]
+    if not widths:
+        return
+    for p in params:
+        counts = p.default
+        if p.name in given or size_of(p.name, constructor=True) != "H" \
+                or not isinstance(counts, (list, tuple)) or out.get(p.name) is not counts \
+                or not counts or not all(type(h) is int and h > 0 for h in counts) \
+                or any(h % counts[0] for h in counts):
+            continue
+        out[p.name] = type(counts)(dims["H"] * h // counts[0] for h in counts)
+        if notes is not None:
+            notes.append(f"{p.name}={out[p.name]!r}: its default {counts!r} in the probe's heads, "
+                         f"so that {widths[0].name}={dims['C']} divides into them; give --init "
+                         f"{p.name}=[...] to choose")
