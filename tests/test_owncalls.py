@@ -105,6 +105,16 @@ def test_a_unittest_case_of_the_project_builds_and_calls_it(capsys):
     assert "test_mixers.py:13" in _note(target, "checked with the call")
 
 
+def test_a_pytest_fixture_of_the_project_builds_it_and_a_test_calls_it(capsys):
+    """A constructor that takes the image's shape as a tuple; a fixture builds it from other
+    fixtures (one in the conftest.py beside the tests, one a ``yield`` fixture) and a test that
+    never names the class calls it."""
+    code, targets = _report(capsys, str(DATA / "project" / "gates" / "shaped.py"))
+    target = targets["ShapedPatches"]
+    assert code == 0 and target["error"] is None and _loud(target) == []
+    assert "test_shaped.py:25" in _note(target, "checked with the call")
+
+
 def test_a_script_is_run_only_when_named(capsys, tmp_path):
     model = str(DATA / "scripted" / "model.py")
     code, targets = _report(capsys, model)

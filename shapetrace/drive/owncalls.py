@@ -3,7 +3,8 @@
 Before anything is guessed, :func:`own_calls` runs the code of the project that builds and calls
 the classes of a file: the file's own ``if __name__ == "__main__":`` block, the scripts named
 with ``--calls-from`` (or ``calls_from`` in the config), and the test and example functions of
-the project's ``tests``/``examples`` folders whose source names the class (``examples``). While
+the project's ``tests``/``examples`` folders whose source names the class, or takes a pytest
+fixture that does (``examples``, ``testfuncs``). While
 it runs, ``nn.Module.__init__`` and ``nn.Module.__call__`` are wrapped: the first construction
 of each target class (its arguments as they were) and its first call (its inputs, copied before
 the forward runs) are kept, and the run stops at the first call when there is one target, else
@@ -37,6 +38,7 @@ from ..base.source import class_file, display_path, is_library_file, outer_user_
 from .absent import AbsentPackage, NotInstalled, missing_package, standing_in
 from .examples import is_main, package_base, usage_files
 from .snippets import python_of
+from .testfuncs import Fixtures, arguments, run_cases
 
 #: seconds the code's own calls may run, all of a file's sources together
 SECONDS = 30.0
@@ -358,67 +360,31 @@ def _run_usage(path: str, text: str, names: set, home: str) -> None:
                        also=(package_base(os.path.dirname(home)), project))
     finally:
         sys.argv = saved
+    fixtures = Fixtures(module, text, path,
+                        lambda conftest: _load(conftest, main=False, tag="owncall_conftest"))
     for node in ast.parse(text).body:
         if isinstance(node, ast.ClassDef):
-            _run_cases(getattr(module, node.name, None), node, text, names)
-        elif _names_one(node, text, names):
+            run_cases(getattr(module, node.name, None), node, text, names)
+        elif _names_one(node, text, names, fixtures):
             func = getattr(module, node.name, None)
-            kwargs = _arguments(func)
+            kwargs = arguments(func, fixtures)
             if kwargs is not None:
                 try:
                     func(**kwargs)
                 except Exception:  # noqa: BLE001 - this test failed before a call: the next
                     continue
+    fixtures.close()
 
 
-def _names_one(node, text: str, names: set) -> bool:
-    """Whether ``node`` is a test or example function whose source names one of ``names``."""
+def _names_one(node, text: str, names: set, fixtures: Fixtures | None = None) -> bool:
+    """Whether ``node`` is a test or example function whose source names one of ``names``, or
+    which takes a pytest fixture that does (``def test_shape(model, images)``)."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
             not node.name.startswith(("test", "example", "demo")):
         return False
     segment = ast.get_source_segment(text, node) or ""
-    return any(name in segment for name in names)
-
-
-def _run_cases(cls, node: ast.ClassDef, text: str, names: set) -> None:
-    """The ``test*`` methods of a ``unittest.TestCase`` class whose source (its ``setUp``
-    too) names a class, each between its ``setUp`` and ``tearDown``."""
-    import unittest
-
-    segment = ast.get_source_segment(text, node) or ""
-    if not (isinstance(cls, type) and issubclass(cls, unittest.TestCase)) or \
-            not any(name in segment for name in names):
-        return
-    for method in node.body:
-        if not isinstance(method, ast.FunctionDef) or not method.name.startswith("test"):
-            continue
-        try:
-            case = cls(method.name)
-            case.setUp()
-            try:
-                getattr(case, method.name)()
-            finally:
-                case.tearDown()
-        except Exception:  # noqa: BLE001 - this test failed before a call: try the next
-            continue
-
-
-def _arguments(func) -> dict | None:
-    """What a test function needs: a scratch folder for ``tmp_path``/``tmpdir``; None when it
-    needs anything else (a fixture shapetrace cannot give) or is no plain function."""
-    from pathlib import Path
-
-    if not inspect.isfunction(func) or inspect.iscoroutinefunction(func):
-        return None
-    out = {}
-    for name, param in inspect.signature(func).parameters.items():
-        if param.default is not param.empty or param.kind in (param.VAR_POSITIONAL,
-                                                               param.VAR_KEYWORD):
-            continue
-        if name not in ("tmp_path", "tmpdir"):
-            return None
-        out[name] = Path(tempfile.mkdtemp(dir=os.getcwd()))
-    return out
+    return any(name in segment for name in names) or (
+        fixtures is not None and any(fixtures.names(a.arg, names) for a in node.args.args))
 
 
 class _Catcher:
