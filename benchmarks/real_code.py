@@ -709,6 +709,30 @@ HELD_OUT_26 = [
 ]
 
 
+HELD_OUT_27 = [
+    ("mst272/transformer-pytorch", "8ea0f49f120470453d153a28c5686d5aed9d19dd",
+     ["MOE/moe_make.py", "MyTransformer_English/final_transformer.py"], ""),
+    ("kristi700/ViT-SSL", "a2c99aee4c5522f08392e4e1cd8f56d12fa36203",
+     ["vit_core/attention.py", "vit_core/vit.py"], ""),
+    ("bdthanh/FastSpeech2Implementation", "895cc21923fb5ca7591dde9ac832218716c50309",
+     ["src/model/components/multi_head_attention.py", "src/model/encoder.py"], ""),
+    ("MR-GREEN1337/Mistral-7b-PyTorch", "122b0e8d3ec3f12d0ddcda7bce7678eb9c113d7c",
+     ["model.py"], ""),
+    ("coki230/build_llm", "4be96b86d079592360290d801ade1a6fcf455e3b",
+     ["causal_attention.py", "multi_head_attention_wrapper.py"], ""),
+    ("aliutkus/favor", "81c9428c89229ba300e8d68189a10cce3f8c71cf",
+     ["favor/favor.py"], ""),
+    ("HzcIrving/DLRL-PlayGround", "0db9a4bdb87130d1d26aea1591ef74cbe6aaa43b",
+     ["Model.py", "BasicModule.py"], "Swin-Transformer"),
+    ("xinli2008/diffusion_transformer_from_scratch", "fc93a48eb017812829bc23347f0b4557fde69b53",
+     ["dit.py", "dit_block.py"], ""),
+    ("axion66/DiffTransformer-torch_convert", "85270ed12bcb2b4f7b879c3b5e7ef9f2783ba5bb",
+     ["layers.py"], ""),
+    ("ikiskin/audio_spectrogram_transformer", "a5e12161ff254bb4f55ccd1eb9eb93d398478086",
+     ["models.py", "transformer_encoder.py"], "lib"),
+]
+
+
 def _numbered() -> dict[str, list]:
     """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
     halves, ``-dev`` and ``-held``): a new set is a new list, nothing else to add."""

@@ -1,8 +1,9 @@
 """Masks read where the code uses them, with nothing declared: a mask forward requires, or one
 whose default of None forward cannot take, is made with the meaning read in the code forward
 hands it to (a static helper, a submodule built in the constructor or handed in annotated, in a
-lambda or not), at another shape when the first one does not fit; a module whose mask code
-is wrong is still caught."""
+lambda or not, the layers of a stack forward loops over, reshaped on a line of its own first),
+at another shape when the first one does not fit; a module whose mask code is wrong is still
+caught."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import torch
 import torch.nn as nn
 
 import shapetrace as st
-from shapetrace.analysis.handed import handed, submodule_class
+from shapetrace.analysis.handed import element_class, handed, submodule_class
 from shapetrace.drive.masks import handed_meaning, read_unguarded
 
 INIT = {"width": "C", "heads": "H"}
@@ -151,3 +152,32 @@ def test_a_default_none_read_unguarded_gets_a_mask_of_another_shape_and_no_findi
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert any("mask given as mask=B,T,T:mask-drop" in n for n in result.notes), result.notes
     assert not any("None" in n for n in result.notes)
+
+
+# --- a mask handed to the layers of a stack -----------------------------------------------------
+
+def _stacks():
+    from pathlib import Path
+
+    from style_corpus import load
+
+    return load(Path(__file__).with_name("data") / "handed" / "stacks.py", "handed_stacks")
+
+
+def test_the_layers_of_a_stack_are_read_as_their_constructor_builds_them():
+    stacks = _stacks()
+    for name in ("ComprehensionStack", "CopiedStack", "SequentialStack"):
+        assert element_class(getattr(stacks, name), "layers") is stacks.Layer, name
+    assert element_class(stacks.MixedStack, "layers") is None
+
+
+def test_a_mask_reshaped_and_handed_to_a_stack_is_read_there_and_checked():
+    stacks = _stacks()
+    for name in ("ComprehensionStack", "CopiedStack", "SequentialStack"):
+        cls = getattr(stacks, name)
+        assert handed_meaning(cls.forward, "mask", cls)[0] == "drop", name
+        result = st.check(cls, init={"width": "C", "heads": "H"}).targets[0]
+        assert result.error is None and result.ok, (name, result.error, result.diagnostics)
+        assert any(n.startswith("mask given as mask=B,") and ":mask-drop" in n
+                   for n in result.notes), (name, result.notes)
+    assert handed_meaning(stacks.MixedStack.forward, "mask", stacks.MixedStack)[0] is None

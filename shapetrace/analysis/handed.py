@@ -24,12 +24,13 @@ from .code import parsed as _tree
 DEPTH = 3
 
 
-def handed(func, name: str, owner: type | None = None, depth: int = DEPTH, built=None) \
-        -> Iterator[tuple[object, str]]:
+def handed(func, name: str, owner: type | None = None, depth: int = DEPTH, built=None,
+           aliases=None) -> Iterator[tuple[object, str]]:
     """``(function, parameter name)`` for ``func`` itself and every function of the user's code
     it hands its argument ``name`` to, followed ``depth`` calls down. ``built(cls, param)``, when
     given, names the module class a constructor argument stored as a submodule is (as the
-    project's code builds it)."""
+    project's code builds it). ``aliases(body, name)``, when given, names the local names that
+    stand for the argument there (a mask reshaped: ``m = mask[:, None]``), handed on as it."""
     seen: set[tuple[int, str]] = set()
     todo = [(getattr(func, "__func__", func), name, owner, depth)]
     while todo:
@@ -43,16 +44,19 @@ def handed(func, name: str, owner: type | None = None, depth: int = DEPTH, built
         body = _function_def(_tree(func), func.__name__)
         if body is None:
             continue
+        names = aliases(body, name) if aliases is not None else {name}
+        loops = _layer_loops(body)
         for node in ast.walk(body):
             if isinstance(node, ast.Call):
-                todo.extend((callee, param, cls, left - 1)
-                            for callee, param, cls in _receivers(node, name, func, owner, built))
+                todo.extend((callee, param, cls, left - 1) for callee, param, cls
+                            in _receivers(node, names, func, owner, built, loops))
 
 
-def _receivers(call: ast.Call, name: str, func, owner: type | None, built=None):
+def _receivers(call: ast.Call, names: set[str], func, owner: type | None, built=None,
+               loops: dict | None = None):
     """``(function, parameter, its class)`` for each parameter of the callee of ``call`` that
-    receives ``name`` unchanged."""
-    callee, cls, bound = _callee(call.func, func, owner, built)
+    receives one of ``names`` unchanged."""
+    callee, cls, bound = _callee(call.func, func, owner, built, loops)
     if callee is None:
         return
     try:
@@ -62,21 +66,42 @@ def _receivers(call: ast.Call, name: str, func, owner: type | None, built=None):
     if bound and params:
         params = params[1:]
     for i, arg in enumerate(call.args):
-        if isinstance(arg, ast.Name) and arg.id == name and i < len(params):
+        if isinstance(arg, ast.Name) and arg.id in names and i < len(params):
             yield callee, params[i], cls
     for keyword in call.keywords:
-        if isinstance(keyword.value, ast.Name) and keyword.value.id == name \
+        if isinstance(keyword.value, ast.Name) and keyword.value.id in names \
                 and keyword.arg in params:
             yield callee, keyword.arg, cls
 
 
-def _callee(node: ast.expr, func, owner: type | None, built=None):
+def _layer_loops(body: ast.AST) -> dict[str, str]:
+    """``{layer: attr}`` for each loop over a container of the module's, ``for layer in
+    self.layers:`` (or ``enumerate(self.layers)``)."""
+    found: dict[str, str] = {}
+    for node in ast.walk(body):
+        if not isinstance(node, ast.For):
+            continue
+        target, it = node.target, node.iter
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" \
+                and it.args and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            target, it = target.elts[1], it.args[0]
+        if isinstance(target, ast.Name) and isinstance(it, ast.Attribute) \
+                and isinstance(it.value, ast.Name) and it.value.id == "self":
+            found[target.id] = it.attr
+    return found
+
+
+def _callee(node: ast.expr, func, owner: type | None, built=None, loops: dict | None = None):
     """The function a callee expression runs, its class, and whether it takes ``self``."""
     names = getattr(func, "__globals__", {})
     if isinstance(node, ast.Name):
         found = names.get(node.id)
         if inspect.isfunction(found):
             return found, None, False
+        if loops and node.id in loops and isinstance(owner, type):  # a layer of a stack
+            sub = element_class(owner, loops[node.id], built)
+            if sub is not None and inspect.isfunction(getattr(sub, "forward", None)):
+                return sub.forward, sub, True
         return None, None, False
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call) \
             and isinstance(node.value.func, ast.Name) and node.value.func.id == "super":
@@ -143,6 +168,71 @@ def submodule_class(cls: type, attr: str, built=None) -> type | None:
             return None
         found.add(made)
     return found.pop() if len(found) == 1 else None
+
+
+#: torch's containers of layers, whose elements a loop over them calls
+_CONTAINERS = frozenset({"ModuleList", "Sequential"})
+
+
+def element_class(cls: type, attr: str, built=None) -> type | None:
+    """The module class of the layers in the container ``cls``'s constructor puts in
+    ``self.attr``: ``nn.ModuleList([Block(...) for _ in range(n)])``, ``nn.Sequential(*[...])``,
+    a list of copies of one layer (``[copy.deepcopy(layer) for _ in range(n)]``, ``layer``
+    built in the constructor or handed in); None when the code does not say, or says two."""
+    import torch.nn as nn
+
+    init = _init_of(cls)
+    body = _function_def(_tree(init)) if init is not None else None
+    if body is None:
+        return None
+    names = getattr(init, "__globals__", {})
+    locals_made = {node.targets[0].id: node.value for node in ast.walk(body)
+                   if isinstance(node, ast.Assign) and len(node.targets) == 1
+                   and isinstance(node.targets[0], ast.Name)}
+
+    def made_by(expr, depth=6):
+        if depth == 0:
+            return None
+        if isinstance(expr, ast.Starred):
+            return made_by(expr.value, depth)
+        if isinstance(expr, (ast.ListComp, ast.GeneratorExp)):
+            return made_by(expr.elt, depth - 1)
+        if isinstance(expr, ast.List) and len(expr.elts) == 1:
+            return made_by(expr.elts[0], depth - 1)
+        if isinstance(expr, ast.Name):
+            if expr.id in locals_made:
+                return made_by(locals_made[expr.id], depth - 1)
+            return _annotated(init, expr.id, names) or (built(cls, expr.id) if built else None)
+        if not isinstance(expr, ast.Call):
+            return None
+        func = expr.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called == "deepcopy" and len(expr.args) == 1:
+            return made_by(expr.args[0], depth - 1)
+        return names.get(called) if isinstance(func, ast.Name) else None
+
+    found: set = set()
+    for node in ast.walk(body):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Attribute)
+                and isinstance(node.targets[0].value, ast.Name)
+                and node.targets[0].value.id == "self" and node.targets[0].attr == attr):
+            continue
+        value = node.value
+        func = value.func if isinstance(value, ast.Call) else None
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called not in _CONTAINERS or not value.args:
+            return None
+        made = {made_by(arg) for arg in value.args}
+        found |= made
+    found.discard(None) if len(found) > 1 else None
+    if len(found) != 1:
+        return None
+    made = found.pop()
+    if not (isinstance(made, type) and issubclass(made, nn.Module)) \
+            or made.__module__.startswith("torch."):
+        return None
+    return made
 
 
 def _annotated(init, param: str, names: dict):
