@@ -5,7 +5,6 @@ layers read the mask (True = padding) where they fill the scores."""
 import copy
 import math
 
-import torch
 import torch.nn as nn
 
 
