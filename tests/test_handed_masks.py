@@ -181,3 +181,12 @@ def test_a_mask_reshaped_and_handed_to_a_stack_is_read_there_and_checked():
         assert any(n.startswith("mask given as mask=B,") and ":mask-drop" in n
                    for n in result.notes), (name, result.notes)
     assert handed_meaning(stacks.MixedStack.forward, "mask", stacks.MixedStack)[0] is None
+
+
+def test_a_mask_handed_to_a_method_of_a_submodule_or_of_a_new_object_is_read_there():
+    stacks = _stacks()
+    for name in ("MethodOfASubmodule", "MethodOfANewObject"):
+        cls = getattr(stacks, name)
+        assert handed_meaning(cls.forward, "mask", cls)[0] == "keep", name
+        result = st.check(cls, init={"width": "C", "heads": "H"}).targets[0]
+        assert result.error is None and result.ok, (name, result.error, result.diagnostics)

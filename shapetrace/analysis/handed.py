@@ -25,12 +25,13 @@ DEPTH = 3
 
 
 def handed(func, name: str, owner: type | None = None, depth: int = DEPTH, built=None,
-           aliases=None) -> Iterator[tuple[object, str]]:
+           restated=None) -> Iterator[tuple[object, str]]:
     """``(function, parameter name)`` for ``func`` itself and every function of the user's code
     it hands its argument ``name`` to, followed ``depth`` calls down. ``built(cls, param)``, when
     given, names the module class a constructor argument stored as a submodule is (as the
-    project's code builds it). ``aliases(body, name)``, when given, names the local names that
-    stand for the argument there (a mask reshaped: ``m = mask[:, None]``), handed on as it."""
+    project's code builds it). ``restated(expr, names)``, when given, says whether an expression
+    stands for the argument (one of ``names``) unchanged in what matters (a mask reshaped:
+    ``mask[:, None]``): such an expression, or a local assigned one, is handed on as it."""
     seen: set[tuple[int, str]] = set()
     todo = [(getattr(func, "__func__", func), name, owner, depth)]
     while todo:
@@ -44,18 +45,36 @@ def handed(func, name: str, owner: type | None = None, depth: int = DEPTH, built
         body = _function_def(_tree(func), func.__name__)
         if body is None:
             continue
-        names = aliases(body, name) if aliases is not None else {name}
+        same = restated or _named
+        names = _standing_for(body, name, same)
         loops = _layer_loops(body)
         for node in ast.walk(body):
             if isinstance(node, ast.Call):
                 todo.extend((callee, param, cls, left - 1) for callee, param, cls
-                            in _receivers(node, names, func, owner, built, loops))
+                            in _receivers(node, names, same, func, owner, built, loops))
 
 
-def _receivers(call: ast.Call, names: set[str], func, owner: type | None, built=None,
+def _named(node: ast.expr, names: set[str]) -> bool:
+    return isinstance(node, ast.Name) and node.id in names
+
+
+def _standing_for(body: ast.AST, name: str, same) -> set[str]:
+    """``name`` and the local names assigned from it alone (``same``: what stands for it)."""
+    names = {name}
+    if same is _named:
+        return names
+    for _ in range(3):
+        for node in ast.walk(body):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], ast.Name) and same(node.value, names):
+                names.add(node.targets[0].id)
+    return names
+
+
+def _receivers(call: ast.Call, names: set[str], same, func, owner: type | None, built=None,
                loops: dict | None = None):
     """``(function, parameter, its class)`` for each parameter of the callee of ``call`` that
-    receives one of ``names`` unchanged."""
+    receives one of ``names`` (as ``same`` reads it)."""
     callee, cls, bound = _callee(call.func, func, owner, built, loops)
     if callee is None:
         return
@@ -66,11 +85,10 @@ def _receivers(call: ast.Call, names: set[str], func, owner: type | None, built=
     if bound and params:
         params = params[1:]
     for i, arg in enumerate(call.args):
-        if isinstance(arg, ast.Name) and arg.id in names and i < len(params):
+        if same(arg, names) and i < len(params):
             yield callee, params[i], cls
     for keyword in call.keywords:
-        if isinstance(keyword.value, ast.Name) and keyword.value.id in names \
-                and keyword.arg in params:
+        if same(keyword.value, names) and keyword.arg in params:
             yield callee, keyword.arg, cls
 
 
@@ -106,7 +124,9 @@ def _callee(node: ast.expr, func, owner: type | None, built=None, loops: dict | 
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call) \
             and isinstance(node.value.func, ast.Name) and node.value.func.id == "super":
         return _base_method(func, owner, node.attr)  # ``super().forward(x, None, mask)``
-    if not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name):
+    if isinstance(node, ast.Attribute) and not isinstance(node.value, ast.Name):
+        return _method_of_object(node, names, owner, built)
+    if not isinstance(node, ast.Attribute):
         return None, None, False
     base = node.value.id
     cls = owner if base == "self" else names.get(base)
@@ -121,6 +141,26 @@ def _callee(node: ast.expr, func, owner: type | None, built=None, loops: dict | 
         sub = submodule_class(cls, node.attr, built)
         if sub is not None and inspect.isfunction(getattr(sub, "forward", None)):
             return sub.forward, sub, True
+    return None, None, False
+
+
+def _method_of_object(node: ast.Attribute, names: dict, owner: type | None, built=None):
+    """A method called on a submodule (``self.rotary.rotate(q, freqs)``) or on an object made
+    on the spot (``Rotary(args).apply(x, freqs)``): that class's function, which takes ``self``."""
+    value = node.value
+    cls = None
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) \
+            and value.value.id == "self" and isinstance(owner, type):
+        cls = submodule_class(owner, value.attr, built)
+    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        cls = names.get(value.func.id)
+    if not isinstance(cls, type):
+        return None, None, False
+    static = inspect.getattr_static(cls, node.attr, None)
+    if isinstance(static, staticmethod):
+        return static.__func__, cls, False
+    if inspect.isfunction(static):
+        return static, cls, True
     return None, None, False
 
 

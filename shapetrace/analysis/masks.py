@@ -47,7 +47,7 @@ def handed_meaning(forward, name: str, owner: type | None = None) -> tuple[str |
     code tests it with ``is None``."""
     found: set[str] = set()
     tested = False
-    for func, param in handed(forward, name, owner, aliases=_aliases):
+    for func, param in handed(forward, name, owner, restated=_same):
         found |= mask_meanings(func, param)
         tested = tested or compared_with_none(func, param)
     return _one(found), tested

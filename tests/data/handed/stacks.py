@@ -1,6 +1,7 @@
 """Encoders that hand their padding mask, reshaped on a line of their own, to a stack of layers
 they loop over: layers built in a comprehension, copies of one layer, a Sequential of them. The
-layers read the mask (True = padding) where they fill the scores."""
+layers read the mask (True = padding) where they fill the scores. And attention that hands its
+mask (True = keep), reshaped in the call, to a method of a submodule or of an object it makes."""
 
 import copy
 import math
@@ -73,3 +74,40 @@ class MixedStack(nn.Module):
         for layer in self.layers:
             x = layer(x, mask) if isinstance(layer, Layer) else layer(x)
         return x
+
+
+class Scorer(nn.Module):
+    """Scores and their mask in a method of its own, not forward."""
+
+    def attend(self, q, k, v, keep):
+        scores = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~keep, -1e9)
+        return scores.softmax(dim=-1) @ v
+
+
+class MethodOfASubmodule(nn.Module):
+    """The mask handed to a method of a submodule (``self.scorer.attend``)."""
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(width, 3 * width)
+        self.scorer = Scorer()
+
+    def forward(self, x, mask):
+        batch, length, width = x.shape
+        q, k, v = (t.view(batch, length, self.heads, -1).transpose(1, 2)
+                   for t in self.qkv(x).chunk(3, dim=-1))
+        y = self.scorer.attend(q, k, v, mask[:, None, None, :])
+        return y.transpose(1, 2).reshape(batch, length, width)
+
+
+class MethodOfANewObject(MethodOfASubmodule):
+    """The mask handed to a method of an object made on the spot (``Scorer().attend``)."""
+
+    def forward(self, x, mask):
+        batch, length, width = x.shape
+        q, k, v = (t.view(batch, length, self.heads, -1).transpose(1, 2)
+                   for t in self.qkv(x).chunk(3, dim=-1))
+        keep = mask[:, None, None, :]
+        y = Scorer().attend(q, k, v, keep)
+        return y.transpose(1, 2).reshape(batch, length, width)
