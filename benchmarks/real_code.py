@@ -733,6 +733,34 @@ HELD_OUT_27 = [
 ]
 
 
+HELD_OUT_28 = [
+    ("farhad-dalirani/vision-transformer-from-scratch", "ba28b82ac00caea7419aa0c9fac1ce9cad72ea43",
+     ["vision_transformer/model/attention.py", "vision_transformer/model/vision_transformer.py"], "src"),
+    ("s-chh/PyTorch-Scratch-Vision-Transformer-ViT", "5d66670b8ac7d70f89bce7823c332958edd6de57",
+     ["model.py"], ""),
+    ("lyteen/Diffusion-Transformer-Simply-Implement", "c7c6a0773189271dc1e97e5f31972359d900ca8f",
+     ["src/dit/model.py"], ""),
+    ("JulienRineau/diffusion-transformer", "bda565319cbbaf80b941864341d8f4cce88a0d63",
+     ["dit.py"], ""),
+    ("Mafaz03/Diffusion-Transformer", "81f2ff7dbddec0e5fe7fa8b1560fbb66109c4abe",
+     ["DiT.py", "patch_embedding.py"], ""),
+    ("soobinseo/Transformer-TTS", "87bd9c9afdf98320b3168e73e2b7db14a7fc4b7a",
+     ["module.py"], ""),
+    ("choiHkk/Transformer-TTS", "d66857715b2b4379c43ee68d2ebe12e3b4e951c0",
+     ["modules.py", "model.py"], ""),
+    ("Blinorot/FastSpeech", "d1092c204ce2d9dcfc67c8aba41fddcb9ac47db0",
+     ["src/model/blocks/attention.py", "src/model/blocks/fftransformer.py"], ""),
+    ("trungviet17/Llama-from-scratch", "7f05be34a8a1d7f40396538615753226bcb35682",
+     ["src/models/decoder_block/Attention.py", "src/models/llama_model.py"], ""),
+    ("cyyueyang/llama-from-scratch", "49a6b8ecd05a8fa0af720c2d82decaf266dc7f3e",
+     ["src/model/attention.py", "src/model/llama.py"], ""),
+    ("AnirudhM1/CS231n-2022-Solutions", "7a5b4949f5bca2715deec11d10fcd573cbd93c34",
+     ["cs231n/transformer_layers.py", "cs231n/classifiers/transformer.py"], "assignment3"),
+    ("rosinality/vision-transformers-pytorch", "b884b5da79900c96e4ce17fbb575cf1c5cb3cd5f",
+     ["models/halo_transformer.py", "models/pvt.py"], ""),
+]
+
+
 def _numbered() -> dict[str, list]:
     """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
     halves, ``-dev`` and ``-held``): a new set is a new list, nothing else to add."""
