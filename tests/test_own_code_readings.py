@@ -787,3 +787,23 @@ def test_a_module_fed_by_its_block_is_checked_on_its_inputs_as_the_block_passed_
     assert any(n.startswith("checked as Heads builds it") for n in result.notes), result.notes
     assert [d.rule for d in result.diagnostics if d.severity == "error"] == ["input-mutated"], \
         result.diagnostics
+
+
+# --- a name kept off a builtin by a trailing underscore ------------------------------------------
+
+class UnderscoredInput(nn.Module):
+    """``input_``, as code that keeps the builtin ``input`` free names its data."""
+
+    def __init__(self, num_hidden):
+        super().__init__()
+        self.layer = nn.Linear(num_hidden, num_hidden)
+
+    def forward(self, input_):
+        return input_ + torch.relu(self.layer(input_))
+
+
+def test_a_name_with_a_trailing_underscore_reads_as_the_name():
+    (spec,) = infer_inputs(UnderscoredInput.forward, Dims())
+    assert (spec.name, spec.dims) == ("input_", ("B", "T", "C")), spec
+    result = st.check(UnderscoredInput).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)

@@ -45,6 +45,13 @@ from .usage import _function_def, _reading_init, _tree, meaning_by_use
 
 
 def spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
+    """The spec an input's name gives (``x`` -> B,T,C; ``idx`` -> B,T long), read without the
+    trailing underscore that keeps a name off a builtin or a keyword (``input_``, ``lambda_``)."""
+    spec = _spec_from_word(name.rstrip("_") or name, {n.rstrip("_") or n for n in all_names})
+    return spec if spec is None or spec.name == name else dataclasses.replace(spec, name=name)
+
+
+def _spec_from_word(name: str, all_names: set[str]) -> InputSpec | None:
     if name in TOKEN_INPUTS:
         return InputSpec(name, ("B", "T"), "long")
     if name in SOURCE_INPUTS:
