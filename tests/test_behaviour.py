@@ -709,3 +709,30 @@ def test_reorderings_are_seeded_derangements():
         assert sorted(order.tolist()) == list(range(5)) and not (order == torch.arange(5)).any()
     shifts = [torch.arange(5).roll(k) for k in range(5)]
     assert any(all(not torch.equal(o, s) for s in shifts) for o in first)  # not only shifts
+
+
+class PrenetKeepsDropout(nn.Module):
+    """A decoder prenet that keeps its dropout at inference, as Tacotron's does: its call says
+    training=True itself."""
+
+    def __init__(self, C):
+        super().__init__()
+        self.first, self.second = nn.Linear(C, C), nn.Linear(C, C)
+
+    def forward(self, x):
+        x = nn.functional.dropout(torch.relu(self.first(x)), p=0.5, training=True)
+        return nn.functional.dropout(torch.relu(self.second(x)), 0.5, True)
+
+
+class PrenetDropoutByDefault(PrenetKeepsDropout):
+    def forward(self, x):
+        x = nn.functional.dropout(torch.relu(self.first(x)), p=0.5)
+        return self.second(x)
+
+
+def test_a_dropout_whose_call_asks_for_training_is_a_warning_and_the_default_an_error():
+    (asked,) = check_behaviour(PrenetKeepsDropout(D["C"]), [x_of(D)], causal=False, dims=D)
+    assert (asked.rule, asked.severity) == ("nondeterministic-eval", "warning"), asked
+    assert "training=True itself" in asked.message and asked.op == "F.dropout"
+    (default,) = check_behaviour(PrenetDropoutByDefault(D["C"]), [x_of(D)], causal=False, dims=D)
+    assert (default.rule, default.severity) == ("nondeterministic-eval", "error"), default

@@ -264,11 +264,17 @@ def nondeterministic(probe: Probe, change: float, rec: OpRecord | None) -> Diagn
                f"(largest difference {change:.3g})")
     message += f"; the first op that differs is {at.text}" if at.text else ""
     noise = _noise_per_sample(probe, rec)
+    asked = not noise and _asks_training(rec)
     if noise:
         message += ", Gaussian noise drawn for every sample: random in eval by design in a sampler " \
                    "or a noise injection, a bug where it is meant for training only"
         hint = ("Noise meant for training only (noisy gating, augmentation) is drawn only when "
                 "self.training: `if self.training: x = x + torch.randn_like(x) * s`.")
+    elif asked:
+        message += (", a dropout whose call passes training=True itself: random in eval by design "
+                    "where the model keeps its dropout at inference (Tacotron's prenet, Monte Carlo "
+                    "dropout), a bug where it is meant for training only")
+        hint = "Dropout meant for training only takes training=self.training (or is an nn.Dropout)."
     elif rec is not None and rec.op in DROPOUTS:
         hint = ("F.dropout defaults to training=True whatever the module's mode: pass "
                 "training=self.training, or use an nn.Dropout module, which follows model.eval().")
@@ -276,7 +282,28 @@ def nondeterministic(probe: Probe, change: float, rec: OpRecord | None) -> Diagn
         hint = ("In eval mode the output must be a function of the inputs: gate random ops on "
                 "self.training (F.dropout(x, p, training=self.training), or nn.Dropout).")
     return diagnostic("nondeterministic-eval", message, hint, **at.place(), max_change=change,
-                      made_at=_random_argument(rec), variant="noise" if noise else None)
+                      made_at=_random_argument(rec),
+                      variant="noise" if noise else "asked" if asked else None)
+
+
+def _asks_training(rec: OpRecord | None) -> bool:
+    """Whether ``rec`` is a dropout whose call on the user's line writes ``training=True``
+    (by keyword or third): the code asks for dropout in eval; unlike ``F.dropout(x, p)``,
+    random by torch's default (the recorded call holds the default too: the source says which),
+    or a layer's own dropout left in training mode (library code's call)."""
+    import ast
+
+    if rec is None or rec.op not in DROPOUTS or rec.internal:
+        return False
+    try:
+        call = ast.parse(rec.source.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    if not isinstance(call, ast.Call):
+        return False
+    given = next((k.value for k in call.keywords if k.arg == "training"),
+                 call.args[2] if len(call.args) > 2 else None)
+    return isinstance(given, ast.Constant) and given.value is True
 
 
 def _noise_per_sample(probe: Probe, rec: OpRecord | None) -> bool:

@@ -210,14 +210,16 @@ _ALL = [
        """
        In eval mode a module must be a function of its inputs. `F.dropout(x, p)` defaults to
        `training=True` whatever the module's mode, so evaluation stays random. Gaussian noise drawn
-       per sample (a sampler's, a noise injection's) may be meant: a warning ("noise").
+       per sample (a sampler's, a noise injection's) may be meant: a warning ("noise"); so may a
+       dropout whose call itself passes `training=True` (Tacotron's prenet keeps its dropout at
+       inference, Monte Carlo dropout samples with it): a warning ("asked").
        """,
        """
        att = F.dropout(att, p=self.dropout)
        """,
        """
        att = F.dropout(att, p=self.dropout, training=self.training)
-       """, kind="behaviour", needs_values=True, variants=(("noise", "warning"),)),
+       """, kind="behaviour", needs_values=True, variants=(("noise", "warning"), ("asked", "warning"))),
     _r("ST011", "non-finite", "error",
        "the first op that turns finite inputs into NaN or Inf; one the module held before it ran (warning)",
        """
