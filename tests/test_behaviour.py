@@ -736,3 +736,32 @@ def test_a_dropout_whose_call_asks_for_training_is_a_warning_and_the_default_an_
     assert "training=True itself" in asked.message and asked.op == "F.dropout"
     (default,) = check_behaviour(PrenetDropoutByDefault(D["C"]), [x_of(D)], causal=False, dims=D)
     assert (default.rule, default.severity) == ("nondeterministic-eval", "error"), default
+
+
+class NoisedPerTimestep(nn.Module):
+    """A diffusion forward process: noise drawn in forward (random in eval by design), scaled
+    per sample by its own timestep's table entry."""
+
+    def __init__(self, steps=50):
+        super().__init__()
+        self.register_buffer("kept", torch.linspace(0.99, 0.1, steps))
+
+    def forward(self, x, t):
+        noise = torch.randn_like(x)
+        keep = self.kept[t].view(x.shape[0], 1, 1)
+        return keep.sqrt() * x + (1 - keep).sqrt() * noise
+
+
+class NoisedAndCentredOverTheBatch(NoisedPerTimestep):
+    def forward(self, x, t):
+        x = x - x.mean(dim=0, keepdim=True)  # the line to report
+        keep = self.kept[t].view(x.shape[0], 1, 1)
+        return keep.sqrt() * x + (1 - keep).sqrt() * torch.randn_like(x)
+
+
+def test_noise_drawn_in_forward_is_no_batch_leak_and_a_real_one_is_still_found():
+    t = torch.randint(0, 50, (D["B"],))
+    diags = check_behaviour(NoisedPerTimestep(), [x_of(D), t], causal=False, dims=D)
+    assert [d.rule for d in diags] == ["nondeterministic-eval"], diags
+    diags = check_behaviour(NoisedAndCentredOverTheBatch(), [x_of(D), t], causal=False, dims=D)
+    assert sorted(d.rule for d in diags) == ["batch-leak", "nondeterministic-eval"], diags

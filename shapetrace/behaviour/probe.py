@@ -141,6 +141,10 @@ class Probe:
         self.kwargs = {k: float64_copy(v) for k, v in (kwargs or {}).items()}
         self.roles = list(roles) + [None] * (len(self.args) - len(roles))
         self.gen = torch.Generator().manual_seed(0)
+        #: a seed every run starts torch's generator from, once the module is found random in
+        #: eval: the runs that compare outputs then draw the same numbers (noise, dropout
+        #: masks), and a change can only come from the input changed (None: draws follow on)
+        self.reseed: int | None = None
         self.paths: list[tuple[str, tuple]] = []  # outputs with a batch axis: (label, path)
         self.embeddings: list[tuple[str, int, Tensor]] = []  # (module path, token arg, output)
         self._emb_mode: str | None = None
@@ -163,6 +167,8 @@ class Probe:
         """One forward on fresh copies of the inputs (a module may change its inputs in place)."""
         args, kwargs = fresh(args), fresh(self.kwargs if kwargs is None else kwargs)
         self.restore_state()
+        if self.reseed is not None:
+            torch.default_generator.manual_seed(self.reseed)
         with math_sdpa(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return self.model(*args, **kwargs)

@@ -8,7 +8,8 @@ A constructor argument that holds a config object (``config``, ``cfg``, ``params
   sizes by name: a config dataclass (``config: GPTConfig``), a Hugging Face config
   (``config: GPT2Config``), any class with ``n_embd=``/``num_heads=``/... parameters;
 - :class:`ModuleConfigClass`: not annotated, and the module defines exactly one dataclass
-  whose name ends in ``Config`` or ``Cfg``;
+  that holds every field the code reads from the argument (or, where no read is seen, exactly
+  one whose name ends in ``Config`` or ``Cfg``);
 - :class:`ModuleConfigDict`: not annotated, and the module holds one dict of sizes
   (``GPT_CONFIG_124M = {"emb_dim": 768, "n_heads": 12, ...}``, read as ``cfg["emb_dim"]``),
   copied with its sizes at the probe sizes.
@@ -78,16 +79,32 @@ def _having_fields_read(cls: type, param, annotation: type) -> type:
 
 
 class ModuleConfigClass(ConfigStyle):
-    """No annotation; the module defines exactly one ``...Config`` dataclass."""
+    """No annotation; the module defines exactly one dataclass that holds every field the code
+    reads from the argument (``config.n_embed``, ``config.base_scale``: a ``DitModelArgs`` by any
+    name), or, where no read is seen, exactly one ``...Config`` dataclass."""
 
     def source(self, cls, param):
         if param.annotation is not param.empty:
             return None
         module = _module_of(cls)
-        found = [v for k, v in vars(module).items()
-                 if isinstance(v, type) and dataclasses.is_dataclass(v)
-                 and k.lower().endswith(("config", "cfg"))] if module else []
+        classes = [(k, v) for k, v in vars(module).items()
+                   if isinstance(v, type) and dataclasses.is_dataclass(v)] if module else []
+        from .config_fields import fields_read
+
+        read = set(fields_read(cls, param.name))
+        holding = [v for _, v in classes if read and read <= _holds(v)]
+        if len(holding) == 1:
+            return holding[0]
+        found = [v for k, v in classes if k.lower().endswith(("config", "cfg"))
+                 and (not holding or v in holding)]
         return found[0] if len(found) == 1 else None
+
+
+def _holds(config: type) -> set[str]:
+    """The names a dataclass instance holds: its fields, and what its class sets besides them
+    (``n_patch = patch_w * patch_h`` written in the class body)."""
+    return {f.name for f in dataclasses.fields(config)} | \
+        {k for k in vars(config) if not k.startswith("_")}
 
 
 class ModuleConfigDict(ConfigStyle):
