@@ -99,3 +99,11 @@ def test_a_config_whose_part_the_code_names_is_made_with_that_part(cls):
 
 def test_a_module_built_from_a_named_part_of_its_config_is_judged():
     assert resolved.errors(_parts("EncoderAttentionScaledByWidth")) == [("attention-scale", 30)]
+
+
+def test_a_config_dataclass_by_any_name_is_the_one_holding_every_field_read():
+    """``ModelArgs`` holds what the attention reads (one field set in the class body), the
+    other dataclass does not: it is built, its sizes at the probe's."""
+    result = resolved.result(DATA / "by_fields.py", "ScaledAttention")
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert {result.dims["C"], result.dims["H"], result.dims["d"]} == {143, 11, 13}
