@@ -141,7 +141,8 @@ _ALL = [
        no loss, no tensor kept on a module and no write into a tensor the caller can see is dead,
        and a dead layer output, product, softmax, attention or module output is reported with what
        replaced it, when the code could not have used it on any path (its variable is assigned
-       again, or never read, before anything reads it). The finding is placed at the line that
+       again, or never read, before anything reads it; a branch that only remakes it from itself,
+       `v = v.expand(...)`, is no read). The finding is placed at the line that
        made the wrong value when one did (`q = x.view(...)` reading the `x` the projection read,
        `v = k.view(...)` reading a sibling of `q, k, v = ...`: the line to fix), naming the line of
        the value left unused; else at that value's own line. A plain layer (`nn.Linear`,

@@ -97,6 +97,8 @@ def dead_store(binding: Binding, depth: int = 0) -> DeadStore | None:
     for body, i, owner in reversed(chain):  # innermost block first, then the blocks around it
         for later in body[i + 1:]:
             if _reads(later, name):
+                if _only_updates(later, name):  # ``v = v.expand(...)``, under an ``if`` or not:
+                    continue  # the value flows into the name alone, judged by what follows
                 onto = _mapped_onto(later, name)  # ``q, k, v = map(f, (q, k, v))``
                 if onto is not None and depth < 3 and dead_store(
                         Binding(later, function, onto, later.value), depth + 1) is not None:
@@ -224,6 +226,39 @@ def _mapped_onto(statement: ast.stmt, name: str) -> str | None:
         return None
     target = targets[places[0]]
     return target.id if isinstance(target, ast.Name) else None
+
+
+def _only_updates(statement: ast.stmt, name: str) -> bool:
+    """Whether every read of ``name`` in ``statement`` makes a new value of ``name`` itself
+    from it by its own methods or indexing (``v = v.expand(...)``, ``x = x[:, :T]``), alone or
+    in the branches of an ``if`` whose test does not read it: the old value reaches nothing
+    but the name, and is used only if the new one is. Handed to any call (``v =
+    cache.update(v)``), it may be kept there: a use."""
+    if isinstance(statement, ast.Assign):
+        return len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name) \
+            and statement.targets[0].id == name and _made_from(statement.value, name)
+    if isinstance(statement, ast.If) and not _reads(statement.test, name):
+        return all(_only_updates(s, name) or not _reads(s, name)
+                   for s in (*statement.body, *statement.orelse))
+    return False
+
+
+def _made_from(expr: ast.expr, name: str) -> bool:
+    """Whether ``expr`` reads ``name`` only as the base of a chain of methods, attributes and
+    indexing on it (``v.expand(b, t, h, d).contiguous()``)."""
+    while True:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+            if any(_reads(a, name) for a in (*expr.args, *(k.value for k in expr.keywords))):
+                return False
+            expr = expr.func.value
+        elif isinstance(expr, ast.Subscript):
+            if _reads(expr.slice, name):
+                return False
+            expr = expr.value
+        elif isinstance(expr, ast.Attribute):
+            expr = expr.value
+        else:
+            return isinstance(expr, ast.Name) and expr.id == name
 
 
 def _reads(node: ast.AST, name: str) -> bool:

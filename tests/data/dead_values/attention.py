@@ -1,6 +1,6 @@
 """Values computed and never used, found by following each value through the ops that read it:
-a projection overwritten before anything reads it, a softmax replaced by what it was computed
-from, a block's output dropped while its cache is kept, a layer defined and never called; and
+a projection overwritten before anything reads it (also after a branch that only widens it,
+``v = v.expand(...)``), a softmax replaced by what it was computed from, a block's output dropped while its cache is kept, a layer defined and never called; and
 correct modules in several styles (fused qkv, einsum, SDPA, grouped-query, cross-attention with
 its branch not taken, a cache filled in place, weights returned for inspection, a layer used
 only when generating) that must stay quiet."""
@@ -525,3 +525,62 @@ class PositionsUsed(PositionsSwitchedOff):
         if self.pos_emb is not None:
             x = x + self.pos_emb(torch.arange(T))
         return self.attn(x, x, x, need_weights=False)[0]
+
+
+class _GroupedHeads(nn.Module):
+    """Fused projections viewed as (B, T, groups, queries per group + 2, d) and split; keys and
+    values widened to the query heads only when there are fewer of them."""
+
+    INIT = {"width": "C", "heads": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, width, heads, groups=None):
+        super().__init__()
+        self.heads, self.groups = heads, groups or heads
+        self.size = width // heads
+        self.qkv = nn.Linear(width, (heads + 2 * self.groups) * self.size)
+        self.out = nn.Linear(width, width)
+
+    def pieces(self, x):
+        batch, length, _ = x.shape
+        per = self.heads // self.groups
+        qkv = self.qkv(x).view(batch, length, self.groups, per + 2, self.size)
+        q, k, v = qkv.split((per, 1, 1), dim=3)
+        if self.heads != self.groups:
+            k = k.expand(batch, length, self.groups, per, self.size)
+            v = v.expand(batch, length, self.groups, per, self.size)
+        return q, k, v
+
+    def attend(self, q, k, v):
+        batch, length = q.shape[:2]
+        y = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+        return self.out(y.transpose(1, 2).reshape(batch, length, -1))
+
+
+class GroupedValuesKept(_GroupedHeads):
+    def forward(self, x):
+        batch, length, _ = x.shape
+        q, k, v = self.pieces(x)
+        q = q.reshape(batch, length, -1, self.size)
+        k = k.reshape(batch, length, -1, self.size)
+        v = v.reshape(batch, length, -1, self.size)
+        return self.attend(q, k, v)
+
+
+class GroupedValuesFromKeys(_GroupedHeads):
+    """The values reshaped from the keys: the value projection, expanded or not, is dropped."""
+
+    BUG = "discarded-result"
+
+    def forward(self, x):
+        batch, length, _ = x.shape
+        per = self.heads // self.groups
+        qkv = self.qkv(x).view(batch, length, self.groups, per + 2, self.size)
+        q, k, v = qkv.split((per, 1, 1), dim=3)
+        if self.heads != self.groups:
+            k = k.expand(batch, length, self.groups, per, self.size)
+            v = v.expand(batch, length, self.groups, per, self.size)
+        q = q.reshape(batch, length, -1, self.size)
+        k = k.reshape(batch, length, -1, self.size)
+        v = k.reshape(batch, length, -1, self.size)  # BUG
+        return self.attend(q, k, v)
