@@ -41,6 +41,13 @@ def test_a_table_paired_the_other_way_is_found_once_at_the_first_turn():
     assert "repeat_interleave(2, -1)" in finding.hint
 
 
+def test_a_rotation_written_into_a_copy_is_read_as_one():
+    """``turned[..., :h] = -x[..., h:]`` into ``x.clone()``: the writes place x's values."""
+    result = _result("RotaryWrittenInPlaceMismatched")
+    found = [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"]
+    assert found == [("rotary-pairing", _line("return freqs.repeat_interleave(2, dim=-1)"))], found
+
+
 def test_a_table_cached_as_buffers_is_read_by_its_values():
     """cos and sin cached in the constructor have no producer in the trace: c² + s² = 1 says."""
     result = _result("CachedAttentionMismatched")
@@ -52,7 +59,7 @@ def test_a_table_cached_as_buffers_is_read_by_its_values():
 
 
 @pytest.mark.parametrize("cls", ["Rotary", "RotaryNeighbours", "RotaryPartial", "RotaryComplex",
-                                 "RotaryScaled", "CachedAttention"])
+                                 "RotaryScaled", "CachedAttention", "RotaryWrittenInPlace"])
 def test_rotary_styles_that_turn_stay_quiet(cls):
     result = _result(cls)
     assert [(d.rule, d.line) for d in result.diagnostics if d.severity != "info"] == []

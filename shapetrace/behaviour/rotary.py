@@ -11,10 +11,10 @@ scores change with absolute positions.
 
 Read from a recorded float64 run, never from names: an addition of two products, one of a tensor
 and a table, the other of that same tensor moved about (cut, negated, concatenated, stacked,
-reshaped) and a second table, where the two tables are a cosine and a sine of the same angles
-(``c² + s² = 1`` everywhere, whether made in forward or cached as buffers). The length of each
-vector along the last axis before and after is compared; tables scaled by anything (xPos) are not
-a turn and are not read.
+reshaped, written into a copy) and a second table, where the two tables are a cosine and a sine
+of the same angles (``c² + s² = 1`` everywhere, whether made in forward or cached as buffers).
+The length of each vector along the last axis before and after is compared; tables scaled by
+anything (xPos) are not a turn and are not read.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from .probe import Probe
 #: ops that only place values (a table's angles, a tensor's features) somewhere else
 _PLACES = (MOVES - DROPOUTS) | frozenset(
     {"torch.cat", "torch.concat", "torch.stack", "Tensor.chunk", "torch.chunk", "Tensor.split",
-     "torch.split", "Tensor.unbind", "torch.unbind", "Tensor.narrow", "torch.narrow"})
+     "torch.split", "Tensor.unbind", "torch.unbind", "Tensor.narrow", "torch.narrow",
+     "[]="})  # ``turned[..., :h] = -x[..., h:]``: a write places values too
 #: negation, the other half of ``rotate``
 _NEGATIONS = frozenset({"-x", "Tensor.neg", "torch.neg", "Tensor.negative", "torch.negative"})
 _DEPTH = 12

@@ -1,5 +1,6 @@
 """Rotary positions in several styles (halves, neighbours, partial, complex numbers, a scaled
-turn like xPos), all right but one whose table pairs the features the other way."""
+turn like xPos, halves rotated by writes into a copy), all right but those whose table pairs
+the features the other way."""
 
 import torch
 import torch.nn as nn
@@ -45,6 +46,24 @@ class Rotary(nn.Module):
         k = k * cos + self.rotate(k) * sin
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+def rotate_halves_in_place(x):
+    """The halves rotated by writing into a copy, as some libraries write it."""
+    half = x.shape[-1] // 2
+    turned = x.clone()
+    turned[..., :half] = -x[..., half:]
+    turned[..., half:] = x[..., :half]
+    return turned
+
+
+class RotaryWrittenInPlace(Rotary):
+    rotate = staticmethod(rotate_halves_in_place)
+
+
+class RotaryWrittenInPlaceMismatched(Rotary):
+    table = "neighbours"  # halves rotated by writes into a copy, the neighbours' table
+    rotate = staticmethod(rotate_halves_in_place)
 
 
 class RotaryNeighbours(Rotary):
