@@ -789,6 +789,16 @@ def test_a_module_fed_by_its_block_is_checked_on_its_inputs_as_the_block_passed_
         result.diagnostics
 
 
+def test_a_module_is_not_checked_as_a_parent_feeds_it_when_the_parent_fails_on_its_guess():
+    """The image model runs its scaling layer first, then fails on the vectors guessed for it:
+    what it handed the layer was made from that guess (an outer product of the batch), so the
+    layer stays a target error asking for its inputs, not a broadcast warning."""
+    result = resolved.result(Path(__file__).with_name("data") / "in_parent" / "misfit.py",
+                             "LevelScale")
+    assert result.error is not None and "level" in result.error, result.error
+    assert result.diagnostics == []
+
+
 # --- a name kept off a builtin by a trailing underscore ------------------------------------------
 
 class UnderscoredInput(nn.Module):

@@ -8,7 +8,8 @@ alone cannot be built or fed, :func:`in_parent` finds a class of its module that
 constructor calls it, directly or through other classes of the module), builds that parent at
 the probe sizes, runs its forward until the first call of an instance of the class, and hands
 back that instance and the arguments it was called with. The check then runs on them, as on an
-instance given with its inputs.
+instance given with its inputs. A parent whose own forward fails on the inputs made for it
+(a guess that does not fit it) is not used: what it hands on was made from that guess.
 """
 
 from __future__ import annotations
@@ -206,6 +207,11 @@ def _caught_in(plan, cls: type, parent: type) -> InParent | None:
     except (ShapetraceError, Exception):  # noqa: BLE001 - a parent that cannot be built
         return None
     guessed_masks = [a for a, spec in zip(args, plan.inputs) if getattr(spec, "mask", None)]
+    try:  # the parent runs whole on what was made for it first: a parent whose forward fails
+        with torch.no_grad():  # on it (an image guessed as vectors) hands on values that say
+            model(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])  # nothing
+    except Exception:  # noqa: BLE001
+        return None
     caught: list = []
 
     def hook(module, args, kwargs):
