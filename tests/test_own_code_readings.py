@@ -812,8 +812,23 @@ class UnderscoredInput(nn.Module):
         return input_ + torch.relu(self.layer(input_))
 
 
+class UnderscoredIds(nn.Module):
+    """``input_`` handed to an embedding: token ids, as ``x`` would be."""
+
+    def __init__(self, vocab_size, num_hidden):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, num_hidden)
+        self.layer = nn.Linear(num_hidden, num_hidden)
+
+    def forward(self, input_):
+        return self.layer(self.embed(input_))
+
+
 def test_a_name_with_a_trailing_underscore_reads_as_the_name():
     (spec,) = infer_inputs(UnderscoredInput.forward, Dims())
     assert (spec.name, spec.dims) == ("input_", ("B", "T", "C")), spec
     result = st.check(UnderscoredInput).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
+    result = st.check(UnderscoredIds).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith("input_ read as token ids") for n in result.notes), result.notes

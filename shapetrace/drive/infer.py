@@ -34,7 +34,6 @@ from ..base.names import (
     LAYER_INDICES,
     LAYERS,
     MASK_INPUT,
-    SOURCE_INPUTS,
     SWITCH_DEFAULTS,
     TIMESTEP_INPUTS,
     UNSET_SIDES,
@@ -161,21 +160,6 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
         raise UsageError(f"cannot infer forward input{'s' if len(missing) > 1 else ''} {which} of "
                          f"{owner}: give every input in forward's order, e.g. {args}")
     return specs
-
-
-def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
-    """``specs`` with the name-inferred embeddings (``src=B,T,C``) as token ids instead
-    (``src=B,T:long``), or None when there is none: a name such as ``src``, ``x`` or ``tgt``
-    holds ids in one model and vectors in another, and an embedding that was handed floats
-    says which."""
-    out, changed = [], False
-    for spec in specs:
-        if (isinstance(spec, InputSpec) and spec.dtype == "float" and spec.dims in (("B", "T", "C"), ("B", "S", "C"),
-                                                    ("T", "B", "C"), ("S", "B", "C"))
-                and (spec.name in DATA_INPUTS or spec.name in SOURCE_INPUTS)):
-            spec, changed = InputSpec(spec.name, spec.dims[:2], "long"), True
-        out.append(spec)
-    return out if changed else None
 
 
 def _forward_of(obj) -> tuple[Callable, str]:

@@ -51,6 +51,21 @@ def spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
     return spec if spec is None or spec.name == name else dataclasses.replace(spec, name=name)
 
 
+def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
+    """``specs`` with the name-inferred embeddings (``src=B,T,C``) as token ids instead
+    (``src=B,T:long``), or None when there is none: a name such as ``src``, ``x`` or ``tgt``
+    holds ids in one model and vectors in another, and an embedding that was handed floats
+    says which."""
+    out, changed = [], False
+    for spec in specs:
+        if (isinstance(spec, InputSpec) and spec.dtype == "float" and spec.dims in (("B", "T", "C"), ("B", "S", "C"),
+                                                    ("T", "B", "C"), ("S", "B", "C"))
+                and (spec.name.rstrip("_") or spec.name) in DATA_INPUTS | SOURCE_INPUTS):
+            spec, changed = InputSpec(spec.name, spec.dims[:2], "long"), True
+        out.append(spec)
+    return out if changed else None
+
+
 def _spec_from_word(name: str, all_names: set[str]) -> InputSpec | None:
     if name in TOKEN_INPUTS:
         return InputSpec(name, ("B", "T"), "long")

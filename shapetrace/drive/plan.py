@@ -475,7 +475,8 @@ def make_plan(request: Request) -> Plan:
     readings. Raises :class:`~shapetrace.base.errors.TargetError` or ``UsageError`` when the
     constructor's arguments cannot be inferred (nothing is built yet)."""
     from .cross import assignment_masks
-    from .infer import as_tokens, infer_init, infer_inputs, kernel_sizes
+    from .infer import infer_init, infer_inputs, kernel_sizes
+    from .input_reads import as_tokens
     from .input_reads import above, special_ids
 
     module, dims = request.module, request.dims
