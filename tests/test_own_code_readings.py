@@ -797,6 +797,11 @@ def test_a_module_is_not_checked_as_a_parent_feeds_it_when_the_parent_fails_on_i
                              "LevelScale")
     assert result.error is not None and "level" in result.error, result.error
     assert result.diagnostics == []
+    result = resolved.result(Path(__file__).with_name("data") / "in_parent" / "misfit.py",
+                             "SequenceScale")  # its parent fails later, on a head left None
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith("checked as UnfinishedModel builds it") for n in result.notes), \
+        result.notes
 
 
 # --- a name kept off a builtin by a trailing underscore ------------------------------------------

@@ -8,8 +8,9 @@ alone cannot be built or fed, :func:`in_parent` finds a class of its module that
 constructor calls it, directly or through other classes of the module), builds that parent at
 the probe sizes, runs its forward until the first call of an instance of the class, and hands
 back that instance and the arguments it was called with. The check then runs on them, as on an
-instance given with its inputs. A parent whose own forward fails on the inputs made for it
-(a guess that does not fit it) is not used: what it hands on was made from that guess.
+instance given with its inputs. A parent whose own forward fails on the shapes of the inputs
+made for it (a guess that does not fit it) is not used: what it hands on was made from that
+guess.
 """
 
 from __future__ import annotations
@@ -208,10 +209,11 @@ def _caught_in(plan, cls: type, parent: type) -> InParent | None:
         return None
     guessed_masks = [a for a, spec in zip(args, plan.inputs) if getattr(spec, "mask", None)]
     try:  # the parent runs whole on what was made for it first: a parent whose forward fails
-        with torch.no_grad():  # on it (an image guessed as vectors) hands on values that say
-            model(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])  # nothing
-    except Exception:  # noqa: BLE001
-        return None
+        with torch.no_grad():  # on its shapes (an image guessed as vectors) hands on values
+            model(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])  # made so
+    except Exception as exc:  # noqa: BLE001 - a failure of another kind says nothing of them
+        if _misfit(exc):
+            return None
     caught: list = []
 
     def hook(module, args, kwargs):
@@ -247,6 +249,15 @@ def _caught_in(plan, cls: type, parent: type) -> InParent | None:
     except Exception:  # noqa: BLE001 - at other sizes, perhaps
         return None
     return InParent(module, inputs, parent.__qualname__)
+
+
+def _misfit(exc: BaseException) -> bool:
+    """Whether a failure can come from the shapes a forward was given: a shape or size error
+    (``RuntimeError``, ``IndexError``, ``ValueError``) or a check refusing them (``assert``);
+    not a value left None, a missing attribute or a name (``TypeError``, ``AttributeError``),
+    nor code left unwritten (``NotImplementedError``)."""
+    return isinstance(exc, (RuntimeError, IndexError, ValueError, AssertionError)) \
+        and not isinstance(exc, NotImplementedError)
 
 
 def _as_inputs(module, args, kwargs) -> list | None:
