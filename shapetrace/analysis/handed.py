@@ -46,7 +46,7 @@ def handed(func, name: str, owner: type | None = None, depth: int = DEPTH, built
         if body is None:
             continue
         same = restated or _named
-        names = _standing_for(body, name, same)
+        names = standing_for(body, name, same)
         loops = _layer_loops(body)
         for node in ast.walk(body):
             if isinstance(node, ast.Call):
@@ -58,7 +58,7 @@ def _named(node: ast.expr, names: set[str]) -> bool:
     return isinstance(node, ast.Name) and node.id in names
 
 
-def _standing_for(body: ast.AST, name: str, same) -> set[str]:
+def standing_for(body: ast.AST, name: str, same) -> set[str]:
     """``name`` and the local names assigned from it alone (``same``: what stands for it)."""
     names = {name}
     if same is _named:
@@ -117,9 +117,7 @@ def _callee(node: ast.expr, func, owner: type | None, built=None, loops: dict | 
         if inspect.isfunction(found):
             return found, None, False
         if loops and node.id in loops and isinstance(owner, type):  # a layer of a stack
-            sub = element_class(owner, loops[node.id], built)
-            if sub is not None and inspect.isfunction(getattr(sub, "forward", None)):
-                return sub.forward, sub, True
+            return _forward_of(element_class(owner, loops[node.id], built))
         return None, None, False
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call) \
             and isinstance(node.value.func, ast.Name) and node.value.func.id == "super":
@@ -132,15 +130,27 @@ def _callee(node: ast.expr, func, owner: type | None, built=None, loops: dict | 
     cls = owner if base == "self" else names.get(base)
     if not isinstance(cls, type):
         return None, None, False
-    static = inspect.getattr_static(cls, node.attr, None)
+    found = _method(cls, node.attr, bound=base == "self")
+    if found[0] is None and base == "self" and inspect.getattr_static(cls, node.attr, None) is None:
+        return _forward_of(submodule_class(cls, node.attr, built))
+    return found
+
+
+def _method(cls: type, attr: str, bound: bool):
+    """``(function, cls, whether it takes self)`` for a static method or a function of
+    ``cls`` named ``attr`` (``bound``: called on an instance); ``(None, None, False)`` else."""
+    static = inspect.getattr_static(cls, attr, None)
     if isinstance(static, staticmethod):
         return static.__func__, cls, False
     if inspect.isfunction(static):
-        return static, cls, base == "self"
-    if base == "self" and static is None:
-        sub = submodule_class(cls, node.attr, built)
-        if sub is not None and inspect.isfunction(getattr(sub, "forward", None)):
-            return sub.forward, sub, True
+        return static, cls, bound
+    return None, None, False
+
+
+def _forward_of(sub: type | None):
+    """The ``forward`` a call of an instance of the module class ``sub`` runs."""
+    if sub is not None and inspect.isfunction(getattr(sub, "forward", None)):
+        return sub.forward, sub, True
     return None, None, False
 
 
@@ -156,12 +166,7 @@ def _method_of_object(node: ast.Attribute, names: dict, owner: type | None, buil
         cls = names.get(value.func.id)
     if not isinstance(cls, type):
         return None, None, False
-    static = inspect.getattr_static(cls, node.attr, None)
-    if isinstance(static, staticmethod):
-        return static.__func__, cls, False
-    if inspect.isfunction(static):
-        return static, cls, True
-    return None, None, False
+    return _method(cls, node.attr, bound=True)
 
 
 def _base_method(func, owner: type | None, attr: str):
@@ -181,33 +186,47 @@ def submodule_class(cls: type, attr: str, built=None) -> type | None:
     (``self.attr = Attention(...)``) or handed in as an argument annotated with it
     (``def __init__(self, attn: Attention)``, ``self.attr = attn``) or that ``built(cls, arg)``
     names; None when the code does not say, or says two things."""
-    import torch.nn as nn
+    found = _stored(cls, attr)
+    if found is None:
+        return None
+    init, names, _, values = found
+    made = set()
+    for value in values:
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            one = names.get(value.func.id)
+        elif isinstance(value, ast.Name):
+            one = _annotated(init, value.id, names)
+            if one is None and built is not None:
+                one = built(cls, value.id)
+        else:
+            one = None
+        if not _user_module(one):
+            return None
+        made.add(one)
+    return made.pop() if len(made) == 1 else None
 
+
+def _stored(cls: type, attr: str):
+    """``(cls's own __init__, its globals, its body, the values it assigns to self.attr)``, or
+    None where its source cannot be read."""
     init = _init_of(cls)
     body = _function_def(_tree(init)) if init is not None else None
     if body is None:
         return None
-    names = getattr(init, "__globals__", {})
-    found: set[type] = set()
-    for node in ast.walk(body):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Attribute)
-                and isinstance(node.targets[0].value, ast.Name)
-                and node.targets[0].value.id == "self" and node.targets[0].attr == attr):
-            continue
-        value = node.value
-        made = None
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-            made = names.get(value.func.id)
-        elif isinstance(value, ast.Name):
-            made = _annotated(init, value.id, names)
-            if made is None and built is not None:
-                made = built(cls, value.id)
-        if not (isinstance(made, type) and issubclass(made, nn.Module)) \
-                or made.__module__.startswith("torch."):
-            return None
-        found.add(made)
-    return found.pop() if len(found) == 1 else None
+    values = [node.value for node in ast.walk(body)
+              if isinstance(node, ast.Assign) and len(node.targets) == 1
+              and isinstance(node.targets[0], ast.Attribute)
+              and isinstance(node.targets[0].value, ast.Name)
+              and node.targets[0].value.id == "self" and node.targets[0].attr == attr]
+    return init, getattr(init, "__globals__", {}), body, values
+
+
+def _user_module(made) -> bool:
+    """Whether ``made`` is a module class of the user's code (not torch's own)."""
+    import torch.nn as nn
+
+    return isinstance(made, type) and issubclass(made, nn.Module) \
+        and not made.__module__.startswith("torch.")
 
 
 #: torch's containers of layers, whose elements a loop over them calls
@@ -219,13 +238,10 @@ def element_class(cls: type, attr: str, built=None) -> type | None:
     ``self.attr``: ``nn.ModuleList([Block(...) for _ in range(n)])``, ``nn.Sequential(*[...])``,
     a list of copies of one layer (``[copy.deepcopy(layer) for _ in range(n)]``, ``layer``
     built in the constructor or handed in); None when the code does not say, or says two."""
-    import torch.nn as nn
-
-    init = _init_of(cls)
-    body = _function_def(_tree(init)) if init is not None else None
-    if body is None:
+    found = _stored(cls, attr)
+    if found is None:
         return None
-    names = getattr(init, "__globals__", {})
+    init, names, body, values = found
     locals_made = {node.targets[0].id: node.value for node in ast.walk(body)
                    if isinstance(node, ast.Assign) and len(node.targets) == 1
                    and isinstance(node.targets[0], ast.Name)}
@@ -251,28 +267,16 @@ def element_class(cls: type, attr: str, built=None) -> type | None:
             return made_by(expr.args[0], depth - 1)
         return names.get(called) if isinstance(func, ast.Name) else None
 
-    found: set = set()
-    for node in ast.walk(body):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Attribute)
-                and isinstance(node.targets[0].value, ast.Name)
-                and node.targets[0].value.id == "self" and node.targets[0].attr == attr):
-            continue
-        value = node.value
+    made: set = set()
+    for value in values:
         func = value.func if isinstance(value, ast.Call) else None
         called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if called not in _CONTAINERS or not value.args:
             return None
-        made = {made_by(arg) for arg in value.args}
-        found |= made
-    found.discard(None) if len(found) > 1 else None
-    if len(found) != 1:
-        return None
-    made = found.pop()
-    if not (isinstance(made, type) and issubclass(made, nn.Module)) \
-            or made.__module__.startswith("torch."):
-        return None
-    return made
+        made |= {made_by(arg) for arg in value.args}
+    if len(made) > 1:  # layers the code does not say, beside one it does (a norm after them)
+        made.discard(None)
+    return made.pop() if len(made) == 1 and _user_module(next(iter(made))) else None
 
 
 def _annotated(init, param: str, names: dict):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 
 from .code import compared_with_none, function_def, parsed
-from .handed import handed
+from .handed import handed, standing_for
 
 _SDPA = "scaled_dot_product_attention"
 _CASTS = frozenset({"bool", "to", "float", "type", "unsqueeze", "view", "reshape", "expand",
@@ -60,24 +60,13 @@ def mask_meanings(func, name: str) -> set[str]:
     body = function_def(parsed(func), getattr(func, "__name__", ""))
     if body is None:
         return set()
-    names = _aliases(body, name)
+    names = standing_for(body, name, _same)
     found: set[str] = set()
     for node in ast.walk(body):
         meaning = _use(node, names)
         if meaning is not None:
             found.add(meaning)
     return found
-
-
-def _aliases(body: ast.AST, name: str) -> set[str]:
-    """``name`` and the local names assigned from it alone, unchanged in meaning."""
-    names = {name}
-    for _ in range(3):
-        for node in ast.walk(body):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], ast.Name) and _same(node.value, names):
-                names.add(node.targets[0].id)
-    return names
 
 
 def _same(node: ast.expr, names: set[str]) -> bool:

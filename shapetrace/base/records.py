@@ -206,6 +206,26 @@ class OpRecord:
                 f"{[m.shape for m in self.outputs]}>")
 
 
+def descends_from(records: list[OpRecord], index: int, ops, depth: int, *, budget: int = 48,
+                  besides: int | None = None) -> bool:
+    """Whether record ``index`` is an op of ``ops`` (other than record ``besides``) or is made
+    from one within ``depth`` ops. Breadth first, so that each record is reached by its
+    shortest path (a renormalisation ``att / att.sum(...)`` reaches ``att`` both directly and
+    through the sum); at most ``budget`` records are looked at."""
+    queue, seen = [(index, 0)], {index}
+    for idx, level in queue:
+        rec = records[idx]
+        if rec.op in ops and idx != besides:
+            return True
+        if level >= depth or len(seen) >= budget:
+            continue
+        for m in rec.inputs:
+            if m._made_by is not None and m._made_by not in seen:
+                seen.add(m._made_by)
+                queue.append((m._made_by, level + 1))
+    return False
+
+
 class ReadOnlyDict(dict):
     """Keyword arguments shared by many records (the empty ones, ``dim=-1``): read-only."""
 

@@ -308,14 +308,14 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
     first = probe.reference()
     deterministic = _determinism(probe, first, result)
     stage.done.add("nondeterministic-eval")
-    if not deterministic:  # random in eval: the runs below draw the same numbers, so that
-        probe.reseed = 0   # only the inputs they change can move an output
-        first = probe.reference()
     if deterministic:
         result.diagnostics.extend(_property(probe, result, "stateful-forward",
                                             repeat.stateful_forward, probe, first))
         result.diagnostics.extend(_property(probe, result, "weight-without-effect",
                                             reach.weights_without_effect, probe, trainable))
+    else:  # random in eval: the runs below draw the same numbers, so that only the inputs
+        probe.reseed = 0  # they change can move an output
+        first = probe.reference()
     result.diagnostics.extend(_property(probe, result, "mask-ignored", masks.padding_ignored, probe))
 
     stage.check = "batch-leak and causal-leak"

@@ -8,6 +8,7 @@ it (``@`` for ``a @ b``, see ``shapetrace.base.ops.display_name``).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -291,8 +292,6 @@ def _asks_training(rec: OpRecord | None) -> bool:
     (by keyword or third): the code asks for dropout in eval; unlike ``F.dropout(x, p)``,
     random by torch's default (the recorded call holds the default too: the source says which),
     or a layer's own dropout left in training mode (library code's call)."""
-    import ast
-
     if rec is None or rec.op not in DROPOUTS or rec.internal:
         return False
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ..base.names import BUILT_SIDE, IMAGE_SIZES
+from ..base.names import BUILT_SIDE, IMAGE_SIZES, size_of
 from .usage import _aliases, _function_def, _reading_init, _tree
 
 #: the sizes a collection the constructor tests membership in holds: every level of an image of
@@ -104,8 +104,6 @@ def staged_heads(params: list, out: dict, given, dims, notes: list[str] | None =
     Scaled to start at the probe's H, in the default's ratios (``(11, 22, 44, 88)``), each
     stage keeps the head size it had at the defaults' width: ``out`` is changed, with a note.
     A width kept from a default of its own, or heads whose ratios are not whole, say nothing."""
-    from ..base.names import size_of
-
     widths = [p for p in params if p.name not in given and size_of(p.name, constructor=True) == "C"
               and type(p.default) is int and out.get(p.name) == dims["C"] != p.default]
     if not widths:

@@ -47,7 +47,7 @@ from .usage import _function_def, _reading_init, _tree, meaning_by_use
 def spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
     """The spec an input's name gives (``x`` -> B,T,C; ``idx`` -> B,T long), read without the
     trailing underscore that keeps a name off a builtin or a keyword (``input_``, ``lambda_``)."""
-    spec = _spec_from_word(name.rstrip("_") or name, {n.rstrip("_") or n for n in all_names})
+    spec = _spec_from_word(_word(name), {_word(n) for n in all_names})
     return spec if spec is None or spec.name == name else dataclasses.replace(spec, name=name)
 
 
@@ -60,10 +60,15 @@ def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
     for spec in specs:
         if (isinstance(spec, InputSpec) and spec.dtype == "float" and spec.dims in (("B", "T", "C"), ("B", "S", "C"),
                                                     ("T", "B", "C"), ("S", "B", "C"))
-                and (spec.name.rstrip("_") or spec.name) in DATA_INPUTS | SOURCE_INPUTS):
+                and _word(spec.name) in DATA_INPUTS | SOURCE_INPUTS):
             spec, changed = InputSpec(spec.name, spec.dims[:2], "long"), True
         out.append(spec)
     return out if changed else None
+
+
+def _word(name: str) -> str:
+    """``name`` without the trailing underscore that keeps it off a builtin (``input_``)."""
+    return name.rstrip("_") or name
 
 
 def _spec_from_word(name: str, all_names: set[str]) -> InputSpec | None:

@@ -41,7 +41,7 @@ from ..base.ops import (
     matmul_operands,
     softmax_dim,
 )
-from ..base.records import NonFinite, OpRecord, WeightSums
+from ..base.records import NonFinite, OpRecord, WeightSums, descends_from
 from .causes import cause
 
 Tensor = torch.Tensor
@@ -160,10 +160,10 @@ class ValueProbes:
         make one was probed for, or they came from outside: the output need not be read."""
         tensors = None
         averaged = False
-        pair = None
         for i, meta in enumerate(rec.inputs):
             made_by = meta._made_by
-            if made_by not in self.near_softmax or not _after_softmax(self.records, made_by):
+            if made_by not in self.near_softmax \
+                    or not descends_from(self.records, made_by, SOFTMAXES, SOFTMAX_DEPTH):
                 continue
             if tensors is None:
                 tensors = operands(args, kwargs)
@@ -171,9 +171,7 @@ class ValueProbes:
                 break
             only = _contracted(rec, i)
             sums = self._kept_sums(meta, tensors[i], only)
-            if sums is not None and rec.op in PLAIN_MATMULS:
-                pair = pair or matmul_operands(rec)
-                averaged = averaged or (pair is not None and i == pair[0])
+            averaged = averaged or (sums is not None and i == 0 and rec.op in PLAIN_MATMULS)
             sums = sums or weight_sums(tensors[i], _einsum_contracted(rec, i), only)
             if sums is not None:
                 rec.weight_sums = {**(rec.weight_sums or {}), i: sums}
@@ -352,25 +350,6 @@ def _holds_posinf(t: Tensor) -> bool:
 def has_value(t: Tensor) -> bool:
     """Real tensors have values; fake ones only when made from a constant (``torch.tensor(13.)``)."""
     return not is_fake(t) or fake_constant(t) is not None
-
-
-def _after_softmax(records: list[OpRecord], index: int, depth: int = SOFTMAX_DEPTH,
-                   budget: int = 48) -> bool:
-    """Whether record ``index`` is a softmax or descends from one within ``depth`` ops.
-    Breadth first, so that each record is reached by its shortest path (a renormalisation
-    ``att / att.sum(...)`` reaches ``att`` both directly and through the sum)."""
-    queue, seen = [(index, 0)], {index}
-    for idx, level in queue:
-        rec = records[idx]
-        if rec.op in SOFTMAXES:
-            return True
-        if level >= depth or len(seen) >= budget:
-            continue
-        for m in rec.inputs:
-            if m.src is not None and m.src[0] not in seen:
-                seen.add(m.src[0])
-                queue.append((m.src[0], level + 1))
-    return False
 
 
 def operands(args, kwargs) -> list[Tensor]:

@@ -29,6 +29,7 @@ from ..base.ops import (
     SOFTMAXES,
     base_name,
 )
+from ..base.records import descends_from
 from ..naming.axes import axis_label
 from .fixes import constructor_of, segment, set_dim, with_fix
 from .registry import diagnostic
@@ -291,24 +292,15 @@ def check_unnormalized(analysis: Analysis):
                              deviation=off, softmax=att.softmax.index, matmul=use.matmul.index)
 
 
-def _mixed(records: list, att: Attention, use: ValueUse, depth: int = 8) -> bool:
+def _mixed(records: list, att: Attention, use: ValueUse, hops: int = 7) -> bool:
     """Whether an op between the softmax and the product combines its weights with another
     softmax's (differential attention takes a multiple of a second map from the first; two
     maps averaged): weights made of weights, whose sums the model chose."""
     on_path = {r.index for r in use.path} | {att.softmax.index}
-    for rec in use.path:
-        for meta in rec.inputs:
-            if meta._made_by is None or meta._made_by in on_path:
-                continue
-            frontier, seen = [meta._made_by], set()
-            for _ in range(depth):
-                found = [records[i] for i in frontier if i not in seen]
-                seen.update(frontier)
-                if any(r.op in SOFTMAXES and r is not att.softmax for r in found):
-                    return True
-                frontier = [m._made_by for r in found for m in r.inputs
-                            if m._made_by is not None]
-    return False
+    return any(descends_from(records, meta._made_by, SOFTMAXES, hops, budget=len(records),
+                             besides=att.softmax.index)
+               for rec in use.path for meta in rec.inputs
+               if meta._made_by is not None and meta._made_by not in on_path)
 
 
 #: reductions a renormalisation divides by

@@ -74,8 +74,8 @@ class DifferentialFused(nn.Module):
         return (att @ v).transpose(1, 2).reshape(batch, length, width)
 
 
-class TalkingHeads(nn.Module):
-    """Each head's weights a learned mixture of every head's, after the softmax."""
+class _Heads(nn.Module):
+    """Fused projections split into heads; ``attend`` contracts weights with the values."""
 
     INIT = {"width": "C", "heads": "H"}
     INPUTS = ["x=B,T,C"]
@@ -84,55 +84,56 @@ class TalkingHeads(nn.Module):
         super().__init__()
         self.heads, self.size = heads, width // heads
         self.qkv = nn.Linear(width, 3 * width)
+
+    def split(self, x):
+        batch, length, _ = x.shape
+        return (t.view(batch, length, self.heads, self.size).transpose(1, 2)
+                for t in self.qkv(x).chunk(3, dim=-1))
+
+    def attend(self, att, v):
+        batch, _, length, _ = v.shape
+        return (att @ v).transpose(1, 2).reshape(batch, length, self.heads * self.size)
+
+
+class TalkingHeads(_Heads):
+    """Each head's weights a learned mixture of every head's, after the softmax."""
+
+    def __init__(self, width, heads):
+        super().__init__(width, heads)
         self.mix = nn.Parameter(torch.eye(heads) + 0.1 * torch.randn(heads, heads))
 
     def forward(self, x):
-        batch, length, width = x.shape
-        q, k, v = (t.view(batch, length, self.heads, self.size).transpose(1, 2)
-                   for t in self.qkv(x).chunk(3, dim=-1))
+        q, k, v = self.split(x)
         att = (q @ k.transpose(-2, -1) / math.sqrt(self.size)).softmax(dim=-1)
         att = torch.einsum("bhij,hg->bgij", att, self.mix)
-        return (att @ v).transpose(1, 2).reshape(batch, length, width)
+        return self.attend(att, v)
 
 
-class TwoMapsAveraged(nn.Module):
+class TwoMapsAveraged(_Heads):
     """Content and position maps, each a softmax, averaged."""
 
     INIT = {"width": "C", "heads": "H", "length": "T"}
-    INPUTS = ["x=B,T,C"]
 
     def __init__(self, width, heads, length):
-        super().__init__()
-        self.heads, self.size = heads, width // heads
-        self.qkv = nn.Linear(width, 3 * width)
+        super().__init__(width, heads)
         self.positions = nn.Parameter(torch.randn(heads, length, length))
 
     def forward(self, x):
-        batch, length, width = x.shape
-        q, k, v = (t.view(batch, length, self.heads, self.size).transpose(1, 2)
-                   for t in self.qkv(x).chunk(3, dim=-1))
+        q, k, v = self.split(x)
+        length = x.shape[1]
         content = (q @ k.transpose(-2, -1) * self.size ** -0.5).softmax(dim=-1)
         position = self.positions[:, :length, :length].softmax(dim=-1)
         att = (content + position) / 2
-        return (att @ v).transpose(1, 2).reshape(batch, length, width)
+        return self.attend(att, v)
 
 
-class ShiftedWeights(nn.Module):
+class ShiftedWeights(_Heads):
     """Weights lowered by a constant after the softmax: no longer a distribution over the keys."""
 
     BUG = "unnormalized-attention"
-    INIT = {"width": "C", "heads": "H"}
-    INPUTS = ["x=B,T,C"]
-
-    def __init__(self, width, heads):
-        super().__init__()
-        self.heads, self.size = heads, width // heads
-        self.qkv = nn.Linear(width, 3 * width)
 
     def forward(self, x):
-        batch, length, width = x.shape
-        q, k, v = (t.view(batch, length, self.heads, self.size).transpose(1, 2)
-                   for t in self.qkv(x).chunk(3, dim=-1))
+        q, k, v = self.split(x)
         att = (q @ k.transpose(-2, -1) / math.sqrt(self.size)).softmax(dim=-1)
-        att = att - 0.5 / length  # BUG
-        return (att @ v).transpose(1, 2).reshape(batch, length, width)
+        att = att - 0.5 / x.shape[1]  # BUG
+        return self.attend(att, v)
