@@ -271,7 +271,7 @@ def test_a_traced_block_says_the_behaviour_checks_did_not_run():
     skipped = {s["check"] for s in TargetResult("x", trace=t).to_json()["checks"]["skipped"]}
     assert {"batch-leak", "causal-leak", "nondeterministic-eval", "input-mutated",
             "reference-mismatch", "attention-textbook", "not-implemented", "stateful-forward",
-            "weight-without-effect", "mask-ignored", "rotary-pairing"} == skipped
+            "weight-without-effect", "mask-ignored", "rotary-pairing", "position-frequencies"} == skipped
 
 
 # --- one root cause, one finding ----------------------------------------------------------------

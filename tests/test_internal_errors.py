@@ -67,6 +67,7 @@ def test_a_failure_in_the_first_check_skips_all_three(monkeypatch):
     pytest.param("weight-without-effect", "reach", "weights_without_effect", id="weight-without-effect"),
     pytest.param("mask-ignored", "masks", "padding_ignored", id="mask-ignored"),
     pytest.param("attention-textbook", "textbook", "textbook_attention", id="attention-textbook"),
+    pytest.param("position-frequencies", "tables", "frozen_tables", id="position-frequencies"),
 ])
 def test_a_failure_in_a_value_property_says_it_was_not_checked(monkeypatch, rule, module, function):
     monkeypatch.setattr(getattr(behaviour_checks, module), function, None)  # a bug in the checks

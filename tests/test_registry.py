@@ -102,6 +102,8 @@ INLINE = {
                      {"inputs": ["x=B,T,C", "attention_mask=B,T:long:2"]}),
     "residual-of-itself": ("BlockInputOverwritten", "BlockInputKept", {}),
     "rotary-pairing": ("RotaryNeighboursTable", "RotaryHalvesTable", {}),
+    # a table of pairs needs an even width (the default C=143 is odd)
+    "position-frequencies": ("TableExponentPrecedence", "TableExponentGrouped", {"dims": {"C": 64}}),
     "inverted-norm": ("NormTimesItsRms", "NormOverItsRms", {}),
 }
 

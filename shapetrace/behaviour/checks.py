@@ -19,7 +19,9 @@ from torch import nn
 from ..base.compat import dropout_base_class
 from ..base.diagnostics import Diagnostic, Skip
 from ..base.dims import Dims
-from . import inverted, locate, masks, messages, reach, repeat, rotary, shuffle, streams, textbook
+from ..record.built import built_by
+from . import (inverted, locate, masks, messages, reach, repeat, rotary, shuffle, streams, tables,
+               textbook)
 from .errors import InternalCheckError, raised_by_user
 from .probe import Probe
 from .results import (
@@ -102,6 +104,7 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
     try:
         with _internal_errors(stage):
             probe = Probe(copied, inputs, roles, dims, kwargs, root=type(module).__name__)
+            probe.built = built_by(module)
             try:
                 with torch.random.fork_rng(devices=[]), one_thread(), float64_default():
                     torch.default_generator.manual_seed(0)  # what fork_rng restores
@@ -110,6 +113,8 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
                                                         textbook.textbook_attention, probe))
                     result.diagnostics.extend(_property(probe, result, "rotary-pairing",
                                                         rotary.rotations_kept, probe))
+                    result.diagnostics.extend(_property(probe, result, "position-frequencies",
+                                                        tables.frozen_tables, probe))
             finally:
                 probe.close()
     except InternalCheckError as exc:

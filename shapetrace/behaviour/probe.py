@@ -145,6 +145,9 @@ class Probe:
         #: eval: the runs that compare outputs then draw the same numbers (noise, dropout
         #: masks), and a change can only come from the input changed (None: draws follow on)
         self.reseed: int | None = None
+        #: what the module's constructor made on its own lines (``record.built``): the place a
+        #: value made once (a position table) was made
+        self.built: tuple = ()
         self.paths: list[tuple[str, tuple]] = []  # outputs with a batch axis: (label, path)
         self.embeddings: list[tuple[str, int, Tensor]] = []  # (module path, token arg, output)
         self._emb_mode: str | None = None

@@ -6,6 +6,8 @@ which runs both modules the same way."""
 
 from __future__ import annotations
 
+import warnings
+
 import copy
 import math
 from collections.abc import Mapping
@@ -40,13 +42,24 @@ def copy_module(module: nn.Module) -> nn.Module:
 
 
 def to_float64(model: nn.Module) -> nn.Module:
-    """``model`` (a copy) in float64, eval mode, without gradients for its parameters."""
-    model.to(torch.float64)
+    """``model`` (a copy) in float64, eval mode, without gradients for its parameters; complex
+    buffers (a rotary table kept as ``polar(1, angles)``) in complex128, where ``Module.to``
+    would drop their imaginary parts."""
+    complex_buffers = [(sub, key, value) for sub in model.modules()
+                       for key, value in sub._buffers.items()
+                       if value is not None and value.is_complex()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the cast of the complex buffers, undone below
+        model.to(torch.float64)
+    for sub, key, value in complex_buffers:
+        sub._buffers[key] = value.to(torch.complex128)
     for sub in model.modules():  # plain tensor attributes (not buffers) follow the dtype too
         for key, value in list(vars(sub).items()):
             plain = isinstance(value, Tensor) and type(value) is not nn.Parameter
             if plain and value.is_floating_point():
                 setattr(sub, key, value.to(torch.float64))
+            elif plain and value.is_complex():
+                setattr(sub, key, value.to(torch.complex128))
     model.requires_grad_(False)
     return model.eval()
 

@@ -26,6 +26,8 @@ from ..base.ops import ARITHMETIC_NAMES, ARITHMETIC_OPERATORS, MOVES, cut_to_emp
 from ..base.records import OpRecord
 from ..base.source import display_path, innermost_user_frame, user_frame
 from ..behaviour.state import ModuleState
+from ..record.built import building
+from ..record.built import remember as remember_built
 from ..record.fake import NeedsValuesError
 from ..record.fastpath import FastPathWatch
 from ..record.heads import head_keeper
@@ -233,9 +235,10 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
             _not_too_big(cls, plan)
         sites: list = []
         watch = UnsetWatch() if mode is None else nullcontext()
+        made: list = []
         try:
             with cpu_only(sites), parameter_budget(cls.__qualname__) if chosen else nullcontext(), \
-                    watch, constructing():
+                    watch, constructing(), building(made) if mode is None else nullcontext():
                 model = cls(**plan.init)
         except NeedsValuesError as exc:  # under --fake: say where the constructor read a value
             raise NeedsValuesError(f"{cls.__qualname__}(){_where(exc)}: {exc}") from None
@@ -248,6 +251,7 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
             raise TargetError(f"{cls.__qualname__}({shown}) raised {type(exc).__name__}: "
                               f"{one_line(exc)}{_where(exc)}{_odd_size(exc, plan.dims)}") from exc
         remember(model, sites)
+        remember_built(model, made)
         if mode is None:
             initialise(model, watch.unset(model))
     else:

@@ -163,4 +163,33 @@ LATER = [
        ms = x.pow(2).mean(-1, keepdim=True)
        y = x * torch.rsqrt(ms + eps)
        """, check="norms:check_inverted"),
+    _r("ST037", "position-frequencies", "error",
+       "a sinusoidal position table most of whose feature pairs never turn: an exponent that "
+       "parses wrong left their frequencies vanishingly small",
+       """
+       A sinusoidal table (positions added to the input, a rotary embedding's cosines and sines, a
+       diffusion model's time step features) turns each pair of features by the position times a
+       frequency, and the frequencies fall geometrically from the fastest to one base slower (10⁴
+       in the textbook, 10⁶ or so for long-context rotary tables): every pair turns. An exponent
+       that parses wrong (`base ** torch.arange(0, d, 2) / d` for `base ** (torch.arange(0, d, 2)
+       / d)`, `-math.log(base) / d // 2` dividing by floor) leaves most frequencies vanishingly
+       small, and those pairs hold the same value at every position. shapetrace re-runs the module
+       in float64 and reads, from values: the angles handed to `sin` and `cos` when they are
+       positions (or time steps) times frequencies, and the tables the forward reads that were
+       made before it (a cosine and a sine of the same angles: `c² + s² = 1`, two tensors, pairs of
+       features side by side or in halves, or a complex table on the unit circle) whose angles
+       advance by the same step at every position. A table is a finding when more than half of
+       its pairs turn at least 10⁹ times slower than its fastest and some by a step that is not
+       zero (pairs that never turn on purpose have steps of exactly zero). The finding is at the
+       line that made the frequencies (in the constructor or the forward), used where the table
+       is read.
+       """,
+       """
+       inv_freq = 1.0 / (10000 ** torch.arange(0, d, 2).float() / d)     # (10000 ** arange) / d
+       angles = torch.outer(torch.arange(max_len).float(), inv_freq)
+       """,
+       """
+       inv_freq = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
+       angles = torch.outer(torch.arange(max_len).float(), inv_freq)
+       """, kind="behaviour", needs_values=True),
 ]

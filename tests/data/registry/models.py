@@ -384,6 +384,28 @@ class RotaryNeighboursTable(nn.Module):
 class RotaryHalvesTable(RotaryNeighboursTable):
     interleaved = False
 
+class TableExponentPrecedence(nn.Module):
+    """A position table whose frequencies lost the exponent's parentheses."""
+
+    grouped = False
+
+    def __init__(self, n_embd, max_len=64):
+        super().__init__()
+        steps = torch.arange(0, n_embd, 2).float()
+        if self.grouped:
+            inv = 1.0 / (10000 ** (steps / n_embd))
+        else:
+            inv = 1.0 / (10000 ** steps / n_embd)  # BUG: position-frequencies
+        angles = torch.outer(torch.arange(max_len).float(), inv)
+        self.register_buffer("table", torch.cat((angles.sin(), angles.cos()), -1)[:, :n_embd])
+
+    def forward(self, x):
+        return x + self.table[: x.shape[1]]
+
+
+class TableExponentGrouped(TableExponentPrecedence):
+    grouped = True
+
 
 class NormTimesItsRms(nn.Module):
     """A root-mean-square norm that multiplies by the RMS it should divide by."""

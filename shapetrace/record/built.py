@@ -1,0 +1,83 @@
+"""What a module's constructor computed on its own lines: each tensor of floats its code made
+while it was built (a frequency ladder, a position table, a mask kept for later), with the line
+that made it, so that a finding about a value made once can name the line that made it.
+
+Only ops written on the user's lines are kept (what ``nn.Linear`` does inside torch is not), only
+small results (a table, not a weight), and only their values: nothing is traced or named. The
+values are kept per module, weakly, for as long as the module lives.
+"""
+
+from __future__ import annotations
+
+import weakref
+from contextlib import contextmanager
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+from torch.overrides import TorchFunctionMode
+
+from ..base.compat import frame_getter
+from ..base.source import display_path, resolve_site, site_from
+
+#: the largest result kept (a table of positions by features, not a layer's weight)
+_LARGEST = 1 << 16
+#: the most results kept for one constructor
+_MOST = 4096
+
+_BUILT: "weakref.WeakKeyDictionary[torch.nn.Module, tuple[Made, ...]]" = weakref.WeakKeyDictionary()
+
+
+class Made(NamedTuple):
+    """A tensor a constructor's own line made: the op, its place and a copy of its values."""
+
+    op: str
+    file: str
+    line: int
+    value: Tensor
+
+
+class _Building(TorchFunctionMode):
+    def __init__(self, kept: list[Made]):
+        super().__init__()
+        self.kept = kept
+        self._getframe = frame_getter()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if len(self.kept) < _MOST and isinstance(out, Tensor) and _small_floats(out):
+            site = site_from(self._getframe(1))
+            if site is not None and not site[2]:  # written on the user's line
+                filename, line, _, _ = resolve_site(site[0], site[1])
+                name = getattr(func, "__name__", None) or str(func)
+                self.kept.append(Made(name, display_path(filename) or filename, line,
+                                      out.detach().clone()))
+        return out
+
+
+def _small_floats(t: Tensor) -> bool:
+    return (t.is_floating_point() and 0 < t.numel() <= _LARGEST and not t.requires_grad
+            and t.device.type == "cpu" and not t.is_meta)
+
+
+@contextmanager
+def building(kept: list[Made]):
+    """While inside, the tensors of floats made on the user's lines are added to ``kept``."""
+    with _Building(kept):
+        yield
+
+
+def remember(model, kept: list[Made]) -> None:
+    """Keep what building ``model`` made, for :func:`built_by`."""
+    try:
+        _BUILT[model] = tuple(kept)
+    except TypeError:  # a model that cannot be weakly referenced
+        pass
+
+
+def built_by(model) -> tuple[Made, ...]:
+    """What the constructor of ``model`` made on its own lines, in order; () when unknown."""
+    try:
+        return _BUILT.get(model, ())
+    except TypeError:
+        return ()
