@@ -71,6 +71,7 @@ CONTENTS: dict[str, tuple[int, int, set[str]]] = {
     "scales": (11, 7, {"attention-scale"}),
     "seq2seq": (2, 1, {"causal-leak"}),
     "softmax_axes": (7, 4, {"softmax-axis"}),
+    "spatial_weights": (4, 1, {"softmax-axis"}),
     "textbook": (10, 0, set()),
     "university_tutorial": (4, 3, {"attention-scale", "reshape-jumble", "softmax-axis"}),
     "variants": (18, 0, set()),

@@ -28,6 +28,8 @@ from ..base.ops import (
     RESHAPES,
     SOFTMAXES,
     base_name,
+    einsum_letters,
+    einsum_terms,
 )
 from ..base.records import descends_from
 from ..naming.axes import axis_label
@@ -80,9 +82,45 @@ def _contracted_dim(graph: Graph, att: Attention, use: ValueUse) -> int | None:
 
 def check_softmax_axis(analysis: Analysis):
     for att in analysis.attentions:
-        found = _softmax_axis(analysis, att)
+        found = _softmax_axis(analysis, att) or _normalised_over_part(analysis, att)
         if found is not None:
             yield found
+
+
+def _normalised_over_part(analysis: Analysis, att: Attention):
+    """softmax-axis for weights normalised over one axis and contracted with the values over
+    more (``k.softmax(-1)`` over y, then ``einsum('ndxy,nexy->nde', k, v)`` over x and y): along
+    what is contracted they sum to the size of the other axes, whatever the values. Only axes
+    the values share (a true contraction, not a sum of outputs), of sizes above 1, other than
+    the batch and the heads, reached through ops that change no value."""
+    for use in att.uses:
+        rec = use.matmul
+        parsed = einsum_terms(rec) if rec.op == "torch.einsum" and len(rec.inputs) == 2 else None
+        if parsed is None or any(r.op not in _NEUTRAL or _dropout_active(r) for r in use.path):
+            continue
+        terms, rhs = parsed
+        meta = rec.inputs[use.slot]
+        mine = einsum_letters(terms[use.slot], meta.ndim)
+        theirs = einsum_letters(terms[1 - use.slot], rec.inputs[1 - use.slot].ndim)
+        if mine is None or theirs is None or not 0 <= use.pos < len(mine):
+            continue
+        extra = [i for i, c in enumerate(mine) if c != "." and c not in rhs and c in theirs
+                 and i != use.pos and meta.shape[i] > 1]
+        labels = [axis_label(meta.axes[i], analysis.dims) if meta.axes else str(meta.shape[i])
+                  for i in extra]
+        if mine[use.pos] in rhs or not extra or any(label in ("B", "H") for label in labels):
+            continue
+        total = math.prod(meta.shape[i] for i in extra)
+        label = axis_label(meta.axes[use.pos], analysis.dims) if meta.axes else str(meta.shape[use.pos])
+        over = " and ".join(labels)
+        message = (f"the softmax at line {att.softmax.line} normalises the weights over {label} "
+                   f"only, but the {_product(rec)} at line {rec.line} contracts them with the "
+                   f"values over {over} too: along what it contracts they sum to {total}, not 1")
+        hint = (f"Normalise over every axis the values are contracted over: flatten {over} and "
+                f"{label} into one axis before the softmax, or contract over {label} alone.")
+        return diagnostic("softmax-axis", message, hint, rec=att.softmax, expected=None,
+                          dim=att.dim, implicit=att.implicit, variant=None)
+    return None
 
 
 def _softmax_axis(analysis: Analysis, att: Attention):
