@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..base.source import class_namespace, file_tree
+from .cli_defaults import default_for
 from .examples import package_base
 
 #: how many files of the package are read for calls of a class
@@ -172,6 +173,8 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
                 return up
             continue
         value = _literal(arg)
+        if value is _NOTHING and _option_read(arg):  # ``forward_mul=self.args.forward_mul``
+            value = _literal(default_for(file, arg.attr))
         set_to = _assigned(scope).get(arg.id, arg) if isinstance(arg, ast.Name) else arg
         if value is _NOTHING and set_to is not arg:  # a name the scope set to a literal
             value = _literal(set_to)
@@ -185,6 +188,17 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
 
 
 _NOTHING = object()
+
+
+def _option_read(node: ast.expr | None) -> bool:
+    """Whether ``node`` reads an attribute of parsed options: ``args.dim``, ``self.opt.dim``
+    (not ``self.dim``, the calling module's own)."""
+    if not isinstance(node, ast.Attribute):
+        return False
+    root, depth = node.value, 1
+    while isinstance(root, ast.Attribute):
+        root, depth = root.value, depth + 1
+    return isinstance(root, ast.Name) and (root.id != "self" or depth > 1)
 
 
 def _where(file: Path, line: int) -> str:
@@ -332,9 +346,37 @@ def _names(file: Path, owner: type) -> bool | None:
     module = _imported(file, owner)
     found = getattr(module, owner.__name__, None) if module is not None else None
     if not isinstance(found, type):
-        return None
+        return _imports_owner(file, owner)
     return found is owner or (found.__qualname__ == owner.__qualname__
                               and _source(found) == _source(owner))
+
+
+def _imports_owner(file: Path, owner: type) -> bool | None:
+    """Read from ``file``'s imports, for a file that cannot be imported here (a training
+    script that needs a logger not installed): whether it imports ``owner``'s name from
+    ``owner``'s file (``from pkg.model.vit import VisionTransformer``, or relatively); None
+    when it does not import that name."""
+    tree = file_tree(str(file))
+    mine = _source(owner)
+    if tree is None or not mine:
+        return None
+    answer = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or not any(
+                a.name == owner.__name__ and a.asname in (None, owner.__name__) for a in node.names):
+            continue
+        if node.level:
+            top = file.parent
+            for _ in range(node.level - 1):
+                top = top.parent
+        else:
+            top = Path(package_base(str(file.parent)))
+        module = top.joinpath(*(node.module or "").split(".")) if node.module else top
+        candidates = [module.with_suffix(".py"), module / "__init__.py"]
+        if any(os.path.realpath(c) == mine for c in candidates):
+            return True
+        answer = False
+    return answer
 
 
 def _source(cls: type) -> str | None:
