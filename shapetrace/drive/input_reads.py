@@ -380,3 +380,43 @@ def spec_by_unpacking(name: str, forward) -> InputSpec | None:
                 return InputSpec(name, tuple(named))
             return InputSpec(name, ("B", "T", "C"))
     return None
+
+
+def spec_by_first_use(name: str, forward) -> InputSpec | None:
+    """An input no name explains whose first use in forward gives each sample one value a new
+    axis (``number.unsqueeze(1) * self.freqs``, ``t[:, None]``, ``t.view(t.size(0), 1)``): a
+    value per sample, (B,), made as a diffusion timestep is. None for any other first use."""
+    tree = _tree(forward)
+    if tree is None:
+        return None
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    reads = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+             and isinstance(n.ctx, ast.Load)]
+    if not reads:
+        return None
+    first = min(reads, key=lambda n: (n.lineno, n.col_offset))
+    use = parents.get(id(first))
+    call = parents.get(id(use)) if isinstance(use, ast.Attribute) else None
+    if isinstance(call, ast.Call) and call.func is use and _one_more_axis(use.attr, call.args):
+        return timestep_spec(name)
+    if isinstance(use, ast.Subscript) and use.value is first:
+        parts = use.slice.elts if isinstance(use.slice, ast.Tuple) else [use.slice]
+        kinds = ["none" if isinstance(p, ast.Constant) and p.value is None
+                 else "all" if isinstance(p, ast.Slice) and p.lower is p.upper is p.step is None
+                 else "other" for p in parts]
+        if kinds[:1] == ["all"] and "other" not in kinds and kinds.count("all") == 1 \
+                and "none" in kinds:
+            return timestep_spec(name)  # t[:, None], t[:, None, None, None]
+    return None
+
+
+def _one_more_axis(method: str, args: list[ast.expr]) -> bool:
+    """Whether ``x.method(*args)`` on a vector gives it a trailing axis of one: ``unsqueeze(1)``,
+    ``unsqueeze(-1)``, ``view(n, 1)``, ``reshape(-1, 1)``."""
+    numbers = [a.value if isinstance(a, ast.Constant) else
+               -a.operand.value if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub)
+               and isinstance(a.operand, ast.Constant) else None for a in args]
+    if method == "unsqueeze":
+        return numbers in ([1], [-1])
+    return method in ("view", "reshape") and len(args) == 2 and numbers[1] == 1 \
+        and numbers[0] in (-1, None)
