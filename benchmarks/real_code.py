@@ -761,6 +761,30 @@ HELD_OUT_28 = [
 ]
 
 
+HELD_OUT_29 = [
+    ("sseunghyuns/ai-paper-study", "4236a55cd70b5bec37c6efb2d152dc555dce36e3",
+     ["Transformers/ViT/model.py"], ""),
+    ("RunpengJ/UCSD_CSE256", "8bd597b225b6de931cd6fd7d1f28a15494f80ff8",
+     ["attention.py", "transformer.py"], "CSE256_PA2_FA24/PA2_code"),
+    ("yhwlp0711/LLM", "ac3eb0c7d780b2f6efee44d68254375840a556f1",
+     ["MHA.py", "MLA.py"], "Attention"),
+    ("Decalogue/flyllm", "7a9a611b6158755dfc28c163291b1ed2d1928528",
+     ["llm/code/MHA.py", "llm/code/GQA.py"], ""),
+    ("divyanshu190/vit-cifar10-from-scratch", "899873a233330c8bd57998d2d9e91fca7c8a60d5",
+     ["vit.py"], ""),
+    ("mmtq/miniGPT2-from-scratch-using-pyTorch", "aa758d8469ef8f5e41defdb6855c68facc9023a4",
+     ["model/attention.py", "model/gpt2.py"], ""),
+    ("juannpmari/qwen3-from-scratch", "b5831f013a85d3ab1937c045faa88a513690899a",
+     ["src/blocks/grouped_query_attention.py", "src/qwen3/transformer.py"], ""),
+    ("majdsuleiman98/LLaMA2-From-Scratch", "8fbb01bdaa00beef8acd4bb1753bbfafeeacddf3",
+     ["model.py"], ""),
+    ("Newbyl/SD_From_Scratch", "916b7b72d8c7fe0b2f988d5e779370442ddc5689",
+     ["attention.py", "diffusion.py"], "sd"),
+    ("MatchaChoco010/streaming-vc-test", "26f9831b53c03d3af89519d05d92efc2b1e17828",
+     ["src/module/multi_head_attention.py", "src/model/encoder.py"], "streaming_asr"),
+]
+
+
 def _numbered() -> dict[str, list]:
     """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
     halves, ``-dev`` and ``-held``): a new set is a new list, nothing else to add."""

@@ -48,6 +48,7 @@ CONTENTS: dict[str, tuple[int, int, set[str]]] = {
     "broadcasts": (6, 2, {"silent-broadcast"}),
     "causal_streaming": (14, 10, {"causal-leak"}),
     "discarded": (8, 5, {"discarded-result"}),
+    "distance_biases": (4, 2, {"attention-textbook"}),
     "distance_attention": (3, 2, {"attention-textbook"}),
     "efficient": (12, 0, set()),
     "grouped": (12, 9, {"head-grouping"}),

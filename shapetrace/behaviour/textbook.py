@@ -47,6 +47,7 @@ from ..base.ops import (
     RESHAPES,
     SOFTMAXES,
     WHERES,
+    base_name,
 )
 from ..base.records import OpRecord, TensorArg
 from ..rules.registry import diagnostic
@@ -83,7 +84,7 @@ def textbook_attention(probe: Probe) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     seen: set[tuple] = set()
     for att in find_attentions(softmaxes, graph):
-        reading = _Reading(analysis, values, addends, att)
+        reading = _Reading(analysis, values, addends, att, probe.built)
         verdict = reading.judge() if att.scores is not None else reading.nearest_last()
         if isinstance(verdict, Diagnostic) and (verdict.file, verdict.line) not in seen:
             seen.add((verdict.file, verdict.line))  # one finding for a layer repeated
@@ -95,8 +96,9 @@ class _Reading:
     """One attention's run, read step by step from q and k to the softmax."""
 
     def __init__(self, analysis: Analysis, values: dict[int, list[Tensor]],
-                 addends: dict[int, list[Tensor | None]], att):
+                 addends: dict[int, list[Tensor | None]], att, built: tuple = ()):
         self.analysis = analysis
+        self.built = built  # what the constructor made (``record.built``)
         self.graph = analysis.graph
         self.values = values
         self.addends = addends
@@ -116,6 +118,9 @@ class _Reading:
         if not weights or not all(bool(torch.isfinite(w).all()) for w in weights
                                   if isinstance(w, Tensor) and w.is_floating_point()):
             return None  # weights that hold a NaN or an Inf say nothing of a scale: non-finite's
+        far = self.bias_favours_far(scores, weights[0])
+        if far is not None:
+            return far
         product = scores.rec
         if not (product.op in PLAIN_MATMULS or (product.op in EINSUMS and len(product.inputs) == 2)):
             return None
@@ -317,6 +322,87 @@ class _Reading:
         return diagnostic("attention-textbook", message, hint, rec=rec, part="bias-axis",
                           built=built.index if built is not None else None)
 
+    def bias_favours_far(self, scores, weights: Tensor) -> Diagnostic | None:
+        """A term added to the scores that is a slope times the distance between query and key
+        (ALiBi's bias), for every head, with the slope's sign that gives the farther keys the
+        larger scores: read on the positions the softmax weighs (a causal mask's hidden keys
+        left out) as ``s * (j - i)`` plus a constant per query where only earlier keys are
+        weighed, or ``s * |i - j|`` plus one where both sides are. A term of the input, or one
+        that is not exactly such a line (a learned table of offsets), says nothing."""
+        for rec, slot, _, out_pos in scores_steps(scores):
+            pair = self.addends.get(rec.index) or []
+            after = self.value(rec.outputs[0])
+            if rec.op not in ADDS or len(pair) != 2 or after is None or pair[1 - slot] is None \
+                    or after.shape != weights.shape or after.dim() < 2 or out_pos == 0:
+                continue
+            term, meta = pair[1 - slot], rec.inputs[1 - slot]
+            if not term.is_floating_point() or self.analysis.lineage.batched(meta) \
+                    or self.graph.made_of(meta, scores.rec.index):
+                continue
+            try:
+                full = torch.broadcast_to(term, after.shape)
+            except RuntimeError:
+                continue
+            grid = full.movedim((out_pos - 1, out_pos), (-2, -1))
+            kept = grid.isfinite() & (weights.movedim((out_pos - 1, out_pos), (-2, -1)) > 0)
+            slope = _distance_slope(grid.reshape(-1, *grid.shape[-2:]),
+                                    kept.reshape(-1, *kept.shape[-2:]))
+            if slope is None:
+                continue
+            made = self._slope_made(meta)
+            at = f" (made at line {made.line}: `{made.source}`)" if made is not None and made.source else ""
+            origins = self._factors_made(made) if made is not None else []
+            if origins:
+                at += f"; its factors come from {' and '.join(origins)}"
+            message = (f"the term added to the attention scores here{at} grows with the distance "
+                       f"between query and key, by {slope:.3g} per position (the first head's "
+                       f"slope): the farther a key, the larger its score, so attention leans to "
+                       f"the most distant keys. A distance bias (ALiBi) subtracts slope × "
+                       f"distance: its slopes are negative, or the offset is key minus query")
+            hint = ("Make the bias fall with distance: bias = -slope * (i - j) for a query at i "
+                    "and an earlier key at j (slopes positive), or slope * (j - i).")
+            return diagnostic("attention-textbook", message, hint, rec=rec, part="bias-sign",
+                              made_at=(made.file, made.line) if made is not None and made.line else None)
+        return None
+
+    def _slope_made(self, meta) -> OpRecord | None:
+        """The product of slopes and offsets the term was made from: the nearest product found
+        walking back from the term (through additions of a mask, moves and casts)."""
+        frontier, seen = [meta], set()
+        for _ in range(_DEPTH):
+            nxt = []
+            for m in frontier:
+                rec = self.graph.producer(m)
+                if rec is None or rec.index in seen:
+                    continue
+                seen.add(rec.index)
+                if base_name(rec.op) in ("mul", "*", "einsum", "outer") or rec.op in PLAIN_MATMULS:
+                    return rec
+                nxt += list(rec.inputs)
+            frontier = nxt
+        return None
+
+    def _factors_made(self, product: OpRecord) -> list[str]:
+        """``file:line`` where each operand of ``product`` was made: the op that made it, past
+        the ops that only move it, or, for a tensor made before the forward (a buffer of
+        slopes), the line of the constructor that made its values (``record.built``)."""
+        out = []
+        for meta in product.inputs:
+            rec, moved = self.graph.producer(meta), None
+            while rec is not None and rec.op in _NEUTRAL and rec.inputs:
+                moved, rec = rec, self.graph.producer(rec.inputs[0])
+            if rec is not None:
+                out.append(f"{rec.file}:{rec.line}")
+                continue
+            value = self.value(moved.outputs[0]) if moved is not None else None
+            made = next((m for m in self.built if value is not None
+                         and m.value.numel() == value.numel()
+                         and torch.allclose(m.value.double().flatten(), value.double().flatten())),
+                        None)
+            if made is not None:
+                out.append(f"{made.file}:{made.line}")
+        return out
+
     def scale_finding(self, product, unit, total, right, d, named) -> Diagnostic:
         culprit = max((rec for rec, _, _ in unit), key=lambda r: r.index, default=None)
         target = culprit if culprit is not None else product
@@ -415,3 +501,36 @@ def _multiple(before: Tensor | None, after: Tensor | None) -> float | None:
     if c <= 0 or float((b - c * a).norm()) > _RTOL * max(float(b.norm()), 1e-300):
         return None
     return c
+
+
+def _distance_slope(grid: Tensor, kept: Tensor) -> float | None:
+    """The slope by which ``grid`` (rows: queries, columns: keys; one grid per head) grows with
+    the distance between query and key on the ``kept`` positions, when every grid is exactly a
+    line in it with a slope of that sign (far keys favoured); None otherwise."""
+    n, rows, cols = grid.shape
+    if rows < 3 or cols < 3 or rows != cols:
+        return None
+    i = torch.arange(rows).view(-1, 1)
+    j = torch.arange(cols).view(1, -1)
+    pairs = kept[:, :, 1:] & kept[:, :, :-1]  # neighbouring keys both weighed
+    if not bool(pairs.any(dim=(1, 2)).all()):
+        return None
+    step = grid[:, :, 1:] - grid[:, :, :-1]
+    left = (j[:, 1:] <= i).expand(rows, cols - 1)  # both keys at or before the query
+    later = bool((kept & (j > i)).any())
+    slopes = []
+    for h in range(n):
+        before = step[h][pairs[h] & left]
+        after = step[h][pairs[h] & ~left]
+        if before.numel() < 2 or (later and after.numel() < 2):
+            return None
+        s = float(before[0])  # grows toward the query: the distance's slope is -s
+        tol = 1e-6 * max(1.0, abs(s))
+        if not abs(s) > tol or not bool(((before - s).abs() <= tol).all()):
+            return None
+        if later and not bool(((after + s).abs() <= tol).all()):
+            return None  # not s * |i - j|: a line in j - i across both sides, or no line
+        slopes.append(-s)
+    if not all(v > 0 for v in slopes):
+        return None
+    return slopes[0]

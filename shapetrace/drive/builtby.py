@@ -354,8 +354,10 @@ def _names(file: Path, owner: type) -> bool | None:
 def _imports_owner(file: Path, owner: type) -> bool | None:
     """Read from ``file``'s imports, for a file that cannot be imported here (a training
     script that needs a logger not installed): whether it imports ``owner``'s name from
-    ``owner``'s file (``from pkg.model.vit import VisionTransformer``, or relatively); None
-    when it does not import that name."""
+    ``owner``'s file (``from pkg.model.vit import VisionTransformer``, or relatively; an
+    absolute name looked up from each folder above the file, for namespace packages and
+    scripts run from the project's root); None when it does not import that name or the
+    module it names is not found."""
     tree = file_tree(str(file))
     mine = _source(owner)
     if tree is None or not mine:
@@ -369,13 +371,17 @@ def _imports_owner(file: Path, owner: type) -> bool | None:
             top = file.parent
             for _ in range(node.level - 1):
                 top = top.parent
+            roots = [top]
         else:
-            top = Path(package_base(str(file.parent)))
-        module = top.joinpath(*(node.module or "").split(".")) if node.module else top
-        candidates = [module.with_suffix(".py"), module / "__init__.py"]
-        if any(os.path.realpath(c) == mine for c in candidates):
+            roots = list(file.parents)[:6]
+        parts = (node.module or "").split(".") if node.module else []
+        found = [c for root in roots for c in (root.joinpath(*parts).with_suffix(".py"),
+                                               root.joinpath(*parts, "__init__.py"))
+                 if parts and c.is_file()]
+        if any(os.path.realpath(c) == mine for c in found):
             return True
-        answer = False
+        if found:
+            answer = False
     return answer
 
 
