@@ -399,7 +399,12 @@ _ALL = [
        distance between queries and keys (`torch.cdist`) that only positive factors, fills and
        moves separate from the softmax give the farthest key the most weight: attention by
        distance takes the softmax of minus the distance (reported at the distance, saying
-       whether it was scaled). Nothing is said where the reading is not sure: a learned or tensor factor, cosine similarities, dot
+       whether it was scaled). A term that is a slope times the distance between query and key
+       (ALiBi's bias), read on the positions the softmax weighs, must fall with the distance: one
+       that grows with it for every head (slopes and offsets of signs that give the farthest keys
+       the largest scores) is reported at the product of slopes and offsets, naming where each was
+       made; a learned table of offsets is no such line and says nothing. Nothing is said where
+       the reading is not sure: a learned or tensor factor, cosine similarities, dot
        products of raw inputs, a soft cap, factors that cancel. Where attention-scale already
        reports the same line, it is one finding.
        """,
