@@ -47,7 +47,7 @@ CONTENTS: dict[str, tuple[int, int, set[str]]] = {
     "broadcast_biases": (10, 2, {"silent-broadcast"}),
     "broadcasts": (6, 2, {"silent-broadcast"}),
     "causal_streaming": (14, 10, {"causal-leak"}),
-    "discarded": (8, 5, {"discarded-result"}),
+    "discarded": (10, 6, {"discarded-result"}),
     "distance_biases": (4, 2, {"attention-textbook"}),
     "distance_attention": (3, 2, {"attention-textbook"}),
     "efficient": (12, 0, set()),

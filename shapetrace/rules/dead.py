@@ -377,6 +377,7 @@ def unread_layer_findings(analysis: Analysis):
     if analysis.exception is not None or any(rec.error is not None for rec in analysis.records):
         return
     dims = analysis.dims
+    copies = _repeated_siblings(analysis)
     for layer in analysis.unread_layers:
         place = _definition(layer)
         if place is None:
@@ -388,6 +389,18 @@ def unread_layer_findings(analysis: Analysis):
                    f"weights {shapes}, so they get no gradient and stay as initialised")
         hint = f"Call {target} where its output belongs (y = {target}(y)), or delete the layer."
         line = statement.lineno
+        repeated = copies.get((layer.owner, layer.shapes))
+        if guard is None and repeated:  # a sibling of its shapes called on one input again
+            sibling, call = repeated.pop(0)
+            others = ", ".join(str(r.line) for r in copies.calls[(layer.owner, sibling)])
+            message += (f" (defined at line {line}); {sibling}, a layer of the same shapes, is "
+                        f"called on the same input "
+                        f"more than once (lines {others}): the call at line {call.line} "
+                        f"(`{call.source or call.op}`) computes what {target} was built for")
+            hint = f"Call {target} at line {call.line} in place of {sibling}."
+            yield diagnostic("discarded-result", message, hint, rec=call, layer=layer.path,
+                             statement="repeated-sibling")
+            continue
         if guard is not None:  # its only use sits under a test that is never true: that line
             message += (f"; its use is under `if {ast.unparse(guard.test)}:` at line "
                         f"{guard.lineno}, which is never true, and it is defined at line {line}")
@@ -396,6 +409,34 @@ def unread_layer_findings(analysis: Analysis):
         yield diagnostic("discarded-result", message, hint, variant="unused-layer",
                          file=display_path(filename), line=line,
                          module=layer.owner, op=layer.kind, layer=layer.path)
+
+
+class _Repeated(dict):
+    """``(owner, shapes) -> [(sibling, repeated call), ...]``, with ``calls``: every call of
+    each sibling, by ``(owner, sibling)``."""
+
+    calls: dict
+
+
+def _repeated_siblings(analysis: Analysis) -> _Repeated:
+    """For each owner, the layers it calls more than once on one input (``self.Wq(x)`` for q,
+    k and v): the calls after the first, by the owner and the layer's parameter shapes, in the
+    order they ran. A layer never called beside such a sibling is the one those calls meant."""
+    calls: dict[tuple[str, str], list] = {}
+    for rec in analysis.records:
+        owner, _, attribute = (rec.module or "").rpartition(".")
+        if rec.op in LAYER_OPS and owner and rec.inputs:
+            calls.setdefault((owner, f"self.{attribute}"), []).append(rec)
+    found = _Repeated()
+    found.calls = calls
+    for (owner, sibling), recs in calls.items():
+        shapes = tuple(tuple(m.shape) for m in recs[0].inputs[1:])
+        seen: set[int] = set()
+        for rec in recs:
+            if id(rec.inputs[0]) in seen:
+                found.setdefault((owner, shapes), []).append((sibling, rec))
+            seen.add(id(rec.inputs[0]))
+    return found
 
 
 def _shape(shape: tuple[int, ...], dims) -> str:

@@ -148,7 +148,10 @@ _ALL = [
        the value left unused; else at that value's own line. A plain layer (`nn.Linear`,
        `nn.Embedding`, `nn.Conv2d`, a norm) that its module defines but never calls, with no op reading
        its weights and no other line naming it (but under a test that is never true, `if self.pos_emb
-       and False:`, where the finding is placed), is a warning: its weights are trained for nothing. A
+       and False:`, where the finding is placed), is a warning: its weights are trained for nothing;
+       it is an error when a sibling layer of the same shapes is called on one input more than once
+       (`k = self.w_q(x)` copied from the line above: the call after the first is placed, and the
+       unused layer is named as the one it was built for). A
        placeholder never read (`out = torch.zeros_like(query)`, `torch.empty(...)` left from a
        starter file: a value made from nothing but sizes) loses no computation and is only a note; a
        dead mask, projection, scores or softmax stays an error.

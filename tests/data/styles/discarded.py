@@ -230,3 +230,71 @@ class MappedValuesForTraining(MappedKeysAndValues):
             out = out + self.attend(q, k, v)
         return out
 
+
+
+class SeparateProjections(nn.Module):
+    """Queries, keys and values each from their own projection."""
+
+    INIT = {"dim": "C", "heads": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.w_q, self.w_k, self.w_v = (nn.Linear(dim, dim) for _ in range(3))
+        self.w_o = nn.Linear(dim, dim)
+
+    def split(self, t):
+        B, T, C = t.shape
+        return t.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+
+    def forward(self, x):
+        q, k, v = self.split(self.w_q(x)), self.split(self.w_k(x)), self.split(self.w_v(x))
+        weights = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).softmax(dim=-1)
+        y = (weights @ v).transpose(1, 2).flatten(2)
+        return self.w_o(y)
+
+
+class KeysFromTheQueryProjection(nn.Module):
+    """Copied lines: the keys taken from the query projection, the key projection unused."""
+
+    INIT = {"dim": "C", "heads": "H"}
+    INPUTS = ["x=B,T,C"]
+    BUG = "discarded-result"
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.w_q = nn.Linear(dim, dim)
+        self.w_k = nn.Linear(dim, dim)
+        self.w_v = nn.Linear(dim, dim)
+        self.w_o = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.w_q(x).view(B, T, self.heads, -1).transpose(1, 2)
+        k = self.w_q(x).view(B, T, self.heads, -1).transpose(1, 2)  # BUG
+        v = self.w_v(x).view(B, T, self.heads, -1).transpose(1, 2)
+        weights = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).softmax(dim=-1)
+        return self.w_o((weights @ v).transpose(1, 2).reshape(B, T, C))
+
+
+class SharedQueryKeyProjection(nn.Module):
+    """One projection for queries and keys on purpose (shared-QK attention), called twice."""
+
+    INIT = {"dim": "C", "heads": "H"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.to_qk = nn.Linear(dim, dim)
+        self.to_v = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.to_qk(x).view(B, T, self.heads, -1).transpose(1, 2)
+        k = self.to_qk(x).view(B, T, self.heads, -1).transpose(1, 2)
+        v = self.to_v(x).view(B, T, self.heads, -1).transpose(1, 2)
+        weights = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).softmax(dim=-1)
+        return (weights @ v).transpose(1, 2).reshape(B, T, C)
