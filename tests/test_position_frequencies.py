@@ -68,6 +68,7 @@ def test_a_broken_ladder_is_found_at_the_line_that_made_the_frequencies(cls, opt
     pytest.param("Timestep", STEPS, id="time-steps"),
     pytest.param("RotaryHalfZeroPadded", {**TABLE, "dims": {"C": 16}}, id="pairs-unturned-on-purpose"),
     pytest.param("SnakeActivation", {}, id="sine-of-a-signal"),
+    pytest.param("FourierGrid", {"init": {"dim": "C"}, "inputs": ["x=B,T,C"]}, id="grid-through-zero"),
 ])
 def test_tables_built_right_stay_quiet(cls, options):
     result = resolved.result(FILE, cls, **options)

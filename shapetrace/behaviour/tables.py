@@ -16,8 +16,11 @@ Read from values, never from names, in a recorded float64 run:
   halves of one, or a complex table on the unit circle) whose angles advance by the same step
   from one position to the next.
 A table is a finding when its slowest pair that turns at all turns more than 10¹² times slower
-than its fastest: no base used for positions comes near (10⁴ in the textbook, 10⁶ to 10⁹ for
-long-context rotary tables); pairs left unturned on purpose have steps of exactly zero. The finding is at the line that made the frequencies, found by
+than its fastest (no base used for positions comes near: 10⁴ in the textbook, 10⁶ to 10⁹ for
+long-context rotary tables) and a quarter of its pairs (two at least) turn 10⁹ times slower;
+pairs left unturned on purpose have steps of exactly zero. Only the frequencies are judged, not
+the positions they multiply (a grid from -1 to 1 has one at or near 0). The finding is at the
+line that made the frequencies, found by
 their values among what the constructor made on its own lines (``record.built``) or the forward
 did before, used where the forward read the table or took the sine.
 """
@@ -103,8 +106,9 @@ def _kept_tensors(model: nn.Module) -> dict[int, tuple[str, Tensor]]:
 
 
 def _factors(angle: Tensor) -> list[Tensor]:
-    """The two factors (absolute values) of ``angle`` as rows by its last axis, when it is an
-    outer product with at least two rows; [] otherwise."""
+    """The factor (absolute values) along the last axis of ``angle`` (the frequencies), when
+    ``angle`` is an outer product of it and at least two rows (positions, time steps, which
+    are not judged: a grid from -1 to 1 has a position at or near 0); [] otherwise."""
     a = angle.reshape(-1, angle.shape[-1])
     if not bool(a.isfinite().all()):
         return []
@@ -116,7 +120,7 @@ def _factors(angle: Tensor) -> list[Tensor]:
     along = a @ unit
     if float((a - along[:, None] * unit).norm()) > 1e-6 * float(a.norm()):
         return []  # not every row a multiple of one: a phase, two axes side by side, a signal
-    return [top.abs(), along.abs()]
+    return [top.abs()]
 
 
 def _table_steps(used: list[tuple[str, Tensor, OpRecord]]):
@@ -170,15 +174,18 @@ def _steady(c: Tensor, s: Tensor) -> Tensor | None:
 
 def _frozen(steps: Tensor) -> Tensor | None:
     """The pairs that do not turn (at least 10⁹ times slower than the fastest), when the
-    slowest pair that turns at all is more than 10¹² times slower than the fastest; None
-    otherwise."""
+    slowest pair that turns at all is more than 10¹² times slower than the fastest and a
+    quarter of the pairs (two at least) do not turn; None otherwise."""
     turning = steps[steps > 0]
     if steps.numel() < _FEWEST or turning.numel() < 2:
         return None
     top = float(turning.max())
     if not math.isfinite(top) or float(turning.min()) >= _SPAN * top:
         return None
-    return steps < _SLOW * top
+    slow = steps < _SLOW * top
+    if int(slow.sum()) < max(2, steps.numel() / 4):
+        return None  # one odd pair is no ladder gone wrong
+    return slow
 
 
 def _made(probe: Probe, run: locate.Run, rec: OpRecord, tiny: Tensor):

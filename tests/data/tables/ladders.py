@@ -172,3 +172,19 @@ class SnakeActivation(nn.Module):
 
     def forward(self, x):
         return x + torch.sin(self.alpha * x) ** 2 / self.alpha
+
+
+class FourierGrid(nn.Module):
+    """Fourier features of a grid from -1 to 1 (one position at or near 0), bands 1 to 5."""
+
+    def __init__(self, dim, bands=4):
+        super().__init__()
+        self.bands = bands
+        self.proj = nn.Linear(dim + 4 * bands, dim)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        pos = torch.linspace(-1.0, 1.0, T).unsqueeze(-1)
+        angles = pos * torch.linspace(1.0, 5.0, self.bands) * math.pi
+        feats = torch.cat((angles.sin(), angles.cos(), (2 * angles).sin(), (2 * angles).cos()), -1)
+        return self.proj(torch.cat((x, feats.expand(B, T, -1)), dim=-1))
