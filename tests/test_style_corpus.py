@@ -56,7 +56,7 @@ CONTENTS: dict[str, tuple[int, int, set[str]]] = {
     "head_reshapes": (8, 7, {"noncontiguous-view", "op-failed", "reshape-jumble"}),
     "hidden_leaks": (0, 3, {"batch-leak", "causal-leak"}),
     "in_models": (9, 0, set()),
-    "inverted_masks": (4, 3, {"causal-leak"}),
+    "inverted_masks": (4, 4, {"causal-leak"}),
     "infinite_masks": (8, 4, {"non-finite"}),
     "key_transposes": (7, 4, {"reversed-transpose"}),
     "layouts": (14, 0, set()),

@@ -5,8 +5,11 @@ positions (a ``masked_fill``, a ``where``, an additive mask) are read from their
 positions an op changed, over the (query, key) grid of the scores. A mask that hides exactly
 each query's earlier keys (with or without its own) and leaves every later key in place is the
 causal mask the wrong way round (``triu`` for ``tril``, ``== 1`` for ``== 0``): the leak is then
-reported at the op that applied it, with the line that built the mask. Anything else (a window,
-a padding mask, a mask that hides nothing, an op the values cannot read) says nothing more.
+reported at the op that applied it, with the line that built the mask. A product that sets
+exactly each query's later keys to 0 and leaves the rest is a causal mask multiplied into the
+scores (``scores * tril``): a score of 0 is no hidden key (the softmax weighs it exp(0) = 1), and
+the leak is reported at that product. Anything else (a window, a padding mask, a mask that
+hides nothing, an op the values cannot read) says nothing more.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import torch
 from torch import Tensor
 
 from ..analysis.graph import Graph
-from ..base.ops import (CASTS, EQUALITIES, EXPANDS, INTEGER_CASTS, MASKED_FILLS, NEGATIONS,
+from ..base.ops import (CASTS, DROPOUTS, EQUALITIES, EXPANDS, INTEGER_CASTS, MASKED_FILLS, MULS, NEGATIONS,
                         PERMUTES, RESHAPES, SOFTMAXES, WHERES, softmax_dim)
 from ..base.records import OpRecord
 from ..rules.scale import scores_steps, tracked_slot
@@ -40,26 +43,76 @@ class Inverted:
     applied: OpRecord
     built: OpRecord | None
     own: bool  # each query's own key is hidden too
+    #: the mask multiplied the scores: the later keys' scores made 0, which the softmax still
+    #: weighs (exp(0) = 1), not hidden
+    zeroed: bool = False
 
 
 def inverted_mask(rec: OpRecord | None, run: Run | None) -> Inverted | None:
-    """The inverted causal mask applied to the scores of the softmax ``rec``, or None."""
-    if rec is None or run is None or rec.op not in SOFTMAXES or not rec.inputs:
-        return None
-    picked = softmax_dim(rec)
-    if picked is None:
+    """The inverted causal mask applied to the scores of the softmax ``rec`` (or of the softmax
+    whose weights ``rec`` contracts, through ops that only move or drop them out), or None."""
+    if rec is None or run is None or not rec.inputs:
         return None
     graph = Graph(run.records)
+    rec = _weighing_softmax(graph, rec)
+    picked = softmax_dim(rec) if rec is not None else None
+    if picked is None:
+        return None
     scores = graph.scores(rec.inputs[0], picked[0])
     if scores is None:
         return None
     values = {step.rec.index: step.outputs for step in run.steps}
     for op, slot, _, nxt in scores_steps(scores):
+        before, after = _value(values, op.inputs[slot]), _value(values, op.outputs[0])
         if op.op in _HIDES:
-            own = _past_hidden(_value(values, op.inputs[slot]), _value(values, op.outputs[0]), nxt)
+            own = _past_hidden(before, after, nxt)
             if own is not None:
                 return Inverted(op, mask_builder(graph, op, values), own)
+        elif op.op in MULS and _future_zeroed(before, after, nxt):
+            return Inverted(op, mask_builder(graph, op, values), False, zeroed=True)
     return None
+
+
+def _weighing_softmax(graph: Graph, rec: OpRecord) -> OpRecord | None:
+    """``rec`` when it is a softmax; else the softmax whose weights one of its operands is,
+    past dropout, moves and casts (``dropout(softmax(s)) @ v``); None otherwise."""
+    if rec.op in SOFTMAXES:
+        return rec
+    for meta in rec.inputs:
+        made = graph.producer(meta)
+        for _ in range(_DEPTH):
+            if made is None or made.op in SOFTMAXES or not made.inputs \
+                    or made.op not in _RESTATES | DROPOUTS:
+                break
+            made = graph.producer(made.inputs[0])
+        if made is not None and made.op in SOFTMAXES:
+            return made
+    return None
+
+
+def _future_zeroed(before: Tensor | None, after: Tensor | None, key: int) -> bool:
+    """Whether a product set exactly each query's later keys to 0 and left the rest as they
+    were: a causal mask of 0s and 1s multiplied into the scores, where it must hide them."""
+    grid = _changed_grid(before, after, key)
+    if grid is None or not bool((after[(after != before)] == 0).all()):
+        return False
+    return torch.equal(grid, torch.ones(grid.shape, dtype=torch.bool).triu(1))
+
+
+def _changed_grid(before: Tensor | None, after: Tensor | None, key: int) -> Tensor | None:
+    """The (query, key) grid of the positions an op changed, when it is the same in every head
+    and sample; None otherwise (or when nothing changed)."""
+    if before is None or after is None or before.shape != after.shape or not after.is_floating_point():
+        return None
+    T = after.shape[key]
+    queries = [a for a in range(after.dim()) if a != key and after.shape[a] == T]
+    if T < 3 or len(queries) != 1:
+        return None
+    changed = (after != before) & ~(before.isnan() & after.isnan())
+    if not bool(changed.any()):
+        return None
+    grid = changed.movedim((queries[0], key), (-2, -1)).reshape(-1, T, T)
+    return grid[0] if bool((grid == grid[:1]).all()) else None
 
 
 def _value(values: dict[int, list[Tensor]], meta) -> Tensor | None:
@@ -71,19 +124,12 @@ def _past_hidden(before: Tensor | None, after: Tensor | None, key: int) -> bool 
     """Whether the op hid each query's earlier keys and kept the later ones: True when the
     query's own key is hidden too, False when it is kept, None for any other pattern. The
     query axis is the one other axis as long as the keys."""
-    if before is None or after is None or before.shape != after.shape or not after.is_floating_point():
+    hidden = _changed_grid(before, after, key)
+    if hidden is None:
+        return None  # nothing, or not the same positions in every head and sample
+    if float(after[(after != before) & ~(before.isnan() & after.isnan())].amax()) > _HIDDEN:
         return None
-    T = after.shape[key]
-    queries = [a for a in range(after.dim()) if a != key and after.shape[a] == T]
-    if T < 3 or len(queries) != 1:
-        return None
-    changed = (after != before) & ~(before.isnan() & after.isnan())
-    if not bool(changed.any()) or float(after[changed].amax()) > _HIDDEN:
-        return None
-    grid = changed.movedim((queries[0], key), (-2, -1)).reshape(-1, T, T)
-    if not bool((grid == grid[:1]).all()):
-        return None  # not the same positions in every head and sample: not one causal mask
-    hidden = grid[0]
+    T = hidden.shape[-1]
     lower = torch.ones(T, T, dtype=torch.bool).tril(-1)
     if torch.equal(hidden, lower):
         return False

@@ -204,6 +204,21 @@ def _inverted_mask(probe: Probe, grid: Tensor, dep: DependencyResult, rec: OpRec
     leaks = [tuple(ix) for ix in grid.triu(1).nonzero().tolist()]
     row, col = min(leaks)
     own = "and its own key " if inverted.own else ""
+    data: dict[str, Any] = {"leaks": len(leaks), "inverted": not inverted.zeroed,
+                            "grid": _grid(grid, "lower", "T", "position")}
+    data["grid_text"] = grid_text(data)
+    if inverted.zeroed:  # multiplied in: the product is the line to fix
+        built = where(probe, inverted.built) if inverted.built is not None else None
+        made = f" (the mask made at {built.file}:{built.line})" if built is not None else ""
+        message = (f"the causal mask is multiplied into the scores here (`{applied.segment}`)"
+                   f"{made}: each query's later keys get a score of 0, not -inf, and the softmax "
+                   f"still weighs them (exp(0) = 1), so output position {row} depends on input "
+                   f"position {col} of {_sources_text(dep, 'time')}, a later one ({len(leaks)} of "
+                   f"the {probe.T * (probe.T - 1) // 2} future pairs over T leak); the weights are "
+                   f"taken at {used.file}:{used.line} (`{used.segment}`)")
+        hint = ("Hide the later keys before the softmax: scores.masked_fill(mask == 0, "
+                "float('-inf')), not scores * mask.")
+        return diagnostic("causal-leak", message, hint, **applied.place(), **data)
     if inverted.built is not None:
         at = where(probe, inverted.built)
         what = (f"the causal mask built here (`{at.segment}`) is inverted: applied by "
@@ -218,9 +233,6 @@ def _inverted_mask(probe: Probe, grid: Tensor, dep: DependencyResult, rec: OpRec
     hint = ("Hide the keys after each query (j > i) instead: masked_fill's mask is "
             "torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1), or tril(...) == 0 on a "
             "0/1 tril buffer.")
-    data: dict[str, Any] = {"leaks": len(leaks), "inverted": True,
-                            "grid": _grid(grid, "lower", "T", "position")}
-    data["grid_text"] = grid_text(data)
     return diagnostic("causal-leak", message, hint, **at.place(), **data)
 
 

@@ -183,7 +183,9 @@ _ALL = [
        earlier keys are hidden and every later key is kept (read from the values: `triu` for `tril`,
        `>=` for `<=`, an additive mask transposed), the mask is inverted: the finding is at the line
        that built the mask (at the op that applied it, for a mask built outside the forward), naming
-       where it was applied and where the weights were taken.
+       where it was applied and where the weights were taken. A 0/1 triangle multiplied into the
+       scores (`scores * tril`) sets each query's later keys to 0, which the softmax still weighs
+       (exp(0) = 1): the finding is at that product.
        """,
        """
        scores.masked_fill(mask, float("-inf"))        # result dropped: no mask at all

@@ -3,7 +3,9 @@ them: a boolean triangle for ``masked_fill`` (with and without ``~``), a compari
 for ``torch.where``, an additive ``-inf`` triangle, einsum scores, sequence-first with heads in
 the batch. The correct ones are quiet; each buggy twin hides each query's earlier keys and keeps
 the later ones, and is found as a causal leak at the line that built the mask (``# BUG``), or at
-the op that applied it when the mask was built outside the forward."""
+the op that applied it when the mask was built outside the forward. A 0/1 triangle multiplied
+into the scores sets the later keys' scores to 0, which the softmax still weighs: found at the
+product."""
 
 import math
 
@@ -52,6 +54,19 @@ class KeepTriangleFilled(_Heads):
         scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.size)
         scores = scores.masked_fill(keep, -1e9)
         return self.merge(scores.softmax(dim=-1) @ v)
+
+
+class KeepTriangleMultiplied(_Heads):
+    """The 0/1 triangle multiplied into the scores: a later key's score is 0, not hidden."""
+
+    BUG = "causal-leak"
+
+    def forward(self, x):
+        q, k, v = self.split(x)
+        length = x.shape[1]
+        keep = torch.ones(length, length).tril()
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.size) * keep  # BUG
+        return self.merge(F.dropout(scores.softmax(dim=-1), 0.1, self.training) @ v)
 
 
 class WherePositions(_Heads):
