@@ -5,9 +5,10 @@ shapetrace builds a module at its probe sizes (11 heads), also where the constru
 default of its own (``num_heads: int = 4``), so that the heads' axis is named. Code whose other
 sizes are rounded to suit its defaults (a width rounded up to a multiple of 64, then split into
 ``num_heads`` heads) cannot be split by 11: the view fails on sizes shapetrace chose, not on
-a bug. When the shape a failing view or reshape asks for holds such a count, the module is
-built again with the count at its own default (in a config dataclass too); a failure that
-stands then is the code's own.
+a bug. When the shape a failing view or reshape asks for holds such a count (or its quotient
+by another count of the constructor's that does not divide it: ``num_heads // gka_ratio`` key
+heads from 11 query heads), the module is built again with the count at its own default (in a
+config dataclass too); a failure that stands then is the code's own.
 
 Defaults that share a value are often one size said twice (``embedding_dim=1024`` and
 ``query_size=1024``, a query bank that must be as wide as the model): with one set to a probe
@@ -33,9 +34,11 @@ _ASKED = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size \d+")
 
 @dataclass(frozen=True)
 class OverDefaults(Guess):
-    """``given``: the constructor arguments the caller set (never put back)."""
+    """``given``: the constructor arguments the caller set (never put back); ``replan``: the
+    plan again at other probe sizes (``plan.replanned``), for a head count put back."""
 
     given: frozenset
+    replan: object = None
 
     def read_by(self, failed, plan) -> bool:
         return bool(self._restored(failed, plan)[1])
@@ -46,6 +49,12 @@ class OverDefaults(Guess):
                           for name, default, probe in restored)
         note = (f"{shown}: the forward could not split by the probe size ({failed.failed_op.op}"
                 f"{at_site(failed.raised_at)}); give --init {restored[0][0]}=... to choose")
+        heads = [default for name, default, probe in restored
+                 if "." not in name and probe == plan.dims["H"] and "H" not in plan.dims.explicit]
+        if heads and self.replan is not None:  # the heads' count is a probe size: H itself, so
+            again = self.replan(plan, {"H": heads[0]})  # that the width is as many heads wide
+            if again is not None:
+                yield dataclasses.replace(again, guesses=(), note=note, reading_of=self)
         yield dataclasses.replace(plan, init=init, guesses=(), note=note, reading_of=self)
 
     def _restored(self, failed, plan) -> tuple[dict, list[tuple[str, int, int]]]:
@@ -56,10 +65,13 @@ class OverDefaults(Guess):
             return {}, []
         init, restored = dict(plan.init), []
         defaults = _defaults(plan.request.module)
+        # a count split by another (``num_heads // gka_ratio`` key heads) asks for the quotient
+        ratios = {v for v in {**defaults, **plan.init}.values() if _count(v) and v <= 16}
         for name, value in plan.init.items():
             if name in self.given:
                 continue
-            if _count(value) and value in asked and _count(defaults.get(name)) \
+            split = _count(value) and any(value % r and value // r in asked for r in ratios)
+            if _count(value) and (value in asked or split) and _count(defaults.get(name)) \
                     and defaults[name] != value:
                 init[name] = defaults[name]
                 restored.append((name, defaults[name], value))

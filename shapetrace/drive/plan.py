@@ -31,10 +31,11 @@ from ..base.names import (
     QUERY_INPUTS,
     READ_AGAIN,
 )
-from ..base.ops import EMBEDDINGS, next_prime
+from ..base.ops import next_prime
 from ..base.specs import InputSpec, ValueInput, parse_input
 from .guess import Guess
 from .heads_read import HeadInputs
+from .ids_read import at_embedding
 from .image_sides import ImageSide, image_side
 from .layout import (first_channels, moved_refused, signal_reading, signal_refused, takes_images,
                      takes_videos)
@@ -189,7 +190,7 @@ class VectorInputs(Guess):
     strict: bool = False
 
     def read_by(self, failed, plan: Plan) -> bool:
-        return (_at_embedding(failed) or (not failed.ran and _embeds(failed.model))
+        return (at_embedding(failed) or (not failed.ran and _embeds(failed.model))
                 or failed.unpacked(2, [s.name for s in self.tokens]))
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
@@ -200,26 +201,22 @@ class VectorInputs(Guess):
                  if failed.raised_at is not None else "the forward")
         note = (f"{names} read as token ids: as vectors {'they' if ',' in names else 'it'} did "
                 f"not fit {where}; give --input to choose")
-        reading = self if _at_embedding(failed) else dataclasses.replace(self, strict=True)
-        # still open: the masks, and the probe sizes (token ids into rotary heads of an odd size)
-        rest = tuple(g for g in plan.guesses if isinstance(g, (GuessedMasks, ProbeSizes)))
+        reading = self if at_embedding(failed) else dataclasses.replace(self, strict=True)
+        # still open: the masks, the probe sizes (token ids into rotary heads of an odd size)
+        # and the counts set over the constructor's defaults (heads a ratio cannot split)
+        from .defaults_read import OverDefaults
+
+        rest = tuple(g for g in plan.guesses if isinstance(g, (GuessedMasks, ProbeSizes, OverDefaults)))
         yield dataclasses.replace(plan, inputs=self.tokens, guesses=rest, note=note,
                                   reading_of=reading)
 
     def settled_by(self, attempt, plan: Plan) -> bool:
-        return not self.strict and attempt.failed_op is not None and not _at_embedding(attempt)
+        """Read as ids, a failure past the embedding is the code's own: unless it is a split
+        by a count shapetrace set over the constructor's default (still open)."""
+        from .defaults_read import OverDefaults
 
-
-def _at_embedding(failed) -> bool:
-    """Whether ``failed`` failed at an embedding handed floats (or vectors made ids by
-    ``x.long()``)."""
-    op = failed.failed_op
-    if op is None or op.op not in EMBEDDINGS or not op.inputs:
-        return False
-    ids = op.inputs[0]
-    vectors = {tuple(a.shape) for a in failed.args
-               if getattr(a, "is_floating_point", lambda: False)() and a.dim() == 3}
-    return getattr(ids.dtype, "is_floating_point", False) or tuple(ids.shape) in vectors
+        return not self.strict and attempt.failed_op is not None and not at_embedding(attempt) \
+            and not any(g.read_by(attempt, plan) for g in plan.guesses if isinstance(g, OverDefaults))
 
 
 def _embeds(model) -> bool:
@@ -564,9 +561,22 @@ def make_plan(request: Request) -> Plan:
         from .defaults_read import OverDefaults, TiedDefaults
         from .setup_read import SetUpCall
         given = frozenset(request.init or {})
-        guesses += [OverDefaults(given), TiedDefaults(given), SetUpCall()]
+        guesses += [OverDefaults(given, replanned), TiedDefaults(given), SetUpCall()]
     return Plan(request, init, inputs, problem, tuple(guesses),
                 read_notes=tuple(read_notes))
+
+
+def replanned(plan: Plan, sizes: dict) -> Plan | None:
+    """``plan`` made again with probe sizes ``sizes`` over its own (the inputs kept as read
+    already: token ids), or None when it cannot be."""
+    given = {k: plan.dims[k] for k in plan.dims.explicit}
+    try:
+        again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, **sizes})))
+    except ShapetraceError:
+        return None
+    if plan.reading_of is not None and len(plan.inputs) == len(again.inputs):
+        again = dataclasses.replace(again, inputs=plan.inputs)
+    return again
 
 
 def _with_axis(request: Request, axis: str) -> Plan:

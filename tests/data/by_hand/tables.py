@@ -1,0 +1,36 @@
+"""Token ids read by indexing a table of its own (no nn.Embedding), and a grouped attention
+whose key heads are the query heads divided by a ratio (16 and 2 by default)."""
+
+import math
+
+import torch
+import torch.nn as nn
+
+
+class TableLookup(nn.Module):
+    def __init__(self, vocab_size, dim):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(vocab_size, dim) * 0.02)
+        self.out = nn.Linear(dim, vocab_size)
+
+    def forward(self, x):
+        return self.out(self.weight[x])
+
+
+class RatioGroups(nn.Module):
+    def __init__(self, dim, ratio: int = 2, num_heads: int = 16):
+        super().__init__()
+        self.heads, self.ratio, self.size = num_heads, ratio, dim // num_heads
+        self.q = nn.Linear(dim, dim)
+        self.kv = nn.Linear(dim, 2 * (dim // ratio))
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.q(x).view(B, T, self.heads, self.size).transpose(1, 2)
+        k, v = self.kv(x).chunk(2, dim=-1)
+        k = k.view(B, T, self.heads // self.ratio, self.size).transpose(1, 2)
+        v = v.view(B, T, self.heads // self.ratio, self.size).transpose(1, 2)
+        k, v = k.repeat_interleave(self.ratio, dim=1), v.repeat_interleave(self.ratio, dim=1)
+        weights = (q @ k.transpose(-2, -1) / math.sqrt(self.size)).softmax(dim=-1)
+        return self.out((weights @ v).transpose(1, 2).reshape(B, T, C))
