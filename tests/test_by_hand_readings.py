@@ -37,3 +37,10 @@ def test_heads_a_ratio_cannot_split_go_back_to_their_default(capsys):
     assert target["dims"]["H"] == 16 and target["dims"]["C"] == 16 * target["dims"]["d"]
     assert not [d for d in target["diagnostics"] if d["severity"] == "error"]
     assert any("num_heads at its default 16 (not 11)" in n for n in target.get("notes", []))
+
+
+def test_channels_first_inputs_are_read_from_a_group_norm(capsys):
+    code, target = _cli(capsys, "ResidualWithTime")
+    assert target["error"] is None and code == 0, target["error"]
+    first = target["trace"][0]
+    assert first["source"] == "self.norm(feature)" and len(first["inputs"][0].split(",")) == 4, first

@@ -9,7 +9,9 @@ input's shape:
 
 - a linear map or a last-axis norm of width W: a vector per sample, (B, W), or (B, T, C) when W
   is the model's width and the module takes no images;
-- a 1-D convolution of W channels: a signal (B, W, T); a 2-D one: an image (B, W, side, side);
+- a 1-D convolution of W channels: a signal (B, W, T); a 2-D one: an image (B, W, side, side),
+  and so a 2-D batch or instance norm; a group norm of W channels: an image in a module that
+  takes images, else a signal;
 - an embedding of N entries: ids (B, T) below N (a class id per sample looks its row up all
   the same).
 
@@ -82,17 +84,31 @@ def _roles(calls, name: str, model) -> set:
     return roles
 
 
+#: functions of one tensor that keep its shape, seen through on the way to a layer
+_ELEMENTWISE = frozenset({"silu", "gelu", "relu", "sigmoid", "tanh", "mish", "elu", "leaky_relu",
+                          "softplus", "swish"})
+
+
 def _place(call: ast.Call, name: str) -> int | str | None:
-    """Where ``call`` takes the input ``name`` as it came: its position, its keyword, or None."""
+    """Where ``call`` takes the input ``name`` as it came (or through an activation,
+    ``self.linear(F.silu(t))``): its position, its keyword, or None."""
     for i, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
             return None
-        if isinstance(arg, ast.Name) and arg.id == name:
+        if _as_it_came(arg, name):
             return i
     for kw in call.keywords:
-        if kw.arg is not None and isinstance(kw.value, ast.Name) and kw.value.id == name:
+        if kw.arg is not None and _as_it_came(kw.value, name):
             return kw.arg
     return None
+
+
+def _as_it_came(node: ast.expr, name: str) -> bool:
+    while isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
+            and isinstance(node.func, (ast.Attribute, ast.Name)) \
+            and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in _ELEMENTWISE:
+        node = node.args[0]
+    return isinstance(node, ast.Name) and node.id == name
 
 
 def _bound_name(layer, place: int | str) -> str | None:
@@ -237,6 +253,11 @@ def _spec(name: str, layer, nn, dims, images: bool, side: int) -> InputSpec | No
         return InputSpec(name, ("B", width(layer.in_channels), "T"))
     if isinstance(layer, nn.Conv2d):
         return InputSpec(name, ("B", width(layer.in_channels), side, side))
+    if isinstance(layer, (nn.BatchNorm2d, nn.InstanceNorm2d)):
+        return InputSpec(name, ("B", width(layer.num_features), side, side))
+    if isinstance(layer, nn.GroupNorm):  # channels first: an image's, or a signal's
+        channels = width(layer.num_channels)
+        return InputSpec(name, ("B", channels, side, side) if images else ("B", channels, "T"))
     if isinstance(layer, nn.Embedding):  # ids below the table's size
         high = None if layer.num_embeddings == dims["V"] else layer.num_embeddings
         return InputSpec(name, ("B", "T"), "long", high)

@@ -34,3 +34,21 @@ class RatioGroups(nn.Module):
         k, v = k.repeat_interleave(self.ratio, dim=1), v.repeat_interleave(self.ratio, dim=1)
         weights = (q @ k.transpose(-2, -1) / math.sqrt(self.size)).softmax(dim=-1)
         return self.out((weights @ v).transpose(1, 2).reshape(B, T, C))
+
+
+class ResidualWithTime(nn.Module):
+    """A diffusion U-Net's residual block: names that say nothing, read from the first layer
+    each meets (a group norm of the channels; a linear map past an activation)."""
+
+    def __init__(self, in_channels, out_channels, n_time=40):
+        super().__init__()
+        self.norm = nn.GroupNorm(1, in_channels)
+        self.conv = nn.Conv2d(in_channels, out_channels, 3, padding=1)
+        self.linear_time = nn.Linear(n_time, out_channels)
+        self.skip = nn.Conv2d(in_channels, out_channels, 1)
+
+    def forward(self, feature, time):
+        residue = feature
+        feature = self.conv(torch.nn.functional.silu(self.norm(feature)))
+        time = self.linear_time(torch.nn.functional.silu(time))
+        return feature + time[:, :, None, None] + self.skip(residue)
