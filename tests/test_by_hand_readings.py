@@ -44,3 +44,10 @@ def test_channels_first_inputs_are_read_from_a_group_norm(capsys):
     assert target["error"] is None and code == 0, target["error"]
     first = target["trace"][0]
     assert first["source"] == "self.norm(feature)" and len(first["inputs"][0].split(",")) == 4, first
+
+
+def test_a_length_the_codes_own_assert_asks_for_is_the_probe_length(capsys):
+    code, target = _cli(capsys, "OneTokenAtATime")
+    assert target["error"] is None and code == 0, target["error"]
+    assert target["dims"]["T"] == 1
+    assert any("the length the code's own check asks for" in n for n in target.get("notes", []))

@@ -9,7 +9,7 @@ import linecache
 import re
 
 from ..base.dims import Dims
-from ..base.names import WINDOW_SIDES
+from ..base.names import WINDOW_SIDES, dim_of_word
 from ..base.source import file_tree, is_library_file
 
 #: an even size for a head size that must be even (rotary pairs), no probe size's multiple
@@ -206,6 +206,29 @@ def raised_by_check(raised_at: tuple[str, int] | None) -> bool:
                     return True
                 up = parents.get(up)
     return False
+
+
+def length_asked(raised_at: tuple[str, int] | None) -> int | None:
+    """The length an ``assert`` of the module's own code that failed asks for, by a name for a
+    sequence's length (``assert seq_len == 1``: a decoder that takes one token at a time with
+    its cache); None for any other check."""
+    if not raised_at or is_library_file(raised_at[0], installed_is_library=True):
+        return None
+    tree = file_tree(raised_at[0])
+    for node in ast.walk(tree) if tree is not None else ():
+        if not isinstance(node, ast.Assert) \
+                or not node.lineno <= raised_at[1] <= (node.end_lineno or node.lineno):
+            continue
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+            left, right = test.left, test.comparators[0]
+            if isinstance(left, ast.Constant):
+                left, right = right, left
+            word = left.id if isinstance(left, ast.Name) else getattr(left, "attr", None)
+            if word and dim_of_word(word) == "T" and isinstance(right, ast.Constant) \
+                    and type(right.value) is int and 1 <= right.value <= 4096:
+                return right.value
+    return None
 
 
 def is_square(n: int) -> bool:

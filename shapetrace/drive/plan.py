@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .asked import (EVEN_HEAD_SIZE, MASK_MET, MET, SQUARE_ASKED, SQUARE_LENGTH, VIEW_FAILED, fixed_width_of,
-                    grid_pattern, grid_view, halved_size, is_square, raised_by_check, window_tokens)
+                    grid_pattern, grid_view, halved_size, is_square, length_asked, raised_by_check,
+                    window_tokens)
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.names import (
@@ -202,19 +203,15 @@ class VectorInputs(Guess):
         note = (f"{names} read as token ids: as vectors {'they' if ',' in names else 'it'} did "
                 f"not fit {where}; give --input to choose")
         reading = self if at_embedding(failed) else dataclasses.replace(self, strict=True)
-        # still open: the masks, the probe sizes (token ids into rotary heads of an odd size)
-        # and the counts set over the constructor's defaults (heads a ratio cannot split)
-        from .defaults_read import OverDefaults
-
+        # still open: masks, probe sizes (ids into rotary heads of an odd size), counts set over
+        from .defaults_read import OverDefaults  # the constructor's defaults (a ratio's heads)
         rest = tuple(g for g in plan.guesses if isinstance(g, (GuessedMasks, ProbeSizes, OverDefaults)))
         yield dataclasses.replace(plan, inputs=self.tokens, guesses=rest, note=note,
                                   reading_of=reading)
 
     def settled_by(self, attempt, plan: Plan) -> bool:
-        """Read as ids, a failure past the embedding is the code's own: unless it is a split
-        by a count shapetrace set over the constructor's default (still open)."""
+        """A failure past the embedding is the code's own, but a split by a count over its default."""
         from .defaults_read import OverDefaults
-
         return not self.strict and attempt.failed_op is not None and not at_embedding(attempt) \
             and not any(g.read_by(attempt, plan) for g in plan.guesses if isinstance(g, OverDefaults))
 
@@ -342,6 +339,8 @@ class ProbeSizes(Guess):
             return halved
         if raised is not None and "T" in self.free and window_tokens(plan.init) not in (None, plan.dims["T"]):
             return "T", window_tokens(plan.init), "the tokens of the grid or window the module is built for"
+        if raised is not None and "T" in self.free and (asked := length_asked(failed.raised_at)):
+            return "T", asked, "the length the code's own check asks for"
         if raised is not None and "T" in self.free and not is_square(plan.dims["T"]):
             if grid_pattern(raised) or grid_view(raised, op, plan.dims["T"]):  # 'b (h w) c'
                 return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"

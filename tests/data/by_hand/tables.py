@@ -52,3 +52,22 @@ class ResidualWithTime(nn.Module):
         feature = self.conv(torch.nn.functional.silu(self.norm(feature)))
         time = self.linear_time(torch.nn.functional.silu(time))
         return feature + time[:, :, None, None] + self.skip(residue)
+
+
+class OneTokenAtATime(nn.Module):
+    """A decoder step with its own cache, that takes one token at a time and says so."""
+
+    def __init__(self, dim, max_len=16):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.register_buffer("cache_k", torch.zeros(8, max_len, dim))
+        self.register_buffer("cache_v", torch.zeros(8, max_len, dim))
+
+    def forward(self, x, start_pos: int = 3):
+        batch_size, seq_len, _ = x.shape
+        assert seq_len == 1, "one token at a time"
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        keys = torch.cat((self.cache_k[:batch_size, :start_pos], k), dim=1)
+        values = torch.cat((self.cache_v[:batch_size, :start_pos], v), dim=1)
+        weights = (q @ keys.transpose(1, 2) / math.sqrt(q.shape[-1])).softmax(dim=-1)
+        return weights @ values
