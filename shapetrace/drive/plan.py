@@ -32,7 +32,7 @@ from ..base.names import (
     QUERY_INPUTS,
     READ_AGAIN,
 )
-from ..base.ops import next_prime
+from ..base.ops import MATMULS, next_prime
 from ..base.specs import InputSpec, ValueInput, parse_input
 from .guess import Guess
 from .heads_read import HeadInputs
@@ -165,9 +165,10 @@ class HiddenSize(Guess):
 
     def read_by(self, failed, plan: Plan) -> bool:
         op = failed.failed_op
-        if op is not None and op.op in ("F.linear", "F.bilinear") and len(op.inputs) > 1 \
-                and op.inputs[0].shape and op.inputs[0].shape[-1] == plan.dims["C"] \
-                and op.inputs[1].shape and op.inputs[1].shape[-1] == self.value:
+        inputs = op.inputs if op is not None else ()
+        if len(inputs) > 1 and inputs[0].shape and inputs[0].shape[-1] == plan.dims["C"] and (
+                op.op in ("F.linear", "F.bilinear") and inputs[1].shape[-1:] == (self.value,)
+                or op.op in MATMULS and inputs[1].shape[-2:-1] == (self.value,)):  # x @ W by hand
             return True
         met = MET.search(str(failed.raised)) if failed.raised is not None else None
         # a table of 4*C features added to a width-C tensor: (B, T, C) + (1, T, 4*C)
@@ -311,19 +312,14 @@ class ProbeSizes(Guess):
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         name, size, why = self._resized(failed, plan)
-        given = {k: plan.dims[k] for k in plan.dims.explicit}
         sizes = {name: size}
         if name == "C":  # heads that divide the width the code fixes
             heads = plan.dims["H"] if size % plan.dims["H"] == 0 else \
                 next(h for h in (8, 4, 2, 1) if size % h == 0 and (h < size or h == 1))
             sizes.update(H=heads, d=size // heads)
-        request = dataclasses.replace(plan.request, dims=Dims({**given, **sizes}))
-        try:
-            again = make_plan(request)
-        except ShapetraceError:
+        again = replanned(plan, sizes, keep=False)
+        if again is None:
             return
-        if plan.reading_of is not None and len(plan.inputs) == len(again.inputs):
-            again = dataclasses.replace(again, inputs=plan.inputs)  # as read already (token ids)
         note = f"{name}={size}, {why}: give --dims {name}=... to choose"
         # a width the code fixes may come with a length it fixes too (a 512-wide table of 200
         # rows added uncut): the sequence length stays open to one more reading
@@ -565,17 +561,21 @@ def make_plan(request: Request) -> Plan:
                 read_notes=tuple(read_notes))
 
 
-def replanned(plan: Plan, sizes: dict) -> Plan | None:
-    """``plan`` made again with probe sizes ``sizes`` over its own (the inputs kept as read
-    already: token ids), or None when it cannot be."""
+def replanned(plan: Plan, sizes: dict, keep: bool = True) -> Plan | None:
+    """``plan`` made again with probe sizes ``sizes``, as read already (token ids; with
+    ``keep``, a constructor value read as a dim at that dim's new size), or None."""
     given = {k: plan.dims[k] for k in plan.dims.explicit}
     try:
         again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, **sizes})))
     except ShapetraceError:
         return None
-    if plan.reading_of is not None and len(plan.inputs) == len(again.inputs):
-        again = dataclasses.replace(again, inputs=plan.inputs)
-    return again
+    inputs = plan.inputs if plan.reading_of is not None and len(plan.inputs) == len(again.inputs) \
+        else again.inputs
+    dims = {plan.dims[x]: again.dims[x] for x in ("C", "H", "d") if plan.dims[x] != again.dims[x]}
+    init = None if again.init is None else {**again.init, **{
+        k: dims[v] for k, v in (plan.init or {}).items()
+        if keep and type(v) is int and v in dims and k in again.init}}
+    return dataclasses.replace(again, inputs=inputs, init=init)
 
 
 def _with_axis(request: Request, axis: str) -> Plan:
