@@ -72,7 +72,8 @@ def frozen_tables(probe: Probe) -> list[Diagnostic]:
     run = locate.record(probe, probe.args, grad=False, also=keep)
     judged: list[tuple[Tensor, OpRecord, str]] = []
     for angle, rec in angles:
-        for steps in _factors(angle):
+        steps = _frequencies(angle)
+        if steps is not None:
             judged.append((steps, rec, f"the angles of `{rec.source or rec.op}`"))
     used = [(kept[i][0], kept[i][1], rec) for i, rec in read.items()]
     for name, steps, rec in _table_steps(used):
@@ -105,22 +106,22 @@ def _kept_tensors(model: nn.Module) -> dict[int, tuple[str, Tensor]]:
     return kept
 
 
-def _factors(angle: Tensor) -> list[Tensor]:
+def _frequencies(angle: Tensor) -> Tensor | None:
     """The factor (absolute values) along the last axis of ``angle`` (the frequencies), when
     ``angle`` is an outer product of it and at least two rows (positions, time steps, which
-    are not judged: a grid from -1 to 1 has a position at or near 0); [] otherwise."""
+    are not judged: a grid from -1 to 1 has a position at or near 0); None otherwise."""
     a = angle.reshape(-1, angle.shape[-1])
     if not bool(a.isfinite().all()):
-        return []
+        return None
     norms = a.norm(dim=1)
     if int((norms > 0).sum()) < 2 or a.shape[1] < 2:
-        return []
+        return None
     top = a[norms.argmax()]
     unit = top / top.norm()
     along = a @ unit
     if float((a - along[:, None] * unit).norm()) > 1e-6 * float(a.norm()):
-        return []  # not every row a multiple of one: a phase, two axes side by side, a signal
-    return [top.abs()]
+        return None  # not every row a multiple of one: a phase, two axes side by side, a signal
+    return top.abs()
 
 
 def _table_steps(used: list[tuple[str, Tensor, OpRecord]]):
