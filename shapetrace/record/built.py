@@ -22,8 +22,9 @@ from ..base.source import display_path, resolve_site, site_from
 
 #: the largest result kept (a table of positions by features, not a layer's weight)
 _LARGEST = 1 << 16
-#: the most results kept for one constructor
+#: the most results, and the most numbers in all, kept for one constructor
 _MOST = 4096
+_NUMBERS = 1 << 22
 
 _BUILT: "weakref.WeakKeyDictionary[torch.nn.Module, tuple[Made, ...]]" = weakref.WeakKeyDictionary()
 
@@ -41,17 +42,20 @@ class _Building(TorchFunctionMode):
     def __init__(self, kept: list[Made]):
         super().__init__()
         self.kept = kept
+        self.numbers = 0
         self._getframe = frame_getter()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        if len(self.kept) < _MOST and isinstance(out, Tensor) and _small_floats(out):
+        if len(self.kept) < _MOST and isinstance(out, Tensor) and _small_floats(out) \
+                and self.numbers + out.numel() <= _NUMBERS:
             site = site_from(self._getframe(1))
             if site is not None and not site[2]:  # written on the user's line
                 filename, line, _, _ = resolve_site(site[0], site[1])
                 name = getattr(func, "__name__", None) or str(func)
                 self.kept.append(Made(name, display_path(filename) or filename, line,
                                       out.detach().clone()))
+                self.numbers += out.numel()
         return out
 
 
