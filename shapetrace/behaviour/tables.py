@@ -230,13 +230,14 @@ def _finding(what: str, steps: Tensor, slow: Tensor, rec: OpRecord, made) -> Dia
     turning = steps[steps > 0]
     made_text = (f"; the frequencies were made at {made[0]}:{made[1]} (`{made[2]}`)"
                  if made is not None else "")
-    message = (f"{what} at {rec.file}:{rec.line} is a sinusoidal table of which {count} of its "
+    verb = "make" if what.startswith("the angles") else "is"
+    message = (f"{what} at {rec.file}:{rec.line} {verb} a sinusoidal table of which {count} of its "
                f"{n} feature pairs turn at least 10⁹ times slower than the fastest "
                f"(steps from {float(turning.max()):.3g} down to {float(turning.min()):.3g} "
                f"per row): they hold the same value at every position and carry nothing of where a "
                f"token is. A table's frequencies fall from the fastest to one base slower (10⁴ "
                f"in the textbook) and every pair turns{made_text}")
-    hint = ("check the exponent's parentheses: `base ** (torch.arange(0, d, 2) / d)`, not "
+    hint = ("Check the exponent's parentheses: `base ** (torch.arange(0, d, 2) / d)`, not "
             "`base ** torch.arange(0, d, 2) / d`; `-math.log(base) / (d // 2)`, not "
             "`-math.log(base) / d // 2`")
     return diagnostic("position-frequencies", message, hint, rec=rec,
