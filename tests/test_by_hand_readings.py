@@ -51,3 +51,13 @@ def test_a_length_the_codes_own_assert_asks_for_is_the_probe_length(capsys):
     assert target["error"] is None and code == 0, target["error"]
     assert target["dims"]["T"] == 1
     assert any("the length the code's own check asks for" in n for n in target.get("notes", []))
+
+
+def test_three_readings_one_after_the_other(capsys):
+    """``hidden_dim`` as the width, then the heads at their default, then an even head size."""
+    code, target = _cli(capsys, "WidthRatioRotary")
+    assert target["error"] is None and code == 0, target["error"]
+    assert target["dims"]["H"] == 16 and target["dims"]["d"] % 2 == 0
+    assert not [d for d in target["diagnostics"] if d["severity"] == "error"]
+    notes = " ".join(target.get("notes", []))
+    assert "hidden_dim read as the width (C)" in notes and "num_heads at its default 16" in notes

@@ -221,13 +221,14 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
         return failure
 
 
-def _reading(plan, failed: Attempt, run, depth: int = 2, emptied: list | None = None,
+def _reading(plan, failed: Attempt, run, depth: int = 3, emptied: list | None = None,
              only: type | None = None):
     """``(attempt, notes)`` of the first reading of ``plan``'s guesses that stands after
     ``failed``; a reading that keeps other guesses open (a hidden size read as the width, whose
-    inputs may still be read another way) is read again once. None when none stands; the
-    readings that ran but emptied an axis are added to ``emptied``; ``only``: the kind of guess
-    whose readings are tried (all when None)."""
+    inputs may still be read another way; heads put back to their default, whose head size may
+    still have to be even) is read again, twice at most. None when none stands; the readings
+    that ran but emptied an axis are added to ``emptied``; ``only``: the kind of guess whose
+    readings are tried (all when None)."""
     cross = None  # whether the reference takes keys of their own length: asked once
     for other in plan.readings(failed):  # a guess read another way
         if only is not None and not isinstance(other.reading_of, only):

@@ -53,8 +53,9 @@ class OverDefaults(Guess):
                  if "." not in name and probe == plan.dims["H"] and "H" not in plan.dims.explicit]
         if heads and self.replan is not None:  # the heads' count is a probe size: H itself, so
             again = self.replan(plan, {"H": heads[0]})  # that the width is as many heads wide
-            if again is not None:
-                yield dataclasses.replace(again, guesses=(), note=note, reading_of=self)
+            if again is not None:  # its other sizes still open (an even head size for rotary)
+                rest = tuple(g for g in again.guesses if not isinstance(g, (OverDefaults, TiedDefaults)))
+                yield dataclasses.replace(again, guesses=rest, note=note, reading_of=self)
         yield dataclasses.replace(plan, init=init, guesses=(), note=note, reading_of=self)
 
     def _restored(self, failed, plan) -> tuple[dict, list[tuple[str, int, int]]]:

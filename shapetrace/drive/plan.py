@@ -317,7 +317,7 @@ class ProbeSizes(Guess):
             heads = plan.dims["H"] if size % plan.dims["H"] == 0 else \
                 next(h for h in (8, 4, 2, 1) if size % h == 0 and (h < size or h == 1))
             sizes.update(H=heads, d=size // heads)
-        again = replanned(plan, sizes, keep=False)
+        again = replanned(plan, sizes)
         if again is None:
             return
         note = f"{name}={size}, {why}: give --dims {name}=... to choose"

@@ -71,3 +71,31 @@ class OneTokenAtATime(nn.Module):
         values = torch.cat((self.cache_v[:batch_size, :start_pos], v), dim=1)
         weights = (q @ keys.transpose(1, 2) / math.sqrt(q.shape[-1])).softmax(dim=-1)
         return weights @ values
+
+
+class WidthRatioRotary(nn.Module):
+    """The width named ``hidden_dim``, key heads the query heads over a ratio (16 and 2 by
+    default), and rotary halves of each head: three readings, one after the other."""
+
+    def __init__(self, hidden_dim, ratio: int = 2, num_heads: int = 16):
+        super().__init__()
+        self.heads, self.ratio, self.size = num_heads, ratio, hidden_dim // num_heads
+        self.q = nn.Linear(hidden_dim, hidden_dim)
+        self.kv = nn.Linear(hidden_dim, 2 * (hidden_dim // ratio))
+        self.out = nn.Linear(hidden_dim, hidden_dim)
+
+    def turn(self, t):
+        half = t.shape[-1] // 2
+        angle = torch.arange(t.shape[-2])[:, None] * 0.1 * torch.ones(half)
+        a, b = t[..., :half], t[..., half:]
+        return torch.cat((a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()), -1)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.turn(self.q(x).view(B, T, self.heads, self.size).transpose(1, 2))
+        k, v = self.kv(x).chunk(2, dim=-1)
+        k = self.turn(k.view(B, T, self.heads // self.ratio, self.size).transpose(1, 2))
+        v = v.view(B, T, self.heads // self.ratio, self.size).transpose(1, 2)
+        k, v = k.repeat_interleave(self.ratio, dim=1), v.repeat_interleave(self.ratio, dim=1)
+        weights = (q @ k.transpose(-2, -1) / math.sqrt(self.size)).softmax(dim=-1)
+        return self.out((weights @ v).transpose(1, 2).reshape(B, T, C))
