@@ -112,7 +112,7 @@ def _turn(records: list, add, operands: dict) -> tuple | None:
                 moved = second.inputs[j]
                 if moved is x or not _moved_from(records, moved, x, _DEPTH):
                     continue
-                if _cosine_and_sine(operands[first.index][1 - i], operands[second.index][1 - j]):
+                if cosine_and_sine(operands[first.index][1 - i], operands[second.index][1 - j]):
                     return x, first, 1 - i, moved
     return None
 
@@ -164,7 +164,7 @@ def _source(records: list, meta) -> tuple:
     return meta, records[meta._made_by] if meta._made_by is not None else None
 
 
-def _cosine_and_sine(c: Tensor, s: Tensor) -> bool:
+def cosine_and_sine(c: Tensor, s: Tensor) -> bool:
     """Whether ``c`` and ``s`` are a cosine and a sine of the same angles: ``c² + s² = 1``."""
     try:
         c, s = torch.broadcast_tensors(c, s)

@@ -6,10 +6,9 @@ which runs both modules the same way."""
 
 from __future__ import annotations
 
-import warnings
-
 import copy
 import math
+import warnings
 from collections.abc import Mapping
 from contextlib import contextmanager
 

@@ -38,6 +38,7 @@ from ..record.tensors import tensors_in
 from ..rules.registry import diagnostic
 from . import locate
 from .probe import Probe
+from .rotary import cosine_and_sine
 
 _TRIG = frozenset({"torch.sin", "Tensor.sin", "torch.cos", "Tensor.cos"})
 #: a pair that turns this many times slower than the fastest does not turn
@@ -46,8 +47,6 @@ _SLOW = 1e-9
 _SPAN = 1e-12
 #: the fewest pairs judged
 _FEWEST = 4
-#: how far ``c² + s²`` may be from 1 (a table stored in float32)
-_ON_CIRCLE = 1e-4
 #: how far the steps from one position to the next may differ (radians)
 _STEADY = 1e-5
 #: the largest op output searched for the frequencies' values
@@ -130,7 +129,7 @@ def _table_steps(used: list[tuple[str, Tensor, OpRecord]]):
     position; ``rec`` is the op that read it."""
     floats = [(n, t.detach().to(torch.float64), r) for n, t, r in used if t.is_floating_point()]
     for name, t, rec in used:
-        if t.is_complex() and bool(((t.abs() - 1).abs() < _ON_CIRCLE).all()):
+        if t.is_complex() and bool(torch.allclose(t.abs(), torch.ones(()), atol=1e-5)):
             z = t.detach().to(torch.complex128)
             steps = _steady(z.real, z.imag)
             if steps is not None:
@@ -156,7 +155,7 @@ def _table_steps(used: list[tuple[str, Tensor, OpRecord]]):
 
 
 def _on_circle(c: Tensor, s: Tensor) -> bool:
-    return c.numel() >= 3 * _FEWEST and bool(((c * c + s * s - 1).abs() < _ON_CIRCLE).all())
+    return c.numel() >= 3 * _FEWEST and cosine_and_sine(c, s)
 
 
 def _steady(c: Tensor, s: Tensor) -> Tensor | None:

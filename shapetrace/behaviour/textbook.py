@@ -42,6 +42,7 @@ from ..base.ops import (
     EINSUMS,
     EXPANDS,
     MASKED_FILLS,
+    MULS,
     PERMUTES,
     PLAIN_MATMULS,
     RESHAPES,
@@ -376,7 +377,8 @@ class _Reading:
                 if rec is None or rec.index in seen:
                     continue
                 seen.add(rec.index)
-                if base_name(rec.op) in ("mul", "*", "einsum", "outer") or rec.op in PLAIN_MATMULS:
+                if rec.op in MULS or rec.op in EINSUMS or rec.op in PLAIN_MATMULS \
+                        or base_name(rec.op) == "outer":
                     return rec
                 nxt += list(rec.inputs)
             frontier = nxt

@@ -184,22 +184,17 @@ def raised_by_check(raised_at: tuple[str, int] | None) -> bool:
     given (``raised_at``: the user's file and line): an ``assert``, or a ``raise`` under an
     ``if``, not an op of torch's that failed, nor a forward that always raises (a
     ``NotImplementedError`` left by a starter is ``not-implemented``'s)."""
-    if not raised_at or is_library_file(raised_at[0], installed_is_library=True):
-        return False
-    tree = file_tree(raised_at[0])
+    tree = _user_tree(raised_at)
     if tree is None:
         return False
     parents: dict[ast.AST, ast.AST] = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
-    for node in ast.walk(tree):  # a statement over several lines is placed at any of them
-        if not isinstance(node, (ast.Assert, ast.Raise)) \
-                or not node.lineno <= raised_at[1] <= (node.end_lineno or node.lineno):
-            continue
+    for node in _checks_at(tree, raised_at[1]):
         if isinstance(node, ast.Assert):
             return True
-        if isinstance(node, ast.Raise) and "NotImplementedError" not in ast.unparse(node):
+        if "NotImplementedError" not in ast.unparse(node):
             up = parents.get(node)
             while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if isinstance(up, ast.If):
@@ -212,14 +207,9 @@ def length_asked(raised_at: tuple[str, int] | None) -> int | None:
     """The length an ``assert`` of the module's own code that failed asks for, by a name for a
     sequence's length (``assert seq_len == 1``: a decoder that takes one token at a time with
     its cache); None for any other check."""
-    if not raised_at or is_library_file(raised_at[0], installed_is_library=True):
-        return None
-    tree = file_tree(raised_at[0])
-    for node in ast.walk(tree) if tree is not None else ():
-        if not isinstance(node, ast.Assert) \
-                or not node.lineno <= raised_at[1] <= (node.end_lineno or node.lineno):
-            continue
-        test = node.test
+    tree = _user_tree(raised_at)
+    for node in _checks_at(tree, raised_at[1]) if tree is not None else ():
+        test = node.test if isinstance(node, ast.Assert) else None
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
             left, right = test.left, test.comparators[0]
             if isinstance(left, ast.Constant):
@@ -229,6 +219,20 @@ def length_asked(raised_at: tuple[str, int] | None) -> int | None:
                     and type(right.value) is int and 1 <= right.value <= 4096:
                 return right.value
     return None
+
+
+def _user_tree(raised_at: tuple[str, int] | None):
+    """The parsed file of ``raised_at`` when it is the user's code; None otherwise."""
+    if not raised_at or is_library_file(raised_at[0], installed_is_library=True):
+        return None
+    return file_tree(raised_at[0])
+
+
+def _checks_at(tree: ast.AST, line: int):
+    """The ``assert`` and ``raise`` statements of ``tree`` that span ``line`` (a statement over
+    several lines is placed at any of them)."""
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Assert, ast.Raise))
+            and node.lineno <= line <= (node.end_lineno or node.lineno)]
 
 
 def is_square(n: int) -> bool:

@@ -10,7 +10,6 @@ values are kept per module, weakly, for as long as the module lives.
 from __future__ import annotations
 
 import weakref
-from contextlib import contextmanager
 from typing import NamedTuple
 
 import torch
@@ -64,11 +63,9 @@ def _small_floats(t: Tensor) -> bool:
             and t.device.type == "cpu" and not t.is_meta)
 
 
-@contextmanager
-def building(kept: list[Made]):
-    """While inside, the tensors of floats made on the user's lines are added to ``kept``."""
-    with _Building(kept):
-        yield
+def building(kept: list[Made]) -> TorchFunctionMode:
+    """A context in which the tensors of floats made on the user's lines are added to ``kept``."""
+    return _Building(kept)
 
 
 def remember(model, kept: list[Made]) -> None:

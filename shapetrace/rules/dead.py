@@ -377,7 +377,7 @@ def unread_layer_findings(analysis: Analysis):
     if analysis.exception is not None or any(rec.error is not None for rec in analysis.records):
         return
     dims = analysis.dims
-    copies = _repeated_siblings(analysis)
+    copies, calls = _repeated_siblings(analysis)
     for layer in analysis.unread_layers:
         place = _definition(layer)
         if place is None:
@@ -392,7 +392,7 @@ def unread_layer_findings(analysis: Analysis):
         repeated = copies.get((layer.owner, layer.shapes))
         if guard is None and repeated:  # a sibling of its shapes called on one input again
             sibling, call = repeated.pop(0)
-            others = ", ".join(str(r.line) for r in copies.calls[(layer.owner, sibling)])
+            others = ", ".join(str(r.line) for r in calls[(layer.owner, sibling)])
             message += (f" (defined at line {line}); {sibling}, a layer of the same shapes, is "
                         f"called on the same input "
                         f"more than once (lines {others}): the call at line {call.line} "
@@ -411,24 +411,17 @@ def unread_layer_findings(analysis: Analysis):
                          module=layer.owner, op=layer.kind, layer=layer.path)
 
 
-class _Repeated(dict):
-    """``(owner, shapes) -> [(sibling, repeated call), ...]``, with ``calls``: every call of
-    each sibling, by ``(owner, sibling)``."""
-
-    calls: dict
-
-
-def _repeated_siblings(analysis: Analysis) -> _Repeated:
+def _repeated_siblings(analysis: Analysis) -> tuple[dict, dict]:
     """For each owner, the layers it calls more than once on one input (``self.Wq(x)`` for q,
-    k and v): the calls after the first, by the owner and the layer's parameter shapes, in the
-    order they ran. A layer never called beside such a sibling is the one those calls meant."""
+    k and v): ``(owner, shapes) -> [(sibling, repeated call), ...]``, the calls after the first
+    in the order they ran, and every call of each layer by ``(owner, layer)``. A layer never
+    called beside such a sibling is the one those calls meant."""
     calls: dict[tuple[str, str], list] = {}
     for rec in analysis.records:
         owner, _, attribute = (rec.module or "").rpartition(".")
         if rec.op in LAYER_OPS and owner and rec.inputs:
             calls.setdefault((owner, f"self.{attribute}"), []).append(rec)
-    found = _Repeated()
-    found.calls = calls
+    found: dict[tuple, list] = {}
     for (owner, sibling), recs in calls.items():
         shapes = tuple(tuple(m.shape) for m in recs[0].inputs[1:])
         seen: set[int] = set()
@@ -436,7 +429,7 @@ def _repeated_siblings(analysis: Analysis) -> _Repeated:
             if id(rec.inputs[0]) in seen:
                 found.setdefault((owner, shapes), []).append((sibling, rec))
             seen.add(id(rec.inputs[0]))
-    return found
+    return found, calls
 
 
 def _shape(shape: tuple[int, ...], dims) -> str:
