@@ -88,6 +88,24 @@ def test_a_bug_is_found_through_its_own_call_at_its_line(capsys):
     assert "buggy_main.py:25" in _note(target, "checked with the call")
 
 
+def test_a_latent_width_no_input_has_still_explains_a_wrong_scale(capsys):
+    """The encoder's call passes a latent width (96) that is no input's size and a head count
+    (8): both are kept as given beside the probe sizes its inputs are remade at. The scores are
+    divided by the root of the whole latent width; the number names it, and the probe length
+    is moved off the head count (7 tokens and a start token would be 8 = H) and off the head
+    size (11 and a start token would be 12 = 96 / 8)."""
+    code, targets = _report(capsys, str(DATA / "latent_width.py"))
+    target = targets["PatchEncoder"]
+    assert code == 1 and _loud(target) == ["attention-scale"]
+    found = target["diagnostics"][0]
+    assert found["line"] == 19 and "1/sqrt(96) instead of 1/sqrt(12)" in found["message"]
+    assert "latent_width.py:55" in _note(target, "built and called")
+    dims = target["dims"]
+    assert all(dims[n] + step not in (8, 12) for n in ("B", "T") for step in (0, 1))
+    right = targets["HeadScaledAttention"]
+    assert right["error"] is None and _loud(right) == []
+
+
 def test_a_test_function_of_the_project_builds_and_calls_it(capsys):
     """A constructor that takes a tensor; the project's tests/ folder builds and calls it,
     importing it as its package does."""

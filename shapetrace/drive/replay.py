@@ -106,6 +106,26 @@ def _at_own_sizes(target, job, captured: Captured, inputs, reuse, reference):
 _UNNAMED = "at the sizes its own code uses, nothing names the batch axis"
 
 
+def _clear_of(own: dict, given, kept_as_given=()) -> dict:
+    """Probe sizes for the lengths that neither equal nor neighbour a size kept as
+    the code gave it (``own``: 7 tokens and a class token are 8, the head count a call kept), nor
+    a constructor number kept as given split by it (a width of 96 in 8 heads of 12)."""
+    from ..base.dims import DEFAULT_SIZES, Dims
+    from ..base.ops import next_prime
+
+    made = set(own.values()) | {k // h for k in kept_as_given for h in own.values()
+                                if h > 1 and k % h == 0}
+    kept = {v + step for v in made for step in (-1, 0, 1)}
+    taken = set(Dims({**own, **given}).values())
+    sizes = {}
+    for name in ("T", "S"):  # a length and a token more or less: a class token, a shift
+        size = DEFAULT_SIZES[name]
+        if name not in given and name not in own and size in kept:
+            size = sizes[name] = next_prime(size, avoid=kept | taken)
+            taken.add(size)
+    return sizes
+
+
 def _filled(value: torch.Tensor):
     """The one value a tensor the names do not size is remade with at the probe sizes: the value
     it holds throughout (a mask of ones), or for a mask of True and False the one most of it
@@ -188,11 +208,8 @@ def _remade(target, job, captured: Captured, inputs, reuse, reference):
         specs.append(InputSpec(given.name, tuple(axes)))
     if len(set(named.values())) != len(named):
         return None  # one dim, two sizes: the names do not fit this call
-    for place, name, value, fill in constants:  # its axes named by the sizes the others named
-        if any(size != 1 and size not in named for size in value.shape):
-            return None
-        shape = tuple(1 if size == 1 else dims[named[size]] for size in value.shape)
-        specs[place] = ValueInput(name, torch.full(shape, fill, dtype=value.dtype))
+    if any(size != 1 and size not in named for *_, value, _ in constants for size in value.shape):
+        return None
     init, own = {}, {}
     for name, value in captured.init.items():
         said = size_of(name, constructor=True)
@@ -204,12 +221,16 @@ def _remade(target, job, captured: Captured, inputs, reuse, reference):
                 own[said] = value  # a head count kept as the code gave it, named by its name
     if not any(isinstance(v, str) and v in named.values() for v in init.values()):
         return None  # no constructor argument follows the sizes: nothing scales with them
-    mixed = [s if isinstance(s, ValueInput) else str(s) for s in specs]
     try:
-        dims = Dims({**own, **job.dims}) if own and not own.keys() & set(named.values()) \
-            else dims
+        kept_as_given = [v for v in init.values() if type(v) is int and v > 1]
+        dims = Dims({**_clear_of(own, job.dims, kept_as_given), **own, **job.dims}) \
+            if own and not own.keys() & set(named.values()) else dims
     except (ShapetraceError, Exception):  # noqa: BLE001 - a size two probe names would share
         pass
+    for place, name, value, fill in constants:  # its axes named by the sizes the others named
+        shape = tuple(1 if size == 1 else dims[named[size]] for size in value.shape)
+        specs[place] = ValueInput(name, torch.full(shape, fill, dtype=value.dtype))
+    mixed = [s if isinstance(s, ValueInput) else str(s) for s in specs]
     handed = [v for value in init.values() for v in (value if isinstance(value, (list, tuple)) else [value])
               if isinstance(v, torch.nn.Module)]  # modules the code built, handed in: left as they were
     try:

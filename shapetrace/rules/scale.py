@@ -100,10 +100,12 @@ def _operand_factors(graph, meta, where: str, depth: int = 0) -> list[Factor]:
 
 def _dim_names(dims, d: int, d_name: str, width: int | None = None) -> list[tuple[str, int]]:
     """Named sizes to explain a factor by, the contracted size first. ``width``: the size of
-    the features q and k were both projected from (at the user's sizes, where no C is named:
-    a script's ``C = 32``), the model width by what the code does with it."""
+    the features q and k were both projected from, the model width by what the code does with
+    it; a number where no name holds it (a script's ``C = 32`` at the user's sizes, where no C
+    is named; a latent width the code chose, kept beside probe sizes that name the inputs)."""
     out, seen = [(d_name, d)], {d}
-    if width and width > 1 and width != d and getattr(dims, "strict", False) and dims.get("C") is None:
+    if width and width > 1 and width != d and (
+            dims.get("C") is None if getattr(dims, "strict", False) else width not in dims.values()):
         out.append((str(width), width))  # a number: no name is proven at these sizes
         seen.add(width)
     # at the user's own sizes only the sizes a scale is made of explain it: a batch or a length
