@@ -109,12 +109,10 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
                 with torch.random.fork_rng(devices=[]), one_thread(), float64_default():
                     torch.default_generator.manual_seed(0)  # what fork_rng restores
                     _run_checks(probe, result, causal, stage, trainable)
-                    result.diagnostics.extend(_property(probe, result, "attention-textbook",
-                                                        textbook.textbook_attention, probe))
-                    result.diagnostics.extend(_property(probe, result, "rotary-pairing",
-                                                        rotary.rotations_kept, probe))
-                    result.diagnostics.extend(_property(probe, result, "position-frequencies",
-                                                        tables.frozen_tables, probe))
+                    result.diagnostics.extend(_read_once(probe, result, (
+                        ("attention-textbook", textbook.textbook_attention),
+                        ("rotary-pairing", rotary.rotations_kept),
+                        ("position-frequencies", tables.frozen_tables))))
             finally:
                 probe.close()
     except InternalCheckError as exc:
@@ -299,12 +297,55 @@ def _property(probe: Probe, result: BehaviourResult, rule: str, check, *args) ->
         return check(*args) or []
     except Exception as exc:  # noqa: BLE001
         if not raised_by_user(exc):
-            error = InternalCheckError(rule, exc)
-            result.skips.append(Skip((rule,), str(error), internal=True))
-            result.skipped.append(f"{rule} not checked: {error}")
+            _not_checked(result, rule, exc)
         return []
     finally:
         probe.restore_state()
+
+
+def _not_checked(result: BehaviourResult, rule: str, exc: Exception) -> None:
+    """``rule`` listed as not checked, for an internal error of shapetrace's own code."""
+    error = InternalCheckError(rule, exc)
+    result.skips.append(Skip((rule,), str(error), internal=True))
+    result.skipped.append(f"{rule} not checked: {error}")
+
+
+def _read_once(probe: Probe, result: BehaviourResult, checks) -> list[Diagnostic]:
+    """The findings of the value properties that read one recorded run (``locate.Reader``):
+    ``checks``, (rule, the function that makes its reader), share one run of the module. A
+    reader that fails in shapetrace's own code, made, keeping or judging, is listed as not
+    checked and the others go on; the module failing on the run says nothing, as in
+    :func:`_property`."""
+    readers: dict[str, locate.Reader] = {}
+    for rule, make in checks:
+        try:
+            readers[rule] = make(probe)
+        except Exception as exc:  # noqa: BLE001 - shapetrace's own: the module has not run
+            _not_checked(result, rule, exc)
+
+    def keep(rec, outs, args, kwargs) -> None:
+        for rule, reader in list(readers.items()):
+            try:
+                reader.keep(rec, outs, args, kwargs)
+            except Exception as exc:  # noqa: BLE001 - shapetrace's own: the op has run
+                del readers[rule]
+                _not_checked(result, rule, exc)
+
+    if not readers:
+        return []
+    try:
+        run = locate.record(probe, probe.args, grad=False, also=keep)
+    except Exception as exc:  # noqa: BLE001
+        if not raised_by_user(exc):
+            for rule in readers:
+                _not_checked(result, rule, exc)
+        return []
+    finally:
+        probe.restore_state()
+    found: list[Diagnostic] = []
+    for rule, reader in readers.items():
+        found.extend(_property(probe, result, rule, reader.judge, run))
+    return found
 
 
 def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stage: _Stage,

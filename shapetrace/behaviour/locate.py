@@ -21,6 +21,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,17 @@ class Run:
 
     records: list[OpRecord]
     steps: list[Step]
+
+
+@dataclass
+class Reader:
+    """A check that reads values from one recorded run (no gradients) that other checks read
+    too: ``keep(rec, outs, args, kwargs)`` sees every op as it runs (to keep what no record
+    holds: the operands an addition or a product took, the tables read), and ``judge(run)``
+    returns the check's findings once the run is over."""
+
+    keep: Callable[[OpRecord, tuple, tuple, dict], None]
+    judge: Callable[[Run], list]
 
 
 @dataclass

@@ -41,9 +41,9 @@ _DEPTH = 12
 _RTOL = 1e-6
 
 
-def rotations_kept(probe: Probe) -> list[Diagnostic]:
-    """A finding for each rotary table whose turns change lengths in a recorded run (one for q
-    and k turned by it), at the first such turn."""
+def rotations_kept(probe: Probe) -> locate.Reader:
+    """Each rotary table whose turns change lengths, read from a recorded run
+    (``locate.Reader``): a finding for each (one for q and k turned by it), at the first turn."""
     operands: dict[int, list] = {}
     bases: dict[int, list] = {}  # the tensors the operands are views of (a cached buffer)
 
@@ -52,44 +52,46 @@ def rotations_kept(probe: Probe) -> list[Diagnostic]:
             operands[rec.index] = [a.detach().clone() for a in args]
             bases[rec.index] = [a if a._base is None else a._base for a in args]
 
-    run = locate.record(probe, probe.args, grad=False, also=keep_operands)
-    records = run.records
-    values = {step.rec.index: step.outputs for step in run.steps}
-    found: list[Diagnostic] = []
-    seen: set = set()
-    for rec in records:
-        if rec.op not in ADDS or len(rec.inputs) != 2 or not rec.outputs:
-            continue
-        turn = _turn(records, rec, operands)
-        if turn is None:
-            continue
-        x_meta, cos_rec, slot, moved = turn
-        x, y = _value(values, x_meta), _value(values, rec.outputs[0])
-        if x is None or y is None or x.shape != y.shape or not x.is_floating_point() \
-                or x.shape[-1] % 2:
-            continue  # an odd number of features (the probe's head size) has no pairs to turn
-        before, after = x.norm(dim=-1), y.norm(dim=-1)
-        top = float(before.abs().max())
-        change = float((after - before).abs().max()) / top if top > 0 else 0.0
-        table, made = _source(records, cos_rec.inputs[slot])
-        key = ("made", made.index) if made is not None else ("outside", id(table))
-        if change <= _RTOL or key in seen:
-            continue  # q and k turned by one table: one finding
-        seen.add(key)
-        made_at, what = _made(records, made, bases[cos_rec.index][slot], probe.model)
-        rotated = records[moved._made_by] if moved._made_by is not None else None
-        if rotated is not None and rotated.line is not None and made_at is not None and (
-                display_path(rotated.file), rotated.line) != (display_path(made_at[0]), made_at[1]):
-            what += f", the rotation that pairs them at line {rotated.line}"
-        where = f" (the cosine table {what})" if what else ""
-        message = (f"the rotary turn changes each vector's length (by up to {change:.0%}): the "
-                   f"features it turns together do not share an angle{where}, so q·k depends on "
-                   f"absolute positions, not on the distance between them")
-        hint = ("Pair the table with the rotation: halves rotated (`cat(-x2, x1)`) take "
-                "`cat(freqs, freqs)`; neighbours rotated (`x[..., ::2]`, `x[..., 1::2]`) take "
-                "`freqs.repeat_interleave(2, -1)`.")
-        found.append(diagnostic("rotary-pairing", message, hint, rec=rec, made_at=made_at))
-    return found
+    def judge(run: locate.Run) -> list[Diagnostic]:
+        records = run.records
+        values = {step.rec.index: step.outputs for step in run.steps}
+        found: list[Diagnostic] = []
+        seen: set = set()
+        for rec in records:
+            if rec.op not in ADDS or len(rec.inputs) != 2 or not rec.outputs:
+                continue
+            turn = _turn(records, rec, operands)
+            if turn is None:
+                continue
+            x_meta, cos_rec, slot, moved = turn
+            x, y = _value(values, x_meta), _value(values, rec.outputs[0])
+            if x is None or y is None or x.shape != y.shape or not x.is_floating_point() \
+                    or x.shape[-1] % 2:
+                continue  # an odd number of features (the probe's head size) has no pairs to turn
+            before, after = x.norm(dim=-1), y.norm(dim=-1)
+            top = float(before.abs().max())
+            change = float((after - before).abs().max()) / top if top > 0 else 0.0
+            table, made = _source(records, cos_rec.inputs[slot])
+            key = ("made", made.index) if made is not None else ("outside", id(table))
+            if change <= _RTOL or key in seen:
+                continue  # q and k turned by one table: one finding
+            seen.add(key)
+            made_at, what = _made(records, made, bases[cos_rec.index][slot], probe.model)
+            rotated = records[moved._made_by] if moved._made_by is not None else None
+            if rotated is not None and rotated.line is not None and made_at is not None and (
+                    display_path(rotated.file), rotated.line) != (display_path(made_at[0]), made_at[1]):
+                what += f", the rotation that pairs them at line {rotated.line}"
+            where = f" (the cosine table {what})" if what else ""
+            message = (f"the rotary turn changes each vector's length (by up to {change:.0%}): the "
+                       f"features it turns together do not share an angle{where}, so q·k depends on "
+                       f"absolute positions, not on the distance between them")
+            hint = ("Pair the table with the rotation: halves rotated (`cat(-x2, x1)`) take "
+                    "`cat(freqs, freqs)`; neighbours rotated (`x[..., ::2]`, `x[..., 1::2]`) take "
+                    "`freqs.repeat_interleave(2, -1)`.")
+            found.append(diagnostic("rotary-pairing", message, hint, rec=rec, made_at=made_at))
+        return found
+
+    return locate.Reader(keep_operands, judge)
 
 
 def _value(values: dict, meta):

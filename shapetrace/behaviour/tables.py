@@ -53,8 +53,9 @@ _STEADY = 1e-5
 _SEARCHED = 4096
 
 
-def frozen_tables(probe: Probe) -> list[Diagnostic]:
-    """One finding for each sinusoidal table the forward uses whose pairs mostly never turn."""
+def frozen_tables(probe: Probe) -> locate.Reader:
+    """Each sinusoidal table the forward uses whose pairs mostly never turn, read from a
+    recorded run (``locate.Reader``): one finding for each."""
     kept = _kept_tensors(probe.model)
     angles: list[tuple[Tensor, OpRecord]] = []
     read: dict[int, OpRecord] = {}
@@ -68,28 +69,30 @@ def frozen_tables(probe: Probe) -> list[Diagnostic]:
             if id(base) in kept and id(base) not in read:
                 read[id(base)] = rec
 
-    run = locate.record(probe, probe.args, grad=False, also=keep)
-    judged: list[tuple[Tensor, OpRecord, str]] = []
-    for angle, rec in angles:
-        steps = _frequencies(angle)
-        if steps is not None:
-            judged.append((steps, rec, f"the angles of `{rec.source or rec.op}`"))
-    used = [(kept[i][0], kept[i][1], rec) for i, rec in read.items()]
-    for name, steps, rec in _table_steps(used):
-        judged.append((steps, rec, f"the table `{name}`"))
-    found: list[Diagnostic] = []
-    seen: set = set()
-    for steps, rec, what in judged:
-        slow = _frozen(steps)
-        if slow is None:
-            continue
-        made = _made(probe, run, rec, steps[slow & (steps > 0)])
-        key = made[:2] if made is not None else (rec.file, rec.line)
-        if key in seen:
-            continue  # the cosine and the sine of one table, q and k turned by it: one finding
-        seen.add(key)
-        found.append(_finding(what, steps, slow, rec, made))
-    return found
+    def judge(run: locate.Run) -> list[Diagnostic]:
+        judged: list[tuple[Tensor, OpRecord, str]] = []
+        for angle, rec in angles:
+            steps = _frequencies(angle)
+            if steps is not None:
+                judged.append((steps, rec, f"the angles of `{rec.source or rec.op}`"))
+        used = [(kept[i][0], kept[i][1], rec) for i, rec in read.items()]
+        for name, steps, rec in _table_steps(used):
+            judged.append((steps, rec, f"the table `{name}`"))
+        found: list[Diagnostic] = []
+        seen: set = set()
+        for steps, rec, what in judged:
+            slow = _frozen(steps)
+            if slow is None:
+                continue
+            made = _made(probe, run, rec, steps[slow & (steps > 0)])
+            key = made[:2] if made is not None else (rec.file, rec.line)
+            if key in seen:
+                continue  # the cosine and the sine of one table, q and k turned by it: one finding
+            seen.add(key)
+            found.append(_finding(what, steps, slow, rec, made))
+        return found
+
+    return locate.Reader(keep, judge)
 
 
 def _kept_tensors(model: nn.Module) -> dict[int, tuple[str, Tensor]]:

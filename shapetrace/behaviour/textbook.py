@@ -66,8 +66,8 @@ _DEPTH = 16
 _RTOL = 1e-6
 
 
-def textbook_attention(probe: Probe) -> list[Diagnostic]:
-    """Findings of the textbook comparison of every attention in one recorded run."""
+def textbook_attention(probe: Probe) -> locate.Reader:
+    """The textbook comparison of every attention, read from a recorded run (``locate.Reader``)."""
     addends: dict[int, list[Tensor | None]] = {}
 
     def keep_addends(rec, outs, args, kwargs) -> None:  # a parameter added has no producer
@@ -75,22 +75,24 @@ def textbook_attention(probe: Probe) -> list[Diagnostic]:
             addends[rec.index] = [a.detach().clone() if isinstance(a, Tensor) else None
                                   for a in args[:2]]
 
-    run = locate.record(probe, probe.args, grad=False, also=keep_addends)
-    values = {step.rec.index: step.outputs for step in run.steps}
-    graph = Graph(run.records)
-    softmaxes = [r for r in run.records if r.op in SOFTMAXES]
-    if not softmaxes:
-        return []
-    analysis = Analysis(run.records, probe.dims)
-    found: list[Diagnostic] = []
-    seen: set[tuple] = set()
-    for att in find_attentions(softmaxes, graph):
-        reading = _Reading(analysis, values, addends, att, probe.built)
-        verdict = reading.judge() if att.scores is not None else reading.nearest_last()
-        if isinstance(verdict, Diagnostic) and (verdict.file, verdict.line) not in seen:
-            seen.add((verdict.file, verdict.line))  # one finding for a layer repeated
-            found.append(verdict)
-    return found
+    def judge(run: locate.Run) -> list[Diagnostic]:
+        values = {step.rec.index: step.outputs for step in run.steps}
+        graph = Graph(run.records)
+        softmaxes = [r for r in run.records if r.op in SOFTMAXES]
+        if not softmaxes:
+            return []
+        analysis = Analysis(run.records, probe.dims)
+        found: list[Diagnostic] = []
+        seen: set[tuple] = set()
+        for att in find_attentions(softmaxes, graph):
+            reading = _Reading(analysis, values, addends, att, probe.built)
+            verdict = reading.judge() if att.scores is not None else reading.nearest_last()
+            if isinstance(verdict, Diagnostic) and (verdict.file, verdict.line) not in seen:
+                seen.add((verdict.file, verdict.line))  # one finding for a layer repeated
+                found.append(verdict)
+        return found
+
+    return locate.Reader(keep_addends, judge)
 
 
 class _Reading:
