@@ -79,6 +79,25 @@ def test_a_failure_in_a_value_property_says_it_was_not_checked(monkeypatch, rule
     assert {"batch-leak", "causal-leak", "nondeterministic-eval"} <= set(result.checks["ran"])
 
 
+class _Broken:
+    """A table of ops that fails when asked: a bug in one check's own code."""
+
+    def __contains__(self, item):
+        raise TypeError("a broken table of ops")
+
+
+def test_a_check_that_fails_reading_a_shared_run_leaves_the_others(monkeypatch):
+    # rotary-pairing keeps products' operands as the run goes, in the run the textbook
+    # comparison and position-frequencies read too: its failure there is its own
+    monkeypatch.setattr(behaviour_checks.rotary, "MULS", _Broken())
+    result = shapetrace.check(bm.CausalSelfAttention, causal=True, **ATTENTION).targets[0]
+    assert result.error is None
+    skipped = _skipped(result)
+    assert skipped["rotary-pairing"]["internal_error"] is True
+    assert skipped["rotary-pairing"]["reason"].startswith(f"{INTERNAL} rotary-pairing check: TypeError")
+    assert "attention-textbook" not in skipped and "position-frequencies" not in skipped
+
+
 def test_a_finding_made_before_the_failure_stands(monkeypatch):
     # dropout left on in eval is found first; the dependency check then fails in shapetrace
     monkeypatch.setattr(behaviour_probe, "reduce_grad", None)
