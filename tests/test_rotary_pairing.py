@@ -41,6 +41,24 @@ def test_a_table_paired_the_other_way_is_found_once_at_the_first_turn():
     assert "repeat_interleave(2, -1)" in finding.hint
 
 
+def test_a_rotation_that_turns_no_pair_is_found_at_the_rotation():
+    """Neighbours split, halves joined: turned twice a vector is not its own negative, so the
+    rotation is wrong whatever the table holds; the finding is at its line."""
+    result = _result("RotaryHalfJoined")
+    found = [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"]
+    assert found == [("rotary-pairing", _line("return torch.cat((-x2, x1), dim=-1)  # neighbours"))]
+    (finding,) = [d for d in result.diagnostics if d.rule == "rotary-pairing"]
+    assert "does not turn pairs of features" in finding.message
+
+
+def test_a_table_laid_out_by_blocks_is_found_where_it_is_laid_out():
+    """Neighbours rotated right; the table's angles tiled by blocks in forward: the finding is
+    at the tiling, not where the angles were made."""
+    result = _result("RotaryBlockTiled")
+    found = [(d.rule, d.line) for d in result.diagnostics if d.severity == "error"]
+    assert found == [("rotary-pairing", _line("cos = cos.repeat(1, 2)"))], found
+
+
 def test_a_rotation_written_into_a_copy_is_read_as_one():
     """``turned[..., :h] = -x[..., h:]`` into ``x.clone()``: the writes place x's values."""
     result = _result("RotaryWrittenInPlaceMismatched")

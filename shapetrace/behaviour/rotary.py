@@ -15,6 +15,12 @@ reshaped, written into a copy) and a second table, where the two tables are a co
 of the same angles (``c² + s² = 1`` everywhere, whether made in forward or cached as buffers).
 The length of each vector along the last axis before and after is compared; tables scaled by
 anything (xPos) are not a turn and are not read.
+
+Where the finding goes: a rotation that turns no pair (each of its features is one of x's,
+negated or not, but turned twice x is not -x) is wrong whatever the table holds, and is named;
+a rotation that turns pairs puts the fault in the table, at the op that lays its angles out
+along the features (repeated, interleaved, concatenated) nearest the turn, else where it was
+made.
 """
 
 from __future__ import annotations
@@ -78,6 +84,13 @@ def rotations_kept(probe: Probe) -> locate.Reader:
             seen.add(key)
             made_at, what = _made(records, made, bases[cos_rec.index][slot], probe.model)
             rotated = records[moved._made_by] if moved._made_by is not None else None
+            turn = _quarter_turn(x, _value(values, moved))
+            if turn is False and rotated is not None and rotated.line is not None:
+                found.append(_unpaired_rotation(rec, rotated, made_at, change))
+                continue
+            tiled = _tiled(records, cos_rec.inputs[slot]) if turn else None
+            if tiled is not None:  # the rotation pairs features: the table's layout does not
+                made_at, what = (tiled.file, tiled.line), f"laid out at line {tiled.line}"
             if rotated is not None and rotated.line is not None and made_at is not None and (
                     display_path(rotated.file), rotated.line) != (display_path(made_at[0]), made_at[1]):
                 what += f", the rotation that pairs them at line {rotated.line}"
@@ -85,13 +98,74 @@ def rotations_kept(probe: Probe) -> locate.Reader:
             message = (f"the rotary turn changes each vector's length (by up to {change:.0%}): the "
                        f"features it turns together do not share an angle{where}, so q·k depends on "
                        f"absolute positions, not on the distance between them")
-            hint = ("Pair the table with the rotation: halves rotated (`cat(-x2, x1)`) take "
-                    "`cat(freqs, freqs)`; neighbours rotated (`x[..., ::2]`, `x[..., 1::2]`) take "
-                    "`freqs.repeat_interleave(2, -1)`.")
-            found.append(diagnostic("rotary-pairing", message, hint, rec=rec, made_at=made_at))
+            found.append(diagnostic("rotary-pairing", message, _HINT, rec=rec, made_at=made_at))
         return found
 
     return locate.Reader(keep_operands, judge)
+
+
+_HINT = ("Pair the table with the rotation: halves rotated (`cat(-x2, x1)`) take "
+         "`cat(freqs, freqs)`; neighbours rotated (`x[..., ::2]`, `x[..., 1::2]`) take "
+         "`freqs.repeat_interleave(2, -1)`.")
+
+
+def _quarter_turn(x: Tensor | None, moved: Tensor | None) -> bool | None:
+    """Whether ``moved`` is ``x`` turned a quarter in pairs of features: each of its features is
+    one of ``x``'s, negated or not (a signed permutation J of the last axis), and turning twice
+    gives ``-x`` (J² = -1: each feature is paired with one partner, one of the two negated).
+    None when ``moved`` is not a signed permutation of ``x`` (a rotation not read here)."""
+    if x is None or moved is None or x.shape != moved.shape or x.dim() < 1 or not x.is_floating_point():
+        return None
+    n = x.shape[-1]
+    if n < 2 or n > 1024:
+        return None
+    xs, ys = x.reshape(-1, n), moved.reshape(-1, n)
+    scale = float(xs.abs().max()) or 1.0
+    close = (ys.T[:, None, :] - xs.T[None, :, :]).abs().amax(-1) <= 1e-9 * scale  # (y, x): y = x
+    flipped = (ys.T[:, None, :] + xs.T[None, :, :]).abs().amax(-1) <= 1e-9 * scale  # y = -x
+    partner: list[tuple[int, int]] = []
+    for j in range(n):
+        same, negated = close[j].nonzero().flatten(), flipped[j].nonzero().flatten()
+        if len(same) + len(negated) != 1:
+            return None  # not one feature of x (a mix, or features equal by chance)
+        partner.append((int(same[0]), 1) if len(same) else (int(negated[0]), -1))
+    return all(partner[i][0] == j and sign * partner[i][1] == -1
+               for j, (i, sign) in enumerate(partner))
+
+
+def _tiled(records: list, meta):
+    """The op nearest the product that lays a table's angles out along the features (repeated,
+    interleaved, concatenated or stacked), past cuts and moves; None when none is met before
+    the op that made the values."""
+    for _ in range(_DEPTH):
+        if meta._made_by is None:
+            return None
+        rec = records[meta._made_by]
+        if rec.op not in _PLACES or not rec.inputs:
+            return None
+        if rec.op in _LAYOUTS and rec.line is not None:
+            return rec
+        meta = rec.inputs[0]
+    return None
+
+
+#: ops that lay values out along an axis: where a table's angles are tiled to the features
+_LAYOUTS = frozenset({"Tensor.repeat", "Tensor.repeat_interleave", "torch.repeat_interleave",
+                      "torch.cat", "torch.concat", "torch.stack", "torch.tile", "Tensor.tile"})
+
+
+def _unpaired_rotation(rec, rotated, made_at, change: float) -> Diagnostic:
+    """The finding for a rotation that does not turn pairs of features (turned twice, a vector is
+    not its own negative): it is wrong whatever the table holds."""
+    message = (f"the rotary turn changes each vector's length (by up to {change:.0%}): the "
+               f"rotation at line {rotated.line} does not turn pairs of features (turned twice, a "
+               f"vector is not its own negative), so q·k depends on absolute positions, not on "
+               f"the distance between them")
+    hint = ("Split and join the features the same way: halves (`x1, x2 = x.chunk(2, -1)`, then "
+            "`cat(-x2, x1)`) or neighbours (`x[..., ::2]`, `x[..., 1::2]`, then `stack((-x2, x1), "
+            "-1).flatten(-2)`), and lay the table out to match.")
+    return diagnostic("rotary-pairing", message, hint, rec=rec,
+                      made_at=(rotated.file, rotated.line))
 
 
 def _value(values: dict, meta):

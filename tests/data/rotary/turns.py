@@ -75,6 +75,37 @@ class RotaryMismatched(Rotary):
     table = "neighbours"  # halves rotated, the neighbours' table
 
 
+def rotate_split_neighbours_joined_halves(x):
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    return torch.cat((-x2, x1), dim=-1)  # neighbours split, halves joined: no pair turns
+
+
+class RotaryHalfJoined(Rotary):
+    table = "neighbours"  # the neighbours' table; the rotation pairs nothing
+    rotate = staticmethod(rotate_split_neighbours_joined_halves)
+
+
+class RotaryBlockTiled(Rotary):
+    """Neighbours rotated; the table of one angle per pair made once per forward, then laid out
+    along the features by blocks (each angle's two copies half a head apart)."""
+
+    rotate = staticmethod(rotate_neighbours)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        d = C // self.n_head
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, d).permute(2, 0, 3, 1, 4)
+        inv = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
+        pairs = torch.outer(torch.arange(T).float(), inv)
+        cos, sin = pairs.cos(), pairs.sin()
+        cos = cos.repeat(1, 2)  # blocks: neighbours need repeat_interleave(2, -1)
+        sin = sin.repeat(1, 2)
+        q = q * cos + self.rotate(q) * sin
+        k = k * cos + self.rotate(k) * sin
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
 class RotaryPartial(Rotary):
     def forward(self, x):
         B, T, C = x.shape
