@@ -256,7 +256,8 @@ def dim_of_word(word: str) -> str | None:
 TOKEN_INPUTS = frozenset(("idx", "input_ids", "tokens", "token_ids", "ids", "in_idx"))
 #: the data the module transforms, time-aligned with its output (B, T, C)
 DATA_INPUTS = frozenset(("x", "X", "hidden_states", "inputs_embeds", "query", "q", "input", "inputs",
-                         "h", "hidden", "src", "tgt", "embeddings", "emb", "x_q", "queries", "trg"))
+                         "h", "hidden", "src", "tgt", "embeddings", "emb", "x_q", "queries", "trg",
+                         "xs"))
 #: a second sequence the module reads whole (cross-attention's context: B, S, C)
 SOURCE_INPUTS = frozenset(("context", "encoder_hidden_states", "memory", "encoder_out",
                            "encoder_output", "encoder_outputs", "enc_out", "kv", "x_kv", "cond"))

@@ -84,7 +84,7 @@ class Passed:
     where: str
     #: the other arguments that call passes by keyword as literals (``along_dim=-2``): passed
     #: together with this one, they are taken with it over the constructor's defaults
-    beside: dict = field(default_factory=dict)
+    beside: dict = field(default_factory=dict)  # the call's other keywords written out (None too)
 
 
 def passed_for(owner: type, param: str, depth: int = 3) -> Passed | None:
@@ -181,7 +181,8 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
         if value is _NOTHING:  # a layer class handed in (``act_layer=nn.GELU``, or a name set to one)
             value = _module_class_named(set_to, owner)
         if value is not _NOTHING:
-            beside = {k.arg: _literal(k.value) for k in node.keywords if k.arg not in (None, param)}
+            beside = {k.arg: None if _is_none(k.value) else _literal(k.value)
+                      for k in node.keywords if k.arg not in (None, param)}
             return Passed(value, _where(file, node.lineno),
                           {k: v for k, v in beside.items() if v is not _NOTHING})
     return None
@@ -217,6 +218,11 @@ def _defaults(function: ast.FunctionDef) -> dict[str, ast.expr]:
     out = {a.arg: d for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)}
     out.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
     return out
+
+
+def _is_none(node: ast.expr) -> bool:
+    """Whether ``node`` is ``None`` written out (a keyword set to None: a path chosen)."""
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _literal(node: ast.expr | None) -> object:

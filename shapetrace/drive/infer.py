@@ -365,9 +365,15 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
         if p.name not in given and type(out.get(p.name)) is int \
                 and (pair := _int_tuple_length(p.annotation)) > 1:
             out[p.name] = (out[p.name],) * pair
+    defaults = {p.name: p.default for p in params if p.default is not p.empty}
+    switched = []  # the path that call takes (``input_layer=None``), not the default's
     for key, value in beside.items():  # passed with a value taken from the same call
-        if key in out and key not in given and key in {p.name for p in params if p.default is not p.empty}:
+        if key in out and key not in given and key in defaults:
+            if (value is None or type(value) in (str, bool)) and value != defaults[key]:
+                switched.append(f"{key}={value!r}")
             out[key] = value
+    if switched and notes is not None:
+        notes.append(f"{', '.join(switched)} as the same call passes; give --init to choose")
     out.update({key: value for key, value in given.items() if key not in out})
     staged_heads(params, out, given, dims, notes)  # num_heads=(3, 6, 12, 24) beside a probe width
     from .examples import by_example

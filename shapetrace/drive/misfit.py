@@ -295,7 +295,7 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
         params = inspect.signature(chosen.model.forward).parameters.values()
     except (TypeError, ValueError):
         return False
-    if not failed_on_none(raised):
+    if not failed_on_none(raised) and not _asked_for_none(chosen.failed_op):
         rec = chosen.failed_op
         empty = [p.name for p in params if isinstance(p.default, torch.Tensor) and p.default.numel() == 0
                  and p.name not in chosen.names and rec is not None
@@ -312,6 +312,16 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
     return ask(result, f"forward failed on None ({one_line(raised)}"
                        f"{at_site(chosen.raised_at)}) with "
                        f"{', '.join(left)} left None: a value its callers pass")
+
+
+def _asked_for_none(rec) -> bool:
+    """Whether ``rec`` failed asking for an argument it was handed as None: its error names
+    the keyword (``Need attn_mask if specifying the is_causal hint``, with ``attn_mask=None``),
+    a value left out, not a bug of the code that called it."""
+    if rec is None or rec.error is None:
+        return False
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", rec.error[1]))
+    return any(value is None and name in words for name, value in rec.kwargs.items())
 
 
 def _config_none_failed(result: TargetResult, chosen: Attempt) -> bool:
