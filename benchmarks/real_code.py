@@ -785,6 +785,28 @@ HELD_OUT_29 = [
 ]
 
 
+HELD_OUT_30 = [
+    ("berniwal/swin-transformer-pytorch", "c921ebf914c6ea9734bb260ada395e3746c85402",
+     ["swin_transformer_pytorch/swin_transformer.py"], ""),
+    ("tintn/vision-transformer-from-scratch", "52c59c6e52f66f9265e799457c9dcedc020fd483",
+     ["vit.py"], ""),
+    ("zoubohao/DenoisingDiffusionProbabilityModel-ddpm-", "54532d61d4007cd743d414db500414499300325a",
+     ["Diffusion/Model.py", "DiffusionFreeGuidence/ModelCondition.py"], ""),
+    ("DLLXW/baby-llama2-chinese", "98a20dbb35e686a62188f61f479809cb2d4f8d6e", ["model.py"], ""),
+    ("rishikksh20/FastSpeech2", "b0e5b931e1f66a3594e03aa5aa7bfc511eaff23c",
+     ["core/attention.py", "core/encoder.py", "core/modules.py"], ""),
+    ("Orca0917/TransformerTTS", "12e28ea1f286d1425601f7541fc8cd53e8a61411",
+     ["model/model.py", "model/layers.py"], ""),
+    ("Jory-Joestar/cs231n_2021_a3", "4b20f5e4daccb0241bf3aa2b47d4f36a79ab5d5a",
+     ["cs231n/transformer_layers.py", "cs231n/classifiers/transformer.py"], ""),
+    ("lucidrains/linformer", "970e1c3f12fbdc494f60a2bed5e807563850f585",
+     ["linformer/linformer.py", "linformer/reversible.py"], ""),
+    ("lucidrains/lambda-networks", "8116ff3685c679efaaca4137fc0f5d7cc88b5e4b",
+     ["lambda_networks/lambda_networks.py"], ""),
+    ("OpenNLPLab/cosFormer", "8e12da111e2a683ea875711e0bf5810c6b4e8f9f", ["cosformer.py"], ""),
+]
+
+
 def _numbered() -> dict[str, list]:
     """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
     halves, ``-dev`` and ``-held``): a new set is a new list, nothing else to add."""
