@@ -789,13 +789,16 @@ def test_a_module_fed_by_its_block_is_checked_on_its_inputs_as_the_block_passed_
         result.diagnostics
 
 
-def test_a_module_is_not_checked_as_a_parent_feeds_it_when_the_parent_fails_on_its_guess():
+def test_a_module_is_checked_as_a_parent_feeds_it_only_once_the_parent_runs():
     """The image model runs its scaling layer first, then fails on the vectors guessed for it:
-    what it handed the layer was made from that guess (an outer product of the batch), so the
-    layer stays a target error asking for its inputs, not a broadcast warning."""
+    what it handed the layer then was made from that guess (an outer product of the batch), so
+    the layer is fed as the model feeds it once the model's input is read as its check reads it
+    (an image), not a broadcast warning from the guess."""
     result = resolved.result(Path(__file__).with_name("data") / "in_parent" / "misfit.py",
                              "LevelScale")
-    assert result.error is not None and "level" in result.error, result.error
+    assert result.error is None, result.error
+    assert any(n.startswith("checked as ImageModel builds it") for n in result.notes), result.notes
+    assert result.to_json()["trace"][-1]["inputs"][0] == "(B, C, 8, 8)"
     assert result.diagnostics == []
     result = resolved.result(Path(__file__).with_name("data") / "in_parent" / "misfit.py",
                              "SequenceScale")  # its parent fails later, on a head left None

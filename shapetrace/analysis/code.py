@@ -159,10 +159,14 @@ def only_switched(cls: type, name: str) -> bool:
     """Whether ``cls`` reads its constructor argument ``name`` only as a truth value: tested
     where the constructor reads it (``if adaLN:``), or kept as it is (``self.adaLN = adaLN``)
     and that attribute only tested wherever the class reads it: an on/off switch."""
-    init = own_init(cls)
-    body = definition(init) if init is not None else None
-    tree = parsed(cls)
-    if body is None or tree is None:
+    owner = next((c for c in cls.__mro__ if own_init(c) is not None), None)
+    if owner is None or owner.__module__.split(".")[0] == "torch":
+        return False  # a constructor the class inherits from one of torch's layers
+    body = definition(own_init(owner))
+    # the class and the classes it inherits the constructor through read the attribute
+    trees = [parsed(c) for c in cls.__mro__[:cls.__mro__.index(owner) + 1]]
+    tree = ast.Module(body=[t for t in trees if t is not None], type_ignores=[])
+    if body is None or not tree.body:
         return False
     kept: dict[int, str] = {}  # id(the name's node) -> the attribute it is kept as
     for node in ast.walk(body):

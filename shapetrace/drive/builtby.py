@@ -163,6 +163,21 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
             continue  # a parameter of a helper defined inside (``def get_block(c_hidden)``)
         if arg is None:  # ``ConvLayer(**kwargs)`` with ``kwargs = dict(activation=..., ...)`` before
             arg = _spread_argument(node, param, scope)
+        staged = _stage_of(arg)  # ``downscaling_factor=downscaling_factors[0]``: one stage's
+        if staged is not None:
+            name, at = staged
+            if isinstance(name, ast.Name) and name.id in shadowed.get(id(node), ()):
+                continue
+            whole = _literal(defaults.get(name.id)) if name.id in defaults else _NOTHING
+            where = _where(file, node.lineno)
+            if whole is _NOTHING and name.id in names and function and scope.name == "__init__" \
+                    and cls_node is not None:  # handed on whole: who passes the stages
+                caller = _module_class(cls_node.name, owner, file)
+                up = passed_for(caller, name.id, depth - 1) if caller is not None else None
+                whole, where = (up.value, up.where) if up is not None else (_NOTHING, where)
+            if isinstance(whole, (tuple, list)) and -len(whole) <= at < len(whole):
+                return Passed(whole[at], where, {})
+            continue
         if isinstance(arg, ast.Name) and arg.id in defaults:
             arg = defaults[arg.id]
         elif isinstance(arg, ast.Name) and arg.id in names and function and scope.name == "__init__" \
@@ -189,6 +204,19 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
 
 
 _NOTHING = object()
+
+
+def _stage_of(node: ast.expr | None) -> tuple[ast.Name, int] | None:
+    """``(name, i)`` for ``name[i]`` with ``i`` a whole number written out (one stage's entry
+    of a list per stage); None for anything else."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        index = node.slice
+        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) \
+                and isinstance(index.operand, ast.Constant):
+            index = ast.Constant(-index.operand.value)
+        if isinstance(index, ast.Constant) and type(index.value) is int:
+            return node.value, index.value
+    return None
 
 
 def _option_read(node: ast.expr | None) -> bool:

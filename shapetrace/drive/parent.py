@@ -197,7 +197,46 @@ def _caught(request, parent: type, cls: type) -> InParent | None:
         found = _caught_in(each, cls, parent)
         if found is not None:
             return found
-    return None
+    read = _read_again(plan)  # a parent whose guessed inputs did not fit: as its check reads them
+    return _caught_in(read, cls, parent) if read is not None else None
+
+
+#: how many readings of a parent's guesses are run to find one its forward runs on
+_PARENT_READINGS = 8
+
+
+def _read_again(plan):
+    """The first reading of ``plan``'s guesses (an input read as an image, its channels last,
+    at another side) on which the parent's forward runs, as a check of the parent would read
+    them; None when its first plan runs or no reading does."""
+    from .attempt import attempt
+
+    try:
+        first = attempt(plan, watch=False)
+    except (ShapetraceError, Exception):  # noqa: BLE001 - a parent that cannot be built
+        return None
+    if first.ran:
+        return None
+    budget = [_PARENT_READINGS]
+
+    def runs(failed, depth):
+        for other in failed.plan.readings(failed):
+            if budget[0] <= 0:
+                return None
+            budget[0] -= 1
+            try:
+                again = attempt(other, watch=False)
+            except (ShapetraceError, Exception):  # noqa: BLE001 - a reading it refuses
+                continue
+            if again.ran and other.accepts(again):
+                return other
+            if depth > 1 and other.guesses and not again.ran:
+                deeper = runs(again, depth - 1)
+                if deeper is not None:
+                    return deeper
+        return None
+
+    return runs(first, 2)
 
 
 def _caught_in(plan, cls: type, parent: type) -> InParent | None:

@@ -37,9 +37,7 @@ from ..base.specs import InputSpec, ValueInput, parse_input
 from .guess import Guess
 from .heads_read import HeadInputs
 from .ids_read import at_embedding
-from .image_sides import ImageSide, image_side
-from .layout import (first_channels, moved_refused, signal_reading, signal_refused, takes_images,
-                     takes_videos)
+from .image_sides import ImageInputs
 from .passed_read import PassedValues
 
 
@@ -222,79 +220,6 @@ def _embeds(model) -> bool:
     import torch.nn as nn
 
     return model is not None and any(isinstance(m, nn.Embedding) for m in model.modules())
-
-
-#: ops that take an image batch (B, C, H, W): a (B, T, C) guess handed to one was wrong
-_IMAGE_OPS = frozenset({"F.conv2d", "torch.conv2d", "F.max_pool2d", "F.avg_pool2d",
-                        "F.adaptive_avg_pool2d", "F.adaptive_max_pool2d", "F.batch_norm",
-                        "F.instance_norm", "F.interpolate", "F.pixel_shuffle", "F.unfold"})
-#: ops that take a video or a volume (B, C, T, H, W) only
-_VIDEO_OPS = frozenset({"F.conv3d", "torch.conv3d", "F.max_pool3d", "F.avg_pool3d",
-                        "F.adaptive_avg_pool3d", "F.adaptive_max_pool3d", "F.conv_transpose3d"})
-
-
-@dataclass(frozen=True)
-class ImageInputs(Guess):
-    """Inputs guessed from their names as vectors (B, T, C) that may be images (B, C, H, W): a
-    forward that unpacks four sizes from one (``B, C, H, W = x.shape``) or hands it to a 2-D
-    convolution or pooling says so. The image's channels are what the module's first
-    convolution (or 2-D norm) takes."""
-
-    names: tuple[str, ...]
-    after_another_input = True
-
-    def read_by(self, failed, plan: Plan) -> bool:
-        return self._video(failed) or failed.broadcast_up == 4 or failed.unpacked(4, self.names) \
-            or failed.pattern_wants(4, self.names) or failed.permute_wants(4, self.names) or (
-            failed.failed_op is not None and failed.failed_op.op in _IMAGE_OPS
-            and failed.reads_input(failed.failed_op, self.names)) or (
-            not failed.ran and takes_images(failed.model)) or signal_refused(failed, self.names) \
-            or moved_refused(failed, self.names)
-
-    def others(self, plan: Plan, failed) -> Iterator[Plan]:
-        signal = signal_reading(plan.inputs, failed, self.names)
-        if signal is not None:  # a (B, C, T) signal a 1-D convolution takes first
-            yield dataclasses.replace(plan, inputs=signal[0], guesses=(), note=signal[1],
-                                      reading_of=self)
-            return
-        video = self._video(failed)
-        channels = first_channels(failed.model, video)
-        side = image_side(plan.init or {})
-        frames = ("T",) if video else ()  # frames (or depth) of a video: the sequence
-        chosen = self.names
-        if failed.permute_wants(5 if video else 4, self.names):  # the input the permute read
-            chosen = tuple(n for n in self.names if failed.reads_input(failed.failed_op, (n,)))
-        inputs = tuple(InputSpec(spec.name, ("B", channels or "C", *frames, side, side))
-                       if isinstance(spec, InputSpec) and spec.name in chosen else spec
-                       for spec in plan.inputs)
-        names, many = ", ".join(chosen), len(chosen) > 1
-        from torch import nn
-
-        layer = "3-D layer" if video else "convolution" if channels and any(
-            isinstance(m, nn.Conv2d) for m in failed.model.modules()) \
-            else "layer after its nn.Unfold"
-        source = f"the {channels} channels its first {layer} takes" if channels else "the width"
-        what = ("videos" if many else "a video") if video else ("images" if many else "an image")
-        note = (f"{names} read as {what} (B, {channels or 'C'}, {'T, ' if video else ''}{side}, "
-                f"{side}), {source}: as (B, T, C) {'they' if many else 'it'} did not fit; give "
-                f"--input {chosen[0]}={'B,C,T,H,W' if video else 'B,C,H,W'} to choose")
-        yield dataclasses.replace(plan, inputs=inputs, note=note, reading_of=self,
-                                  guesses=(ImageSide(chosen, side),))
-
-    def settled_by(self, attempt, plan: Plan) -> bool:
-        return False  # an image read at a side of ours stands only when the forward runs
-
-    def _video(self, failed) -> bool:
-        """Whether the forward wants videos (B, C, T, H, W): it unpacks five sizes, an einops
-        pattern names five axes, a 3-D convolution or pooling refused the guess, the module
-        holds such layers and no 2-D ones, or a scale of its own of five axes broadcast the
-        guess up to five."""
-        op = failed.failed_op
-        return failed.unpacked(5, self.names) or failed.pattern_wants(5, self.names) \
-            or failed.permute_wants(5, self.names) or (
-            op is not None and op.op in _VIDEO_OPS and failed.reads_input(op, self.names)) or (
-            not failed.ran and takes_videos(failed.model) and not takes_images(failed.model)) \
-            or failed.broadcast_up == 5
 
 
 @dataclass(frozen=True)
