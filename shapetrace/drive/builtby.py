@@ -101,10 +101,12 @@ def passed_for(owner: type, param: str, depth: int = 3) -> Passed | None:
     index, path = place
     for file, tree in _trees(path, owner):
         methods = {id(f): c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
+        top = _top_assigned(tree)  # ``config = {...}`` at a script's top, passed from its main()
         for scope in ast.walk(tree):  # a notebook's own cells call it at their top level
             if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                     or scope is tree and _cells(file):
-                found = _passed_in(scope, methods.get(id(scope)), owner, param, index, file, depth)
+                found = _passed_in(scope, methods.get(id(scope)), owner, param, index, file, depth,
+                                   top)
                 if found is not None:
                     return found
     return None
@@ -143,7 +145,7 @@ def _parameter_place(owner: type, param: str) -> tuple[int, Path] | None:
 
 
 def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
-               depth: int) -> Passed | None:
+               depth: int, top: dict | None = None) -> Passed | None:
     function = not isinstance(scope, ast.Module)
     defaults = _defaults(scope) if function else {}
     names = [a.arg for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs] \
@@ -190,7 +192,10 @@ def _passed_in(scope, cls_node, owner: type, param: str, index: int, file: Path,
         value = _literal(arg)
         if value is _NOTHING and _option_read(arg):  # ``forward_mul=self.args.forward_mul``
             value = _literal(default_for(file, arg.attr))
-        set_to = _assigned(scope).get(arg.id, arg) if isinstance(arg, ast.Name) else arg
+        set_to = arg
+        if isinstance(arg, ast.Name):  # set in the scope, else at the file's top (unless a
+            outer = (top or {}) if arg.id not in names else {}  # parameter hides it)
+            set_to = _assigned(scope).get(arg.id, outer.get(arg.id, arg))
         if value is _NOTHING and set_to is not arg:  # a name the scope set to a literal
             value = _literal(set_to)
         if value is _NOTHING:  # a layer class handed in (``act_layer=nn.GELU``, or a name set to one)
@@ -254,19 +259,52 @@ def _is_none(node: ast.expr) -> bool:
 
 
 def _literal(node: ast.expr | None) -> object:
-    """A number, string or bool written out (or a tuple or list of them); :data:`_NOTHING`
-    for anything else, None included (None stands for "not given")."""
+    """A number, string or bool written out (or a tuple or list of them, or a dict of them by
+    name: a config written as a literal), arithmetic on numbers worked out (``4 * 48``);
+    :data:`_NOTHING` for anything else, None included (None stands for "not given")."""
     if node is None:
         return _NOTHING
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError, RecursionError):
-        return _NOTHING
+    if isinstance(node, ast.Dict):
+        if not node.keys or not all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                    for k in node.keys):
+            return _NOTHING
+        fields = {k.value: None if _is_none(v) else _literal(v) for k, v in zip(node.keys, node.values)}
+        return _NOTHING if any(v is _NOTHING for v in fields.values()) else fields
+    value = _folded(node)
     plain = (int, float, str, bool)
     if isinstance(value, plain) or (isinstance(value, (tuple, list)) and value
                                     and all(isinstance(v, plain) for v in value)):
         return value
     return _NOTHING
+
+
+#: the arithmetic :func:`_folded` works out
+_ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+               ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b,
+               ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b if abs(b) <= 64 else None}
+
+
+def _folded(node: ast.expr) -> object:
+    """``ast.literal_eval`` of ``node``, with arithmetic between numbers written out worked out;
+    :data:`_NOTHING` where it cannot be."""
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = _folded(node.left), _folded(node.right)
+        if type(left) in (int, float) and type(right) in (int, float):
+            try:
+                out = _ARITHMETIC[type(node.op)](left, right)
+            except (ZeroDivisionError, OverflowError):
+                return _NOTHING
+            return _NOTHING if out is None else out
+        return _NOTHING
+    if isinstance(node, (ast.Tuple, ast.List)):
+        items = [_folded(e) for e in node.elts]
+        if any(i is _NOTHING for i in items):
+            return _NOTHING
+        return items if isinstance(node, ast.List) else tuple(items)
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+        return _NOTHING
 
 
 def _cells(file: Path) -> bool:
@@ -500,6 +538,14 @@ def _argument(call: ast.Call, param: str, index: int) -> ast.expr | None:
     if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
         return call.args[index]
     return None
+
+
+def _top_assigned(tree: ast.Module) -> dict[str, ast.expr]:
+    """The names a file's top level assigns, by the value assigned (the last such assignment):
+    the values its functions read as globals."""
+    return {node.targets[0].id: node.value for node in tree.body
+            if isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)}
 
 
 def _assigned(scope: ast.AST) -> dict[str, ast.expr]:
