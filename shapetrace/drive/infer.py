@@ -58,6 +58,7 @@ from ..base.specs import (
 from ..naming.hints import forward_hints, tensor_annotation
 from .asks import mask_axes
 from .builtby import built_for, passed_for, splatted_for
+from .passed_read import note_filled, unset_fields_passed
 from .docshapes import documented_input
 from .init_reads import per_stage, read_for, staged_heads
 from .input_reads import (lengths_input, none_by_receiver, number_input, rotary_input, size_input, spec_by_layer,
@@ -294,7 +295,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             out[p.name] = value
         elif p.name in CONFIG or annotated_config(cls, p) is not None:
             out[p.name] = config_argument(cls, p, dims)
-            _note_filled(_unset_fields_passed(cls, p.name, out[p.name]), p.name, notes)
+            note_filled(unset_fields_passed(cls, p.name, out[p.name]), p.name, notes)
         elif (module := _module_annotation(cls, p)) is not None:
             out[p.name] = _build_module(module, cls, p, dims)
         elif (built := built_for(cls, p.name)) is not None:  # as the project's code builds it
@@ -327,14 +328,14 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             out[p.name] = infer_init(spread, dims, notes=notes)
         elif (read := _config_from_reads(cls, p, dims)) is not None:
             out[p.name] = read  # a config by any name: the fields its code reads
-            filled = _unset_fields_passed(cls, p.name, read)
+            filled = unset_fields_passed(cls, p.name, read)
             if notes is not None:
                 fields = read if isinstance(read, dict) else vars(read)
                 shown = ", ".join(f"{k}={v!r}" for k, v in list(fields.items())[:8])
                 more = ", ..." if len(fields) > 8 else ""
                 notes.append(f"{p.name} made with the fields the code reads from it ({shown}"
                              f"{more}); give --init {p.name}.FIELD=VALUE to set one")
-            _note_filled(filled, p.name, notes)
+            note_filled(filled, p.name, notes)
         elif is_switch_param(p) or (p.default is p.empty and p.name.lstrip("_").lower()
                                     not in CAUSAL_FLAGS and only_switched(cls, p.name)):
             out[p.name] = True  # a switch nothing sets: on, so that the part it adds is checked
@@ -533,28 +534,6 @@ def _config_from_reads(cls: type, param: inspect.Parameter, dims: Mapping[str, i
     if not {field_size(name) for name in _leaf_names(fields)} & {"C", "H"} or called(cls, param.name):
         return None  # (one the class calls, ``self.transf(src, tgt)``, is a module: not a config)
     return _config_of(fields, dims)
-
-
-def _unset_fields_passed(cls: type, name: str, read) -> tuple[list[str], str] | None:
-    """Fields of the config ``read`` (a dict the fields the code reads made) that nothing set
-    (None), set in place from the config the project's code passes as ``name`` written out (a
-    script's ``config = {...}``), with where it passes it; None when none is set so."""
-    if not isinstance(read, dict) or not any(v is None for v in read.values()):
-        return None
-    passed = passed_for(cls, name)
-    if passed is None or not isinstance(passed.value, dict):
-        return None
-    filled = [k for k, v in read.items() if v is None and passed.value.get(k) is not None]
-    for key in filled:
-        read[key] = passed.value[key]
-    return ([f"{k}={read[k]!r}" for k in filled], passed.where) if filled else None
-
-
-def _note_filled(filled: tuple[list[str], str] | None, name: str, notes: list[str] | None) -> None:
-    if filled and notes is not None:
-        fields, where = filled
-        notes.append(f"{name}: {', '.join(fields)} as the config {where} passes, where no name "
-                     f"says; give --init {name}.FIELD=VALUE to choose")
 
 
 def _leaf_names(fields: Mapping) -> set[str]:

@@ -78,3 +78,25 @@ def _sizes(failed) -> set[int]:
     if failed.raised is None or op is None or not op.error:
         return set()
     return numbers_in(op.error[1]) | {s for meta in op.inputs for s in meta.shape}
+
+
+def unset_fields_passed(cls: type, name: str, read) -> tuple[list[str], str] | None:
+    """Fields of the config ``read`` (a dict the fields the code reads made) that nothing set
+    (None), set in place from the config the project's code passes as ``name`` written out (a
+    script's ``config = {...}``), with where it passes it; None when none is set so."""
+    if not isinstance(read, dict) or not any(v is None for v in read.values()):
+        return None
+    passed = passed_for(cls, name)
+    if passed is None or not isinstance(passed.value, dict):
+        return None
+    filled = [k for k, v in read.items() if v is None and passed.value.get(k) is not None]
+    for key in filled:
+        read[key] = passed.value[key]
+    return ([f"{k}={read[k]!r}" for k in filled], passed.where) if filled else None
+
+
+def note_filled(filled: tuple[list[str], str] | None, name: str, notes: list[str] | None) -> None:
+    if filled and notes is not None:
+        fields, where = filled
+        notes.append(f"{name}: {', '.join(fields)} as the config {where} passes, where no name "
+                     f"says; give --init {name}.FIELD=VALUE to choose")
