@@ -32,7 +32,8 @@ class Analysis:
     def __init__(self, records: list[OpRecord], dims: Dims,
                  exception: BaseException | None = None,
                  reshapes: dict[int, ReshapeCheck | None] | None = None,
-                 unread_layers: list[UnreadLayer] | None = None, shapes_only: bool = False):
+                 unread_layers: list[UnreadLayer] | None = None, shapes_only: bool = False,
+                 module_calls: dict[type, set] | None = None):
         self.records = records
         self.dims = dims
         self.exception = exception
@@ -40,6 +41,8 @@ class Analysis:
         self.unread_layers = unread_layers or []
         #: an op failed on fake tensors: its strides were torch's prediction, not a fact
         self.shapes_only = shapes_only
+        #: a module class -> the ``(code, lasti)`` of the user's lines that called its modules
+        self.module_calls = module_calls or {}
         #: record index -> its reading as a reshape: those provenance read, the rest on first use
         self._reshapes: dict[int, ReshapeCheck | None] = reshapes if reshapes is not None else {}
 
@@ -103,7 +106,8 @@ def analyse(data: TraceData) -> Analysis:
     """Name every axis of ``data`` (in place: ``meta.axes``) and wrap it for the rules."""
     reshapes = annotate_once(data)
     return Analysis(data.records, data.dims, data.exception, reshapes,
-                    getattr(data, "unread_layers", None), getattr(data, "shapes_only", False))
+                    getattr(data, "unread_layers", None), getattr(data, "shapes_only", False),
+                    getattr(data, "module_calls", None))
 
 
 __all__ = ["Analysis", "analyse"]

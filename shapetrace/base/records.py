@@ -250,3 +250,6 @@ class TraceData:
         self.unread_layers: list[UnreadLayer] = []
         #: an op failed on fake tensors (``--fake``): its strides were torch's prediction
         self.shapes_only = False
+        #: a module class -> the ``(code, lasti)`` of each line of the user's code that called a
+        #: module of it (``record.tracer``'s post hook; library code's calls are not kept)
+        self.module_calls: dict[type, set] = {}

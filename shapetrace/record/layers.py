@@ -55,12 +55,18 @@ def library_class(cls: type) -> bool:
 
 
 def mark_returned(live: dict, output, module: torch.nn.Module, path: str, site,
-                  caller: str) -> None:
+                  caller: str, calls: dict | None = None) -> None:
     """Marks every tensor of ``output`` (what ``module``, at ``path``, returned to the line
     ``site`` of the module at ``caller``) as that call's output; an outer call that returns it
     again marks it last. What the outermost call returns (``caller`` "": the model's output)
     goes to code outside any module: it is kept or looked at there (``TensorMeta.looked``),
-    whatever that code does with it."""
+    whatever that code does with it. ``calls``: module class -> the user's lines that called
+    one (``TraceData.module_calls``), this one added."""
+    if calls is not None and site is not None:
+        lines = calls.get(type(module))
+        if lines is None:
+            lines = calls[type(module)] = set()
+        lines.add(site)
     if not caller:
         for t in tensors_in(output):
             meta = live.get(id(t))

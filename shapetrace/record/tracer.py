@@ -19,18 +19,8 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ..base.compat import (
-    current_body,
-    dispatching_caller,
-    frame_getter,
-    is_fake,
-    mode_on_top,
-    module_paths,
-    pop_mode,
-    push_mode,
-    tracing_check,
-    transparent_bodies,
-)
+from ..base.compat import (current_body, dispatching_caller, frame_getter, is_fake, mode_on_top,
+                           module_paths, pop_mode, push_mode, tracing_check, transparent_bodies)
 from ..base.records import _EMPTY as _EMPTY_KWARGS
 from ..base.records import (
     _TENSOR_ARGS,
@@ -276,7 +266,8 @@ class Recorder:
         if mode is None or output is None:
             return
         mark_returned(mode.live, output, module, path or self._module_name(module),
-                      module_call_site(mode._getframe(1)), self.module if stack else "")
+                      module_call_site(mode._getframe(1)), self.module if stack else "",
+                      self.data.module_calls)
 
     def _warned(self, message, category, filename, lineno):
         """A warning shown on this recorder's thread: noted on the op that raised it; placed

@@ -72,8 +72,11 @@ def check_discarded(analysis: Analysis):
     softmax replaced, a module's output dropped, a layer never called); this statement reading
     adds what dataflow cannot see, at lines it did not report."""
     from .dead import dead_value_findings, unread_layer_findings
+    from .dropped_args import dropped_argument_findings
 
     flowed = dead_value_findings(analysis)
+    flowed += [d for d in dropped_argument_findings(analysis)
+               if (d.file, d.line) not in {(f.file, f.line) for f in flowed}]
     yield from flowed
     yield from unread_layer_findings(analysis)
     reported = {(d.file, d.line) for d in flowed}

@@ -154,7 +154,12 @@ _ALL = [
        unused layer is named as the one it was built for). A
        placeholder never read (`out = torch.zeros_like(query)`, `torch.empty(...)` left from a
        starter file: a value made from nothing but sizes) loses no computation and is only a note; a
-       dead mask, projection, scores or softmax stays an error.
+       dead mask, projection, scores or softmax stays an error. An argument a forward drops is one
+       too: the caller's line passes a value (`layer(norm(x), x)`), and every place the forward
+       reads it binds a name that nothing reads afterwards (`residual = default(residual, x)`, then
+       the skip path adds `x`): the finding is placed at that line. A parameter never read (kept for
+       a common signature), read anywhere else (a test other than `is None`, a call, a branch), or
+       passed as None or a constant flag says nothing.
        """,
        """
        q = self.to_q(x)
