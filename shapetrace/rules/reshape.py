@@ -170,17 +170,32 @@ def _skew(analysis: Analysis, rec) -> bool:
 
 
 def _swapped_pair(rec) -> tuple[int, int] | None:
-    """The two neighbouring axes a reshape regroups as (a, b) -> (b, a), keeping the rest."""
+    """The two neighbouring axes a reshape regroups as (a, b) -> (b, a): ``(i, i + 1)`` in its
+    input. The axes before the pair may be merged or split on the way (Music Transformer's skew
+    reads (B, H, T, T + 1) as (B·H, T + 1, T)), and so may those after it, as long as each side
+    holds the same number of elements as before."""
     src, out = rec.inputs[0].shape, rec.outputs[0].shape if rec.outputs else None
-    if out is None or len(src) != len(out):
+    if out is None or len(src) < 2 or len(out) < 2:
         return None
-    changed = [i for i in range(len(src)) if src[i] != out[i]]
-    if len(changed) != 2 or changed[1] != changed[0] + 1:
-        return None
-    i, j = changed
-    if src[i] * src[j] != out[i] * out[j] or (src[i], src[j]) != (out[j], out[i]):
-        return None
-    return i, j
+    found = None
+    for i in range(len(src) - 1):
+        a, b = src[i], src[i + 1]
+        if a == b:
+            continue
+        for k in range(len(out) - 1):
+            if (out[k], out[k + 1]) == (b, a) and _product(src[:i]) == _product(out[:k]) \
+                    and _product(src[i + 2:]) == _product(out[k + 2:]):
+                if found is not None and found != (i, i + 1):
+                    return None  # more than one reading
+                found = (i, i + 1)
+    return found
+
+
+def _product(sizes) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
 
 
 def _skew_view(analysis: Analysis, rec) -> bool:

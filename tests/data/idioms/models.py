@@ -31,6 +31,12 @@ def skew_and_drop(rel):
     return padded[:, :, 1:, :]
 
 
+def skew_merged(rel):
+    """The skew over every grid at once: batch and heads merged into one leading axis."""
+    padded = F.pad(rel, [1, 0]).reshape(-1, rel.shape[-1] + 1, rel.shape[-2])
+    return padded[:, 1:].reshape(*rel.shape)
+
+
 def shift_wide(x):
     """Scores against 2T-1 relative distances, cut back to the T keys each query sees."""
     pad = torch.zeros((*x.size()[:3], 1), dtype=x.dtype)
@@ -68,6 +74,36 @@ class ShiftByCat(ShiftByPad):
 
 class SkewAndDrop(ShiftByPad):
     SHIFT = staticmethod(skew_and_drop)
+
+
+class SkewMerged(ShiftByPad):
+    SHIFT = staticmethod(skew_merged)
+
+
+class SkewMergedCross(nn.Module):
+    """Queries against a longer memory: one relative embedding per key, skewed with the batch
+    and heads merged (queries no more than keys, as the shift needs)."""
+
+    INIT = {"d_model": "C", "n_head": "H"}
+    INPUTS = ["x=B,T,C", "memory=B,S,C"]
+
+    def __init__(self, d_model, n_head, max_keys=64):
+        super().__init__()
+        self.n_head = n_head
+        self.q = nn.Linear(d_model, d_model)
+        self.kv = nn.Linear(d_model, 2 * d_model)
+        self.rel = nn.Parameter(torch.randn(max_keys, d_model // n_head))
+        self.out = nn.Linear(d_model, d_model)
+
+    def forward(self, x, memory):
+        B, T, C = x.shape
+        S = memory.shape[1]
+        q = self.q(x).view(B, T, self.n_head, -1).transpose(1, 2)
+        k, v = (t.view(B, S, self.n_head, -1).transpose(1, 2) for t in self.kv(memory).split(C, -1))
+        rel = skew_merged(q @ self.rel[-S:].transpose(0, 1))
+        scores = (q @ k.transpose(-2, -1) + rel) / math.sqrt(k.size(-1))
+        y = (scores.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, T, C)
+        return self.out(y)
 
 
 class ShiftWide(nn.Module):
