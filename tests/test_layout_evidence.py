@@ -101,3 +101,28 @@ def test_two_named_sizes_are_read_by_their_order_not_one_at_a_time(layouts):
     target = layouts["TableCutByLengthAfterN"]
     assert target["error"] is None and target["ok"], target["diagnostics"]
     assert not [d for d in target["diagnostics"] if d["rule"] in ("position-axis", "batch-leak")]
+
+
+def test_the_code_reading_its_shape_outranks_a_mask_shape_in_the_docstring(layouts):
+    """``tgt_len, bsz, embed_dim = query.size()`` says time-first; the docstring's only bracketed
+    shape is the padding mask's ``(batch, src_len)``, batch-first in time-first code too."""
+    padded = layouts["PaddedTimeFirstAttention"]
+    assert padded["error"] is None, padded["error"]
+    assert _errors(padded) == [] and not [d for d in padded["diagnostics"]
+                                          if d["severity"] == "warning"], padded["diagnostics"]
+    first = next(r for r in padded["trace"] if r["op"] == "F.multi_head_attention_forward") \
+        if padded.get("trace") else None
+    assert first is None or first["inputs"][0].startswith("(T, B")
+
+
+def test_a_docstring_counts_its_shapes_with_the_most_axes():
+    from shapetrace.drive.layout import _docstring
+
+    def forward(self, x, mask):
+        """x: shape [seq_len, batch_size, d_model]; mask: shape (batch, seq_len)"""
+
+    def crossed(self, x):
+        """Input shape: Time x Batch x Channel"""
+
+    assert list(_docstring(forward)) == ["time-first"]
+    assert list(_docstring(crossed)) == ["time-first"]

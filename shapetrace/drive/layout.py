@@ -8,7 +8,8 @@ false batch-leak. Only the author's own words count as evidence, never a guess f
 
 - an unpacking of an argument's shape with named sizes, time first and batch second
   (``seq_len, batch_size, _ = query.shape``);
-- a docstring that gives a shape as ``[seq_len, batch_size, ...]``;
+- a docstring that gives a shape as ``[seq_len, batch_size, ...]`` or ``Time x Batch x Channel``
+  (of its shapes, those with the most axes: a time-first module's masks are batch-first);
 - a table of positions cut to the argument's first axis, ``self.pe[:x.size(0)]`` (the older
   tutorial's positional encoding), where batch-first code cuts ``self.pe[:, :x.size(1)]``;
 - an argument's axis read into a size's word: ``bsz = x.size(1)``, ``seq_len = x.shape[0]``.
@@ -17,7 +18,9 @@ After a run, one more kind: inputs guessed batch-first that reach an op taking i
 first (``nn.MultiheadAttention`` without ``batch_first=True``) as they came, in a forward whose
 author says nothing of the layout, are read time-first (``sequence_first_reading``).
 
-Either kind that says batch-first (``B, T, C = x.shape``) anywhere in the forward cancels it.
+What the code reads of its arguments' shapes outranks the docstring, which counts only when the
+code reads nothing. Either kind that says batch-first (``B, T, C = x.shape``) anywhere in the
+forward cancels it.
 Importing this module does not import torch. The words for a size are the vocabulary's
 (``base.names.DIM_WORDS``).
 """
@@ -34,15 +37,17 @@ from collections.abc import Callable
 from ..base.names import dim_of_word
 from ..base.ops import LAYER_OPS
 
-_SHAPE_TEXT = re.compile(r"shape[^\[\(\n]{0,40}[\[\(]\s*`*([A-Za-z_]\w*)`*\s*,\s*`*([A-Za-z_]\w*)",
-                         re.IGNORECASE)
+#: a shape written in brackets after the word: what is inside them
+_SHAPE_TEXT = re.compile(r"shape[^\[\(\n]{0,40}[\[\(]([^\]\)\n]{1,120})[\]\)]", re.IGNORECASE)
+#: a shape written with crosses, three axes at least: ``Time x Batch x Channel``
+_CROSSED = re.compile(r"\b([A-Za-z_]\w*)\s+[x×]\s+([A-Za-z_]\w*)\s+[x×]\s+[A-Za-z_]\w*")
 
 
 def time_first(forward: Callable, params: list[str], owner: type | None = None) -> bool:
     """True when ``forward``'s author says its sequences come time-first (see the module). A
     forward that says nothing inherits what the nearest base class's forward says (a subclass
     that builds a mask and calls ``super().forward(x, x, x, mask)``)."""
-    votes = set(_unpackings(forward, params)) | set(_docstring(forward))
+    votes = _stated(forward, params)
     if not votes and isinstance(owner, type):
         for base in owner.__mro__[1:]:
             other = vars(base).get("forward")
@@ -52,10 +57,17 @@ def time_first(forward: Callable, params: list[str], owner: type | None = None) 
                 names = list(inspect.signature(other).parameters)[1:]
             except (TypeError, ValueError):
                 break
-            votes = set(_unpackings(other, names)) | set(_docstring(other))
+            votes = _stated(other, names)
             if votes:
                 break
     return votes == {"time-first"}
+
+
+def _stated(forward: Callable, params: list[str]) -> set[str]:
+    """The layouts the author states: what the code reads of its arguments' shapes, and only
+    when it reads nothing, what its docstring writes (``tgt_len, bsz, _ = query.size()`` over
+    a docstring whose only bracketed shape is a padding mask's ``(batch, src_len)``)."""
+    return set(_unpackings(forward, params)) or set(_docstring(forward))
 
 
 def _order(first: str, second: str) -> str | None:
@@ -181,10 +193,24 @@ def _shape_of(value: ast.expr) -> str | None:
 
 
 def _docstring(forward: Callable):
+    """The orders the docstring's shapes state, those with the most axes only: a time-first
+    module's masks are batch-first, (batch, src_len), beside its (T, B, C) data. A shape is
+    written in brackets (``shape [seq_len, batch_size, d_model]``) or with crosses (``Input
+    shape: Time x Batch x Channel``)."""
     doc = inspect.getdoc(forward) or ""
-    for first, second in _SHAPE_TEXT.findall(doc):
+    found: list[tuple[int, str]] = []
+    for inner in _SHAPE_TEXT.findall(doc):
+        names = [n.strip(" `") for n in inner.split(",")]
+        order = _order(names[0], names[1]) if len(names) >= 2 else None
+        if order:
+            found.append((len(names), order))
+    for first, second in _CROSSED.findall(doc):
         order = _order(first, second)
         if order:
+            found.append((3, order))
+    most = max((n for n, _ in found), default=0)
+    for n, order in found:
+        if n == most:
             yield order
 
 
@@ -259,7 +285,7 @@ def _states_batch_first(forward) -> bool:
     if any(_shape_annotation(p.annotation) for p in params):
         return True
     names = [p.name for p in params]
-    return "batch-first" in {*_unpackings(forward, names), *_docstring(forward)}
+    return "batch-first" in _stated(forward, names)
 
 
 def _shape_annotation(annotation) -> bool:

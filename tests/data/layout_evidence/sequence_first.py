@@ -141,3 +141,28 @@ class TableCutByLengthAfterN(nn.Module):
     def forward(self, x):
         N, S, D = x.shape
         return x + self.pe[:, :S, :]
+
+
+class PaddedTimeFirstAttention(nn.Module):
+    """Its own projections handed to the functional multi-head attention, time-first as its
+    unpacking says, with a padding mask its docstring gives batch-first (as torch's is)."""
+
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.in_proj_weight = nn.Parameter(torch.randn(3 * embed_dim, embed_dim) * embed_dim ** -0.5)
+        self.in_proj_bias = nn.Parameter(torch.zeros(3 * embed_dim))
+        self.out_proj = nn.Linear(embed_dim, embed_dim)
+
+    def forward(self, query, key, value, key_padding_mask=None):
+        """Input shape: Time x Batch x Channel
+
+        Args:
+            key_padding_mask: of shape `(batch, src_len)`, True at the padding.
+        """
+        tgt_len, bsz, embed_dim = query.size()
+        out, _ = nn.functional.multi_head_attention_forward(
+            query, key, value, embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+            None, None, False, 0.0, self.out_proj.weight, self.out_proj.bias,
+            key_padding_mask=key_padding_mask, need_weights=False)
+        return out
