@@ -14,6 +14,7 @@ import contextlib
 import importlib.util
 import linecache
 import os
+import re
 import sys
 import sysconfig
 from functools import lru_cache
@@ -112,6 +113,27 @@ def innermost_user_frame(tb, *, installed_is_library: bool = True,
             found = (filename, tb.tb_lineno)
         tb = tb.tb_next
     return found
+
+
+def none_parameters(tb, *, installed_is_library: bool = False) -> tuple[str, ...]:
+    """The parameters of the innermost user frame of ``tb`` that hold None and that the line
+    it raised at reads (``encoder_padding_mask.float()`` with ``encoder_padding_mask=None``):
+    read while the frames exist."""
+    found = None
+    while tb is not None:
+        frame = tb.tb_frame
+        if not is_library_file(frame.f_code.co_filename, installed_is_library=installed_is_library):
+            found = (frame, tb.tb_lineno)
+        tb = tb.tb_next
+    if found is None:
+        return ()
+    frame, line = found
+    code = frame.f_code
+    count = code.co_argcount + code.co_kwonlyargcount
+    text = linecache.getline(code.co_filename, line)
+    return tuple(name for name in code.co_varnames[:count]
+                 if frame.f_locals.get(name, 0) is None
+                 and re.search(rf"\b{re.escape(name)}\b", text))
 
 
 def outer_user_frame(frame, *, installed_is_library: bool) -> tuple[str, int] | None:

@@ -21,10 +21,10 @@ import torch
 from ..analysis.graph import made_through
 from ..base import specs
 from ..base.dims import Dims
-from ..base.errors import ShapetraceError, TargetError, drop_frames, one_line
+from ..base.errors import ShapetraceError, TargetError, drop_frames, failed_on_none, one_line
 from ..base.ops import ARITHMETIC_NAMES, ARITHMETIC_OPERATORS, MOVES, cut_to_empty, ints
 from ..base.records import OpRecord
-from ..base.source import display_path, innermost_user_frame, user_frame
+from ..base.source import display_path, innermost_user_frame, none_parameters, user_frame
 from ..behaviour.state import ModuleState
 from ..record.built import building
 from ..record.built import remember as remember_built
@@ -70,6 +70,9 @@ class Attempt:
     raised_at: tuple[str, int] | None = None
     #: the file of the innermost frame the forward raised in (a library's, or the user's)
     raised_in: str | None = None
+    #: the parameters of the innermost user frame that held None and were read on the line
+    #: that raised (a child's ``mask=None`` a wrapper's ``**kwargs`` never passed)
+    none_read: tuple[str, ...] = ()
     #: what the forward returned (None also when it raised)
     output: Any = None
     #: for a forward that failed: the note of a reading of its guesses under which the forward
@@ -396,15 +399,18 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
     if built is not None:
         built.restore()
     raised_at = raised_in = None
+    none_read = ()
     if raised is not None:  # what the rules did not explain, read while its frames exist
         trace.add(raised_findings(trace.records, raised, trace.diagnostics))
         found = innermost_user_frame(raised.__traceback__, installed_is_library=False)
         raised_at = (found[0], found[1]) if found else None
         raised_in = _innermost_file(raised.__traceback__)
+        if failed_on_none(raised):
+            none_read = none_parameters(raised.__traceback__)
         drop_frames(raised)
     done = Attempt(plan, model, args, names, built_with, trace, raised, watcher,
                    raised_at=raised_at, raised_in=raised_in if raised is not None else None,
-                   output=output)
+                   output=output, none_read=none_read)
     if fast.note:
         done.notes.append(fast.note)
     if on_cpu := note(model, sites):

@@ -307,6 +307,10 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
     if chosen.plan.request.inputs is None:  # and those shapetrace itself passed as None
         left += [n for n, a in zip(chosen.names, chosen.args) if a is None and n in
                  {p.name for p in params}]
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        # a module inside read an argument of its own left None, one that the forward's
+        # ``**kwargs`` would have handed on had its callers passed it
+        left += [n for n in chosen.none_read if n not in left]
     if not left:
         return False
     return ask(result, f"forward failed on None ({one_line(raised)}"
