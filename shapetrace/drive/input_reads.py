@@ -51,16 +51,17 @@ def spec_from_name(name: str, all_names: set[str]) -> InputSpec | None:
     return spec if spec is None or spec.name == name else dataclasses.replace(spec, name=name)
 
 
-def as_tokens(specs: list[InputSpec]) -> list[InputSpec] | None:
+def as_tokens(specs: list[InputSpec], any_name: bool = False) -> list[InputSpec] | None:
     """``specs`` with the name-inferred embeddings (``src=B,T,C``) as token ids instead
     (``src=B,T:long``), or None when there is none: a name such as ``src``, ``x`` or ``tgt``
     holds ids in one model and vectors in another, and an embedding that was handed floats
-    says which."""
+    says which. ``any_name``: every input guessed as vectors, whatever its name (read only
+    where an embedding refuses the floats)."""
     out, changed = [], False
     for spec in specs:
         if (isinstance(spec, InputSpec) and spec.dtype == "float" and spec.dims in (("B", "T", "C"), ("B", "S", "C"),
                                                     ("T", "B", "C"), ("S", "B", "C"))
-                and _word(spec.name) in DATA_INPUTS | SOURCE_INPUTS):
+                and (any_name or _word(spec.name) in DATA_INPUTS | SOURCE_INPUTS)):
             spec, changed = InputSpec(spec.name, spec.dims[:2], "long"), True
         out.append(spec)
     return out if changed else None

@@ -188,8 +188,13 @@ class VectorInputs(Guess):
     tokens: tuple[InputSpec, ...]
     #: read because the module embeds tokens, not at a failed embedding: stands only if it runs
     strict: bool = False
+    #: inputs whose names say nothing (``txt_tokens``, guessed as vectors): read only where an
+    #: embedding refuses them as floats
+    at_embedding_only: bool = False
 
     def read_by(self, failed, plan: Plan) -> bool:
+        if self.at_embedding_only:
+            return at_embedding(failed)
         return (at_embedding(failed) or (not failed.ran and _embeds(failed.model))
                 or failed.unpacked(2, [s.name for s in self.tokens]))
 
@@ -445,6 +450,8 @@ def make_plan(request: Request) -> Plan:
             tokens = as_tokens(specs)
             if tokens is not None:
                 guesses.insert(0, VectorInputs(tuple(tokens)))
+            elif (tokens := as_tokens(specs, any_name=True)) is not None:
+                guesses.insert(0, VectorInputs(tuple(tokens), at_embedding_only=True))
             vectors = tuple(s.name for s in specs if isinstance(s, InputSpec)
                             and s.dtype == "float" and len(s.dims) == 3 and s.dims[2] == "C")
             split = tuple(n for n in vectors if n in QUERY_INPUTS | KEY_VALUE_INPUTS)
