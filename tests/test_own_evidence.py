@@ -321,3 +321,10 @@ def test_values_from_the_example_call_are_said_in_a_note(capsys):
     assert "n read as the sequence length (T): the example call passes 49; give --init n=VALUE " \
            "to choose" in notes
     assert any(n.startswith("how 'mean' as in the example call") for n in notes)
+
+
+def test_a_hidden_size_a_norm_reads_the_input_over_is_the_width(capsys):
+    code, target = _check(capsys, "NormedStack")
+    assert (code, target["error"], _loud(target)) == (0, None, [])
+    notes = " ".join(target["notes"])
+    assert "hidden_dim read as the width (C): as 4*C it did not fit F.layer_norm" in notes

@@ -156,7 +156,8 @@ class KernelSize(Guess):
 class HiddenSize(Guess):
     """A hidden size guessed from its name as a feed-forward width (``hidden_dim`` -> 4*C) that
     may be the model's width itself (an additive attention's ``hidden_dim``): a linear layer of
-    4*C inputs handed a tensor of width C says so. Its other readings stay open."""
+    4*C inputs, or a norm over 4*C features, handed a tensor of width C says so. Its other
+    readings stay open."""
 
     name: str
     value: int
@@ -166,7 +167,8 @@ class HiddenSize(Guess):
         inputs = op.inputs if op is not None else ()
         if len(inputs) > 1 and inputs[0].shape and inputs[0].shape[-1] == plan.dims["C"] and (
                 op.op in ("F.linear", "F.bilinear") and inputs[1].shape[-1:] == (self.value,)
-                or op.op in MATMULS and inputs[1].shape[-2:-1] == (self.value,)):  # x @ W by hand
+                or op.op in MATMULS and inputs[1].shape[-2:-1] == (self.value,)  # x @ W by hand
+                or op.op == "F.layer_norm" and tuple(inputs[1].shape) == (self.value,)):
             return True
         met = MET.search(str(failed.raised)) if failed.raised is not None else None
         # a table of 4*C features added to a width-C tensor: (B, T, C) + (1, T, 4*C)

@@ -408,3 +408,20 @@ class TwoStageModel(nn.Module):
 
     def forward(self, x):
         return self.to_fast(self.slow(x))
+
+
+class NormedStack(nn.Module):
+    """Pre-norm residual feed-forward layers whose width is called ``hidden_dim`` and whose
+    inner size is ``ffn_size``: the norm over ``hidden_dim`` features says it is the width."""
+
+    def __init__(self, layers, hidden_dim, ffn_size):
+        super().__init__()
+        self.norms = nn.ModuleList(nn.LayerNorm(hidden_dim) for _ in range(layers))
+        self.ffns = nn.ModuleList(
+            nn.Sequential(nn.Linear(hidden_dim, ffn_size), nn.GELU(), nn.Linear(ffn_size, hidden_dim))
+            for _ in range(layers))
+
+    def forward(self, X):
+        for norm, ffn in zip(self.norms, self.ffns):
+            X = X + ffn(norm(X))
+        return X
