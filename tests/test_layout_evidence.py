@@ -126,3 +126,17 @@ def test_a_docstring_counts_its_shapes_with_the_most_axes():
 
     assert list(_docstring(forward)) == ["time-first"]
     assert list(_docstring(crossed)) == ["time-first"]
+
+
+def test_a_mask_handed_on_as_key_padding_mask_is_one_flag_per_key_of_each_sample(layouts):
+    padded = layouts["PaddedLibraryBlock"]
+    assert padded["error"] is None, padded["error"]
+    assert _errors(padded) == [], padded["diagnostics"]
+    assert any(n.startswith("inputs taken time-first") for n in padded["notes"]), padded["notes"]
+    from shapetrace.base.dims import Dims
+    from shapetrace.drive.infer import infer_inputs
+    from style_corpus import load
+
+    module = load(Path(SEQUENCE_FIRST), "sequence_first_masks")
+    specs = {s.name: s for s in infer_inputs(module.PaddedLibraryBlock, Dims())}
+    assert specs["pad_mask"].dims == ("B", "T") and specs["pad_mask"].dtype == "bool"

@@ -14,6 +14,7 @@ from ..analysis.code import compared_with_none
 from ..analysis.masks import handed_meaning, mask_meaning
 from ..base.names import MASK_INPUT
 from ..base.specs import FLOAT_MASKS, InputSpec
+from .asks import mask_axes
 from .usage import _function_def, _tree
 
 __all__ = ["MASK_SHAPES", "handed_meaning", "mask_meaning", "may_be_none", "optional_mask",
@@ -84,10 +85,11 @@ def optional_mask(name: str, forward, specs: list, owner: type | None = None) ->
     if not MASK_INPUT.search(name):
         return None
     if compared_with_none(forward, name):
-        return _mask_spec(name, mask_meaning(forward, name), specs)
+        return _padding(forward, name, _mask_spec(name, mask_meaning(forward, name), specs), specs)
     meaning, tested = handed_meaning(forward, name, owner)
     unguarded = read_unguarded(forward, name)
-    return None if tested and not unguarded else _mask_spec(name, meaning, specs)
+    return None if tested and not unguarded else \
+        _padding(forward, name, _mask_spec(name, meaning, specs), specs)
 
 
 def required_mask(name: str, forward, specs: list, owner: type | None) -> InputSpec | None:
@@ -98,7 +100,22 @@ def required_mask(name: str, forward, specs: list, owner: type | None) -> InputS
     meaning = handed_meaning(forward, name, owner)[0]
     if meaning in FLOAT_MASKS and not MASK_INPUT.search(name):
         return None
-    return _mask_spec(name, meaning, specs)
+    return _padding(forward, name, _mask_spec(name, meaning, specs), specs)
+
+
+def _padding(forward, name: str, spec: InputSpec | None, specs: list) -> InputSpec | None:
+    """A padding mask, one flag per key for each sample (``(B, T)``, ``(B, S)`` beside keys of
+    their own length), when the forward hands ``name`` to torch's attention as
+    ``key_padding_mask=`` (True: a key left out), whatever else its use said; ``spec`` (what
+    that use said) otherwise."""
+    if spec is not None and spec.mask not in ("drop", "keep"):
+        return spec
+    axes = mask_axes(forward, name)
+    if axes == ("T", "T"):
+        return spec
+    if "S" in axes and not any(isinstance(s, InputSpec) and "S" in s.dims for s in specs):
+        axes = tuple("T" if a == "S" else a for a in axes)
+    return InputSpec(name, axes, "bool", mask="drop")
 
 
 def _mask_spec(name: str, meaning: str | None, specs: list) -> InputSpec | None:

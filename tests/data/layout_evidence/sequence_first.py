@@ -166,3 +166,18 @@ class PaddedTimeFirstAttention(nn.Module):
             None, None, False, 0.0, self.out_proj.weight, self.out_proj.bias,
             key_padding_mask=key_padding_mask, need_weights=False)
         return out
+
+
+class PaddedLibraryBlock(nn.Module):
+    """nn.MultiheadAttention at its default layout with a padding mask handed on as
+    ``key_padding_mask``: one flag per key for each sample, (B, T), in either layout."""
+
+    def __init__(self, d_model, nhead):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d_model, nhead)
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, x, pad_mask):
+        out, _ = self.attn(x, x, x, key_padding_mask=pad_mask, need_weights=False)
+        out = out * (~pad_mask).transpose(0, 1)[..., None]
+        return self.norm(x + out)
