@@ -8,8 +8,10 @@ causal mask the wrong way round (``triu`` for ``tril``, ``== 1`` for ``== 0``): 
 reported at the op that applied it, with the line that built the mask. A product that sets
 exactly each query's later keys to 0 and leaves the rest is a causal mask multiplied into the
 scores (``scores * tril``): a score of 0 is no hidden key (the softmax weighs it exp(0) = 1), and
-the leak is reported at that product. Anything else (a window, a padding mask, a mask that
-hides nothing, an op the values cannot read) says nothing more.
+the leak is reported at that product. A mask cut from its (n, n) table by an index where a
+slice was meant (``b[:, :, T, T]`` for ``b[:, :, :T, :T]``) is one entry, the same for every
+query and key, and hides none: the leak is reported at the index. Anything else (a window, a
+padding mask, a mask that hides nothing, an op the values cannot read) says nothing more.
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ class Inverted:
     #: the mask multiplied the scores: the later keys' scores made 0, which the softmax still
     #: weighs (exp(0) = 1), not hidden
     zeroed: bool = False
+    #: the mask was cut to one entry of its (n, n) table (``b[:, :, T, T]`` for ``[..., :T, :T]``):
+    #: one value for every query and key, hiding none; ``built`` is the op that cut it
+    cut: bool = False
 
 
 def inverted_mask(rec: OpRecord | None, run: Run | None) -> Inverted | None:
@@ -63,6 +68,9 @@ def inverted_mask(rec: OpRecord | None, run: Run | None) -> Inverted | None:
         return None
     values = {step.rec.index: step.outputs for step in run.steps}
     for op, slot, _, nxt in scores_steps(scores):
+        cut = _one_entry(graph, op, slot, nxt)
+        if cut is not None:
+            return Inverted(op, cut, False, cut=True)
         before, after = _value(values, op.inputs[slot]), _value(values, op.outputs[0])
         if op.op in _HIDES:
             own = _past_hidden(before, after, nxt)
@@ -70,6 +78,36 @@ def inverted_mask(rec: OpRecord | None, run: Run | None) -> Inverted | None:
                 return Inverted(op, mask_builder(graph, op, values), own)
         elif op.op in MULS and _future_zeroed(before, after, nxt):
             return Inverted(op, mask_builder(graph, op, values), False, zeroed=True)
+    return None
+
+
+def _one_entry(graph: Graph, op: OpRecord, slot: int, key: int) -> OpRecord | None:
+    """The index that cut the mask ``op`` applies to the scores down to one entry of its table:
+    an operand made by ``[]`` (past moves and casts) from a table whose last two axes are both
+    at least as long as the keys, holding one value over the scores' (query, key) grid. None
+    otherwise."""
+    if op.op not in MULS | _HIDES or not op.outputs:
+        return None
+    shape = op.outputs[0].shape
+    T = shape[key] if -len(shape) <= key < len(shape) else 0
+    queries = [a for a in range(len(shape)) if a != key % len(shape) and shape[a] == T]
+    if T < 3 or len(queries) != 1:
+        return None
+    grid = (queries[0] - len(shape), key % len(shape) - len(shape))  # from the right
+    for other, meta in enumerate(op.inputs):
+        if other == slot:
+            continue
+        made = graph.producer(meta)
+        for _ in range(_DEPTH):
+            if made is None or made.op != "[]" and made.op not in _RESTATES or not made.inputs:
+                break
+            if made.op == "[]":
+                table, cut = made.inputs[0].shape, made.outputs[0].shape
+                flat = all(-a > len(cut) or cut[a] == 1 for a in grid)
+                if len(table) >= 2 and min(table[-2:]) >= T and flat:
+                    return made
+                break
+            made = graph.producer(made.inputs[0])
     return None
 
 

@@ -207,6 +207,17 @@ def _inverted_mask(probe: Probe, grid: Tensor, dep: DependencyResult, rec: OpRec
     data: dict[str, Any] = {"leaks": len(leaks), "inverted": not inverted.zeroed,
                             "grid": _grid(grid, "lower", "T", "position")}
     data["grid_text"] = grid_text(data)
+    if inverted.cut:  # one entry of the triangle: the index is the line to fix
+        at = where(probe, inverted.built)
+        message = (f"the causal mask is cut to one entry of its table here (`{at.segment}`): an "
+                   f"index where a slice was meant picks a single value, the same for every query "
+                   f"and key, so applied by `{applied.segment}` at {applied.file}:{applied.line} it "
+                   f"hides no later key, and output position {row} depends on input position {col} "
+                   f"of {_sources_text(dep, 'time')} ({len(leaks)} of the "
+                   f"{probe.T * (probe.T - 1) // 2} future pairs over T leak)")
+        hint = "Slice the table to the scores' size: mask[..., :T, :T], not mask[..., T, T]."
+        data["inverted"] = False
+        return diagnostic("causal-leak", message, hint, **at.place(), **data)
     if inverted.zeroed:  # multiplied in: the product is the line to fix
         built = where(probe, inverted.built) if inverted.built is not None else None
         made = f" (the mask made at {built.file}:{built.line})" if built is not None else ""

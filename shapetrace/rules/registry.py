@@ -190,7 +190,9 @@ _ALL = [
        that built the mask (at the op that applied it, for a mask built outside the forward), naming
        where it was applied and where the weights were taken. A 0/1 triangle multiplied into the
        scores (`scores * tril`) sets each query's later keys to 0, which the softmax still weighs
-       (exp(0) = 1): the finding is at that product.
+       (exp(0) = 1): the finding is at that product. A triangle kept for the longest sequence and
+       cut with an index where a slice was meant (`tri[:, :, T, T]` for `tri[:, :, :T, :T]`) is one
+       entry, the same for every query and key, and hides none: the finding is at the index.
        """,
        """
        scores.masked_fill(mask, float("-inf"))        # result dropped: no mask at all
