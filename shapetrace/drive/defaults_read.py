@@ -140,6 +140,63 @@ class TiedDefaults(Guess):
                 and default in met and chosen[default][1] in met]
 
 
+@dataclass(frozen=True)
+class ModuleDefaults(Guess):
+    """A constructor whose default is a module built with sizes of its own
+    (``positional_encoder=PositionalEncoder(144)`` beside ``d_model=144``): with the sizes set
+    to probe sizes, an op that meets the built module's size fails on shapetrace's choice. The
+    module is built again with the sizes at their defaults; a failure then is the code's own.
+    ``given``: the constructor arguments the caller set (never changed)."""
+
+    given: frozenset
+    replan: object = None
+
+    def read_by(self, failed, plan) -> bool:
+        return bool(self._restored(failed, plan))
+
+    def others(self, plan, failed) -> Iterator:
+        restored, built = self._restored(failed, plan)
+        shown = ", ".join(f"{name}={value}" for name, value in restored.items())
+        note = (f"{shown}, the defaults: the default {built} is built at those sizes, and at probe "
+                f"sizes the forward failed where they meet ({failed.failed_op.op}"
+                f"{at_site(failed.raised_at)}); give --init to choose")
+        # the probe sizes those arguments were (the width, the heads) become their defaults, so
+        # that the guessed inputs are as wide as the module
+        sizes = {dim: restored[name] for name, value in plan.init.items() if name in restored
+                 for dim in ("C", "H") if value == plan.dims[dim] and dim not in plan.dims.explicit}
+        if {"C", "H"} <= set(sizes) and sizes["C"] % sizes["H"] == 0:
+            sizes["d"] = sizes["C"] // sizes["H"]  # the head size they make
+        again = self.replan(plan, sizes) if sizes and self.replan is not None else None
+        if again is not None:
+            yield dataclasses.replace(again, init={**again.init, **restored}, guesses=(),
+                                      note=note, reading_of=self)
+        yield dataclasses.replace(plan, init={**plan.init, **restored}, guesses=(), note=note,
+                                  reading_of=self)
+
+    def settled_by(self, attempt, plan) -> bool:
+        return attempt.failed_op is not None
+
+    def _restored(self, failed, plan) -> tuple[dict, str] | tuple:
+        """(the sizes shapetrace replaced, at their defaults; the default module's argument)
+        when a default is a module and the failing op met a replaced size's default that no
+        probe size is."""
+        import torch.nn as nn
+
+        op = failed.failed_op
+        if op is None or failed.raised is None or plan.init is None \
+                or not isinstance(plan.request.module, type):
+            return ()
+        defaults = _defaults(plan.request.module)
+        built = [name for name, d in defaults.items() if isinstance(d, nn.Module)]
+        replaced = {name: d for name, d in defaults.items() if name not in self.given
+                    and _count(d) and name in plan.init and plan.init[name] != d}
+        probes = set(plan.dims.values()) if hasattr(plan.dims, "values") else set()
+        met = _met(failed) - probes
+        if not built or not replaced or not met & set(replaced.values()):
+            return ()
+        return replaced, f"{built[0]}={type(defaults[built[0]]).__name__}(...)"
+
+
 #: what torch says of a split whose sizes do not add up to the axis
 _SPLIT = re.compile(r"split_sizes to sum exactly to (\d+).*split_sizes=\[([\d, ]+)\]")
 

@@ -14,12 +14,14 @@ import torch
 from ..base.errors import failed_on_none, one_line
 from ..base.source import at_line, at_site, display_path
 from ..report.results import TargetResult
-from .asked import MET, raised_by_check
+from .asked import MET
 from .attempt import Attempt, moved_from
 from .cross import reference_runs
 from .defaults_read import split_disagrees
 from .devices import needs_gpu
 from .asking import annotated_axis_failed, ask, got_past, why
+from .refused import as_guessed as _as_guessed
+from .refused import layer_refused, refused
 from .layout import signal_refused, takes_images
 from .setup_read import NO_ATTRIBUTE, sets_attribute, setter_of, unset_entry
 
@@ -32,7 +34,8 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
         return True
     if _unpack_failed(result, chosen) or _rank_failed(result, chosen) \
             or _image_failed(result, chosen) or _pattern_failed(result, chosen) \
-            or _refused(result, chosen) or _signal_failed(result, chosen) \
+            or refused(result, chosen) or layer_refused(result, chosen) \
+            or _signal_failed(result, chosen) \
             or _negative_size(result, chosen) or _emptied(result, chosen) or _dtype_failed(result, chosen) \
             or _lengths_failed(result, chosen) or _ids_failed(result, chosen) \
             or _branch_failed(result, chosen) or _moved_failed(result, chosen) \
@@ -77,10 +80,6 @@ def _made_failed(result: TargetResult, chosen: Attempt) -> bool:
                        f"that op, so the failure depends on the guess")
 
 
-def _as_guessed(name: str, arg: torch.Tensor) -> str:
-    return f"input {name!r}, guessed from its name as ({', '.join(str(n) for n in arg.shape)})"
-
-
 def _example(name: str, arg: torch.Tensor, rec) -> str:
     """An example ``--input`` for an input that did not fit ``rec``: an image for a
     convolution, else the guess with its length set apart (``B,S,C``) or its width named."""
@@ -116,21 +115,6 @@ def _rank_failed(result: TargetResult, chosen: Attempt) -> bool:
     return ask(result, f"{_as_guessed(name, arg)}, does not have the number of axes the "
                        f"forward wants ({type(raised).__name__}: {one_line(raised)[:160]})",
                f"--input {name}={example}")
-
-
-def _refused(result: TargetResult, chosen: Attempt) -> bool:
-    """The module's own check (an ``assert``, or a ``raise`` under an ``if``, of its code, not an
-    op of torch's) refused guessed inputs: the guess did not fit what the code asks, a target error naming
-    --input with the code's own words."""
-    raised = chosen.raised
-    guessed = chosen.guessed
-    if raised is None or chosen.failed_op is not None or not guessed \
-            or not raised_by_check(chosen.raised_at):
-        return False
-    shown = "; ".join(f"{name} ({', '.join(str(n) for n in arg.shape)})" for name, arg in guessed)
-    return ask(result, f"{type(chosen.model).__name__}'s own check refused the inputs guessed "
-                       f"from their names, {shown} ({type(raised).__name__}: "
-                       f"{one_line(raised)[:160]})")
 
 
 #: what Python says of a call that lacks an argument its callee requires

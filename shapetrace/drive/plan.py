@@ -487,10 +487,11 @@ def make_plan(request: Request) -> Plan:
 
         guesses += rank_guesses(getattr(request.cls, "forward", None), inputs)
     if isinstance(module, type):  # a count set over the constructor's default, split by
-        from .defaults_read import OverDefaults, TiedDefaults
+        from .defaults_read import ModuleDefaults, OverDefaults, TiedDefaults
         from .setup_read import SetUpCall
         given = frozenset(request.init or {})
-        guesses += [OverDefaults(given, replanned), TiedDefaults(given), SetUpCall()]
+        guesses += [OverDefaults(given, replanned), TiedDefaults(given), ModuleDefaults(given, replanned),
+                    SetUpCall()]
     return Plan(request, init, inputs, problem, tuple(guesses),
                 read_notes=tuple(read_notes))
 

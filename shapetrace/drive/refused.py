@@ -1,0 +1,66 @@
+"""Checks that refused the inputs shapetrace guessed before any op ran on them: the module's own
+(an ``assert``, a ``raise`` under an ``if``) and those of torch's layers (``nn.LSTM``'s
+``input.size(-1) must be equal to input_size``). The guess did not fit what the code asks: a
+target error naming --input, in the code's own words, never an op-failed finding."""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+import re
+
+from ..base.errors import one_line
+from ..base.source import display_path
+from ..report.results import TargetResult
+from .asked import raised_by_check
+from .asking import ask
+from .attempt import Attempt
+
+
+def as_guessed(name: str, arg) -> str:
+    """How a message names an input shapetrace guessed: ``input 'x', guessed ... as (5, 7, 143)``."""
+    return f"input {name!r}, guessed from its name as ({', '.join(str(n) for n in arg.shape)})"
+
+
+def refused(result: TargetResult, chosen: Attempt) -> bool:
+    """The module's own check (an ``assert``, or a ``raise`` under an ``if``, of its code, not an
+    op of torch's) refused guessed inputs: the guess did not fit what the code asks, a target error naming
+    --input with the code's own words."""
+    raised = chosen.raised
+    guessed = chosen.guessed
+    if raised is None or chosen.failed_op is not None or not guessed \
+            or not raised_by_check(chosen.raised_at):
+        return False
+    shown = "; ".join(f"{name} ({', '.join(str(n) for n in arg.shape)})" for name, arg in guessed)
+    return ask(result, f"{type(chosen.model).__name__}'s own check refused the inputs guessed "
+                       f"from their names, {shown} ({type(raised).__name__}: "
+                       f"{one_line(raised)[:160]})")
+
+
+def layer_refused(result: TargetResult, chosen: Attempt) -> bool:
+    """One of torch's layers checked a guessed input handed to it as it came and refused it
+    before any op ran (``self.lstm(x)``: ``input.size(-1) must be equal to input_size.
+    Expected 144, got 143``, a size of the guess): the guess did not fit, a target error."""
+    raised, guessed, at = chosen.raised, chosen.guessed, chosen.raised_at
+    if raised is None or chosen.failed_op is not None or not guessed or at is None \
+            or not _torch_file(chosen.raised_in):
+        return False
+    try:
+        tree = ast.parse(linecache.getline(at[0], at[1]).strip())
+    except SyntaxError:
+        return False
+    handed = {a.id for node in ast.walk(tree) if isinstance(node, ast.Call)
+              for a in (*node.args, *(k.value for k in node.keywords)) if isinstance(a, ast.Name)}
+    sizes = {int(n) for n in re.findall(r"\d+", str(raised))}
+    found = [(name, arg) for name, arg in guessed if name in handed and sizes & set(arg.shape)]
+    if not found:
+        return False
+    name, arg = found[0]
+    return ask(result, f"{as_guessed(name, arg)}, does not fit the layer it is handed to at "
+                       f"{display_path(at[0])}:{at[1]} ({type(raised).__name__}: "
+                       f"{one_line(raised)[:160]})")
+
+
+def _torch_file(filename: str | None) -> bool:
+    return bool(filename) and os.sep + "torch" + os.sep in filename
