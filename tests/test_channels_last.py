@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import resolved
+from resolved import cli_json
 
 FILE = Path(__file__).parent / "data" / "grids_last" / "windows.py"
 
@@ -55,3 +56,15 @@ def test_channels_first_images_are_still_read_channels_first():
     result = resolved.result(FILE, "PatchMerge")
     assert result.error is None, result.error
     assert _first_input(result) == "(B, 3, 8, 8)", _first_input(result)
+
+
+def test_a_grid_whose_unpacked_names_put_the_batch_third_is_not_read_as_an_image(capsys):
+    """``num_rows, num_cols, batch_size, embed_dim = x.size()``: read batch-first, the rows
+    would be mixed as if they were samples (a false batch-leak); said so, it is a target error
+    asking for the input."""
+    path = Path(__file__).parent / "data" / "grids_last" / "alignment.py"
+    code, report = cli_json(capsys, f"{path}::RowAttention")
+    (target,) = report["targets"]
+    assert not [d for d in target["diagnostics"] if d["severity"] == "error"], target["diagnostics"]
+    assert target["error"] is not None and "unpacks 4 sizes" in target["error"]
+    assert not any("channels last" in n for n in target.get("notes", []))

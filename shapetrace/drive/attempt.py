@@ -141,6 +141,22 @@ class Attempt:
                    and isinstance(given.get(n), torch.Tensor) and given[n].dim() != expected
                    for n in names)
 
+    def unpacked_names(self) -> list[str | None]:
+        """The names the line the forward raised at unpacks a shape into (``num_rows, num_cols,
+        batch_size, embed_dim = x.size()``), None for a target that is not a plain name; [] when
+        that line is no such unpacking."""
+        at = self.raised_at
+        if not isinstance(self.raised, ValueError) or at is None:
+            return []
+        try:
+            node = ast.parse(linecache.getline(at[0], at[1]).strip()).body[0]
+        except (SyntaxError, IndexError):
+            return []
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Tuple)):
+            return []
+        return [t.id if isinstance(t, ast.Name) else None for t in node.targets[0].elts]
+
     def pattern_wants(self, expected: int, names) -> bool:
         """Whether an einops pattern refused the input: its left side names ``expected`` plain
         axes (``"b c h w -> b (h w) c"``) and one of the inputs ``names`` has another number."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from types import SimpleNamespace
 
-from ..base.names import IMAGE_SIZES, PATCH_SIZES, unprefixed
+from ..base.names import IMAGE_SIZES, PATCH_SIZES, dim_of_word, unprefixed
 from ..base.specs import InputSpec
 from .guess import Guess
 from .layout import (first_channels, moved_refused, signal_reading, signal_refused, takes_images,
@@ -105,6 +105,13 @@ _VIDEO_OPS = frozenset({"F.conv3d", "torch.conv3d", "F.max_pool3d", "F.avg_pool3
                         "F.adaptive_avg_pool3d", "F.adaptive_max_pool3d", "F.conv_transpose3d"})
 
 
+def _batch_elsewhere(failed) -> bool:
+    """Whether the shape the forward unpacked names its batch at another place than the first
+    (``num_rows, num_cols, batch_size, embed_dim = x.size()``): no image, batch first, is it."""
+    words = failed.unpacked_names()
+    return any(w is not None and dim_of_word(w) == "B" for w in words[1:])
+
+
 @dataclass(frozen=True)
 class ImageInputs(Guess):
     """Inputs guessed from their names as vectors (B, T, C) that may be images (B, C, H, W): a
@@ -124,6 +131,8 @@ class ImageInputs(Guess):
             or moved_refused(failed, self.names)
 
     def others(self, plan, failed) -> Iterator:
+        if _batch_elsewhere(failed):
+            return  # the code's own names put the batch elsewhere (rows, columns, batch, width)
         signal = signal_reading(plan.inputs, failed, self.names)
         if signal is not None:  # a (B, C, T) signal a 1-D convolution takes first
             yield dataclasses.replace(plan, inputs=signal[0], guesses=(), note=signal[1],
