@@ -213,3 +213,65 @@ def test_a_module_argument_is_built_as_another_package_of_the_project_builds_it(
                for n in target["notes"]), target["notes"]
     (block,) = resolve_targets(f"{tmp_path / 'layered_parts' / 'blocks.py'}::Block", root=tmp_path)
     assert [str(s) for s in infer_inputs(block.cls, Dims())] == ["x=B,T,C", "cross=B,S,C"]
+
+
+SWITCHED = '''
+    import torch
+    from torch import nn
+
+
+    class Pooled(nn.Module):
+        """Mixes each position with the mean of all (mask_flag False) or of those before it."""
+
+        def __init__(self, mask_flag=True, factor=5):
+            super().__init__()
+            self.mask_flag = mask_flag
+
+        def forward(self, v):
+            if self.mask_flag:
+                return v.cumsum(dim=1) / torch.arange(1, v.shape[1] + 1)[:, None]
+            return v.mean(dim=1, keepdim=True).expand_as(v)
+
+
+    class Mixing(nn.Module):
+        def __init__(self, inner, dim):
+            super().__init__()
+            self.inner = inner
+            self.proj = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            return x + self.proj(self.inner(x))
+'''
+
+SWITCHED_MODEL = '''
+    from torch import nn
+
+    from .layers import Mixing, Pooled
+
+
+    class Encoder(nn.Module):
+        def __init__(self, dim, depth):
+            super().__init__()
+            self.layers = nn.ModuleList(Mixing(Pooled(False, 3), dim) for _ in range(depth))
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+'''
+
+
+def test_a_switch_the_project_writes_by_position_is_kept_when_it_builds_the_argument(tmp_path):
+    """``Mixing(Pooled(False, 3), dim)``: the inner module is built on the project's path
+    (``mask_flag=False``), not at its default (a running mean shapetrace would take for a
+    causal module)."""
+    from shapetrace.drive.infer import infer_init
+
+    pkg = tmp_path / "switched"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layers.py").write_text(textwrap.dedent(SWITCHED))
+    (pkg / "model.py").write_text(textwrap.dedent(SWITCHED_MODEL))
+    (target,) = resolve_targets(f"{pkg / 'layers.py'}::Mixing")
+    init = infer_init(target.cls, Dims())
+    assert init["inner"].mask_flag is False

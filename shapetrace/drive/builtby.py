@@ -350,11 +350,12 @@ def _resolved(namespace: dict, dotted: str):
 
 
 def _torch_keywords(node: ast.expr, assigned: dict, cls: type) -> dict:
-    """The switches and names written out in the call that built ``cls``, one of torch's own
-    layers (``batch_first=True``, ``activation="gelu"``); sizes are left to the probe sizes (a
-    literal width of the project's would not meet them) and rates to shapetrace's (dropout 0)."""
-    if not (cls.__module__ or "").startswith("torch"):
-        return {}
+    """The switches and names written out in the call that built ``cls`` (``batch_first=True``,
+    ``activation="gelu"``, ``DSProbAttention(False, factor)``'s ``mask_flag=False``): the path
+    the project builds it on; sizes are left to the probe sizes (a literal width of the
+    project's would not meet them) and rates to shapetrace's (dropout 0). Switches written in
+    place are read for torch's own layers by keyword, and for the project's classes also by
+    position."""
     if isinstance(node, ast.Name) and node.id in assigned:
         node = assigned[node.id]
     if not isinstance(node, ast.Call):
@@ -364,6 +365,19 @@ def _torch_keywords(node: ast.expr, assigned: dict, cls: type) -> dict:
         value = _literal(keyword.value) if keyword.arg else _NOTHING
         if value is not _NOTHING and isinstance(value, (bool, str)):
             out[keyword.arg] = value
+    if (cls.__module__ or "").startswith("torch"):
+        return out
+    try:
+        names = [p.name for p in inspect.signature(cls).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return out
+    for name, arg in zip(names, node.args):
+        if isinstance(arg, ast.Starred):
+            break
+        value = _literal(arg)
+        if type(value) is bool:
+            out.setdefault(name, value)
     return out
 
 
