@@ -38,3 +38,11 @@ def test_a_layer_refusing_the_guessed_width_is_a_target_error(capsys):
     assert "input 'x', guessed from its name" in target["error"]
     assert "does not fit the layer it is handed to" in target["error"]
     assert "Expected 144" in target["error"]
+
+
+def test_a_guessed_tensor_a_function_takes_as_a_number_is_a_target_error(capsys):
+    code, target = _target(capsys, "GridAngles")
+    assert not [d for d in target["diagnostics"] if d["rule"] == "op-failed"], target["diagnostics"]
+    assert target["error"] is not None
+    assert "input 'h', guessed from its name" in target["error"]
+    assert "to a function that takes a number there" in target["error"]

@@ -41,17 +41,18 @@ def refused(result: TargetResult, chosen: Attempt) -> bool:
 def layer_refused(result: TargetResult, chosen: Attempt) -> bool:
     """One of torch's layers checked a guessed input handed to it as it came and refused it
     before any op ran (``self.lstm(x)``: ``input.size(-1) must be equal to input_size.
-    Expected 144, got 143``, a size of the guess): the guess did not fit, a target error."""
+    Expected 144, got 143``, a size of the guess), or one of torch's functions refused it where
+    it takes a number (``torch.linspace(-1., 1., steps=h)``: ``got (..., steps=Tensor)``): the
+    guess did not fit, a target error."""
     raised, guessed, at = chosen.raised, chosen.guessed, chosen.raised_at
-    if raised is None or chosen.failed_op is not None or not guessed or at is None \
-            or not _torch_file(chosen.raised_in):
+    if raised is None or chosen.failed_op is not None or not guessed or at is None:
         return False
-    try:
-        tree = ast.parse(linecache.getline(at[0], at[1]).strip())
-    except SyntaxError:
+    if isinstance(raised, TypeError) and "invalid combination of arguments" in str(raised) \
+            and "Tensor" in str(raised):
+        return _number_refused(result, chosen)
+    if not _torch_file(chosen.raised_in):
         return False
-    handed = {a.id for node in ast.walk(tree) if isinstance(node, ast.Call)
-              for a in (*node.args, *(k.value for k in node.keywords)) if isinstance(a, ast.Name)}
+    handed = _handed(at)
     sizes = {int(n) for n in re.findall(r"\d+", str(raised))}
     found = [(name, arg) for name, arg in guessed if name in handed and sizes & set(arg.shape)]
     if not found:
@@ -64,3 +65,25 @@ def layer_refused(result: TargetResult, chosen: Attempt) -> bool:
 
 def _torch_file(filename: str | None) -> bool:
     return bool(filename) and os.sep + "torch" + os.sep in filename
+
+
+def _number_refused(result: TargetResult, chosen: Attempt) -> bool:
+    """A guessed tensor handed, as it came, where one of torch's functions takes a number."""
+    at = chosen.raised_at
+    handed = _handed(at)
+    found = [(name, arg) for name, arg in chosen.guessed if name in handed]
+    if not found:
+        return False
+    name, arg = found[0]
+    return ask(result, f"{as_guessed(name, arg)}, is handed at {display_path(at[0])}:{at[1]} to a "
+                       f"function that takes a number there ({one_line(chosen.raised)[:160]})")
+
+
+def _handed(at) -> set[str]:
+    """The names the line ``at`` hands to a call as arguments."""
+    try:
+        tree = ast.parse(linecache.getline(at[0], at[1]).strip())
+    except SyntaxError:
+        return set()
+    return {a.id for node in ast.walk(tree) if isinstance(node, ast.Call)
+            for a in (*node.args, *(k.value for k in node.keywords)) if isinstance(a, ast.Name)}

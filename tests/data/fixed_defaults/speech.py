@@ -57,3 +57,16 @@ class RecurrentHead(nn.Module):
     def forward(self, x):
         x, _ = self.lstm(x)
         return self.linear(x)
+
+
+class GridAngles(nn.Module):
+    """Angles over a grid of h by w positions: h and w are numbers (steps), not tensors."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("scales", torch.linspace(1.0, 4.0, dim // 4))
+
+    def forward(self, h, w):
+        rows = torch.linspace(-1.0, 1.0, steps=h)[:, None] * self.scales
+        cols = torch.linspace(-1.0, 1.0, steps=w)[:, None] * self.scales
+        return torch.cat((rows[:, None].expand(h, w, -1), cols[None].expand(h, w, -1)), dim=-1)
