@@ -37,6 +37,8 @@ FIRING = [
     ("collapse.py", "SumNormalisedOverScore", "constant-result", {}),
     # a softmax layer whose constructor chose the size-1 axis: found at the line that built it
     ("collapse.py", "AdditiveOverSizeOne", "constant-result", {}),
+    # scores against a learned vector (one column: no key of the input's) normalised over it
+    ("collapse.py", "ScoredByWeightVector", "constant-result", {}),
     ("state.py", "ShiftAddedToBias", "stateful-forward", {}),
     ("state.py", "CallCounterBuffer", "stateful-forward", {}),
     # a bias cached on the first call and added again from the second on, beside a harmless
@@ -69,6 +71,7 @@ QUIET = [
     ("collapse.py", "TopOneRouter", {}),
     ("collapse.py", "SumNormalisedOverPositions", {}),
     ("collapse.py", "AdditiveOverSteps", {}),
+    ("collapse.py", "ScoredOverTokens", {}),
     ("state.py", "AnglesEachCall", {}),
     ("state.py", "ShiftAddedToOutput", {}),
     ("state.py", "LazyTableForMaxLength", {}),

@@ -112,13 +112,24 @@ def _size_one_axis(analysis: Analysis, graph: Graph, rec, shown=None):
 
 def _one_key(graph: Graph, meta, axes) -> bool:
     """Whether the size-1 axis is the key axis of a product: scores against a single key (the
-    first step of a decode loop, one memory slot) are attention over what there is."""
+    first step of a decode loop, one memory slot) are attention over what there is. A key side
+    that is a weight of the module (``query @ self.w_g``, ``w_g`` of shape (D, 1)) is no key
+    the input brought: a projection to one score, judged."""
     for a in axes:
         scores = graph.scores(meta, a)
         roles = output_roles(scores.rec) if scores is not None else None
         if roles and scores.pos < len(roles) and roles[scores.pos] == "key":
-            return True
+            return not _weight_side(scores.rec)
     return False
+
+
+def _weight_side(rec) -> bool:
+    """Whether the right operand of the product ``rec`` is a tensor from outside the trace
+    with one column: a weight vector, not keys."""
+    if len(rec.inputs) < 2:
+        return False
+    other = rec.inputs[1]
+    return other.src is None and len(other.shape) == 2 and other.shape[-1] == 1
 
 
 def _chosen(graph: Graph, meta, pos: int, depth: int = 0) -> bool:

@@ -123,3 +123,29 @@ class AdditiveOverSteps(AdditiveOverSizeOne):
     def __init__(self, n_embd):
         super().__init__(n_embd)
         self.softmax = nn.Softmax(dim=1)
+
+
+class ScoredByWeightVector(nn.Module):
+    """Additive token weighting: each token scored against a learned vector (``query @ w_g``,
+    (B, T, 1)), then normalised over the size-1 score axis instead of over the tokens: every
+    weight is 1, the learned vector has no effect, the global query a plain sum."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.to_query = nn.Linear(n_embd, n_embd)
+        self.w_g = nn.Parameter(torch.randn(n_embd, 1))
+        self.proj = nn.Linear(n_embd, n_embd)
+
+    def weights(self, scores):
+        return scores.softmax(dim=-1)  # BUG
+
+    def forward(self, x):
+        query = F.normalize(self.to_query(x), dim=-1)
+        scores = query @ self.w_g * query.shape[-1] ** -0.5
+        pooled = (self.weights(scores) * query).sum(dim=1, keepdim=True)
+        return self.proj(pooled * x) + query
+
+
+class ScoredOverTokens(ScoredByWeightVector):
+    def weights(self, scores):
+        return scores.softmax(dim=1)
