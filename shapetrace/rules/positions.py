@@ -151,7 +151,9 @@ def _cut(analysis: Analysis, rec: OpRecord, wrong, written) -> _Source | None:
     """A table of the module's own (not descended from the inputs, not written by the forward)
     whose one axis is cut short: a position table when that axis is as long as the model's
     maximum length (L) or the sequence (a table of T rows made in the forward, cut to H rows),
-    or, cut to the batch size, when it is added to the data."""
+    or, cut to the batch size, when it is added to the data; rows the forward made from the
+    positions (the cos and sin of ``arange(T)``'s angles), cut to the batch size, in any use (a
+    rotation multiplies them in)."""
     table = rec.inputs[0] if rec.inputs else None
     if table is None or id(table) in written or analysis.lineage.batched(table):
         return None
@@ -171,7 +173,10 @@ def _cut(analysis: Analysis, rec: OpRecord, wrong, written) -> _Source | None:
     if axis is not None and len(axis) == 1 and (axis[0][1] == "L" or axis[0][1] in _TIME and name != "B"):
         return _Source(rec, j, name, FEATURES, table=table)  # one row per position, cut short
     if name == "B":
-        return _Source(rec, j, name, FEATURES, added_only=True, table=table)
+        # rows made in the forward from the positions (angles of ``arange(T)``): applied in any
+        # way (a rotation multiplies them in); a table of the module's own only when added
+        made = axis is not None and len(axis) == 1 and axis[0][1] in ("T", "S")
+        return _Source(rec, j, name, FEATURES, added_only=not made, table=table)
     return None
 
 

@@ -478,6 +478,49 @@ class RotaryModuleTokensFirst(nn.Module):
         return self.proj(y.transpose(1, 2).reshape(B, T, C))
 
 
+def rotate_half(x):
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat((-second, first), dim=-1)
+
+
+def rotary_time_first(q, k, cos, sin):
+    """Rotary for tensors laid out time first, (T, B, H, d): the tables cut to q's first axis."""
+    cos, sin = cos[: q.shape[0]], sin[: q.shape[0]]
+    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+class RotaryTablesTimeFirst(nn.Module):
+    """Angles made in the forward as (T, 1, 1, d) tables, applied by a helper written for
+    time-first tensors, to q and k moved time first around the call."""
+
+    INIT = {"d_model": "C", "n_head": "H"}
+    INPUTS = ["x=B,T,C"]
+    DIMS = EVEN
+
+    def __init__(self, d_model, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.register_buffer("freqs", inverse_frequencies(d_model // n_head), persistent=False)
+        self.proj = nn.Linear(d_model, d_model)
+
+    def tables(self, T):
+        ang = torch.outer(torch.arange(T, dtype=self.freqs.dtype), self.freqs)
+        ang = torch.cat((ang, ang), dim=-1)
+        return ang.cos()[:, None, None, :], ang.sin()[:, None, None, :]
+
+    def rotated(self, q, k, cos, sin):
+        q, k = rotary_time_first(q.transpose(0, 1), k.transpose(0, 1), cos, sin)
+        return q.transpose(0, 1), k.transpose(0, 1)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head) for t in self.qkv(x).split(C, dim=-1))
+        q, k = self.rotated(q, k, *self.tables(T))
+        y = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
 # --- buggy ---------------------------------------------------------------------------------------
 
 class TableCutByBatch(nn.Module):
@@ -651,3 +694,14 @@ class TableCutByHeadsAxis(TableCutByTokensAxis):
         q, k = (t * ang.cos() + turn_half(t) * ang.sin() for t in (q, k))
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
         return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, T, C)
+
+
+class RotaryTablesCutByBatch(RotaryTablesTimeFirst):
+    """The time-first helper handed q and k batch first, (B, T, H, d): the tables are cut to the
+    batch size and applied along it, so sample b is turned by position b at every token."""
+
+    BUG = "position-axis"
+
+    def rotated(self, q, k, cos, sin):
+        cos, sin = cos[: q.shape[0]], sin[: q.shape[0]]  # BUG
+        return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
