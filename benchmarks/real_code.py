@@ -807,6 +807,78 @@ HELD_OUT_30 = [
 ]
 
 
+#: Held out in the twentieth round (2026-12-02): measured at the round's start (7da8cf8) and
+#: blind after its first changes, then read.
+HELD_OUT_31 = [
+    # vision transformer (CIFAR-10 ViT / Swin / CaiT, einops)
+    ("kentaroy47/vision-transformers-cifar10", "5bb83d36018b314c3020558541015bb01bce15bc",
+     ["models/vit.py", "models/swin.py", "models/cait.py"], ""),
+    # speech/TTS (NATSpeech: FastSpeech/PortaSpeech transformer and relative-position transformer)
+    ("NATSpeech/NATSpeech", "2e7084e4c76ee165de8d6ff7dacf6011514fbe7c",
+     ["modules/commons/transformer.py", "modules/commons/rel_transformer.py"], ""),
+    # diffusion UNet with attention (DDPM CIFAR-10 UNet with AttnBlock)
+    ("w86763777/pytorch-ddpm", "f804ccbd58a758b07f79a3b9ecdfb1beb67258f6",
+     ["model.py"], ""),
+    # LLM inference single-file (GPT-2 loading OpenAI weights)
+    ("graykode/gpt-2-Pytorch", "401078fde5e85475590dc04c9ed11b79332b8717",
+     ["GPT2/model.py"], ""),
+    # recommendation (BERT4Rec sequential recommender)
+    ("jaywonchung/BERT4Rec-VAE-Pytorch", "f66f2534ebfd937778c7174b5f9f216efdebe5de",
+     ["models/bert_modules/bert.py", "models/bert_modules/transformer.py",
+      "models/bert_modules/attention/multi_head.py"], ""),
+    # point-cloud transformer (Point Transformer / PCT / Nico variants)
+    ("qq456cvb/Point-Transformers", "5f6ef586b24e2e2a53e9ddfed49a00dff69a8d3d",
+     ["models/Hengshuang/transformer.py", "models/Menghao/model.py", "models/Nico/transformer.py"], ""),
+    # time-series transformer (Crossformer two-stage attention)
+    ("Thinklab-SJTU/Crossformer", "c10c8eadb153d1dd9798250967747ca3ebb81383",
+     ["cross_models/attn.py", "cross_models/cross_encoder.py", "cross_models/cross_former.py"], ""),
+    # teaching/course solution (CS224N 2021 a5: causal + synthesizer attention, minGPT)
+    ("parachutel/cs224n-stanford-winter2021", "3cd8abf21ec859d18e2a17e18ea1ae2fed277bb3",
+     ["attention.py", "model.py"], "a5/src"),
+    # research single-file (RetNet: multi-scale retention with xPos)
+    ("Jamie-Stirling/RetNet", "a5841a3ebffd181c7ec1d964b46060519df4b6c8",
+     ["retention.py", "retnet.py", "xpos_relative_position.py"], "src"),
+    # music (Music Transformer with relative attention)
+    ("spectraldoy/music-transformer", "cb52380c62a15245d3bf900aae90ac9f8958fd70",
+     ["layers.py", "model.py"], ""),
+]
+
+#: Held out in the twentieth round, measured at the round's start (7da8cf8) and blind after its
+#: first changes, then read.
+HELD_OUT_32 = [
+    # vision transformer variant (CrossViT, dual-branch cross-attention ViT; torch+einops)
+    ("rishikksh20/CrossViT-pytorch", "152ee92958f3b47ba33b158a2d1df2eecf4e37dc",
+     ["crossvit.py", "module.py"], ""),
+    # speech recognition: Conformer encoder with relative-position MHSA (torch only)
+    ("jreremy/conformer", "1c8de9d4bae992c999c47a5dedeedd3feca0f64a",
+     ["model.py"], ""),
+    # diffusion UNet with self-attention (SR3 / DDPM super-resolution)
+    ("Janspiry/Image-Super-Resolution-via-Iterative-Refinement", "01d27a7cbfa8502be1d8dbd4ee02fcbd5e44389d",
+     ["model/sr3_modules/unet.py", "model/ddpm_modules/unet.py"], ""),
+    # LLM inference from scratch (Qwen2: GQA attention, rotary, transformer)
+    ("thelonejordan/deeplearning.scratchpad", "056cb544d2ed9d1c324171fc116d23399293b9a4",
+     ["models/qwen2/attention.py", "models/qwen2/transformer.py", "models/qwen2/rope.py"], ""),
+    # graph transformer (IJCAI'21 unified message passing, dense node/edge attention)
+    ("willyfh/graph-transformer", "e9b176800a999f53a1f73c417ada2c630d80cfaa",
+     ["graph_transformer/graph_transformer_model.py"], ""),
+    # time-series forecasting transformer (Non-stationary Transformer, de-stationary attention)
+    ("thuml/Nonstationary_Transformers", "c4ec40675d11d50b3d9923657f408d0db6f90f56",
+     ["ns_models/ns_Transformer.py", "ns_layers/SelfAttention_Family.py", "ns_layers/Transformer_EncDec.py"], ""),
+    # teaching / course solutions (CS231n 2023 assignment 3 transformer captioning)
+    ("Sihan0229/cs231n_assignment_2023", "042d538238046eb33cc32d115f3a9b8ff5a5a34d",
+     ["assignment3/cs231n/transformer_layers.py", "assignment3/cs231n/classifiers/transformer.py"], ""),
+    # research single-file (Efficient Attention: linear-complexity attention, Shen et al.)
+    ("cmsflash/efficient-attention", "46a5f9eaf09470affb0ab30932b7748cc3c871ef",
+     ["efficient_attention.py"], ""),
+    # protein / biology transformer (ESM: multihead attention w/ rotary, MSA axial attention)
+    ("facebookresearch/esm", "2b369911bb5b4b0dda914521b9475cad1656b2ac",
+     ["esm/multihead_attention.py", "esm/axial_attention.py", "esm/modules.py"], ""),
+    # video transformer (FastTimeSformer: divided space-time attention, performer/fastformer)
+    ("adam-mehdi/FastTimeSformer", "43689e0d45699d405d080186165d13efe98cbdde",
+     ["fast_timesformer/model.py", "fast_timesformer/rotary.py"], ""),
+]
+
+
 def _numbered() -> dict[str, list]:
     """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
     halves, ``-dev`` and ``-held``): a new set is a new list, nothing else to add."""
