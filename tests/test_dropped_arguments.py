@@ -50,7 +50,8 @@ def test_an_argument_the_forward_drops_is_found_at_the_line_that_reads_it(cls, i
     assert "stop passing" in found[0].hint
 
 
-@pytest.mark.parametrize("cls", [ARGS.PreNormStackFixed, ARGS.PaddedEncoderFixed, ARGS.RightStack])
+@pytest.mark.parametrize("cls", [ARGS.PreNormStackFixed, ARGS.PaddedEncoderFixed, ARGS.RightStack,
+                                 ARGS.FlagStack])
 def test_arguments_used_kept_for_a_signature_or_passed_as_flags_say_nothing(cls):
     report = check(cls)
     assert report.targets[0].error is None, report.targets[0].error

@@ -75,9 +75,31 @@ def _function_of(code) -> ast.FunctionDef | None:
 
 
 def _parameters(function: ast.FunctionDef) -> list[str]:
-    """The parameters a caller can pass, ``self`` left out."""
-    named = [*function.args.posonlyargs, *function.args.args][1:] + function.args.kwonlyargs
-    return [a.arg for a in named]
+    """The parameters a caller can pass that may hold a tensor, ``self`` left out: not one
+    whose default or annotation says it is a flag, a count or a name
+    (``output_attentions: Optional[bool] = None``, ``use_cache=False``): a switch resolved and
+    then not needed on a path computes nothing."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):],
+                        args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    named = positional[1:] + args.kwonlyargs
+    return [a.arg for a in named if not _plain(a.annotation, defaults.get(a.arg))]
+
+
+#: words of an annotation that say an argument is no tensor
+_PLAIN_TYPES = frozenset({"bool", "int", "float", "str"})
+
+
+def _plain(annotation, default) -> bool:
+    """Whether an annotation or a default says the argument is a number, a flag or a name."""
+    if isinstance(default, ast.Constant) and default.value is not None:
+        return True
+    names = {n.id for n in ast.walk(annotation) if isinstance(n, ast.Name)} if annotation else set()
+    names |= {n.value for n in ast.walk(annotation) if isinstance(n, ast.Constant)
+              and isinstance(n.value, str)} if annotation else set()
+    return bool(names) and names <= _PLAIN_TYPES | {"Optional", "None", "Union"}
 
 
 def _dropped(function: ast.FunctionDef) -> list[tuple[str, ast.stmt]]:

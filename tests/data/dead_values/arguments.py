@@ -3,6 +3,8 @@ caller passes, bound and never read; a key mask converted and never applied), an
 not using an argument that are right: a parameter kept for a common signature and never read,
 one read on a branch another run takes, one the caller leaves out or passes as a flag."""
 
+from typing import Optional
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -144,7 +146,7 @@ class SignatureOnly(nn.Module):
         return x + self.ff(x)
 
 
-class Optional(nn.Module):
+class OptionalResidual(nn.Module):
     """Adds the residual on one configuration only: read in a branch this run does not take."""
 
     def __init__(self, width, add=False):
@@ -179,7 +181,7 @@ class RightStack(nn.Module):
     def __init__(self, width):
         super().__init__()
         self.same = SignatureOnly(width)
-        self.optional = Optional(width)
+        self.optional = OptionalResidual(width)
         self.flagged = Flagged(width)
         self.norm = nn.LayerNorm(width)
 
@@ -188,3 +190,31 @@ class RightStack(nn.Module):
         x = self.optional(self.norm(x), x)
         x = self.flagged(x, True, None)
         return x
+
+
+class ResolvedFlags(nn.Module):
+    """Resolves the flags its caller passes against its own defaults, and has no use for them
+    on this path: switches, not values computed for nothing."""
+
+    def __init__(self, width, attentions=False):
+        super().__init__()
+        self.attentions = attentions
+        self.ff = nn.Linear(width, width)
+
+    def forward(self, x, output_attentions: Optional[bool] = None, use_cache=False):
+        output_attentions = output_attentions if output_attentions is not None else self.attentions
+        use_cache = use_cache and not self.training
+        return x + self.ff(x)
+
+
+class FlagStack(nn.Module):
+    INIT = {"width": "C"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, width):
+        super().__init__()
+        self.layer = ResolvedFlags(width)
+        self.want = True
+
+    def forward(self, x):
+        return self.layer(x, output_attentions=self.want, use_cache=self.want)
