@@ -103,6 +103,13 @@ def innermost_user_frame(tb, *, installed_is_library: bool = True,
     """``(filename, line)`` of the innermost traceback entry in the user's code, skipping
     frames that ask to be hidden (``__tracebackhide__``), or None. ``files_only`` also skips
     code with no file to open (``<string>``: a dataclass's generated ``__init__``)."""
+    found = _innermost_user_entry(tb, installed_is_library, files_only)
+    return (found[0].f_code.co_filename, found[1]) if found is not None else None
+
+
+def _innermost_user_entry(tb, installed_is_library: bool, files_only: bool = False):
+    """``(frame, line)`` of the innermost traceback entry in the user's code (see
+    :func:`innermost_user_frame`), or None."""
     found = None
     while tb is not None:
         frame = tb.tb_frame
@@ -110,7 +117,7 @@ def innermost_user_frame(tb, *, installed_is_library: bool = True,
         if not is_library_file(filename, installed_is_library=installed_is_library) \
                 and not (files_only and filename.startswith("<")) \
                 and not frame.f_locals.get("__tracebackhide__", False):
-            found = (filename, tb.tb_lineno)
+            found = (frame, tb.tb_lineno)
         tb = tb.tb_next
     return found
 
@@ -119,12 +126,7 @@ def none_parameters(tb, *, installed_is_library: bool = False) -> tuple[str, ...
     """The parameters of the innermost user frame of ``tb`` that hold None and that the line
     it raised at reads (``encoder_padding_mask.float()`` with ``encoder_padding_mask=None``):
     read while the frames exist."""
-    found = None
-    while tb is not None:
-        frame = tb.tb_frame
-        if not is_library_file(frame.f_code.co_filename, installed_is_library=installed_is_library):
-            found = (frame, tb.tb_lineno)
-        tb = tb.tb_next
+    found = _innermost_user_entry(tb, installed_is_library)
     if found is None:
         return ()
     frame, line = found

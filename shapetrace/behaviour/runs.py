@@ -211,18 +211,6 @@ def outputs_equal(a, b) -> bool:
 
 def _rounded(a: Tensor, b: Tensor) -> bool:
     """Whether two floating tensors of one shape differ by no more than rounding: 64 units in
-    the last place of their largest value."""
-    if a.shape != b.shape or a.dtype != b.dtype or not a.is_floating_point():
-        return False
-    finite = a.isfinite()
-    if not torch.equal(finite, b.isfinite()):
-        return False
-    if not bool(finite.all()):  # the same infinities, NaN where the other has NaN
-        ra, rb = a[~finite], b[~finite]
-        if not bool(((ra == rb) | (ra.isnan() & rb.isnan())).all()):
-            return False
-    if not bool(finite.any()):
-        return True
-    scale = float(torch.maximum(a[finite].abs().max(), b[finite].abs().max()))
-    diff = float((a[finite] - b[finite]).abs().max())
-    return diff <= 64 * torch.finfo(a.dtype).eps * max(scale, torch.finfo(a.dtype).tiny)
+    the last place of their largest value (:func:`relative_change`)."""
+    return a.dtype == b.dtype and a.is_floating_point() \
+        and relative_change(a, b) <= 64 * torch.finfo(a.dtype).eps
