@@ -105,6 +105,7 @@ INLINE = {
     # a table of pairs needs an even width (the default C=143 is odd)
     "position-frequencies": ("TableExponentPrecedence", "TableExponentGrouped", {"dims": {"C": 64}}),
     "inverted-norm": ("NormTimesItsRms", "NormOverItsRms", {}),
+    "positions-without-effect": ("RotaryTableCutToBatch", "RotaryTableCutToTokens", {}),
 }
 
 

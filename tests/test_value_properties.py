@@ -51,6 +51,8 @@ FIRING = [
     ("reach.py", "MixingDiagonal", "weight-without-effect", {}),
     # a vector (the final norm's scale) whose value path is dropped: the head reads the stream
     ("reach.py", "FinalNormLost", "weight-without-effect", {}),
+    # a learned bias computed, cached in a buffer for later calls, and dropped on every call
+    ("reach.py", "DistanceBiasCachedAndDropped", "weight-without-effect", {}),
     ("masks.py", "PaddingMaskUnused", "mask-ignored", PADDED),
     # attention pooling: the mask multiplied into the scores, read from the code as 1 = keep
     ("masks.py", "MaskedPoolingScoresMultiplied", "mask-ignored", BOOL_MASK),
@@ -82,6 +84,9 @@ QUIET = [
     ("reach.py", "FinalNormUsed", {}),
     ("reach.py", "FrozenTeacherAndCache", {}),
     ("reach.py", "AuxiliaryLossKept", {}),
+    # a buffer written for later calls: its weights are judged by the next call's output
+    ("reach.py", "DistanceBiasCachedAndUsed", {}),
+    ("reach.py", "SummaryForNextCall", {}),
     # parts of a weight idle by design: half a projection used in training only, the upper
     # triangle of a causal mixing matrix, a key/value head shared by every query head
     ("reach.py", "MeanOnlyInEval", {}),

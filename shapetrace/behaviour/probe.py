@@ -176,11 +176,12 @@ class Probe:
             warnings.simplefilter("ignore")
             return self.model(*args, **kwargs)
 
-    def restore_state(self) -> None:
+    def restore_state(self, *, weights: bool = True) -> None:
         """Put back what an earlier run changed in the module (a cache kept across calls, a
         call counter, running statistics): every run starts from the same state, so two runs
-        differ only through randomness, and each check sees the same function."""
-        self._state.restore()
+        differ only through randomness, and each check sees the same function.
+        ``weights=False`` leaves the parameters as they are (changed on purpose by a check)."""
+        self._state.restore(weights=weights)
 
     def _embedding_hook(self, path: str):
         def hook(module, inputs, output):

@@ -92,10 +92,11 @@ def weights_without_effect(probe: Probe, trainable: Iterable[str]) -> list:
 
 def _projection(probe: Probe, out, gen):
     """A random projection of the outputs and of the tensors the run kept on the module (an
-    auxiliary loss), or None when nothing has a gradient."""
+    auxiliary loss), or None when nothing has a gradient. A buffer the run wrote is a cache for
+    a later call, not an output: a weight that feeds only it is confirmed over two calls."""
     every_param = {id(p) for p in probe.model.parameters()}
     ends = [t for _, _, t in flatten(out) if t.is_floating_point() and t.requires_grad]
-    ends += [t for _, value in probe._state.changed() for t in tensors_in(value)
+    ends += [t for _, value in probe._state.changed(buffers=False) for t in tensors_in(value)
              if isinstance(t, Tensor) and t.is_floating_point() and t.requires_grad
              and id(t) not in every_param]  # the parameters changed on purpose are not kept values
     if not ends:
@@ -133,6 +134,7 @@ def _judge(probe: Probe, params, by_id, gen, vectors: set = frozenset()) -> list
 
     trace = TraceData(probe.dims)
     recorder = Recorder(trace, probe.model, root=probe.root, probes=False, observer=keep)
+    probe.restore_state(weights=False)  # as the gradients' run began
     args, kwargs = fresh(probe.args), fresh(probe.kwargs)
     with torch.enable_grad(), math_sdpa(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -162,7 +164,7 @@ def _judge(probe: Probe, params, by_id, gen, vectors: set = frozenset()) -> list
     for name, end in ends_of.items():
         if end is None or name in vectors and end[0] != "dropped":
             continue
-        if _no_effect(probe, params[name], out, gen):
+        if _no_effect(probe, params[name], gen):
             found.setdefault(end, []).append(name)
     findings = (_finding(probe, trace.records, end, names, reads) for end, names in found.items())
     return [d for d in findings if d is not None]
@@ -184,26 +186,46 @@ def _fed_constant(by_index: dict[int, OpRecord], rec: OpRecord) -> bool:
     return False
 
 
-def _no_effect(probe: Probe, param: Tensor, reference, gen) -> bool:
-    """Whether changing ``param``'s values leaves every output as it was."""
+def _no_effect(probe: Probe, param: Tensor, gen) -> bool:
+    """Whether changing ``param``'s values leaves every output as it was, on a first call and on
+    the call after it (which reads what the first kept for it: a cache, a memory)."""
+    reference = _two_calls(probe)
+    if reference is None:
+        return False  # a module that cannot run twice as it is: not judged
     saved = param.detach().clone()
     try:
         with torch.no_grad():
             param.add_(torch.randn(param.shape, generator=gen, dtype=param.dtype)
                        * (float(param.abs().mean()) or 1.0))
-            args, kwargs = fresh(probe.args), fresh(probe.kwargs)
-            with math_sdpa(), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                out = probe.model(*args, **kwargs)
-    except Exception:  # noqa: BLE001 - a module that cannot run changed: not judged
-        return False
+        changed = _two_calls(probe, len(reference))
     finally:
         with torch.no_grad():
             param.copy_(saved)
-    a = [t for _, _, t in flatten(reference) if t.is_floating_point()]
-    b = [t for _, _, t in flatten(out) if t.is_floating_point()]
-    return len(a) == len(b) and all(x.shape == y.shape and relative_change(y, x.detach()) <= _NONE
-                                    for x, y in zip(a, b))
+    if changed is None or len(changed) != len(reference):
+        return False
+    for out, ref in zip(changed, reference):
+        a = [t for _, _, t in flatten(ref) if t.is_floating_point()]
+        b = [t for _, _, t in flatten(out) if t.is_floating_point()]
+        if len(a) != len(b) or not all(x.shape == y.shape and relative_change(y, x) <= _NONE
+                                       for x, y in zip(a, b)):
+            return False
+    return True
+
+
+def _two_calls(probe: Probe, calls: int = 2) -> list | None:
+    """The outputs of ``calls`` calls in a row from the state as taken (one where the second
+    cannot run as the first did), or None when the first cannot run."""
+    probe.restore_state(weights=False)
+    outs = []
+    with torch.no_grad(), math_sdpa(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(calls):
+            try:
+                outs.append(probe.model(*fresh(probe.args), **fresh(probe.kwargs)))
+            except Exception:  # noqa: BLE001 - judged by the calls that ran
+                break
+    probe.restore_state(weights=False)
+    return outs or None
 
 
 #: the most a weight changed by its own size may move the outputs (float64) and still be said to

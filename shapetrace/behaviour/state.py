@@ -36,11 +36,19 @@ class ModuleState:
         state as built, taken before its first forward without a copy of its weights)."""
         self.tensors: list[tuple[Tensor, Tensor]] = []
         self.slots: list[tuple[dict, str, Any]] = []
+        #: ids of the buffer tables, and of the buffers: state kept for a later call
+        self._buffers: set[int] = set()
+        #: ids of the parameter tables, and of the parameters
+        self._weights: set[int] = set()
         self.attrs: dict[nn.Module, dict[str, Any]] = {}
         with torch.no_grad():
             for sub in model.modules():
                 for kind, store in enumerate(module_tables(sub)[:2]):
+                    kept_in = self._buffers if kind == 1 else self._weights
+                    kept_in.add(id(store))
                     for key, value in store.items():
+                        if value is not None:
+                            kept_in.add(id(value))
                         self.slots.append((store, key, value))
                         if value is not None and (parameters or kind == 1):
                             self.tensors.append((value, value.detach().clone()))
@@ -51,8 +59,10 @@ class ModuleState:
                         kept[key] = _copy(value)
                 self.attrs[sub] = kept
 
-    def changed(self) -> list[tuple[str, Any]]:
-        """(name, current value) of every attribute, parameter or buffer a run changed."""
+    def changed(self, *, buffers: bool = True) -> list[tuple[str, Any]]:
+        """(name, current value) of every attribute, parameter or buffer a run changed;
+        ``buffers=False`` leaves out buffers (``register_buffer``: a cache kept for a later call,
+        which only a later call's output can show the use of)."""
         found = []
         for sub, kept in self.attrs.items():
             attrs = vars(sub)
@@ -64,24 +74,26 @@ class ModuleState:
         names = {id(t): k for sub in self.attrs for table in module_tables(sub)[:2]
                  for k, t in table.items()}
         for store, key, value in self.slots:
-            if store.get(key) is not value:
+            if store.get(key) is not value and (buffers or id(store) not in self._buffers):
                 found.append((key, store.get(key)))
         for tensor, saved in self.tensors:
-            if not _same_value(tensor, saved):
+            if not _same_value(tensor, saved) and (buffers or id(tensor) not in self._buffers):
                 found.append((names.get(id(tensor), "buffer"), tensor))
         return found
 
-    def restore(self, keep=()) -> None:
+    def restore(self, keep=(), *, weights: bool = True) -> None:
         """Put back the state as taken, except the entries named in ``keep`` (left as a run
-        left them: which of the state a run changed makes the next call differ)."""
+        left them: which of the state a run changed makes the next call differ), and the
+        parameters where ``weights`` is False (weights a check changed on purpose)."""
         names = {id(t): k for sub in self.attrs for table in module_tables(sub)[:2]
                  for k, t in table.items()} if keep else {}
         with torch.no_grad(), disable_torch_function():
             for store, key, value in self.slots:
-                if store.get(key) is not value and key not in keep:
+                if store.get(key) is not value and key not in keep and (
+                        weights or id(store) not in self._weights):
                     store[key] = value
             for tensor, saved in self.tensors:
-                if names.get(id(tensor)) in keep:
+                if names.get(id(tensor)) in keep or not weights and id(tensor) in self._weights:
                     continue
                 if tensor.shape != saved.shape or tensor.dtype != saved.dtype:
                     tensor.set_(saved.clone())

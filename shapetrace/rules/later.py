@@ -192,4 +192,30 @@ LATER = [
        inv_freq = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
        angles = torch.outer(torch.arange(max_len).float(), inv_freq)
        """, kind="behaviour", needs_values=True),
+    _r("ST038", "positions-without-effect", "error",
+       "positions made into a table that moves the output, whose order never does: the table "
+       "is applied where a token's position makes no difference",
+       """
+       A forward that counts positions (`torch.arange` over the sequence, or over a maximum length)
+       and makes a table of them (the sines and cosines of rotary or absolute angles, rows of a
+       position embedding, entries of a relative bias looked up by them) does so to tell tokens
+       apart by where they sit: handed other positions it must answer differently. shapetrace
+       re-runs the module in float64 three times: as it is; with the values of each table made
+       from positions changed (they must move the output, else the table is unused and nothing is
+       judged); and with the positions shuffled (a seeded permutation of what `arange` returned,
+       counting from 0 by 1). When the tables move the output and the shuffled positions do not,
+       the table was applied where position makes no difference: rotary tables cut to the batch
+       size by a helper written for time-first tensors (`cos[:q.shape[0]]` on (B, T, H, d)) turn
+       each sample by one angle at every token, which q·k cancels. The finding is at the op that
+       cut the table along its positions to a length other than the sequence's, else where the
+       table was made.
+       """,
+       """
+       cos, sin = self.cos[:q.shape[0]], self.sin[:q.shape[0]]   # q is (B, T, H, d): B rows
+       q = q * cos[:, None, None] + rotate_half(q) * sin[:, None, None]
+       """,
+       """
+       cos, sin = self.cos[:q.shape[1]], self.sin[:q.shape[1]]   # T rows, one per token
+       q = q * cos[None, :, None] + rotate_half(q) * sin[None, :, None]
+       """, kind="behaviour", needs_values=True),
 ]

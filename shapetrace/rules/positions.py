@@ -157,7 +157,7 @@ def _cut(analysis: Analysis, rec: OpRecord, wrong, written) -> _Source | None:
     table = rec.inputs[0] if rec.inputs else None
     if table is None or id(table) in written or analysis.lineage.batched(table):
         return None
-    mapping = _basic_index(rec)
+    mapping = basic_index(rec)
     if mapping is None:
         return None
     out = rec.outputs[0]
@@ -180,7 +180,7 @@ def _cut(analysis: Analysis, rec: OpRecord, wrong, written) -> _Source | None:
     return None
 
 
-def _basic_index(rec: OpRecord) -> list[int | None] | None:
+def basic_index(rec: OpRecord) -> list[int | None] | None:
     """For a cut by slices, ints and None (no tensor index): where each input axis lies in the
     output (None where an int removed it)."""
     src = rec.inputs[0]
@@ -283,7 +283,7 @@ def _step(analysis: Analysis, rec: OpRecord, slot: int, pos: int, state: str, so
             return "on", 0, pos, state
         return None
     if op == "[]":
-        mapping = _basic_index(rec)
+        mapping = basic_index(rec)
         if mapping is None or mapping[pos] is None or out.shape[mapping[pos]] != meta.shape[pos]:
             return None
         return "on", 0, mapping[pos], state
@@ -421,7 +421,7 @@ def _genuine(analysis: Analysis, meta: TensorMeta, pos: int) -> bool:
             meta, pos = src, back
             continue
         if op == "[]" and not isinstance(rec.arg(1), TensorArg):
-            mapping = _basic_index(rec)
+            mapping = basic_index(rec)
             if mapping is None or pos not in mapping:
                 return False
             i = mapping.index(pos)

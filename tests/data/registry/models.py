@@ -384,6 +384,44 @@ class RotaryNeighboursTable(nn.Module):
 class RotaryHalvesTable(RotaryNeighboursTable):
     interleaved = False
 
+def _rotate_time_first(x, cos, sin):
+    """Rotary positions for (T, B, H, d) tensors: one row of the tables per position."""
+    n = x.shape[0]
+    return x * cos[:n, None, None] + _rotate_halves(x) * sin[:n, None, None]  # BUG: positions-without-effect
+
+
+class RotaryTableCutToBatch(nn.Module):
+    """q and k are (B, T, H, d), handed to a rotary helper written for time-first tensors: the
+    tables are cut to B rows and spread along the batch."""
+
+    time_first = False
+
+    def __init__(self, n_embd, n_head, max_len=64):
+        super().__init__()
+        self.n_head, self.max_len = n_head, max_len
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        d = C // self.n_head
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, d).unbind(2)
+        inv = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
+        freqs = torch.outer(torch.arange(self.max_len).float(), inv)
+        emb = torch.cat((freqs, freqs), -1)
+        cos, sin = emb.cos(), emb.sin()
+        if self.time_first:
+            q, k = (_rotate_time_first(t.transpose(0, 1), cos, sin).transpose(0, 1) for t in (q, k))
+        else:
+            q, k = (_rotate_time_first(t, cos, sin) for t in (q, k))
+        y = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                           is_causal=True)
+        return y.transpose(1, 2).reshape(B, T, C)
+
+
+class RotaryTableCutToTokens(RotaryTableCutToBatch):
+    time_first = True
+
+
 class TableExponentPrecedence(nn.Module):
     """A position table whose frequencies lost the exponent's parentheses."""
 

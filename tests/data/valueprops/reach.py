@@ -304,3 +304,65 @@ class KeyBiasRemovedBySoftmax(nn.Module):
         scores = q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1])
         shift = (self.query_bias @ q.transpose(-2, -1)).unsqueeze(-1)  # the same for every key
         return (scores + shift).softmax(dim=-1) @ x
+
+
+class LearnedDistanceBias(nn.Module):
+    """a learned slope per head times the token distance, kept in a buffer for the next call"""
+    def __init__(self, heads):
+        super().__init__()
+        self.slopes = nn.Parameter(torch.linspace(0.5, 0.05, heads).view(heads, 1, 1))
+        self.register_buffer("table", None, persistent=False)
+
+    def forward(self, scores):
+        n = scores.shape[-1]
+        if self.table is not None and self.table.shape[-1] >= n:
+            return scores + self.table[..., :n, :n]
+        steps = torch.arange(n)
+        table = -(steps[None, :] - steps[:, None]).abs().float() * self.slopes
+        self.register_buffer("table", table, persistent=False)
+        return scores + table
+
+
+class DistanceBiasCachedAndDropped(nn.Module):
+    """the biased scores are computed (and the bias cached for later calls), then the softmax
+    reads the scores without it"""
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.proj = nn.Linear(n_embd, n_embd)
+        self.distance = LearnedDistanceBias(n_head)
+
+    def attend(self, scores):
+        return scores.softmax(dim=-1)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
+        biased = self.distance(scores)  # BUG
+        weights = self.attend(scores)
+        return self.proj((weights @ v).transpose(1, 2).reshape(B, T, C))
+
+
+class DistanceBiasCachedAndUsed(DistanceBiasCachedAndDropped):
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
+        weights = self.attend(self.distance(scores))
+        return self.proj((weights @ v).transpose(1, 2).reshape(B, T, C))
+
+
+class SummaryForNextCall(nn.Module):
+    """keeps a learned summary of this call's tokens in a buffer: only the next call reads it"""
+    def __init__(self, n_embd):
+        super().__init__()
+        self.summarise = nn.Linear(n_embd, n_embd)
+        self.mix = nn.Linear(n_embd, n_embd)
+        self.register_buffer("summary", None, persistent=False)
+
+    def forward(self, x):
+        out = x if self.summary is None else x + self.mix(self.summary).mean(dim=1, keepdim=True)
+        self.register_buffer("summary", self.summarise(x), persistent=False)
+        return out

@@ -1,0 +1,228 @@
+"""positions-without-effect: positions the forward makes that cannot move the output.
+
+A forward that counts positions (``torch.arange`` over the sequence, or over a longer maximum
+length) and turns them into a table (the sines and cosines of angles, rows looked up in an
+embedding or a parameter) does so to tell tokens apart by where they sit: handed other positions,
+it must answer differently. When it does not, although the table's values do move the output,
+the table was applied where position makes no difference: cut to the batch size and spread along
+the batch (each sample turned by one angle at every token, which q·k cancels), or turned the
+same way for every token.
+
+Judged by running the module three times, never from names: as it is; with the values of each
+table made from positions changed (they must move the output, else the table is not used and
+there is nothing to judge here); and with the positions shuffled (a seeded permutation of the
+values ``arange`` returned). A finding when the tables move the output and the shuffled positions
+do not. Only ``arange`` results that count from 0 by 1 and reach such a table are shuffled.
+
+Where the finding goes: the op that cut the table along its positions to a length other than
+the sequence's (the batch size, the heads), read from a recorded run; else the op that made the
+table.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import Tensor
+from torch.overrides import TorchFunctionMode
+
+from ..base.diagnostics import Diagnostic
+from ..base.ops import EMBEDDINGS
+from ..base.records import OpRecord
+from ..record.tensors import tensors_in
+from ..rules.positions import basic_index
+from ..rules.registry import diagnostic
+from . import locate
+from .probe import Probe
+from .runs import flatten, fresh, math_sdpa, relative_change
+
+_TRIG = frozenset({"torch.sin", "Tensor.sin", "torch.cos", "Tensor.cos"})
+_TRIG_FUNCS = frozenset({torch.sin, Tensor.sin, torch.cos, Tensor.cos})
+_CUTS = frozenset({"[]", "Tensor.narrow", "torch.narrow"})
+#: the tables must move the outputs by more than this (relative) to be in use
+_MOVES = 1e-6
+#: shuffled positions that move the outputs by no more than this leave them as they were
+_SAME = 1e-9
+
+
+def _positions(out) -> bool:
+    """A 1-D ``arange`` result that counts from 0 by 1 (positions, not a range of values)."""
+    if not isinstance(out, Tensor) or out.dim() != 1 or out.numel() < 2 or out.is_complex():
+        return False
+    n = out.numel()
+    return bool(torch.equal(out.detach().to(torch.float64),
+                            torch.arange(n, dtype=torch.float64, device=out.device)))
+
+
+class _Marks:
+    """Which tensors of a run descend from positions (by id, the tensors kept alive), and the
+    ops that made tables of them: a sine or cosine, an embedding looked up, a float tensor of
+    the module's indexed by them."""
+
+    def __init__(self) -> None:
+        self.of: dict[int, frozenset[int]] = {}  # id -> ordinals of the positions it comes from
+        self.alive: list[Tensor] = []
+        self.count = 0  # positions made so far, in order
+
+    def origins(self, args, kwargs) -> frozenset[int]:
+        found: frozenset[int] = frozenset()
+        for t in tensors_in((args, kwargs)):
+            got = self.of.get(id(t))
+            if got:
+                found = found | got
+        return found
+
+    def mark(self, outs, origins: frozenset[int]) -> None:
+        for t in tensors_in(outs):
+            self.of[id(t)] = origins
+            self.alive.append(t)
+
+    def made(self, out) -> int:
+        ordinal = self.count
+        self.count += 1
+        self.mark(out, frozenset({ordinal}))
+        return ordinal
+
+    @staticmethod
+    def table(name: str, args, origins_of) -> bool:
+        """Whether an op named ``name`` makes a table of positions."""
+        if name in _TRIG:
+            return True
+        if name in EMBEDDINGS:
+            return bool(origins_of(args[:1], {}))
+        if name == "[]" and len(args) >= 2 and isinstance(args[0], Tensor):
+            return args[0].is_floating_point() and not origins_of(args[:1], {}) \
+                and bool(origins_of(args[1:2], {}))
+        return False
+
+
+class _Run(TorchFunctionMode):
+    """One run that marks positions as they flow; ``shuffle`` the ordinals of positions to hand
+    out in another order, ``noise`` to change the tables made of (those ordinals)."""
+
+    def __init__(self, *, shuffle=frozenset(), noise=frozenset(), seed: int = 0):
+        super().__init__()
+        self.marks = _Marks()
+        self.shuffle, self.noise = shuffle, noise
+        self.gen = torch.Generator().manual_seed(seed)
+        self.fed: set[int] = set()  # ordinals of positions that reached a table
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if func is torch.arange and _positions(out):
+            if self.marks.count in self.shuffle:
+                n = out.numel()
+                order = torch.randperm(n, generator=self.gen)
+                while bool((order == torch.arange(n)).all()):
+                    order = torch.randperm(n, generator=self.gen)
+                out = out[order.to(out.device)]
+            self.marks.made(out)
+            return out
+        origins = self.marks.origins(args, kwargs)
+        if not origins:
+            return out
+        name = _name(func)
+        if _Marks.table(name, args, self.marks.origins) and isinstance(out, Tensor) \
+                and out.is_floating_point():
+            self.fed |= origins
+            if origins & self.noise:
+                out = out * (1 + 0.5 * torch.randn(out.shape, generator=self.gen,
+                                                   dtype=out.dtype).to(out.device))
+        self.marks.mark(out, origins)
+        return out
+
+
+def _name(func) -> str:
+    if func in _TRIG_FUNCS:
+        return "torch.sin" if func in (torch.sin, Tensor.sin) else "torch.cos"
+    if func is Tensor.__getitem__:
+        return "[]"
+    if getattr(func, "__name__", "") == "embedding":
+        return "F.embedding"
+    return ""
+
+
+def _outputs(probe: Probe, mode: _Run) -> list[Tensor] | None:
+    probe.restore_state()
+    try:
+        with torch.no_grad(), math_sdpa(), warnings.catch_warnings(), mode:
+            warnings.simplefilter("ignore")
+            out = probe.model(*fresh(probe.args), **fresh(probe.kwargs))
+    except Exception:  # noqa: BLE001 - a run the module cannot make judges nothing
+        return None
+    finally:
+        probe.restore_state()
+    return [t for _, _, t in flatten(out) if t.is_floating_point()]
+
+
+def _change(a: list[Tensor] | None, b: list[Tensor] | None) -> float | None:
+    if a is None or b is None or len(a) != len(b) or not a:
+        return None
+    return max(relative_change(y, x) for x, y in zip(a, b))
+
+
+def positions_without_effect(probe: Probe) -> locate.Reader:
+    """Positions made into tables that move the output, whose order never does, read from a
+    recorded run (``locate.Reader``) for where the tables were made and cut."""
+    marks = _Marks()
+    tables: list[OpRecord] = []
+    cuts: list[tuple[OpRecord, int]] = []
+
+    def keep(rec: OpRecord, outs: tuple, args: tuple, kwargs: dict) -> None:
+        if rec.op == "torch.arange":
+            if outs and _positions(outs[0]):
+                marks.made(outs[0])
+            return
+        origins = marks.origins(args, kwargs)
+        if not origins:
+            return
+        if _Marks.table(rec.op, args, marks.origins):
+            tables.append(rec)
+        elif rec.op in _CUTS and rec.outputs:
+            mapping = basic_index(rec)
+            src, out = rec.inputs[0], rec.outputs[0]
+            short = [out.shape[j] for i, j in enumerate(mapping or ())
+                     if j is not None and out.shape[j] < src.shape[i]]
+            if len(short) == 1 and short[0] != probe.T:
+                cuts.append((rec, short[0]))
+        marks.mark(outs, origins)
+
+    def judge(run: locate.Run) -> list[Diagnostic]:
+        if not tables:
+            return []
+        watch = _Run()
+        plain = _outputs(probe, watch)
+        if not watch.fed:
+            return []
+        moved = _change(plain, _outputs(probe, _Run(noise=frozenset(watch.fed), seed=1)))
+        if moved is None or moved <= _MOVES:
+            return []  # the tables themselves do not reach the output: nothing to judge here
+        shuffled = _change(plain, _outputs(probe, _Run(shuffle=frozenset(watch.fed), seed=2)))
+        if shuffled is None or shuffled > _SAME:
+            return []
+        return [_finding(probe, tables[0], cuts[0] if cuts else None)]
+
+    return locate.Reader(keep, judge)
+
+
+def _finding(probe: Probe, table: OpRecord, cut: tuple[OpRecord, int] | None) -> Diagnostic:
+    made = f"`{table.source or table.op}` (line {table.line})"
+    if cut is not None:
+        rec, rows = cut
+        what = {probe.B: " (the batch size)"}.get(rows, "")
+        message = (f"the positions turned into a table at {made} cannot move the output: "
+                   f"shuffled, every output stays the same, though changing the table's values "
+                   f"moves it. The table is cut along its positions to {rows} rows{what} here, "
+                   f"not to the sequence's {probe.T}: the rows it keeps meet the data along "
+                   f"another axis, where one position is the same for every token")
+        hint = ("Cut the table to the sequence length and line its positions up with the tokens' "
+                "axis (a table made for (T, B, ...) tensors needs them moved there first)")
+        return diagnostic("positions-without-effect", message, hint, rec=rec)
+    message = (f"the positions turned into a table at {made} cannot move the output: shuffled, "
+               f"every output stays the same, though changing the table's values moves it: the "
+               f"table is applied where a token's position makes no difference")
+    hint = ("Apply the table along the tokens' axis, each position's row to its token (rotary: "
+            "to q and k, with their positions on the axis the table's rows run along)")
+    return diagnostic("positions-without-effect", message, hint, rec=table)
