@@ -271,7 +271,8 @@ def test_a_traced_block_says_the_behaviour_checks_did_not_run():
     skipped = {s["check"] for s in TargetResult("x", trace=t).to_json()["checks"]["skipped"]}
     assert {"batch-leak", "causal-leak", "nondeterministic-eval", "input-mutated",
             "reference-mismatch", "attention-textbook", "not-implemented", "stateful-forward",
-            "weight-without-effect", "mask-ignored", "rotary-pairing", "position-frequencies"} == skipped
+            "weight-without-effect", "mask-ignored", "rotary-pairing", "position-frequencies",
+            "positions-without-effect"} == skipped
 
 
 # --- one root cause, one finding ----------------------------------------------------------------

@@ -105,7 +105,10 @@ INLINE = {
     # a table of pairs needs an even width (the default C=143 is odd)
     "position-frequencies": ("TableExponentPrecedence", "TableExponentGrouped", {"dims": {"C": 64}}),
     "inverted-norm": ("NormTimesItsRms", "NormOverItsRms", {}),
-    "positions-without-effect": ("RotaryTableCutToBatch", "RotaryTableCutToTokens", {}),
+    # at B = 2 (a size the halves of a head share) position-axis says nothing of the cut, and
+    # the shuffled positions show it; at the probe sizes position-axis names the cut first
+    "positions-without-effect": ("RotaryTableCutToBatch", "RotaryTableCutToTokens",
+                                 {"dims": {"B": 2, "H": 4, "d": 8}}),
 }
 
 

@@ -26,7 +26,8 @@ def _marked(path: Path, cls: str) -> int:
     raise AssertionError(f"no # BUG marker in {cls}")
 
 
-NEW_RULES = {"constant-result", "stateful-forward", "weight-without-effect", "mask-ignored"}
+NEW_RULES = {"constant-result", "stateful-forward", "weight-without-effect", "mask-ignored",
+             "positions-without-effect"}
 PADDED = {"inputs": ["x=B,T,C", "attention_mask=B,T:long:2"]}
 KEY_PADDING = {"inputs": ["x=B,T,C", "key_padding_mask=B,T:bool"]}
 BOOL_MASK = {"inputs": ["x=B,T,C", "mask=B,T:bool"]}
@@ -65,6 +66,10 @@ FIRING = [
     ("masks.py", "KeyMaskOnFastPathOnly", "mask-ignored", BOOL_MASK),
     ("masks.py", "KeyMaskHandedToSubmoduleOnQueries", "mask-ignored",
      {"inputs": ["x=B,T,C", "pad_mask=B,T:bool"]}),
+    # rotary tables cut by the batch at B = 2, a size the halves of a head share: the positions
+    # shuffled leave every output as it was
+    ("positions.py", "RotaryOneAnglePerSample", "positions-without-effect",
+     {"dims": {"B": 2, "H": 4, "d": 8}}),
     # the mask cast to floats for a mean pooling, and never given to the encoder before it
     ("masks.py", "MeanPooledEncoderMaskOnlyPooled", "mask-ignored", BOOL_MASK),
 ]
@@ -116,6 +121,14 @@ QUIET = [
     ("masks.py", "MaskedPoolingWeightsMultiplied", BOOL_MASK),
     ("masks.py", "PoolingWithCoordinatesFilledWrapped", BOOL_MASK),
     ("masks.py", "KeyMaskHandedToSubmodule", {"inputs": ["x=B,T,C", "pad_mask=B,T:bool"]}),
+    # positions made into tables in the forward, each row where its token is
+    ("positions.py", "RotaryOnePerToken", {"dims": {"B": 2, "H": 4, "d": 8}}),
+    ("positions.py", "RotaryTimeFirstHelper", {"dims": {"B": 2, "H": 4, "d": 8}}),
+    ("positions.py", "RotaryTimeFirstHelper", {}),
+    ("positions.py", "LearnedPositionsLookedUp", {}),
+    ("positions.py", "RelativeBiasLookedUp", {}),
+    ("positions.py", "SinusoidalAddedInForward", {"dims": {"C": 32}}),
+    ("positions.py", "TimeStepFeatures", {"dims": {"C": 32}}),
     # mixes samples by design (batch-leak says so): only the diagonal must not be reported
     ("collapse.py", "InBatchPositives", {"batch_mixing": True}),
 ]

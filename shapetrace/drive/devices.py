@@ -85,8 +85,8 @@ def on_meta():
             yield
     finally:
         for wrapper, size in before:  # the modules are scanned once, before
-            if wrapper.cache_info().currsize > size:
-                wrapper.cache_clear()
+            if wrapper.cache_info().misses > size:  # computed inside (a full cache of one
+                wrapper.cache_clear()                 # entry replaces it: its size stays)
 
 
 #: the most parameters a module built at sizes shapetrace chose may have: the checks copy it in
@@ -155,7 +155,7 @@ _NOT_USERS = frozenset({"torch", "shapetrace", "numpy", "jaxtyping", "beartype",
 
 
 def _user_caches() -> list[tuple[object, int]]:
-    """``(wrapper, entries)`` for the cached functions at the top level of the loaded
+    """``(wrapper, misses)`` for the cached functions at the top level of the loaded
     modules outside torch, shapetrace and the standard library, also one a decorator of the
     user's own wraps (held in its closure)."""
     import functools
@@ -171,7 +171,7 @@ def _user_caches() -> list[tuple[object, int]]:
             wrapped = getattr(value, "__wrapped__", None) if isinstance(value, types.FunctionType) else None
             for one in (value, wrapped, *(_content(cell) for cell in cells)):
                 if isinstance(one, functools._lru_cache_wrapper):
-                    found[id(one)] = (one, one.cache_info().currsize)  # once, however imported
+                    found[id(one)] = (one, one.cache_info().misses)  # once, however imported
     return list(found.values())
 
 
