@@ -107,7 +107,7 @@ INLINE = {
     "inverted-norm": ("NormTimesItsRms", "NormOverItsRms", {}),
     # at B = 2 (a size the halves of a head share) position-axis says nothing of the cut, and
     # the shuffled positions show it; at the probe sizes position-axis names the cut first
-    "positions-without-effect": ("RotaryTableCutToBatch", "RotaryTableCutToTokens",
+    "positions-ignored": ("RotaryTableCutToBatch", "RotaryTableCutToTokens",
                                  {"dims": {"B": 2, "H": 4, "d": 8}}),
 }
 

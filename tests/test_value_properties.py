@@ -27,7 +27,7 @@ def _marked(path: Path, cls: str) -> int:
 
 
 NEW_RULES = {"constant-result", "stateful-forward", "weight-without-effect", "mask-ignored",
-             "positions-without-effect"}
+             "positions-ignored"}
 PADDED = {"inputs": ["x=B,T,C", "attention_mask=B,T:long:2"]}
 KEY_PADDING = {"inputs": ["x=B,T,C", "key_padding_mask=B,T:bool"]}
 BOOL_MASK = {"inputs": ["x=B,T,C", "mask=B,T:bool"]}
@@ -68,7 +68,7 @@ FIRING = [
      {"inputs": ["x=B,T,C", "pad_mask=B,T:bool"]}),
     # rotary tables cut by the batch at B = 2, a size the halves of a head share: the positions
     # shuffled leave every output as it was
-    ("positions.py", "RotaryOneAnglePerSample", "positions-without-effect",
+    ("positions.py", "RotaryOneAnglePerSample", "positions-ignored",
      {"dims": {"B": 2, "H": 4, "d": 8}}),
     # the mask cast to floats for a mean pooling, and never given to the encoder before it
     ("masks.py", "MeanPooledEncoderMaskOnlyPooled", "mask-ignored", BOOL_MASK),

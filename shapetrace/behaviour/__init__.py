@@ -38,6 +38,7 @@ Layout
 ``repeat``    ``stateful-forward``: a second call on the state the first one left
 ``reach``     ``weight-without-effect``: gradients of the weights, and where a value path ends
 ``parts``     ``weight-without-effect`` for parts of a weight: only its diagonal, only some heads
+``ordering``  ``positions-ignored``: positions made into tables whose order never moves the output
 ``masks``     ``mask-ignored``: padded positions that still reach real ones
 ``errors``    the module's failures vs the checks' own (``InternalCheckError``)
 ``results``   ``Dependency``, ``DependencyResult``, ``BehaviourResult``, ``looks_causal``

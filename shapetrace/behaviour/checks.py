@@ -113,7 +113,7 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
                         ("attention-textbook", textbook.textbook_attention),
                         ("rotary-pairing", rotary.rotations_kept),
                         ("position-frequencies", tables.frozen_tables),
-                        ("positions-without-effect", ordering.positions_without_effect))))
+                        ("positions-ignored", ordering.positions_ignored))))
             finally:
                 probe.close()
     except InternalCheckError as exc:

@@ -1,4 +1,4 @@
-"""positions-without-effect: positions the forward makes that cannot move the output.
+"""positions-ignored: positions the forward makes that cannot move the output.
 
 A forward that counts positions (``torch.arange`` over the sequence, or over a longer maximum
 length) and turns them into a table (the sines and cosines of angles, rows looked up in an
@@ -12,7 +12,9 @@ Judged by running the module three times, never from names: as it is; with the v
 table made from positions changed (they must move the output, else the table is not used and
 there is nothing to judge here); and with the positions shuffled (a seeded permutation of the
 values ``arange`` returned). A finding when the tables move the output and the shuffled positions
-do not. Only ``arange`` results that count from 0 by 1 and reach such a table are shuffled.
+do not. Only ``arange`` results that count from 0 by 1 and reach such a table are shuffled, and
+only a module with an output per token is judged (a pooled output may sum positions away by
+design: ``(tok + pos).mean(1)``).
 
 Where the finding goes: the op that cut the table along its positions to a length other than
 the sequence's (the batch size, the heads), read from a recorded run; else the op that made the
@@ -163,7 +165,7 @@ def _change(a: list[Tensor] | None, b: list[Tensor] | None) -> float | None:
     return max(relative_change(y, x) for x, y in zip(a, b))
 
 
-def positions_without_effect(probe: Probe) -> locate.Reader:
+def positions_ignored(probe: Probe) -> locate.Reader:
     """Positions made into tables that move the output, whose order never does, read from a
     recorded run (``locate.Reader``) for where the tables were made and cut."""
     marks = _Marks()
@@ -194,8 +196,8 @@ def positions_without_effect(probe: Probe) -> locate.Reader:
             return []
         watch = _Run()
         plain = _outputs(probe, watch)
-        if not watch.fed:
-            return []
+        if not watch.fed or not any(probe.T in t.shape for t in plain or ()):
+            return []  # no table; or no output per token (pooled: positions may sum away)
         moved = _change(plain, _outputs(probe, _Run(noise=frozenset(watch.fed), seed=1)))
         if moved is None or moved <= _MOVES:
             return []  # the tables themselves do not reach the output: nothing to judge here
@@ -219,10 +221,10 @@ def _finding(probe: Probe, table: OpRecord, cut: tuple[OpRecord, int] | None) ->
                    f"another axis, where one position is the same for every token")
         hint = ("Cut the table to the sequence length and line its positions up with the tokens' "
                 "axis (a table made for (T, B, ...) tensors needs them moved there first)")
-        return diagnostic("positions-without-effect", message, hint, rec=rec)
+        return diagnostic("positions-ignored", message, hint, rec=rec)
     message = (f"the positions turned into a table at {made} cannot move the output: shuffled, "
                f"every output stays the same, though changing the table's values moves it: the "
                f"table is applied where a token's position makes no difference")
     hint = ("Apply the table along the tokens' axis, each position's row to its token (rotary: "
             "to q and k, with their positions on the axis the table's rows run along)")
-    return diagnostic("positions-without-effect", message, hint, rec=table)
+    return diagnostic("positions-ignored", message, hint, rec=table)

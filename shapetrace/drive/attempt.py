@@ -279,6 +279,7 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
     if plan.problem is not None:
         raise plan.problem
     generator = torch.Generator().manual_seed(request.seed) if mode is None else None
+    model_dtype = _weights_dtype(model)
     args, names = [], []
     for i, spec in enumerate(plan.inputs):
         if isinstance(spec, torch.Tensor):
@@ -288,7 +289,10 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
             args.append(spec.value)
             names.append(spec.name)
         else:
-            args.append(specs.make_input(spec, plan.dims, generator=generator))
+            made = specs.make_input(spec, plan.dims, generator=generator)
+            if request.inputs is None and spec.dtype == "float" and model_dtype is not None:
+                made = made.to(model_dtype)  # guessed: in the dtype its weights are kept in
+            args.append(made)
             names.append(spec.name)
     if request.inputs is not None:
         args, names = _in_forward_order(model, args, names)
@@ -301,6 +305,19 @@ def build(plan: Plan, mode=None) -> tuple[Any, list, list[str], dict | None]:
                       for path, method, made in plan.setup)
         model.forward = SetUpFirst(model, model.forward, calls)
     return model, args, names, plan.init
+
+
+def _weights_dtype(model):
+    """The floating dtype most of ``model``'s weights are kept in, when it is not float32 (a
+    model built in bfloat16, its norms' scales in float32 beside them); else None."""
+    if not isinstance(model, torch.nn.Module):
+        return None
+    counts: dict = {}
+    for p in model.parameters():
+        if p.is_floating_point():
+            counts[p.dtype] = counts.get(p.dtype, 0) + p.numel()
+    most = max(counts, key=counts.get) if counts else None
+    return most if most is not None and most != torch.float32 else None
 
 
 def _not_too_big(cls, plan: Plan) -> None:

@@ -71,7 +71,7 @@ from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
 from .config_fields import ReadConfig, called, fields_read, value_by_use
 from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, \
-    meaning_by_use, without_self
+    meaning_by_use, torch_default, without_self
 
 # Inferring forward inputs ---------------------------------------------------------------------
 
@@ -353,6 +353,11 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             out[p.name] = used.value
             if notes is not None:
                 notes.append(used.note)
+        elif p.default is p.empty and (default := torch_default(cls, p.name)) is not None:
+            out[p.name] = default  # nn.LeakyReLU(alpha): torch's own default for it
+            if notes is not None:
+                notes.append(f"{p.name}={default!r}, the default of the torch argument the "
+                             f"constructor hands it to; give --init {p.name}=VALUE to choose")
         elif inspect.isfunction(cls.__init__) and ((unread := never_read(cls.__init__, p.name))
                                                    or compared_with_none(cls.__init__, p.name)):
             out[p.name] = None  # tested for None: the constructor makes its own; or never read

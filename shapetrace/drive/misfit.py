@@ -12,6 +12,7 @@ import re
 import torch
 
 from ..base.errors import failed_on_none, one_line
+from ..base.names import MASK_INPUT
 from ..base.source import at_line, at_site, display_path
 from ..report.results import TargetResult
 from .asked import MET
@@ -37,6 +38,7 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or refused(result, chosen) or layer_refused(result, chosen) \
             or _signal_failed(result, chosen) \
             or _negative_size(result, chosen) or _emptied(result, chosen) or _dtype_failed(result, chosen) \
+            or _mask_failed(result, chosen) \
             or _lengths_failed(result, chosen) or _ids_failed(result, chosen) \
             or _branch_failed(result, chosen) or _moved_failed(result, chosen) \
             or _unbuilt_failed(result, chosen) or _default_failed(result, chosen) \
@@ -233,6 +235,30 @@ def _dtype_failed(result: TargetResult, chosen: Attempt) -> bool:
                        f"as floats, does not fit {rec.op} ({rec.error[0]}: "
                        f"{one_line(rec.error[1])}): it may hold integers",
                f"--input {found[-1]}=B,T:long")
+
+
+#: what torch says of two sizes that do not meet
+_SIZES = re.compile(r"must match the size|cannot be broadcast|shape mismatch|not broadcastable", re.I)
+
+
+def _mask_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """An op whose sizes did not meet, reading a value made from a mask whose shape
+    shapetrace guessed (a ``memory_mask`` guessed (T, S) as ``nn.Transformer`` takes it, that
+    the code reads per sample): the mask's shape is the guess, a target error naming it."""
+    rec = chosen.failed_op
+    if rec is None or chosen.plan.request.inputs is not None \
+            or not _SIZES.search(rec.error[1] or ""):
+        return False
+    records = chosen.trace.records
+    found = [(n, a) for n, a in chosen.guessed if MASK_INPUT.search(n) and a.dim() >= 2
+             and _made_from(rec, a, records)]
+    if not found:
+        return False
+    name, arg = found[0]
+    return ask(result, f"{_as_guessed(name, arg)}, does not fit {rec.op}{_at(rec)} "
+                       f"({rec.error[0]}: {one_line(rec.error[1])}), nor did the other shapes a "
+                       f"mask is given in", f"--input {name}=B,S:mask-keep (or the shape the "
+                       f"code reads)")
 
 
 def _ids_failed(result: TargetResult, chosen: Attempt) -> bool:

@@ -254,6 +254,9 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
                 and is_param(node.args[0]):
             found.add(LAYER_COUNT)
             continue
+        if _learned_vector(node, is_param):
+            found.add("C")  # nn.Parameter(torch.ones(num_features)): a value per channel
+            continue
         method = _own_method(node.func, owner)
         if method is not None:  # self._build_weights(dim_in, dim_out): read where it is used
             for name in _method_params(method, node, is_param):
@@ -272,6 +275,61 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
     if owner is not None and attributes:
         found |= _forward_uses(owner, attributes)
     return found
+
+
+#: torch's factories of a tensor of given sizes
+_FACTORIES = frozenset({"zeros", "ones", "randn", "rand", "empty", "full"})
+
+
+def _learned_vector(node: ast.Call, is_param) -> bool:
+    """``nn.Parameter(torch.ones(param))`` (or ``zeros``, ``randn``, ...): a learned vector of
+    ``param`` values, one per channel of what it scales or shifts."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if name != "Parameter" or not node.args or not isinstance(node.args[0], ast.Call):
+        return False
+    made = node.args[0]
+    kind = made.func.attr if isinstance(made.func, ast.Attribute) else \
+        made.func.id if isinstance(made.func, ast.Name) else ""
+    sizes = made.args[:1] if kind == "full" else made.args
+    return kind in _FACTORIES and len(sizes) == 1 and is_param(sizes[0])
+
+
+def torch_default(cls: type, param: str):
+    """The default torch's own callable gives the parameter that ``cls``'s constructor hands
+    ``param`` to, directly or stored on ``self`` (``nn.LeakyReLU(self.alpha)``: 0.01), when
+    every such use agrees on a number; else None."""
+    func = _reading_init(cls)
+    if func is None or not inspect.isfunction(func):
+        return None
+    body = _function_def(_tree(func), func.__name__)
+    if body is None:
+        return None
+    local, attributes = _aliases(body, param)
+
+    def is_param(node) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in local
+        return isinstance(node, ast.Attribute) and node.attr in attributes \
+            and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+    found = set()
+    for node in ast.walk(body):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = _resolve(node.func, func.__globals__)
+        if callee is None or not callable(callee) or _user_code(callee):
+            continue
+        for target, name in _bound(callee, node, is_param):
+            init = target.__init__ if isinstance(target, type) else target
+            try:
+                default = inspect.signature(init).parameters[name].default
+            except (TypeError, ValueError, KeyError):
+                return None
+            if isinstance(default, bool) or not isinstance(default, (int, float)):
+                return None
+            found.add(default)
+    return found.pop() if len(found) == 1 else None
 
 
 def _base_of(func: ast.expr, owner: type | None) -> type | None:

@@ -192,7 +192,7 @@ LATER = [
        inv_freq = 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d))
        angles = torch.outer(torch.arange(max_len).float(), inv_freq)
        """, kind="behaviour", needs_values=True),
-    _r("ST038", "positions-without-effect", "error",
+    _r("ST038", "positions-ignored", "error",
        "positions made into a table that moves the output, whose order never does: the table "
        "is applied where a token's position makes no difference",
        """
@@ -203,7 +203,9 @@ LATER = [
        re-runs the module in float64 three times: as it is; with the values of each table made
        from positions changed (they must move the output, else the table is unused and nothing is
        judged); and with the positions shuffled (a seeded permutation of what `arange` returned,
-       counting from 0 by 1). When the tables move the output and the shuffled positions do not,
+       counting from 0 by 1). Only a module with an output per token is judged (a pooled output
+       may sum the positions away by design). When the tables move the output and the shuffled
+       positions do not,
        the table was applied where position makes no difference: rotary tables cut to the batch
        size by a helper written for time-first tensors (`cos[:q.shape[0]]` on (B, T, H, d)) turn
        each sample by one angle at every token, which q·k cancels. The finding is at the op that

@@ -388,7 +388,7 @@ _ALL = [
        """
        B, T, C = x.shape
        x = x + self.pe[: x.size(1)].transpose(0, 1)  # cut by T, (1, T, C)
-       """, check="positions:check_positions", explains=("batch-leak", "positions-without-effect")),
+       """, check="positions:check_positions", explains=("batch-leak", "positions-ignored")),
     _r("ST025", "attention-textbook", "error",
        "attention weights that differ from softmax(q·kᵀ/√d + the terms the code adds)",
        """

@@ -387,7 +387,7 @@ class RotaryHalvesTable(RotaryNeighboursTable):
 def _rotate_time_first(x, cos, sin):
     """Rotary positions for (T, B, H, d) tensors: one row of the tables per position."""
     n = x.shape[0]
-    return x * cos[:n, None, None] + _rotate_halves(x) * sin[:n, None, None]  # BUG: positions-without-effect
+    return x * cos[:n, None, None] + _rotate_halves(x) * sin[:n, None, None]  # BUG: positions-ignored
 
 
 class RotaryTableCutToBatch(nn.Module):

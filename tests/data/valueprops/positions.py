@@ -1,5 +1,5 @@
 """Positions made into tables in the forward: tables applied where a token's position makes no
-difference (positions-without-effect), and correct ones in several styles. Each buggy module
+difference (positions-ignored), and correct ones in several styles. Each buggy module
 marks the line the rule must point at with ``# BUG``."""
 
 import math

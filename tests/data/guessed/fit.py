@@ -1,0 +1,53 @@
+"""Modules whose guessed inputs must follow what the code shows: weights kept in bfloat16, a
+memory mask read per sample, attention weights returned beside the output that a dropout draws."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class HalfPrecisionBlock(nn.Module):
+    """Weights kept in bfloat16 (its norm's scale in float32): its callers feed bfloat16."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(n_embd, dtype=torch.float32))
+        self.up = nn.Linear(n_embd, 2 * n_embd, dtype=torch.bfloat16)
+        self.down = nn.Linear(2 * n_embd, n_embd, dtype=torch.bfloat16)
+
+    def forward(self, x):
+        t = x.float()
+        t = (t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6) * self.scale).to(x.dtype)
+        return x + self.down(F.gelu(self.up(t)))
+
+
+class MemoryMaskPerSample(nn.Module):
+    """Cross-attention whose memory_mask is one row per sample (B, S), moved by the code."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(n_embd, n_head, batch_first=True)
+        self.n_head = n_head
+        self.q = nn.Linear(n_embd, n_embd)
+
+    def forward(self, tgt, memory, memory_mask):
+        q = self.q(tgt)
+        scores = q @ memory.transpose(1, 2) / q.shape[-1] ** 0.5
+        scores = scores.masked_fill(~memory_mask.unsqueeze(1).bool(), float("-inf"))
+        return scores.softmax(-1) @ memory
+
+
+class WeightsReturnedAfterDropout(nn.Module):
+    """Returns its attention weights after a dropout that ignores eval (a real finding:
+    nondeterministic-eval), and a padding mask that never mixes samples."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, x, mask):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        scores = q @ k.transpose(1, 2) / q.shape[-1] ** 0.5
+        scores = scores.masked_fill(~mask[:, None, :].bool(), -1e9)
+        weights = F.dropout(scores.softmax(-1), p=0.1)
+        return weights @ v, weights

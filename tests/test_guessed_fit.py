@@ -1,0 +1,46 @@
+"""Guessed inputs follow what the code shows, and what a guess alone makes is never a verdict:
+weights kept in bfloat16 are fed bfloat16, a mask shape no reading fits is asked for, and an
+output a dropout draws anew each call is no dependency on another sample."""
+
+import functools
+from pathlib import Path
+
+import torch
+
+from shapetrace.drive.devices import on_meta
+import resolved
+
+DATA = Path(__file__).with_name("data") / "guessed" / "fit.py"
+
+
+def test_weights_kept_in_bfloat16_are_fed_bfloat16():
+    result = resolved.result(f"{DATA}::HalfPrecisionBlock")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+
+
+def test_a_mask_shape_no_reading_fits_is_asked_for_not_reported():
+    result = resolved.result(f"{DATA}::MemoryMaskPerSample")
+    assert not [d for d in result.diagnostics if d.rule == "op-failed"]
+    if result.error is not None:  # asked for, naming the mask and the flag
+        assert "memory_mask" in result.error and "--input" in result.error
+
+
+def test_an_output_drawn_anew_each_call_is_no_batch_leak():
+    result = resolved.result(f"{DATA}::WeightsReturnedAfterDropout",
+                             inputs=["x=B,T,C", "mask=B,T:bool"])
+    rules = {d.rule for d in result.diagnostics}
+    assert "nondeterministic-eval" in rules
+    assert "batch-leak" not in rules, [(d.rule, d.message) for d in result.diagnostics]
+
+
+@functools.lru_cache(1)
+def _table(n):
+    return torch.arange(n, dtype=torch.float32)
+
+
+def test_a_full_cache_refilled_on_meta_is_emptied_on_the_way_out():
+    assert not _table(3).is_meta
+    with on_meta():
+        assert _table(5).is_meta  # replaces the one entry: the cache's size stays 1
+    assert not _table(5).is_meta
