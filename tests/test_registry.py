@@ -105,6 +105,7 @@ INLINE = {
     # a table of pairs needs an even width (the default C=143 is odd)
     "position-frequencies": ("TableExponentPrecedence", "TableExponentGrouped", {"dims": {"C": 64}}),
     "inverted-norm": ("NormTimesItsRms", "NormOverItsRms", {}),
+    "residual-twice": ("SkipAddedTwice", "SkipAddedOnce", {}),
     # at B = 2 (a size the halves of a head share) position-axis says nothing of the cut, and
     # the shuffled positions show it; at the probe sizes position-axis names the cut first
     "positions-ignored": ("RotaryTableCutToBatch", "RotaryTableCutToTokens",

@@ -220,4 +220,26 @@ LATER = [
        cos, sin = self.cos[:q.shape[1]], self.sin[:q.shape[1]]   # T rows, one per token
        q = q * cos[None, :, None] + rotate_half(q) * sin[None, :, None]
        """, kind="behaviour", needs_values=True),
+    _r("ST039", "residual-twice", "error",
+       "a sum that counts one value twice: a residual wrapper that adds its input, and a caller "
+       "that adds the skip again",
+       """
+       A residual block adds its input once: `x + sublayer(x)`. When a wrapper already returns
+       `fn(x) + x` and the caller adds `x` again (`x = attn(x) + x`), the stream carries twice the
+       input: the skip is counted twice in every layer, and the scale of the stream grows with
+       depth. Read from the trace: an addition whose operands, with each operand that is a sum read
+       by nothing else opened into its own operands, hold one tensor twice. The finding is at the
+       outer addition; the message names the addition that added it first. A tensor added to
+       itself at one op (`x + x`) is not judged here.
+       """,
+       """
+       class Residual(nn.Module):
+           def forward(self, x):
+               return self.fn(x) + x
+       ...
+       x = self.attn(x) + x                 # attn is a Residual: x counted twice
+       """,
+       """
+       x = self.attn(x)                     # attn is a Residual: it adds x itself
+       """, check="residual:check_residual_twice"),
 ]

@@ -46,3 +46,55 @@ def check_self_residual(analysis: Analysis):
                     "`x = x + self.dropout(h)`.")
             yield diagnostic("residual-of-itself", message, hint, rec=rec)
             break
+
+
+# --- residual-twice ---------------------------------------------------------------------------
+
+#: additions that make a new tensor (an in-place one changes an operand it may share)
+_SUMS = frozenset({"+", "Tensor.add", "torch.add", "Tensor.__radd__"})
+#: the most additions followed into one sum
+_TERMS = 6
+
+
+def check_residual_twice(analysis: Analysis):
+    """A sum that counts one value twice: a residual wrapper that already adds its input
+    (``fn(x) + x``) and a caller that adds it again (``x = attn(x) + x``)."""
+    records, consumers = analysis.records, analysis.graph.consumers
+    for rec in analysis.records:
+        if rec.op not in _SUMS or rec.internal or rec.error is not None or len(rec.inputs) != 2 \
+                or rec.inputs[0] is rec.inputs[1]:
+            continue  # x + x at one op: residual-of-itself's, or doubling written out
+        terms: list = []
+        inner: list = []
+        _terms(rec, records, consumers, terms, inner, _TERMS)
+        if not inner:
+            continue
+        twice = next((t for i, t in enumerate(terms) if any(t is u for u in terms[:i])), None)
+        if twice is None or not twice.dtype.is_floating_point or len(twice.shape) < 2:
+            continue
+        first = inner[0]
+        shape = analysis.shape_of(twice)
+        where = f" (line {first.line})" if first.line is not None and first.line != rec.line else ""
+        message = (f"adds {shape} to a sum that already holds it: `{first.source or first.op}`"
+                   f"{where} added it once, and this addition adds it again, so the value "
+                   f"counts twice (a residual wrapper that adds its input, and a caller that "
+                   f"adds the skip itself)")
+        hint = ("Add the skip once: `x = block(x)` when the block returns `fn(x) + x`, or "
+                "`x = fn(x) + x` around a block that does not.")
+        yield diagnostic("residual-twice", message, hint, rec=rec)
+
+
+def _terms(rec, records, consumers, terms: list, inner: list, budget: int) -> int:
+    """The operands of the sum ``rec``, with each operand that is itself a sum read by nothing
+    else opened into its own operands (``inner``: the sums opened)."""
+    for meta in rec.inputs:
+        made = meta._made_by
+        src = records[made] if made is not None else None
+        if src is not None and budget > 0 and src.op in _SUMS and not src.internal \
+                and src.error is None and len(src.inputs) == 2 \
+                and len(consumers.get((made, meta._slot), ())) == 1:
+            inner.append(src)
+            budget = _terms(src, records, consumers, terms, inner, budget - 1)
+        else:
+            terms.append(meta)
+    return budget

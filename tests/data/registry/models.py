@@ -422,6 +422,39 @@ class RotaryTableCutToTokens(RotaryTableCutToBatch):
     time_first = True
 
 
+class _AddsItsInput(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x) + x
+
+
+class SkipAddedTwice(nn.Module):
+    """Blocks wrapped in a residual that adds its input, and the skip added again."""
+
+    again = True
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.blocks = nn.ModuleList(
+            _AddsItsInput(nn.Sequential(nn.LayerNorm(n_embd), nn.Linear(n_embd, n_embd)))
+            for _ in range(2))
+
+    def forward(self, x):
+        for block in self.blocks:
+            if self.again:
+                x = block(x) + x  # BUG: residual-twice
+            else:
+                x = block(x)
+        return x
+
+
+class SkipAddedOnce(SkipAddedTwice):
+    again = False
+
+
 class TableExponentPrecedence(nn.Module):
     """A position table whose frequencies lost the exponent's parentheses."""
 
