@@ -44,3 +44,21 @@ def test_a_full_cache_refilled_on_meta_is_emptied_on_the_way_out():
     with on_meta():
         assert _table(5).is_meta  # replaces the one entry: the cache's size stays 1
     assert not _table(5).is_meta
+
+
+def test_a_learned_vector_is_one_value_per_channel():
+    result = resolved.result(f"{DATA}::ChannelScale")
+    assert result.error is None, result.error
+    assert result.ok
+
+
+def test_a_group_count_handed_to_torch_divides_the_channels():
+    result = resolved.result(f"{DATA}::GroupNormTimeLast")
+    assert result.error is None, result.error
+    assert any("num_groups read as" in n for n in result.notes), result.notes
+
+
+def test_a_value_handed_to_a_torch_argument_takes_its_default():
+    result = resolved.result(f"{DATA}::LeakyScores")
+    assert result.error is None, result.error
+    assert any("slope=0.01" in n for n in result.notes), result.notes

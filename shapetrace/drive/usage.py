@@ -28,7 +28,9 @@ _LAYER_SIZES = {"in_features": "C", "out_features": "C", "embedding_dim": "C",
                 "num_embeddings": "V", "num_heads": "H", "nhead": "H",
                 # convolutions' and norms' channels: an image's or a (B, C, T) signal's width
                 "in_channels": "C", "out_channels": "C", "num_channels": "C",
-                "num_features": "C", "kernel_size": "kernel", "stride": "stride"}
+                "num_features": "C", "kernel_size": "kernel", "stride": "stride",
+                # a count of groups the channels are divided into (a GroupNorm's): 1 divides all
+                "num_groups": "divisor"}
 #: how deep hand-offs (a config passed to a block, passed to an attention) are followed
 _DEPTH = 4
 LAYER_COUNT = "layers"
@@ -286,9 +288,13 @@ def _learned_vector(node: ast.Call, is_param) -> bool:
     ``param`` values, one per channel of what it scales or shifts."""
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    if name != "Parameter" or not node.args or not isinstance(node.args[0], ast.Call):
+    if name != "Parameter" or not node.args:
         return False
     made = node.args[0]
+    while isinstance(made, ast.BinOp):  # torch.ones(n) * init_value
+        made = made.left if isinstance(made.left, (ast.Call, ast.BinOp)) else made.right
+    if not isinstance(made, ast.Call):
+        return False
     kind = made.func.attr if isinstance(made.func, ast.Attribute) else \
         made.func.id if isinstance(made.func, ast.Name) else ""
     sizes = made.args[:1] if kind == "full" else made.args

@@ -51,3 +51,37 @@ class WeightsReturnedAfterDropout(nn.Module):
         scores = scores.masked_fill(~mask[:, None, :].bool(), -1e9)
         weights = F.dropout(scores.softmax(-1), p=0.1)
         return weights @ v, weights
+
+
+class ChannelScale(nn.Module):
+    """A learned value per channel, its count named by nothing shapetrace knows."""
+
+    def __init__(self, chans: int, init: float = 0.1):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(chans) * init)
+
+    def forward(self, x):
+        return self.scale * x
+
+
+class GroupNormTimeLast(nn.GroupNorm):
+    """A group norm over (B, T, C), its arguments handed on to torch's."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+    def forward(self, x):
+        return super().forward(x.transpose(1, 2)).transpose(1, 2)
+
+
+class LeakyScores(nn.Module):
+    """A slope nothing names, handed to torch's LeakyReLU."""
+
+    def __init__(self, n_embd, slope):
+        super().__init__()
+        self.slope = slope
+        self.proj = nn.Linear(n_embd, n_embd)
+        self.act = nn.LeakyReLU(self.slope)
+
+    def forward(self, x):
+        return self.act(self.proj(x))
