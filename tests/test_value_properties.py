@@ -70,6 +70,9 @@ FIRING = [
     # shuffled leave every output as it was
     ("positions.py", "RotaryOneAnglePerSample", "positions-ignored",
      {"dims": {"B": 2, "H": 4, "d": 8}}),
+    # the table asked for as many positions as heads, with one head: every token turned alike,
+    # so reordering the tokens only reorders the outputs; found where the table was asked for
+    ("positions.py", "RotaryCountedByHeads", "positions-ignored", {"dims": {"H": 1, "d": 16}}),
     # the mask cast to floats for a mean pooling, and never given to the encoder before it
     ("masks.py", "MeanPooledEncoderMaskOnlyPooled", "mask-ignored", BOOL_MASK),
 ]
@@ -129,6 +132,7 @@ QUIET = [
     ("positions.py", "RelativeBiasLookedUp", {}),
     ("positions.py", "SinusoidalAddedInForward", {"dims": {"C": 32}}),
     ("positions.py", "TimeStepFeatures", {"dims": {"C": 32}}),
+    ("positions.py", "RotaryCountedByTokens", {"dims": {"H": 1, "d": 16}}),
     # mixes samples by design (batch-leak says so): only the diagonal must not be reported
     ("collapse.py", "InBatchPositives", {"batch_mixing": True}),
 ]

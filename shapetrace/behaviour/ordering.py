@@ -32,6 +32,7 @@ from torch.overrides import TorchFunctionMode
 from ..base.diagnostics import Diagnostic
 from ..base.ops import EMBEDDINGS
 from ..base.records import OpRecord
+from ..base.source import resolve_site
 from ..record.tensors import tensors_in
 from ..rules.positions import basic_index
 from ..rules.registry import diagnostic
@@ -50,7 +51,7 @@ _SAME = 1e-9
 
 def _positions(out) -> bool:
     """A 1-D ``arange`` result that counts from 0 by 1 (positions, not a range of values)."""
-    if not isinstance(out, Tensor) or out.dim() != 1 or out.numel() < 2 or out.is_complex():
+    if not isinstance(out, Tensor) or out.dim() != 1 or out.numel() < 1 or out.is_complex():
         return False
     n = out.numel()
     return bool(torch.equal(out.detach().to(torch.float64),
@@ -114,7 +115,7 @@ class _Run(TorchFunctionMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         if func is torch.arange and _positions(out):
-            if self.marks.count in self.shuffle:
+            if self.marks.count in self.shuffle and out.numel() > 1:
                 n = out.numel()
                 order = torch.randperm(n, generator=self.gen)
                 while bool((order == torch.arange(n)).all()):
@@ -170,18 +171,23 @@ def positions_ignored(probe: Probe) -> locate.Reader:
     recorded run (``locate.Reader``) for where the tables were made and cut."""
     marks = _Marks()
     tables: list[OpRecord] = []
+    lengths: list[int] = []  # of each run of positions, in order
+    along: list[bool] = []  # of each table: whether positions lie along an axis not its last
     cuts: list[tuple[OpRecord, int]] = []
 
     def keep(rec: OpRecord, outs: tuple, args: tuple, kwargs: dict) -> None:
         if rec.op == "torch.arange":
             if outs and _positions(outs[0]):
                 marks.made(outs[0])
+                lengths.append(outs[0].numel())
             return
         origins = marks.origins(args, kwargs)
         if not origins:
             return
         if _Marks.table(rec.op, args, marks.origins):
             tables.append(rec)
+            shape = tuple(rec.outputs[0].shape) if rec.outputs else ()
+            along.append(any(lengths[o] in shape[:-1] for o in origins if o < len(lengths)))
         elif rec.op in _CUTS and rec.outputs:
             mapping = basic_index(rec)
             src, out = rec.inputs[0], rec.outputs[0]
@@ -202,15 +208,79 @@ def positions_ignored(probe: Probe) -> locate.Reader:
         if moved is None or moved <= _MOVES:
             return []  # the tables themselves do not reach the output: nothing to judge here
         shuffled = _change(plain, _outputs(probe, _Run(shuffle=frozenset(watch.fed), seed=2)))
-        if shuffled is None or shuffled > _SAME:
-            return []
-        return [_finding(probe, tables[0], cuts[0] if cuts else None)]
+        cut = cuts[0] if cuts else None
+        made = _made_at(run.records, tables[0]) if cut is None else None
+        if shuffled is not None and shuffled <= _SAME:
+            return [_finding(probe, tables[0], cut, made=made)]
+        if any(along) and _equivariant(probe, plain):  # positions along rows, not features
+            return [_finding(probe, tables[0], cut, tokens=True, made=made)]
+        return []
 
     return locate.Reader(keep, judge)
 
 
-def _finding(probe: Probe, table: OpRecord, cut: tuple[OpRecord, int] | None) -> Diagnostic:
-    made = f"`{table.source or table.op}` (line {table.line})"
+def _equivariant(probe: Probe, plain: list[Tensor]) -> bool:
+    """Whether reordering the query tokens of every input only reorders the outputs the same
+    way, as a module that knows no position does: a seeded permutation along each input's time
+    axis, undone along each output's one axis of the sequence's length."""
+    T = probe.T
+    moved = [i for i, (arg, role) in enumerate(zip(probe.args, probe.roles))
+             if role is not None and role.stream == "query" and role.time is not None
+             and isinstance(arg, Tensor) and arg.dim() > role.time and arg.shape[role.time] == T]
+    if not moved or T < 3 or any(t.shape.count(T) != 1 for t in plain):
+        return False
+    order = torch.randperm(T, generator=torch.Generator().manual_seed(3))
+    while bool((order == torch.arange(T)).all()):
+        order = torch.randperm(T)
+    args = list(probe.args)
+    for i in moved:
+        args[i] = args[i].index_select(probe.roles[i].time, order.to(args[i].device))
+    saved = probe.args
+    probe.args = tuple(args)
+    try:
+        out = _outputs(probe, _Run())
+    finally:
+        probe.args = saved
+    if out is None or len(out) != len(plain):
+        return False
+    back = [t.index_select(t.shape.index(T), order.to(t.device)) for t in plain]
+    change = _change(back, out)
+    return change is not None and change <= _SAME
+
+
+def _made_at(records: list[OpRecord], table: OpRecord) -> tuple[str, int] | None:
+    """``(file, line)`` of the user's line that called the module which returned what the
+    table was made of (``self.rotary_embed(q.shape[-2])``: where its length was chosen)."""
+    todo, seen = list(table.inputs), set()
+    while todo and len(seen) < 40:
+        meta = todo.pop()
+        made = meta._made_by
+        if made is None or made in seen or not 0 <= made < len(records):
+            continue
+        seen.add(made)
+        returned = getattr(meta, "returned", None)
+        if returned is not None and returned.site is not None:
+            filename, line, _, _ = resolve_site(*returned.site)
+            return filename, line
+        todo.extend(records[made].inputs)
+    return None
+
+
+def _finding(probe: Probe, table: OpRecord, cut: tuple[OpRecord, int] | None,
+             tokens: bool = False, made: tuple[str, int] | None = None) -> Diagnostic:
+    asked, made = made, f"`{table.source or table.op}` (line {table.line})"
+    if tokens:
+        where = (f"; the table is cut along its positions to {cut[1]} rows at line {cut[0].line}, "
+                 f"not to the sequence's {probe.T}") if cut is not None else ""
+        message = (f"the positions turned into a table at {made} cannot tell tokens apart: with "
+                   f"the tokens reordered, every output is reordered the same way and is "
+                   f"otherwise the same, though changing the table's values moves it{where}")
+        hint = ("Make the table one row per token, from the sequence's length (in (B, T, H, d) "
+                "that is .shape[1]), and apply it along the tokens' axis")
+        if cut is None and asked is not None:  # where the table's positions were asked for
+            message += f"; the table was asked for at line {asked[1]}"
+            return diagnostic("positions-ignored", message, hint, rec=table, made_at=asked)
+        return diagnostic("positions-ignored", message, hint, rec=cut[0] if cut else table)
     if cut is not None:
         rec, rows = cut
         what = {probe.B: " (the batch size)"}.get(rows, "")
@@ -227,4 +297,6 @@ def _finding(probe: Probe, table: OpRecord, cut: tuple[OpRecord, int] | None) ->
                f"table is applied where a token's position makes no difference")
     hint = ("Apply the table along the tokens' axis, each position's row to its token (rotary: "
             "to q and k, with their positions on the axis the table's rows run along)")
-    return diagnostic("positions-ignored", message, hint, rec=table)
+    if asked is not None:
+        message += f"; the table was asked for at line {asked[1]}"
+    return diagnostic("positions-ignored", message, hint, rec=table, made_at=asked)

@@ -208,8 +208,12 @@ LATER = [
        positions do not,
        the table was applied where position makes no difference: rotary tables cut to the batch
        size by a helper written for time-first tensors (`cos[:q.shape[0]]` on (B, T, H, d)) turn
-       each sample by one angle at every token, which q·k cancels. The finding is at the op that
-       cut the table along its positions to a length other than the sequence's, else where the
+       each sample by one angle at every token, which q·k cancels. Where the positions cannot be
+       shuffled (a table asked for one position: `self.rotary(q.shape[-2])` on (B, T, H, d) with
+       one head), a module whose table lays positions along its rows is re-run with its query
+       tokens reordered: when every output is only reordered the same way, it cannot tell tokens
+       apart. The finding is at the op that cut the table along its positions to a length other
+       than the sequence's, else at the line that asked a module for the table, else where the
        table was made.
        """,
        """

@@ -131,3 +131,38 @@ class TimeStepFeatures(nn.Module):
         t = torch.full((x.shape[0],), 3.0)
         feats = torch.cat((torch.sin(t[:, None] * freqs), torch.cos(t[:, None] * freqs)), -1)
         return x + self.mlp(feats)[:, None, : x.shape[-1]]
+
+
+class AnglesFor(nn.Module):
+    """The angles of ``n`` positions, in halves"""
+    def __init__(self, d):
+        super().__init__()
+        self.register_buffer("inv", 1.0 / (10000 ** (torch.arange(0, d, 2).float() / d)))
+
+    def forward(self, n):
+        angles = torch.outer(torch.arange(n).float(), self.inv)
+        return torch.cat((angles, angles), -1)
+
+
+class RotaryCountedByHeads(_Attention):
+    """q and k are (B, T, H, d), and the table is asked for q.shape[-2] positions: one per
+    head. With one head, every token gets position 0's angle (no turn at all)."""
+    def __init__(self, n_embd, n_head, max_len=32):
+        super().__init__(n_embd, n_head, max_len)
+        self.angles = AnglesFor(n_embd // n_head)
+
+    def forward(self, x):
+        q, k, v = self.split(x)
+        if self.counted_by_tokens:
+            angles = self.angles(q.shape[1])[:, None, :]
+        else:
+            angles = self.angles(q.shape[-2])[:, None, :]  # BUG
+        q = q * angles.cos() + _halves(q) * angles.sin()
+        k = k * angles.cos() + _halves(k) * angles.sin()
+        return self.attend(q, k, v)
+
+    counted_by_tokens = False
+
+
+class RotaryCountedByTokens(RotaryCountedByHeads):
+    counted_by_tokens = True
