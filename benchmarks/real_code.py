@@ -879,6 +879,41 @@ HELD_OUT_32 = [
 ]
 
 
+#: Held out in the twenty-first round (2026-12-02): ten repositories on no earlier list (vision,
+#: music source separation, speech recognition, diffusion, LLM inference, RetNet, a course
+#: solution, time series, graph attention, image captioning), measured at the round's start and
+#: after its first changes, then read.
+HELD_OUT_33 = [
+    # vision: Compact Convolutional Transformers (CCT/CVT/ViT-lite), image classification
+    ("SHI-Labs/Compact-Transformers", "cd11f0912749d376f7465cb83534e768b6701d7d",
+     ["src/utils/transformers.py", "src/cct.py"], ""),
+    # speech/audio: Hybrid Transformer Demucs cross-domain transformer (music source separation)
+    ("facebookresearch/demucs", "e976d93ecc3865e5757426930257e200846a520a",
+     ["demucs/transformer.py"], ""),
+    # speech/ASR: OpenTransformer, speech-to-text transformer/conformer (rel-pos attention)
+    ("ZhengkunTian/OpenTransformer", "802750a2bba2b5db5a61869a0819bce977bcd7d8",
+     ["otrans/module/attention.py", "otrans/encoder/conformer.py", "otrans/decoder/transformer.py"], ""),
+    # diffusion: a DDPM UNet with self-attention blocks (CIFAR)
+    ("abarankab/DDPM", "d159fbf2039088ea40b2fe7acffe7fb060aa0121", ["ddpm/unet.py"], ""),
+    # LLM inference: gpt-oss reference torch implementation (GQA, sinks, sliding window, MoE)
+    ("openai/gpt-oss", "7b583341fe16729127f6d5b94a7b09ccae97e1a1", ["gpt_oss/torch/model.py"], ""),
+    # research single-file: RetNet (multi-scale retention; parallel/recurrent/chunkwise), einops
+    ("fkodom/yet-another-retnet", "fdd1c0e85a5ee64d4556c731879ee5efab9a968a",
+     ["yet_another_retnet/retention.py", "yet_another_retnet/retnet.py"], ""),
+    # course/teaching: a Stanford CS336 assignment 1 solution (transformer LM from scratch, RoPE)
+    ("donglinkang2021/cs336-assignment1-basics", "c7bd4a373c1c56fc6cb02cc3f848c13d02a2b825",
+     ["cs336_basics/model.py"], ""),
+    # time-series: FEDformer frequency-enhanced (Fourier) and auto-correlation attention blocks
+    ("MAZiqing/FEDformer", "c0f6b972def125691434d62be1ecadf710ae921a",
+     ["layers/FourierCorrelation.py", "layers/AutoCorrelation.py"], ""),
+    # graph: pyGAT, graph attention network layers (dense and sparse) and models
+    ("Diego999/pyGAT", "3664f2dc90cbf971564c0bf186dc794f12446d0c", ["layers.py", "models.py"], ""),
+    # multimodal: Meshed-Memory Transformer for image captioning (memory-augmented attention)
+    ("aimagelab/meshed-memory-transformer", "239100befa61d1e77ddf3b538810c83703d1e3a7",
+     ["models/transformer/attention.py", "models/transformer/encoders.py",
+      "models/transformer/decoders.py"], ""),
+]
+
 def _numbered() -> dict[str, list]:
     """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
     halves, ``-dev`` and ``-held``): a new set is a new list, nothing else to add."""
