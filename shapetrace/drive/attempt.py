@@ -314,7 +314,7 @@ def _weights_dtype(model):
         return None
     counts: dict = {}
     for p in model.parameters():
-        if p.is_floating_point():
+        if p.is_floating_point() and not torch.nn.parameter.is_lazy(p):
             counts[p.dtype] = counts.get(p.dtype, 0) + p.numel()
     most = max(counts, key=counts.get) if counts else None
     return most if most is not None and most != torch.float32 else None

@@ -252,8 +252,8 @@ def _mask_failed(result: TargetResult, chosen: Attempt) -> bool:
     records = chosen.trace.records
     found = [(n, a) for n, a in chosen.guessed if MASK_INPUT.search(n) and a.dim() >= 2
              and _made_from(rec, a, records)]
-    if not found:
-        return False
+    if not found or reference_runs(chosen.plan, chosen.args):
+        return False  # a reference that runs on the guess confirms it: the failure is the code's
     name, arg = found[0]
     return ask(result, f"{_as_guessed(name, arg)}, does not fit {rec.op}{_at(rec)} "
                        f"({rec.error[0]}: {one_line(rec.error[1])}), nor did the other shapes a "
