@@ -32,7 +32,7 @@ from torch.overrides import TorchFunctionMode
 from ..base.diagnostics import Diagnostic
 from ..base.ops import EMBEDDINGS
 from ..base.records import OpRecord
-from ..base.source import resolve_site
+from ..base.source import display_path, resolve_site
 from ..record.tensors import tensors_in
 from ..rules.positions import basic_index
 from ..rules.registry import diagnostic
@@ -207,11 +207,14 @@ def positions_ignored(probe: Probe) -> locate.Reader:
         moved = _change(plain, _outputs(probe, _Run(noise=frozenset(watch.fed), seed=1)))
         if moved is None or moved <= _MOVES:
             return []  # the tables themselves do not reach the output: nothing to judge here
-        shuffled = _change(plain, _outputs(probe, _Run(shuffle=frozenset(watch.fed), seed=2)))
         cut = cuts[0] if cuts else None
         made = _made_at(run.records, tables[0]) if cut is None else None
-        if shuffled is not None and shuffled <= _SAME:
-            return [_finding(probe, tables[0], cut, made=made)]
+        if any(lengths[o] > 1 for o in watch.fed if o < len(lengths)):
+            shuffled = _change(plain, _outputs(probe, _Run(shuffle=frozenset(watch.fed), seed=2)))
+            if shuffled is not None and shuffled <= _SAME:
+                return [_finding(probe, tables[0], cut, made=made)]
+            return []  # the positions' order moves the output (or the run failed): said nothing
+        # one position only: nothing to shuffle; the tokens reordered instead
         if any(along) and _equivariant(probe, plain):  # positions along rows, not features
             return [_finding(probe, tables[0], cut, tokens=True, made=made)]
         return []
@@ -261,7 +264,7 @@ def _made_at(records: list[OpRecord], table: OpRecord) -> tuple[str, int] | None
         returned = getattr(meta, "returned", None)
         if returned is not None and returned.site is not None:
             filename, line, _, _ = resolve_site(*returned.site)
-            return filename, line
+            return display_path(filename), line
         todo.extend(records[made].inputs)
     return None
 
