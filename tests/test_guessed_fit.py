@@ -62,3 +62,9 @@ def test_a_value_handed_to_a_torch_argument_takes_its_default():
     result = resolved.result(f"{DATA}::LeakyScores")
     assert result.error is None, result.error
     assert any("slope=0.01" in n for n in result.notes), result.notes
+
+
+def test_a_module_argument_that_asks_for_a_round_head_size_gets_one():
+    result = resolved.result(f"{DATA}::StackOfLayers")
+    assert result.error is None, result.error
+    assert any(n.startswith("d=16") for n in result.notes), result.notes

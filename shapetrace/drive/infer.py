@@ -494,7 +494,7 @@ def config_argument(cls: type, param: inspect.Parameter, dims: Mapping[str, int]
                               f"{type(exc).__name__}: {one_line(exc)}"
                               f"{f' at {site[0]}:{site[1]}' if site else ''}; give the config's "
                               f"fields with --init {param.name}.FIELD=VALUE (or sizes with --dims)"
-                              ) from None
+                              ) from exc  # its cause read for the sizes it asks (an even width)
     if isinstance(source, Mapping):
         return {key: infer_value(key, value, dims)
                 if isinstance(key, str) and isinstance(value, (int, float)) else value

@@ -178,8 +178,21 @@ def _checked_sizes(plan: Plan, cause: BaseException, site, line: str) -> Plan | 
 
 
 def at_even_width(request: Request, exc: Exception, notes: list[str]):
-    """The plan at an even width (a note said) when a module argument refused the odd one."""
+    """The plan at an even width (a note said) when a module argument refused the odd one, or
+    at the head count or head size a module argument's own check asked for."""
     dims, half = request.dims, request.dims["C"] // 2
+    cause = exc.__cause__
+    free = {"H", "d"} - set(dims.explicit)
+    count = count_multiple(str(cause), dims, free) if cause is not None else None
+    if count is not None:
+        try:
+            given = {k: dims[k] for k in dims.explicit}
+            plan = make_plan(dataclasses.replace(request, dims=Dims({**given, count[0]: count[1]})))
+        except (TargetError, UsageError):
+            return None
+        notes.append(f"{count[0]}={count[1]}: a module its constructor builds asks for "
+                     f"{count[2]}; give --dims {count[0]}=... to choose")
+        return plan
     if "cannot build constructor argument" not in str(exc) or dims["C"] % 2 == 0 \
             or {"C", "d"} & set(dims.explicit) or not {half, half + 1} <= numbers_in(str(exc)):
         return None

@@ -85,3 +85,32 @@ class LeakyScores(nn.Module):
 
     def forward(self, x):
         return self.act(self.proj(x))
+
+
+class LayerOfRoundHeads(nn.Module):
+    """A layer whose own check asks for a head size divisible by 8."""
+
+    def __init__(self, d_model: int, nhead: int):
+        super().__init__()
+        head_dim = d_model // nhead
+        if head_dim % 8:
+            raise ValueError(f"head_dim (d_model / nhead = {head_dim}) must be divisible by 8")
+        self.attn = nn.MultiheadAttention(d_model, nhead, batch_first=True)
+
+    def forward(self, x):
+        return x + self.attn(x, x, x, need_weights=False)[0]
+
+
+class StackOfLayers(nn.Module):
+    """Copies of a layer handed in built."""
+
+    def __init__(self, layer: LayerOfRoundHeads, num_layers: int = 2):
+        super().__init__()
+        import copy
+
+        self.layers = nn.ModuleList(copy.deepcopy(layer) for _ in range(num_layers))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
