@@ -68,3 +68,10 @@ def test_a_module_argument_that_asks_for_a_round_head_size_gets_one():
     result = resolved.result(f"{DATA}::StackOfLayers")
     assert result.error is None, result.error
     assert any(n.startswith("d=16") for n in result.notes), result.notes
+
+
+def test_a_block_is_fed_the_table_its_encoder_makes_beside_a_guessed_mask():
+    result = resolved.result(f"{DATA}::BlockWithPositions")
+    assert result.error is None, result.error
+    assert any("EncoderWithPositions builds it" in n for n in result.notes), result.notes
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]

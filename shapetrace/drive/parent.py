@@ -276,9 +276,12 @@ def _caught_in(plan, cls: type, parent: type) -> InParent | None:
             h.remove()
     if not caught:
         return None
-    module, args, kwargs = caught[0]
-    if any(a is m for a in (*args, *kwargs.values()) for m in guessed_masks):
-        return None  # it hands on a mask guessed for it: one that makes the mask is sought
+    module, args, kwargs, given = (*caught[0], args)
+    handed = [*args, *kwargs.values()]
+    made = any(isinstance(a, torch.Tensor) and not any(a is g for g in given) for a in handed)
+    if not made and any(a is m for a in handed for m in guessed_masks):
+        return None  # it hands on a mask guessed for it and nothing it made: one that makes
+        # the mask is sought (a mask beside a table the parent made, ``pos``, is handed on)
     inputs = _as_inputs(module, args, kwargs)
     if inputs is None:
         return None

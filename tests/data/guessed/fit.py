@@ -114,3 +114,38 @@ class StackOfLayers(nn.Module):
         for layer in self.layers:
             x = layer(x)
         return x
+
+
+class BlockWithPositions(nn.Module):
+    """A block fed a padding mask and a table of relative positions its encoder makes."""
+
+    def __init__(self, d_model, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.pos_proj = nn.Linear(d_model, n_head, bias=False)
+
+    def forward(self, x, mask, pos):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
+        scores = q @ k.transpose(-2, -1) / (C // self.n_head) ** 0.5
+        offsets = self.pos_proj(pos[:, T - 1: 2 * T - 1])  # (1, T, H): one per key
+        scores = scores + offsets.permute(0, 2, 1)[:, :, None, :]
+        scores = scores.masked_fill(~mask[:, None, None, :], -1e9)
+        return x + (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
+
+
+class EncoderWithPositions(nn.Module):
+    def __init__(self, d_model, n_head, n_layers=2):
+        super().__init__()
+        self.d_model = d_model
+        self.blocks = nn.ModuleList(BlockWithPositions(d_model, n_head) for _ in range(n_layers))
+
+    def forward(self, x, mask):
+        T = x.size(1)
+        steps = torch.arange(-(T - 1), T).float()[:, None]
+        freqs = torch.exp(torch.arange(0, self.d_model, 2).float() * (-9.2 / self.d_model))
+        pos = torch.cat((torch.sin(steps * freqs), torch.cos(steps * freqs)), -1)[None, :, : self.d_model]
+        for block in self.blocks:
+            x = block(x, mask, pos)
+        return x
