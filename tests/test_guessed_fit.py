@@ -75,3 +75,9 @@ def test_a_block_is_fed_the_table_its_encoder_makes_beside_a_guessed_mask():
     assert result.error is None, result.error
     assert any("EncoderWithPositions builds it" in n for n in result.notes), result.notes
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+
+
+def test_widths_too_large_at_the_probe_width_are_checked_at_a_smaller_one():
+    result = resolved.result(f"{DATA}::WidthsPerLevel")
+    assert result.error is None, result.error
+    assert any("too many parameters to check" in n for n in result.notes), result.notes

@@ -31,6 +31,13 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     (a ``pe[:, 0::2]`` of C//2 + 1 columns meets C//2), an ``assert dim % 2 == 0``. Raises
     ``failed`` when nothing says the width was the reason, or the caller chose the sizes."""
     dims, cause = plan.dims, failed.__cause__
+    if "too many to check here" in str(failed) and not {"C", "H"} & set(dims.explicit) \
+            and dims["H"] > 2 and plan.init is not None:  # widths multiplied per level (a U-Net)
+        kept = {k: dims[k] for k in dims.explicit if k != "d"}
+        again = make_plan(dataclasses.replace(plan.request, dims=Dims({**kept, "H": 2, "d": dims["d"]})))
+        return dataclasses.replace(again, note=f"C={again.dims['C']} (H=2): at C={dims['C']} the "
+                                   f"module would have too many parameters to check; give --dims "
+                                   f"to choose")
     site = user_frame(cause) if cause is not None else None
     line = _inlined(linecache.getline(site[0], site[1]), cause) if site else ""  # its failing line
     given = {k: dims[k] for k in dims.explicit}

@@ -149,3 +149,21 @@ class EncoderWithPositions(nn.Module):
         for block in self.blocks:
             x = block(x, mask, pos)
         return x
+
+
+class WidthsPerLevel(nn.Module):
+    """Convolutions whose widths double per level: at the probe width, too many parameters."""
+
+    def __init__(self, base_channels, mults=(1, 2, 4, 8, 16, 32)):
+        super().__init__()
+        self.stem = nn.Conv2d(3, base_channels, 3, padding=1)
+        widths = [base_channels * m for m in mults]
+        self.levels = nn.ModuleList(
+            nn.Sequential(nn.Conv2d(a, b, 3, padding=1), nn.ReLU(), nn.Conv2d(b, b, 3, padding=1))
+            for a, b in zip([base_channels, *widths[:-1]], widths))
+
+    def forward(self, x):
+        x = self.stem(x)
+        for level in self.levels:
+            x = level(x)
+        return x
