@@ -307,7 +307,7 @@ def _plan_or_parent(request: Request, notes: list[str]):
         if plan is None:
             raise problem
         return plan
-    found = in_parent(request)
+    found = in_parent(request, failed=problem is not None)
     if found is None:
         if plan is None:
             raise problem
@@ -322,7 +322,7 @@ def _plan_or_parent(request: Request, notes: list[str]):
 def _as_in_parent(request: Request, failed: Attempt, notes: list[str], run) -> Attempt:
     """The attempt on the instance a parent class of the project builds, fed what the parent's
     forward hands it, when it runs where the guessed inputs did not; else ``failed``."""
-    found = in_parent(request)
+    found = in_parent(request, failed=True)
     if found is None:
         return failed
     try:

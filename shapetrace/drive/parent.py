@@ -43,9 +43,11 @@ class _Called(Exception):
     """Raised by the hook once the first call is caught: the parent's forward stops there."""
 
 
-def in_parent(request) -> InParent | None:
+def in_parent(request, *, failed: bool = False) -> InParent | None:
     """``request``'s class built and called by a parent class of its module (see the module's
-    docstring), or None when no parent of the module builds, runs and calls it."""
+    docstring), or None when no parent of the module builds, runs and calls it. ``failed``:
+    the class alone did not run, so a parent that hands on its own guessed mask beside a tensor
+    it made (a table of positions) is used too."""
     from ..base.dims import Dims
     from .asked import EVEN_HEAD_SIZE
 
@@ -59,7 +61,7 @@ def in_parent(request) -> InParent | None:
         tries.append(Dims({**given, "d": EVEN_HEAD_SIZE}))  # rotary pairs, sinusoidal tables
     for dims in tries:
         for parent in parents:
-            found = _caught(replace(request, dims=dims), parent, cls)
+            found = _caught(replace(request, dims=dims), parent, cls, failed)
             if found is not None:
                 found.dims = dims
                 return found
@@ -179,7 +181,7 @@ def _package_classes(cls: type, siblings: list[str]) -> list[type]:
     return out
 
 
-def _caught(request, parent: type, cls: type) -> InParent | None:
+def _caught(request, parent: type, cls: type, failed: bool = False) -> InParent | None:
     from .plan import Request, make_plan
 
     try:
@@ -194,11 +196,11 @@ def _caught(request, parent: type, cls: type) -> InParent | None:
     plans = [plan] + [replace(plan, inputs=g.tokens) for g in plan.guesses
                       if isinstance(g, VectorInputs)]  # inputs read as token ids too
     for each in plans:
-        found = _caught_in(each, cls, parent)
+        found = _caught_in(each, cls, parent, failed)
         if found is not None:
             return found
     read = _read_again(plan)  # a parent whose guessed inputs did not fit: as its check reads them
-    return _caught_in(read, cls, parent) if read is not None else None
+    return _caught_in(read, cls, parent, failed) if read is not None else None
 
 
 #: how many readings of a parent's guesses are run to find one its forward runs on
@@ -239,7 +241,7 @@ def _read_again(plan):
     return runs(first, 2)
 
 
-def _caught_in(plan, cls: type, parent: type) -> InParent | None:
+def _caught_in(plan, cls: type, parent: type, failed: bool = False) -> InParent | None:
     from .attempt import build
 
     try:
@@ -278,7 +280,8 @@ def _caught_in(plan, cls: type, parent: type) -> InParent | None:
         return None
     module, args, kwargs, given = (*caught[0], args)
     handed = [*args, *kwargs.values()]
-    made = any(isinstance(a, torch.Tensor) and not any(a is g for g in given) for a in handed)
+    made = failed and any(isinstance(a, torch.Tensor) and not any(a is g for g in given)
+                          for a in handed)
     if not made and any(a is m for a in handed for m in guessed_masks):
         return None  # it hands on a mask guessed for it and nothing it made: one that makes
         # the mask is sought (a mask beside a table the parent made, ``pos``, is handed on)
