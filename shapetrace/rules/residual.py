@@ -59,11 +59,16 @@ _TERMS = 6
 def check_residual_twice(analysis: Analysis):
     """A sum that counts one value twice: a residual wrapper that already adds its input
     (``fn(x) + x``) and a caller that adds it again (``x = attn(x) + x``)."""
-    records, consumers = analysis.records, analysis.graph.consumers
-    for rec in analysis.records:
-        if rec.op not in _SUMS or rec.internal or rec.error is not None or len(rec.inputs) != 2 \
-                or rec.inputs[0] is rec.inputs[1]:
-            continue  # x + x at one op: residual-of-itself's, or doubling written out
+    records = analysis.records
+    outer = [rec for rec in analysis.records_of(_SUMS)
+             if not rec.internal and rec.error is None and len(rec.inputs) == 2
+             and rec.inputs[0] is not rec.inputs[1]  # x + x: residual-of-itself's, or doubling
+             and any(m._made_by is not None and records[m._made_by].op in _SUMS
+                     for m in rec.inputs)]  # a sum of a sum: only then is the graph read
+    if not outer:
+        return
+    consumers = analysis.graph.consumers
+    for rec in outer:
         terms: list = []
         inner: list = []
         _terms(rec, records, consumers, terms, inner, _TERMS)
