@@ -23,14 +23,12 @@ table.
 
 from __future__ import annotations
 
-import warnings
-
 import torch
 from torch import Tensor
 from torch.overrides import TorchFunctionMode
 
 from ..base.diagnostics import Diagnostic
-from ..base.ops import EMBEDDINGS
+from ..base.ops import EMBEDDINGS, op_name
 from ..base.records import OpRecord
 from ..base.source import display_path, resolve_site
 from ..record.tensors import tensors_in
@@ -38,10 +36,10 @@ from ..rules.positions import basic_index
 from ..rules.registry import diagnostic
 from . import locate
 from .probe import Probe
-from .runs import flatten, fresh, math_sdpa, relative_change
+from .runs import flatten, relative_change
+from .shuffle import orders
 
 _TRIG = frozenset({"torch.sin", "Tensor.sin", "torch.cos", "Tensor.cos"})
-_TRIG_FUNCS = frozenset({torch.sin, Tensor.sin, torch.cos, Tensor.cos})
 _CUTS = frozenset({"[]", "Tensor.narrow", "torch.narrow"})
 #: the tables must move the outputs by more than this (relative) to be in use
 _MOVES = 1e-6
@@ -81,11 +79,9 @@ class _Marks:
             self.of[id(t)] = origins
             self.alive.append(t)
 
-    def made(self, out) -> int:
-        ordinal = self.count
+    def made(self, out) -> None:
+        self.mark(out, frozenset({self.count}))
         self.count += 1
-        self.mark(out, frozenset({ordinal}))
-        return ordinal
 
     @staticmethod
     def table(name: str, args, origins_of) -> bool:
@@ -116,18 +112,13 @@ class _Run(TorchFunctionMode):
         out = func(*args, **kwargs)
         if func is torch.arange and _positions(out):
             if self.marks.count in self.shuffle and out.numel() > 1:
-                n = out.numel()
-                order = torch.randperm(n, generator=self.gen)
-                while bool((order == torch.arange(n)).all()):
-                    order = torch.randperm(n, generator=self.gen)
-                out = out[order.to(out.device)]
+                out = out[orders(out.numel(), 1, seed=self.marks.count)[0].to(out.device)]
             self.marks.made(out)
             return out
         origins = self.marks.origins(args, kwargs)
         if not origins:
             return out
-        name = _name(func)
-        if _Marks.table(name, args, self.marks.origins) and isinstance(out, Tensor) \
+        if _Marks.table(op_name(func), args, self.marks.origins) and isinstance(out, Tensor) \
                 and out.is_floating_point():
             self.fed |= origins
             if origins & self.noise:
@@ -137,22 +128,12 @@ class _Run(TorchFunctionMode):
         return out
 
 
-def _name(func) -> str:
-    if func in _TRIG_FUNCS:
-        return "torch.sin" if func in (torch.sin, Tensor.sin) else "torch.cos"
-    if func is Tensor.__getitem__:
-        return "[]"
-    if getattr(func, "__name__", "") == "embedding":
-        return "F.embedding"
-    return ""
-
-
-def _outputs(probe: Probe, mode: _Run) -> list[Tensor] | None:
-    probe.restore_state()
+def _outputs(probe: Probe, mode: _Run, args=None) -> list[Tensor] | None:
+    """The floating outputs of one run under ``mode`` (on ``args``, else the probe's), or None
+    when the module cannot make it."""
     try:
-        with torch.no_grad(), math_sdpa(), warnings.catch_warnings(), mode:
-            warnings.simplefilter("ignore")
-            out = probe.model(*fresh(probe.args), **fresh(probe.kwargs))
+        with torch.no_grad(), mode:
+            out = probe.call(probe.args if args is None else args)
     except Exception:  # noqa: BLE001 - a run the module cannot make judges nothing
         return None
     finally:
@@ -232,18 +213,11 @@ def _equivariant(probe: Probe, plain: list[Tensor]) -> bool:
              and isinstance(arg, Tensor) and arg.dim() > role.time and arg.shape[role.time] == T]
     if not moved or T < 3 or any(t.shape.count(T) != 1 for t in plain):
         return False
-    order = torch.randperm(T, generator=torch.Generator().manual_seed(3))
-    while bool((order == torch.arange(T)).all()):
-        order = torch.randperm(T)
+    order = orders(T, 1, seed=3)[0]
     args = list(probe.args)
     for i in moved:
         args[i] = args[i].index_select(probe.roles[i].time, order.to(args[i].device))
-    saved = probe.args
-    probe.args = tuple(args)
-    try:
-        out = _outputs(probe, _Run())
-    finally:
-        probe.args = saved
+    out = _outputs(probe, _Run(), args)
     if out is None or len(out) != len(plain):
         return False
     back = [t.index_select(t.shape.index(T), order.to(t.device)) for t in plain]

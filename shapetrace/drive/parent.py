@@ -278,7 +278,8 @@ def _caught_in(plan, cls: type, parent: type, failed: bool = False) -> InParent 
             h.remove()
     if not caught:
         return None
-    module, args, kwargs, given = (*caught[0], args)
+    given = args  # what the parent was fed
+    module, args, kwargs = caught[0]
     handed = [*args, *kwargs.values()]
     made = failed and any(isinstance(a, torch.Tensor) and not any(a is g for g in given)
                           for a in handed)

@@ -226,18 +226,7 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
         return _sizes_of(pairs, depth, seen) if pairs else set()
     local, attributes = _aliases(body, param)
     attributes |= _stored_by_base(body, owner, param, local)
-
-    def is_param(node) -> bool:
-        if isinstance(node, ast.IfExp):  # nn.Conv2d(in_channels if i == 0 else out_channels, ...)
-            return is_param(node.body) or is_param(node.orelse)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) \
-                and isinstance(node.right, (ast.Constant, ast.Name)):
-            # nn.Embedding(num_classes + use_cfg_embedding, ...): a size and a few more
-            return is_param(node.left)
-        if isinstance(node, ast.Name):
-            return node.id in local
-        return isinstance(node, ast.Attribute) and node.attr in attributes \
-            and isinstance(node.value, ast.Name) and node.value.id == "self"
+    is_param = _reads(local, attributes)
 
     found: set[str] = set()
     for node in ast.walk(body):
@@ -279,6 +268,26 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
     return found
 
 
+def _reads(local: set[str], attributes: set[str]):
+    """Whether an expression is the parameter: one of its local names ``local``, or
+    ``self.<attribute>`` for one of ``attributes`` it was stored in; through a choice of two
+    (``in_channels if i == 0 else out_channels``) and a few added (``num_classes + 1``)."""
+
+    def is_param(node) -> bool:
+        if isinstance(node, ast.IfExp):  # nn.Conv2d(in_channels if i == 0 else out_channels, ...)
+            return is_param(node.body) or is_param(node.orelse)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) \
+                and isinstance(node.right, (ast.Constant, ast.Name)):
+            # nn.Embedding(num_classes + use_cfg_embedding, ...): a size and a few more
+            return is_param(node.left)
+        if isinstance(node, ast.Name):
+            return node.id in local
+        return isinstance(node, ast.Attribute) and node.attr in attributes \
+            and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+    return is_param
+
+
 #: torch's factories of a tensor of given sizes
 _FACTORIES = frozenset({"zeros", "ones", "randn", "rand", "empty", "full"})
 
@@ -311,14 +320,7 @@ def torch_default(cls: type, param: str):
     body = _function_def(_tree(func), func.__name__)
     if body is None:
         return None
-    local, attributes = _aliases(body, param)
-
-    def is_param(node) -> bool:
-        if isinstance(node, ast.Name):
-            return node.id in local
-        return isinstance(node, ast.Attribute) and node.attr in attributes \
-            and isinstance(node.value, ast.Name) and node.value.id == "self"
-
+    is_param = _reads(*_aliases(body, param))
     found = set()
     for node in ast.walk(body):
         if not isinstance(node, ast.Call):

@@ -31,20 +31,14 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     (a ``pe[:, 0::2]`` of C//2 + 1 columns meets C//2), an ``assert dim % 2 == 0``. Raises
     ``failed`` when nothing says the width was the reason, or the caller chose the sizes."""
     dims, cause = plan.dims, failed.__cause__
-    if "too many to check here" in str(failed) and not {"C", "H"} & set(dims.explicit) \
-            and dims["H"] > 2 and plan.init is not None:  # widths multiplied per level (a U-Net)
-        kept = {k: dims[k] for k in dims.explicit if k != "d"}
-        again = make_plan(dataclasses.replace(plan.request, dims=Dims({**kept, "H": 2, "d": dims["d"]})))
-        return dataclasses.replace(again, note=f"C={again.dims['C']} (H=2): at C={dims['C']} the "
-                                   f"module would have too many parameters to check; give --dims "
-                                   f"to choose")
+    if (fewer := _fewer_heads(plan, failed)) is not None:
+        return fewer
     site = user_frame(cause) if cause is not None else None
     line = _inlined(linecache.getline(site[0], site[1]), cause) if site else ""  # its failing line
-    given = {k: dims[k] for k in dims.explicit}
     free = {"H", "d", "L", "T"} - set(dims.explicit)  # a size the constructor's check asks for
     if cause is not None and plan.init is not None and (count := count_multiple(
             str(cause), dims, free) or square_asked(cause, dims, free)) is not None:
-        again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, count[0]: count[1]})))
+        again = _at_sizes(plan.request, dims, **{count[0]: count[1]})
         return dataclasses.replace(again, note=f"{count[0]}={count[1]}: the constructor asks for "
                                    f"{count[2]}; give --dims {count[0]}=... to choose")
     if cause is not None and plan.init is not None \
@@ -73,7 +67,7 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     if multiple is None and not (asked or checked or overrun or uneven or (
             re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
         raise failed
-    again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given, "d": size})))
+    again = _at_sizes(plan.request, dims, d=size)
     divisor = DIVISOR_ASKED.search(text) if multiple is not None else None
     why = f"a width divisible by {divisor.group(1)}" if divisor and divisor.group(1) != "2" \
         else "an even width" if not uneven or asked or checked or overrun else \
@@ -174,9 +168,8 @@ def _checked_sizes(plan: Plan, cause: BaseException, site, line: str) -> Plan | 
              for name, value in changed.items() if init[name] in probe.values()}
     again = plan
     if sizes:
-        given_dims = {k: dims[k] for k in dims.explicit}
         try:
-            again = make_plan(dataclasses.replace(plan.request, dims=Dims({**given_dims, **sizes})))
+            again = _at_sizes(plan.request, dims, **sizes)
         except (TargetError, UsageError):
             return None
     shown = ", ".join(f"{name}={value}" for name, value in changed.items())
@@ -189,25 +182,41 @@ def at_even_width(request: Request, exc: Exception, notes: list[str]):
     at the head count or head size a module argument's own check asked for."""
     dims, half = request.dims, request.dims["C"] // 2
     cause = exc.__cause__
-    free = {"H", "d"} - set(dims.explicit)
-    count = count_multiple(str(cause), dims, free) if cause is not None else None
+    count = count_multiple(str(cause), dims, {"H", "d"} - set(dims.explicit)) \
+        if cause is not None else None
     if count is not None:
-        try:
-            given = {k: dims[k] for k in dims.explicit}
-            plan = make_plan(dataclasses.replace(request, dims=Dims({**given, count[0]: count[1]})))
-        except (TargetError, UsageError):
-            return None
-        notes.append(f"{count[0]}={count[1]}: a module its constructor builds asks for "
-                     f"{count[2]}; give --dims {count[0]}=... to choose")
-        return plan
-    if "cannot build constructor argument" not in str(exc) or dims["C"] % 2 == 0 \
-            or {"C", "d"} & set(dims.explicit) or not {half, half + 1} <= numbers_in(str(exc)):
+        sizes = {count[0]: count[1]}
+        note = (f"{count[0]}={count[1]}: a module its constructor builds asks for {count[2]}; "
+                f"give --dims {count[0]}=... to choose")
+    elif "cannot build constructor argument" in str(exc) and dims["C"] % 2 \
+            and not {"C", "d"} & set(dims.explicit) and {half, half + 1} <= numbers_in(str(exc)):
+        sizes, note = {"d": EVEN_HEAD_SIZE}, None
+    else:
         return None
     try:
-        given = {k: dims[k] for k in dims.explicit}
-        plan = make_plan(dataclasses.replace(request, dims=Dims({**given, "d": EVEN_HEAD_SIZE})))
+        plan = _at_sizes(request, dims, **sizes)
     except (TargetError, UsageError):
         return None
-    notes.append(f"C={plan.dims['C']} (head size d={EVEN_HEAD_SIZE}): a module its constructor "
-                 f"builds needs an even width; give --dims to choose")
+    notes.append(note or f"C={plan.dims['C']} (head size d={EVEN_HEAD_SIZE}): a module its "
+                         f"constructor builds needs an even width; give --dims to choose")
     return plan
+
+
+def _fewer_heads(plan: Plan, failed: TargetError) -> Plan | None:
+    """``plan`` at two heads of the same head size (C = 2d) when the module would have too many
+    parameters to check at the probe width (widths multiplied per level: a U-Net); None when
+    that is not why it was refused, or the caller chose the width or the heads."""
+    dims = plan.dims
+    if "too many to check here" not in str(failed) or {"C", "H"} & set(dims.explicit) \
+            or dims["H"] <= 2 or plan.init is None:
+        return None
+    again = _at_sizes(plan.request, dims, H=2, d=dims["d"])
+    return dataclasses.replace(again, note=f"C={again.dims['C']} (H=2): at C={dims['C']} the "
+                               f"module would have too many parameters to check; give --dims "
+                               f"to choose")
+
+
+def _at_sizes(request: Request, dims: Dims, **sizes: int) -> Plan:
+    """``request`` planned again at ``sizes``, over the sizes its caller gave in ``dims``."""
+    given = {k: dims[k] for k in dims.explicit}
+    return make_plan(dataclasses.replace(request, dims=Dims({**given, **sizes})))
