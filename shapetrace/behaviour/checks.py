@@ -20,8 +20,8 @@ from ..base.compat import dropout_base_class
 from ..base.diagnostics import Diagnostic, Skip
 from ..base.dims import Dims
 from ..record.built import built_by
-from . import (inverted, locate, masks, messages, ordering, reach, repeat, rotary, shuffle,
-               streams, tables, textbook)
+from . import (inverted, locate, masks, messages, ordering, reach, repeat, residual, rotary,
+               shuffle, streams, tables, textbook)
 from .errors import InternalCheckError, raised_by_user
 from .probe import Probe
 from .results import (
@@ -113,7 +113,8 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
                         ("attention-textbook", textbook.textbook_attention),
                         ("rotary-pairing", rotary.rotations_kept),
                         ("position-frequencies", tables.frozen_tables),
-                        ("positions-ignored", ordering.positions_ignored))))
+                        ("positions-ignored", ordering.positions_ignored),
+                        ("residual-missing", residual.residual_missing))))
             finally:
                 probe.close()
     except InternalCheckError as exc:

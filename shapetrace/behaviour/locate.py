@@ -50,6 +50,7 @@ class Run:
 
     records: list[OpRecord]
     steps: list[Step]
+    output: Any = None  # what the module returned
 
 
 @dataclass
@@ -73,10 +74,11 @@ class Leak:
 
 
 def record(probe: Probe, args: Sequence[Any], kwargs: Mapping[str, Any] | None = None, *,
-           grad: bool, embeddings: Sequence[Tensor] = (), also=None) -> Run:
+           grad: bool, embeddings: Sequence[Tensor] = (), also=None, restore: bool = True) -> Run:
     """Run the probe once under the tracer; with ``grad`` the snapshots stay in the graph.
     ``embeddings`` replace the token embeddings, in order; ``also(rec, outs, args, kwargs)``
-    sees every op as well (to keep some of its inputs)."""
+    sees every op as well (to keep some of its inputs). ``restore=False``: the weights as a
+    check set them, not as taken."""
     args, kwargs = fresh(args), fresh(probe.kwargs if kwargs is None else kwargs)
     outputs: dict[int, list[Tensor]] = {}
 
@@ -91,11 +93,11 @@ def record(probe: Probe, args: Sequence[Any], kwargs: Mapping[str, Any] | None =
     replaced = probe.embedding("replace", embeddings) if embeddings else nullcontext()
     with context, replaced, math_sdpa(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        probe.restore_state()
+        probe.restore_state(weights=restore)
         with recorder:
-            probe.model(*args, **kwargs)
+            out = probe.model(*args, **kwargs)
     steps = [Step(rec, outputs[rec.index]) for rec in trace.records if rec.index in outputs]
-    return Run(trace.records, steps)
+    return Run(trace.records, steps, out)
 
 
 def snapshot(outs: Sequence[Tensor]) -> list[Tensor]:

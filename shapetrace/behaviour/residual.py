@@ -1,0 +1,246 @@
+"""residual-missing: a transformer block whose input reaches its output only through its sublayers.
+
+A block of attention and feed-forward carries its input around each sublayer: ``x + attn(x)``
+(or ``norm(x + attn(x))``), then the same around the feed-forward. With every projection of the
+block set to zero (its linear maps and convolutions, weights and biases) each sublayer returns
+zero or a constant, and what is left is the skip path: the output is the input, or the input
+normalised, scaled or gated, still a function of it. That holds for every residual design
+(pre-norm, post-norm, gated, scaled, LayerScale, ReZero, parallel attention and feed-forward).
+A block whose output, so zeroed, no longer depends on its input has no such path: the
+sublayer's output was fed on alone (``x = self.ff(self.attn(x))``), or the stream was
+multiplied by a sublayer's output instead of added to it.
+
+Which modules are blocks is read from a recorded run, by what the ops do, never by names:
+
+- an attention: a softmax whose weights a product contracts with values, or torch's fused
+  attention (``scaled_dot_product_attention``, ``multi_head_attention_forward``);
+- a feed-forward: a projection whose input is a nonlinearity (an activation, a gated product)
+  of another projection's output;
+- every projection the module's input reaches first (through norms, reshapes, additions, before
+  any other projection) feeds that attention's scores or values, or is a feed-forward's first:
+  the input is the sublayers' own stream, not something projected elsewhere first (an input
+  layer, a skip projection), and the module's output has the input's shape.
+
+Judged by two runs with the projections zeroed, the input changed between them (float64, one
+thread); a module random in eval is not judged. Where the finding goes: the last op at which a
+value that changed with the input produced one that did not (the product that cut the stream),
+unless that op is a projection or an attention's product, where the stream simply ends: then the
+op that made the output.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from ..base.diagnostics import Diagnostic
+from ..base.ops import BIASED_MATMULS, EINSUMS, EMBEDDINGS, LAYER_OPS, MATMULS, SDPA, SOFTMAXES, \
+    base_name
+from ..base.records import OpRecord
+from ..record.tensors import tensors_in
+from ..rules.registry import diagnostic
+from . import locate
+from .probe import Probe
+from .runs import flatten, relative_change, same
+
+_PROJECTIONS = LAYER_OPS - EMBEDDINGS
+_FUSED = frozenset({"F.multi_head_attention_forward"})
+_PRODUCTS = MATMULS | EINSUMS | BIASED_MATMULS
+_ACTIVATIONS = frozenset({
+    "relu", "relu_", "gelu", "gelu_", "silu", "silu_", "tanh", "tanh_", "sigmoid", "sigmoid_",
+    "mish", "softplus", "elu", "leaky_relu", "hardswish", "hardsigmoid", "glu", "relu6", "selu",
+    "celu", "hardtanh", "logsigmoid", "softsign", "quick_gelu"})
+#: outputs that moved by no more than this (relative) when the input changed did not move
+_SAME = 1e-9
+_ACT = "act"
+
+
+class _Stream:
+    """What one recorded run says of the module's ops: which tensors come from the input as it
+    came (``("x", i)``), from which projection (``("p", index)``), from a nonlinearity of a
+    projection (``"act"``), or are attention weights (``("w", index)``); and what the module
+    holds."""
+
+    def __init__(self, probe: Probe) -> None:
+        self.inputs = [(i, a) for i, a in enumerate(probe.args)
+                       if isinstance(a, Tensor) and a.is_floating_point() and a.dim() >= 2]
+        self.of: dict[int, frozenset] = {}
+        self.alive: list[Tensor] = []
+        self.first: set[int] = set()  # projections the input reaches first
+        self.raw: set[int] = set()  # which inputs those were
+        self.attending: set[int] = set()  # projections that feed scores or values
+        self.widening: set[int] = set()  # a feed-forward's first projections
+        self.attention = False
+        self.feed_forward = False
+
+    def tags(self, values) -> frozenset:
+        found: set = set()
+        for t in tensors_in(values):
+            got = self.of.get(id(t))
+            if got is None:
+                got = self._input(t)
+            found |= got
+        return frozenset(found)
+
+    def _input(self, t: Tensor) -> frozenset:
+        for i, a in self.inputs:
+            if t.shape == a.shape and t.dtype == a.dtype and torch.equal(t, a):
+                self.of[id(t)] = got = frozenset({("x", i)})
+                self.alive.append(t)
+                return got
+        return frozenset()
+
+    def keep(self, rec: OpRecord, outs: tuple, args: tuple, kwargs: dict) -> None:
+        op = rec.op
+        if op in _PROJECTIONS or op in _FUSED:
+            tags = self.tags((args, kwargs)) if op in _FUSED else self.tags(args[:1])
+            raw = {tag[1] for tag in tags if tag[0] == "x"}
+            if raw:
+                self.first.add(rec.index)
+                self.raw |= raw
+            if op in _FUSED:
+                self.attention = True
+                self.attending.add(rec.index)
+            elif _ACT in tags and any(tag[0] == "p" for tag in tags if tag != _ACT):
+                self.feed_forward = True
+                self.widening |= {tag[1] for tag in tags if tag != _ACT and tag[0] == "p"}
+            out = frozenset({("p", rec.index)})
+        elif op == SDPA:
+            self.attention = True
+            tags = self.tags((args[:3], {k: v for k, v in kwargs.items()
+                                         if k in ("query", "key", "value")}))
+            self._attending(tags, rec)
+            out = tags - {_ACT}
+        elif op in SOFTMAXES:
+            tags = self.tags(args[:1])
+            self._attending(tags, rec)
+            out = frozenset(t for t in tags if t != _ACT) | {("w", rec.index)}
+        elif op in _PRODUCTS:
+            operands = [self.tags(a) for a in args if isinstance(a, Tensor)]
+            if any(tag[0] == "w" for tags in operands for tag in tags if tag != _ACT):
+                self.attention = True
+                for tags in operands:
+                    self._attending(tags, rec)
+            out = frozenset().union(*operands) - {_ACT} if operands else frozenset()
+        else:
+            tags = self.tags((args, kwargs))
+            if base_name(op) in _ACTIVATIONS and any(t[0] == "p" for t in tags if t != _ACT):
+                tags = tags | {_ACT}
+            out = tags
+        for t in tensors_in(outs):
+            if id(t) not in self.of:  # an op that ran others: what its last op made stands
+                self.of[id(t)] = out
+                self.alive.append(t)
+
+    def _attending(self, tags: frozenset, rec: OpRecord) -> None:
+        for tag in tags:
+            if tag != _ACT and tag[0] == "p":
+                self.attending.add(tag[1])
+            elif tag != _ACT and tag[0] == "x":  # the input itself as queries, keys or values
+                self.first.add(rec.index)
+                self.attending.add(rec.index)
+                self.raw.add(tag[1])
+
+    def block(self) -> bool:
+        return self.attention and self.feed_forward and bool(self.first) \
+            and self.first <= self.attending | self.widening and len(self.raw) == 1
+
+
+def residual_missing(probe: Probe) -> locate.Reader:
+    """Whether the module, a transformer block, carries its input to its output past its
+    sublayers, read from a recorded run (``locate.Reader``) for whether it is a block."""
+    stream = _Stream(probe)
+
+    def judge(run: locate.Run) -> list[Diagnostic]:
+        if not stream.block() or probe.reseed is not None:
+            return []
+        arg = next(iter(stream.raw))
+        x = probe.args[arg]
+        changed = list(probe.args)
+        gen = torch.Generator().manual_seed(3)
+        changed[arg] = x + torch.randn(x.shape, generator=gen, dtype=x.dtype).to(x.device)
+        try:
+            with _zeroed(probe.model):
+                first = locate.record(probe, probe.args, grad=False, restore=False)
+                second = locate.record(probe, changed, grad=False, restore=False)
+        except Exception:  # noqa: BLE001 - a module that cannot run zeroed is not judged
+            return []
+        finally:
+            probe.restore_state()
+        outs = [(t, u) for (_, _, t), (_, _, u) in zip(flatten(first.output), flatten(second.output))
+                if t.is_floating_point() and t.shape == x.shape and u.shape == t.shape]
+        if not outs or not all(bool(t.isfinite().all()) for t, _ in outs):
+            return []
+        if max(relative_change(u, t) for t, u in outs) > _SAME:
+            return []  # the input reaches the output past the zeroed sublayers: a residual
+        return [_finding(probe, first, second, x.shape)]
+
+    return locate.Reader(stream.keep, judge)
+
+
+class _zeroed:
+    """Every linear map, convolution and ``nn.MultiheadAttention`` of the module set to zero
+    (weights and biases) while entered; the probe's state puts them back."""
+
+    def __init__(self, model: nn.Module) -> None:
+        self.model = model
+
+    def __enter__(self):
+        kinds = (nn.Linear, nn.modules.conv._ConvNd, nn.MultiheadAttention)
+        with torch.no_grad():
+            for sub in self.model.modules():
+                if isinstance(sub, kinds):
+                    for p in sub.parameters(recurse=False):
+                        p.zero_()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+def _finding(probe: Probe, first: locate.Run, second: locate.Run, shape) -> Diagnostic:
+    cut = _cut(first, second)
+    made = next((r for r in reversed(first.records) if r.line is not None and any(
+        tuple(m.shape) == tuple(shape) for m in r.outputs)), None)
+    stopped = cut is not None and cut.op not in _PROJECTIONS | _PRODUCTS | _FUSED | {SDPA}
+    rec = cut if stopped else made
+    if rec is None:
+        rec = first.records[-1] if first.records else None
+    name = probe.root
+    if stopped:
+        where = (f"`{cut.op}` here stops it: with the sublayers' projections set to zero, what "
+                 f"reaches this op from the input no longer reaches the output (a product with a "
+                 f"sublayer's output is zero where a sum would carry the stream)")
+    else:
+        where = ("the input is fed to the sublayers and nothing else: no path around them reaches "
+                 "the output made here")
+    message = (f"{name} is a transformer block (attention and a feed-forward over its input) whose "
+               f"output, with every linear and convolution of the block set to zero, no longer "
+               f"depends on its input: no residual path carries the input around the sublayers; "
+               f"{where}")
+    hint = ("Add each sublayer's output to the stream it read: `x = x + self.attn(self.norm1(x))`, "
+            "`x = x + self.mlp(self.norm2(x))` (or `x = self.norm1(x + self.attn(x))`).")
+    return diagnostic("residual-missing", message, hint, rec=rec)
+
+
+def _cut(first: locate.Run, second: locate.Run) -> OpRecord | None:
+    """The last op that a value changed with the input reached and whose outputs did not change."""
+    if len(first.records) != len(second.records) or any(
+            a.op != b.op for a, b in zip(first.records, second.records)):
+        return None
+    a_out = {s.rec.index: s.outputs for s in first.steps}
+    b_out = {s.rec.index: s.outputs for s in second.steps}
+
+    def moved(index: int) -> bool:
+        a, b = a_out.get(index), b_out.get(index)
+        if a is None or b is None or len(a) != len(b):
+            return False
+        return any(not same(s, t) for s, t in zip(a, b))
+
+    found = None
+    for rec in first.records:
+        if rec.index not in a_out or moved(rec.index) or rec.line is None:
+            continue
+        if any(m._made_by is not None and moved(m._made_by) for m in rec.inputs):
+            found = rec
+    return found
