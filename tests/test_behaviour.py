@@ -789,3 +789,30 @@ def test_a_random_draw_that_changes_only_the_rounding_is_not_nondeterminism():
     assert "nondeterministic-eval" not in [d.rule for d in diags], diags
     diags = check_behaviour(bm.DropoutInEval(D["C"], D["H"]), [x_of(D)], causal=True, dims=D)
     assert [d.rule for d in diags] == ["nondeterministic-eval"]
+
+
+def test_batched_row_gradients_go_in_turns_when_the_graph_is_large(monkeypatch):
+    """A batched backward holds the graph once per row: a forward that saved more than the
+    budget has its rows differentiated a few at a time, with the same gradients."""
+    import torch
+
+    from shapetrace.behaviour import probe
+    from shapetrace.behaviour.probe import BATCHED_BYTES, SavedBytes, row_grads
+
+    turns_taken = []
+    batched = probe._batched_grads
+    monkeypatch.setattr(probe, "_batched_grads",
+                        lambda o, l, rows: turns_taken.append(len(rows)) or batched(o, l, rows))
+
+    x = torch.randn(3, 5, 4, dtype=torch.float64, requires_grad=True)
+    with SavedBytes() as saved:
+        y = (x.softmax(-1) * x).tanh()
+    assert saved.total > 0
+    gen = torch.Generator().manual_seed(0)
+    rows = [(0, torch.randn(y.shape, generator=gen, dtype=y.dtype)) for _ in range(7)]
+    whole = row_grads([y], [x], rows, batched=True)
+    turns = row_grads([y], [x], rows, batched=True, graph=BATCHED_BYTES // 2)  # two rows a turn
+    single = row_grads([y], [x], rows, batched=False)
+    assert turns_taken == [7, 2, 2, 2, 1]
+    assert whole[0].shape == turns[0].shape == (7, 3, 5, 4)
+    assert torch.allclose(whole[0], turns[0]) and torch.allclose(whole[0], single[0])

@@ -110,6 +110,7 @@ INLINE = {
     # the shuffled positions show it; at the probe sizes position-axis names the cut first
     "positions-ignored": ("RotaryTableCutToBatch", "RotaryTableCutToTokens",
                                  {"dims": {"B": 2, "H": 4, "d": 8}}),
+    "residual-missing": ("BlockWithoutSkip", "BlockWithSkips", {}),
 }
 
 

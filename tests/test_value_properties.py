@@ -27,7 +27,7 @@ def _marked(path: Path, cls: str) -> int:
 
 
 NEW_RULES = {"constant-result", "stateful-forward", "weight-without-effect", "mask-ignored",
-             "positions-ignored"}
+             "positions-ignored", "residual-missing"}
 PADDED = {"inputs": ["x=B,T,C", "attention_mask=B,T:long:2"]}
 KEY_PADDING = {"inputs": ["x=B,T,C", "key_padding_mask=B,T:bool"]}
 BOOL_MASK = {"inputs": ["x=B,T,C", "mask=B,T:bool"]}
@@ -75,6 +75,12 @@ FIRING = [
     ("positions.py", "RotaryCountedByHeads", "positions-ignored", {"dims": {"H": 1, "d": 16}}),
     # the mask cast to floats for a mean pooling, and never given to the encoder before it
     ("masks.py", "MeanPooledEncoderMaskOnlyPooled", "mask-ignored", BOOL_MASK),
+    # blocks whose input reaches the output only through the sublayers: found at the product
+    # that cut the stream, else where the output was made (the line that called the sublayer)
+    ("residual.py", "AttentionFedOn", "residual-missing", {}),
+    ("residual.py", "StreamTimesFeedForward", "residual-missing", {}),
+    ("residual.py", "FeedForwardWithoutSkip", "residual-missing", {}),
+    ("residual.py", "TorchAttentionFedOn", "residual-missing", {}),
 ]
 QUIET = [
     ("collapse.py", "ContractedWeights", {}),
@@ -133,6 +139,15 @@ QUIET = [
     ("positions.py", "SinusoidalAddedInForward", {"dims": {"C": 32}}),
     ("positions.py", "TimeStepFeatures", {"dims": {"C": 32}}),
     ("positions.py", "RotaryCountedByTokens", {"dims": {"H": 1, "d": 16}}),
+    # residual designs: pre- and post-norm, einsum and fused attention with a gated
+    # feed-forward, parallel sublayers, a learned gate, scaled branches, a decoder block with a
+    # context, sublayers kept in a list, torch's own layer
+    *[("residual.py", cls, {}) for cls in (
+        "PreNorm", "PostNorm", "EinsumPreNorm", "FusedPreNorm", "Parallel", "HighwayGated",
+        "ScaledBranches", "Layers", "TorchEncoderLayer")],
+    ("residual.py", "CrossAttending", {"inputs": ["x=B,T,C", "context=B,S,C"]}),
+    # not blocks: an attention alone, a block between input and output layers, a projected skip
+    *[("residual.py", cls, {}) for cls in ("AttentionAlone", "ProjectedInAndOut", "ProjectedSkip")],
     # mixes samples by design (batch-leak says so): only the diagonal must not be reported
     ("collapse.py", "InBatchPositives", {"batch_mixing": True}),
 ]

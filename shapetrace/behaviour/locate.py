@@ -31,7 +31,7 @@ from torch import Tensor
 from ..base.ops import MOVES, OVERWRITES, PICKS, UNINITIALISED, base_name, reduced_axes
 from ..base.records import OpRecord, TraceData
 from ..record.tracer import Recorder
-from .probe import Axes, Probe, axes_of, normalise, reduce_grad, row_grads
+from .probe import Axes, Probe, SavedBytes, axes_of, normalise, reduce_grad, row_grads
 from .results import PERMUTATION_RTOL, RTOL
 from .runs import fresh, math_sdpa, relative_change, same
 
@@ -51,6 +51,9 @@ class Run:
     records: list[OpRecord]
     steps: list[Step]
     output: Any = None  # what the module returned
+    #: a module class -> the user's lines that called a module of it (``TraceData.module_calls``)
+    calls: dict | None = None
+    saved: int = 0  # the bytes the run saved for backward, with gradients (``probe.SavedBytes``)
 
 
 @dataclass
@@ -94,10 +97,10 @@ def record(probe: Probe, args: Sequence[Any], kwargs: Mapping[str, Any] | None =
     with context, replaced, math_sdpa(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         probe.restore_state(weights=restore)
-        with recorder:
+        with recorder, SavedBytes() as saved:
             out = probe.model(*args, **kwargs)
     steps = [Step(rec, outputs[rec.index]) for rec in trace.records if rec.index in outputs]
-    return Run(trace.records, steps, out)
+    return Run(trace.records, steps, out, trace.module_calls, saved.total if grad else 0)
 
 
 def snapshot(outs: Sequence[Tensor]) -> list[Tensor]:
@@ -128,7 +131,7 @@ def dependency_leak(probe: Probe, *, batch: bool, causal: bool, rtol: float = RT
             if not spans:
                 continue
             try:
-                grads = row_grads([t], leaves, rows, batched)
+                grads = row_grads([t], leaves, rows, batched, graph=run.saved)
             except RuntimeError:  # no path from the leaves to this output
                 continue
             for s, g in zip(sources, grads):

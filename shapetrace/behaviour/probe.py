@@ -362,10 +362,10 @@ class Probe:
     def _source_rows(self, sources: list[Source], rows, batched: bool | None) -> list[Tensor]:
         """One forward with the sources as leaves, then one backward per cotangent row."""
         leaves, args, emb = self.leaves(sources)
-        with torch.enable_grad(), self.embedding("replace", emb):
+        with torch.enable_grad(), self.embedding("replace", emb), SavedBytes() as saved:
             out = self.call(args)
         outs = [get(out, path) for _, path in self.paths]
-        grads = row_grads(outs, leaves, rows, batched)
+        grads = row_grads(outs, leaves, rows, batched, graph=saved.total)
         return [reduce_grad(g, s.role.batch, s.role.time) for s, g in zip(sources, grads)]
 
     def _perturbation_pairs(self, arg: int, outputs, axes, rtol) -> list[Dependency]:
@@ -430,8 +430,36 @@ def _autograd_refused(exc: RuntimeError) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
+#: the memory one vmap-batched backward may take, its rows together: more rows run in turns
+BATCHED_BYTES = 1 << 30
+
+
+class SavedBytes:
+    """While entered, the bytes autograd keeps for the backward of what runs (each tensor as
+    often as it is saved): the size of the graph that one backward pass walks."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack)
+
+    def _pack(self, t: Tensor) -> Tensor:
+        self.total += t.numel() * t.element_size()
+        return t
+
+    def __enter__(self) -> "SavedBytes":
+        self._hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._hooks.__exit__(*exc)
+
+
+def _unpack(t: Tensor) -> Tensor:
+    return t
+
+
 def row_grads(outputs: Sequence[Tensor], leaves: Sequence[Tensor], rows: Sequence[tuple[int, Tensor]],
-              batched: bool | None = None) -> list[Tensor]:
+              batched: bool | None = None, graph: int = 0) -> list[Tensor]:
     """For each leaf, (len(rows), *leaf.shape): the gradient of row r, which is a cotangent
     ``rows[r][1]`` on output ``rows[r][0]``.
 
@@ -439,24 +467,19 @@ def row_grads(outputs: Sequence[Tensor], leaves: Sequence[Tensor], rows: Sequenc
     modules it needs are already loaded, else one scalar backward pass per row. The first
     batched backward in a process imports sympy and torch's symbolic-shape machinery (0.4 s;
     ``torch.func.vmap`` imports torch._dynamo, 1 s), far more than the whole check costs.
+    A batched pass holds what one backward holds once per row: with ``graph``, the bytes the
+    forward saved (:class:`SavedBytes`), the rows go in turns of at most
+    :data:`BATCHED_BYTES` together (a 12-layer encoder at 257 tokens saves about a gigabyte).
     """
     if batched is None:
         batched = batched_grad_loaded()
-    if batched:
+    if batched and rows:
+        turn = max(1, BATCHED_BYTES // graph) if graph else max(1, len(rows))
         try:
-            cots = []
-            for k, o in enumerate(outputs):
-                z = torch.zeros((len(rows), *o.shape), dtype=o.dtype)
-                for r, (owner, row) in enumerate(rows):
-                    if owner == k:
-                        z[r] = row
-                cots.append(z)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                grads = torch.autograd.grad(list(outputs), list(leaves), cots, is_grads_batched=True,
-                                            retain_graph=True, allow_unused=True)
-            return [torch.zeros((len(rows), *leaf.shape), dtype=leaf.dtype) if g is None else g
-                    for leaf, g in zip(leaves, grads)]
+            parts = [_batched_grads(outputs, leaves, rows[start:start + turn])
+                     for start in range(0, len(rows), turn)]
+            return [torch.cat([part[j] for part in parts]) if len(parts) > 1 else parts[0][j]
+                    for j in range(len(leaves))]
         except RuntimeError:
             pass  # an op without a batching rule: one row at a time
     out = [torch.zeros((len(rows), *leaf.shape), dtype=leaf.dtype) for leaf in leaves]
@@ -469,6 +492,24 @@ def row_grads(outputs: Sequence[Tensor], leaves: Sequence[Tensor], rows: Sequenc
             if g is not None:
                 out[j][r] = g
     return out
+
+
+def _batched_grads(outputs: Sequence[Tensor], leaves: Sequence[Tensor],
+                   rows: Sequence[tuple[int, Tensor]]) -> list[Tensor]:
+    """:func:`row_grads` of ``rows`` in one vmap-batched backward pass."""
+    cots = []
+    for k, o in enumerate(outputs):
+        z = torch.zeros((len(rows), *o.shape), dtype=o.dtype)
+        for r, (owner, row) in enumerate(rows):
+            if owner == k:
+                z[r] = row
+        cots.append(z)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        grads = torch.autograd.grad(list(outputs), list(leaves), cots, is_grads_batched=True,
+                                    retain_graph=True, allow_unused=True)
+    return [torch.zeros((len(rows), *leaf.shape), dtype=leaf.dtype) if g is None else g
+            for leaf, g in zip(leaves, grads)]
 
 
 # ---------------------------------------------------------------------------------------------

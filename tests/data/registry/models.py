@@ -495,3 +495,27 @@ class NormOverItsRms(NormTimesItsRms):
     def forward(self, x):
         ms = x.pow(2).mean(-1, keepdim=True)
         return self.weight * (x * torch.rsqrt(ms + self.eps))
+
+
+class _AttentionAndFeedForward(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(n_embd, n_head, batch_first=True)
+        self.ff = nn.Sequential(nn.Linear(n_embd, 2 * n_embd), nn.GELU(), nn.Linear(2 * n_embd, n_embd))
+        self.ln1, self.ln2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
+
+
+class BlockWithoutSkip(_AttentionAndFeedForward):
+    """The attention's output handed on with no skip around it or the feed-forward."""
+
+    def forward(self, x):
+        h = self.ln1(x)
+        h = self.attn(h, h, h, need_weights=False)[0]
+        return h + self.ff(self.ln2(h))  # BUG: residual-missing
+
+
+class BlockWithSkips(_AttentionAndFeedForward):
+    def forward(self, x):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.ff(self.ln2(x))
