@@ -140,3 +140,12 @@ def test_a_mask_handed_on_as_key_padding_mask_is_one_flag_per_key_of_each_sample
     module = load(Path(SEQUENCE_FIRST), "sequence_first_masks")
     specs = {s.name: s for s in infer_inputs(module.PaddedLibraryBlock, Dims())}
     assert specs["pad_mask"].dims == ("B", "T") and specs["pad_mask"].dtype == "bool"
+
+
+@pytest.mark.parametrize("name", ["HelperReadsTimeFirst", "LayerAroundHelperAttention"])
+def test_the_layout_is_read_where_the_input_is_handed_on_as_it_came(layouts, name):
+    """A forward that hands its input to a helper function, or to a layer of its own class,
+    takes the layout that code reads (``tgt_len, bsz, embed_dim = query.size()``)."""
+    target = layouts[name]
+    assert target["error"] is None and target["ok"], target["diagnostics"]
+    assert not [d for d in target["diagnostics"] if d["rule"] == "batch-leak"]

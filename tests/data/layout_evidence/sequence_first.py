@@ -181,3 +181,40 @@ class PaddedLibraryBlock(nn.Module):
         out, _ = self.attn(x, x, x, key_padding_mask=pad_mask, need_weights=False)
         out = out * (~pad_mask).transpose(0, 1)[..., None]
         return self.norm(x + out)
+
+
+def attend_time_first(query, in_proj, out_proj, num_heads):
+    """A functional attention over (T, B, C), as torch's own is written."""
+    tgt_len, bsz, embed_dim = query.size()
+    head_dim = embed_dim // num_heads
+    q, k, v = in_proj(query).chunk(3, dim=-1)
+    q, k, v = (t.contiguous().view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+               for t in (q, k, v))
+    weights = torch.softmax(torch.bmm(q, k.transpose(1, 2)) * head_dim ** -0.5, dim=-1)
+    out = torch.bmm(weights, v).transpose(0, 1).contiguous().view(tgt_len, bsz, embed_dim)
+    return out_proj(out)
+
+
+class HelperReadsTimeFirst(nn.Module):
+    """Says nothing of the layout itself: the helper it hands its input to unpacks it."""
+
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.in_proj = nn.Linear(embed_dim, 3 * embed_dim)
+        self.out_proj = nn.Linear(embed_dim, embed_dim)
+
+    def forward(self, query):
+        return attend_time_first(query, self.in_proj, self.out_proj, self.num_heads)
+
+
+class LayerAroundHelperAttention(nn.Module):
+    """A post-norm layer around it, which says nothing either: its attention does."""
+
+    def __init__(self, d_model, nhead):
+        super().__init__()
+        self.self_attn = HelperReadsTimeFirst(d_model, nhead)
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, src):
+        return self.norm(src + self.self_attn(src))
