@@ -263,3 +263,23 @@ def test_a_causal_comparison_combined_with_padding_is_still_causal(cls):
 def test_a_reversed_comparison_combined_with_padding_is_still_caught():
     _, found = _causal_findings(_CausalReversedWithPadding)
     assert len(found) == 1
+
+
+class _PaddedScoresCutBack(torch.nn.Module):
+    """Scores padded by two summary slots on each axis and cut back to (T, T): a square tensor
+    of each sample's values, no mask, so nothing says the module is causal."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.qkv = torch.nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, x):
+        T = x.shape[1]
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        scores = torch.nn.functional.pad(q @ k.transpose(-2, -1), (0, 2, 0, 2))
+        return scores[:, :T, :T].softmax(-1) @ v
+
+
+def test_scores_padded_and_cut_back_are_no_sign_of_a_causal_module():
+    result, found = _causal_findings(_PaddedScoresCutBack)
+    assert found == [] and any("causal-leak not checked" in n for n in result.notes)

@@ -81,3 +81,46 @@ def test_widths_too_large_at_the_probe_width_are_checked_at_a_smaller_one():
     result = resolved.result(f"{DATA}::WidthsPerLevel")
     assert result.error is None, result.error
     assert any("too many parameters to check" in n for n in result.notes), result.notes
+
+
+CHOSEN = Path(__file__).with_name("data") / "guessed" / "chosen.py"
+
+
+def test_a_window_filled_position_by_position_is_read_as_the_size_it_meets():
+    """``for i in range(win_size)`` that fills a table is no count of layers; a value chosen
+    for it that meets the sequence at an op is read as the sequence's length."""
+    result = resolved.result(f"{CHOSEN}::DistancePriorAttention")
+    assert result.error is None, result.error
+    assert not resolved.errors(result), [(d.rule, d.message) for d in result.diagnostics]
+    assert any(n.startswith("win_size=") and "the size of T it met" in n for n in result.notes)
+
+
+def test_a_count_of_layers_built_in_a_loop_stays_a_count():
+    from shapetrace.drive.usage import LAYER_COUNT, meaning_by_use
+    from shapetrace.drive.targets import resolve_targets
+
+    (target,) = resolve_targets(f"{CHOSEN}::StackedBlocks")
+    assert meaning_by_use(target.cls, "depth") == LAYER_COUNT
+    (table,) = resolve_targets(f"{CHOSEN}::DistancePriorAttention")
+    assert meaning_by_use(table.cls, "win_size") is None
+
+
+def test_a_module_moved_to_the_gpu_is_checked_on_the_cpu_behaviour_included():
+    result = resolved.result(f"{CHOSEN}::PriorOnDevice")
+    assert result.error is None, result.error
+    assert not [n for n in result.notes if "raised while re-running" in n], result.notes
+    assert not [s for s in result.skips if "batch-leak" in s.checks], result.skips
+
+
+def test_an_optional_mask_the_guess_does_not_fit_is_left_none():
+    result = resolved.result(f"{CHOSEN}::ChunkedMaskedAttention")
+    assert result.error is None, result.error
+    assert not [d for d in result.diagnostics if d.rule == "op-failed"]
+    assert any(n.startswith("mask left None") for n in result.notes)
+
+
+def test_a_chosen_value_that_meets_no_probe_size_is_asked_for_not_reported():
+    result = resolved.result(f"{CHOSEN}::PriorOverPaddedScores")
+    assert not [d for d in result.diagnostics if d.rule == "op-failed"]
+    assert result.error is not None and "win_size=" in result.error \
+        and "a value shapetrace chose" in result.error, result.error

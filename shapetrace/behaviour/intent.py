@@ -262,7 +262,8 @@ def trace_evidence(trace: Any) -> str:
             return "is_causal=True"
         if op == "[]" and rec.inputs and rec.outputs:
             src, out = rec.inputs[0].shape, rec.outputs[0].shape
-            if len(src) >= 2 and src[-1] == src[-2] != T and out[-2:] == (T, T):
+            if len(src) >= 2 and src[-1] == src[-2] != T and out[-2:] == (T, T) \
+                    and dims.get("B") not in src[:-2]:  # not scores padded and cut back
                 return "a square mask sliced to (T, T)"
         if op in COMPARISONS and len(rec.inputs) == 2 and rec.outputs:
             a, b = rec.inputs[0].shape, rec.inputs[1].shape

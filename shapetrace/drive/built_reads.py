@@ -28,7 +28,7 @@ import inspect
 from ..base.specs import InputSpec
 from .devices import on_meta
 from .image_sides import IMAGE_SIDE, image_side
-from .layout import takes_images
+from .signals import takes_images
 from .usage import _function_def, _tree
 
 

@@ -42,6 +42,7 @@ from .defaults_read import switches_off
 from .docshapes import assume_documented
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from .heads_read import SPLIT
+from .devices import cpu_only
 from .layout import assume_aligned, assume_layout, assume_width, layout_stated, sequence_first_reading
 from .misfit import guess_failed, machine_failed
 from .parent import in_parent, request_in
@@ -549,7 +550,8 @@ def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None, 
     try:
         roles = [dataclasses.replace(r, meaning=(declared or {}).get(r.name)) if r is not None
                  else r for r in infer_roles(args, dims, names=names)]
-        outcome = run_behaviour(model, args, roles, causal=intent.causal, dims=dims)
+        with cpu_only([]):  # re-run as the forward ran: .cuda() left on the CPU
+            outcome = run_behaviour(model, args, roles, causal=intent.causal, dims=dims)
     except InternalCheckError as exc:  # shapetrace's bug, not the module's: say so, keep going
         if out_of_memory(exc.error):  # unless the sizes were too large for the checks
             return [], [behaviour_out_of_memory(dims)], [Skip(RERUNS, "out of memory")]

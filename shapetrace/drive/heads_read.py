@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..base.specs import InputSpec
 from .guess import Guess
-from .layout import takes_images
+from .signals import takes_images
 
 #: what torch's einsum says of an operand with another number of axes than its subscripts
 _SUBSCRIPTS = re.compile(r"number of subscripts in the equation \((\d+)\) does not match the "

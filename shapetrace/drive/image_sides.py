@@ -25,8 +25,8 @@ from types import SimpleNamespace
 from ..base.names import IMAGE_SIZES, PATCH_SIZES, dim_of_word, unprefixed
 from ..base.specs import InputSpec
 from .guess import Guess
-from .layout import (first_channels, moved_refused, signal_reading, signal_refused, takes_images,
-                     takes_videos)
+from .signals import (first_channels, moved_refused, signal_reading, signal_refused, takes_images,
+                      takes_videos)
 
 #: the height and width of an image read from a vector guess: divisible by 2, 4 and 8 (pooling,
 #: patches), and no probe size

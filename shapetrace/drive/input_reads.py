@@ -149,7 +149,7 @@ def lengths_input(name: str, dims) -> InputSpec | None:
 
 #: torch's layers that read their input's last axis as a width: the parameter that sizes it
 #: a 1-D convolution's input is first guessed (B, T, C) as well: the convolution refuses it,
-#: and it is read channels first (``layout.signal_reading``) with the other sequences
+#: and it is read channels first (``signals.signal_reading``) with the other sequences
 _WIDTH_LAYERS = {"Linear": "in_features", "LayerNorm": "normalized_shape", "RMSNorm": "normalized_shape",
                  "Conv1d": "in_channels"}
 

@@ -20,10 +20,11 @@ from .attempt import Attempt, moved_from
 from .cross import reference_runs
 from .defaults_read import split_disagrees
 from .devices import needs_gpu
+from .chosen_values import chosen_size_failed, negative_size
 from .asking import annotated_axis_failed, ask, got_past, why
 from .refused import as_guessed as _as_guessed
 from .refused import layer_refused, refused
-from .layout import signal_refused, takes_images
+from .signals import signal_refused, takes_images
 from .setup_read import NO_ATTRIBUTE, sets_attribute, setter_of, unset_entry
 
 
@@ -37,7 +38,7 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _image_failed(result, chosen) or _pattern_failed(result, chosen) \
             or refused(result, chosen) or layer_refused(result, chosen) \
             or _signal_failed(result, chosen) \
-            or _negative_size(result, chosen) or _emptied(result, chosen) or _dtype_failed(result, chosen) \
+            or negative_size(result, chosen) or chosen_size_failed(result, chosen) or _emptied(result, chosen) or _dtype_failed(result, chosen) \
             or _mask_failed(result, chosen) \
             or _lengths_failed(result, chosen) or _ids_failed(result, chosen) \
             or _branch_failed(result, chosen) or _moved_failed(result, chosen) \
@@ -140,40 +141,6 @@ def _handed_on_failed(result: TargetResult, chosen: Attempt) -> bool:
                        f"({one_line(raised)})")
 
 
-#: what torch says of a size below zero (-1 in a view is "infer this one", not such a size)
-_NEGATIVE = re.compile(r"negative dimension|invalid shape dimension -\d|negative size|"
-                       r"must be non-?negative", re.I)
-#: the constructor values chosen by shapetrace that are tried another way, at most
-_TRIED = 4
-
-
-def _negative_size(result: TargetResult, chosen: Attempt) -> bool:
-    """An op asked for a size below zero that a constructor value shapetrace chose made
-    (``seq_len + 1 - image_size ** 2`` with ``seq_len`` chosen): the values chosen do not fit
-    the code's own, which says nothing of the code. A value made it when the module built
-    with that value alone set otherwise runs, or fails at the same op asking another size. A
-    size below zero that no chosen value moves (made from the inputs alone) stays a finding."""
-    rec = chosen.failed_op
-    text = rec.error[1] if rec is not None and rec.error else ""
-    plan = chosen.plan
-    if not _NEGATIVE.search(text) or plan.init is None:
-        return False
-    given = set(plan.request.init or ())
-    values = [(k, v) for k, v in plan.init.items()
-              if k not in given and type(v) is int and v > 0][:_TRIED]
-    made_by = next((k for k, v in values if _moves(chosen, rec, k, 2 * v + 1)), None)
-    if made_by is None:
-        return False
-    where = at_line(rec.file, rec.line)
-    result.error = (f"{type(chosen.model).__name__} built with {made_by}="
-                    f"{plan.init[made_by]}, a value shapetrace chose, asked {rec.op}{where} for "
-                    f"a size below zero ({one_line(text)[:120]}): that value does not fit the "
-                    f"code's own sizes; give the constructor's arguments with --init NAME=VALUE "
-                    f"(or init in the config)")
-    result.diagnostics = []
-    return True
-
-
 def _emptied(result: TargetResult, chosen: Attempt) -> bool:
     """An op that failed on an empty tensor (an axis of size 0) that the forward made from
     guessed inputs none of which is empty (``torch.arange(N // (grid * grid) * grid * grid)``
@@ -191,27 +158,6 @@ def _emptied(result: TargetResult, chosen: Attempt) -> bool:
                        f"{one_line(rec.error[1])[:120]}) on an empty tensor {tuple(empty[0].shape)} "
                        f"it made{_at(made)} from inputs {shown}: the code wants other sizes than "
                        f"the guessed ones")
-
-
-def _moves(chosen: Attempt, failed, name: str, other: int) -> bool:
-    """Whether the module built with ``name=other`` (everything else as chosen) runs its
-    forward on the same inputs, or fails at the op that failed (its line) with other
-    arguments: the size below zero moved with the value."""
-    from ..report.trace import Trace
-
-    try:
-        model = chosen.plan.request.cls(**{**chosen.plan.init, name: other}).eval()
-    except Exception:  # noqa: BLE001 - a constructor that refuses the other value: no answer
-        return False
-    trace = Trace(model, dims=chosen.plan.dims, rules=False)
-    try:
-        with torch.no_grad(), trace:
-            model(*chosen.args)
-    except Exception:  # noqa: BLE001 - the user's code failing (the question asked of it)
-        again = next((r for r in reversed(trace.records) if r.error is not None), None)
-        return again is not None and again.op == failed.op and again.line == failed.line \
-            and again.file == failed.file and again.args != failed.args
-    return True
 
 
 #: what torch says when an op is handed floats where it takes integers (or the other way)

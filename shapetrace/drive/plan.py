@@ -17,6 +17,7 @@ stands, with a note saying which reading it was.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,6 +135,48 @@ class AmbiguousSize(Guess):
                     f"{failed.op}; give --init {self.name}=SIZE to choose")
             yield dataclasses.replace(plan, init={**plan.init, self.name: size}, guesses=(),
                                       note=note, reading_of=self)
+
+
+#: the two sizes of a mismatch torch names (``The size of tensor a (4) must match the size of
+#: tensor b (7)``)
+SIZE_MISMATCH = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
+
+
+@dataclass(frozen=True)
+class ChosenSize(Guess):
+    """A constructor value shapetrace chose that is no probe size (a window's side guessed 4,
+    a count guessed 2) and met a probe size at the op that failed (``The size of tensor a (4)
+    must match the size of tensor b (7)``, the ``win_size`` x ``win_size`` table of distances
+    that a sequence's scores divide): read as that size."""
+
+    name: str
+    value: int
+
+    def read_by(self, failed, plan: Plan) -> bool:
+        return self._met(failed, plan) is not None
+
+    def _met(self, failed, plan: Plan) -> tuple[str, int] | None:
+        op = failed.failed_op
+        found = SIZE_MISMATCH.search(op.error[1] or "") if op is not None and op.error else None
+        if found is None:
+            return None
+        sizes = {int(found.group(1)), int(found.group(2))}
+        if self.value not in sizes or len(sizes) != 2:
+            return None
+        other = next(iter(sizes - {self.value}))
+        dim = next((k for k in ("T", "S") if plan.dims.get(k) == other), None)
+        return None if dim is None else (dim, other)
+
+    def others(self, plan: Plan, failed) -> Iterator[Plan]:
+        met = self._met(failed, plan)
+        if met is None:
+            return
+        dim, size = met
+        op = failed.failed_op
+        note = (f"{self.name}={size}, the size of {dim} it met at {op.op}: as {self.value} it "
+                f"did not fit; give --init {self.name}=VALUE to choose")
+        yield dataclasses.replace(plan, init={**plan.init, self.name: size}, guesses=(),
+                                  note=note, reading_of=self)
 
 
 @dataclass(frozen=True)
@@ -353,6 +396,7 @@ class GuessedMasks(Guess):
     shapes (``masks.MASK_SHAPES``), then None where the code allows it, are read."""
 
     names: tuple[str, ...]
+    shapes: bool = True  # whether its other shapes are read, or only None
 
     def read_by(self, failed, plan: Plan) -> bool:
         """The forward failed, and no reference runs on the same masks (with one that does,
@@ -367,7 +411,7 @@ class GuessedMasks(Guess):
 
         names = ", ".join(self.names)
         where = failed.failed_op.op if failed.failed_op is not None else "the forward"
-        for shape in MASK_SHAPES:  # one per batch row, over the keys, or broadcast over heads
+        for shape in MASK_SHAPES if self.shapes else ():  # one per batch row, over the keys, or broadcast over heads
             inputs = tuple(dataclasses.replace(s, dims=shape[:-1] + s.dims[-1:]) if isinstance(
                 s, InputSpec) and s.name in self.names else s for s in plan.inputs)
             note = (f"{names} given as {'/'.join(str(i) for i in inputs if getattr(i, 'name', 0) in self.names)}"
@@ -422,6 +466,10 @@ def make_plan(request: Request) -> Plan:
         for name, value in init.items():  # hidden_dim=4*C may be the width itself
             if name in FFN and name not in (request.init or {}) and value == 4 * dims["C"]:
                 guesses.append(HiddenSize(name, value))
+        sizes = set(dims.values())
+        chosen = [ChosenSize(name, value) for name, value in init.items()
+                  if name not in (request.init or {}) and name not in READ_AGAIN
+                  and type(value) is int and value > 1 and value not in sizes]
     elif isinstance(module, _nn_module()):
         if request.init:
             raise UsageError("init is only used when check() is given a class, not an instance")
@@ -466,10 +514,14 @@ def make_plan(request: Request) -> Plan:
             if sources:
                 guesses.append(SourceLength(sources))
             inputs = assignment_masks(inputs, request)
-            # a mask multiplied into the values has their shape: it follows their readings
+            # a mask multiplied into the values has their shape: it follows their readings,
+            # and is left None last, where the code allows it
             masks = tuple(s.name for s in inputs if getattr(s, "mask", None) not in (None, "mul"))
             if masks:
                 guesses.append(GuessedMasks(masks))
+            multiplied = tuple(s.name for s in inputs if getattr(s, "mask", None) == "mul")
+            if multiplied:
+                guesses.append(GuessedMasks(multiplied, shapes=False))
     else:
         inputs = tuple(parse_input(i, dims) if isinstance(i, str) else i for i in request.inputs)
     reserved = special_ids(init, request.init or {})
@@ -486,6 +538,8 @@ def make_plan(request: Request) -> Plan:
         from .rank_reads import rank_guesses
 
         guesses += rank_guesses(getattr(request.cls, "forward", None), inputs)
+    if isinstance(module, type):
+        guesses += chosen  # a value chosen that met a probe size: read as that size, late
     if isinstance(module, type):  # a count set over the constructor's default, split by
         from .defaults_read import ModuleDefaults, OverDefaults, TiedDefaults
         from .setup_read import SetUpCall

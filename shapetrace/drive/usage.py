@@ -229,6 +229,7 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
     is_param = _reads(local, attributes)
 
     found: set[str] = set()
+    loops = _loop_bodies(body)
     for node in ast.walk(body):
         if _divides_width(node, is_param):
             found.add("H")  # model_dim // head_count: the width split into heads
@@ -243,7 +244,10 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
             continue
         if isinstance(node.func, ast.Name) and node.func.id == "range" and len(node.args) == 1 \
                 and is_param(node.args[0]):
-            found.add(LAYER_COUNT)
+            # a count of layers where the loop builds something; a loop that only fills a table
+            # (``for i in range(window): table[i][j] = abs(i - j)``) counts positions instead
+            inside = loops.get(id(node))
+            found.add(LAYER_COUNT if inside is None or _builds(inside, names) else "?")
             continue
         if _learned_vector(node, is_param):
             found.add("C")  # nn.Parameter(torch.ones(num_features)): a value per channel
@@ -266,6 +270,44 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
     if owner is not None and attributes:
         found |= _forward_uses(owner, attributes)
     return found
+
+
+def _loop_bodies(body: ast.AST) -> dict[int, list[ast.AST]]:
+    """id of the ``iter`` of each ``for`` loop and comprehension in ``body`` -> what runs per
+    step (the loop's body, the comprehension's element)."""
+    out: dict[int, list[ast.AST]] = {}
+    for node in ast.walk(body):
+        if isinstance(node, ast.For):
+            out[id(node.iter)] = list(node.body)
+        elif isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            for gen in node.generators:
+                out[id(gen.iter)] = [node.elt]
+        elif isinstance(node, ast.DictComp):
+            for gen in node.generators:
+                out[id(gen.iter)] = [node.key, node.value]
+    return out
+
+
+def _builds(nodes: list[ast.AST], names: dict) -> bool:
+    """Whether code run per step of a loop may build something: a call of anything but a
+    builtin function or one of torch's tensor functions (a module class, a helper, an
+    ``append``)."""
+    import builtins
+
+    for node in nodes:
+        for call in ast.walk(node):
+            if not isinstance(call, ast.Call):
+                continue
+            callee = _resolve(call.func, names)
+            if callee is None or isinstance(callee, type):
+                return True  # a method, a helper of the user's, a class
+            if getattr(builtins, getattr(callee, "__name__", ""), None) is callee:
+                continue
+            if (getattr(callee, "__module__", "") or "").startswith("torch") \
+                    and not isinstance(callee, type):
+                continue
+            return True
+    return False
 
 
 def _reads(local: set[str], attributes: set[str]):

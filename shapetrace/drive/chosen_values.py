@@ -1,0 +1,106 @@
+"""Constructor values shapetrace chose that the code's own sizes refuse.
+
+A value nothing sets is chosen (a window's side 4, a count 2, a length made from another): when
+the forward then fails at an op whose sizes that value made (a size below zero, two sizes that
+do not meet), the failure says nothing of the code. A value made it when the module built with
+that value alone set otherwise runs, or fails at the same op with other sizes; the run is then a
+target error naming the value, never a finding.
+"""
+
+from __future__ import annotations
+
+import re
+
+import torch
+
+from ..base.errors import one_line
+from ..base.source import at_line
+from ..report.results import TargetResult
+from .attempt import Attempt
+from .plan import SIZE_MISMATCH
+
+
+#: what torch says of a size below zero (-1 in a view is "infer this one", not such a size)
+_NEGATIVE = re.compile(r"negative dimension|invalid shape dimension -\d|negative size|"
+                       r"must be non-?negative", re.I)
+#: the constructor values chosen by shapetrace that are tried another way, at most
+_TRIED = 4
+
+
+def negative_size(result: TargetResult, chosen: Attempt) -> bool:
+    """An op asked for a size below zero that a constructor value shapetrace chose made
+    (``seq_len + 1 - image_size ** 2`` with ``seq_len`` chosen): the values chosen do not fit
+    the code's own, which says nothing of the code. A value made it when the module built
+    with that value alone set otherwise runs, or fails at the same op asking another size. A
+    size below zero that no chosen value moves (made from the inputs alone) stays a finding."""
+    rec = chosen.failed_op
+    text = rec.error[1] if rec is not None and rec.error else ""
+    plan = chosen.plan
+    if not _NEGATIVE.search(text) or plan.init is None:
+        return False
+    given = set(plan.request.init or ())
+    values = [(k, v) for k, v in plan.init.items()
+              if k not in given and type(v) is int and v > 0][:_TRIED]
+    made_by = next((k for k, v in values if _moves(chosen, rec, k, 2 * v + 1)), None)
+    if made_by is None:
+        return False
+    where = at_line(rec.file, rec.line)
+    result.error = (f"{type(chosen.model).__name__} built with {made_by}="
+                    f"{plan.init[made_by]}, a value shapetrace chose, asked {rec.op}{where} for "
+                    f"a size below zero ({one_line(text)[:120]}): that value does not fit the "
+                    f"code's own sizes; give the constructor's arguments with --init NAME=VALUE "
+                    f"(or init in the config)")
+    result.diagnostics = []
+    return True
+
+
+def chosen_size_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """Two sizes that did not meet at an op, one of them a constructor value shapetrace chose
+    (a window's side guessed 4 for a table of ``win_size`` x ``win_size`` distances that the
+    scores of a sequence divide): the value does not fit the code's own sizes, which says
+    nothing of the code. The value made it when the module built with that value set otherwise
+    runs, or fails at the same op with other sizes; a mismatch no chosen value moves stays a
+    finding."""
+    rec = chosen.failed_op
+    found = SIZE_MISMATCH.search(rec.error[1] or "") if rec is not None and rec.error else None
+    plan = chosen.plan
+    if found is None or plan.init is None:
+        return False
+    sizes = {int(found.group(1)), int(found.group(2))}
+    given = set(plan.request.init or ())
+    values = [(k, v) for k, v in plan.init.items()
+              if k not in given and type(v) is int and not isinstance(v, bool) and v in sizes]
+    made_by = next((k for k, v in values[:_TRIED] if _moves(chosen, rec, k, 2 * v + 1)), None)
+    if made_by is None:
+        return False
+    other = next(iter(sizes - {plan.init[made_by]}), None)
+    result.error = (f"{type(chosen.model).__name__} built with {made_by}={plan.init[made_by]}, a "
+                    f"value shapetrace chose, met a size of {other} at {rec.op}{at_line(rec.file, rec.line)} "
+                    f"({one_line(rec.error[1])[:120]}): that value does not fit the code's own "
+                    f"sizes; give the constructor's arguments with --init NAME=VALUE (or init in "
+                    f"the config)")
+    result.diagnostics = []
+    return True
+
+
+def _moves(chosen: Attempt, failed, name: str, other: int) -> bool:
+    """Whether the module built with ``name=other`` (everything else as chosen) runs its
+    forward on the same inputs, or fails at the op that failed (its line) with other
+    arguments or another error (other sizes): the failure moved with the value."""
+    from ..report.trace import Trace
+    from .devices import cpu_only
+
+    try:
+        with cpu_only([]):  # built and run as the attempt was: .cuda() left on the CPU
+            model = chosen.plan.request.cls(**{**chosen.plan.init, name: other}).eval()
+    except Exception:  # noqa: BLE001 - a constructor that refuses the other value: no answer
+        return False
+    trace = Trace(model, dims=chosen.plan.dims, rules=False)
+    try:
+        with torch.no_grad(), trace, cpu_only([]):
+            model(*chosen.args)
+    except Exception:  # noqa: BLE001 - the user's code failing (the question asked of it)
+        again = next((r for r in reversed(trace.records) if r.error is not None), None)
+        return again is not None and again.op == failed.op and again.line == failed.line \
+            and again.file == failed.file and (again.args != failed.args or again.error != failed.error)
+    return True
