@@ -39,7 +39,7 @@ Layout
 ``reach``     ``weight-without-effect``: gradients of the weights, and where a value path ends
 ``parts``     ``weight-without-effect`` for parts of a weight: only its diagonal, only some heads
 ``ordering``  ``positions-ignored``: positions made into tables whose order never moves the output
-``residual``  ``residual-missing``: a block whose input no longer reaches its output, projections zeroed
+``residual``  ``residual-missing``: a block whose input no longer reaches its output, sublayer outputs zeroed
 ``masks``     ``mask-ignored``: padded positions that still reach real ones
 ``errors``    the module's failures vs the checks' own (``InternalCheckError``)
 ``results``   ``Dependency``, ``DependencyResult``, ``BehaviourResult``, ``looks_causal``

@@ -1,31 +1,35 @@
 """residual-missing: a transformer block whose input reaches its output only through its sublayers.
 
 A block of attention and feed-forward carries its input around each sublayer: ``x + attn(x)``
-(or ``norm(x + attn(x))``), then the same around the feed-forward. With every projection of the
-block set to zero (its linear maps and convolutions, weights and biases) each sublayer returns
-zero or a constant, and what is left is the skip path: the output is the input, or the input
-normalised, scaled or gated, still a function of it. That holds for every residual design
-(pre-norm, post-norm, gated, scaled, LayerScale, ReZero, parallel attention and feed-forward).
-A block whose output, so zeroed, no longer depends on its input has no such path: the
-sublayer's output was fed on alone (``x = self.ff(self.attn(x))``), or the stream was
-multiplied by a sublayer's output instead of added to it.
+(or ``norm(x + attn(x))``), then the same around the feed-forward. With the last projection of
+every sublayer set to zero (the attention's output projection, the feed-forward's second layer:
+each projection whose output reaches the block's output through no other projection, weights
+and biases), each sublayer adds nothing and what is left is the skip path: the output is the
+input, or the input normalised, scaled or gated, still a function of it. That holds for every
+residual design (pre-norm, post-norm, gated, scaled, LayerScale, ReZero, parallel attention and
+feed-forward, a skip that carries the projected queries). A block whose output, so zeroed, no
+longer depends on its input has no such path: the sublayer's output was fed on alone (``x =
+self.ff(self.attn(x))``), or the stream was multiplied by a sublayer's output instead of added
+to it.
 
 Which modules are blocks is read from a recorded run, by what the ops do, never by names:
 
 - an attention: a softmax whose weights a product contracts with values, or torch's fused
   attention (``scaled_dot_product_attention``, ``multi_head_attention_forward``);
-- a feed-forward: a projection whose input is a nonlinearity (an activation, a gated product)
-  of another projection's output;
+- a feed-forward: a projection whose input is an activation applied to another projection's
+  output as it came (cut or moved only: a fused or gated projection's halves);
 - every projection the module's input reaches first (through norms, reshapes, additions, before
   any other projection) feeds that attention's scores or values, or is a feed-forward's first:
   the input is the sublayers' own stream, not something projected elsewhere first (an input
-  layer, a skip projection), and the module's output has the input's shape.
+  layer, a skip projection, a U-Net's first convolution), and the module's output has the
+  input's shape.
 
-Judged by two runs with the projections zeroed, the input changed between them (float64, one
+Judged by two runs with those projections zeroed, the input changed between them (float64, one
 thread); a module random in eval is not judged. Where the finding goes: the last op at which a
 value that changed with the input produced one that did not (the product that cut the stream),
 unless that op is a projection or an attention's product, where the stream simply ends: then the
-op that made the output.
+op that made the output, or the line of the module's own forward that called the sublayer that
+made it.
 """
 
 from __future__ import annotations
@@ -34,8 +38,8 @@ import torch
 from torch import Tensor, nn
 
 from ..base.diagnostics import Diagnostic
-from ..base.ops import BIASED_MATMULS, EINSUMS, EMBEDDINGS, LAYER_OPS, MATMULS, SDPA, SOFTMAXES, \
-    base_name
+from ..base.ops import BIASED_MATMULS, EINSUMS, EMBEDDINGS, LAYER_OPS, MATMULS, MOVES, SDPA, \
+    SOFTMAXES, base_name
 from ..base.records import OpRecord
 from ..base.source import display_path, resolve_site
 from ..record.tensors import tensors_in
@@ -47,6 +51,9 @@ from .runs import flatten, relative_change, same
 _PROJECTIONS = LAYER_OPS - EMBEDDINGS
 _FUSED = frozenset({"F.multi_head_attention_forward"})
 _PRODUCTS = MATMULS | EINSUMS | BIASED_MATMULS
+#: ops that hand a projection's output on as it is, cut or moved (a fused projection's chunks)
+_PIECES = MOVES | frozenset({"Tensor.chunk", "torch.chunk", "Tensor.split", "torch.split",
+                             "Tensor.unbind", "torch.unbind", "Tensor.unflatten"})
 _ACTIVATIONS = frozenset({
     "relu", "relu_", "gelu", "gelu_", "silu", "silu_", "tanh", "tanh_", "sigmoid", "sigmoid_",
     "mish", "softplus", "elu", "leaky_relu", "hardswish", "hardsigmoid", "glu", "relu6", "selu",
@@ -73,6 +80,8 @@ class _Stream:
         self.widening: set[int] = set()  # a feed-forward's first projections
         self.attention = False
         self.feed_forward = False
+        self.fresh: set[int] = set()  # ids of a projection's outputs, only cut or moved since
+        self.weights: dict[int, list] = {}  # projection -> the parameters it computed with
 
     def tags(self, values) -> frozenset:
         found: set = set()
@@ -93,6 +102,7 @@ class _Stream:
 
     def keep(self, rec: OpRecord, outs: tuple, args: tuple, kwargs: dict) -> None:
         op = rec.op
+        fresh = False  # whether the outputs are a projection's, only cut or moved
         if op in _PROJECTIONS or op in _FUSED:
             tags = self.tags((args, kwargs)) if op in _FUSED else self.tags(args[:1])
             raw = {tag[1] for tag in tags if tag[0] == "x"}
@@ -105,7 +115,10 @@ class _Stream:
             elif _ACT in tags and any(tag[0] == "p" for tag in tags if tag != _ACT):
                 self.feed_forward = True
                 self.widening |= {tag[1] for tag in tags if tag != _ACT and tag[0] == "p"}
-            out = frozenset({("p", rec.index)})
+            self.weights[rec.index] = [a for a in (*args[1:], *kwargs.values())
+                                       if isinstance(a, nn.Parameter)]
+            out = frozenset({("p", rec.index), ("l", rec.index)})
+            fresh = op in _PROJECTIONS
         elif op == SDPA:
             self.attention = True
             tags = self.tags((args[:3], {k: v for k, v in kwargs.items()
@@ -125,13 +138,18 @@ class _Stream:
             out = frozenset().union(*operands) - {_ACT} if operands else frozenset()
         else:
             tags = self.tags((args, kwargs))
-            if base_name(op) in _ACTIVATIONS and any(t[0] == "p" for t in tags if t != _ACT):
+            first = args[0] if args and isinstance(args[0], Tensor) else None
+            moved = first is not None and id(first) in self.fresh
+            if base_name(op) in _ACTIVATIONS and moved:  # an activation of a projection's output
                 tags = tags | {_ACT}
+            fresh = moved and op in _PIECES
             out = tags
         for t in tensors_in(outs):
             if id(t) not in self.of:  # an op that ran others: what its last op made stands
                 self.of[id(t)] = out
                 self.alive.append(t)
+                if fresh:
+                    self.fresh.add(id(t))
 
     def _attending(self, tags: frozenset, rec: OpRecord) -> None:
         for tag in tags:
@@ -146,6 +164,15 @@ class _Stream:
         return self.attention and self.feed_forward and bool(self.first) \
             and self.first <= self.attending | self.widening and len(self.raw) == 1
 
+    def outputs(self, output) -> set[int]:
+        """The sublayers' last projections: those whose output reaches ``output`` (the run's,
+        as kept) through no other projection, the attention's own queries, keys and values
+        aside (an attention without an output projection adds its values to the stream)."""
+        last: set[int] = set()
+        for t in tensors_in(output):
+            last |= {tag[1] for tag in self.of.get(id(t), ()) if tag != _ACT and tag[0] == "l"}
+        return last - self.attending
+
 
 def residual_missing(probe: Probe) -> locate.Reader:
     """Whether the module, a transformer block, carries its input to its output past its
@@ -155,16 +182,22 @@ def residual_missing(probe: Probe) -> locate.Reader:
     def judge(run: locate.Run) -> list[Diagnostic]:
         if not stream.block() or probe.reseed is not None:
             return []
+        zeroed = [p for index in sorted(stream.outputs(run.output))
+                  for p in stream.weights.get(index, ())]
+        if not zeroed:
+            return []
         arg = next(iter(stream.raw))
         x = probe.args[arg]
         changed = list(probe.args)
         gen = torch.Generator().manual_seed(3)
         changed[arg] = x + torch.randn(x.shape, generator=gen, dtype=x.dtype).to(x.device)
         try:
-            with _zeroed(probe.model):
-                first = locate.record(probe, probe.args, grad=False, restore=False)
-                second = locate.record(probe, changed, grad=False, restore=False)
-        except Exception:  # noqa: BLE001 - a module that cannot run zeroed is not judged
+            with torch.no_grad():
+                for p in zeroed:
+                    p.zero_()
+            first = locate.record(probe, probe.args, grad=False, restore=False)
+            second = locate.record(probe, changed, grad=False, restore=False)
+        except Exception:  # noqa: BLE001 - a module that cannot run so is not judged
             return []
         finally:
             probe.restore_state()
@@ -179,26 +212,6 @@ def residual_missing(probe: Probe) -> locate.Reader:
     return locate.Reader(stream.keep, judge)
 
 
-class _zeroed:
-    """Every linear map, convolution and ``nn.MultiheadAttention`` of the module set to zero
-    (weights and biases) while entered; the probe's state puts them back."""
-
-    def __init__(self, model: nn.Module) -> None:
-        self.model = model
-
-    def __enter__(self):
-        kinds = (nn.Linear, nn.modules.conv._ConvNd, nn.MultiheadAttention)
-        with torch.no_grad():
-            for sub in self.model.modules():
-                if isinstance(sub, kinds):
-                    for p in sub.parameters(recurse=False):
-                        p.zero_()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-
 def _finding(probe: Probe, first: locate.Run, second: locate.Run, shape) -> Diagnostic:
     cut = _cut(first, second)
     made = next((r for r in reversed(first.records) if r.line is not None and any(
@@ -209,16 +222,15 @@ def _finding(probe: Probe, first: locate.Run, second: locate.Run, shape) -> Diag
         rec = first.records[-1] if first.records else None
     name = probe.root
     if stopped:
-        where = (f"`{cut.op}` here stops it: with the sublayers' projections set to zero, what "
+        where = (f"`{cut.op}` here stops it: with the sublayers' outputs set to zero, what "
                  f"reaches this op from the input no longer reaches the output (a product with a "
                  f"sublayer's output is zero where a sum would carry the stream)")
     else:
         where = ("the input is fed to the sublayers and nothing else: no path around them reaches "
                  "the output made here")
     message = (f"{name} is a transformer block (attention and a feed-forward over its input) whose "
-               f"output, with every linear and convolution of the block set to zero, no longer "
-               f"depends on its input: no residual path carries the input around the sublayers; "
-               f"{where}")
+               f"output, with the last projection of each sublayer set to zero, no longer depends "
+               f"on its input: no residual path carries the input around the sublayers; {where}")
     hint = ("Add each sublayer's output to the stream it read: `x = x + self.attn(self.norm1(x))`, "
             "`x = x + self.mlp(self.norm2(x))` (or `x = self.norm1(x + self.attn(x))`).")
     file = line = None

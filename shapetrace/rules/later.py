@@ -246,26 +246,29 @@ LATER = [
        """
        x = self.attn(x)                     # attn is a Residual: it adds x itself
        """, check="residual:check_residual_twice"),
-    _r("ST040", "residual-missing", "error",
+    _r("ST041", "residual-missing", "error",
        "a transformer block whose input reaches its output only through its sublayers: no "
        "residual path",
        """
        A block of attention and feed-forward carries its input around each sublayer: `x +
-       attn(x)` (or `norm(x + attn(x))`), then the same around the feed-forward. With every linear
-       map and convolution of the block set to zero, weights and biases, each sublayer returns
-       zero or a constant and the skip path is what is left: the output is the input, normalised,
-       scaled or gated, still a function of it, in every residual design (pre-norm, post-norm,
-       gated, LayerScale, ReZero, parallel sublayers). shapetrace re-runs the module in float64
-       twice so zeroed, the input changed between the runs; when the output does not move, no
-       path carries the input around the sublayers: the attention's output was fed on alone
-       (`x = self.ff(self.attn(x))`), or the stream was multiplied by a sublayer's output instead
-       of added to it. Only blocks are judged, read from what the ops do, not from names: an
+       attn(x)` (or `norm(x + attn(x))`), then the same around the feed-forward. With the last
+       projection of every sublayer set to zero (the attention's output projection, the
+       feed-forward's second layer: each linear map or convolution whose output reaches the
+       block's output through no other one), each sublayer adds nothing and the skip path is what
+       is left: the output is the input, normalised, scaled or gated, still a function of it, in
+       every residual design (pre-norm, post-norm, gated, LayerScale, ReZero, parallel sublayers,
+       a skip that carries the projected queries). shapetrace re-runs the module in float64 twice
+       so zeroed, the input changed between the runs; when the output does not move, no path
+       carries the input around the sublayers: the attention's output was fed on alone (`x =
+       self.ff(self.attn(x))`), or the stream was multiplied by a sublayer's output instead of
+       added to it. Only blocks are judged, read from what the ops do, not from names: an
        attention (a softmax whose weights are contracted with values, or torch's fused
-       attention), a feed-forward (a projection of a nonlinearity of another projection's
-       output), every projection the input reaches first feeding that attention (not an input
-       layer or a skip projection), and an output of the input's shape; a module random in eval
-       is not judged. The finding is at the op that cut the stream (a product with a sublayer's
-       output), else at the op that made the output.
+       attention), a feed-forward (a projection of an activation of another projection's
+       output), every projection the input reaches first feeding that attention or that
+       feed-forward (not an input layer, a skip projection or a U-Net's first convolution), and an
+       output of the input's shape; a module random in eval is not judged. The finding is at the
+       op that cut the stream (a product with a sublayer's output), else at the line that made
+       the output.
        """,
        """
        h = self.attn(self.norm1(x))
