@@ -50,6 +50,9 @@ FIRING = [
     # parts of a weight: only one head of a fused projection, only a diagonal
     ("reach.py", "OneHeadKept", "weight-without-effect", {}),
     ("reach.py", "MixingDiagonal", "weight-without-effect", {}),
+    # the same features of every head dropped from q and k (the rest of a partial rotation cut
+    # as the last features): found where they are cut away
+    ("reach.py", "PartialRotaryKeepsTheEnd", "weight-without-effect", {"dims": {"H": 4, "d": 16}}),
     # a vector (the final norm's scale) whose value path is dropped: the head reads the stream
     ("reach.py", "FinalNormLost", "weight-without-effect", {}),
     # a learned bias computed, cached in a buffer for later calls, and dropped on every call
@@ -106,6 +109,7 @@ QUIET = [
     ("reach.py", "MeanOnlyInEval", {}),
     ("reach.py", "CausalTokenMixing", {}),
     ("reach.py", "GroupedHeadsAllUsed", {}),
+    ("reach.py", "PartialRotaryKeepsTheRest", {"dims": {"H": 4, "d": 16}}),
     # a weight that weighs zeros in this call (no previous step given yet) is not judged
     ("reach.py", "LocationFromPreviousWeights", {}),
     # a weight of no elements (a conditioning width of 0) holds nothing that could move anything

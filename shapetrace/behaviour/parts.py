@@ -43,7 +43,8 @@ def parts_without_effect(probe: Probe, params: dict[str, Tensor],
         if g is None or param.dim() != 2 or not bool(g.ne(0).any()):
             continue
         sizes = dict(probe.dims.items()) if hasattr(probe.dims, "items") else {n: probe.dims[n] for n in probe.dims}
-        part = _diagonal(g) or _heads(g, sizes.get("H", 0), sizes.get("d", 0))
+        part = _diagonal(g) or _heads(g, sizes.get("H", 0), sizes.get("d", 0)) \
+            or _features(g, sizes.get("H", 0), sizes.get("d", 0))
         if part is None:
             continue
         zero, what = part
@@ -86,6 +87,29 @@ def _heads(g: Tensor, heads: int, size: int) -> tuple[Tensor, str] | None:
                               f"{heads} (rows of {size}){parts}")
 
 
+def _features(g: Tensor, heads: int, size: int) -> tuple[Tensor, str] | None:
+    """The rows of the same features of every head whose gradient is zero, when the rows are
+    parts of ``heads`` heads of ``size`` rows and, in each part, every head keeps the same
+    features and drops the same others (``q[..., -r:]`` where ``q[..., r:]`` was meant: the
+    features between never reach the scores). A part that drops none is left as it is (the
+    values of a fused projection beside queries and keys that drop some)."""
+    rows = g.shape[0]
+    width = heads * size
+    if heads < 2 or size < 2 or rows % width:
+        return None
+    live = g.ne(0).any(1).reshape(rows // width, heads, size)
+    pattern = live[:, :1, :]
+    if not bool((live == pattern).all()) or bool(pattern.all()) or not bool(pattern.any(-1).all()):
+        return None
+    dropping = ~pattern.all(-1).flatten()  # the parts that drop some features
+    kept = [i for i in range(size) if bool(pattern[dropping, 0, i].all())]
+    zero = (~live).reshape(rows, 1).expand(g.shape)
+    shown = ", ".join(str(i) for i in kept)
+    parts = f" in {int(dropping.sum())} of its {rows // width} parts" if rows > width else ""
+    return zero.to(g.dtype), (f"only features {shown} of each of its {heads} heads (rows of "
+                              f"{size}){parts}")
+
+
 def _collapse(probe: Probe, param: Tensor, delta: Tensor) -> OpRecord | None:
     """The first op that reads a value ``delta`` changes and returns one it does not; None when
     the outputs change (the part does reach them) or no such op is found."""
@@ -98,17 +122,19 @@ def _collapse(probe: Probe, param: Tensor, delta: Tensor) -> OpRecord | None:
     b = [t for _, _, t in flatten(out_b) if t.is_floating_point()]
     if len(a) != len(b) or any(x.shape != y.shape or relative_change(y, x) > RTOL for x, y in zip(a, b)):
         return None
-    changed: set[int] = set()
+    changed: set[tuple[int, int]] = set()  # (op, output slot) of the values delta changed
     for sa, sb in zip(steps_a, steps_b):
         if sa.rec.index != sb.rec.index or sa.rec.op != sb.rec.op:
             return None
-        differs = len(sa.outputs) != len(sb.outputs) or any(
-            x.shape != y.shape or (x.is_floating_point() and relative_change(y, x) > RTOL)
-            for x, y in zip(sa.outputs, sb.outputs))
-        fed = sa.rec.index in reads or any(m.src is not None and m.src[0] in changed
+        if len(sa.outputs) != len(sb.outputs):
+            moved = set(range(len(sa.outputs)))
+        else:
+            moved = {slot for slot, (x, y) in enumerate(zip(sa.outputs, sb.outputs))
+                     if x.shape != y.shape or (x.is_floating_point() and relative_change(y, x) > RTOL)}
+        fed = sa.rec.index in reads or any(m.src is not None and m.src in changed
                                            for m in sa.rec.inputs)
-        if differs:
-            changed.add(sa.rec.index)
+        if moved:
+            changed |= {(sa.rec.index, slot) for slot in moved}
         elif fed and any(t.is_floating_point() for t in sa.outputs):
             return sa.rec
     return None

@@ -34,9 +34,27 @@ def fresh(values):
 
 
 
+#: values a module may hold that ``copy.deepcopy`` refuses and that no run changes: kept as
+#: they are in the copy (``self.rotate = staticmethod(rotate)``)
+_SHARED = (staticmethod, classmethod)
+
+
 def copy_module(module: nn.Module) -> nn.Module:
-    """A deep copy of the caller's module; raises what copying it raises."""
-    return copy.deepcopy(module)
+    """A deep copy of the caller's module; raises what copying it raises. Functions wrapped
+    as ``staticmethod`` or ``classmethod`` and held as attributes are shared, not copied."""
+    dispatch = copy._deepcopy_dispatch  # type: ignore[attr-defined]
+    added = [kind for kind in _SHARED if kind not in dispatch]
+    for kind in added:
+        dispatch[kind] = _same
+    try:
+        return copy.deepcopy(module)
+    finally:
+        for kind in added:
+            dispatch.pop(kind, None)
+
+
+def _same(value, memo):
+    return value
 
 
 

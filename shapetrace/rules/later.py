@@ -51,10 +51,11 @@ LATER = [
        taken, a cache path), read under `torch.no_grad()`, and frozen are not judged; vectors
        (biases, norm scales, which a softmax or a norm after them may remove by design) only where
        their value path is dropped (a final norm taken into a name the head does not read); an
-       embedding table is judged as a whole. Two parts of a weight are judged too: a square weight of which only the
-       diagonal has a gradient (`w * torch.eye(n)`), and a projection whose rows are parts of H
-       heads of size d with the same heads dropped in every part (`y[:, 0]` keeping one head of a
-       fused qkv), each confirmed by changing the part alone and reported at the op that read a
+       embedding table is judged as a whole. Three parts of a weight are judged too: a square
+       weight of which only the diagonal has a gradient (`w * torch.eye(n)`), a projection whose
+       rows are parts of H heads of size d with the same heads dropped in every part (`y[:, 0]`
+       keeping one head of a fused qkv), and one whose heads all drop the same features (`q[...,
+       -r:]` where `q[..., r:]` was meant, for the rest of a partial rotation), each confirmed by changing the part alone and reported at the op that read a
        value depending on it and returned one that does not. Other parts (rows of a table past the
        probe's length, half a projection used only in training, a causal triangle) are not judged.
        """,

@@ -366,3 +366,44 @@ class SummaryForNextCall(nn.Module):
         out = x if self.summary is None else x + self.mix(self.summary).mean(dim=1, keepdim=True)
         self.register_buffer("summary", self.summarise(x), persistent=False)
         return out
+
+
+def _rotate_pairs(t, angles):
+    """Each pair (2i, 2i + 1) of the features turned by its angle."""
+    even, odd = t[..., 0::2], t[..., 1::2]
+    cos, sin = angles.cos(), angles.sin()
+    return torch.stack((even * cos - odd * sin, even * cos + odd * sin), dim=-1).flatten(-2)
+
+
+class PartialRotaryKeepsTheEnd(MixerBlock):
+    """A partial rotation of the first r features of each head, the rest passed through; the
+    rest is cut as the last r features, so the features between never reach the scores. The
+    rotation is held as a staticmethod attribute (a module the checks must still copy)."""
+
+    rest = "end"
+
+    def __init__(self, n_embd, n_head):
+        super().__init__(n_embd, n_head)
+        self.rotate = staticmethod(_rotate_pairs)
+        self.r = 4
+        self.register_buffer("freqs", 1.0 / 10000 ** (torch.arange(0, self.r, 2) / self.r))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                   for t in self.qkv(x).split(C, dim=2))
+        angles = torch.arange(T)[:, None] * self.freqs
+        turned = []
+        for t in (q, k):
+            if self.rest == "end":
+                rot, rest = t[..., :self.r], t[..., -self.r:]  # BUG
+            else:
+                rot, rest = t[..., :self.r], t[..., self.r:]
+            turned.append(torch.cat((self.rotate.__func__(rot, angles), rest), dim=-1))
+        q, k = turned
+        w = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).softmax(-1)
+        return x + (w @ v).transpose(1, 2).reshape(B, T, -1)
+
+
+class PartialRotaryKeepsTheRest(PartialRotaryKeepsTheEnd):
+    rest = "rest"
