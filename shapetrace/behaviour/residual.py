@@ -17,7 +17,10 @@ Which modules are blocks is read from a recorded run, by what the ops do, never 
 - an attention: a softmax whose weights a product contracts with values, or torch's fused
   attention (``scaled_dot_product_attention``, ``multi_head_attention_forward``);
 - a feed-forward: a projection whose input is an activation applied to another projection's
-  output as it came (cut or moved only: a fused or gated projection's halves);
+  output as it came (cut or moved only: a fused or gated projection's halves), not an
+  attention's output gated by one (``self.to_out(out * sigmoid(self.to_gates(x)))``), and whose own
+  output reaches the module's output through no other projection (an offset network that
+  steers where a deformable attention samples is no feed-forward of the stream);
 - every projection the module's input reaches first (through norms, reshapes, additions, before
   any other projection) feeds that attention's scores or values, or is a feed-forward's first:
   the input is the sublayers' own stream, not something projected elsewhere first (an input
@@ -79,7 +82,7 @@ class _Stream:
         self.attending: set[int] = set()  # projections that feed scores or values
         self.widening: set[int] = set()  # a feed-forward's first projections
         self.attention = False
-        self.feed_forward = False
+        self.narrowing: set[int] = set()  # a feed-forward's second projections
         self.fresh: set[int] = set()  # ids of a projection's outputs, only cut or moved since
         self.weights: dict[int, list] = {}  # projection -> the parameters it computed with
 
@@ -112,8 +115,10 @@ class _Stream:
             if op in _FUSED:
                 self.attention = True
                 self.attending.add(rec.index)
-            elif _ACT in tags and any(tag[0] == "p" for tag in tags if tag != _ACT):
-                self.feed_forward = True
+            elif _ACT in tags and any(tag[0] == "p" for tag in tags if tag != _ACT) \
+                    and not any(tag[0] == "w" for tag in tags if tag != _ACT):
+                # an activation of a projection, not an attention's output gated by one
+                self.narrowing.add(rec.index)
                 self.widening |= {tag[1] for tag in tags if tag != _ACT and tag[0] == "p"}
             self.weights[rec.index] = [a for a in (*args[1:], *kwargs.values())
                                        if isinstance(a, nn.Parameter)]
@@ -124,7 +129,7 @@ class _Stream:
             tags = self.tags((args[:3], {k: v for k, v in kwargs.items()
                                          if k in ("query", "key", "value")}))
             self._attending(tags, rec)
-            out = tags - {_ACT}
+            out = (tags - {_ACT}) | {("w", rec.index)}  # an attention's output, as weights' are
         elif op in SOFTMAXES:
             tags = self.tags(args[:1])
             self._attending(tags, rec)
@@ -160,9 +165,13 @@ class _Stream:
                 self.attending.add(rec.index)
                 self.raw.add(tag[1])
 
-    def block(self) -> bool:
-        return self.attention and self.feed_forward and bool(self.first) \
-            and self.first <= self.attending | self.widening and len(self.raw) == 1
+    def block(self, output) -> bool:
+        """Whether the module is a block: an attention, and a feed-forward whose second
+        projection makes the output (an offset network that steers where the attention samples
+        is no feed-forward of the stream), over the input as it came."""
+        return self.attention and bool(self.narrowing & self.outputs(output)) \
+            and bool(self.first) and self.first <= self.attending | self.widening \
+            and len(self.raw) == 1
 
     def outputs(self, output) -> set[int]:
         """The sublayers' last projections: those whose output reaches ``output`` (the run's,
@@ -180,7 +189,7 @@ def residual_missing(probe: Probe) -> locate.Reader:
     stream = _Stream(probe)
 
     def judge(run: locate.Run) -> list[Diagnostic]:
-        if not stream.block() or probe.reseed is not None:
+        if probe.reseed is not None or not stream.block(run.output):
             return []
         zeroed = [p for index in sorted(stream.outputs(run.output))
                   for p in stream.weights.get(index, ())]

@@ -242,3 +242,42 @@ class ProjectedSkip(_Block):
     def forward(self, x):
         x = self.skip(x) + self.attn(self.norm1(x))
         return x + self.ff(self.norm2(x))
+
+
+class GatedOutputAttention(nn.Module):
+    """An attention whose output is gated per head by a sigmoid of a projection of its input
+    before the output projection: no feed-forward, no block."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.heads = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.gates = nn.Linear(n_embd, n_head)
+        self.out = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        out = F.scaled_dot_product_attention(q, k, v)
+        g = torch.sigmoid(self.gates(x)).transpose(1, 2)[..., None]
+        return self.out((out * g).transpose(1, 2).reshape(B, T, C))
+
+
+class ScoreBiasNetwork(nn.Module):
+    """A small network of the queries (linear, activation, linear) that makes a bias for each
+    score: it steers where the attention looks and makes no output itself."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.heads = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.bias_in = nn.Linear(n_embd // n_head, 16)
+        self.bias_out = nn.Linear(16, 1)
+        self.out = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        bias = self.bias_out(F.gelu(self.bias_in(q)))  # (B, H, T, 1): one bias per query row
+        scores = q @ k.transpose(-2, -1) * (C // self.heads) ** -0.5 + bias * k.mean(-1)[:, :, None]
+        return self.out((scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C))
