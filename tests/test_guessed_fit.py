@@ -124,3 +124,20 @@ def test_a_chosen_value_that_meets_no_probe_size_is_asked_for_not_reported():
     assert not [d for d in result.diagnostics if d.rule == "op-failed"]
     assert result.error is not None and "win_size=" in result.error \
         and "a value shapetrace chose" in result.error, result.error
+
+
+def test_a_chosen_value_of_a_module_built_for_an_argument_is_no_verdict():
+    """Checked at the length of the table it builds, or asked for naming the value chosen for
+    the module built for its argument: never an op-failed finding."""
+    result = resolved.result(f"{CHOSEN}::PriorLayer")
+    assert not [d for d in result.diagnostics if d.rule == "op-failed"]
+    if result.error is not None:
+        assert "prior.win_size=" in result.error, result.error
+    else:
+        assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+
+
+def test_a_value_chosen_inside_a_built_argument_is_named_when_it_does_not_fit():
+    result = resolved.result(f"{CHOSEN}::PriorLayer", dims={"T": 7})
+    assert not [d for d in result.diagnostics if d.rule == "op-failed"]
+    assert result.error is not None and "prior.win_size=4" in result.error, result.error

@@ -17,6 +17,7 @@ from ..base.errors import one_line
 from ..base.source import at_line
 from ..report.results import TargetResult
 from .attempt import Attempt
+from .infer import BUILT_WITH
 from .plan import SIZE_MISMATCH
 
 
@@ -57,10 +58,11 @@ def negative_size(result: TargetResult, chosen: Attempt) -> bool:
 def chosen_size_failed(result: TargetResult, chosen: Attempt) -> bool:
     """Two sizes that did not meet at an op, one of them a constructor value shapetrace chose
     (a window's side guessed 4 for a table of ``win_size`` x ``win_size`` distances that the
-    scores of a sequence divide): the value does not fit the code's own sizes, which says
-    nothing of the code. The value made it when the module built with that value set otherwise
-    runs, or fails at the same op with other sizes; a mismatch no chosen value moves stays a
-    finding."""
+    scores of a sequence divide), of the module or of a module it built for one of its
+    arguments (``AttentionLayer(attention=AnomalyAttention(win_size=4, ...))``): the value does
+    not fit the code's own sizes, which says nothing of the code. The value made it when the
+    module built with that value set otherwise runs, or fails at the same op with other sizes;
+    a mismatch no chosen value moves stays a finding."""
     rec = chosen.failed_op
     found = SIZE_MISMATCH.search(rec.error[1] or "") if rec is not None and rec.error else None
     plan = chosen.plan
@@ -68,14 +70,19 @@ def chosen_size_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False
     sizes = {int(found.group(1)), int(found.group(2))}
     given = set(plan.request.init or ())
-    values = [(k, v) for k, v in plan.init.items()
-              if k not in given and type(v) is int and not isinstance(v, bool) and v in sizes]
-    made_by = next((k for k, v in values[:_TRIED] if _moves(chosen, rec, k, 2 * v + 1)), None)
+    values = [((k,), v) for k, v in plan.init.items()
+              if k not in given and _chosen_int(v) and v in sizes]
+    for k, built in plan.init.items():  # the arguments of a module built for an argument
+        inner = BUILT_WITH.get(built) if k not in given and isinstance(built, torch.nn.Module) else None
+        values += [((k, name), v) for name, v in (inner or {}).items() if _chosen_int(v) and v in sizes]
+    made_by = next((path for path, v in values[:_TRIED] if _moves(chosen, rec, path, 2 * v + 1)), None)
     if made_by is None:
         return False
-    other = next(iter(sizes - {plan.init[made_by]}), None)
-    result.error = (f"{type(chosen.model).__name__} built with {made_by}={plan.init[made_by]}, a "
-                    f"value shapetrace chose, met a size of {other} at {rec.op}{at_line(rec.file, rec.line)} "
+    value = next(v for path, v in values if path == made_by)
+    name = ".".join(made_by)
+    other = next(iter(sizes - {value}), None)
+    result.error = (f"{type(chosen.model).__name__} built with {name}={value}, a value shapetrace "
+                    f"chose, met a size of {other} at {rec.op}{at_line(rec.file, rec.line)} "
                     f"({one_line(rec.error[1])[:120]}): that value does not fit the code's own "
                     f"sizes; give the constructor's arguments with --init NAME=VALUE (or init in "
                     f"the config)")
@@ -83,16 +90,28 @@ def chosen_size_failed(result: TargetResult, chosen: Attempt) -> bool:
     return True
 
 
-def _moves(chosen: Attempt, failed, name: str, other: int) -> bool:
+def _chosen_int(value) -> bool:
+    return type(value) is int and not isinstance(value, bool)
+
+
+def _moves(chosen: Attempt, failed, name, other: int) -> bool:
     """Whether the module built with ``name=other`` (everything else as chosen) runs its
     forward on the same inputs, or fails at the op that failed (its line) with other
-    arguments or another error (other sizes): the failure moved with the value."""
+    arguments or another error (other sizes): the failure moved with the value. ``name``: an
+    argument, or ``(argument, its module's argument)`` for a module built for an argument."""
     from ..report.trace import Trace
     from .devices import cpu_only
 
+    path = (name,) if isinstance(name, str) else tuple(name)
     try:
         with cpu_only([]):  # built and run as the attempt was: .cuda() left on the CPU
-            model = chosen.plan.request.cls(**{**chosen.plan.init, name: other}).eval()
+            init = dict(chosen.plan.init)
+            if len(path) == 1:
+                init[path[0]] = other
+            else:
+                inner = init[path[0]]
+                init[path[0]] = type(inner)(**{**BUILT_WITH[inner], path[1]: other})
+            model = chosen.plan.request.cls(**init).eval()
     except Exception:  # noqa: BLE001 - a constructor that refuses the other value: no answer
         return False
     trace = Trace(model, dims=chosen.plan.dims, rules=False)

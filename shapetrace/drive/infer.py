@@ -15,6 +15,7 @@ import inspect
 import re
 import types
 import typing
+import weakref
 from collections.abc import Callable, Mapping
 
 import torch
@@ -37,7 +38,6 @@ from ..base.names import (
     SWITCH_DEFAULTS,
     TIMESTEP_INPUTS,
     UNSET_SIDES,
-    dim_of_word,
     is_switch_param,
     size_of,
     special_token,
@@ -46,16 +46,9 @@ from ..base.names import (
     field_size,
 )
 from ..base.source import class_namespace, user_frame
-from ..base.specs import (
-    IDENTIFIER,
-    INTEGER,
-    InputSpec,
-    UnknownAxis,
-    ValueInput,
-    resolve_init,
-    unknown_dim,
-)
+from ..base.specs import InputSpec, ValueInput, resolve_init
 from ..naming.hints import forward_hints, tensor_annotation
+from .annotated import spec_from_annotation
 from .asks import mask_axes
 from .builtby import built_for, passed_for, splatted_for
 from .passed_read import note_filled, unset_fields_passed
@@ -128,7 +121,7 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
             suggestions.append(str(mask))
             continue
         if annotation is not None:
-            spec = _spec_from_annotation(p.name, annotation, dims, owner)
+            spec = spec_from_annotation(p.name, annotation, dims, owner)
         else:  # a parameter annotated as a number is never a tensor (h: int beside w: int)
             sized = size_input(p, hints.get(p.name), forward, names, dims)
             number = hints.get(p.name) in (int, "int")
@@ -176,61 +169,6 @@ def _forward_of(obj) -> tuple[Callable, str]:
     owner = getattr(obj, "__qualname__", None) or type(obj).__qualname__
     owner = owner.rsplit(".forward", 1)[0] if owner.endswith(".forward") else owner
     return obj, owner
-
-
-def _spec_from_annotation(name: str, ann, dims: Mapping[str, int], owner: str) -> InputSpec:
-    where = f"annotation of {owner}.forward argument {name!r} ({ann.dim_str!r})"
-    shape: list[str | int] = []
-    tokens = ann.dim_str.split()
-    for position, dim in enumerate(ann.dims):
-        kind = type(dim).__name__
-        if kind == "_FixedDim":
-            shape.append(dim.size)
-        elif kind == "_NamedDim":
-            shape.append(_dim_name(dim.name, dims, where))
-        elif kind == "_SymbolicDim":
-            # "C={self.n_embd}" ties an axis to the constructor: the name before "=" sizes it.
-            token = tokens[position] if len(tokens) == len(ann.dims) else ""
-            label = token.split("=", 1)[0].lstrip("*#?_") if "=" in token else ""
-            shape.append(_dim_name(label, dims, where) if label
-                         else _symbolic_dim(dim.elem, dims, where))
-        elif kind in ("_NamedVariadicDim", "_AnonymousVariadicDim") and position == 0:
-            shape.append("B")  # leading "*batch" / "...": one batch axis
-        else:
-            raise UsageError(f"{where}: cannot choose a size for every axis; "
-                             f"pass --input {name}=DIMS")
-    return InputSpec(name, tuple(shape), _dtype_of(ann.dtypes))
-
-
-def _dim_name(name: str, dims: Mapping[str, int], where: str) -> str:
-    if name in dims:
-        return name
-    alias = dim_of_word(name)
-    if alias is not None and alias in dims:
-        return alias
-    raise UnknownAxis(unknown_dim(name, where, dims), name)
-
-
-def _symbolic_dim(expr: str, dims: Mapping[str, int], where: str) -> str:
-    """``3*C`` or ``H*d`` in an annotation; anything else cannot be sized from names alone."""
-    compact = expr.replace(" ", "")
-    factors = compact.split("*")
-    if not all(INTEGER.match(f) or IDENTIFIER.match(f) for f in factors):
-        raise UsageError(f"{where}: cannot size {expr!r}; pass --input with explicit dims")
-    return "*".join(f if INTEGER.match(f) else _dim_name(f, dims, where) for f in factors)
-
-
-def _dtype_of(dtypes) -> str:
-    if not isinstance(dtypes, (tuple, list, set, frozenset)):
-        return "float"  # Shaped[...]: any dtype
-    for jax_name, ours in (("float32", "float"), ("bool", "bool"), ("int64", "long"),
-                           ("float64", "double"), ("float16", "half"), ("bfloat16", "bfloat16"),
-                           ("int32", "int")):
-        if jax_name in dtypes:
-            return ours
-    if any(str(d).startswith(("int", "uint")) for d in dtypes):
-        return "long"
-    return "float"
 
 
 # Inferring constructor arguments --------------------------------------------------------------
@@ -578,7 +516,7 @@ def _build_module(module: type, cls: type, param: inspect.Parameter, dims: Mappi
     """``param`` of ``cls`` built as its annotation's class at ``dims`` (``given``: what the
     project's call says, ``batch_first=True``): not when it would be too large to check here
     (a whole model's defaults, billions of parameters)."""
-    from .devices import MAX_PARAMETERS, parameters_on_meta
+    from .devices import MAX_PARAMETERS, cpu_only, parameters_on_meta
 
     init = infer_init(module, dims, given=given)
     count = parameters_on_meta(module, init)
@@ -587,11 +525,21 @@ def _build_module(module: type, cls: type, param: inspect.Parameter, dims: Mappi
                           f"as {module.__qualname__}: built as shapetrace would build it, it would "
                           f"have {count / 1e6:.0f}M parameters; pass --init {param.name}=...")
     try:
-        return module(**init)
+        with cpu_only([]):  # built as the module itself is: .cuda() left on the CPU
+            built = module(**init)
     except Exception as exc:  # noqa: BLE001 - any failure of the user's constructor
         raise TargetError(f"cannot build constructor argument {param.name!r} of "
                           f"{cls.__qualname__} as {module.__qualname__}: "
                           f"{type(exc).__name__}: {exc}; pass --init {param.name}=...") from exc
+    try:
+        BUILT_WITH[built] = dict(init)
+    except TypeError:  # a module that cannot be weakly referenced
+        pass
+    return built
+
+
+#: a module shapetrace built for a constructor argument -> the arguments it was built with
+BUILT_WITH: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def kernel_sizes(cls: type, init: Mapping[str, object], given: Mapping[str, object]) -> list[str]:

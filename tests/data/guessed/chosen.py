@@ -86,3 +86,36 @@ class PriorOverPaddedScores(DistancePriorAttention):
         scores = torch.nn.functional.pad(q @ k.transpose(-2, -1), (0, 2, 0, 2))
         scores = scores - self.distances
         return self.out((scores[..., :T, :T].softmax(-1) @ v).transpose(1, 2).reshape(B, T, C))
+
+
+class WindowPrior(nn.Module):
+    """Distances over a window, subtracted from the scores it is handed."""
+
+    def __init__(self, win_size):
+        super().__init__()
+        self.distances = torch.zeros(win_size, win_size)
+        for i in range(win_size):
+            for j in range(win_size):
+                self.distances[i][j] = abs(i - j)
+
+    def forward(self, scores):
+        return scores - self.distances
+
+
+class PriorLayer(nn.Module):
+    """An attention layer handed the prior it applies, built by the project's own code."""
+
+    def __init__(self, prior, d_model, n_heads):
+        super().__init__()
+        self.prior, self.n_heads = prior, n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, C // self.n_heads).permute(2, 0, 3, 1, 4)
+        scores = self.prior(q @ k.transpose(-2, -1) * (C // self.n_heads) ** -0.5)
+        return (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
+
+
+def build_layer(window, d_model, n_heads):
+    return PriorLayer(WindowPrior(window), d_model, n_heads)
