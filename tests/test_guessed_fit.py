@@ -141,3 +141,31 @@ def test_a_value_chosen_inside_a_built_argument_is_named_when_it_does_not_fit():
     result = resolved.result(f"{CHOSEN}::PriorLayer", dims={"T": 7})
     assert not [d for d in result.diagnostics if d.rule == "op-failed"]
     assert result.error is not None and "prior.win_size=4" in result.error, result.error
+
+
+RECEIVERS = Path(__file__).with_name("data") / "guessed" / "receivers.py"
+
+
+def test_an_input_handed_on_as_queries_keys_and_values_is_one_sequence():
+    result = resolved.result(f"{RECEIVERS}::DecoderLayer")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+
+
+def test_an_input_copied_before_the_layers_and_a_mask_used_four_calls_down_are_read():
+    result = resolved.result(f"{RECEIVERS}::Decoder")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+    assert not any(n.startswith("vocab_len read as the model width") for n in result.notes)
+
+
+def test_a_width_named_dim_model_and_a_vocabulary_named_vocab_len_are_read_by_name():
+    from shapetrace.base.names import size_of
+
+    assert size_of("dim_model") == "C" and size_of("vocab_len") == "V"
+
+
+def test_a_causal_flag_nothing_sets_is_off_and_said():
+    result = resolved.result(f"{RECEIVERS}::RelativeTable")
+    assert result.error is None, result.error
+    assert any(n.startswith("causal=False") for n in result.notes), result.notes

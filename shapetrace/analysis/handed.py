@@ -21,7 +21,7 @@ from .code import own_init as _init_of
 from .code import parsed as _tree
 
 #: how many calls deep an argument is followed
-DEPTH = 3
+DEPTH = 4
 
 
 def handed(func, name: str, owner: type | None = None, depth: int = DEPTH, built=None,
@@ -94,12 +94,16 @@ def _receivers(call: ast.Call, names: set[str], same, func, owner: type | None, 
 
 def _layer_loops(body: ast.AST) -> dict[str, str]:
     """``{layer: attr}`` for each loop over a container of the module's, ``for layer in
-    self.layers:`` (or ``enumerate(self.layers)``)."""
+    self.layers:`` (or ``enumerate(self.layers)``), or a comprehension's (``[head(x) for head
+    in self.heads]``)."""
     found: dict[str, str] = {}
+    loops = []
     for node in ast.walk(body):
-        if not isinstance(node, ast.For):
-            continue
-        target, it = node.target, node.iter
+        if isinstance(node, ast.For):
+            loops.append((node.target, node.iter))
+        elif isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+            loops += [(gen.target, gen.iter) for gen in node.generators]
+    for target, it in loops:
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" \
                 and it.args and isinstance(target, ast.Tuple) and len(target.elts) == 2:
             target, it = target.elts[1], it.args[0]

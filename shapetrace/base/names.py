@@ -36,7 +36,7 @@ AXIS_CONTENTS = {"B": "samples", "T": "tokens", "S": "source tokens", "H": "head
 #: model or its ``config``, a key of a config dict, a module-level constant (``n_embd = 384``).
 STATED: dict[str, str] = {
     **dict.fromkeys(("d_model", "n_embd", "n_embed", "embed_dim", "emb_dim", "hidden_size",
-                     "model_dim"), "C"),
+                     "model_dim", "dim_model"), "C"),
     **dict.fromkeys(("num_heads", "n_head", "n_heads", "nhead", "num_attention_heads",
                      "query_heads", "num_query_heads", "n_query_heads", "q_heads",
                      "num_q_heads", "n_q_heads"), "H"),
@@ -48,7 +48,8 @@ STATED: dict[str, str] = {
                      "src_vocab_size", "tgt_vocab_size", "ntoken", "trg_vocab",
                      "trg_vocab_size", "voc_size", "enc_voc_size", "dec_voc_size",
                      "n_src_vocab", "n_tgt_vocab", "n_trg_vocab", "src_vocab_len",
-                     "tgt_vocab_len", "input_vocab_size", "target_vocab_size"), "V"),
+                     "tgt_vocab_len", "input_vocab_size", "target_vocab_size", "vocab_len",
+                     "num_vocab", "vocabulary_size"), "V"),
 }
 
 #: Constructor arguments that usually hold a size, but say too little to prove one at the user's

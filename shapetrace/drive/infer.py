@@ -280,6 +280,12 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             if notes is not None:
                 notes.append(f"{p.name} set True, a switch nothing sets (the part it turns on is "
                              f"checked); give --init {p.name}=False to check the module without")
+        elif p.default is p.empty and p.name.lstrip("_").lower() in CAUSAL_FLAGS \
+                and p.annotation in (p.empty, bool, "bool") and passed_for(cls, p.name) is None:
+            out[p.name] = False  # a causal flag nothing sets: off, and causal-leak not judged
+            if notes is not None:
+                notes.append(f"{p.name}=False, a causal flag nothing sets (checked as a module that "
+                             f"is not causal); give --init {p.name}=True to check its causal path")
         elif (passed := passed_for(cls, p.name)) is not None:  # as the project's code passes it
             out[p.name] = passed.value
             beside.update({k: v for k, v in passed.beside.items() if k not in beside})

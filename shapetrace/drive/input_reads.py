@@ -101,7 +101,7 @@ def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None
     q, k, v, mask)``: keys and values, (B, S, C)): the spec those names give, when every
     receiver whose name gives one agrees; None otherwise."""
     found: set[InputSpec] = set()
-    for func, there in list(handed(forward, name, owner, built=_built_class))[1:]:
+    for func, there in list(handed(forward, name, owner, built=_built_class, restated=_copied))[1:]:
         try:
             params = {q for q in inspect.signature(func).parameters if q != "self"}
         except (TypeError, ValueError):
@@ -114,7 +114,24 @@ def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None
             spec = spec if spec is not None and spec.dtype == "long" else None  # module, exactly)
         if spec is not None:
             found.add(dataclasses.replace(spec, name=name))
+    if len(found) > 1:  # handed on as the queries and as the keys at once: one sequence, T long
+        as_queries = {dataclasses.replace(spec, dims=tuple("T" if d == "S" else d for d in spec.dims))
+                      for spec in found}
+        found = as_queries if len(as_queries) == 1 else found
     return next(iter(found)) if len(found) == 1 else None
+
+
+#: methods that return a copy of a tensor, its values unchanged
+_COPIES = frozenset({"clone", "contiguous", "detach", "float"})
+
+
+def _copied(node: ast.expr, names: set[str]) -> bool:
+    """Whether ``node`` is one of ``names``, or a copy of one (``target_seq.clone()``)."""
+    if isinstance(node, ast.Name):
+        return node.id in names
+    return isinstance(node, ast.Call) and not node.args and not node.keywords \
+        and isinstance(node.func, ast.Attribute) and node.func.attr in _COPIES \
+        and _copied(node.func.value, names)
 
 
 def none_by_receiver(name: str, forward, owner: type | None) -> ValueInput | None:

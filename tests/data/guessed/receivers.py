@@ -1,0 +1,74 @@
+"""Forward inputs and constructor values read where the code hands them on."""
+
+import torch
+import torch.nn as nn
+
+
+def attend(query, key, value, mask=None):
+    scores = query @ key.transpose(-2, -1) / query.shape[-1] ** 0.5
+    if mask is not None:
+        scores = torch.masked_fill(scores, mask, -1e9)
+    return scores.softmax(-1) @ value
+
+
+class OneHead(nn.Module):
+    def __init__(self, dim_model, dim_head):
+        super().__init__()
+        self.q, self.k, self.v = (nn.Linear(dim_model, dim_head) for _ in range(3))
+
+    def forward(self, query, key, value, mask=None):
+        return attend(self.q(query), self.k(key), self.v(value), mask)
+
+
+class Heads(nn.Module):
+    def __init__(self, num_heads, dim_model):
+        super().__init__()
+        self.heads = nn.ModuleList(OneHead(dim_model, dim_model // num_heads) for _ in range(num_heads))
+        self.out = nn.Linear(dim_model, dim_model)
+
+    def forward(self, query, key, value, mask=None):
+        return self.out(torch.cat([head(query, key, value, mask) for head in self.heads], dim=-1))
+
+
+class DecoderLayer(nn.Module):
+    """Its input named for what it is to the layer, handed on as queries, keys and values."""
+
+    def __init__(self, num_heads, dim_model):
+        super().__init__()
+        self.self_attn = Heads(num_heads, dim_model)
+        self.norm = nn.LayerNorm(dim_model)
+
+    def forward(self, dec_inp, mask=None):
+        return self.norm(dec_inp + self.self_attn(dec_inp, dec_inp, dec_inp, mask))
+
+
+class Decoder(nn.Module):
+    """Its input copied before the layers; its mask handed four calls down before it is used."""
+
+    def __init__(self, num_heads, dim_model, num_layers, vocab_len):
+        super().__init__()
+        self.layers = nn.ModuleList(DecoderLayer(num_heads, dim_model) for _ in range(num_layers))
+        self.to_vocab = nn.Linear(dim_model, vocab_len)
+
+    def forward(self, target_seq, mask):
+        out = target_seq.clone()
+        for layer in self.layers:
+            out = layer(out, mask)
+        return self.to_vocab(out)
+
+
+class RelativeTable(nn.Module):
+    """A table of relative positions, one way or the other as the flag says; nothing sets it."""
+
+    def __init__(self, dim_model, causal):
+        super().__init__()
+        self.causal = causal
+        self.proj = nn.Linear(dim_model, dim_model)
+
+    def forward(self, x):
+        T = x.shape[1]
+        pos = torch.arange(T)
+        rel = (pos[None, :] - pos[:, None]).float()
+        if self.causal:
+            rel = rel.clamp(max=0)
+        return self.proj(x) + rel.mean(-1, keepdim=True)
