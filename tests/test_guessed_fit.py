@@ -169,3 +169,10 @@ def test_a_causal_flag_nothing_sets_is_off_and_said():
     result = resolved.result(f"{RECEIVERS}::RelativeTable")
     assert result.error is None, result.error
     assert any(n.startswith("causal=False") for n in result.notes), result.notes
+
+
+def test_sizes_an_unpacking_names_beside_the_batch_and_the_width_get_axes_of_their_own():
+    result = resolved.result(f"{RECEIVERS}::RowAttention")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+    assert any(n.startswith("x read as (num_rows, num_cols, B, C)") for n in result.notes), result.notes

@@ -183,9 +183,25 @@ class UnpackedAxes(Guess):
         name, axes = self._axes(failed)
         was = next(s for s in plan.inputs if isinstance(s, InputSpec) and s.name == name)
         shown = ", ".join(axes)
+        new = [a for a in axes if a not in plan.dims]
+        sized = ""
+        if new:  # sizes no dim stands for (num_rows, seg_num): each an axis of its own size
+            from ..base.dims import Dims
+            from ..base.ops import next_prime
+
+            dims = plan.dims
+            taken = set(dims.values())
+            added: dict[str, int] = {}
+            for axis in new:
+                added[axis] = next_prime(11, avoid=taken)
+                taken.add(added[axis])
+            request = dataclasses.replace(plan.request, dims=Dims(
+                {**{k: dims[k] for k in dims.explicit}, **added}))
+            plan = dataclasses.replace(plan, request=request)
+            sized = "; " + ", ".join(f"{a}={n}" for a, n in added.items()) + ", sizes of their own"
         note = (f"{name} read as ({shown}{',' if len(axes) == 1 else ''}), the sizes the forward "
-                f"unpacks from its shape: as ({', '.join(was.dims)}) it had another number; give "
-                f"--input {name}=... to choose")
+                f"unpacks from its shape{sized}: as ({', '.join(was.dims)}) it had another number; "
+                f"give --input {name}=... to choose")
         yield dataclasses.replace(plan, inputs=_replaced(plan.inputs, {name}, dims=axes),
                                   guesses=(), note=note, reading_of=self)
 
@@ -215,9 +231,18 @@ class UnpackedAxes(Guess):
         axes = [_size_word(w) for w in words]
         if axes and words[-1] == "_" and axes[-1] is None and "C" not in axes:
             axes[-1] = "C"
+        if {"B", "C"} <= set(axes):  # a size no word explains beside the batch and the width
+            axes = [a if a is not None or not _own_axis(w) else w for a, w in zip(axes, words)]
         if not axes or None in axes or len(set(axes)) != len(axes) or {"H", "L"} & set(axes):
             return None  # an image's sides (h, w) are read as an image, not as heads
         return value.id, tuple(axes)
+
+
+def _own_axis(word: str | None) -> bool:
+    """Whether an unpacked name can be an axis of its own (``num_rows``, ``seg_num``): a name of
+    the code's, not ``_``, nor one letter an image's side or a dim would take (``h``, ``w``)."""
+    return bool(word) and word.isidentifier() and len(word.strip("_")) > 1 \
+        and word.lower() not in ("height", "width")
 
 
 def _size_word(word: str | None) -> str | None:

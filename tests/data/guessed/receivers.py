@@ -72,3 +72,20 @@ class RelativeTable(nn.Module):
         if self.causal:
             rel = rel.clamp(max=0)
         return self.proj(x) + rel.mean(-1, keepdim=True)
+
+
+class RowAttention(nn.Module):
+    """Attention along each row of a grid of tokens laid out (rows, cols, batch, width)."""
+
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.qkv = nn.Linear(embed_dim, 3 * embed_dim)
+
+    def forward(self, x):
+        num_rows, num_cols, batch_size, embed_dim = x.size()
+        head = embed_dim // self.num_heads
+        q, k, v = self.qkv(x).view(num_rows, num_cols, batch_size, 3, self.num_heads, head).unbind(3)
+        scores = torch.einsum("rcbhd,rkbhd->rbhck", q, k) / head ** 0.5
+        out = torch.einsum("rbhck,rkbhd->rcbhd", scores.softmax(-1), v)
+        return out.reshape(num_rows, num_cols, batch_size, embed_dim)
