@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Mapping
 
 from ..analysis.code import compared_with_none, demanded, never_read, only_tested, owner_class
-from ..analysis.handed import handed
+from ..analysis.handed import DEPTH, handed
 from ..base.names import (
     DATA_INPUTS,
     KEY_VALUE_INPUTS,
@@ -98,10 +98,39 @@ def timestep_spec(name: str) -> InputSpec:
 def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None:
     """The input ``name`` no name of its own explains, read from the parameters of the user's
     code forward hands it to (``self.cross(x, e_outputs, e_outputs, mask)`` into ``forward(self,
-    q, k, v, mask)``: keys and values, (B, S, C)): the spec those names give, when every
-    receiver whose name gives one agrees; None otherwise."""
+    q, k, v, mask)``: keys and values, (B, S, C)): the spec the nearest receivers' names give,
+    when they agree (``layer(src_seq)`` into a block's ``forward(self, x)``), else when every
+    receiver whose name gives one agrees; None otherwise. One argument handed on as the queries
+    and again as the keys of one call (``self.attn(h, h, h)``) is one sequence, T long."""
+    def reached(depth: int) -> list:
+        return list(handed(forward, name, owner, depth=depth, built=_built_class,
+                           restated=_copied))
+
+    callers = reached(0)
+    for depth in range(1, DEPTH + 1):  # the nearest receivers whose names say something
+        within = reached(depth)
+        level = [r for r in within if r not in callers]
+        nearest = _specs(name, level)
+        if nearest is None:
+            return None
+        if len(nearest) == 1:
+            return next(iter(nearest))
+        if len(nearest) > 1:
+            as_queries = {dataclasses.replace(spec, dims=tuple("T" if d == "S" else d for d in spec.dims))
+                          for spec in nearest}
+            if len(as_queries) == 1 and any(_attends_to_itself(func, there) for func, there in callers):
+                return next(iter(as_queries))
+            break
+        callers = within
+    found = _specs(name, reached(DEPTH)[1:])
+    return next(iter(found)) if found is not None and len(found) == 1 else None
+
+
+def _specs(name: str, receivers) -> set[InputSpec] | None:
+    """The specs the names of ``receivers`` (function, parameter) give; None when a receiver
+    cannot be read."""
     found: set[InputSpec] = set()
-    for func, there in list(handed(forward, name, owner, built=_built_class, restated=_copied))[1:]:
+    for func, there in receivers:
         try:
             params = {q for q in inspect.signature(func).parameters if q != "self"}
         except (TypeError, ValueError):
@@ -114,11 +143,22 @@ def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None
             spec = spec if spec is not None and spec.dtype == "long" else None  # module, exactly)
         if spec is not None:
             found.add(dataclasses.replace(spec, name=name))
-    if len(found) > 1:  # handed on as the queries and as the keys at once: one sequence, T long
-        as_queries = {dataclasses.replace(spec, dims=tuple("T" if d == "S" else d for d in spec.dims))
-                      for spec in found}
-        found = as_queries if len(as_queries) == 1 else found
-    return next(iter(found)) if len(found) == 1 else None
+    return found
+
+
+def _attends_to_itself(func, name: str) -> bool:
+    """Whether ``func`` hands ``name`` on as the first argument of a call and again as a later
+    one (``self.attention_self(dec_inp, dec_inp, dec_inp, mask)``): queries and keys of one
+    sequence."""
+    func = getattr(func, "__func__", func)
+    body = _function_def(_tree(func), getattr(func, "__name__", "forward"))
+    if body is None:
+        return False
+    for node in ast.walk(body):
+        if isinstance(node, ast.Call) and len(node.args) >= 2 and _copied(node.args[0], {name}) \
+                and any(_copied(a, {name}) for a in node.args[1:]):
+            return True
+    return False
 
 
 #: methods that return a copy of a tensor, its values unchanged

@@ -22,7 +22,7 @@ class RowAttention(nn.Module):
     def forward(self, x):
         num_rows, num_cols, batch_size, embed_dim = x.size()
         shape = (num_rows, num_cols, batch_size, self.num_heads, self.head_dim)
-        q = self.q_proj(x).view(shape) / math.sqrt(self.head_dim)
+        q = self.q_proj(x).view(shape) / math.sqrt(self.head_dim * num_rows)  # scores summed over rows
         k, v = self.k_proj(x).view(shape), self.v_proj(x).view(shape)
         weights = torch.einsum("rinhd,rjnhd->hnij", q, k).softmax(-1)
         out = torch.einsum("hnij,rjnhd->rinhd", weights, v)
