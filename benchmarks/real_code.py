@@ -914,6 +914,48 @@ HELD_OUT_33 = [
       "models/transformer/decoders.py"], ""),
 ]
 
+#: Held out in the twenty-second round (2026-12-02): twelve repositories on no earlier list
+#: (vision, keypoint matching, speech recognition, speech synthesis, music generation,
+#: diffusion, LLM inference, Set Transformer, a course solution, time series, routing, visual
+#: question answering), measured at the round's start, then read.
+HELD_OUT_34 = [
+    # vision: ViT re-implementation for the Google JAX checkpoints (LinearGeneral einsum heads)
+    ("asyml/vision-transformer-pytorch", "2d8828948e7ab122f5db11fd67cb7b46c6bb6823",
+     ["src/model.py"], ""),
+    # vision/matching: SuperGlue attentional GNN (self/cross attention over keypoints, Conv1d heads)
+    ("magicleap/SuperGluePretrainedNetwork", "ddcf11f42e7e0732a0c4607648f9448ea8d73590",
+     ["models/superglue.py"], ""),
+    # speech/ASR: Efficient Conformer attention zoo (grouped, local, strided, rel-pos, linear MHSA)
+    ("burchim/EfficientConformer", "612ef0b39c5df842b0bbbfe16943f271f1369e0a",
+     ["models/attentions.py"], ""),
+    # speech/TTS: Global Style Tokens (reference encoder + style-token multi-head attention)
+    ("KinglittleQ/GST-Tacotron", "58e3499e7d728e9de67afdbf72529d1b221ece1a", ["GST.py"], ""),
+    # audio/music generation: Music Transformer relative-position (RPR) multi-head attention
+    ("gwinndr/MusicTransformer-Pytorch", "7161590fe306578ad02d851e74e1141bd39004af",
+     ["model/rpr.py"], ""),
+    # diffusion: DDPM UNet port (ResnetBlock + AttnBlock, timestep embedding)
+    ("pesser/pytorch_diffusion", "304bdff2196db604fb66108b0bb2d4a19058b20f",
+     ["pytorch_diffusion/model.py"], ""),
+    # LLM inference: single-file LLaMA 3 (GQA, RoPE, KV-cache state, jit)
+    ("lucadellalib/llama3", "af7b549c7aee0d588288f7c36f87c15cc627589f", ["llama3/llama3.py"], ""),
+    # research single-file: Set Transformer (MAB/SAB/ISAB/PMA) and its models
+    ("juho-lee/set_transformer", "73432c640ac78140496d6738416c54d32c686d65",
+     ["modules.py", "models.py"], ""),
+    # course/teaching: a UMich EECS 498-007 assignment 5 solution (transformer from scratch)
+    ("yimingzin/UMich-EECS-498-007", "04faff5b8fa116b448aa92ab429d8fb946e8e232",
+     ["Assignment5/transformers.py"], ""),
+    # time-series: Anomaly Transformer (anomaly-attention with Gaussian prior association)
+    ("thuml/Anomaly-Transformer", "b0ee470c8012bff857fb600462aec6209c4a18d9",
+     ["model/attn.py", "model/AnomalyTransformer.py"], ""),
+    # graph: attention model for routing problems (graph attention encoder over nodes)
+    ("wouterkool/attention-learn-to-route", "c9abf41ac2f878a55b20dc7e829bc942bb999631",
+     ["nets/graph_encoder.py"], ""),
+    # multimodal: MCAN for VQA (modular co-attention: self-attention + guided attention)
+    ("MILVLG/mcan-vqa", "6b165e9a88800e2a09ece4645a3c8261938897c6",
+     ["core/model/mca.py", "core/model/net.py"], ""),
+]
+
+
 def _numbered() -> dict[str, list]:
     """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
     halves, ``-dev`` and ``-held``): a new set is a new list, nothing else to add."""
