@@ -176,3 +176,16 @@ def test_sizes_an_unpacking_names_beside_the_batch_and_the_width_get_axes_of_the
     assert result.error is None, result.error
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
     assert any(n.startswith("x read as (num_rows, num_cols, B, C)") for n in result.notes), result.notes
+
+
+def test_widths_read_from_the_names_a_model_in_another_folder_passes(monkeypatch):
+    """``SpectralMixer(in_channels=configs.d_model, ...)`` in models/, no package anywhere: the
+    widths are the model's width; the block's complex float32 weights are checked too."""
+    project = Path(__file__).with_name("data") / "namespace_project"
+    monkeypatch.syspath_prepend(str(project))
+    result = resolved.result(f"{project / 'layers' / 'spectral.py'}::SpectralMixer")
+    assert result.error is None, result.error
+    assert any(n.startswith("in_channels read as the model width") and "model.py" in n
+               for n in result.notes), result.notes
+    assert not [s for s in result.skips if s.internal], result.skips
+    assert not [n for n in result.notes if "raised while re-running" in n], result.notes

@@ -325,8 +325,8 @@ class Probe:
                     index_r, n_rows = group_index(delta.shape, ax, kind, self.B, self.T)
                     if n_rows != n:
                         continue
-                    per_row = torch.zeros(n, dtype=delta.dtype).scatter_add_(
-                        0, index_r.reshape(-1), delta.reshape(-1))
+                    per_row = torch.zeros(n, dtype=torch.float64).scatter_add_(  # float64 whatever the
+                        0, index_r.reshape(-1), delta.reshape(-1).to(torch.float64))  # module made
                     per_row = normalise(per_row)
                     pair = next((p for p in dep.pairs if p.output == label and p.source == src.name),
                                 None)
@@ -398,12 +398,12 @@ class Probe:
                 for k, ((_, path), ax) in enumerate(zip(self.paths, axes)):
                     delta = (get(out, path) - outputs[k][1]).abs().nan_to_num(0.0, 0.0, 0.0)
                     index_b, n_b = group_index(delta.shape, ax, "batch", self.B, self.T)
-                    by_sample[k][:, bi] += torch.zeros(n_b, dtype=delta.dtype).scatter_add_(
-                        0, index_b.reshape(-1), delta.reshape(-1))
+                    by_sample[k][:, bi] += torch.zeros(n_b, dtype=torch.float64).scatter_add_(
+                        0, index_b.reshape(-1), delta.reshape(-1).to(torch.float64))
                     if by_time[k] is not None:
                         index_t, n_t = group_index(delta.shape, ax, "time", self.B, self.T)
-                        by_time[k][:, ti] += torch.zeros(n_t, dtype=delta.dtype).scatter_add_(
-                            0, index_t.reshape(-1), delta.reshape(-1))
+                        by_time[k][:, ti] += torch.zeros(n_t, dtype=torch.float64).scatter_add_(
+                            0, index_t.reshape(-1), delta.reshape(-1).to(torch.float64))
         return [Dependency(label, role.name, role.stream,
                            normalise(b) if role.batch is not None else None,
                            normalise(t) if t is not None and role.time is not None else None, rtol)

@@ -60,16 +60,19 @@ def _same(value, memo):
 
 def to_float64(model: nn.Module) -> nn.Module:
     """``model`` (a copy) in float64, eval mode, without gradients for its parameters; complex
-    buffers (a rotary table kept as ``polar(1, angles)``) in complex128, where ``Module.to``
-    would drop their imaginary parts."""
+    buffers and parameters (a rotary table kept as ``polar(1, angles)``, a spectral block's
+    ``cfloat`` weights) in complex128, where ``Module.to`` would drop their imaginary parts."""
     complex_buffers = [(sub, key, value) for sub in model.modules()
                        for key, value in sub._buffers.items()
                        if value is not None and value.is_complex()]
+    complex_params = [(param, param.data) for param in model.parameters() if param.is_complex()]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the cast of the complex buffers, undone below
+        warnings.simplefilter("ignore")  # the cast of the complex values, undone below
         model.to(torch.float64)
     for sub, key, value in complex_buffers:
         sub._buffers[key] = value.to(torch.complex128)
+    for param, value in complex_params:
+        param.data = value.to(torch.complex128)
     for sub in model.modules():  # plain tensor attributes (not buffers) follow the dtype too
         for key, value in list(vars(sub).items()):
             plain = isinstance(value, Tensor) and type(value) is not nn.Parameter
@@ -123,19 +126,23 @@ def float64_default():
         torch.set_default_dtype(before)
 
 
+#: dtypes asked for by name, and what the float64 re-runs give instead
+_WIDER = {torch.float32: torch.float64, torch.complex64: torch.complex128}
+
+
 class _Float64Casts(TorchFunctionMode):
-    """float32 asked for by name, given as float64 (a reinterpreting ``view(dtype)`` left as
-    it is)."""
+    """float32 (and complex64) asked for by name, given as float64 (complex128); a
+    reinterpreting ``view(dtype)`` left as it is."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func is torch.Tensor.float:
             return args[0].to(torch.float64)
         if getattr(func, "__name__", "") != "view":
-            if any(a is torch.float32 for a in args):
-                args = tuple(torch.float64 if a is torch.float32 else a for a in args)
-            if kwargs.get("dtype") is torch.float32:
-                kwargs = {**kwargs, "dtype": torch.float64}
+            if any(a is torch.float32 or a is torch.complex64 for a in args):
+                args = tuple(_WIDER.get(a, a) if isinstance(a, torch.dtype) else a for a in args)
+            if kwargs.get("dtype") in _WIDER:
+                kwargs = {**kwargs, "dtype": _WIDER[kwargs["dtype"]]}
         return func(*args, **kwargs)
 
 

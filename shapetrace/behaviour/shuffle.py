@@ -151,8 +151,8 @@ def side_pairs(probe: Probe, reference, rtol: float = RTOL) -> list[Dependency]:
                 delta = _difference(got, ref)
                 index, n = group_index(delta.shape, axes_of(delta.shape, probe.dims), "batch",
                                        probe.B, probe.T)
-                strength[k][:n, sample] += torch.zeros(n, dtype=delta.dtype).scatter_add_(
-                    0, index.reshape(-1), delta.reshape(-1))
+                strength[k][:n, sample] += torch.zeros(n, dtype=torch.float64).scatter_add_(
+                    0, index.reshape(-1), delta.reshape(-1).to(torch.float64))
         pairs.extend(Dependency(label, role.name, role.stream, normalise(s), None, rtol)
                      for (label, _), s in zip(outputs, strength))
     return pairs

@@ -106,6 +106,33 @@ def passed_for(owner: type, param: str, depth: int = 3) -> Passed | None:
     return None
 
 
+def named_by_callers(owner: type, param: str) -> tuple[str, str] | None:
+    """``(dim, where)`` for the argument ``param`` of ``owner`` that the project's code passes
+    as a value whose name states a size (``FourierBlock(in_channels=configs.d_model, ...)``,
+    ``Block(cfg["n_head"])``, ``Layer(d_model)``): the dim that name says, when every call
+    whose value has such a name says the same one; None otherwise."""
+    from ..base.names import size_of
+
+    place = _parameter_place(owner, param)
+    if place is None:
+        return None
+    index, path = place
+    found: dict[str, str] = {}
+    for file, tree in trees(path, owner):
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and _named(node.func) == owner.__name__):
+                continue
+            arg = _argument(node, param, index)
+            word = arg.attr if isinstance(arg, ast.Attribute) else arg.id \
+                if isinstance(arg, ast.Name) else arg.slice.value \
+                if isinstance(arg, ast.Subscript) and isinstance(arg.slice, ast.Constant) \
+                and isinstance(arg.slice.value, str) else None
+            dim = size_of(word, constructor=True) if word else None
+            if dim is not None:
+                found.setdefault(dim, _where(file, node.lineno))
+    return next(iter(found.items())) if len(found) == 1 else None
+
+
 def splatted_for(owner: type, param: str) -> type | None:
     """The module class of the project that ``owner``'s constructor builds from the argument
     ``param`` spread as keyword arguments (``self.decoder = Decoder(**decoder_config)``): the

@@ -136,13 +136,21 @@ _PROJECT_FILES = 300
 @lru_cache(maxsize=16)
 def _project_files(folder: str) -> tuple[Path, ...]:
     """The files of the packages beside ``folder``'s outermost package (the folders of the
-    project's root that hold an ``__init__.py``); none for a file outside any package."""
+    project's root that hold an ``__init__.py``); for a folder that is no package, the folders
+    beside it (a project that imports ``layers.X`` from ``models/`` by its root on the path,
+    no ``__init__.py`` anywhere); none for a file at a project's root."""
     base = Path(package_base(folder))
-    if str(base) == folder:
-        return ()
+    namespace = str(base) == folder
+    if namespace:  # the project's root is the folder above, when scripts run from there
+        base = base.parent
+        if (Path(folder) / "__init__.py").exists() or base == base.parent \
+                or not any(base.glob("*.py")):
+            return ()
     found: list[Path] = []
     for top in sorted(base.iterdir()):
-        if not (top / "__init__.py").is_file():
+        if not top.is_dir() or top.name.startswith((".", "__")) or str(top) == folder:
+            continue
+        if not namespace and not (top / "__init__.py").is_file():
             continue
         for directory, dirs, names in os.walk(top):
             dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))

@@ -50,7 +50,7 @@ from ..base.specs import InputSpec, ValueInput, resolve_init
 from ..naming.hints import forward_hints, tensor_annotation
 from .annotated import spec_from_annotation
 from .asks import mask_axes
-from .builtby import built_for, passed_for, splatted_for
+from .builtby import built_for, named_by_callers, passed_for, splatted_for
 from .passed_read import note_filled, unset_fields_passed
 from .docshapes import documented_input
 from .init_reads import per_stage, read_for, staged_heads
@@ -255,6 +255,11 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                     if used == DIVISOR else DIM_MEANINGS[used]
                 notes.append(f"{p.name} read as {what}, from what the constructor hands it to; "
                              f"give --init {p.name}=VALUE to choose")
+        elif (named := named_by_callers(cls, p.name)) is not None and named[0] in dims:
+            out[p.name] = dims[named[0]]  # FourierBlock(in_channels=configs.d_model): the width
+            if notes is not None:
+                notes.append(f"{p.name} read as {DIM_MEANINGS[named[0]]}, from the name of what "
+                             f"{named[1]} passes; give --init {p.name}=VALUE to choose")
         elif p.name in UNSET_SIDES:  # a patch's, a window's side, a kernel's size
             out[p.name], what = UNSET_SIDES[p.name]
             if (sides := unpacked_into(cls, p.name)) > 1:  # ``H, W = self.input_resolution``
