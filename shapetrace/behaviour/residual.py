@@ -42,7 +42,7 @@ from torch import Tensor, nn
 
 from ..base.diagnostics import Diagnostic
 from ..base.ops import BIASED_MATMULS, EINSUMS, EMBEDDINGS, LAYER_OPS, MATMULS, MOVES, SDPA, \
-    SOFTMAXES, base_name
+    SOFTMAXES, TRAILING_NORMS, base_name
 from ..base.records import OpRecord
 from ..base.source import display_path, resolve_site
 from ..record.tensors import tensors_in
@@ -54,6 +54,12 @@ from .runs import flatten, relative_change, same
 _PROJECTIONS = LAYER_OPS - EMBEDDINGS
 _FUSED = frozenset({"F.multi_head_attention_forward"})
 _PRODUCTS = MATMULS | EINSUMS | BIASED_MATMULS
+#: norms of a stream (over its features, or its channels), and what a norm written by hand
+#: computes (``x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)``, ``x.var(-1)``)
+_NORMS = TRAILING_NORMS | frozenset({"F.group_norm", "torch.group_norm", "F.batch_norm",
+                                     "torch.batch_norm", "F.instance_norm", "torch.instance_norm",
+                                     "F.normalize", "torch.rsqrt", "Tensor.rsqrt", "torch.var",
+                                     "Tensor.var", "torch.std", "Tensor.std", "torch.var_mean"})
 #: ops that hand a projection's output on as it is, cut or moved (a fused projection's chunks)
 _PIECES = MOVES | frozenset({"Tensor.chunk", "torch.chunk", "Tensor.split", "torch.split",
                              "Tensor.unbind", "torch.unbind", "Tensor.unflatten"})
@@ -80,9 +86,10 @@ class _Stream:
         self.first: set[int] = set()  # projections the input reaches first
         self.raw: set[int] = set()  # which inputs those were
         self.attending: set[int] = set()  # projections that feed scores or values
-        self.widening: set[int] = set()  # a feed-forward's first projections
         self.attention = False
-        self.narrowing: set[int] = set()  # a feed-forward's second projections
+        #: a feed-forward's second projection -> its first ones (whose activation it reads)
+        self.narrowing: dict[int, set[int]] = {}
+        self.normalised = False  # whether a norm ran (a block normalises its stream)
         self.fresh: set[int] = set()  # ids of a projection's outputs, only cut or moved since
         self.weights: dict[int, list] = {}  # projection -> the parameters it computed with
 
@@ -118,8 +125,7 @@ class _Stream:
             elif _ACT in tags and any(tag[0] == "p" for tag in tags if tag != _ACT) \
                     and not any(tag[0] == "w" for tag in tags if tag != _ACT):
                 # an activation of a projection, not an attention's output gated by one
-                self.narrowing.add(rec.index)
-                self.widening |= {tag[1] for tag in tags if tag != _ACT and tag[0] == "p"}
+                self.narrowing[rec.index] = {tag[1] for tag in tags if tag != _ACT and tag[0] == "p"}
             self.weights[rec.index] = [a for a in (*args[1:], *kwargs.values())
                                        if isinstance(a, nn.Parameter)]
             out = frozenset({("p", rec.index), ("l", rec.index)})
@@ -143,6 +149,8 @@ class _Stream:
             out = frozenset().union(*operands) - {_ACT} if operands else frozenset()
         else:
             tags = self.tags((args, kwargs))
+            if op in _NORMS:
+                self.normalised = True
             first = args[0] if args and isinstance(args[0], Tensor) else None
             moved = first is not None and id(first) in self.fresh
             if base_name(op) in _ACTIVATIONS and moved:  # an activation of a projection's output
@@ -166,11 +174,15 @@ class _Stream:
                 self.raw.add(tag[1])
 
     def block(self, output) -> bool:
-        """Whether the module is a block: an attention, and a feed-forward whose second
+        """Whether the module is a block: an attention, a norm, and a feed-forward whose second
         projection makes the output (an offset network that steers where the attention samples
-        is no feed-forward of the stream), over the input as it came."""
-        return self.attention and bool(self.narrowing & self.outputs(output)) \
-            and bool(self.first) and self.first <= self.attending | self.widening \
+        is no feed-forward of the stream; an attention's own projections are no feed-forward's
+        second layer, whatever activation an input layer put before them), over the input as it
+        came."""
+        second = {n for n in self.narrowing if n not in self.attending}
+        widening = set().union(*(self.narrowing[n] for n in second)) if second else set()
+        return self.attention and self.normalised and bool(second & self.outputs(output)) \
+            and bool(self.first) and self.first <= self.attending | widening \
             and len(self.raw) == 1
 
     def outputs(self, output) -> set[int]:

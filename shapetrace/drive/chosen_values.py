@@ -57,9 +57,9 @@ def negative_size(result: TargetResult, chosen: Attempt) -> bool:
 
 def chosen_size_failed(result: TargetResult, chosen: Attempt) -> bool:
     """Two sizes that did not meet at an op, one of them a constructor value shapetrace chose
-    (a window's side guessed 4 for a table of ``win_size`` x ``win_size`` distances that the
-    scores of a sequence divide), of the module or of a module it built for one of its
-    arguments (``AttentionLayer(attention=AnomalyAttention(win_size=4, ...))``): the value does
+    and no probe size (a window's side guessed 4 for a table of ``win_size`` x ``win_size``
+    distances that the scores of a sequence divide; a maximum length L met by T is the code's),
+    of the module or of a module it built for one of its arguments (``AttentionLayer(attention=AnomalyAttention(win_size=4, ...))``): the value does
     not fit the code's own sizes, which says nothing of the code. The value made it when the
     module built with that value set otherwise runs, or fails at the same op with other sizes;
     a mismatch no chosen value moves stays a finding."""
@@ -70,11 +70,13 @@ def chosen_size_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False
     sizes = {int(found.group(1)), int(found.group(2))}
     given = set(plan.request.init or ())
+    probe = set(plan.dims.values())  # a value read as a probe size (C, L) is the code's meaning
     values = [((k,), v) for k, v in plan.init.items()
-              if k not in given and _chosen_int(v) and v in sizes]
+              if k not in given and _chosen_int(v) and v in sizes and v not in probe]
     for k, built in plan.init.items():  # the arguments of a module built for an argument
         inner = BUILT_WITH.get(built) if k not in given and isinstance(built, torch.nn.Module) else None
-        values += [((k, name), v) for name, v in (inner or {}).items() if _chosen_int(v) and v in sizes]
+        values += [((k, name), v) for name, v in (inner or {}).items()
+                   if _chosen_int(v) and v in sizes and v not in probe]
     made_by = next((path for path, v in values[:_TRIED] if _moves(chosen, rec, path, 2 * v + 1)), None)
     if made_by is None:
         return False
