@@ -189,3 +189,10 @@ def test_widths_read_from_the_names_a_model_in_another_folder_passes(monkeypatch
                for n in result.notes), result.notes
     assert not [s for s in result.skips if s.internal], result.skips
     assert not [n for n in result.notes if "raised while re-running" in n], result.notes
+
+
+def test_a_config_under_a_mangled_name_with_fields_in_capitals_is_read():
+    result = resolved.result(f"{RECEIVERS}::ConfiguredFFN")
+    assert result.error is None, result.error
+    assert any(n.startswith("_ConfiguredFFN__C made with the fields the code reads")
+               and "HIDDEN_SIZE=" in n for n in result.notes), result.notes

@@ -12,11 +12,49 @@ from functools import lru_cache
 
 @lru_cache(maxsize=256)
 def parsed(obj) -> ast.AST | None:
-    """The parsed source of a function or class, or None."""
+    """The parsed source of a function or class, or None. Names written ``__x`` inside a class
+    are read as Python compiles them, ``_Class__x`` (a constructor's ``def __init__(self,
+    __C)`` takes ``_MHAtt__C``, the name its signature gives), so that readers compare like
+    with like."""
     try:
-        return ast.parse(textwrap.dedent(inspect.getsource(obj)))
+        tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
     except (OSError, TypeError, SyntaxError, IndentationError):
         return None
+    owner = _defining_class(obj)
+    return _Mangled(owner).visit(tree) if owner else tree
+
+
+def _defining_class(obj) -> str | None:
+    """The name of the class whose body holds ``obj`` (a class: itself), or None."""
+    if isinstance(obj, type):
+        return obj.__name__
+    parts = (getattr(obj, "__qualname__", "") or "").split(".")
+    return parts[-2] if len(parts) >= 2 and parts[-2] != "<locals>" else None
+
+
+class _Mangled(ast.NodeTransformer):
+    """``__x`` (not ``__x__``) as ``_Class__x``, in names, arguments and attributes."""
+
+    def __init__(self, owner: str):
+        self.prefix = "_" + owner.lstrip("_")
+
+    def _name(self, name: str) -> str:
+        if name.startswith("__") and not name.endswith("__") and self.prefix != "_":
+            return self.prefix + name
+        return name
+
+    def visit_Name(self, node):
+        node.id = self._name(node.id)
+        return node
+
+    def visit_arg(self, node):
+        node.arg = self._name(node.arg)
+        return node
+
+    def visit_Attribute(self, node):
+        node.attr = self._name(node.attr)
+        self.generic_visit(node)
+        return node
 
 
 def function_def(tree: ast.AST | None, name: str = "__init__"):

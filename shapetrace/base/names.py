@@ -187,7 +187,10 @@ def special_token(name: str) -> int | None:
 
 def size_of(name: str, *, constructor: bool = False) -> str | None:
     """The dim a name states (``n_embd`` -> C); with ``constructor``, also the names that
-    usually hold one in a constructor (``d_in`` -> C). None for anything else."""
+    usually hold one in a constructor (``d_in`` -> C). None for anything else. A name written
+    in capitals (a config's ``HIDDEN_SIZE``) reads as its lower case."""
+    if name.isupper():
+        name = name.lower()
     dim = STATED.get(name)
     if dim is None and constructor:
         dim = USUALLY.get(name)

@@ -89,3 +89,17 @@ class RowAttention(nn.Module):
         scores = torch.einsum("rcbhd,rkbhd->rbhck", q, k) / head ** 0.5
         out = torch.einsum("rbhck,rkbhd->rcbhd", scores.softmax(-1), v)
         return out.reshape(num_rows, num_cols, batch_size, embed_dim)
+
+
+class ConfiguredFFN(nn.Module):
+    """A config handed in under a name Python mangles (``__C`` -> ``_ConfiguredFFN__C``), its
+    fields written in capitals."""
+
+    def __init__(self, __C):
+        super().__init__()
+        self.__C = __C
+        self.up = nn.Linear(__C.HIDDEN_SIZE, __C.FF_SIZE)
+        self.down = nn.Linear(__C.FF_SIZE, __C.HIDDEN_SIZE)
+
+    def forward(self, x):
+        return self.down(torch.relu(self.up(x)))
