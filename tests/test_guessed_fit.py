@@ -196,3 +196,19 @@ def test_a_config_under_a_mangled_name_with_fields_in_capitals_is_read():
     assert result.error is None, result.error
     assert any(n.startswith("_ConfiguredFFN__C made with the fields the code reads")
                and "HIDDEN_SIZE=" in n for n in result.notes), result.notes
+
+
+def test_a_stride_used_only_as_a_slice_step_is_two():
+    from shapetrace.drive.usage import slice_step
+
+    result = resolved.result(f"{RECEIVERS}::StridedQueries")
+    assert result.error is None, result.error
+    assert any(n.startswith("stride=2, a slice's step") for n in result.notes), result.notes
+    (other,) = resolved_targets("StrideHandedOn")
+    assert not slice_step(other.cls, "stride")
+
+
+def resolved_targets(cls):
+    from shapetrace.drive.targets import resolve_targets
+
+    return resolve_targets(f"{RECEIVERS}::{cls}")

@@ -63,7 +63,7 @@ from .layout import time_first
 from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
 from .config_fields import ReadConfig, called, fields_read, value_by_use
-from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, \
+from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, slice_step, \
     meaning_by_use, torch_default, without_self
 
 # Inferring forward inputs ---------------------------------------------------------------------
@@ -260,6 +260,11 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             if notes is not None:
                 notes.append(f"{p.name} read as {DIM_MEANINGS[named[0]]}, from the name of what "
                              f"{named[1]} passes; give --init {p.name}=VALUE to choose")
+        elif p.default is p.empty and slice_step(cls, p.name):
+            out[p.name] = 2  # Q[:, ::self.stride]: every other position
+            if notes is not None:
+                notes.append(f"{p.name}=2, a slice's step nothing sets (every other position "
+                             f"kept); give --init {p.name}=VALUE to choose")
         elif p.name in UNSET_SIDES:  # a patch's, a window's side, a kernel's size
             out[p.name], what = UNSET_SIDES[p.name]
             if (sides := unpacked_into(cls, p.name)) > 1:  # ``H, W = self.input_resolution``

@@ -444,6 +444,31 @@ def _own_forward(cls: type):
     return (forward, body) if body is not None else (None, None)
 
 
+def slice_step(cls: type, param: str) -> bool:
+    """Whether ``cls`` uses its constructor argument ``param`` only as a slice's step in its
+    forward (``self.stride = stride``, then ``Q[:, ::self.stride]``): every other position kept,
+    any step runs."""
+    func = _reading_init(cls)
+    body = _function_def(_tree(func), func.__name__) if inspect.isfunction(func) else None
+    forward_body = _own_forward(cls)[1]
+    if body is None or forward_body is None:
+        return False
+    local, attributes = _aliases(body, param)
+    stored = set()  # the names assigned to self.<attribute> as they are
+    for node in ast.walk(body):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr in attributes
+                                                for t in node.targets):
+            stored.add(id(node.value))
+    if any(isinstance(n, ast.Name) and n.id in local and isinstance(n.ctx, ast.Load)
+           and id(n) not in stored for n in ast.walk(body)):
+        return False  # the constructor reads it for something else too
+    is_param = _reads(set(), attributes)
+    steps = {id(n.step) for n in ast.walk(forward_body) if isinstance(n, ast.Slice)
+             and n.step is not None and is_param(n.step)}
+    reads = [n for n in ast.walk(forward_body) if is_param(n)]
+    return bool(steps) and all(id(n) in steps for n in reads)
+
+
 def _sized_in_forward(cls: type, attributes: set[str]) -> bool:
     """Whether forward reads ``self.attr`` (one of ``attributes``) other than in a comparison
     (``if self.model_parallel_size > 1``)."""

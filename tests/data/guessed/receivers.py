@@ -103,3 +103,28 @@ class ConfiguredFFN(nn.Module):
 
     def forward(self, x):
         return self.down(torch.relu(self.up(x)))
+
+
+class StridedQueries(nn.Module):
+    """Queries kept at every stride-th position, keys and values at every position."""
+
+    def __init__(self, dim_model, stride):
+        super().__init__()
+        self.stride = stride
+        self.q, self.k, self.v = (nn.Linear(dim_model, dim_model) for _ in range(3))
+
+    def forward(self, x):
+        q = self.q(x[:, ::self.stride])
+        return attend(q, self.k(x), self.v(x))
+
+
+class StrideHandedOn(nn.Module):
+    """A stride a convolution takes: a size of its own, not a slice's step."""
+
+    def __init__(self, dim_model, stride):
+        super().__init__()
+        self.stride = stride
+        self.conv = nn.Conv1d(dim_model, dim_model, 3, stride=stride, padding=1)
+
+    def forward(self, x):
+        return self.conv(x.transpose(1, 2)).transpose(1, 2)[:, ::self.stride]
