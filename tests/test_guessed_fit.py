@@ -97,11 +97,9 @@ def test_a_window_filled_position_by_position_is_read_as_the_size_it_meets():
 
 def test_a_count_of_layers_built_in_a_loop_stays_a_count():
     from shapetrace.drive.usage import LAYER_COUNT, meaning_by_use
-    from shapetrace.drive.targets import resolve_targets
-
-    (target,) = resolve_targets(f"{CHOSEN}::StackedBlocks")
+    target = resolved.target(f"{CHOSEN}::StackedBlocks")
     assert meaning_by_use(target.cls, "depth") == LAYER_COUNT
-    (table,) = resolve_targets(f"{CHOSEN}::DistancePriorAttention")
+    table = resolved.target(f"{CHOSEN}::DistancePriorAttention")
     assert meaning_by_use(table.cls, "win_size") is None
 
 
@@ -204,11 +202,4 @@ def test_a_stride_used_only_as_a_slice_step_is_two():
     result = resolved.result(f"{RECEIVERS}::StridedQueries")
     assert result.error is None, result.error
     assert any(n.startswith("stride=2, a slice's step") for n in result.notes), result.notes
-    (other,) = resolved_targets("StrideHandedOn")
-    assert not slice_step(other.cls, "stride")
-
-
-def resolved_targets(cls):
-    from shapetrace.drive.targets import resolve_targets
-
-    return resolve_targets(f"{RECEIVERS}::{cls}")
+    assert not slice_step(resolved.target(f"{RECEIVERS}::StrideHandedOn").cls, "stride")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 import textwrap
 from functools import lru_cache
 
@@ -17,11 +18,16 @@ def parsed(obj) -> ast.AST | None:
     __C)`` takes ``_MHAtt__C``, the name its signature gives), so that readers compare like
     with like."""
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+        source = textwrap.dedent(inspect.getsource(obj))
+        tree = ast.parse(source)
     except (OSError, TypeError, SyntaxError, IndentationError):
         return None
-    owner = _defining_class(obj)
+    owner = _defining_class(obj) if _PRIVATE.search(source) else None
     return _Mangled(owner).visit(tree) if owner else tree
+
+
+#: a name Python mangles inside a class: two underscores first, not two last
+_PRIVATE = re.compile(r"(?<!\w)__[A-Za-z_]\w*(?<!__)\b")
 
 
 def _defining_class(obj) -> str | None:

@@ -32,6 +32,22 @@ def handed(func, name: str, owner: type | None = None, depth: int = DEPTH, built
     project's code builds it). ``restated(expr, names)``, when given, says whether an expression
     stands for the argument (one of ``names``) unchanged in what matters (a mask reshaped:
     ``mask[:, None]``): such an expression, or a local assigned one, is handed on as it."""
+    for func, there, _ in _reached(func, name, owner, depth, built, restated):
+        yield func, there
+
+
+def handed_levels(func, name: str, owner: type | None = None, depth: int = DEPTH, built=None,
+                  restated=None) -> list[list[tuple[object, str]]]:
+    """What :func:`handed` yields, by how many calls down each receiver is: ``[[(func,
+    name)], [the receivers of its calls], ...]``, one walk."""
+    levels: list[list[tuple[object, str]]] = [[] for _ in range(depth + 1)]
+    for found, there, level in _reached(func, name, owner, depth, built, restated):
+        levels[level].append((found, there))
+    return levels
+
+
+def _reached(func, name: str, owner, depth: int, built, restated):
+    """``(function, parameter name, calls down)`` breadth first: see :func:`handed`."""
     seen: set[tuple[int, str]] = set()
     todo = [(getattr(func, "__func__", func), name, owner, depth)]
     while todo:
@@ -39,7 +55,7 @@ def handed(func, name: str, owner: type | None = None, depth: int = DEPTH, built
         if (id(func), name) in seen or not inspect.isfunction(func):
             continue
         seen.add((id(func), name))
-        yield func, name
+        yield func, name, depth - left
         if left <= 0:
             continue
         body = _function_def(_tree(func), func.__name__)

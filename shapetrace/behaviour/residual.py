@@ -69,7 +69,8 @@ _ACTIVATIONS = frozenset({
     "celu", "hardtanh", "logsigmoid", "softsign", "quick_gelu"})
 #: outputs that moved by no more than this (relative) when the input changed did not move
 _SAME = 1e-9
-_ACT = "act"
+#: the tag of a nonlinearity of a projection (the others: ("x" | "p" | "l" | "w", index))
+_ACT = ("act", None)
 
 
 class _Stream:
@@ -115,17 +116,16 @@ class _Stream:
         fresh = False  # whether the outputs are a projection's, only cut or moved
         if op in _PROJECTIONS or op in _FUSED:
             tags = self.tags((args, kwargs)) if op in _FUSED else self.tags(args[:1])
-            raw = {tag[1] for tag in tags if tag[0] == "x"}
+            raw = _ids(tags, "x")
             if raw:
                 self.first.add(rec.index)
                 self.raw |= raw
             if op in _FUSED:
                 self.attention = True
                 self.attending.add(rec.index)
-            elif _ACT in tags and any(tag[0] == "p" for tag in tags if tag != _ACT) \
-                    and not any(tag[0] == "w" for tag in tags if tag != _ACT):
+            elif _ACT in tags and _ids(tags, "p") and not _ids(tags, "w"):
                 # an activation of a projection, not an attention's output gated by one
-                self.narrowing[rec.index] = {tag[1] for tag in tags if tag != _ACT and tag[0] == "p"}
+                self.narrowing[rec.index] = _ids(tags, "p")
             self.weights[rec.index] = [a for a in (*args[1:], *kwargs.values())
                                        if isinstance(a, nn.Parameter)]
             out = frozenset({("p", rec.index), ("l", rec.index)})
@@ -139,10 +139,10 @@ class _Stream:
         elif op in SOFTMAXES:
             tags = self.tags(args[:1])
             self._attending(tags, rec)
-            out = frozenset(t for t in tags if t != _ACT) | {("w", rec.index)}
+            out = (tags - {_ACT}) | {("w", rec.index)}
         elif op in _PRODUCTS:
             operands = [self.tags(a) for a in args if isinstance(a, Tensor)]
-            if any(tag[0] == "w" for tags in operands for tag in tags if tag != _ACT):
+            if any(_ids(tags, "w") for tags in operands):
                 self.attention = True
                 for tags in operands:
                     self._attending(tags, rec)
@@ -165,13 +165,12 @@ class _Stream:
                     self.fresh.add(id(t))
 
     def _attending(self, tags: frozenset, rec: OpRecord) -> None:
-        for tag in tags:
-            if tag != _ACT and tag[0] == "p":
-                self.attending.add(tag[1])
-            elif tag != _ACT and tag[0] == "x":  # the input itself as queries, keys or values
-                self.first.add(rec.index)
-                self.attending.add(rec.index)
-                self.raw.add(tag[1])
+        self.attending |= _ids(tags, "p")
+        raw = _ids(tags, "x")  # the input itself as queries, keys or values
+        if raw:
+            self.first.add(rec.index)
+            self.attending.add(rec.index)
+            self.raw |= raw
 
     def block(self, output) -> bool:
         """Whether the module is a block: an attention, a norm, and a feed-forward whose second
@@ -191,8 +190,13 @@ class _Stream:
         aside (an attention without an output projection adds its values to the stream)."""
         last: set[int] = set()
         for t in tensors_in(output):
-            last |= {tag[1] for tag in self.of.get(id(t), ()) if tag != _ACT and tag[0] == "l"}
+            last |= _ids(self.of.get(id(t), ()), "l")
         return last - self.attending
+
+
+def _ids(tags, kind: str) -> set[int]:
+    """The indices of the tags of one kind (``"p"``: the projections a value comes from)."""
+    return {tag[1] for tag in tags if tag[0] == kind}
 
 
 def residual_missing(probe: Probe) -> locate.Reader:

@@ -16,9 +16,9 @@ import torch
 from ..base.errors import one_line
 from ..base.source import at_line
 from ..report.results import TargetResult
+from .asked import MET
 from .attempt import Attempt
 from .infer import BUILT_WITH
-from .plan import SIZE_MISMATCH
 
 
 #: what torch says of a size below zero (-1 in a view is "infer this one", not such a size)
@@ -40,31 +40,24 @@ def negative_size(result: TargetResult, chosen: Attempt) -> bool:
     if not _NEGATIVE.search(text) or plan.init is None:
         return False
     given = set(plan.request.init or ())
-    values = [(k, v) for k, v in plan.init.items()
-              if k not in given and type(v) is int and v > 0][:_TRIED]
-    made_by = next((k for k, v in values if _moves(chosen, rec, k, 2 * v + 1)), None)
-    if made_by is None:
-        return False
-    where = at_line(rec.file, rec.line)
-    result.error = (f"{type(chosen.model).__name__} built with {made_by}="
-                    f"{plan.init[made_by]}, a value shapetrace chose, asked {rec.op}{where} for "
-                    f"a size below zero ({one_line(text)[:120]}): that value does not fit the "
-                    f"code's own sizes; give the constructor's arguments with --init NAME=VALUE "
-                    f"(or init in the config)")
-    result.diagnostics = []
-    return True
+    values = [((k,), v) for k, v in plan.init.items()
+              if k not in given and type(v) is int and v > 0]
+    return _refused(result, chosen, values, lambda value: (
+        f"asked {rec.op}{at_line(rec.file, rec.line)} for a size below zero "
+        f"({one_line(text)[:120]})"))
 
 
 def chosen_size_failed(result: TargetResult, chosen: Attempt) -> bool:
     """Two sizes that did not meet at an op, one of them a constructor value shapetrace chose
     and no probe size (a window's side guessed 4 for a table of ``win_size`` x ``win_size``
-    distances that the scores of a sequence divide; a maximum length L met by T is the code's),
-    of the module or of a module it built for one of its arguments (``AttentionLayer(attention=AnomalyAttention(win_size=4, ...))``): the value does
-    not fit the code's own sizes, which says nothing of the code. The value made it when the
-    module built with that value set otherwise runs, or fails at the same op with other sizes;
-    a mismatch no chosen value moves stays a finding."""
+    distances that the scores of a sequence divide; a maximum length L met by T is the
+    code's), of the module or of a module it built for one of its arguments
+    (``AttentionLayer(attention=AnomalyAttention(win_size=4, ...))``): the value does not fit
+    the code's own sizes, which says nothing of the code. The value made it when the module
+    built with that value set otherwise runs, or fails at the same op with other sizes; a
+    mismatch no chosen value moves stays a finding."""
     rec = chosen.failed_op
-    found = SIZE_MISMATCH.search(rec.error[1] or "") if rec is not None and rec.error else None
+    found = MET.search(rec.error[1] or "") if rec is not None and rec.error else None
     plan = chosen.plan
     if found is None or plan.init is None:
         return False
@@ -77,15 +70,22 @@ def chosen_size_failed(result: TargetResult, chosen: Attempt) -> bool:
         inner = BUILT_WITH.get(built) if k not in given and isinstance(built, torch.nn.Module) else None
         values += [((k, name), v) for name, v in (inner or {}).items()
                    if _chosen_int(v) and v in sizes and v not in probe]
-    made_by = next((path for path, v in values[:_TRIED] if _moves(chosen, rec, path, 2 * v + 1)), None)
+    return _refused(result, chosen, values, lambda value: (
+        f"met a size of {next(iter(sizes - {value}), None)} at {rec.op}"
+        f"{at_line(rec.file, rec.line)} ({one_line(rec.error[1])[:120]})"))
+
+
+def _refused(result: TargetResult, chosen: Attempt, values: list, what) -> bool:
+    """The target error for the first of ``values`` (``(argument path, value)``, at most
+    :data:`_TRIED` tried) that moves the failure (``_moves``): the module built with it, and
+    ``what(value)`` the failing op said of it; False when none moves it."""
+    made_by = next(((path, v) for path, v in values[:_TRIED]
+                    if _moves(chosen, chosen.failed_op, path, 2 * v + 1)), None)
     if made_by is None:
         return False
-    value = next(v for path, v in values if path == made_by)
-    name = ".".join(made_by)
-    other = next(iter(sizes - {value}), None)
-    result.error = (f"{type(chosen.model).__name__} built with {name}={value}, a value shapetrace "
-                    f"chose, met a size of {other} at {rec.op}{at_line(rec.file, rec.line)} "
-                    f"({one_line(rec.error[1])[:120]}): that value does not fit the code's own "
+    path, value = made_by
+    result.error = (f"{type(chosen.model).__name__} built with {'.'.join(path)}={value}, a value "
+                    f"shapetrace chose, {what(value)}: that value does not fit the code's own "
                     f"sizes; give the constructor's arguments with --init NAME=VALUE (or init in "
                     f"the config)")
     result.diagnostics = []
@@ -96,15 +96,15 @@ def _chosen_int(value) -> bool:
     return type(value) is int and not isinstance(value, bool)
 
 
-def _moves(chosen: Attempt, failed, name, other: int) -> bool:
-    """Whether the module built with ``name=other`` (everything else as chosen) runs its
+def _moves(chosen: Attempt, failed, path: tuple[str, ...], other: int) -> bool:
+    """Whether the module built with ``other`` at ``path`` (everything else as chosen) runs its
     forward on the same inputs, or fails at the op that failed (its line) with other
-    arguments or another error (other sizes): the failure moved with the value. ``name``: an
-    argument, or ``(argument, its module's argument)`` for a module built for an argument."""
+    arguments or another error (other sizes): the failure moved with the value. ``path``:
+    ``(argument,)``, or ``(argument, its module's argument)`` for a module built for an
+    argument."""
     from ..report.trace import Trace
     from .devices import cpu_only
 
-    path = (name,) if isinstance(name, str) else tuple(name)
     try:
         with cpu_only([]):  # built and run as the attempt was: .cuda() left on the CPU
             init = dict(chosen.plan.init)

@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Mapping
 
 from ..analysis.code import compared_with_none, demanded, never_read, only_tested, owner_class
-from ..analysis.handed import DEPTH, handed
+from ..analysis.handed import handed, handed_levels
 from ..base.names import (
     DATA_INPUTS,
     KEY_VALUE_INPUTS,
@@ -102,15 +102,9 @@ def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None
     when they agree (``layer(src_seq)`` into a block's ``forward(self, x)``), else when every
     receiver whose name gives one agrees; None otherwise. One argument handed on as the queries
     and again as the keys of one call (``self.attn(h, h, h)``) is one sequence, T long."""
-    def reached(depth: int) -> list:
-        return list(handed(forward, name, owner, depth=depth, built=_built_class,
-                           restated=_copied))
-
-    callers = reached(0)
-    for depth in range(1, DEPTH + 1):  # the nearest receivers whose names say something
-        within = reached(depth)
-        level = [r for r in within if r not in callers]
-        nearest = _specs(name, level)
+    levels = handed_levels(forward, name, owner, built=_built_class, restated=_copied)
+    for depth in range(1, len(levels)):  # the nearest receivers whose names say something
+        nearest = _specs(name, levels[depth])
         if nearest is None:
             return None
         if len(nearest) == 1:
@@ -118,11 +112,11 @@ def spec_by_receiver(name: str, forward, owner: type | None) -> InputSpec | None
         if len(nearest) > 1:
             as_queries = {dataclasses.replace(spec, dims=tuple("T" if d == "S" else d for d in spec.dims))
                           for spec in nearest}
+            callers = [r for level in levels[:depth] for r in level]
             if len(as_queries) == 1 and any(_attends_to_itself(func, there) for func, there in callers):
                 return next(iter(as_queries))
             break
-        callers = within
-    found = _specs(name, reached(DEPTH)[1:])
+    found = _specs(name, [r for level in levels[1:] for r in level])
     return next(iter(found)) if found is not None and len(found) == 1 else None
 
 

@@ -34,6 +34,7 @@ import re
 import textwrap
 from collections.abc import Callable
 
+from ..analysis.handed import handed
 from ..base.names import dim_of_word
 from ..base.ops import LAYER_OPS
 
@@ -49,7 +50,7 @@ def time_first(forward: Callable, params: list[str], owner: type | None = None) 
     that builds a mask and calls ``super().forward(x, x, x, mask)``)."""
     votes = _stated(forward, params)
     if not votes:  # the author may say it where the forward hands its inputs on as they came
-        votes = _handed_on(forward, params, owner, _HANDED_DEPTH)
+        votes = _handed_on(forward, params, owner)
     if not votes and isinstance(owner, type):
         for base in owner.__mro__[1:]:
             other = vars(base).get("forward")
@@ -69,90 +70,17 @@ def time_first(forward: Callable, params: list[str], owner: type | None = None) 
 _HANDED_DEPTH = 2
 
 
-def _handed_on(forward: Callable, params: list[str], owner: type | None, depth: int) -> set[str]:
-    """The layouts stated where ``forward`` hands one of its ``params`` on as it came: to a
-    function of the user's module (``multi_head_attention_forward_rpr(query, key, ...)``), a
-    method of its own (``self._attend(x)``), or a submodule of the user's class built in the
-    constructor (``self.self_attn(src, src, src)`` with ``self.self_attn = AttentionRPR(...)``):
-    what that code reads of the parameter it receives (its shape unpacked ``tgt_len, bsz, _ =
-    query.size()``). Only when every such reading agrees."""
-    if depth <= 0:
-        return set()
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(forward)))
-    except (OSError, TypeError, SyntaxError, IndentationError):
-        return set()
-    names = getattr(forward, "__globals__", {})
-    built = _built_in_init(owner) if isinstance(owner, type) else {}
+def _handed_on(forward: Callable, params: list[str], owner: type | None) -> set[str]:
+    """The layouts stated where ``forward`` hands one of its ``params`` on as it came
+    (``analysis.handed``): to a function of the user's module (``multi_head_attention_forward_rpr(
+    query, key, ...)``), a method of its own, or a submodule of the user's class built in the
+    constructor (``self.self_attn(src, src, src)``): what that code reads of the parameter it
+    receives (its shape unpacked ``tgt_len, bsz, _ = query.size()``)."""
     votes: set[str] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        handed = [(i, a.id) for i, a in enumerate(node.args)
-                  if isinstance(a, ast.Name) and a.id in params]
-        handed_kw = [(kw.arg, kw.value.id) for kw in node.keywords
-                     if kw.arg and isinstance(kw.value, ast.Name) and kw.value.id in params]
-        if not handed and not handed_kw:
-            continue
-        callee, next_owner, skip = _callee(node.func, names, owner, built)
-        if callee is None:
-            continue
-        try:
-            theirs = list(inspect.signature(callee).parameters)[skip:]
-        except (TypeError, ValueError):
-            continue
-        received = [theirs[i] for i, _ in handed if i < len(theirs)]
-        received += [k for k, _ in handed_kw if k in theirs]
-        if received:
-            votes |= set(_unpackings(callee, received)) or _handed_on(
-                callee, received, next_owner, depth - 1)
+    for name in params:
+        for func, there in list(handed(forward, name, owner, depth=_HANDED_DEPTH))[1:]:
+            votes |= set(_unpackings(func, [there]))
     return votes
-
-
-def _callee(func: ast.expr, names: dict, owner: type | None, built: dict):
-    """``(function, its class or None, parameters to skip)`` for a call's callee that is the
-    user's code: a function named in the module, ``self.method``, or ``self.layer`` built as a
-    user's class (its forward)."""
-    from .usage import _user_code
-
-    if isinstance(func, ast.Name):
-        found = names.get(func.id)
-        if inspect.isfunction(found) and _user_code(found):
-            return found, None, 0
-        return None, None, 0
-    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-            and func.value.id == "self" and isinstance(owner, type)):
-        return None, None, 0
-    method = getattr(owner, func.attr, None)
-    if inspect.isfunction(method) and _user_code(method):
-        return method, owner, 1
-    cls = built.get(func.attr)
-    forward = vars(cls).get("forward") if isinstance(cls, type) else None
-    if inspect.isfunction(forward) and _user_code(cls):
-        return forward, cls, 1
-    return None, None, 0
-
-
-def _built_in_init(owner: type) -> dict[str, type]:
-    """``self.<attr> = Class(...)`` in ``owner``'s constructor: attr -> the class, where the
-    module's globals name one."""
-    init = vars(owner).get("__init__")
-    if not inspect.isfunction(init):
-        return {}
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
-    except (OSError, TypeError, SyntaxError, IndentationError):
-        return {}
-    out: dict[str, type] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Attribute) \
-                and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self" \
-                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
-            found = init.__globals__.get(node.value.func.id)
-            if isinstance(found, type):
-                out[node.targets[0].attr] = found
-    return out
 
 
 def _stated(forward: Callable, params: list[str]) -> set[str]:

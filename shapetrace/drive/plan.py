@@ -17,7 +17,6 @@ stands, with a note saying which reading it was.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,11 +136,6 @@ class AmbiguousSize(Guess):
                                       note=note, reading_of=self)
 
 
-#: the two sizes of a mismatch torch names (``The size of tensor a (4) must match the size of
-#: tensor b (7)``)
-SIZE_MISMATCH = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
-
-
 @dataclass(frozen=True)
 class ChosenSize(Guess):
     """A constructor value shapetrace chose that is no probe size (a window's side guessed 4,
@@ -157,7 +151,7 @@ class ChosenSize(Guess):
 
     def _met(self, failed, plan: Plan) -> tuple[str, int] | None:
         op = failed.failed_op
-        found = SIZE_MISMATCH.search(op.error[1] or "") if op is not None and op.error else None
+        found = MET.search(op.error[1] or "") if op is not None and op.error else None
         if found is None:
             return None
         sizes = {int(found.group(1)), int(found.group(2))}
@@ -466,10 +460,6 @@ def make_plan(request: Request) -> Plan:
         for name, value in init.items():  # hidden_dim=4*C may be the width itself
             if name in FFN and name not in (request.init or {}) and value == 4 * dims["C"]:
                 guesses.append(HiddenSize(name, value))
-        sizes = set(dims.values())
-        chosen = [ChosenSize(name, value) for name, value in init.items()
-                  if name not in (request.init or {}) and name not in READ_AGAIN
-                  and type(value) is int and value > 1 and value not in sizes]
     elif isinstance(module, _nn_module()):
         if request.init:
             raise UsageError("init is only used when check() is given a class, not an instance")
@@ -538,12 +528,14 @@ def make_plan(request: Request) -> Plan:
         from .rank_reads import rank_guesses
 
         guesses += rank_guesses(getattr(request.cls, "forward", None), inputs)
-    if isinstance(module, type):
-        guesses += chosen  # a value chosen that met a probe size: read as that size, late
     if isinstance(module, type):  # a count set over the constructor's default, split by
         from .defaults_read import ModuleDefaults, OverDefaults, TiedDefaults
         from .setup_read import SetUpCall
         given = frozenset(request.init or {})
+        sizes = set(dims.values())  # a value chosen that met a probe size: read as it, late
+        guesses += [ChosenSize(name, value) for name, value in init.items()
+                    if name not in given and name not in READ_AGAIN
+                    and type(value) is int and value > 1 and value not in sizes]
         guesses += [OverDefaults(given, replanned), TiedDefaults(given), ModuleDefaults(given, replanned),
                     SetUpCall()]
     return Plan(request, init, inputs, problem, tuple(guesses),
