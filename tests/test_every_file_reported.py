@@ -92,6 +92,43 @@ def test_namespace_folders_under_a_marked_project(capsys, tmp_path):
     assert result["error"] is None and result["ok"], result["error"]
 
 
+def test_two_files_of_one_namespace_project_in_one_run(capsys, tmp_path, monkeypatch):
+    """Folders without __init__.py imported by their full names (``from proj.nn.helpers
+    import ...``), two files of them in one run: the first file's imports are taken out of
+    ``sys.modules`` after its check, the parent before its child, and the second file still
+    imports its siblings (a namespace package's path read whole looks its parent up)."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "proj" / "nn" / "helpers.py", """
+        from torch import nn
+
+        class Mix(nn.Module):
+            def __init__(self, n_embd):
+                super().__init__()
+                self.lin = nn.Linear(n_embd, n_embd)
+
+            def forward(self, x):
+                return self.lin(x)
+    """)
+    for name in ("first", "second"):
+        write(tmp_path / "proj" / "nn" / f"{name}.py", """
+            from torch import nn
+            from proj.nn.helpers import Mix
+
+            class Block(nn.Module):
+                def __init__(self, n_embd):
+                    super().__init__()
+                    self.mix = Mix(n_embd)
+
+                def forward(self, x):
+                    return x + self.mix(x)
+        """)
+    code, report, _ = run_json(capsys, "proj/nn/first.py", "proj/nn/second.py")
+    blocks = {r["target"]: r for r in report["targets"] if r["target"].endswith("::Block")}
+    assert set(blocks) == {"proj/nn/first.py::Block", "proj/nn/second.py::Block"}
+    for result in blocks.values():
+        assert result["error"] is None and result["ok"], result["error"]
+
+
 def test_two_students_packages_of_one_name_keep_their_own_siblings(tmp_path):
     """alice/mypkg and bob/mypkg, each attn.py importing ``.helpers``: each gets its own, in
     one process, in any order, with and without the pytest plugin's isolation."""

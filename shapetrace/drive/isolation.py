@@ -49,12 +49,10 @@ def _library() -> tuple[str, ...]:
 
 def _namespace_of_users(module) -> bool:
     """A namespace package whose every folder is the user's."""
+    from .syspath import package_folders  # as last computed: its parent may be gone by now
+
     try:
-        paths = getattr(module, "__path__", None) or ()
-        # a namespace package's path as last computed: computing it again looks its parent up
-        # in sys.modules, which may be gone by now (KeyError)
-        paths = getattr(paths, "_path", paths)
-        folders = [os.path.realpath(p) + os.sep for p in paths]
+        folders = [os.path.realpath(p) + os.sep for p in package_folders(module)]
     except Exception:  # noqa: BLE001 - a path that cannot be read: not known to be the user's
         return False
     return bool(folders) and not any(f.startswith(_library()) for f in folders)

@@ -20,10 +20,7 @@ def drop_user_modules(names) -> None:
     ``__init__`` failed leaves its namespace subpackages behind, which then find no parent)."""
     for name in names:
         module = sys.modules.get(name)
-        try:
-            where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
-        except KeyError:  # a namespace package whose parent is gone already
-            where = ""
+        where = getattr(module, "__file__", None) or next(iter(package_folders(module)), None)
         if where is not None and not is_library_file(str(where), installed_is_library=True):
             sys.modules.pop(name, None)
 
@@ -88,8 +85,22 @@ def homes(module) -> list[Path]:
         resolved = Path(filename).resolve()
         return [resolved.parent if resolved.name == "__init__.py" else resolved]
     try:
-        return [Path(p).resolve() for p in getattr(module, "__path__", None) or ()]
+        return [Path(p).resolve() for p in package_folders(module)]
     except (TypeError, OSError):
+        return []
+
+
+def package_folders(module) -> list:
+    """The folders of a package as last computed (empty for a plain module). A namespace
+    package's ``__path__`` computes itself again when read whole (its length, its items),
+    looking its parent up in ``sys.modules``: a parent taken out already raises KeyError there,
+    so its last computed list is read instead."""
+    paths = getattr(module, "__path__", None)
+    if paths is None:
+        return []
+    try:
+        return list(getattr(paths, "_path", paths))
+    except Exception:  # noqa: BLE001 - a path that cannot be read: no folders known
         return []
 
 
