@@ -78,6 +78,10 @@ FIRING = [
     ("positions.py", "RotaryCountedByHeads", "positions-ignored", {"dims": {"H": 1, "d": 16}}),
     # the mask cast to floats for a mean pooling, and never given to the encoder before it
     ("masks.py", "MeanPooledEncoderMaskOnlyPooled", "mask-ignored", BOOL_MASK),
+    # a mask of no stated meaning, read (reshaped, padded for a null key, made a bias) and
+    # then left out: found where the attention was called without it, or at its softmax
+    ("masks.py", "PreparedMaskNeverPassed", "mask-ignored", BOOL_MASK),
+    ("masks.py", "PreparedMaskLeftBeside", "mask-ignored", BOOL_MASK),
     # blocks whose input reaches the output only through the sublayers: found at the product
     # that cut the stream, else where the output was made (the line that called the sublayer)
     ("residual.py", "AttentionFedOn", "residual-missing", {}),
@@ -134,6 +138,10 @@ QUIET = [
     ("masks.py", "MaskedPoolingWeightsMultiplied", BOOL_MASK),
     ("masks.py", "PoolingWithCoordinatesFilledWrapped", BOOL_MASK),
     ("masks.py", "KeyMaskHandedToSubmodule", {"inputs": ["x=B,T,C", "pad_mask=B,T:bool"]}),
+    # the same masks applied, by either convention; one a signature takes and never reads; one
+    # read only for the lengths
+    *[("masks.py", cls, BOOL_MASK) for cls in (
+        "PreparedMaskPassed", "PaddingMarkedTrue", "MaskTakenAndLeft", "MaskOnlyCounted")],
     # positions made into tables in the forward, each row where its token is
     ("positions.py", "RotaryOnePerToken", {"dims": {"B": 2, "H": 4, "d": 8}}),
     ("positions.py", "RotaryTimeFirstHelper", {"dims": {"B": 2, "H": 4, "d": 8}}),

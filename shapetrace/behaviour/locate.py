@@ -30,6 +30,7 @@ from torch import Tensor
 
 from ..base.ops import MOVES, OVERWRITES, PICKS, UNINITIALISED, base_name, reduced_axes
 from ..base.records import OpRecord, TraceData
+from ..base.source import display_path, resolve_site
 from ..record.tracer import Recorder
 from .probe import Axes, Probe, SavedBytes, axes_of, normalise, reduce_grad, row_grads
 from .results import PERMUTATION_RTOL, RTOL
@@ -325,3 +326,23 @@ def _lengthened_sizes(rec: OpRecord, dims) -> set[int]:
 def _lengthens_time(before: Sequence[int], after: Sequence[int], T: int) -> bool:
     """``after`` has ``before``'s axes, with an axis of size T grown longer."""
     return len(before) == len(after) and any(b == T and a > T for b, a in zip(before, after))
+
+
+def called_at(probe: Probe, run: Run, rec: OpRecord) -> tuple[str | None, int | None]:
+    """The line of the module's own forward that called the sublayer ``rec`` ran in (``x =
+    self.ff(self.norm2(x))``), when one line did; else ``(None, None)``."""
+    path = (rec.module or "").split(".")
+    if len(path) < 2 or path[0] != probe.root or not run.calls:
+        return None, None
+    try:
+        child = probe.model.get_submodule(path[1])
+    except AttributeError:
+        return None, None
+    own = {vars(k)["forward"].__code__ for k in type(probe.model).__mro__
+           if callable(vars(k).get("forward")) and hasattr(vars(k)["forward"], "__code__")}
+    sites = {site for site in run.calls.get(type(child), ()) if site[0] in own}
+    if len(sites) != 1:
+        return None, None
+    code, lasti = next(iter(sites))
+    file, line, _, _ = resolve_site(code, lasti)
+    return (display_path(file) if file else None), line

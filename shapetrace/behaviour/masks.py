@@ -64,6 +64,9 @@ _ATTENTIONS = MATMULS | {SDPA}
 def padding_ignored(probe: Probe) -> list:
     """The ``mask-ignored`` finding for a generated padding mask, or nothing."""
     found = _judged_mask(probe) if probe.B != probe.T else None
+    unread = found is None and probe.B != probe.T  # no reading of it: judged only if dropped
+    if unread:
+        found = _mask_of_no_reading(probe)
     if found is None:
         return []
     arg, keep, meaning, declared = found
@@ -80,13 +83,18 @@ def padding_ignored(probe: Probe) -> list:
         if not _leaks(outs, leaves, sources, keep, probe):
             return []
         changes_nothing = _changes_nothing(probe, args, arg, meaning, outs)
+        if unread and not (changes_nothing and _changes_nothing(probe, args, arg, "flip", outs)):
+            return []  # it does something, by a convention nothing says: not judged
         if meaning is None and not changes_nothing:
             # Without a reading from the code, which values mean padding is the code's own
             # convention (1 = padding is one too): a mask that changes the output is applied
             # its own way and is not judged here. One that changes nothing is ignored.
             return []
-    rec, records = _first_leak(probe, args, emb, leaves, sources, keep)
+    rec, records, run = _first_leak(probe, args, emb, leaves, sources, keep)
     pooled = _weighted_sum(rec, records, probe.T) if rec is not None else None
+    if unread and rec is not None:  # scores of any number of keys (a null key, memory slots)
+        taken = pooled or _weights_taken(rec, records, probe.T) or _softmax_after(rec, records)
+        return _dropped(probe, run, args[arg], rec, records, taken) if taken is not None else []
     if rec is None or not (_is_attention(rec, probe.T) or pooled is not None):
         return []
     applied = None if changes_nothing else _masking(records, probe)
@@ -195,9 +203,14 @@ def _same(a, b) -> bool:
 
 def _changes_nothing(probe: Probe, args, arg: int, meaning: str | None, outs) -> bool:
     """Whether the outputs are the same with every position of mask ``arg`` kept (all ones;
-    all zeros for a mask the code reads as True = masked out)."""
+    all zeros for a mask the code reads as True = masked out); with ``meaning`` "flip", with
+    each of its values turned the other way."""
     every_real = list(args)
-    every_real[arg] = (torch.zeros_like if meaning == "drop" else torch.ones_like)(args[arg])
+    if meaning == "flip":
+        mask = args[arg]
+        every_real[arg] = ~mask if mask.dtype == torch.bool else 1 - mask
+    else:
+        every_real[arg] = (torch.zeros_like if meaning == "drop" else torch.ones_like)(args[arg])
     with torch.no_grad():
         unmasked = probe.call(every_real)
     return all(_same(a, get(unmasked, path)) for a, (_, path) in zip(outs, probe.paths))
@@ -225,6 +238,71 @@ def _judged_mask(probe: Probe) -> tuple[int, Tensor, str | None] | None:
                 return i, keep, meaning, declared
     found = _padding_mask(probe)
     return (*found, None, False) if found is not None else None
+
+
+def _mask_of_no_reading(probe: Probe) -> tuple[int, Tensor, None, bool] | None:
+    """(argument index, its True positions, None, False) for the first (B, T) 0/1 tensor passed
+    in with both values in every row, whose meaning neither the code nor its values say (a
+    declared ``mask=B,T:bool``). Which value keeps a position is not known; a mask that changes
+    nothing, whichever way it is set, after the forward read it, is dropped either way."""
+    for i, role in enumerate(probe.roles):
+        value = probe.args[i] if i < len(probe.args) else None
+        if role is None or not isinstance(value, Tensor) or tuple(value.shape) != (probe.B, probe.T) \
+                or value.is_floating_point() or not bool(((value == 0) | (value == 1)).all()):
+            continue
+        keep = value.bool()
+        if bool(keep.any(1).all()) and bool((~keep).any(1).all()):
+            return i, keep, None, False
+    return None
+
+
+def _dropped(probe: Probe, run: locate.Run, mask: Tensor, rec: OpRecord, records,
+             taken: OpRecord) -> list:
+    """The ``mask-ignored`` finding for a mask that the forward read (reshaped, padded, cast)
+    and that changes nothing, however it is set: what was made from it was dropped. Placed at
+    the line of the forward that read it which called the sublayer the attention ran in (the
+    call that should have been given the mask), else at the attention; nothing when no op read
+    it (a mask a signature takes and leaves: not this check's to judge)."""
+    derived: list[OpRecord] = []  # the records that read it, or what was made from it
+    made: set[int] = set()
+    for r in records:
+        if any(m._made_by in made if m._made_by is not None else
+               tuple(m.shape) == tuple(mask.shape) and m.dtype == mask.dtype for m in r.inputs):
+            derived.append(r)
+            made.add(r.index)
+    first = next((r for r in derived if r.site is not None and r.line is not None), None)
+    if first is None:
+        return []
+    last = max((r for r in derived if r.site is not None and r.site[0] is first.site[0]
+                and r.line is not None), key=lambda r: r.index)
+    name = next((role.name for role, a in zip(probe.roles, probe.args) if a is mask and role),
+                None) or "the mask"
+    file, line = (None, None) if taken.site is not None and taken.site[0] is first.site[0] \
+        else locate.called_at(probe, run, taken)
+    used = f"the attention at {taken.file}:{taken.line} (`{taken.source or taken.op}`)"
+    message = (f"`{name}` is read (line {first.line}: `{first.source or first.op}`; "
+               f"last at line {last.line}: `{last.source or last.op}`) and never applied: the "
+               f"output is the same whatever it holds (every position kept, or each one "
+               f"turned the other way), and the output at the positions it keeps depends on the "
+               f"inputs at the positions it masks: {used} weighs them in"
+               + (f", called at line {line} without it" if line is not None else ""))
+    hint = (f"pass what line {last.line} makes to the attention (its mask argument), or apply it "
+            f"to the scores before the softmax: scores.masked_fill(~mask, float('-inf'))")
+    at = {"file": file, "line": line} if line is not None else {}
+    return [diagnostic("mask-ignored", message, hint, rec=taken, mask=name, **at)]
+
+
+def _softmax_after(rec: OpRecord, records, hops: int = 3) -> OpRecord | None:
+    """The softmax that normalises what ``rec`` made, within ``hops`` ops (a scale, a bias
+    added on the way): the weights of an attention whose scores ``rec`` computed."""
+    reached = {rec.index}
+    for later in records[rec.index + 1:]:
+        if any(m._made_by in reached for m in later.inputs):
+            if later.op in SOFTMAXES:
+                return later
+            if len(reached) <= hops:
+                reached.add(later.index)
+    return None
 
 
 def _padding_mask(probe: Probe) -> tuple[int, Tensor] | None:
@@ -288,15 +366,15 @@ def _leaks(outs, leaves, sources, keep: Tensor, probe: Probe) -> bool:
 
 
 def _first_leak(probe: Probe, args, emb, leaves, sources,
-                keep: Tensor) -> tuple[OpRecord | None, list[OpRecord]]:
-    """The first op whose output at a real position depends on a padded input, and the
-    records of the run."""
+                keep: Tensor) -> tuple[OpRecord | None, list[OpRecord], locate.Run]:
+    """The first op whose output at a real position depends on a padded input, the records of
+    the run, and the run."""
     run = locate.record(probe, args, grad=True, embeddings=emb)
     for step in run.steps:
         outs = [t for t in step.outputs if t.requires_grad]
         if outs and _leaks(outs, leaves, sources, keep, probe):
-            return step.rec, run.records
-    return None, run.records
+            return step.rec, run.records, run
+    return None, run.records, run
 
 
 def _masking(records, probe: Probe) -> OpRecord | None:

@@ -260,7 +260,7 @@ def _finding(probe: Probe, first: locate.Run, second: locate.Run, shape) -> Diag
             "`x = x + self.mlp(self.norm2(x))` (or `x = self.norm1(x + self.attn(x))`).")
     file = line = None
     if not stopped and rec is not None:  # made inside a sublayer: the line that called it
-        file, line = _called_at(probe, first, rec)
+        file, line = locate.called_at(probe, first, rec)
     return diagnostic("residual-missing", message, hint, rec=rec, file=file, line=line,
                       module=name if line is not None else None)
 
@@ -286,23 +286,3 @@ def _cut(first: locate.Run, second: locate.Run) -> OpRecord | None:
         if any(m._made_by is not None and moved(m._made_by) for m in rec.inputs):
             found = rec
     return found
-
-
-def _called_at(probe: Probe, run: locate.Run, rec: OpRecord) -> tuple[str | None, int | None]:
-    """The line of the module's own forward that called the sublayer ``rec`` ran in (``x =
-    self.ff(self.norm2(x))``), when one line did; else ``(None, None)``."""
-    path = (rec.module or "").split(".")
-    if len(path) < 2 or path[0] != probe.root or not run.calls:
-        return None, None
-    try:
-        child = probe.model.get_submodule(path[1])
-    except AttributeError:
-        return None, None
-    own = {vars(k)["forward"].__code__ for k in type(probe.model).__mro__
-           if callable(vars(k).get("forward")) and hasattr(vars(k)["forward"], "__code__")}
-    sites = {site for site in run.calls.get(type(child), ()) if site[0] in own}
-    if len(sites) != 1:
-        return None, None
-    code, lasti = next(iter(sites))
-    file, line, _, _ = resolve_site(code, lasti)
-    return (display_path(file) if file else None), line

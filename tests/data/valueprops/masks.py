@@ -324,3 +324,98 @@ class MeanPooledEncoderMaskOnlyPooled(MeanPooledEncoder):
         h = self.encode(x)
         weights = mask.float().unsqueeze(-1)
         return (h * weights).sum(dim=1) / weights.sum(dim=1)  # BUG
+
+
+class _NullKeyAttend(nn.Module):
+    """Softmax attention over keys that start with a learned null key; an optional mask of the
+    keys (True: may attend) hides the rest."""
+
+    def forward(self, q, k, v, mask=None):
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        return scores.softmax(-1) @ v
+
+
+class PreparedMaskNeverPassed(nn.Module):
+    """A key mask reshaped and padded for the null key, then the attention called without it."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.null_kv = nn.Parameter(torch.randn(2, n_head, 1, n_embd // n_head))
+        self.attend = _NullKeyAttend()
+        self.out = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x, mask=None):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                   for t in self.qkv(x).split(C, dim=2))
+        k = torch.cat((self.null_kv[0].expand(B, -1, -1, -1), k), dim=2)
+        v = torch.cat((self.null_kv[1].expand(B, -1, -1, -1), v), dim=2)
+        if mask is not None:
+            mask = mask[:, None, None, :]
+            mask = F.pad(mask, (1, 0), value=True)
+        y = self.attend(q, k, v)  # BUG
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class PreparedMaskPassed(PreparedMaskNeverPassed):
+    def forward(self, x, mask=None):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                   for t in self.qkv(x).split(C, dim=2))
+        k = torch.cat((self.null_kv[0].expand(B, -1, -1, -1), k), dim=2)
+        v = torch.cat((self.null_kv[1].expand(B, -1, -1, -1), v), dim=2)
+        if mask is not None:
+            mask = F.pad(mask[:, None, None, :], (1, 0), value=True)
+        y = self.attend(q, k, v, mask)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class PreparedMaskLeftBeside(PaddedSelfAttention):
+    """The mask turned into an additive bias in forward, and the softmax taken of the scores
+    without it."""
+
+    def forward(self, x, mask):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        bias = (~mask)[:, None, None, :].float() * -1e9
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
+        y = scores.softmax(-1) @ v  # BUG
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class PaddingMarkedTrue(PaddedSelfAttention):
+    """A mask whose True marks padding (its own convention), applied: not judged."""
+
+    def forward(self, x, mask):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(C // self.n_head)
+        scores = scores + mask[:, None, None, :].float() * -1e9
+        y = scores.softmax(-1) @ v
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class MaskTakenAndLeft(PaddedSelfAttention):
+    """A signature that takes a mask and never reads it (an encoder that has no padding):
+    nothing was made from it, so nothing was dropped."""
+
+    def forward(self, x, mask=None):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        y = F.scaled_dot_product_attention(q, k, v)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class MaskOnlyCounted(PaddedSelfAttention):
+    """The mask read for the lengths that scale the output: it moves the output, its own way."""
+
+    def forward(self, x, mask):
+        B, T, C = x.shape
+        q, k, v = self.heads(x)
+        lengths = mask.sum(-1, keepdim=True).float()
+        y = F.scaled_dot_product_attention(q, k, v)
+        return self.out(y.transpose(1, 2).reshape(B, T, C)) / lengths[:, :, None]
