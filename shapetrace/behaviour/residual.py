@@ -44,7 +44,6 @@ from ..base.diagnostics import Diagnostic
 from ..base.ops import BIASED_MATMULS, EINSUMS, EMBEDDINGS, LAYER_OPS, MATMULS, MOVES, SDPA, \
     SOFTMAXES, TRAILING_NORMS, base_name
 from ..base.records import OpRecord
-from ..base.source import display_path, resolve_site
 from ..record.tensors import tensors_in
 from ..rules.registry import diagnostic
 from . import locate
