@@ -97,3 +97,40 @@ def test_config_mapping(source, rewritten):
 
 def test_file_without_module_config_is_left_alone():
     assert config_at("import torch\nx = 3\n", Dims()) is None
+
+
+def test_config_kept_with_no_size_read_is_made_from_what_is_read(tmp_path, capsys):
+    """``self.args = args`` with only ``args.dropout`` read, and a block that keeps ``args``
+    without reading it: the config is made from the fields read (dropout 0.0), an empty one
+    where none is, and both classes run."""
+    import textwrap
+
+    from shapetrace.frontends.cli import main
+
+    path = tmp_path / "pointy.py"
+    path.write_text(textwrap.dedent('''
+        import torch.nn as nn
+
+        class Mixer(nn.Module):
+            def __init__(self, args, channels=32):
+                super().__init__()
+                self.args = args
+                self.proj = nn.Linear(channels, channels)
+
+            def forward(self, x):
+                return x + self.proj(x)
+
+        class Head(nn.Module):
+            def __init__(self, args, channels=32):
+                super().__init__()
+                self.args = args
+                self.mixer = Mixer(args, channels)
+                self.drop = nn.Dropout(p=args.dropout)
+
+            def forward(self, x):
+                return self.drop(self.mixer(x))
+    '''))
+    main([str(path), "--format", "json", "--no-trace"])
+    report = json.loads(capsys.readouterr().out)
+    assert {t["target"].rsplit("::", 1)[1]: t["error"] for t in report["targets"]} == \
+        {"Mixer": None, "Head": None}

@@ -490,9 +490,20 @@ def _config_from_reads(cls: type, param: inspect.Parameter, dims: Mapping[str, i
     says): a dict when every field is read by key, else a namespace. None when the code reads
     no width or head count from it."""
     fields = fields_read(cls, param.name)
-    if not {field_size(name) for name in _leaf_names(fields)} & {"C", "H"} or called(cls, param.name):
-        return None  # (one the class calls, ``self.transf(src, tgt)``, is a module: not a config)
-    return _config_of(fields, dims)
+    if called(cls, param.name):
+        return None  # one the class calls, ``self.transf(src, tgt)``, is a module: not a config
+    if {field_size(name) for name in _leaf_names(fields)} & {"C", "H"}:
+        return _config_of(fields, dims)
+    if not fields:  # kept (``self.args = args``) or handed on, no field read: any object
+        return types.SimpleNamespace() if param.name in CONFIG else None
+    made = _config_of(fields, dims)  # no size read from it (``args.dropout`` alone): a config
+    return made if param.name in CONFIG and None not in _leaf_values(made) else None  # all known
+
+
+def _leaf_values(config) -> list:
+    values = config.values() if isinstance(config, dict) else vars(config).values()
+    return [leaf for value in values for leaf in (
+        _leaf_values(value) if isinstance(value, (dict, types.SimpleNamespace)) else [value])]
 
 
 def _leaf_names(fields: Mapping) -> set[str]:
