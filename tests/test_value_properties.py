@@ -160,7 +160,8 @@ QUIET = [
     ("residual.py", "CrossAttending", {"inputs": ["x=B,T,C", "context=B,S,C"]}),
     # not blocks: an attention alone, a block between input and output layers, a projected skip
     *[("residual.py", cls, {}) for cls in ("AttentionAlone", "ProjectedInAndOut", "ProjectedSkip",
-                                           "GatedOutputAttention", "ScoreBiasNetwork")],
+                                           "GatedOutputAttention", "ScoreBiasNetwork",
+                                           "AttentionThenRegressionHead")],
     # mixes samples by design (batch-leak says so): only the diagonal must not be reported
     ("collapse.py", "InBatchPositives", {"batch_mixing": True}),
 ]

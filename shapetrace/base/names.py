@@ -66,6 +66,11 @@ USUALLY: dict[str, str] = {
     **dict.fromkeys(("max_batch_size", "max_batch", "max_bsz", "batch_size", "bsz"), "B"),
 }
 
+#: Of those, the ones that give a module's output width: a whole number given as their default is
+#: the width the author meant the output to have (a head's two angles, a class count), kept
+OUTPUT_SIZES = frozenset(("d_out", "out_dim", "output_dim", "out_features", "dim_out",
+                          "output_size", "out_size"))
+
 #: A name that means one size in some codebases and another in others, with its readings in
 #: order: ``num_tokens`` is the vocabulary in x-transformers and Bloem's GPT, the sequence length
 #: in an MLP-Mixer's token mixing. Guessed as the first; the others are tried when it does not fit.

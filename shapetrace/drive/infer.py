@@ -35,6 +35,7 @@ from ..base.names import (
     LAYER_INDICES,
     LAYERS,
     MASK_INPUT,
+    OUTPUT_SIZES,
     SWITCH_DEFAULTS,
     TIMESTEP_INPUTS,
     UNSET_SIDES,
@@ -399,6 +400,8 @@ def infer_value(name: str, default: object, dims: Mapping[str, int], *,
     if name in DIM_NAMES and name in dims and not has_default:  # __init__(self, V, d_model, h)
         return dims[name]
     dim = size_of(name, constructor=True)
+    if dim is not None and has_default and name in OUTPUT_SIZES and type(default) is int:
+        return default  # the author's own output width (``output_dim=2``: two angles), not C
     if dim is not None:
         return dims[dim]
     if name in FFN:

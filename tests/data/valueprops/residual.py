@@ -220,6 +220,21 @@ class AttentionAlone(nn.Module):
         return self.attn(x)
 
 
+class AttentionThenRegressionHead(nn.Module):
+    """Attention, a norm, and an MLP head down to the two numbers predicted per token (its
+    default output width): an output of another width has no skip to carry."""
+
+    def __init__(self, embed_dim, hidden_dim, output_dim=2):
+        super().__init__()
+        self.attn = SelfAttention(embed_dim, 1)
+        self.norm = nn.LayerNorm(embed_dim)
+        self.head = nn.Sequential(nn.Linear(embed_dim, hidden_dim), nn.GELU(),
+                                  nn.Linear(hidden_dim, output_dim))
+
+    def forward(self, x):
+        return self.head(self.norm(self.attn(x)))
+
+
 class ProjectedInAndOut(nn.Module):
     """An input layer, a block, an output layer: the input is projected before any sublayer."""
 
