@@ -203,3 +203,13 @@ def test_a_stride_used_only_as_a_slice_step_is_two():
     assert result.error is None, result.error
     assert any(n.startswith("stride=2, a slice's step") for n in result.notes), result.notes
     assert not slice_step(resolved.target(f"{RECEIVERS}::StrideHandedOn").cls, "stride")
+
+
+def test_a_head_count_kept_at_its_default_is_the_probe_head_count():
+    """``head: int = 8`` that no name says counts heads, handed on to the attention: the width
+    shapetrace chose does not split into 8, which is its choice, not a bug; built with H = 8,
+    the block runs clean and its axes are named."""
+    result = resolved.result(f"{DATA}::EncoderHandingOnItsHeads")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+    assert result.dims["H"] == 8 and result.dims["C"] == 8 * result.dims["d"]

@@ -17,6 +17,7 @@ stands, with a note saying which reading it was.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -341,6 +342,9 @@ class ProbeSizes(Guess):
         wanted = 1
         for n in target:
             wanted *= n
+        kept = _kept_count(target, plan, op)
+        if kept is not None and not {"H", "C"} & dims.explicit:
+            return "H", kept, "the count of heads the constructor keeps as its own default"
         for name in ("T", "S"):  # the sequence must be as long as what the view asks for
             size = dims[name]
             if name in self.free and (wanted * size) % numel == 0 and numel % size == 0:
@@ -348,6 +352,26 @@ class ProbeSizes(Guess):
                 if new != size and 1 < new <= 4096 and any(size in m.shape for m in op.inputs):
                     return name, new, f"the sequence length {failed.failed_op.op} asks for"
         return None
+
+
+def _kept_count(target: list[int], plan: Plan, op) -> int | None:
+    """A count the view splits the width by that the constructor kept at its own default
+    (``head: int = 8`` that no name says is the heads' count), when the width shapetrace chose
+    does not divide by it: (B, T, C) viewed as (B, T, 8, C // 8). None otherwise."""
+    init, cls = plan.init, plan.request.module
+    width = plan.dims["C"]
+    if not init or not isinstance(cls, type) or not op.inputs or op.inputs[0].shape[-1] != width:
+        return None
+    try:
+        defaults = {p.name: p.default for p in inspect.signature(cls).parameters.values()}
+    except (TypeError, ValueError):
+        return None
+    for name, value in init.items():
+        if type(value) is int and 1 < value <= 64 and value == defaults.get(name) \
+                and width % value and value in target and width // value in target \
+                and value not in plan.dims.values():
+            return value
+    return None
 
 
 #: the ops that ask for a shape

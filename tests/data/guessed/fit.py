@@ -167,3 +167,35 @@ class WidthsPerLevel(nn.Module):
         for level in self.levels:
             x = level(x)
         return x
+
+
+class _SplitByDefault(nn.Module):
+    """Heads counted by a parameter no table names (``head``), kept at its default of 8: the
+    width shapetrace chooses must split into 8."""
+
+    def __init__(self, feats: int, head: int = 8):
+        super().__init__()
+        self.head, self.feats = head, feats
+        self.qkv = nn.Linear(feats, 3 * feats)
+        self.o = nn.Linear(feats, feats)
+
+    def forward(self, x):
+        b, n, f = x.size()
+        q, k, v = (t.view(b, n, self.head, f // self.head).transpose(1, 2)
+                   for t in self.qkv(x).chunk(3, dim=-1))
+        w = torch.softmax(q @ k.transpose(-2, -1) / (f // self.head) ** 0.5, dim=-1)
+        return self.o((w @ v).transpose(1, 2).flatten(2))
+
+
+class EncoderHandingOnItsHeads(nn.Module):
+    """A block that hands its own default head count on to its attention."""
+
+    def __init__(self, feats: int, hidden: int, head: int = 8):
+        super().__init__()
+        self.norm = nn.LayerNorm(feats)
+        self.attn = _SplitByDefault(feats, head=head)
+        self.mlp = nn.Sequential(nn.Linear(feats, hidden), nn.GELU(), nn.Linear(hidden, feats))
+
+    def forward(self, x):
+        x = x + self.attn(self.norm(x))
+        return x + self.mlp(x)
