@@ -213,3 +213,34 @@ def test_a_head_count_kept_at_its_default_is_the_probe_head_count():
     assert result.error is None, result.error
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
     assert result.dims["H"] == 8 and result.dims["C"] == 8 * result.dims["d"]
+
+
+RECSYS = Path(__file__).with_name("data") / "guessed" / "recsys.py"
+
+
+def test_a_recommender_is_built_and_fed_the_way_its_code_reads():
+    """Built on the CPU over its default device="cuda:0"; item ids into the table of n_items,
+    as long as the max_len rows of the positions added uncut; the padding mask as torch's
+    encoder layer takes it, (B, T); the triangle the constructor keeps says it is causal."""
+    result = resolved.result(f"{RECSYS}::NextItemEncoder")
+    assert result.error is None, result.error
+    assert result.dims["T"] == result.dims["L"] if "L" in result.dims else True
+    assert not [d for d in result.diagnostics if d.rule in ("causal-leak", "op-failed")], \
+        [(d.rule, d.message) for d in result.diagnostics]
+    assert not any("causal-leak not checked" in n for n in result.notes), result.notes
+
+
+def test_a_kept_causal_mask_built_the_other_way_round_leaks():
+    result = resolved.result(f"{RECSYS}::NextItemEncoderPastMasked")
+    assert result.error is None, result.error
+    assert [d for d in result.diagnostics if d.rule == "causal-leak"], \
+        [(d.rule, d.message) for d in result.diagnostics]
+
+
+def test_a_convolution_as_tall_as_the_maximum_length_runs_at_that_length():
+    """A kernel of (max_len, 1) over the stacked sequence: the sequence is made that long,
+    not reported as an op that failed on the length shapetrace chose."""
+    result = resolved.result(f"{RECSYS}::VerticalConvolution")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+    assert any("kernel" in n for n in result.notes), result.notes

@@ -83,7 +83,7 @@ def causal_intent(model: Any = None, trace: Any = None, *, declared: bool | None
         # prefix) or a bidirectional window in the trace does not overrule it
         return Intent(None, f"{_class(root)} says it is not causal")
     if trace is not None:
-        found = trace_evidence(trace)
+        found = trace_evidence(trace) or _triangle_held_and_read(modules, trace)
         if found:
             return Intent(True, found)
     for path, sub in modules:
@@ -142,18 +142,42 @@ def _class_says(cls: type) -> bool:
 
 def _holds_triangle(module) -> bool:
     """Whether a buffer of the module is a square lower or upper triangle (``tril``)."""
+    return any(_triangle(buffer) for buffer in module.buffers(recurse=False))
+
+
+def _triangle_held_and_read(modules, trace) -> str:
+    """A square triangle a module holds (a buffer, or a tensor kept as a plain attribute:
+    ``self.mask = torch.triu(...) == 0``, built in the constructor where the trace does not
+    see it) that an op of the trace reads, as words; or ""."""
     import torch
 
-    for buffer in module.buffers(recurse=False):
-        if buffer.dim() < 2 or buffer.shape[-1] != buffer.shape[-2] or buffer.shape[-1] < 2 \
-                or buffer.is_meta or buffer.is_complex():
-            continue
-        square = buffer.reshape(-1, *buffer.shape[-2:])[0].float()
-        if not bool(square.isfinite().all()) or bool((square == square[0, 0]).all()):
-            continue
-        if torch.equal(square, square.tril()) or torch.equal(square, square.triu()):
-            return True
-    return False
+    read = {(tuple(m.shape), m.dtype) for rec in trace.records for m in rec.inputs
+            if m._made_by is None and len(m.shape) >= 2 and m.shape[-1] == m.shape[-2]}
+    if not read:
+        return ""
+    for path, module in modules:
+        held = [*module.buffers(recurse=False),
+                *(v for v in vars(module).values() if isinstance(v, torch.Tensor)
+                  and not isinstance(v, torch.nn.Parameter))]
+        for t in held:
+            if (tuple(t.shape), t.dtype) in read and _triangle(t):
+                return f"a triangular mask {_class(module)} holds and its forward reads"
+    return ""
+
+
+def _triangle(t) -> bool:
+    """Whether ``t`` is a square lower or upper triangle of two values or more (a mask made
+    with ``tril``/``triu``, 0/1, True/False or 0/-inf), not a learned weight."""
+    import torch
+
+    if not isinstance(t, torch.Tensor) or t.dim() < 2 or t.shape[-1] != t.shape[-2] \
+            or t.shape[-1] < 2 or t.is_meta or t.is_complex() or t.requires_grad:
+        return False
+    square = t.detach().reshape(-1, *t.shape[-2:])[0].float()
+    finite = square.nan_to_num(0.0, posinf=1.0, neginf=-1.0)  # 0/-inf masks as 0/-1
+    if bool(square.isnan().any()) or bool((finite == finite[0, 0]).all()):
+        return False
+    return torch.equal(finite, finite.tril()) or torch.equal(finite, finite.triu())
 
 
 def _mixed_flags(modules) -> str:

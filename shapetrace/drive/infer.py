@@ -56,7 +56,7 @@ from .passed_read import note_filled, unset_fields_passed
 from .docshapes import documented_input
 from .init_reads import per_stage, read_for, staged_heads
 from .input_reads import (lengths_input, none_by_receiver, number_input, rotary_input, size_input, spec_by_layer,
-                          spec_by_first_use, spec_by_unpacking,
+                          spec_by_first_use, spec_by_torch_layer, spec_by_unpacking,
                           spec_by_receiver, spec_from_name, timestep_spec, value_input)
 from .layout import swapped as _swapped
 from .masks import optional_mask, required_mask
@@ -129,6 +129,7 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
             spec = (number and sized) \
                 or documented_input(p.name, forward, klass, dims, spec_from_name(p.name, names)) \
                 or required_mask(p.name, forward, specs, klass) \
+                or spec_by_torch_layer(p.name, forward, klass) \
                 or value_input(p, hints.get(p.name), forward) or none_by_receiver(p.name, forward, klass) \
                 or lengths_input(p.name, dims) \
                 or rotary_input(p.name, names, dims) \
@@ -384,7 +385,19 @@ def _annotated_fields(cls: type) -> list[inspect.Parameter]:
 def _infer_argument(p: inspect.Parameter, dims: Mapping[str, int]) -> object:
     if p.default is p.empty and p.annotation in (torch.dtype, "torch.dtype"):  # compute_dtype
         return torch.get_default_dtype()
+    if _absent_gpu(p.default):  # device='cuda:0' on a machine without one: built on the CPU
+        return torch.device("cpu") if isinstance(p.default, torch.device) else "cpu"
     return infer_value(p.name, p.default, dims, has_default=p.default is not p.empty)
+
+
+def _absent_gpu(value) -> bool:
+    """Whether ``value`` names a GPU device (``"cuda"``, ``"cuda:0"``, ``torch.device("cuda")``)
+    and this machine has none."""
+    if isinstance(value, torch.device):
+        value = value.type
+    return isinstance(value, str) and value.split(":")[0] in ("cuda", "mps") \
+        and not (torch.cuda.is_available() if value.startswith("cuda")
+                 else torch.backends.mps.is_available())
 
 
 def infer_value(name: str, default: object, dims: Mapping[str, int], *,

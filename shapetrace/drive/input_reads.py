@@ -215,7 +215,9 @@ def spec_by_layer(name: str, forward, owner: type | None) -> InputSpec | None:
     init_body = _function_def(_tree(init), "__init__") if init is not None else None
     if body is None or init_body is None:
         return None
-    built = _layers_built(init_body)
+    built: dict = {}
+    for own in reversed(_init_bodies(owner) or [init_body]):  # a subclass's over its bases'
+        built.update(_layers_built(own))
     params = [a.arg for a in init_body.args.args[1:]]
     positional = init_body.args.args[1:]
     defaulted = {a.arg for a, d in zip(positional[len(positional) - len(init_body.args.defaults):],
@@ -234,13 +236,86 @@ def spec_by_layer(name: str, forward, owner: type | None) -> InputSpec | None:
             return None
         kind, width = layer
         if kind == "Embedding":  # a table of the vocabulary: tokens; of anything else, the built
-            vocabulary = isinstance(width, ast.Name) and size_of(width.id, constructor=True) == "V"
+            vocabulary = isinstance(width, ast.Name) and (
+                size_of(width.id, constructor=True) == "V"  # or a count read as one by use:
+                or owner is not None and meaning_by_use(owner, width.id) == "V")  # n_items
             return InputSpec(name, ("B", "T"), "long") if vocabulary else None  # layer says
         if isinstance(width, ast.Name) and width.id in params and owner is not None and (
                 size_of(width.id, constructor=True) == "C" or meaning_by_use(owner, width.id) == "C"):
             return InputSpec(name, ("B", "T", "C"))
         return None
     return None
+
+
+#: the padding masks torch's attention layers take, by their parameter's name: (B, source
+#: length), True where a key is padding (the documented meaning)
+_TORCH_PADDING = {"key_padding_mask": "S", "src_key_padding_mask": "T",
+                  "tgt_key_padding_mask": "T", "memory_key_padding_mask": "S"}
+
+
+def spec_by_torch_layer(name: str, forward, owner: type | None) -> InputSpec | None:
+    """The input ``name`` read from the parameter of a torch layer forward hands it to
+    (``self.encoder_layer(e, self.mask, padding_mask)``, the layer built as
+    ``nn.TransformerEncoderLayer(...)``): a key padding mask is (B, T) bool, True where a key
+    is padding, as torch documents it (the keys are the queries' own sequence when the call
+    hands one tensor as both). None for anything else."""
+    import torch.nn as nn
+
+    body = _function_def(_tree(getattr(forward, "__func__", forward)), "forward")
+    bodies = _init_bodies(owner)
+    if body is None or not bodies:
+        return None
+    built: dict[str, str] = {}
+    for init_body in reversed(bodies):  # a subclass's own layers over its bases'
+        built.update(_torch_layers_built(init_body))
+    for node in ast.walk(body):
+        attr = _self_attribute(node.func) if isinstance(node, ast.Call) else None
+        layer = getattr(nn, built.get(attr, ""), None) if attr else None
+        if not (isinstance(layer, type) and issubclass(layer, nn.Module)):
+            continue
+        try:
+            params = [q for q in inspect.signature(layer.forward).parameters if q != "self"]
+        except (TypeError, ValueError):
+            continue
+        there = next((params[i] for i, a in enumerate(node.args)
+                      if isinstance(a, ast.Name) and a.id == name and i < len(params)), None) \
+            or next((k.arg for k in node.keywords if isinstance(k.value, ast.Name)
+                     and k.value.id == name), None)
+        length = _TORCH_PADDING.get(there or "")
+        if length is None:
+            continue
+        same = len(node.args) >= 2 and ast.dump(node.args[0]) == ast.dump(node.args[1])
+        return InputSpec(name, ("B", "T" if length == "T" or same else "S"), "bool", mask="drop")
+    return None
+
+
+def _init_bodies(owner: type | None) -> list:
+    """The ``__init__`` definitions of ``owner`` and of its bases of the user's code, the class
+    itself first (a subclass that calls ``super().__init__`` builds its layers there)."""
+    from ..analysis.code import own_init
+
+    if not isinstance(owner, type):
+        return []
+    found = []
+    for klass in owner.__mro__:
+        if (klass.__module__ or "").startswith(("torch", "builtins")):
+            break
+        init = own_init(klass)
+        body = _function_def(_tree(init), "__init__") if init is not None else None
+        if body is not None:
+            found.append(body)
+    return found
+
+
+def _torch_layers_built(init_body: ast.AST) -> dict[str, str]:
+    """``self.attr = nn.Layer(...)`` in the constructor: attr -> the layer's name in ``nn``."""
+    out: dict[str, str] = {}
+    for node in ast.walk(init_body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                and (attr := _self_attribute(node.targets[0])) is not None:
+            out[attr] = node.value.func.attr if attr not in out else ""
+    return out
 
 
 def _built_class(cls: type, param: str) -> type | None:

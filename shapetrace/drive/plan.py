@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -318,6 +319,16 @@ class ProbeSizes(Guess):
             (size,) = sizes - {plan.dims["T"]} or {0}  # a length the module fixed itself
             if 1 < size <= 4096 and size not in plan.dims.values():
                 return "T", size, "the length of a table the module builds at a size of its own"
+            if size == plan.dims.get("L") and "L" not in plan.dims.explicit:  # max_len rows,
+                return "T", size, "the length of the table built for the maximum length"  # uncut
+        kernel = _KERNEL.search(str(raised)) if raised is not None and "T" in self.free else None
+        if kernel is not None:  # a convolution as tall as the maximum length: (max_len, 1) kernels
+            sides = [int(n) for n in kernel.group(1).split(" x ")]
+            spans = [int(n) for n in kernel.group(2).split(" x ")]
+            for side, span in zip(sides, spans):
+                if side == plan.dims["T"] and span > side and span == plan.dims.get("L") \
+                        and "L" not in plan.dims.explicit:
+                    return "T", span, "as long as the convolution's kernel, built for the maximum length"
         # a linear layer's width is the module's own only where it reads the guessed input as
         # it came (moved at most): after a layer of the module, a width of its own is its bug
         fixed_width = fixed_width_of(raised, plan.dims, self.free, linear=failed.reads_moved_input(op))
@@ -373,6 +384,9 @@ def _kept_count(target: list[int], plan: Plan, op) -> int | None:
             return value
     return None
 
+
+#: what torch says of a convolution whose kernel is larger than its input
+_KERNEL = re.compile(r"padded input size per channel: \(([\d x]+)\)\. Kernel size: \(([\d x]+)\)")
 
 #: the ops that ask for a shape
 _RESHAPES = frozenset({"Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.unflatten",
