@@ -244,3 +244,12 @@ def test_a_convolution_as_tall_as_the_maximum_length_runs_at_that_length():
     assert result.error is None, result.error
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
     assert any("kernel" in n for n in result.notes), result.notes
+
+
+def test_a_number_standing_in_for_inputs_left_out_is_asked_for_not_reported():
+    """Edges and adjacency both left None stand in as 0, which a layer cannot take: the
+    inputs the caller passes, asked for, not an op-failed finding."""
+    result = resolved.result(f"{DATA}::EdgesOrAdjacency")
+    assert not [d for d in result.diagnostics if d.rule == "op-failed"], \
+        [(d.rule, d.message) for d in result.diagnostics]
+    assert result.error is not None and "left None" in result.error and "edges" in result.error

@@ -251,7 +251,8 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
         params = inspect.signature(chosen.model.forward).parameters.values()
     except (TypeError, ValueError):
         return False
-    if not failed_on_none(raised) and not _asked_for_none(chosen.failed_op):
+    if not failed_on_none(raised) and not _asked_for_none(chosen.failed_op) \
+            and not _NUMBER_FOR_TENSOR.search(str(raised)):
         rec = chosen.failed_op
         empty = [p.name for p in params if isinstance(p.default, torch.Tensor) and p.default.numel() == 0
                  and p.name not in chosen.names and rec is not None
@@ -269,9 +270,15 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
         left += [n for n in chosen.none_read if n not in left]
     if not left:
         return False
-    return ask(result, f"forward failed on None ({one_line(raised)}"
+    on = "a number made for an input left None" if _NUMBER_FOR_TENSOR.search(str(raised)) else "None"
+    return ask(result, f"forward failed on {on} ({one_line(raised)}"
                        f"{at_site(chosen.raised_at)}) with "
                        f"{', '.join(left)} left None: a value its callers pass")
+
+
+#: an op handed a plain number where it takes a tensor: what ``default(edges, 0)`` makes of an
+#: input left None (``all_edges = default(edges, 0) + default(adj_mat, 0)``)
+_NUMBER_FOR_TENSOR = re.compile(r"must be Tensor, not (?:int|float|bool)\b")
 
 
 def _asked_for_none(rec) -> bool:

@@ -199,3 +199,22 @@ class EncoderHandingOnItsHeads(nn.Module):
     def forward(self, x):
         x = x + self.attn(self.norm(x))
         return x + self.mlp(x)
+
+
+class EdgesOrAdjacency(nn.Module):
+    """Node features attend with a bias from edge features, given as edges or as an adjacency
+    matrix: both optional, each standing in as the number 0 when left out, and one of them
+    needed (the caller's to pass)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.to_qk = nn.Linear(dim, 2 * dim)
+        self.edge_bias = nn.Linear(dim, 1)
+        self.adj_emb = nn.Embedding(2, dim)
+
+    def forward(self, nodes, edges=None, adj=None):
+        edges_in = (edges if edges is not None else 0) + \
+            (self.adj_emb(adj.long()) if adj is not None else 0)
+        q, k = self.to_qk(nodes).chunk(2, dim=-1)
+        scores = q @ k.transpose(-2, -1) + self.edge_bias(edges_in).squeeze(-1)
+        return scores.softmax(-1) @ nodes
