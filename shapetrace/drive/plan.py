@@ -17,15 +17,11 @@ stands, with a note saying which reading it was.
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .asked import (EVEN_HEAD_SIZE, MASK_MET, MET, SQUARE_ASKED, SQUARE_LENGTH, VIEW_FAILED, fixed_width_of,
-                    grid_pattern, grid_view, halved_size, is_square, length_asked, raised_by_check,
-                    window_tokens)
+from .asked import MET
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.names import (
@@ -37,6 +33,7 @@ from ..base.names import (
 from ..base.ops import MATMULS, next_prime
 from ..base.specs import InputSpec, ValueInput, parse_input
 from .guess import Guess
+from .resized import resized
 from .heads_read import HeadInputs
 from .ids_read import at_embedding
 from .image_sides import ImageInputs
@@ -300,97 +297,7 @@ class ProbeSizes(Guess):
         yield dataclasses.replace(again, guesses=rest, note=note, reading_of=self)
 
     def _resized(self, failed, plan: Plan) -> tuple[str, int, str] | None:
-        op, raised = failed.failed_op, failed.raised
-        halved = halved_size(raised, plan.dims, self.free, failed.raised_at)
-        if halved is not None:  # the error names the halves of an odd head size: before all else
-            return halved
-        if raised is not None and "T" in self.free and window_tokens(plan.init) not in (None, plan.dims["T"]):
-            return "T", window_tokens(plan.init), "the tokens of the grid or window the module is built for"
-        if raised is not None and "T" in self.free and (asked := length_asked(failed.raised_at)):
-            return "T", asked, "the length the code's own check asks for"
-        if raised is not None and "T" in self.free and not is_square(plan.dims["T"]):
-            if grid_pattern(raised) or grid_view(raised, op, plan.dims["T"]):  # 'b (h w) c'
-                return "T", SQUARE_LENGTH, "a square number of tokens, as the pattern folds them"
-            if SQUARE_ASKED.search(str(raised)) and raised_by_check(failed.raised_at):
-                return "T", SQUARE_LENGTH, "a square number of tokens, as the code asks"
-        fixed = (MET.search(str(raised)) or MASK_MET.search(str(raised))) \
-            if raised is not None and "T" in self.free else None  # a mask of its own length too
-        if fixed is not None and plan.dims["T"] in (sizes := {int(n) for n in fixed.groups()}):
-            (size,) = sizes - {plan.dims["T"]} or {0}  # a length the module fixed itself
-            if 1 < size <= 4096 and size not in plan.dims.values():
-                return "T", size, "the length of a table the module builds at a size of its own"
-            if size == plan.dims.get("L") and "L" not in plan.dims.explicit:  # max_len rows,
-                return "T", size, "the length of the table built for the maximum length"  # uncut
-        kernel = _KERNEL.search(str(raised)) if raised is not None and "T" in self.free else None
-        if kernel is not None:  # a convolution as tall as the maximum length: (max_len, 1) kernels
-            sides = [int(n) for n in kernel.group(1).split(" x ")]
-            spans = [int(n) for n in kernel.group(2).split(" x ")]
-            for side, span in zip(sides, spans):
-                if side == plan.dims["T"] and span > side and span == plan.dims.get("L") \
-                        and "L" not in plan.dims.explicit:
-                    return "T", span, "as long as the convolution's kernel, built for the maximum length"
-        # a linear layer's width is the module's own only where it reads the guessed input as
-        # it came (moved at most): after a layer of the module, a width of its own is its bug
-        fixed_width = fixed_width_of(raised, plan.dims, self.free, linear=failed.reads_moved_input(op))
-        if fixed_width is not None:
-            return "C", fixed_width, "the width the module's own code fixes (a constant, or a size its callers pass)"
-        if op is None or raised is None or op.op not in _RESHAPES:
-            return None
-        found = VIEW_FAILED.search(str(raised))
-        if found is None:
-            return None
-        target = [int(n) for n in found.group(1).split(",") if n.strip()]
-        numel = int(found.group(2))
-        dims = plan.dims
-        if -1 in target:  # (..., -1, 2): the pairs of rotary positions need an even head size
-            known = 1
-            for n in target:
-                known *= n if n != -1 else 1
-            if numel % known and numel % 2 and dims["d"] % 2 and "d" in self.free \
-                    and target[-1] == 2:
-                return "d", EVEN_HEAD_SIZE, "an even head size: its features are taken in pairs"
-            return None
-        wanted = 1
-        for n in target:
-            wanted *= n
-        kept = _kept_count(target, plan, op)
-        if kept is not None and not {"H", "C"} & dims.explicit:
-            return "H", kept, "the count of heads the constructor keeps as its own default"
-        for name in ("T", "S"):  # the sequence must be as long as what the view asks for
-            size = dims[name]
-            if name in self.free and (wanted * size) % numel == 0 and numel % size == 0:
-                new = wanted * size // numel
-                if new != size and 1 < new <= 4096 and any(size in m.shape for m in op.inputs):
-                    return name, new, f"the sequence length {failed.failed_op.op} asks for"
-        return None
-
-
-def _kept_count(target: list[int], plan: Plan, op) -> int | None:
-    """A count the view splits the width by that the constructor kept at its own default
-    (``head: int = 8`` that no name says is the heads' count), when the width shapetrace chose
-    does not divide by it: (B, T, C) viewed as (B, T, 8, C // 8). None otherwise."""
-    init, cls = plan.init, plan.request.module
-    width = plan.dims["C"]
-    if not init or not isinstance(cls, type) or not op.inputs or op.inputs[0].shape[-1] != width:
-        return None
-    try:
-        defaults = {p.name: p.default for p in inspect.signature(cls).parameters.values()}
-    except (TypeError, ValueError):
-        return None
-    for name, value in init.items():
-        if type(value) is int and 1 < value <= 64 and value == defaults.get(name) \
-                and width % value and value in target and width // value in target \
-                and value not in plan.dims.values():
-            return value
-    return None
-
-
-#: what torch says of a convolution whose kernel is larger than its input
-_KERNEL = re.compile(r"padded input size per channel: \(([\d x]+)\)\. Kernel size: \(([\d x]+)\)")
-
-#: the ops that ask for a shape
-_RESHAPES = frozenset({"Tensor.view", "Tensor.reshape", "torch.reshape", "Tensor.unflatten",
-                       "torch.unflatten"})
+        return resized(failed, plan, self.free)
 
 
 @dataclass(frozen=True)
