@@ -253,3 +253,12 @@ def test_a_number_standing_in_for_inputs_left_out_is_asked_for_not_reported():
     assert not [d for d in result.diagnostics if d.rule == "op-failed"], \
         [(d.rule, d.message) for d in result.diagnostics]
     assert result.error is not None and "left None" in result.error and "edges" in result.error
+
+
+def test_edge_features_are_read_one_per_pair_of_nodes():
+    """``edges`` read first as a sequence like ``nodes``: the forward fails there, on the
+    guess; read as one vector per pair of nodes, (B, T, T, C), it runs, and is clean."""
+    result = resolved.result(f"{DATA}::EdgeFeatureAttention")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+    assert any("pair of positions" in n for n in result.notes), result.notes

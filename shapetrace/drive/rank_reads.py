@@ -78,6 +78,32 @@ class FewerAxes(Guess):
 
 
 @dataclass(frozen=True)
+class PairAxes(Guess):
+    """``names``: inputs after the first guessed as sequences (B, T, C) from what reads them
+    (a layer's width), that may hold one vector per pair of positions instead (a graph's edge
+    features beside its nodes, a pairwise bias: (B, T, T, C)). Tried when the forward fails
+    on them; the reading stands only if the forward then runs."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan) -> bool:
+        return failed.raised is not None
+
+    def others(self, plan, failed) -> Iterator:
+        where = _failed_at(failed)
+        specs = {s.name: s for s in plan.inputs if isinstance(s, InputSpec)}
+        for name in self.names:
+            was = specs.get(name)
+            if was is None or tuple(was.dims) != ("B", "T", "C"):
+                continue
+            inputs = _replaced(plan.inputs, {name}, dims=("B", "T", "T", "C"))
+            note = (f"{name} read as one vector per pair of positions, (B, T, T, C): as (B, T, C) "
+                    f"the forward failed at {where}; give --input {name}=... to choose")
+            rest = tuple(g for g in plan.guesses if g.after_another_input)
+            yield dataclasses.replace(plan, inputs=inputs, guesses=rest, note=note, reading_of=self)
+
+
+@dataclass(frozen=True)
 class IdRange(Guess):
     """``names``: integer inputs guessed from their names (token ids, a timestep) in [0, N).
     Code that shifts ids before it looks them up (``text + 1``, keeping row 0 for padding) runs
@@ -274,7 +300,8 @@ def rank_guesses(forward, specs) -> list:
     floats = tuple(s.name for s in specs if isinstance(s, InputSpec) and s.mask is None and s.dtype == "float")
     return ([NeededDefaults(needed)] if needed else []) + ([IdRange(ids)] if ids else []) \
         + ([PatternAxes(floats), UnpackedAxes(floats)] if floats else []) \
-        + ([FewerAxes(sequences)] if sequences else [])
+        + ([FewerAxes(sequences)] if sequences else []) \
+        + ([PairAxes(sequences[1:])] if len(sequences) > 1 else [])
 
 
 def sequence_guesses(specs) -> tuple[str, ...]:

@@ -218,3 +218,33 @@ class EdgesOrAdjacency(nn.Module):
         q, k = self.to_qk(nodes).chunk(2, dim=-1)
         scores = q @ k.transpose(-2, -1) + self.edge_bias(edges_in).squeeze(-1)
         return scores.softmax(-1) @ nodes
+
+
+class EdgeFeatureAttention(nn.Module):
+    """Graph attention whose keys and values take one edge feature per pair of nodes, which
+    only the way the edges meet the keys says (heads folded into the batch, whatever the axes
+    before the features); nothing else gives their shape."""
+
+    def __init__(self, dim, heads=2, edge_dim=None):
+        super().__init__()
+        self.heads = heads
+        self.to_q, self.to_kv = nn.Linear(dim, dim), nn.Linear(dim, 2 * dim)
+        edge_dim = edge_dim if edge_dim is not None else dim
+        self.edges_to_kv = nn.Linear(edge_dim, dim)
+        self.to_out = nn.Linear(dim, dim)
+
+    def split(self, t):
+        *lead, c = t.shape
+        t = t.reshape(*lead, self.heads, c // self.heads).movedim(-2, 1)
+        return t.reshape(-1, *t.shape[2:])  # (b h) ... d
+
+    def forward(self, nodes, edges, mask=None):
+        b, n, c = nodes.shape
+        q = self.split(self.to_q(nodes))
+        k, v = map(self.split, self.to_kv(nodes).chunk(2, -1))
+        e = self.split(self.edges_to_kv(edges))
+        k, v = k[:, None] + e, v[:, None] + e
+        w = torch.einsum("bid,bijd->bij", q, k).mul(q.shape[-1] ** -0.5).softmax(-1)
+        out = torch.einsum("bij,bijd->bid", w, v)
+        out = out.reshape(b, self.heads, n, -1).transpose(1, 2).reshape(b, n, c)
+        return self.to_out(out)
