@@ -262,3 +262,20 @@ def test_edge_features_are_read_one_per_pair_of_nodes():
     assert result.error is None, result.error
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
     assert any("pair of positions" in n for n in result.notes), result.notes
+
+
+def test_a_head_count_written_in_makes_the_width_divide_by_it():
+    """``nn.MultiheadAttention(d_model, 2)`` refuses an odd width in words with no number
+    ("embed_dim must be divisible by num_heads"): the count is read where the check raised,
+    and the module is built at a width that divides by it."""
+    result = resolved.result(f"{DATA}::TwoHeadSmoother")
+    assert result.error is None, result.error
+    assert result.ok and result.dims["C"] % 2 == 0, [(d.rule, d.message) for d in result.diagnostics]
+
+
+def test_a_layer_written_for_another_torch_is_a_target_error():
+    """torch's encoder calls the user's layer with a keyword its forward lacks: the code is for
+    another torch, said as such, not an op-failed finding."""
+    result = resolved.result(f"{DATA}::StackOfOldStyleLayers")
+    assert not result.diagnostics, [(d.rule, d.message) for d in result.diagnostics]
+    assert result.error is not None and "another version of torch" in result.error

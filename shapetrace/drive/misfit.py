@@ -381,6 +381,15 @@ def _version_failed(result: TargetResult, chosen: Attempt) -> bool:
     owner = next(iter(_owners(chosen, found.group(1))), None)
     where = inspect.getsourcefile(owner) if owner is not None else None
     package = (owner.__module__ or "").partition(".")[0] if owner is not None else ""
+    caller = _torch_parent(chosen.model, owner) if owner is not None and where \
+        and "site-packages" not in where else None
+    if caller is not None:
+        result.error = (f"torch's {caller} calls {found.group(1)} of this code with "
+                        f"'{found.group(2)}', which its forward does not take: the code was "
+                        f"written for another version of torch than {torch.__version__}; run it "
+                        f"with that one")
+        result.diagnostics = []
+        return True
     if not where or "site-packages" not in where or package in ("torch", "shapetrace"):
         return False
     result.error = (f"forward calls {found.group(1)} of the installed package '{package}' "
@@ -389,6 +398,21 @@ def _version_failed(result: TargetResult, chosen: Attempt) -> bool:
                     f"{package}; install that one")
     result.diagnostics = []
     return True
+
+
+def _torch_parent(model, owner: type) -> str | None:
+    """The name of a torch module class that holds a layer of ``owner`` (``nn.TransformerEncoder``
+    holding copies of the user's encoder layer, which torch calls with its own keywords), or
+    None."""
+    for parent in model.modules():
+        if not type(parent).__module__.startswith("torch."):
+            continue
+        held = [*parent.children()]
+        held += [m for c in held if isinstance(c, (torch.nn.ModuleList, torch.nn.Sequential))
+                 for m in c.children()]
+        if any(type(m) is owner for m in held):
+            return f"nn.{type(parent).__name__}"
+    return None
 
 
 def _unset_failed(result: TargetResult, chosen: Attempt) -> bool:

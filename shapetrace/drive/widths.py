@@ -64,18 +64,38 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
     # its own tensors made at these sizes do not fit each other (a table of n_heads * dim // 4
     # frequencies viewed as (dim // 4, n_heads)): sizes an odd head size leaves uneven
     uneven = isinstance(cause, RuntimeError) and (VIEW_FAILED.search(text) or MET.search(text))
+    kept = _frame_divisor(cause, dims["C"]) if multiple is None and _DIVISIBLE.search(text) else None
+    if kept is not None:  # a count the width must divide by, read where the check raised
+        size = dims["d"]
+        while (dims["H"] * size) % kept:
+            size += 1
+        multiple = kept
     if multiple is None and not (asked or checked or overrun or uneven or (
             re.search(rf"\b{half}\b", text) and re.search(rf"\b{half + 1}\b", text))):
         raise failed
     again = _at_sizes(plan.request, dims, d=size)
     divisor = DIVISOR_ASKED.search(text) if multiple is not None else None
-    why = f"a width divisible by {divisor.group(1)}" if divisor and divisor.group(1) != "2" \
+    why = f"a width divisible by {kept} (a count its check divides it by)" if kept and kept != 2 \
+        else f"a width divisible by {divisor.group(1)}" if divisor and divisor.group(1) != "2" \
         else "an even width" if not uneven or asked or checked or overrun else \
         f"a rounder head size than {dims['d']} ({type(cause).__name__}: {one_line(text)[:80]})"
     return dataclasses.replace(again, note=f"C={again.dims['C']} (head size d={size}): the "
                                f"constructor needs {why}; give --dims to choose")
 
 
+
+
+def _frame_divisor(cause: BaseException, width: int) -> int | None:
+    """The count a check that says "divisible" without a number (``embed_dim must be divisible
+    by num_heads``) divides the width by: read from the frame that raised, the one whole number
+    there besides the width (``num_heads``: 2) that the width does not divide by."""
+    tb, frame = cause.__traceback__, None
+    while tb is not None:
+        frame, tb = tb.tb_frame, tb.tb_next
+    if frame is None or width not in [v for v in frame.f_locals.values() if type(v) is int]:
+        return None
+    counts = {v for v in frame.f_locals.values() if type(v) is int and 1 < v <= 64 and width % v}
+    return counts.pop() if len(counts) == 1 else None
 
 
 #: a call of two arguments on a check's line: ``divisible_by(dim, 2)``

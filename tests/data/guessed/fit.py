@@ -248,3 +248,40 @@ class EdgeFeatureAttention(nn.Module):
         out = torch.einsum("bij,bijd->bid", w, v)
         out = out.reshape(b, self.heads, n, -1).transpose(1, 2).reshape(b, n, c)
         return self.to_out(out)
+
+
+class TwoHeadSmoother(nn.Module):
+    """torch's attention with two heads written in: its own check asks the width to divide
+    by 2, in words without the number."""
+
+    def __init__(self, d_model):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d_model, 2, batch_first=True)
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, x):
+        return self.norm(x + self.attn(x, x, x, need_weights=False)[0])
+
+
+class _OldStyleLayer(nn.Module):
+    """An encoder layer written for a torch whose encoder passed no is_causal."""
+
+    def __init__(self, d_model):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(d_model, 1, batch_first=True)
+        self.ff = nn.Linear(d_model, d_model)
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None):
+        src = src + self.self_attn(src, src, src, attn_mask=src_mask,
+                                   key_padding_mask=src_key_padding_mask, need_weights=False)[0]
+        return src + self.ff(src)
+
+
+class StackOfOldStyleLayers(nn.Module):
+    def __init__(self, d_model):
+        super().__init__()
+        self.stack = nn.TransformerEncoder(_OldStyleLayer(d_model), num_layers=2,
+                                           enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.stack(x)
