@@ -90,7 +90,13 @@ LATER = [
        so an encoder called without it, which mixes the padding into the real tokens before the
        pooling leaves it out, is found at the pooling, naming the op that mixed them. A
        declared meaning (`mask-keep`) stands: a mask turned the other way (`attention_mask == 0` for
-       SDPA) is found where it was turned.
+       SDPA) is found where it was turned. A (B, T) 0/1 mask of no stated meaning (a declared
+       `mask=B,T:bool`, any values) that the forward reads (reshapes it, pads it for a null key,
+       makes a bias of it) and that changes nothing however it is set (every position kept, or
+       each turned the other way), while an attention weighs the positions it masks, was
+       prepared and dropped: found at the line that called the attention without it (or at the
+       softmax, in one forward), naming where it was read. A mask the forward never reads (a
+       signature kept for a common interface) is not judged.
        """,
        """
        def forward(self, x, attention_mask):
