@@ -76,6 +76,21 @@ def test_tables_built_right_stay_quiet(cls, options):
     assert [d.rule for d in result.diagnostics if d.severity == "error"] == []
 
 
+def test_a_ladder_that_multiplies_the_positions_wraps_and_is_found():
+    """Rates of 10000 ** (2i/d) multiplying the positions: the pairs turn by up to thousands of
+    radians per position, read back modulo a turn as steps that go up and down; found at the
+    line that made the rates, used where the table is read. Dividing by them stays quiet."""
+    found = _found("SinusoidRatesMultiplied", TABLE)
+    assert len(found) == 1, [(d.line, d.message) for d in found]
+    (finding,) = found
+    rates = "rates = 10000.0 ** (torch.arange(0, dim, 2).float() / dim)"
+    assert finding.line == next(i for i, line in enumerate(FILE.read_text().splitlines(), 1)
+                                if rates in line)
+    assert finding.used_at[1] == _line("return x + self.pe[:, : x.size(1)]")
+    assert "above π per position" in finding.message
+    assert _found("SinusoidRatesDivided", TABLE) == []
+
+
 def test_a_complex_buffer_keeps_its_imaginary_part_in_the_float64_copy():
     """``Module.to(float64)`` would cast a complex rotary table to its real part."""
     import torch

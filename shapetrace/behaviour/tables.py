@@ -49,6 +49,9 @@ _SPAN = 1e-12
 _FEWEST = 4
 #: how far the steps from one position to the next may differ (radians)
 _STEADY = 1e-5
+#: how far the steps may differ for a table read modulo a turn: large angles in float32 (a
+#: thousand radians) keep about three decimals
+_WRAPPED = 1e-2
 #: the largest op output searched for the frequencies' values
 _SEARCHED = 4096
 
@@ -76,10 +79,18 @@ def frozen_tables(probe: Probe) -> locate.Reader:
             if steps is not None:
                 judged.append((steps, rec, f"the angles of `{rec.source or rec.op}`"))
         used = [(kept[i][0], kept[i][1], rec) for i, rec in read.items()]
-        for name, steps, rec in _table_steps(used):
-            judged.append((steps, rec, f"the table `{name}`"))
         found: list[Diagnostic] = []
         seen: set = set()
+        for name, steps, rec in _table_steps(used):
+            judged.append((steps, rec, f"the table `{name}`"))
+        for name, steps, rec in _table_steps(used, _WRAPPED):
+            steps = _one_ladder(steps)
+            if _aliased(steps):  # a table's steps per position, read modulo a turn
+                made = _made_wrapped(probe, steps)
+                key = made[:2] if made is not None else (rec.file, rec.line)
+                if key not in seen:
+                    seen.add(key)
+                    found.append(_wrapped_finding(name, steps, rec, made))
         for steps, rec, what in judged:
             slow = _frozen(steps)
             if slow is None:
@@ -126,7 +137,7 @@ def _frequencies(angle: Tensor) -> Tensor | None:
     return top.abs()
 
 
-def _table_steps(used: list[tuple[str, Tensor, OpRecord]]):
+def _table_steps(used: list[tuple[str, Tensor, OpRecord]], steady: float = None):
     """``(name, steps, rec)``: the step of each pair's angle from one position to the next, for
     each table (or pair of tables) on the unit circle whose steps are the same at every
     position; ``rec`` is the op that read it."""
@@ -134,14 +145,14 @@ def _table_steps(used: list[tuple[str, Tensor, OpRecord]]):
     for name, t, rec in used:
         if t.is_complex() and bool(torch.allclose(t.abs(), torch.ones(()), atol=1e-5)):
             z = t.detach().to(torch.complex128)
-            steps = _steady(z.real, z.imag)
+            steps = _steady(z.real, z.imag, steady)
             if steps is not None:
                 yield name, steps, rec
     paired: set[str] = set()
     for i, (name, c, rec) in enumerate(floats):
         for other, s, _ in floats[i + 1:]:
             if c.shape == s.shape and _on_circle(c, s):
-                steps = _steady(c, s)
+                steps = _steady(c, s, steady)
                 if steps is not None:
                     paired.update((name, other))
                     yield f"{name}`, `{other}", steps, rec
@@ -151,7 +162,7 @@ def _table_steps(used: list[tuple[str, Tensor, OpRecord]]):
         h = t.shape[-1] // 2
         for c, s in ((t[..., 0::2], t[..., 1::2]), (t[..., :h], t[..., h:])):
             if _on_circle(c, s):
-                steps = _steady(c, s)
+                steps = _steady(c, s, steady)
                 if steps is not None:
                     yield name, steps, rec
                     break
@@ -161,7 +172,7 @@ def _on_circle(c: Tensor, s: Tensor) -> bool:
     return c.numel() >= 3 * _FEWEST and cosine_and_sine(c, s)
 
 
-def _steady(c: Tensor, s: Tensor) -> Tensor | None:
+def _steady(c: Tensor, s: Tensor, steady: float | None = None) -> Tensor | None:
     """The step of each pair's angle (``atan2(s, c)``) from one row to the next, when it is the
     same for every row (positions along the rows, pairs along the last axis); None otherwise.
     Taken from the products of neighbouring rows (the angle of ``z₁ · conj(z₀)``), not from a
@@ -170,7 +181,7 @@ def _steady(c: Tensor, s: Tensor) -> Tensor | None:
     if c.shape[0] < 3 or c.shape[1] < _FEWEST:
         return None
     diff = torch.atan2(s[1:] * c[:-1] - c[1:] * s[:-1], c[1:] * c[:-1] + s[1:] * s[:-1])
-    if float((diff - diff[0]).abs().max()) > _STEADY:
+    if float((diff - diff[0]).abs().max()) > (steady or _STEADY):
         return None
     return diff[0].abs()
 
@@ -189,6 +200,61 @@ def _frozen(steps: Tensor) -> Tensor | None:
     if int(slow.sum()) < max(2, steps.numel() / 4):
         return None  # one odd pair is no ladder gone wrong
     return slow
+
+
+def _one_ladder(steps: Tensor) -> Tensor:
+    """The steps of one ladder, where the table holds it twice (rotary tables repeat their
+    frequencies over both halves of the features)."""
+    while steps.numel() % 2 == 0 and steps.numel() >= 2 * _FEWEST:
+        half = steps.numel() // 2
+        if not bool(torch.allclose(steps[:half], steps[half:], atol=1e-6)):
+            break
+        steps = steps[:half]
+    return steps
+
+
+def _aliased(steps: Tensor) -> bool:
+    """Whether the steps of a table's pairs, in the order of its features, go up and down at
+    least twice: a ladder of frequencies falls (or rises) steadily, and only frequencies above
+    π per position, read back modulo a whole turn, scatter so."""
+    if steps.numel() < _FEWEST or not bool(steps.isfinite().all()):
+        return False
+    diff = steps[1:] - steps[:-1]
+    signs = torch.sign(torch.where(diff.abs() > 1e-6, diff, torch.zeros_like(diff)))
+    signs = signs[signs != 0]
+    return int((signs[1:] != signs[:-1]).sum()) >= 2
+
+
+def _made_wrapped(probe: Probe, steps: Tensor):
+    """``(file, line, op)`` of what the constructor made whose values, taken modulo a whole
+    turn (folded to [0, π]), are the table's steps: the frequencies, above π per position."""
+    for made in probe.built:
+        value = made.value
+        if not isinstance(value, Tensor) or not value.is_floating_point() \
+                or value.numel() != steps.numel():
+            continue
+        v = value.detach().to(torch.float64).flatten().abs()
+        for freq in (v, 1 / v):
+            turned = torch.remainder(freq, 2 * math.pi)
+            folded = torch.minimum(turned, 2 * math.pi - turned)
+            if bool(torch.allclose(folded, steps, atol=2 * _WRAPPED)) and float(freq.max()) > math.pi:
+                return made.file, made.line, made.op
+    return None
+
+
+def _wrapped_finding(name: str, steps: Tensor, rec: OpRecord, made) -> Diagnostic:
+    made_text = (f"; the frequencies were made at {made[0]}:{made[1]} (`{made[2]}`)"
+                 if made is not None else "")
+    shown = ", ".join(f"{float(x):.2f}" for x in steps[:6])
+    message = (f"the table `{name}` read at {rec.file}:{rec.line} turns its feature pairs by steps "
+               f"per position that go up and down ({shown}, ... radians): its frequencies are "
+               f"above π per position, so each pair's angle wraps around a whole turn between "
+               f"neighbouring positions and positions far apart hold the same values. A table's "
+               f"frequencies fall steadily from 1 radian per position to one base slower{made_text}")
+    hint = ("Divide the positions by the ladder, `position / base ** (torch.arange(0, d, 2) / d)`, "
+            "or multiply them by its inverse, `base ** (-torch.arange(0, d, 2) / d)`")
+    return diagnostic("position-frequencies", message, hint, rec=rec,
+                      made_at=(made[0], made[1]) if made is not None else None)
 
 
 def _made(probe: Probe, run: locate.Run, rec: OpRecord, tiny: Tensor):

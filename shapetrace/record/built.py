@@ -48,10 +48,12 @@ class _Building(TorchFunctionMode):
         out = func(*args, **(kwargs or {}))
         if len(self.kept) < _MOST and isinstance(out, Tensor) and _small_floats(out) \
                 and self.numbers + out.numel() <= _NUMBERS:
+            name = getattr(func, "__name__", None) or str(func)
             site = site_from(self._getframe(1))
-            if site is not None and not site[2]:  # written on the user's line
+            # written on the user's line; a reflected operator (``10000.0 ** t``: torch's own
+            # ``Tensor.__rpow__`` in between) is the user's expression too
+            if site is not None and (not site[2] or name.startswith("__r")):
                 filename, line, _, _ = resolve_site(site[0], site[1])
-                name = getattr(func, "__name__", None) or str(func)
                 self.kept.append(Made(name, display_path(filename) or filename, line,
                                       out.detach().clone()))
                 self.numbers += out.numel()

@@ -112,6 +112,33 @@ class SinusoidFloorDivision(nn.Module):
         return x + self.pe[:, : x.size(1)]
 
 
+class SinusoidRatesMultiplied(SinusoidFloorDivision):
+    """The textbook table in a buffer with the ladder's rates multiplying the positions: the
+    frequencies climb to thousands of radians per position."""
+
+    def __init__(self, dim, max_len):
+        nn.Module.__init__(self)
+        pe = torch.zeros(max_len, dim)
+        position = torch.arange(0, max_len).float().unsqueeze(1)
+        rates = 10000.0 ** (torch.arange(0, dim, 2).float() / dim)
+        pe[:, 0::2] = torch.sin(position * rates)
+        pe[:, 1::2] = torch.cos(position * rates)
+        self.register_buffer("pe", pe.unsqueeze(0))
+
+
+class SinusoidRatesDivided(SinusoidFloorDivision):
+    """The same rates, dividing the positions: the textbook table."""
+
+    def __init__(self, dim, max_len):
+        nn.Module.__init__(self)
+        pe = torch.zeros(max_len, dim)
+        position = torch.arange(0, max_len).float().unsqueeze(1)
+        rates = 10000.0 ** (torch.arange(0, dim, 2).float() / dim)
+        pe[:, 0::2] = torch.sin(position / rates)
+        pe[:, 1::2] = torch.cos(position / rates)
+        self.register_buffer("pe", pe.unsqueeze(0))
+
+
 class Sinusoid(SinusoidFloorDivision):
     def __init__(self, dim, max_len):
         nn.Module.__init__(self)
