@@ -171,8 +171,8 @@ LATER = [
        y = x * torch.rsqrt(ms + eps)
        """, check="norms:check_inverted"),
     _r("ST037", "position-frequencies", "error",
-       "a sinusoidal position table most of whose feature pairs never turn: an exponent that "
-       "parses wrong left their frequencies vanishingly small",
+       "a sinusoidal position table most of whose feature pairs never turn (an exponent that "
+       "parses wrong), or whose pairs turn faster than π per position (rates that multiply)",
        """
        A sinusoidal table (positions added to the input, a rotary embedding's cosines and sines, a
        diffusion model's time step features) turns each pair of features by the position times a
@@ -187,9 +187,13 @@ LATER = [
        features side by side or in halves, or a complex table on the unit circle) whose angles
        advance by the same step at every position. A table is a finding when more than half of
        its pairs turn at least 10⁹ times slower than its fastest and some by a step that is not
-       zero (pairs that never turn on purpose have steps of exactly zero). The finding is at the
-       line that made the frequencies (in the constructor or the forward), used where the table
-       is read.
+       zero (pairs that never turn on purpose have steps of exactly zero). A table's steps, in
+       the order of its features, fall (or rise) steadily; steps that go up and down are
+       frequencies above π per position read back modulo a whole turn (the ladder's rates
+       multiplying the positions, `position * base ** (2i/d)`, where they should divide them):
+       each pair wraps between neighbouring positions and positions far apart look alike, a
+       finding too. The finding is at the line that made the frequencies (in the constructor or
+       the forward), used where the table is read.
        """,
        """
        inv_freq = 1.0 / (10000 ** torch.arange(0, d, 2).float() / d)     # (10000 ** arange) / d
