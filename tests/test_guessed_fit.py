@@ -279,3 +279,10 @@ def test_a_layer_written_for_another_torch_is_a_target_error():
     result = resolved.result(f"{DATA}::StackOfOldStyleLayers")
     assert not result.diagnostics, [(d.rule, d.message) for d in result.diagnostics]
     assert result.error is not None and "another version of torch" in result.error
+
+
+def test_an_input_set_beside_another_takes_its_shape():
+    """``res`` joined to ``x`` along the features and subtracted from it: read as ``x`` is."""
+    result = resolved.result(f"{DATA}::GatedSkip")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]

@@ -56,7 +56,7 @@ from .passed_read import note_filled, unset_fields_passed
 from .docshapes import documented_input
 from .init_reads import per_stage, read_for, staged_heads
 from .input_reads import (lengths_input, none_by_receiver, number_input, rotary_input, size_input, spec_by_layer,
-                          spec_by_first_use, spec_by_torch_layer, spec_by_unpacking,
+                          spec_by_first_use, spec_by_torch_layer, spec_by_unpacking, spec_like_sibling,
                           spec_by_receiver, spec_from_name, timestep_spec, value_input)
 from .layout import swapped as _swapped
 from .masks import optional_mask, required_mask
@@ -136,7 +136,7 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
                 or sized or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass) \
                 or (by_built(p.name, forward) if by_built is not None else None) \
                 or number_input(p, hints.get(p.name)) or spec_by_unpacking(p.name, forward) \
-                or spec_by_first_use(p.name, forward)
+                or spec_by_first_use(p.name, forward) or spec_like_sibling(p.name, forward, specs)
         if spec is None:
             missing.append(p.name)
             suggestions.append(str(InputSpec(p.name, mask_axes(forward, p.name), "bool"))

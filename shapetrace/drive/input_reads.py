@@ -537,6 +537,37 @@ def spec_by_first_use(name: str, forward) -> InputSpec | None:
     return None
 
 
+def spec_like_sibling(name: str, forward, specs) -> InputSpec | None:
+    """An input no name explains that forward combines, as it came, with an input read already
+    (``specs``) elementwise (``x + res``, ``x - res``) or side by side along the features
+    (``torch.cat((x, res), dim=-1)``): a value of that input's shape, (``res`` beside ``x``:
+    a residual). None for any other use."""
+    tree = _tree(forward)
+    known = {s.name: s for s in specs if isinstance(s, InputSpec) and s.dtype == "float"}
+    if tree is None or not known:
+        return None
+    for node in ast.walk(tree):
+        pairs: list = []
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            pairs = [(node.left, node.right), (node.right, node.left)]
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "cat" and node.args \
+                and isinstance(node.args[0], (ast.Tuple, ast.List)) and _last_axis(node):
+            parts = node.args[0].elts
+            pairs = [(a, b) for a in parts for b in parts if a is not b]
+        for mine, other in pairs:
+            if isinstance(mine, ast.Name) and mine.id == name and isinstance(other, ast.Name) \
+                    and other.id in known and other.id != name:
+                return dataclasses.replace(known[other.id], name=name)
+    return None
+
+
+def _last_axis(call: ast.Call) -> bool:
+    """Whether a ``torch.cat`` call joins along the last axis (``dim=-1``)."""
+    dim = next((k.value for k in call.keywords if k.arg == "dim"), call.args[1] if len(call.args) > 1 else None)
+    return isinstance(dim, ast.UnaryOp) and isinstance(dim.op, ast.USub) \
+        and isinstance(dim.operand, ast.Constant) and dim.operand.value == 1
+
+
 def _one_more_axis(method: str, args: list[ast.expr]) -> bool:
     """Whether ``x.method(*args)`` on a vector gives it a trailing axis of one: ``unsqueeze(1)``,
     ``unsqueeze(-1)``, ``view(n, 1)``, ``reshape(-1, 1)``."""

@@ -285,3 +285,16 @@ class StackOfOldStyleLayers(nn.Module):
 
     def forward(self, x):
         return self.stack(x)
+
+
+class GatedSkip(nn.Module):
+    """A gate between a block's output and the stream it skipped: ``res`` is named for nothing,
+    and is the stream's shape because forward sets it beside ``x``."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.gate = nn.Linear(3 * dim, 1)
+
+    def forward(self, x, res):
+        g = self.gate(torch.cat((x, res, x - res), dim=-1)).sigmoid()
+        return x * g + res * (1 - g)
