@@ -286,3 +286,19 @@ def test_an_input_set_beside_another_takes_its_shape():
     result = resolved.result(f"{DATA}::GatedSkip")
     assert result.error is None, result.error
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+
+
+def test_an_activation_named_in_torch_and_an_optional_number_are_read_from_their_use():
+    result = resolved.result(f"{DATA}::NamedActivationMlp")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+    assert any("activation='ReLU'" in n for n in result.notes), result.notes
+
+
+
+def test_a_temperature_the_caller_chooses_is_asked_for():
+    """A number forward divides the scores by is the caller's scale: shapetrace would judge its
+    own choice of it, so it asks for it instead (a target error naming the argument)."""
+    result = resolved.result(f"{DATA}::TemperedAttention")
+    assert not result.diagnostics, [(d.rule, d.message) for d in result.diagnostics]
+    assert result.error is not None and "temperature" in result.error

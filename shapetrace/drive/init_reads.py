@@ -25,6 +25,10 @@ class Read:
 
 def read_for(cls: type, name: str) -> Read | None:
     """The value of ``cls``'s constructor argument ``name`` read from its use, or None."""
+    looked_up = _looked_up_in(cls, name)
+    if looked_up is not None:  # getattr(nn, activation)(): the name of a layer of torch's
+        return Read(looked_up, f"{name}={looked_up!r}, a name the constructor looks up in torch "
+                               f"(getattr); give --init {name}=NAME to choose")
     if name in IMAGE_SIZES:
         return Read(BUILT_SIDE, f"{name}={BUILT_SIDE}, read as an image's side; give --init "
                                 f"{name}=SIDE to choose")
@@ -33,6 +37,30 @@ def read_for(cls: type, name: str) -> Read | None:
                                   f"(`... in {name}`), so every level of a {BUILT_SIDE}-pixel image "
                                   f"is in it; give --init {name}=[...] to choose")
     return None
+
+
+#: where a constructor looks a name up, and the one it is given there: a plain activation
+_LOOKED_UP = {"nn": "ReLU", "torch.nn": "ReLU", "F": "relu", "torch.nn.functional": "relu",
+              "torch": "relu"}
+
+
+def _looked_up_in(cls: type, name: str) -> str | None:
+    """The name to give an argument the constructor only looks up in torch's namespaces
+    (``getattr(nn, activation)``), or None."""
+    init = _reading_init(cls)
+    body = _function_def(_tree(init), init.__name__) if init is not None else None
+    if body is None:
+        return None
+    local, _ = _aliases(body, name)
+    found = None
+    for node in ast.walk(body):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr" \
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Name) \
+                and node.args[1].id in local:
+            found = _LOOKED_UP.get(ast.unparse(node.args[0]))
+            if found is None:
+                return None
+    return found
 
 
 def _tested_in(cls: type, name: str) -> bool:

@@ -383,7 +383,17 @@ def value_input(p: inspect.Parameter, hint, forward) -> ValueInput | None:
         return ValueInput(p.name, None)
     if hint in (None, bool, "bool") and only_tested(forward, p.name):
         return ValueInput(p.name, False)  # a switch (``if train and ...``): off, as in eval
+    if _optional_number(hint):  # ``subbatch_size: Optional[int]``: None, as its type allows
+        return ValueInput(p.name, None)
     return None
+
+
+def _optional_number(hint) -> bool:
+    """Whether an annotation takes None or plain numbers only (``Optional[int]``)."""
+    import typing
+
+    args = set(typing.get_args(hint))
+    return type(None) in args and bool(args - {type(None)}) and args - {type(None)} <= {int, float, bool}
 
 
 def number_input(p: inspect.Parameter, hint) -> ValueInput | None:

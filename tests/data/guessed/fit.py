@@ -1,6 +1,8 @@
 """Modules whose guessed inputs must follow what the code shows: weights kept in bfloat16, a
 memory mask read per sample, attention weights returned beside the output that a dropout draws."""
 
+import typing
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -298,3 +300,30 @@ class GatedSkip(nn.Module):
     def forward(self, x, res):
         g = self.gate(torch.cat((x, res, x - res), dim=-1)).sigmoid()
         return x * g + res * (1 - g)
+
+
+class NamedActivationMlp(nn.Module):
+    """An activation given by its name in torch.nn, and a chunk size typed as an optional
+    number that forward falls back from when it is None."""
+
+    def __init__(self, dim, mult, activation: str):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, mult * dim), getattr(nn, activation)(),
+                                 nn.Linear(mult * dim, dim))
+
+    def forward(self, x, chunk: typing.Optional[int]):
+        chunk = chunk or x.shape[0]
+        return torch.cat([self.net(part) for part in x.split(chunk, dim=0)], dim=0)
+
+
+class TemperedAttention(nn.Module):
+    """Attention scaled by a temperature its caller chooses."""
+
+    def __init__(self, dim, temperature):
+        super().__init__()
+        self.temperature = temperature
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        return torch.softmax(q @ k.transpose(-2, -1) / self.temperature, dim=-1) @ v
