@@ -378,6 +378,7 @@ def unread_layer_findings(analysis: Analysis):
         return
     dims = analysis.dims
     copies, calls = _repeated_siblings(analysis)
+    twice = _called_twice(analysis)
     for layer in analysis.unread_layers:
         place = _definition(layer)
         if place is None:
@@ -397,6 +398,21 @@ def unread_layer_findings(analysis: Analysis):
                         f"called on the same input "
                         f"more than once (lines {others}): the call at line {call.line} "
                         f"(`{call.source or call.op}`) computes what {target} was built for")
+            hint = f"Call {target} at line {call.line} in place of {sibling}."
+            yield diagnostic("discarded-result", message, hint, rec=call, layer=layer.path,
+                             statement="repeated-sibling")
+            continue
+        again = twice.get((layer.owner, layer.shapes)) if guard is None else None
+        if again is not None and len(again) == 1:
+            # its twin (same layer, same shapes) is called at two lines, it at none: the later
+            # call is the one meant for it (the feed-forward's pre-norm calling the attention's)
+            sibling, call = again.pop()
+            others = ", ".join(str(n) for n in sorted({r.line for r in analysis.records if
+                                                       r.module == f"{layer.owner}.{sibling[5:]}" and r.line}))
+            message += (f" (defined at line {line}); {sibling}, a layer of the same kind and shapes, "
+                        f"is called at two places (lines {others}) and {target} at none: the call "
+                        f"at line {call.line} (`{call.source or call.op}`) computes what {target} "
+                        f"was built for")
             hint = f"Call {target} at line {call.line} in place of {sibling}."
             yield diagnostic("discarded-result", message, hint, rec=call, layer=layer.path,
                              statement="repeated-sibling")
@@ -430,6 +446,25 @@ def _repeated_siblings(analysis: Analysis) -> tuple[dict, dict]:
                 found.setdefault((owner, shapes), []).append((sibling, rec))
             seen.add(id(rec.inputs[0]))
     return found, calls
+
+
+def _called_twice(analysis: Analysis) -> dict:
+    """``(owner, weight shapes) -> [(layer, its call at the later line)]`` for each layer (a
+    projection, a convolution, an embedding, a norm) of an owner called from two lines or more
+    of its code (on different inputs)."""
+    calls: dict[tuple[str, str], list] = {}
+    for rec in analysis.records:
+        owner, _, attribute = (rec.module or "").rpartition(".")
+        if (rec.op in LAYER_OPS or rec.op in TRAILING_NORMS) and owner and rec.inputs:
+            calls.setdefault((owner, f"self.{attribute}"), []).append(rec)
+    found: dict[tuple, list] = {}
+    for (owner, sibling), recs in calls.items():
+        lines = sorted({r.line for r in recs if r.line is not None})
+        if len(lines) >= 2:
+            shapes = tuple(tuple(m.shape) for m in recs[0].inputs[1:])
+            later = next(r for r in recs if r.line == lines[-1])
+            found.setdefault((owner, shapes), []).append((sibling, later))
+    return found
 
 
 def _shape(shape: tuple[int, ...], dims) -> str:

@@ -151,7 +151,9 @@ _ALL = [
        and False:`, where the finding is placed), is a warning: its weights are trained for nothing;
        it is an error when a sibling layer of the same shapes is called on one input more than once
        (`k = self.w_q(x)` copied from the line above: the call after the first is placed, and the
-       unused layer is named as the one it was built for). A
+       unused layer is named as the one it was built for), or at two places of the code while the
+       unused one is called at none (the feed-forward's pre-norm calling the attention's norm
+       again: the later call is placed). A
        placeholder never read (`out = torch.zeros_like(query)`, `torch.empty(...)` left from a
        starter file: a value made from nothing but sizes) loses no computation and is only a note; a
        dead mask, projection, scores or softmax stays an error. An argument a forward drops is one

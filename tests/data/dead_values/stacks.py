@@ -225,3 +225,51 @@ class FeedForwardNeverCalled(_ConditionedBlock):
         shift1, scale1, shift2, scale2 = self.modulation(condition).chunk(4, dim=-1)
         x = x + self.mix(self.modulated(self.norm1, x, shift1, scale1))
         return x + self.mix(self.modulated(self.norm2, x, shift2, scale2))
+
+
+class _TwoNormBlock(nn.Module):
+    """A pre-norm block with a norm of its own for each sublayer."""
+
+    INIT = {"width": "C"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, width):
+        super().__init__()
+        self.attn_norm = nn.LayerNorm(width)
+        self.ff_norm = nn.LayerNorm(width)
+        self.mix = nn.Linear(width, width)
+        self.ff = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+
+
+class EachSublayerItsNorm(_TwoNormBlock):
+    def forward(self, x):
+        x = x + self.mix(self.attn_norm(x))
+        return x + self.ff(self.ff_norm(x))
+
+
+class FeedForwardTakesTheAttentionNorm(_TwoNormBlock):
+    """The feed-forward's pre-norm calls the attention's norm again: the feed-forward's own norm,
+    of the same shape, is never called, and its gain and bias never reach the output."""
+
+    BUG = "discarded-result"
+
+    def forward(self, x):
+        x = x + self.mix(self.attn_norm(x))
+        return x + self.ff(self.attn_norm(x))  # BUG
+
+
+class OneNormShared(nn.Module):
+    """One norm, used before both sublayers on purpose: nothing was left unused."""
+
+    INIT = {"width": "C"}
+    INPUTS = ["x=B,T,C"]
+
+    def __init__(self, width):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.mix = nn.Linear(width, width)
+        self.ff = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+
+    def forward(self, x):
+        x = x + self.mix(self.norm(x))
+        return x + self.ff(self.norm(x))
