@@ -302,3 +302,10 @@ def test_a_temperature_the_caller_chooses_is_asked_for():
     result = resolved.result(f"{DATA}::TemperedAttention")
     assert not result.diagnostics, [(d.rule, d.message) for d in result.diagnostics]
     assert result.error is not None and "temperature" in result.error
+
+
+def test_a_vocabulary_given_as_a_dict_is_made_with_the_keys_read():
+    result = resolved.result(f"{DATA}::CaptionDecoder")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+    assert any("'<PAD>'" in n for n in result.notes), result.notes

@@ -305,7 +305,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                 shown = passed.value.__name__ if isinstance(passed.value, type) else repr(passed.value)
                 notes.append(f"{p.name}={shown} as {passed.where} passes it; give --init "
                              f"{p.name}=VALUE to choose")
-        elif (used := read_for(cls, p.name)) is not None:  # an image's side, a set of levels
+        elif (used := read_for(cls, p.name, dims)) is not None:  # an image's side, a set of levels
             out[p.name] = used.value
             if notes is not None:
                 notes.append(used.note)

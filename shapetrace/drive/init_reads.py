@@ -23,8 +23,15 @@ class Read:
     note: str
 
 
-def read_for(cls: type, name: str) -> Read | None:
+def read_for(cls: type, name: str, dims=None) -> Read | None:
     """The value of ``cls``'s constructor argument ``name`` read from its use, or None."""
+    keys = _vocabulary_keys(cls, name) if dims is not None and "V" in dims else None
+    if keys is not None:  # len(word_to_idx), word_to_idx["<NULL>"]: a vocabulary of V words
+        vocabulary = {key: i for i, key in enumerate(keys)}
+        vocabulary.update((f"word{i}", i) for i in range(len(keys), dims["V"]))
+        return Read(vocabulary, f"{name}: a vocabulary of V={dims['V']} words with the keys the "
+                                f"constructor reads ({', '.join(map(repr, keys)) or 'none'}) first; "
+                                f"give --init {name}=... to choose")
     looked_up = _looked_up_in(cls, name)
     if looked_up is not None:  # getattr(nn, activation)(): the name of a layer of torch's
         return Read(looked_up, f"{name}={looked_up!r}, a name the constructor looks up in torch "
@@ -61,6 +68,36 @@ def _looked_up_in(cls: type, name: str) -> str | None:
             if found is None:
                 return None
     return found
+
+
+def _vocabulary_keys(cls: type, name: str) -> list[str] | None:
+    """The string keys the constructor reads from argument ``name`` (``d["<NULL>"]``,
+    ``d.get("<START>")``) when it also takes its length (``len(d)``) and does nothing else
+    with it: a vocabulary. None otherwise."""
+    init = _reading_init(cls)
+    body = _function_def(_tree(init), init.__name__) if init is not None else None
+    if body is None:
+        return None
+    local, _ = _aliases(body, name)
+    keys: list[str] = []
+    sized = False
+    parents = {id(c): n for n in ast.walk(body) for c in ast.iter_child_nodes(n)}
+    for node in ast.walk(body):
+        if not (isinstance(node, ast.Name) and node.id in local and isinstance(node.ctx, ast.Load)):
+            continue
+        use = parents.get(id(node))
+        if isinstance(use, ast.Call) and getattr(use.func, "id", None) == "len":
+            sized = True
+        elif isinstance(use, ast.Subscript) and isinstance(use.slice, ast.Constant) \
+                and isinstance(use.slice.value, str):
+            keys.append(use.slice.value)
+        elif isinstance(use, ast.Attribute) and use.attr == "get" \
+                and isinstance(call := parents.get(id(use)), ast.Call) and call.args \
+                and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
+            keys.append(call.args[0].value)
+        elif not (isinstance(use, ast.Assign) and use.value is node):
+            return None  # handed on, iterated, tested: what it is there is not this reading's
+    return list(dict.fromkeys(keys)) if sized else None
 
 
 def _tested_in(cls: type, name: str) -> bool:

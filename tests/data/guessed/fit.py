@@ -327,3 +327,19 @@ class TemperedAttention(nn.Module):
     def forward(self, x):
         q, k, v = self.qkv(x).chunk(3, dim=-1)
         return torch.softmax(q @ k.transpose(-2, -1) / self.temperature, dim=-1) @ v
+
+
+class CaptionDecoder(nn.Module):
+    """A caption model given its vocabulary as a dict: its size and its padding word's id are
+    read from it."""
+
+    def __init__(self, word_to_id, feature_dim, dim):
+        super().__init__()
+        self.pad = word_to_id["<PAD>"]
+        self.embed = nn.Embedding(len(word_to_id), dim, padding_idx=self.pad)
+        self.visual = nn.Linear(feature_dim, dim)
+        self.out = nn.Linear(dim, len(word_to_id))
+
+    def forward(self, features, captions):
+        h = self.embed(captions) + self.visual(features).unsqueeze(1)
+        return self.out(h)
