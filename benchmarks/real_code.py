@@ -955,6 +955,54 @@ HELD_OUT_34 = [
      ["core/model/mca.py", "core/model/net.py"], ""),
 ]
 
+#: Held out on 2026-12-02 (the twenty-third round): fifteen repositories of other kinds (vision,
+#: diffusion, two course solutions, graph, recommendation, protein, time series, point clouds,
+#: speech, an LLM notebook), measured before and after the round's work.
+HELD_OUT_35 = [
+    # vision: ViT for CIFAR (layers.py holds the MSA / encoder), imports torchsummary
+    ("omihub777/ViT-CIFAR", "ab9043ea44cfe8311d30295fc0e0467d676187f1", ["vit.py", "layers.py"], ""),
+    # diffusion: Stable Diffusion from scratch (self/cross attention, UNet, CLIP), run from model/
+    ("yebyyy/SD-From-Scratch", "48d3bdc4600f06f2aaf6e4ee7011619ade2982fe",
+     ["attention.py", "diffusion.py", "clip.py"], "model"),
+    # course: CS231n 2024 assignment 3 solution (MHA, captioning transformer)
+    ("Na-moe/CS231n-2024", "e0239052fce6ef90e9b5f8ffd309644bca8ea67b",
+     ["cs231n/transformer_layers.py", "cs231n/classifiers/transformer.py"], "assignment3"),
+    # course: CS231n (newer) assignment 3 solution with a ViT classifier
+    ("YYZhang2025/Stanford-CS231N", "fbf617ec75eece6140f4c8b9fa36058e7e645a9c",
+     ["cs231n/transformer_layers.py", "cs231n/classifiers/transformer.py"], "assignment3"),
+    # graph: lucidrains graph transformer with edge features (einops, rotary_embedding_torch)
+    ("lucidrains/graph-transformer-pytorch", "8613d2141c84f1cbaa4e2802e3091638c706c9ca",
+     ["graph_transformer_pytorch/graph_transformer_pytorch.py"], ""),
+    # recommendation: SASRec / Caser small implementation
+    ("Average-Recsys-Enjoyer/SasRec", "b4c9dc39f825eabcc94488ffe0bb307012aa56db", ["model.py"], ""),
+    # recommendation: SASRec with top-k losses
+    ("rasulibragimov/Sasrec_topk_gains", "a57d3ba79f1341a1d5f6c906ffa8eb22825f6d3b", ["model.py"], ""),
+    # protein: OmegaFold (protein LM + geoformer, pure torch)
+    ("HeliXonProtein/OmegaFold", "313c873ad190b64506a497c926649e15fcd88fcd",
+     ["omegafold/modules.py", "omegafold/geoformer.py", "omegafold/omegaplm.py"], ""),
+    # protein / research single file: ProteinBERT in pytorch (global attention)
+    ("lucidrains/protein-bert-pytorch", "e5a073ca83d5fb13e89ea6e7184c90d633fc49b4",
+     ["protein_bert_pytorch/protein_bert_pytorch.py"], ""),
+    # protein / teaching: encoder-only transformer from scratch for dihedral angles
+    ("mihribanyvs/TransformerFromScratch", "9acab903b9987565dd64124604ec5b6de2533559",
+     ["transformer_model.py"], ""),
+    # time-series: Pyraformer (pyramidal attention, full-attention fallback)
+    ("alipay/Pyraformer", "84af4dbd93b7b96975b5034f0dde412005260123",
+     ["pyraformer/Modules.py", "pyraformer/SubLayers.py", "pyraformer/Layers.py"], ""),
+    # point cloud: PCT (offset attention), imports compiled pointnet2_ops through util
+    ("Strawberry-Eat-Mango/PCT_Pytorch", "0199a3b8c89274aeeebb5634c82a47573c8be492", ["model.py"], ""),
+    # speech: FragmentVC voice conversion (convolutional transformer with nn.MultiheadAttention)
+    ("yistLin/FragmentVC", "79cc2ce3a585a5c31904a8dd36ad49120a601d8c",
+     ["models/convolutional_transformer.py", "models/model.py"], ""),
+    # speech / ASR: neural_sp attention modules (MHA, relative MHA, additive attention)
+    ("hirofumi0810/neural_sp", "b91877c6d2a11f06026480ab422176274d88cbf2",
+     ["neural_sp/models/modules/multihead_attention.py",
+      "neural_sp/models/modules/relative_multihead_attention.py",
+      "neural_sp/models/modules/attention.py"], ""),
+    # LLM inference: Llama 3 from scratch notebook (GQA with KV cache, RoPE)
+    ("uygarkurt/Llama-3-PyTorch", "842a7fb0c08cfcd34f06efb97e24da0fd2e2d940", ["main.ipynb"], ""),
+]
+
 
 def _numbered() -> dict[str, list]:
     """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
