@@ -309,3 +309,9 @@ def test_a_vocabulary_given_as_a_dict_is_made_with_the_keys_read():
     assert result.error is None, result.error
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
     assert any("'<PAD>'" in n for n in result.notes), result.notes
+
+
+def test_an_argument_kept_and_never_read_is_none():
+    result = resolved.result(f"{DATA}::KeepsACountItNeverReads")
+    assert result.error is None, result.error
+    assert any(n.startswith("n_users=None") for n in result.notes), result.notes

@@ -32,6 +32,9 @@ def read_for(cls: type, name: str, dims=None) -> Read | None:
         return Read(vocabulary, f"{name}: a vocabulary of V={dims['V']} words with the keys the "
                                 f"constructor reads ({', '.join(map(repr, keys)) or 'none'}) first; "
                                 f"give --init {name}=... to choose")
+    if _kept_unread(cls, name):  # self.user_num = user_num, read nowhere: any value does
+        return Read(None, f"{name}=None: the constructor keeps it and nothing reads it; give "
+                          f"--init {name}=VALUE to choose")
     looked_up = _looked_up_in(cls, name)
     if looked_up is not None:  # getattr(nn, activation)(): the name of a layer of torch's
         return Read(looked_up, f"{name}={looked_up!r}, a name the constructor looks up in torch "
@@ -68,6 +71,25 @@ def _looked_up_in(cls: type, name: str) -> str | None:
             if found is None:
                 return None
     return found
+
+
+def _kept_unread(cls: type, name: str) -> bool:
+    """Whether the constructor only stores argument ``name`` on ``self`` as it came and no code
+    of the class reads that attribute (nor the argument otherwise)."""
+    init = _reading_init(cls)
+    body = _function_def(_tree(init), init.__name__) if init is not None else None
+    tree = _tree(cls)
+    if body is None or tree is None:
+        return False
+    local, attributes = _aliases(body, name)
+    if not attributes:
+        return False
+    stored = {id(n.value) for n in ast.walk(body) if isinstance(n, ast.Assign)}
+    if any(isinstance(n, ast.Name) and n.id in local and isinstance(n.ctx, ast.Load)
+           and id(n) not in stored for n in ast.walk(body)):
+        return False  # read in the constructor beside being kept
+    return not any(isinstance(n, ast.Attribute) and n.attr in attributes
+                   and isinstance(n.ctx, ast.Load) for n in ast.walk(tree))
 
 
 def _vocabulary_keys(cls: type, name: str) -> list[str] | None:

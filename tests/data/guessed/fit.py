@@ -343,3 +343,16 @@ class CaptionDecoder(nn.Module):
     def forward(self, features, captions):
         h = self.embed(captions) + self.visual(features).unsqueeze(1)
         return self.out(h)
+
+
+class KeepsACountItNeverReads(nn.Module):
+    """A count stored for the training script (``self.n_users``) that no code of the module
+    reads: any value builds it."""
+
+    def __init__(self, n_users, dim):
+        super().__init__()
+        self.n_users = n_users
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(x)
