@@ -315,3 +315,9 @@ def test_an_argument_kept_and_never_read_is_none():
     result = resolved.result(f"{DATA}::KeepsACountItNeverReads")
     assert result.error is None, result.error
     assert any(n.startswith("n_users=None") for n in result.notes), result.notes
+
+
+def test_a_width_asked_to_be_a_multiple_of_two_is_made_even():
+    result = resolved.result(f"{DATA}::PairedFeaturesTable")
+    assert result.error is None, result.error
+    assert result.dims["C"] % 2 == 0

@@ -15,7 +15,7 @@ from ..base.source import file_tree, is_library_file
 #: an even size for a head size that must be even (rotary pairs), no probe size's multiple
 EVEN_HEAD_SIZE = 16
 #: words of an error or a line that ask for an even size
-EVEN_ASKED = re.compile(r"divisible by 2\b|\beven\b|% ?2\b", re.I)
+EVEN_ASKED = re.compile(r"divisible by 2\b|multiple of 2\b|\beven\b|% ?2\b", re.I)
 #: a size's divisor an error asks for: ``divisible by 8``, ``divisible by num_groups (32)``
 DIVISOR_ASKED = re.compile(r"divisible by (?:\w+ )?\(?(\d+)\)?", re.I)
 

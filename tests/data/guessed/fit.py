@@ -356,3 +356,16 @@ class KeepsACountItNeverReads(nn.Module):
 
     def forward(self, x):
         return self.proj(x)
+
+
+class PairedFeaturesTable(nn.Module):
+    """A constructor that refuses an odd width in words of its own ("a multiple of 2")."""
+
+    def __init__(self, dim):
+        super().__init__()
+        if dim % 2:
+            raise ValueError(f"Input dimension must be a multiple of 2, but got {dim}")
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(x)
