@@ -321,3 +321,11 @@ def test_a_width_asked_to_be_a_multiple_of_two_is_made_even():
     result = resolved.result(f"{DATA}::PairedFeaturesTable")
     assert result.error is None, result.error
     assert result.dims["C"] % 2 == 0
+
+
+def test_a_size_after_the_head_count_in_a_shape_is_the_head_size():
+    """``torch.randn(dim, n_head, 3 * c)``: ``c`` sizes each head's features."""
+    result = resolved.result(f"{DATA}::HandRolledHeads")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+    assert any(n.startswith("c read as the head size (d)") for n in result.notes), result.notes

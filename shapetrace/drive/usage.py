@@ -21,6 +21,7 @@ from ..analysis.code import function_def as _function_def
 from ..analysis.code import own_init as _init_of
 from ..analysis.code import parsed as _tree
 from ..base.names import LAYERS, size_of
+from .size_terms import after_heads, divides_width, factor_of, learned_vector, times_heads
 
 #: parameters of torch's layers whose value is a size: the dim each one is
 _LAYER_SIZES = {"in_features": "C", "out_features": "C", "embedding_dim": "C",
@@ -231,7 +232,7 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
     found: set[str] = set()
     loops = _loop_bodies(body)
     for node in ast.walk(body):
-        if _divides_width(node, is_param):
+        if divides_width(node, is_param):
             found.add("H")  # model_dim // head_count: the width split into heads
             continue
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)) \
@@ -249,8 +250,11 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
             inside = loops.get(id(node))
             found.add(LAYER_COUNT if inside is None or _builds(inside, names) else "?")
             continue
-        if _learned_vector(node, is_param):
+        if learned_vector(node, is_param):
             found.add("C")  # nn.Parameter(torch.ones(num_features)): a value per channel
+            continue
+        if after_heads(node, is_param):
+            found.add("d")  # torch.empty(dim, n_head, 2 * c): a size per head
             continue
         method = _own_method(node.func, owner)
         if method is not None:  # self._build_weights(dim_in, dim_out): read where it is used
@@ -261,11 +265,11 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
         if callee is None or not callable(callee):
             continue
         found |= _sizes_of(_bound(callee, node, is_param), depth, seen)
-        per_head = _sizes_of(_bound(callee, node, lambda arg: _times_heads(arg, is_param)), depth, seen)
+        per_head = _sizes_of(_bound(callee, node, lambda arg: times_heads(arg, is_param)), depth, seen)
         if per_head:  # nn.Linear(d_model, n_heads * d_queries): a width per head
             found |= {"d" if dim == "C" else "?" for dim in per_head}
         elif any(name in _OUTPUT_SIZES and not _user_code(target) for target, name in
-                 _bound(callee, node, lambda arg: _factor_of(arg, is_param))):
+                 _bound(callee, node, lambda arg: factor_of(arg, is_param))):
             found.add(OUTPUT_FACTOR)  # nn.Linear(C, p * p * out_channels): sizes an output only
     if owner is not None and attributes:
         found |= _forward_uses(owner, attributes)
@@ -328,28 +332,6 @@ def _reads(local: set[str], attributes: set[str]):
             and isinstance(node.value, ast.Name) and node.value.id == "self"
 
     return is_param
-
-
-#: torch's factories of a tensor of given sizes
-_FACTORIES = frozenset({"zeros", "ones", "randn", "rand", "empty", "full"})
-
-
-def _learned_vector(node: ast.Call, is_param) -> bool:
-    """``nn.Parameter(torch.ones(param))`` (or ``zeros``, ``randn``, ...): a learned vector of
-    ``param`` values, one per channel of what it scales or shifts."""
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    if name != "Parameter" or not node.args:
-        return False
-    made = node.args[0]
-    while isinstance(made, ast.BinOp):  # torch.ones(n) * init_value
-        made = made.left if isinstance(made.left, (ast.Call, ast.BinOp)) else made.right
-    if not isinstance(made, ast.Call):
-        return False
-    kind = made.func.attr if isinstance(made.func, ast.Attribute) else \
-        made.func.id if isinstance(made.func, ast.Name) else ""
-    sizes = made.args[:1] if kind == "full" else made.args
-    return kind in _FACTORIES and len(sizes) == 1 and is_param(sizes[0])
 
 
 def torch_default(cls: type, param: str):
@@ -505,39 +487,8 @@ def _forward_uses(cls: type, attributes: set[str]) -> set[str]:
     return found
 
 
-def _divides_width(node, is_param) -> bool:
-    """``model_dim // head_count`` (``/``, ``%``): the argument divides a size whose name states
-    the model width."""
-    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Div, ast.Mod))
-            and is_param(node.right)):
-        return False
-    left = node.left
-    name = left.id if isinstance(left, ast.Name) else \
-        left.attr if isinstance(left, ast.Attribute) else None
-    return name is not None and size_of(name, constructor=True) == "C"
-
-
 #: the parameters of torch's layers that size only what they return
 _OUTPUT_SIZES = frozenset({"out_features", "out_channels"})
-
-
-def _factor_of(node, is_param) -> bool:
-    """``p * p * out_channels``: the argument a factor of a product (of names or numbers)."""
-    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
-        return False
-    return any(is_param(side) or _factor_of(side, is_param) for side in (node.left, node.right))
-
-
-def _times_heads(node, is_param) -> bool:
-    """``n_heads * d_queries`` (either order): the argument times a head count."""
-    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
-        return False
-    for mine, other in ((node.left, node.right), (node.right, node.left)):
-        name = other.id if isinstance(other, ast.Name) else \
-            other.attr if isinstance(other, ast.Attribute) else None
-        if is_param(mine) and name is not None and size_of(name, constructor=True) == "H":
-            return True
-    return False
 
 
 def _sizes_of(pairs: list, depth: int, seen: set) -> set[str]:

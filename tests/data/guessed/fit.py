@@ -369,3 +369,18 @@ class PairedFeaturesTable(nn.Module):
 
     def forward(self, x):
         return self.proj(x)
+
+
+class HandRolledHeads(nn.Module):
+    """Weights made axis by axis, each head's features sized by ``c`` (no name says it)."""
+
+    def __init__(self, dim, n_head, c):
+        super().__init__()
+        self.c = c
+        self.qkv = nn.Parameter(torch.randn(dim, n_head, 3 * c) * dim ** -0.5)
+        self.out = nn.Parameter(torch.randn(n_head, c, dim) * (n_head * c) ** -0.5)
+
+    def forward(self, x):
+        q, k, v = torch.einsum("btc,chf->bhtf", x, self.qkv).split(self.c, dim=-1)
+        w = torch.softmax(q @ k.transpose(-2, -1) * self.c ** -0.5, dim=-1)
+        return torch.einsum("bhtf,hfc->btc", w @ v, self.out)

@@ -1,0 +1,78 @@
+"""What an expression of a constructor says of the size it is given: split by into heads
+(``model_dim // n_heads``), multiplied by a head count (``n_heads * d_head``), a factor of an
+output's size (``p * p * out_channels``), one learned value per channel (``torch.ones(dim)``),
+or a size per head in a shape given axis by axis (``torch.empty(dim, n_head, c)``). Read by
+``usage`` for constructor arguments no name explains.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..base.names import size_of
+
+
+#: torch's factories of a tensor of given sizes
+_FACTORIES = frozenset({"zeros", "ones", "randn", "rand", "empty", "full"})
+
+
+def learned_vector(node: ast.Call, is_param) -> bool:
+    """``nn.Parameter(torch.ones(param))`` (or ``zeros``, ``randn``, ...): a learned vector of
+    ``param`` values, one per channel of what it scales or shifts."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if name != "Parameter" or not node.args:
+        return False
+    made = node.args[0]
+    while isinstance(made, ast.BinOp):  # torch.ones(n) * init_value
+        made = made.left if isinstance(made.left, (ast.Call, ast.BinOp)) else made.right
+    if not isinstance(made, ast.Call):
+        return False
+    kind = made.func.attr if isinstance(made.func, ast.Attribute) else \
+        made.func.id if isinstance(made.func, ast.Name) else ""
+    sizes = made.args[:1] if kind == "full" else made.args
+    return kind in _FACTORIES and len(sizes) == 1 and is_param(sizes[0])
+
+def divides_width(node, is_param) -> bool:
+    """``model_dim // head_count`` (``/``, ``%``): the argument divides a size whose name states
+    the model width."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Div, ast.Mod))
+            and is_param(node.right)):
+        return False
+    left = node.left
+    name = left.id if isinstance(left, ast.Name) else \
+        left.attr if isinstance(left, ast.Attribute) else None
+    return name is not None and size_of(name, constructor=True) == "C"
+
+def factor_of(node, is_param) -> bool:
+    """``p * p * out_channels``: the argument a factor of a product (of names or numbers)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return False
+    return any(is_param(side) or factor_of(side, is_param) for side in (node.left, node.right))
+
+def after_heads(node: ast.Call, is_param) -> bool:
+    """``torch.empty(q_dim, n_head, 2 * c)``: the argument (or a multiple of it) in a shape
+    given axis by axis, right after a head count: the size of each head's features."""
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+    if name not in _FACTORIES or len(node.args) < 2:
+        return False
+    for before, arg in zip(node.args, node.args[1:]):
+        heads = before.id if isinstance(before, ast.Name) else \
+            before.attr if isinstance(before, ast.Attribute) else None
+        if heads is None or size_of(heads, constructor=True) != "H":
+            continue
+        if is_param(arg) or (isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Mult)
+                             and any(is_param(side) for side in (arg.left, arg.right))):
+            return True
+    return False
+
+def times_heads(node, is_param) -> bool:
+    """``n_heads * d_queries`` (either order): the argument times a head count."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return False
+    for mine, other in ((node.left, node.right), (node.right, node.left)):
+        name = other.id if isinstance(other, ast.Name) else \
+            other.attr if isinstance(other, ast.Attribute) else None
+        if is_param(mine) and name is not None and size_of(name, constructor=True) == "H":
+            return True
+    return False
