@@ -137,10 +137,11 @@ def _frequencies(angle: Tensor) -> Tensor | None:
     return top.abs()
 
 
-def _table_steps(used: list[tuple[str, Tensor, OpRecord]], steady: float = None):
+def _table_steps(used: list[tuple[str, Tensor, OpRecord]], steady: float | None = None):
     """``(name, steps, rec)``: the step of each pair's angle from one position to the next, for
     each table (or pair of tables) on the unit circle whose steps are the same at every
-    position; ``rec`` is the op that read it."""
+    position (within ``steady`` radians; :data:`_STEADY` when None); ``rec`` is the op that
+    read it."""
     floats = [(n, t.detach().to(torch.float64), r) for n, t, r in used if t.is_floating_point()]
     for name, t, rec in used:
         if t.is_complex() and bool(torch.allclose(t.abs(), torch.ones(()), atol=1e-5)):
