@@ -75,11 +75,13 @@ def _looked_up_in(cls: type, name: str) -> str | None:
 
 def _kept_unread(cls: type, name: str) -> bool:
     """Whether the constructor only stores argument ``name`` on ``self`` as it came and no code
-    of the class reads that attribute (nor the argument otherwise)."""
+    of the class or of its bases of the user's code reads that attribute (nor the argument
+    otherwise)."""
     init = _reading_init(cls)
     body = _function_def(_tree(init), init.__name__) if init is not None else None
-    tree = _tree(cls)
-    if body is None or tree is None:
+    trees = [_tree(k) for k in cls.__mro__ if k is not object
+             and not (k.__module__ or "").startswith(("torch", "builtins"))]
+    if body is None or not trees or any(t is None for t in trees):
         return False
     local, attributes = _aliases(body, name)
     if not attributes:
@@ -89,7 +91,7 @@ def _kept_unread(cls: type, name: str) -> bool:
            and id(n) not in stored for n in ast.walk(body)):
         return False  # read in the constructor beside being kept
     return not any(isinstance(n, ast.Attribute) and n.attr in attributes
-                   and isinstance(n.ctx, ast.Load) for n in ast.walk(tree))
+                   and isinstance(n.ctx, ast.Load) for tree in trees for n in ast.walk(tree))
 
 
 def _vocabulary_keys(cls: type, name: str) -> list[str] | None:
