@@ -219,12 +219,11 @@ RECSYS = Path(__file__).with_name("data") / "guessed" / "recsys.py"
 
 
 def test_a_recommender_is_built_and_fed_the_way_its_code_reads():
-    """Built on the CPU over its default device="cuda:0"; item ids into the table of n_items,
-    as long as the max_len rows of the positions added uncut; the padding mask as torch's
-    encoder layer takes it, (B, T); the triangle the constructor keeps says it is causal."""
+    """Built on the CPU over its default device="cuda:0"; item ids into the table of n_items;
+    the padding mask as torch's encoder layer takes it, (B, T); the triangle the constructor
+    keeps says it is causal."""
     result = resolved.result(f"{RECSYS}::NextItemEncoder")
     assert result.error is None, result.error
-    assert result.dims["T"] == result.dims["L"] if "L" in result.dims else True
     assert not [d for d in result.diagnostics if d.rule in ("causal-leak", "op-failed")], \
         [(d.rule, d.message) for d in result.diagnostics]
     assert not any("causal-leak not checked" in n for n in result.notes), result.notes
@@ -329,3 +328,12 @@ def test_a_size_after_the_head_count_in_a_shape_is_the_head_size():
     assert result.error is None, result.error
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
     assert any(n.startswith("c read as the head size (d)") for n in result.notes), result.notes
+
+
+def test_a_triangle_kept_as_an_attribute_says_the_module_is_causal():
+    quiet = resolved.result(f"{RECSYS}::SevenStepCausal")
+    assert quiet.error is None and quiet.ok, (quiet.error, [(d.rule, d.message) for d in quiet.diagnostics])
+    assert not any("causal-leak not checked" in n for n in quiet.notes), quiet.notes
+    leaky = resolved.result(f"{RECSYS}::SevenStepPastBlocked")
+    assert [d for d in leaky.diagnostics if d.rule == "causal-leak"], \
+        [(d.rule, d.message) for d in leaky.diagnostics]

@@ -522,9 +522,12 @@ class TwoUnknown(nn.Module):
 
 
 class ConfigStyle(nn.Module):
+    """A config whose one field read says nothing of its value (a kept config with no field
+    read, or fields all read as sizes, is made: see test_module_config)."""
+
     def __init__(self, cfg):
         super().__init__()
-        self.cfg = cfg
+        self.mode = cfg.mode
 
 
 def test_infer_init_names_and_defaults():

@@ -1,5 +1,5 @@
 """A next-item recommender in the style recommendation code writes: item ids looked up in a table
-sized by a count of items, positions as a learned table of max_len rows added uncut, torch's
+sized by a count of items, positions as a learned table of max_len rows cut to the sequence, torch's
 encoder layer fed sequence-first with a causal mask the constructor builds and keeps as a plain
 attribute (moved to a device named by a default), and a key padding mask handed on."""
 
@@ -17,8 +17,9 @@ class NextItemEncoder(nn.Module):
                                                 dim_feedforward=embed_size, dropout=dropout)
 
     def forward(self, sequence, padding_mask):
-        e = (self.item_embed(sequence) + self.pos_embed).permute(1, 0, 2)
-        return self.layer(e, self.future, padding_mask).permute(1, 0, 2)
+        T = sequence.shape[1]
+        e = (self.item_embed(sequence) + self.pos_embed[:T]).permute(1, 0, 2)
+        return self.layer(e, self.future[:T, :T], padding_mask).permute(1, 0, 2)
 
 
 class NextItemEncoderPastMasked(NextItemEncoder):
@@ -43,3 +44,22 @@ class VerticalConvolution(nn.Module):
     def forward(self, seq):
         image = self.items(seq).unsqueeze(1)  # (B, 1, T, dims)
         return self.out(self.conv(image).flatten(1))
+
+
+class SevenStepCausal(nn.Module):
+    """A causal mask for seven steps built in the constructor and kept as a plain attribute,
+    handed to torch's attention whole: only its values say the module is causal."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(dim, 1, batch_first=True)
+        self.blocked = torch.triu(torch.ones(7, 7), diagonal=1).bool()
+
+    def forward(self, x):
+        return self.attn(x, x, x, attn_mask=self.blocked, need_weights=False)[0]
+
+
+class SevenStepPastBlocked(SevenStepCausal):
+    def __init__(self, dim):
+        super().__init__(dim)
+        self.blocked = torch.tril(torch.ones(7, 7), diagonal=-1).bool()  # BUG
