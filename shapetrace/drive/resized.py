@@ -38,6 +38,8 @@ def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
         (size,) = sizes - {plan.dims["T"]} or {0}  # a length the module fixed itself
         if 1 < size <= 4096 and size not in plan.dims.values():
             return "T", size, "the length of a table the module builds at a size of its own"
+        if size == plan.dims.get("L") and "L" not in plan.dims.explicit:  # max_len rows, uncut:
+            return "T", size, "the length of the table built for the maximum length"  # chosen T
     kernel = _KERNEL.search(str(raised)) if raised is not None and "T" in free else None
     if kernel is not None:  # a convolution as tall as the maximum length: (max_len, 1) kernels
         sides = [int(n) for n in kernel.group(1).split(" x ")]
