@@ -328,6 +328,7 @@ def test_a_size_after_the_head_count_in_a_shape_is_the_head_size():
     assert result.error is None, result.error
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
     assert any(n.startswith("c read as the head size (d)") for n in result.notes), result.notes
+    assert not any(n.startswith("gated read as") for n in result.notes), result.notes  # a switch
 
 
 def test_a_triangle_kept_as_an_attribute_says_the_module_is_causal():

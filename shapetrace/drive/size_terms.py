@@ -61,8 +61,11 @@ def after_heads(node: ast.Call, is_param) -> bool:
             before.attr if isinstance(before, ast.Attribute) else None
         if heads is None or size_of(heads, constructor=True) != "H":
             continue
+        # the size itself, or a multiple of it (``2 * c``, ``(gating + 1) * c``: the plain
+        # name is the size, not the count added to)
         if is_param(arg) or (isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Mult)
-                             and any(is_param(side) for side in (arg.left, arg.right))):
+                             and any(is_param(side) and isinstance(side, (ast.Name, ast.Attribute))
+                                     for side in (arg.left, arg.right))):
             return True
     return False
 

@@ -374,10 +374,11 @@ class PairedFeaturesTable(nn.Module):
 class HandRolledHeads(nn.Module):
     """Weights made axis by axis, each head's features sized by ``c`` (no name says it)."""
 
-    def __init__(self, dim, n_head, c):
+    def __init__(self, dim, n_head, c, gated: bool):
         super().__init__()
-        self.c = c
+        self.c, self.gated = c, gated
         self.qkv = nn.Parameter(torch.randn(dim, n_head, 3 * c) * dim ** -0.5)
+        self.gate = nn.Parameter(torch.zeros(n_head, (gated + 1) * c))
         self.out = nn.Parameter(torch.randn(n_head, c, dim) * (n_head * c) ** -0.5)
 
     def forward(self, x):
