@@ -334,6 +334,18 @@ def module_paths(model, prefix: str) -> dict[int, str]:
     return paths
 
 
+def held_tensors(module) -> list:
+    """``(name, tensor)`` for each tensor ``module`` itself holds that is no parameter: its
+    buffers, and tensors kept as plain attributes (``self.mask = torch.triu(...)``, which
+    ``register_buffer`` was not asked to keep)."""
+    import torch
+
+    held = [(k, t) for k, t in module._buffers.items() if t is not None]
+    held += [(k, v) for k, v in vars(module).items()
+             if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter)]
+    return held
+
+
 def module_tensors(model, modules: list | None = None) -> list:
     """Every parameter and buffer of ``model`` and its submodules (``modules``, when the caller
     already has them from :func:`all_modules`), each module visited once, in no particular

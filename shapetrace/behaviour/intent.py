@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.code import parsed
+from ..base.compat import held_tensors
 from ..base.names import CAUSAL_FLAGS as _FLAGS
 from ..base.names import causal_name, suggests_causal
 from ..base.ops import COMPARISONS, NEGATIONS, RANDOM_FACTORIES, SDPA, TRIANGULAR
@@ -149,17 +150,12 @@ def _triangle_held_and_read(modules, trace) -> str:
     """A square triangle a module holds (a buffer, or a tensor kept as a plain attribute:
     ``self.mask = torch.triu(...) == 0``, built in the constructor where the trace does not
     see it) that an op of the trace reads, as words; or ""."""
-    import torch
-
     read = {(tuple(m.shape), m.dtype) for rec in trace.records for m in rec.inputs
             if m._made_by is None and len(m.shape) >= 2 and m.shape[-1] == m.shape[-2]}
     if not read:
         return ""
-    for path, module in modules:
-        held = [*module.buffers(recurse=False),
-                *(v for v in vars(module).values() if isinstance(v, torch.Tensor)
-                  and not isinstance(v, torch.nn.Parameter))]
-        for t in held:
+    for _, module in modules:
+        for _, t in held_tensors(module):
             if (tuple(t.shape), t.dtype) in read and _triangle(t):
                 return f"a triangular mask {_class(module)} holds and its forward reads"
     return ""

@@ -94,7 +94,7 @@ def padding_ignored(probe: Probe) -> list:
     pooled = _weighted_sum(rec, records, probe.T) if rec is not None else None
     if unread and rec is not None:  # scores of any number of keys (a null key, memory slots)
         taken = pooled or _weights_taken(rec, records, probe.T) or _softmax_after(rec, records)
-        return _dropped(probe, run, args[arg], rec, records, taken) if taken is not None else []
+        return _dropped(probe, run, arg, records, taken) if taken is not None else []
     if rec is None or not (_is_attention(rec, probe.T) or pooled is not None):
         return []
     applied = None if changes_nothing else _masking(records, probe)
@@ -221,12 +221,8 @@ def _judged_mask(probe: Probe) -> tuple[int, Tensor, str | None] | None:
     first (B, T) 0/1 mask whose meaning the code says (True kept, or True masked out: read in
     forward and in the code forward hands it to), or else a tokenizer-made padding mask."""
     forward = getattr(type(probe.model), "forward", None)
-    for i, role in enumerate(probe.roles):
-        value = probe.args[i] if i < len(probe.args) else None
-        if role is None or not role.name or not isinstance(value, Tensor) \
-                or tuple(value.shape) != (probe.B, probe.T) or value.is_floating_point():
-            continue
-        if not bool(((value == 0) | (value == 1)).all()):
+    for i, role, value in _zero_one_masks(probe):
+        if not role.name:
             continue
         declared = role.meaning in ("keep", "drop")
         meaning = role.meaning if declared else handed_meaning(
@@ -240,29 +236,37 @@ def _judged_mask(probe: Probe) -> tuple[int, Tensor, str | None] | None:
     return (*found, None, False) if found is not None else None
 
 
+def _zero_one_masks(probe: Probe):
+    """``(argument index, its role, its value)`` for each argument that is a (B, T) tensor of
+    integers or booleans holding only 0 and 1: the masks a check may judge."""
+    for i, role in enumerate(probe.roles):
+        value = probe.args[i] if i < len(probe.args) else None
+        if role is not None and isinstance(value, Tensor) and not value.is_floating_point() \
+                and tuple(value.shape) == (probe.B, probe.T) \
+                and bool(((value == 0) | (value == 1)).all()):
+            yield i, role, value
+
+
 def _mask_of_no_reading(probe: Probe) -> tuple[int, Tensor, None, bool] | None:
     """(argument index, its True positions, None, False) for the first (B, T) 0/1 tensor passed
     in with both values in every row, whose meaning neither the code nor its values say (a
     declared ``mask=B,T:bool``). Which value keeps a position is not known; a mask that changes
     nothing, whichever way it is set, after the forward read it, is dropped either way."""
-    for i, role in enumerate(probe.roles):
-        value = probe.args[i] if i < len(probe.args) else None
-        if role is None or not isinstance(value, Tensor) or tuple(value.shape) != (probe.B, probe.T) \
-                or value.is_floating_point() or not bool(((value == 0) | (value == 1)).all()):
-            continue
+    for i, _, value in _zero_one_masks(probe):
         keep = value.bool()
         if bool(keep.any(1).all()) and bool((~keep).any(1).all()):
             return i, keep, None, False
     return None
 
 
-def _dropped(probe: Probe, run: locate.Run, mask: Tensor, rec: OpRecord, records,
-             taken: OpRecord) -> list:
+def _dropped(probe: Probe, run: locate.Run, arg: int, records, taken: OpRecord) -> list:
     """The ``mask-ignored`` finding for a mask that the forward read (reshaped, padded, cast)
     and that changes nothing, however it is set: what was made from it was dropped. Placed at
     the line of the forward that read it which called the sublayer the attention ran in (the
     call that should have been given the mask), else at the attention; nothing when no op read
-    it (a mask a signature takes and leaves: not this check's to judge)."""
+    it (a mask a signature takes and leaves: not this check's to judge). ``taken``: the
+    softmax of the attention that weighs the positions it masks."""
+    mask = probe.args[arg]
     derived: list[OpRecord] = []  # the records that read it, or what was made from it
     made: set[int] = set()
     for r in records:
@@ -275,8 +279,7 @@ def _dropped(probe: Probe, run: locate.Run, mask: Tensor, rec: OpRecord, records
         return []
     last = max((r for r in derived if r.site is not None and r.site[0] is first.site[0]
                 and r.line is not None), key=lambda r: r.index)
-    name = next((role.name for role, a in zip(probe.roles, probe.args) if a is mask and role),
-                None) or "the mask"
+    name = probe.roles[arg].name or "the mask"
     file, line = (None, None) if taken.site is not None and taken.site[0] is first.site[0] \
         else locate.called_at(probe, run, taken)
     used = f"the attention at {taken.file}:{taken.line} (`{taken.source or taken.op}`)"
@@ -308,13 +311,8 @@ def _softmax_after(rec: OpRecord, records, hops: int = 3) -> OpRecord | None:
 def _padding_mask(probe: Probe) -> tuple[int, Tensor] | None:
     """(argument index, (B, T) bool of real tokens) for a 0/1 padding mask made as a tokenizer
     makes it: each row real tokens first, then padding, some padding somewhere."""
-    for i, role in enumerate(probe.roles):
-        value = probe.args[i] if i < len(probe.args) else None
-        if role is None or role.name not in PADDING_INPUTS or not isinstance(value, Tensor):
-            continue
-        if value.is_floating_point() or tuple(value.shape) != (probe.B, probe.T):
-            continue
-        if not bool(((value == 0) | (value == 1)).all()):
+    for i, role, value in _zero_one_masks(probe):
+        if role.name not in PADDING_INPUTS:
             continue
         keep = value == 1
         prefix = keep.long().cumprod(1).bool()

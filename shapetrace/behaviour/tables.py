@@ -32,6 +32,7 @@ import math
 import torch
 from torch import Tensor, nn
 
+from ..base.compat import held_tensors
 from ..base.diagnostics import Diagnostic
 from ..base.records import OpRecord
 from ..record.tensors import tensors_in
@@ -110,11 +111,8 @@ def _kept_tensors(model: nn.Module) -> dict[int, tuple[str, Tensor]]:
     """``id -> (name, tensor)`` of the floating buffers and tensor attributes of every module."""
     kept: dict[int, tuple[str, Tensor]] = {}
     for path, module in model.named_modules():
-        items = list(module.named_buffers(recurse=False))
-        items += [(k, v) for k, v in vars(module).items()
-                  if isinstance(v, Tensor) and not isinstance(v, nn.Parameter)]
-        for name, t in items:
-            if t is not None and (t.is_floating_point() or t.is_complex()) and t.numel():
+        for name, t in held_tensors(module):
+            if (t.is_floating_point() or t.is_complex()) and t.numel():
                 kept.setdefault(id(t), (f"{path}.{name}" if path else name, t))
     return kept
 

@@ -65,7 +65,7 @@ class OverDefaults(Guess):
         if not asked or plan.init is None or not isinstance(plan.request.module, type):
             return {}, []
         init, restored = dict(plan.init), []
-        defaults = _defaults(plan.request.module)
+        defaults = constructor_defaults(plan.request.module)
         # a count split by another (``num_heads // gka_ratio`` key heads) asks for the quotient
         ratios = {v for v in {**defaults, **plan.init}.values() if _count(v) and v <= 16}
         for name, value in plan.init.items():
@@ -116,7 +116,7 @@ class TiedDefaults(Guess):
         op = attempt.failed_op
         if op is None or plan.init is None:
             return False
-        replaced = {default for name, default in _defaults(plan.request.module).items()
+        replaced = {default for name, default in constructor_defaults(plan.request.module).items()
                     if _count(default) and plan.init.get(name, default) != default}
         return not replaced & _met(attempt)
 
@@ -129,7 +129,7 @@ class TiedDefaults(Guess):
                 or not isinstance(plan.request.module, type):
             return []
         met = _met(failed)
-        defaults = _defaults(plan.request.module)
+        defaults = constructor_defaults(plan.request.module)
         chosen = {default: (name, plan.init[name]) for name, default in defaults.items()
                   if name in plan.init and name not in self.given and _count(default)
                   and _count(plan.init[name]) and plan.init[name] != default}
@@ -186,7 +186,7 @@ class ModuleDefaults(Guess):
         if op is None or failed.raised is None or plan.init is None \
                 or not isinstance(plan.request.module, type):
             return ()
-        defaults = _defaults(plan.request.module)
+        defaults = constructor_defaults(plan.request.module)
         built = [name for name, d in defaults.items() if isinstance(d, nn.Module)]
         replaced = {name: d for name, d in defaults.items() if name not in self.given
                     and _count(d) and name in plan.init and plan.init[name] != d}
@@ -238,7 +238,8 @@ def _count(value) -> bool:
     return type(value) is int and value > 1
 
 
-def _defaults(cls: type) -> dict:
+def constructor_defaults(cls: type) -> dict:
+    """``name -> default`` of each argument of ``cls``'s constructor that has one."""
     try:
         params = inspect.signature(cls).parameters.values()
     except (TypeError, ValueError):

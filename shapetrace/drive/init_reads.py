@@ -23,6 +23,12 @@ class Read:
     note: str
 
 
+def _init_body(cls: type):
+    """The parsed ``def`` of the constructor that reads ``cls``'s arguments, or None."""
+    init = _reading_init(cls)
+    return _function_def(_tree(init), init.__name__) if init is not None else None
+
+
 def read_for(cls: type, name: str, dims=None) -> Read | None:
     """The value of ``cls``'s constructor argument ``name`` read from its use, or None."""
     keys = _vocabulary_keys(cls, name) if dims is not None and "V" in dims else None
@@ -57,8 +63,7 @@ _LOOKED_UP = {"nn": "ReLU", "torch.nn": "ReLU", "F": "relu", "torch.nn.functiona
 def _looked_up_in(cls: type, name: str) -> str | None:
     """The name to give an argument the constructor only looks up in torch's namespaces
     (``getattr(nn, activation)``), or None."""
-    init = _reading_init(cls)
-    body = _function_def(_tree(init), init.__name__) if init is not None else None
+    body = _init_body(cls)
     if body is None:
         return None
     local, _ = _aliases(body, name)
@@ -77,8 +82,7 @@ def _kept_unread(cls: type, name: str) -> bool:
     """Whether the constructor only stores argument ``name`` on ``self`` as it came and no code
     of the class or of its bases of the user's code reads that attribute (nor the argument
     otherwise)."""
-    init = _reading_init(cls)
-    body = _function_def(_tree(init), init.__name__) if init is not None else None
+    body = _init_body(cls)
     trees = [_tree(k) for k in cls.__mro__ if k is not object
              and not (k.__module__ or "").startswith(("torch", "builtins"))]
     if body is None or not trees or any(t is None for t in trees):
@@ -98,8 +102,7 @@ def _vocabulary_keys(cls: type, name: str) -> list[str] | None:
     """The string keys the constructor reads from argument ``name`` (``d["<NULL>"]``,
     ``d.get("<START>")``) when it also takes its length (``len(d)``) and does nothing else
     with it: a vocabulary. None otherwise."""
-    init = _reading_init(cls)
-    body = _function_def(_tree(init), init.__name__) if init is not None else None
+    body = _init_body(cls)
     if body is None:
         return None
     local, _ = _aliases(body, name)
@@ -126,8 +129,7 @@ def _vocabulary_keys(cls: type, name: str) -> list[str] | None:
 
 def _tested_in(cls: type, name: str) -> bool:
     """Whether the constructor reads ``name`` only as the collection of an ``in`` test."""
-    init = _reading_init(cls)
-    body = _function_def(_tree(init), init.__name__) if init is not None else None
+    body = _init_body(cls)
     if body is None:
         return False
     local, attributes = _aliases(body, name)
@@ -168,8 +170,7 @@ def per_stage(cls: type, name: str, chosen: object, notes: list[str] | None = No
 def _as_sequence(cls: type, name: str) -> bool:
     """Whether the constructor reads ``name`` as a sequence: ``name[i]``, ``len(name)``,
     ``sum(name)``, ``for x in name``, ``zip(name, ...)``."""
-    init = _reading_init(cls)
-    body = _function_def(_tree(init), init.__name__) if init is not None else None
+    body = _init_body(cls)
     if body is None:
         return False
     local, _ = _aliases(body, name)

@@ -215,9 +215,7 @@ def spec_by_layer(name: str, forward, owner: type | None) -> InputSpec | None:
     init_body = _function_def(_tree(init), "__init__") if init is not None else None
     if body is None or init_body is None:
         return None
-    built: dict = {}
-    for own in reversed(_init_bodies(owner) or [init_body]):  # a subclass's over its bases'
-        built.update(_layers_built(own))
+    built = _built_in(_init_bodies(owner) or [init_body], _layers_built)
     params = [a.arg for a in init_body.args.args[1:]]
     positional = init_body.args.args[1:]
     defaulted = {a.arg for a, d in zip(positional[len(positional) - len(init_body.args.defaults):],
@@ -265,9 +263,7 @@ def spec_by_torch_layer(name: str, forward, owner: type | None) -> InputSpec | N
     bodies = _init_bodies(owner)
     if body is None or not bodies:
         return None
-    built: dict[str, str] = {}
-    for init_body in reversed(bodies):  # a subclass's own layers over its bases'
-        built.update(_torch_layers_built(init_body))
+    built = _built_in(bodies, _torch_layers_built)
     for node in ast.walk(body):
         attr = _self_attribute(node.func) if isinstance(node, ast.Call) else None
         layer = getattr(nn, built.get(attr, ""), None) if attr else None
@@ -307,14 +303,30 @@ def _init_bodies(owner: type | None) -> list:
     return found
 
 
+def _built_in(bodies: list, read) -> dict:
+    """What ``read`` finds in each constructor of ``bodies`` (a class's first, then its bases'),
+    a subclass's over its bases'."""
+    built: dict = {}
+    for body in reversed(bodies):
+        built.update(read(body))
+    return built
+
+
+def _self_calls(init_body: ast.AST):
+    """``(attr, call)`` for each ``self.attr = <call>(...)`` in a constructor."""
+    for node in ast.walk(init_body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.value, ast.Call) \
+                and (attr := _self_attribute(node.targets[0])) is not None:
+            yield attr, node.value
+
+
 def _torch_layers_built(init_body: ast.AST) -> dict[str, str]:
     """``self.attr = nn.Layer(...)`` in the constructor: attr -> the layer's name in ``nn``."""
     out: dict[str, str] = {}
-    for node in ast.walk(init_body):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
-                and (attr := _self_attribute(node.targets[0])) is not None:
-            out[attr] = node.value.func.attr if attr not in out else ""
+    for attr, call in _self_calls(init_body):
+        if isinstance(call.func, ast.Attribute):
+            out[attr] = call.func.attr if attr not in out else ""
     return out
 
 
@@ -336,16 +348,11 @@ def _self_attribute(func: ast.expr) -> str | None:
 def _layers_built(init_body: ast.AST) -> dict[str, tuple[str, ast.expr | None]]:
     """``self.attr = nn.Linear(width, ...)`` in the constructor: attr -> (layer, width)."""
     out: dict[str, tuple[str, ast.expr | None]] = {}
-    for node in ast.walk(init_body):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.value, ast.Call)):
-            continue
-        attr = _self_attribute(node.targets[0])
-        func = node.value.func
+    for attr, call in _self_calls(init_body):
+        func = call.func
         kind = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        if attr is None or kind not in (*_WIDTH_LAYERS, "Embedding"):
+        if kind not in (*_WIDTH_LAYERS, "Embedding"):
             continue
-        call = node.value
         width = next((k.value for k in call.keywords if k.arg == _WIDTH_LAYERS.get(kind)), None)
         if width is None and call.args:
             width = call.args[0]

@@ -8,12 +8,12 @@ constructor keeps at its default. Each is read from the error of the run that fa
 
 from __future__ import annotations
 
-import inspect
 import re
 
 from .asked import (EVEN_HEAD_SIZE, MASK_MET, MET, SQUARE_ASKED, SQUARE_LENGTH, VIEW_FAILED, fixed_width_of,
                     grid_pattern, grid_view, halved_size, is_square, length_asked, raised_by_check,
                     window_tokens)
+from .defaults_read import constructor_defaults
 
 
 def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
@@ -92,10 +92,7 @@ def _kept_count(target: list[int], plan, op) -> int | None:
     width = plan.dims["C"]
     if not init or not isinstance(cls, type) or not op.inputs or op.inputs[0].shape[-1] != width:
         return None
-    try:
-        defaults = {p.name: p.default for p in inspect.signature(cls).parameters.values()}
-    except (TypeError, ValueError):
-        return None
+    defaults = constructor_defaults(cls)
     for name, value in init.items():
         if type(value) is int and 1 < value <= 64 and value == defaults.get(name) \
                 and width % value and value in target and width // value in target \

@@ -85,13 +85,19 @@ def even_width(plan: Plan, failed: TargetError) -> Plan:
 
 
 
+def _raising_frame(cause: BaseException):
+    """The frame ``cause`` was raised in (the last of its traceback), or None."""
+    tb, frame = cause.__traceback__, None
+    while tb is not None:
+        frame, tb = tb.tb_frame, tb.tb_next
+    return frame
+
+
 def _frame_divisor(cause: BaseException, width: int) -> int | None:
     """The count a check that says "divisible" without a number (``embed_dim must be divisible
     by num_heads``) divides the width by: read from the frame that raised, the one whole number
     there besides the width (``num_heads``: 2) that the width does not divide by."""
-    tb, frame = cause.__traceback__, None
-    while tb is not None:
-        frame, tb = tb.tb_frame, tb.tb_next
+    frame = _raising_frame(cause)
     if frame is None or width not in [v for v in frame.f_locals.values() if type(v) is int]:
         return None
     counts = {v for v in frame.f_locals.values() if type(v) is int and 1 < v <= 64 and width % v}
@@ -106,9 +112,7 @@ def _inlined(line: str, cause: BaseException) -> str:
     """``line`` with each call of a function of the user's own that takes one value modulo
     another (``def divisible_by(num, den): return (num % den) == 0``) written as that
     modulo (``divisible_by(dim, 2)`` -> ``dim % 2``), for the readings of a check."""
-    tb, frame = cause.__traceback__, None
-    while tb is not None:
-        frame, tb = tb.tb_frame, tb.tb_next
+    frame = _raising_frame(cause)
     if frame is None:
         return line
 

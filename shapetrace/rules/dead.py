@@ -377,8 +377,8 @@ def unread_layer_findings(analysis: Analysis):
     if analysis.exception is not None or any(rec.error is not None for rec in analysis.records):
         return
     dims = analysis.dims
-    copies, calls = _repeated_siblings(analysis)
-    twice = _called_twice(analysis)
+    calls = _layer_calls(analysis)
+    copies, twice = _repeated_siblings(calls), _called_twice(calls)
     for layer in analysis.unread_layers:
         place = _definition(layer)
         if place is None:
@@ -390,29 +390,21 @@ def unread_layer_findings(analysis: Analysis):
                    f"weights {shapes}, so they get no gradient and stay as initialised")
         hint = f"Call {target} where its output belongs (y = {target}(y)), or delete the layer."
         line = statement.lineno
-        repeated = copies.get((layer.owner, layer.shapes))
-        if guard is None and repeated:  # a sibling of its shapes called on one input again
+        # a sibling of its shapes called on one input again (``k = self.w_q(x)``), or, failing
+        # that, called at two places while it is called at none (the feed-forward's pre-norm
+        # calling the attention's): the call after the first is the one meant for it
+        key = (layer.owner, layer.shapes)
+        repeated = copies.get(key) if guard is None else None
+        how = "called on the same input more than once"
+        if not repeated and guard is None and len(twice.get(key, ())) == 1:
+            repeated, how = twice[key], f"called at two places and {target} at none"
+        if repeated:
             sibling, call = repeated.pop(0)
-            others = ", ".join(str(r.line) for r in calls[(layer.owner, sibling)])
+            others = ", ".join(str(n) for n in sorted({r.line for r in calls[(layer.owner, sibling)]
+                                                         if r.line is not None}))
             message += (f" (defined at line {line}); {sibling}, a layer of the same shapes, is "
-                        f"called on the same input "
-                        f"more than once (lines {others}): the call at line {call.line} "
+                        f"{how} (lines {others}): the call at line {call.line} "
                         f"(`{call.source or call.op}`) computes what {target} was built for")
-            hint = f"Call {target} at line {call.line} in place of {sibling}."
-            yield diagnostic("discarded-result", message, hint, rec=call, layer=layer.path,
-                             statement="repeated-sibling")
-            continue
-        again = twice.get((layer.owner, layer.shapes)) if guard is None else None
-        if again is not None and len(again) == 1:
-            # its twin (same layer, same shapes) is called at two lines, it at none: the later
-            # call is the one meant for it (the feed-forward's pre-norm calling the attention's)
-            sibling, call = again.pop()
-            others = ", ".join(str(n) for n in sorted({r.line for r in analysis.records if
-                                                       r.module == f"{layer.owner}.{sibling[5:]}" and r.line}))
-            message += (f" (defined at line {line}); {sibling}, a layer of the same kind and shapes, "
-                        f"is called at two places (lines {others}) and {target} at none: the call "
-                        f"at line {call.line} (`{call.source or call.op}`) computes what {target} "
-                        f"was built for")
             hint = f"Call {target} at line {call.line} in place of {sibling}."
             yield diagnostic("discarded-result", message, hint, rec=call, layer=layer.path,
                              statement="repeated-sibling")
@@ -427,36 +419,38 @@ def unread_layer_findings(analysis: Analysis):
                          module=layer.owner, op=layer.kind, layer=layer.path)
 
 
-def _repeated_siblings(analysis: Analysis) -> tuple[dict, dict]:
-    """For each owner, the layers it calls more than once on one input (``self.Wq(x)`` for q,
-    k and v): ``(owner, shapes) -> [(sibling, repeated call), ...]``, the calls after the first
-    in the order they ran, and every call of each layer by ``(owner, layer)``. A layer never
-    called beside such a sibling is the one those calls meant."""
+def _layer_calls(analysis: Analysis) -> dict[tuple[str, str], list]:
+    """Every call of each layer (a projection, a convolution, an embedding, a norm) of its
+    owner's code, by ``(owner, "self.<layer>")``, in the order they ran."""
     calls: dict[tuple[str, str], list] = {}
     for rec in analysis.records:
         owner, _, attribute = (rec.module or "").rpartition(".")
-        if rec.op in LAYER_OPS and owner and rec.inputs:
+        if (rec.op in LAYER_OPS or rec.op in TRAILING_NORMS) and owner and rec.inputs:
             calls.setdefault((owner, f"self.{attribute}"), []).append(rec)
+    return calls
+
+
+def _repeated_siblings(calls: dict) -> dict:
+    """For each owner, the layers (not norms) it calls more than once on one input
+    (``self.Wq(x)`` for q, k and v): ``(owner, shapes) -> [(sibling, repeated call), ...]``,
+    the calls after the first in the order they ran. A layer never called beside such a
+    sibling is the one those calls meant."""
     found: dict[tuple, list] = {}
     for (owner, sibling), recs in calls.items():
+        if recs[0].op not in LAYER_OPS:
+            continue
         shapes = tuple(tuple(m.shape) for m in recs[0].inputs[1:])
         seen: set[int] = set()
         for rec in recs:
             if id(rec.inputs[0]) in seen:
                 found.setdefault((owner, shapes), []).append((sibling, rec))
             seen.add(id(rec.inputs[0]))
-    return found, calls
+    return found
 
 
-def _called_twice(analysis: Analysis) -> dict:
-    """``(owner, weight shapes) -> [(layer, its call at the later line)]`` for each layer (a
-    projection, a convolution, an embedding, a norm) of an owner called from two lines or more
-    of its code (on different inputs)."""
-    calls: dict[tuple[str, str], list] = {}
-    for rec in analysis.records:
-        owner, _, attribute = (rec.module or "").rpartition(".")
-        if (rec.op in LAYER_OPS or rec.op in TRAILING_NORMS) and owner and rec.inputs:
-            calls.setdefault((owner, f"self.{attribute}"), []).append(rec)
+def _called_twice(calls: dict) -> dict:
+    """``(owner, weight shapes) -> [(layer, its call at the later line)]`` for each layer of an
+    owner called from two lines or more of its code (on different inputs)."""
     found: dict[tuple, list] = {}
     for (owner, sibling), recs in calls.items():
         lines = sorted({r.line for r in recs if r.line is not None})
