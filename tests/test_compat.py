@@ -135,6 +135,9 @@ def test_module_paths_name_modules_as_named_modules_does():
     expected = {id(m): f"Root.{name}" if name else "Root" for name, m in model.named_modules()}
     assert _compat.module_paths(model, "Root") == expected
     assert _compat.module_paths(model, "Root")[id(shared)] == "Root.0.1"  # its first path
+    paths, modules = _compat.module_tree(model, "Root")
+    assert paths == expected
+    assert [id(m) for m in modules] == [id(m) for m in _compat.all_modules(model)]
 
 
 def test_module_tables_are_where_a_module_keeps_its_slots():

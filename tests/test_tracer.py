@@ -611,3 +611,33 @@ def test_functions_from_c_are_described_once_for_every_trace(monkeypatch):
     assert described and all(hasattr(f, "__code__") for f in described)  # F.softmax and such
     assert not any(f in FROM_C for f in described)
     assert all(entry[2] is None and entry[3] is None for entry in FROM_C.values())
+
+
+class _GrowsWhileRunning(torch.nn.Module):
+    """Adds a layer on its first call (lazily built models do) and calls it."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        if not hasattr(self, "second"):
+            self.second = torch.nn.Linear(4, 6)
+        return self.second(self.first(x))
+
+
+def test_the_models_modules_are_walked_once_and_handed_to_the_trace():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4))
+    with shapetrace.trace(model) as t:
+        model(torch.randn(2, 4))
+    assert [id(m) for m in t.model_modules] == [id(m) for m in model.modules()]
+
+
+def test_a_model_that_grows_while_recording_is_walked_again():
+    model = _GrowsWhileRunning()
+    with shapetrace.trace(model) as t:
+        model(torch.randn(2, 4))
+    assert t.model_modules is None  # the walk before the block missed the new layer
+    assert (6, 4) in t.weight_shapes  # read from the model as the block left it
+    assert {rec.module for rec in t.records} >= {"_GrowsWhileRunning.first",
+                                                    "_GrowsWhileRunning.second"}

@@ -322,16 +322,23 @@ def module_paths(model, prefix: str) -> dict[int, str]:
     """``id(module) -> path`` for ``model`` (``prefix``) and every submodule (``prefix.blocks.0``),
     as ``named_modules(prefix=...)`` names them (pre-order; a shared module keeps its first
     path), read from the private ``_modules`` dicts."""
+    return module_tree(model, prefix)[0]
+
+
+def module_tree(model, prefix: str) -> tuple[dict[int, str], list]:
+    """:func:`module_paths` and :func:`all_modules` of ``model`` from one walk."""
     paths: dict[int, str] = {}
+    modules: list = []
     stack = [(model, prefix)]
     while stack:
         module, path = stack.pop()
         if id(module) in paths:
             continue
         paths[id(module)] = path
+        modules.append(module)
         stack += [(child, f"{path}.{name}" if path else name)
                   for name, child in reversed(module._modules.items()) if child is not None]
-    return paths
+    return paths, modules
 
 
 def held_tensors(module) -> list:

@@ -253,3 +253,6 @@ class TraceData:
         #: a module class -> the ``(code, lasti)`` of each line of the user's code that called a
         #: module of it (``record.tracer``'s post hook; library code's calls are not kept)
         self.module_calls: dict[type, set] = {}
+        #: the traced model and its submodules as the recorder walked them (``all_modules``'
+        #: order), or None: no model, or one that grew while recording
+        self.model_modules: list | None = None

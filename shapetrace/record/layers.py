@@ -100,8 +100,9 @@ def _mark(live: dict, t: Tensor, returned: ModuleReturn) -> None:
 
 
 def unread_layers(model: torch.nn.Module, names: dict[int, str], records: list,
-                  live: dict) -> list[UnreadLayer]:
-    """The plain layers of ``model`` never used in the block: see the module's docstring."""
+                  live: dict, modules: list | None = None) -> list[UnreadLayer]:
+    """The plain layers of ``model`` never used in the block: see the module's docstring.
+    ``modules``: the model and its submodules, when the caller has walked them."""
     ran = set()
     for path in {rec.module for rec in records}:  # each module that ran and those above it
         while path and path not in ran:
@@ -111,7 +112,7 @@ def unread_layers(model: torch.nn.Module, names: dict[int, str], records: list,
         return []  # every module ran, or holds one that did: no layer was left unused
     found = []
     owners = _OWNERS
-    for owner in all_modules(model):
+    for owner in all_modules(model) if modules is None else modules:
         owner_path = names.get(id(owner))
         if owner_path is None or owner_path not in ran:
             continue

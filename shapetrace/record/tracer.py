@@ -20,7 +20,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from ..base.compat import (current_body, dispatching_caller, frame_getter, is_fake, mode_on_top,
-                           module_paths, pop_mode, push_mode, tracing_check, transparent_bodies)
+                           module_tree, pop_mode, push_mode, tracing_check, transparent_bodies)
 from ..base.records import _EMPTY as _EMPTY_KWARGS
 from ..base.records import (
     _TENSOR_ARGS,
@@ -75,9 +75,12 @@ class Recorder:
                  steps: bool = False, spans: list | None = None):
         self.data = data
         self.names: dict[int, str] = {}  # id(module) -> its path
+        #: the model and its submodules, walked once with their paths: handed to the trace
+        #: (``TraceData.model_modules``) unless a module met while recording was not among them
+        self.modules: list | None = None
         self.model = model if isinstance(model, torch.nn.Module) else None
         if self.model is not None:
-            self.names = module_paths(model, root or type(model).__name__)
+            self.names, self.modules = module_tree(model, root or type(model).__name__)
         self.probes = ValueProbes(data.records) if probes else None
         self.observer = observer
         self.mode: _Mode | None = None
@@ -191,7 +194,8 @@ class Recorder:
         mode = self.mode
         if self.model is not None and mode is not None:
             self.data.unread_layers = unread_layers(self.model, self.names, self.data.records,
-                                                    mode.live)
+                                                    mode.live, self.modules)
+            self.data.model_modules = self.modules
         self.model = None
         for rec in self.data.records:
             for meta in rec.outputs:
@@ -226,6 +230,7 @@ class Recorder:
             if name is None:
                 name = type(module).__name__
                 self.names[id(module)] = name
+            self.modules = None  # the model grew while recording: walked again when needed
         return name
 
     def _pre_hook(self, module, args):

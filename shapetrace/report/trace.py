@@ -97,7 +97,8 @@ class Trace(TraceData):
         from ..naming.proven import run_dims
 
         # the model's modules walked once, for its weights' shapes and its attributes
-        modules = all_modules(self.model) if isinstance(self.model, torch.nn.Module) else []
+        modules = self.model_modules if self.model_modules is not None and self._exited else \
+            all_modules(self.model) if isinstance(self.model, torch.nn.Module) else []
         dims = run_dims(self.model, self._witness, self._declared, self.records,
                         probe_names=self._probe_names, weights=self._weights_of(modules),
                         modules=modules)
