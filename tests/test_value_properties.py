@@ -55,6 +55,8 @@ FIRING = [
     ("reach.py", "PartialRotaryKeepsTheEnd", "weight-without-effect", {"dims": {"H": 4, "d": 16}}),
     # a vector (the final norm's scale) whose value path is dropped: the head reads the stream
     ("reach.py", "FinalNormLost", "weight-without-effect", {}),
+    # a layer's result read only by a check, on no path handed back
+    ("reach.py", "SummaryNeverReturned", "weight-without-effect", {}),
     # a learned bias computed, cached in a buffer for later calls, and dropped on every call
     ("reach.py", "DistanceBiasCachedAndDropped", "weight-without-effect", {}),
     ("masks.py", "PaddingMaskUnused", "mask-ignored", PADDED),
@@ -101,6 +103,8 @@ QUIET = [
     ("state.py", "KeepsLastAttention", {}),
     ("state.py", "CachedBiasAttentionFixed", {}),
     ("reach.py", "MlpResultUsed", {}),
+    # a layer's result handed back only when the caller asks: a side output, not a dropped one
+    ("reach.py", "SummaryOnRequest", {}),
     ("reach.py", "ZeroInitGate", {}),
     ("reach.py", "FinalNormUsed", {}),
     ("reach.py", "FrozenTeacherAndCache", {}),

@@ -37,8 +37,9 @@ from ..base.records import OpRecord, TraceData
 from ..base.source import display_path
 from ..record.tensors import tensors_in
 from ..record.tracer import Recorder
-from ..rules.dead import placeholder
+from ..rules.dead import binding_of, placeholder
 from ..rules.registry import diagnostic
+from ..rules.statements import dead_store, returned_later
 from . import parts
 from .probe import Probe
 from .runs import flatten, fresh, math_sdpa, relative_change
@@ -284,6 +285,40 @@ def _over_one_key(rec: OpRecord) -> bool:
     return axis is not None and rec.inputs[0].shape[axis[0]] == 1
 
 
+def _side_output(records: list[OpRecord], rec: OpRecord) -> bool:
+    """Whether ``rec``'s result (the last value carrying a weight) is an output the forward
+    returns only when asked (``return out, agent_out`` after ``if not return_agents: return
+    out``): the user's code binds it to a name a later ``return`` hands back, with nothing
+    after it but its own layer reading the values it was made from. A later op that reads
+    those values instead (``return self.head(h)`` beside ``embeddings = self.norm(h)``) says
+    the result was meant to be used there."""
+    bound = False
+    for slot in range(len(rec.outputs)):
+        binding = binding_of(records, rec, slot)
+        if binding is not None and dead_store(binding) is None and returned_later(binding):
+            bound = True
+    if not bound:
+        return False
+    first = _call_start(records, rec)
+    made = {m.src for r in records[first:rec.index + 1] for m in r.inputs
+            if m.src is not None and m.src[0] < first}
+    return not any(m.src in made for r in records[rec.index + 1:] for m in r.inputs)
+
+
+def _call_start(records: list[OpRecord], rec: OpRecord) -> int:
+    """The index of the first op of the module call that returned ``rec``'s result (``rec``'s
+    own index for a result no module call returned)."""
+    returned = next((m.returned for m in rec.outputs if m.returned is not None), None)
+    if returned is None:
+        return rec.index
+    inside = returned.module + "."
+    first = rec.index
+    while first > 0 and (records[first - 1].module == returned.module
+                         or records[first - 1].module.startswith(inside)):
+        first -= 1
+    return first
+
+
 def _dropped_after(graph: Graph, rec: OpRecord) -> bool:
     return not any(graph.consumers.get((rec.index, slot)) for slot in range(len(rec.outputs)))
 
@@ -301,6 +336,8 @@ def _finding(probe: Probe, records: list[OpRecord], end: tuple, names: list[str]
     if kind == "dropped" and any(m.returned is not None and m.returned.index is not None
                                  for m in rec.outputs):
         return None  # one of several results a module returns, left unused by its caller
+    if kind == "dropped" and _side_output(records, rec):
+        return None  # returned when the forward is asked to (a flag): this call did not ask
     if kind == "dropped" and returned is not None:
         filename, line, _, _ = returned.where
         place = {"rec": rec, "file": display_path(filename), "line": line,

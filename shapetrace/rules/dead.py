@@ -35,7 +35,7 @@ from ..base.ops import (
 from ..base.records import ModuleReturn, OpRecord
 from ..base.source import display_path, file_tree, source_segment
 from .registry import diagnostic
-from .statements import DeadStore, binding_at, dead_store, expression_at, reads_of
+from .statements import Binding, DeadStore, binding_at, dead_store, expression_at, reads_of
 
 #: What a dead value is worth a finding for: what a layer computes, a product (attention
 #: scores, the attention's output), a softmax, an attention, a norm (``x = self.norm(x)`` after
@@ -86,6 +86,17 @@ def dead_value_findings(analysis: Analysis) -> list:
 def _dropped(analysis: Analysis, rec: OpRecord, slot: int) -> DeadStore | None:
     """How the user's code dropped the value that ``rec`` made (or that a module call
     returned): a dead store at its line, or None when the code may use it on another path."""
+    binding = binding_of(analysis.records, rec, slot)
+    if binding is None or (binding.name or "").startswith("_"):
+        return None  # passed on to something the trace does not see, or dropped on purpose
+    return dead_store(binding)
+
+
+def binding_of(records: list[OpRecord], rec: OpRecord, slot: int) -> Binding | None:
+    """The statement of the user's code that took the value ``rec`` made at ``slot`` (or that
+    a module call returned), when that value is the statement's whole value (a name bound to
+    it, or an expression statement); None otherwise (passed on to something else on its line,
+    code outside any module, inside a library call, an installed file)."""
     returned = rec.outputs[slot].returned
     if returned is not None:
         if returned.site is None or returned.index == -1:
@@ -94,22 +105,19 @@ def _dropped(analysis: Analysis, rec: OpRecord, slot: int) -> DeadStore | None:
         index = returned.index
     else:
         if rec.site is None or not rec.module \
-                or rec.internal and not _returned_by_call(analysis, rec):
+                or rec.internal and not _returned_by_call(records, rec):
             return None  # outside any module (a script), or inside a library call
         filename, line, col, end_col = rec.where
         index = slot if len(rec.outputs) > 1 else None  # q, k, v = t.split(C, dim=-1)
     if filename is None or _installed(filename):
         return None
-    binding = binding_at(filename, line, col, end_col, index)
-    if binding is None or (binding.name or "").startswith("_"):
-        return None  # passed on to something the trace does not see, or dropped on purpose
-    return dead_store(binding)
+    return binding_at(filename, line, col, end_col, index)
 
 
-def _returned_by_call(analysis: Analysis, rec: OpRecord) -> bool:
+def _returned_by_call(records: list[OpRecord], rec: OpRecord) -> bool:
     """Whether an op made inside a library function called on the user's line (an einops
     ``rearrange``) is the last that call made: the value it gave back."""
-    later = analysis.records[rec.index + 1] if rec.index + 1 < len(analysis.records) else None
+    later = records[rec.index + 1] if rec.index + 1 < len(records) else None
     return later is None or later.site is not rec.site
 
 

@@ -122,6 +122,28 @@ def dead_store(binding: Binding, depth: int = 0) -> DeadStore | None:
     return None
 
 
+def returned_later(binding: Binding) -> bool:
+    """Whether a ``return`` of the binding's function after it hands the bound name back
+    (``return out, agent_out``), on whatever path reaches it."""
+    name = binding.name
+    if name is None:
+        return False
+    after = binding.statement.end_lineno or binding.statement.lineno
+    return any(isinstance(node, ast.Return) and node.value is not None and node.lineno > after
+               and _reads(node.value, name) for node in _own_nodes(binding.function))
+
+
+def _own_nodes(function):
+    """The nodes of ``function``'s body, not those of functions or lambdas defined in it."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        stack += [child for child in ast.iter_child_nodes(node)
+                  if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                            ast.ClassDef))]
+
+
 def expression_at(filename: str | None, line: int | None, col: int | None,
                   end_col: int | None) -> ast.expr | None:
     """The expression written exactly at a position, or None."""

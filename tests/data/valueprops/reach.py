@@ -280,6 +280,38 @@ class FinalNormLost(MixerBlock):
         return self.head(h)
 
 
+class SummaryOnRequest(MixerBlock):
+    """A summary of the tokens through a layer of its own, handed back only when the caller
+    asks (``return_summary``): in the default call it reaches nothing, by design. Nothing after
+    it reads what it was made from, unlike FinalNormLost's head."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__(n_embd, n_head)
+        self.summary = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x, return_summary=False):
+        h = x + self.attend(self.ln1(x))
+        pooled = h.mean(dim=1)
+        out = h + self.mlp(self.ln2(h))
+        summary = self.summary(pooled)
+        if not return_summary:
+            return out
+        return out, summary
+
+
+class SummaryNeverReturned(SummaryOnRequest):
+    """The same summary, read by a check and never handed back on any path."""
+
+    def forward(self, x, return_summary=False):
+        h = x + self.attend(self.ln1(x))
+        pooled = h.mean(dim=1)
+        out = h + self.mlp(self.ln2(h))
+        summary = self.summary(pooled)  # BUG
+        if return_summary and summary.isnan().any():
+            raise ValueError("non-finite summary")
+        return out
+
+
 class FinalNormUsed(FinalNormLost):
     def forward(self, x, return_embeddings=False):
         h = x + self.attend(self.ln1(x))
