@@ -35,6 +35,9 @@ class Field:
     handed_defaults: list = field(default_factory=list)
     #: the fields read from this one in turn (``cfg.transformer["num_heads"]``): a nested config
     children: dict = field(default_factory=dict)
+    #: the code takes its length, iterates it or asks what it holds (``len(cfg.iter_loss)``,
+    #: ``for n in cfg.stages``, ``i in self.iter_loss``): a sequence
+    sequence: bool = False
 
 
 
@@ -97,6 +100,7 @@ def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set)
                 and (path := _field_path(node.value, is_config)):
             parts[node.targets[0].id] = path
 
+    _named_fields(body, trees, is_config, fields)
     for tree in [body] + [t for t in trees if t is not None and on_self]:
         for node in ast.walk(tree):  # a field the code asks hasattr() of is optional
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
@@ -127,6 +131,38 @@ def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set)
                         level = level.setdefault(step, Field(step, by_key=by_key)).children
                     _fields_in(target, name, level, depth - 1, seen)
         _handed(callee, node, is_config, fields)
+
+
+def _named_fields(body, trees: list, is_config, fields: dict[str, Field]) -> None:
+    """A field the constructor binds to a name of its own says what it is by that name and by
+    what the class does with the name: ``d_model = hp.d_model_e`` is a width (C), and
+    ``self.N = hp.N_e`` read by ``range(self.N)`` (in any method) is a count of layers."""
+    named: dict[str, str] = {}  # the name (a local, or self's attribute) -> the field
+    for node in ast.walk(body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and (field_name := _field_name(node.value, is_config)) is not None:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                named[target.id] = field_name
+            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                    and target.value.id == "self":
+                named["self." + target.attr] = field_name
+    if not named:
+        return
+    for name, field_name in named.items():
+        dim = size_of(name.removeprefix("self."), constructor=True)
+        if dim is not None:
+            fields.setdefault(field_name, Field(field_name)).uses.add(dim)
+    for tree in [body, *(t for t in trees if t is not None)]:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id == "range" and len(node.args) == 1:
+                arg = node.args[0]
+                key = arg.id if isinstance(arg, ast.Name) else \
+                    "self." + arg.attr if isinstance(arg, ast.Attribute) \
+                    and isinstance(arg.value, ast.Name) and arg.value.id == "self" else None
+                if key in named:
+                    fields.setdefault(named[key], Field(named[key])).uses.add(LAYER_COUNT)
 
 
 def called(cls: type, param: str) -> bool:
@@ -216,6 +252,17 @@ def _read_field(node, is_config, fields: dict[str, Field], parts: Mapping = {}) 
                 got.default = node.args[2].value
             elif len(node.args) == 3:  # getattr(cfg, "head_size", hidden // heads): left out,
                 fields.setdefault(_OPTIONAL, set()).add(node.args[1].value)  # the code's own
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "len" and len(node.args) == 1 \
+            and (name := _field_name(node.args[0], is_config)) is not None:
+        fields.setdefault(name, Field(name)).sequence = True  # len(cfg.iter_loss)
+    elif isinstance(node, (ast.For, ast.comprehension)) \
+            and (name := _field_name(node.iter, is_config)) is not None:
+        fields.setdefault(name, Field(name)).sequence = True  # for n in cfg.stages
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 \
+            and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+            and (name := _field_name(node.comparators[0], is_config)) is not None:
+        fields.setdefault(name, Field(name)).sequence = True  # i in cfg.iter_loss
     elif isinstance(node, ast.Compare) and len(node.ops) == 1 \
             and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In)):
         _compared(node, is_config, fields)
@@ -301,7 +348,9 @@ def value_by_use(found: Field, dims: Mapping[str, int], name: str) -> object:
         return 2
     if found.compared_to:
         return found.compared_to[0]
-    return found.handed_defaults[0] if len(found.handed_defaults) == 1 else None
+    if len(found.handed_defaults) == 1:
+        return found.handed_defaults[0]
+    return [] if found.sequence else None  # a sequence nothing says the items of: none
 
 
 class ReadConfig(dict):
