@@ -306,3 +306,21 @@ def test_an_argument_the_class_calls_is_no_config_of_fields():
     seq_model = _data_module("notebook_versions", "seq_model")
     assert called(seq_model.Wrapper, "transformer")  # self.transf(src, tgt)
     assert not called(seq_model.Wrapper, "n_features")
+
+
+def test_config_fields_bound_to_names_of_their_own_are_read_by_those_names():
+    module = _data_module("configs_by_use", "aliased")
+    fields = fields_read(module.SuffixedEncoder, "hp")
+    assert fields["width_enc"].uses == {"C"}  # n_embd = hp.width_enc
+    assert "layers" in fields["blocks_enc"].uses  # self.depth = hp.blocks_enc; range(self.depth)
+    assert fields["aux_layers"].sequence  # len(hp.aux_layers)
+    dims = {"C": 143, "H": 11, "d": 13, "T": 7, "B": 5}
+    assert value_by_use(fields["width_enc"], dims, "width_enc") == 143
+    assert value_by_use(fields["blocks_enc"], dims, "blocks_enc") == 2
+    assert value_by_use(fields["aux_layers"], dims, "aux_layers") == []
+
+
+def test_a_namespace_of_unnamed_fields_is_built_from_their_names_and_the_module_checked():
+    found = _targets(DATA / "configs_by_use" / "aliased.py", cls="SuffixedEncoder")["SuffixedEncoder"]
+    assert found.get("error") is None, found.get("error")
+    assert not [d for d in found["diagnostics"] if d["severity"] == "error"], found["diagnostics"]
