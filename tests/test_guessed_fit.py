@@ -338,3 +338,15 @@ def test_a_triangle_kept_as_an_attribute_says_the_module_is_causal():
     leaky = resolved.result(f"{RECSYS}::SevenStepPastBlocked")
     assert [d for d in leaky.diagnostics if d.rule == "causal-leak"], \
         [(d.rule, d.message) for d in leaky.diagnostics]
+
+
+def test_a_table_every_sample_shares_is_read_so_when_a_sequence_does_not_fit():
+    """``rel_table`` read first as a sequence like ``x``: folded into positions per head it
+    makes as many positions as samples times tokens, and the forward fails there, on the
+    guess; read as one table every sample shares, (1, T, C), it runs, and is clean. The
+    batch folded into the positions (B*T) is never read as a length of the module's own."""
+    result = resolved.result(f"{DATA}::SharedPositionTable")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+    assert any("every sample shares" in n for n in result.notes), result.notes
+    assert not any("table the module builds" in n for n in result.notes), result.notes

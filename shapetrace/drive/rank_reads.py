@@ -104,6 +104,33 @@ class PairAxes(Guess):
 
 
 @dataclass(frozen=True)
+class SharedAxes(Guess):
+    """``names``: inputs after the first guessed as sequences (B, T, C) from what reads them,
+    that may be one table every sample shares instead (a position table handed in beside the
+    data, ``pos_emb[:, :k_len]`` of shape (1, T, C), which the forward folds into its positions
+    with ``p.view(-1, heads, d_head)``). Tried when the forward fails on them; the reading
+    stands only if the forward then runs."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan) -> bool:
+        return failed.raised is not None
+
+    def others(self, plan, failed) -> Iterator:
+        where = _failed_at(failed)
+        specs = {s.name: s for s in plan.inputs if isinstance(s, InputSpec)}
+        for name in self.names:
+            was = specs.get(name)
+            if was is None or tuple(was.dims) != ("B", "T", "C"):
+                continue
+            inputs = _replaced(plan.inputs, {name}, dims=(1, "T", "C"))
+            note = (f"{name} read as one table every sample shares, (1, T, C): as (B, T, C) the "
+                    f"forward failed at {where}; give --input {name}=... to choose")
+            rest = tuple(g for g in plan.guesses if g.after_another_input)
+            yield dataclasses.replace(plan, inputs=inputs, guesses=rest, note=note, reading_of=self)
+
+
+@dataclass(frozen=True)
 class IdRange(Guess):
     """``names``: integer inputs guessed from their names (token ids, a timestep) in [0, N).
     Code that shifts ids before it looks them up (``text + 1``, keeping row 0 for padding) runs
@@ -301,7 +328,7 @@ def rank_guesses(forward, specs) -> list:
     return ([NeededDefaults(needed)] if needed else []) + ([IdRange(ids)] if ids else []) \
         + ([PatternAxes(floats), UnpackedAxes(floats)] if floats else []) \
         + ([FewerAxes(sequences)] if sequences else []) \
-        + ([PairAxes(sequences[1:])] if len(sequences) > 1 else [])
+        + ([PairAxes(sequences[1:]), SharedAxes(sequences[1:])] if len(sequences) > 1 else [])
 
 
 def sequence_guesses(specs) -> tuple[str, ...]:

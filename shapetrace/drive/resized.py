@@ -36,7 +36,7 @@ def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
         if raised is not None and "T" in free else None  # a mask of its own length too
     if fixed is not None and plan.dims["T"] in (sizes := {int(n) for n in fixed.groups()}):
         (size,) = sizes - {plan.dims["T"]} or {0}  # a length the module fixed itself
-        if 1 < size <= 4096 and size not in plan.dims.values():
+        if 1 < size <= 4096 and size not in plan.dims.values() and not _of_probes(size, plan.dims):
             return "T", size, "the length of a table the module builds at a size of its own"
         if size == plan.dims.get("L") and "L" not in plan.dims.explicit:  # max_len rows, uncut:
             return "T", size, "the length of the table built for the maximum length"  # chosen T
@@ -82,6 +82,13 @@ def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
             if new != size and 1 < new <= 4096 and any(size in m.shape for m in op.inputs):
                 return name, new, f"the sequence length {failed.failed_op.op} asks for"
     return None
+
+
+def _of_probes(size: int, dims) -> bool:
+    """Whether ``size`` is two of the probe sizes multiplied (B*T: a batch folded into the
+    positions by a guessed input's ``view(-1, ...)``), not a length of the module's own."""
+    values = [v for v in dims.values() if isinstance(v, int) and v > 1]
+    return any(a * b == size for i, a in enumerate(values) for b in values[i:])
 
 
 def _kept_count(target: list[int], plan, op) -> int | None:

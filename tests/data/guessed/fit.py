@@ -385,3 +385,28 @@ class HandRolledHeads(nn.Module):
         q, k, v = torch.einsum("btc,chf->bhtf", x, self.qkv).split(self.c, dim=-1)
         w = torch.softmax(q @ k.transpose(-2, -1) * self.c ** -0.5, dim=-1)
         return torch.einsum("bhtf,hfc->btc", w @ v, self.out)
+
+
+class SharedPositionTable(nn.Module):
+    """Relative attention handed a position table beside the data, one for every sample
+    (``table[:, :T]`` of a (1, L, C) buffer its caller keeps): the table's rows are folded into
+    positions per head (``view(-1, heads, d)``), which only a table of one row per position
+    fits; nothing else gives its shape."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads, self.head_dim = heads, dim // heads
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.pos = nn.Linear(dim, dim, bias=False)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x, rel_table):
+        b, t, c = x.shape
+        q, k, v = (z.view(b, t, self.heads, self.head_dim).transpose(1, 2)
+                   for z in self.qkv(x).chunk(3, dim=-1))
+        p = self.pos(rel_table).view(-1, self.heads, self.head_dim).transpose(0, 1)
+        content = torch.einsum("bhqd,bhkd->bhqk", q, k)
+        position = torch.einsum("bhqd,hkd->bhqk", q, p)
+        w = ((content + position) / self.head_dim ** 0.5).softmax(dim=-1)
+        y = torch.einsum("bhqk,bhkd->bhqd", w, v)
+        return self.out(y.transpose(1, 2).reshape(b, t, c))
