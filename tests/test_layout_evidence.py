@@ -149,3 +149,11 @@ def test_the_layout_is_read_where_the_input_is_handed_on_as_it_came(layouts, nam
     target = layouts[name]
     assert target["error"] is None and target["ok"], target["diagnostics"]
     assert not [d for d in target["diagnostics"] if d["rule"] == "batch-leak"]
+
+
+def test_a_shape_read_after_the_input_s_first_axes_are_swapped_says_the_other_order(layouts):
+    """``x = x.transpose(0, 1)`` then ``self.pe[:x.size(0)]``: the table is cut by the length,
+    so the input comes batch-first; fed so, the module is clean (a stale docstring saying
+    time-first is outranked by the code)."""
+    assert _errors(layouts["TableAfterSwap"]) == [], layouts["TableAfterSwap"]["diagnostics"]
+    assert _errors(layouts["TableCutByBatch"]) == ["position-axis"]

@@ -60,7 +60,7 @@ from .input_reads import (lengths_input, none_by_receiver, number_input, rotary_
                           spec_by_receiver, spec_from_name, timestep_spec, value_input)
 from .layout import swapped as _swapped
 from .masks import optional_mask, required_mask
-from .layout import time_first
+from .layout import batch_first, code_layout, time_first
 from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
 from .config_fields import ReadConfig, called, fields_read, value_by_use
@@ -149,6 +149,9 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
             if annotation is None and time_first(forward, [q.name for q in params],
                                                    cls_or_forward if isinstance(cls_or_forward, type) else None):
                 spec = _swapped(spec)
+            elif annotation is None and tuple(getattr(spec, "dims", ()))[:2] in (("T", "B"), ("S", "B")) \
+                    and code_layout(forward, [q.name for q in params]) == {"batch-first"}:
+                spec = batch_first(spec)  # a docstring's time-first shape the code's own reads outrank
             specs.append(spec)
             suggestions.append(str(spec))
     if missing:

@@ -83,11 +83,17 @@ def _handed_on(forward: Callable, params: list[str], owner: type | None) -> set[
     return votes
 
 
+def code_layout(forward: Callable, params: list[str]) -> set[str]:
+    """The layouts the code itself says by what it reads of its arguments' shapes (no
+    docstring): ``{"batch-first"}``, ``{"time-first"}``, both (they disagree) or none."""
+    return set(_unpackings(forward, params))
+
+
 def _stated(forward: Callable, params: list[str]) -> set[str]:
     """The layouts the author states: what the code reads of its arguments' shapes, and only
     when it reads nothing, what its docstring writes (``tgt_len, bsz, _ = query.size()`` over
     a docstring whose only bracketed shape is a padding mask's ``(batch, src_len)``)."""
-    return set(_unpackings(forward, params)) or set(_docstring(forward))
+    return code_layout(forward, params) or set(_docstring(forward))
 
 
 def _order(first: str, second: str) -> str | None:
@@ -105,20 +111,65 @@ def _unpackings(forward: Callable, params: list[str]):
         tree = ast.parse(source)
     except (OSError, TypeError, SyntaxError, IndentationError):
         return
+    moved = _axes_moved(tree, params)
     for node in ast.walk(tree):
-        order = _table_cut(node, params) or _size_named(node, params)
+        line = getattr(node, "lineno", 0)
+        # a read after ``x = x.transpose(0, 1)`` is of x with its first two axes swapped: it
+        # says the other order of x as it came; after any other move it says nothing
+        here = [p for p in params if p not in moved or moved[p][0] >= line]
+        order = _table_cut(node, here) or _size_named(node, here)
+        swapped = [p for p in params if p in moved and moved[p][0] < line and moved[p][1]]
+        if not order and swapped:
+            order = _FLIPPED.get(_table_cut(node, swapped) or _size_named(node, swapped))
         if order:
             yield order
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Tuple)):
             continue
-        if _shape_of(node.value) not in params:
+        if _shape_of(node.value) not in here:
             continue
         names = [e.id for e in node.targets[0].elts if isinstance(e, ast.Name)]
         if len(names) == len(node.targets[0].elts) and len(names) >= 2:
             order = _order(names[0], names[1]) or _one_named(names)
             if order:
                 yield order
+
+
+#: calls that move an argument's axes (``x.transpose(0, 1)``, ``rearrange(x, "t b c -> b t c")``)
+_MOVES = frozenset({"transpose", "permute", "swapaxes", "swapdims", "movedim", "moveaxis", "t",
+                    "rearrange", "einsum"})
+
+
+_FLIPPED = {"time-first": "batch-first", "batch-first": "time-first"}
+
+
+def _axes_moved(tree: ast.AST, params: list[str]) -> dict[str, tuple[int, bool]]:
+    """param -> ``(line, swapped)``: the first line that binds it again with its axes moved
+    (``x = x.transpose(0, 1)``), and whether that move only swaps its first two axes. What the
+    code reads of it after that line is not its layout as it came."""
+    found: dict[str, tuple[int, bool]] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id in params):
+            continue
+        name = node.targets[0].id
+        for call in ast.walk(node.value):
+            func = call.func if isinstance(call, ast.Call) else None
+            called = func.attr if isinstance(func, ast.Attribute) else \
+                func.id if isinstance(func, ast.Name) else None
+            if called in _MOVES or isinstance(call, ast.Attribute) and call.attr in ("T", "mT"):
+                if name not in found or node.lineno < found[name][0]:
+                    found[name] = (node.lineno, _swaps_first_two(call))
+                break
+    return found
+
+
+def _swaps_first_two(call: ast.AST) -> bool:
+    """``t.transpose(0, 1)`` or ``t.swapaxes(1, 0)``: the first two axes swapped, nothing else."""
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+        and call.func.attr in ("transpose", "swapaxes", "swapdims") and len(call.args) == 2 \
+        and all(isinstance(a, ast.Constant) for a in call.args) \
+        and {a.value for a in call.args} == {0, 1}
 
 
 def _one_named(names: list[str]) -> str | None:
@@ -238,6 +289,13 @@ def swapped(spec):
     """``spec`` time-first: (B, T, C) -> (T, B, C), (B, S, C) -> (S, B, C), (B, T) -> (T, B)."""
     if len(spec.dims) >= 2 and spec.dims[0] == "B" and spec.dims[1] in ("T", "S"):
         return dataclasses.replace(spec, dims=(spec.dims[1], "B", *spec.dims[2:]))
+    return spec
+
+
+def batch_first(spec):
+    """``spec`` batch-first: (T, B, C) -> (B, T, C), (S, B, C) -> (B, S, C)."""
+    if len(spec.dims) >= 2 and spec.dims[0] in ("T", "S") and spec.dims[1] == "B":
+        return dataclasses.replace(spec, dims=("B", spec.dims[0], *spec.dims[2:]))
     return spec
 
 

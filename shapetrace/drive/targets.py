@@ -335,6 +335,10 @@ def _home(path: Path, tree: ast.Module) -> _Home:
     while (top / "__init__.py").is_file() and top.parent != top:
         top = top.parent
     relative = any(isinstance(node, ast.ImportFrom) and node.level for node in ast.walk(tree))
+    if top == folder and not relative and _imports_own_folder(tree, folder):
+        # ``from model.utils import ...`` in model/encoder.py, model/ without __init__.py: the
+        # folder is a package its code names (whose model.py would shadow it from the folder)
+        return _Home(folder.parent, folder.name, (folder,))
     if top == folder:  # not in a package: a project folder above it, if one is marked
         top = next((above for above in list(folder.parents)[:4]
                     if any((above / name).is_file() for name in _PROJECT_FILES)), None)
@@ -353,15 +357,36 @@ def _home(path: Path, tree: ast.Module) -> _Home:
     return _Home(top, ".".join(parts), folders)
 
 
+def _imports_own_folder(tree: ast.Module, folder: Path) -> bool:
+    """Whether the file imports modules of its own folder by the folder's name as a package
+    (``from model.utils import x`` in model/, which has no ``__init__.py``)."""
+    name = folder.name
+    if not name.isidentifier() or (folder / "__init__.py").is_file() or folder.parent == folder:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            dotted = [node.module]
+        elif isinstance(node, ast.Import):
+            dotted = [alias.name for alias in node.names]
+        else:
+            continue
+        if any(d.startswith(name + ".") and (folder / (d.split(".")[1] + ".py")).is_file()
+               for d in dotted):
+            return True
+    return False
+
+
 def _parent_package(home: _Home) -> None:
     """Import the package ``home`` names (its ``__init__.py`` files run, as an import of the
     module would run them); when one of them fails (a package that imports every module, one
     of which needs what is not installed), the folders stand as packages whose ``__init__``
     did not run, so that the file's own relative imports still find their siblings."""
     try:
-        importlib.import_module(home.package)
-        return
-    except BaseException as exc:  # noqa: BLE001 - the file's own import reports what is missing
+        found = importlib.import_module(home.package)
+        if str(home.folders[-1]) in (getattr(found, "__path__", None) or ()):
+            return
+        sys.modules.pop(home.package, None)  # a module of that name found first (model.py in
+    except BaseException as exc:  # noqa: BLE001 - model/): the folder stands as the package
         if isinstance(exc, KeyboardInterrupt) or unversioned(exc):
             raise  # (its own version asked for: given one, the package imports as it is)
     names = home.package.split(".")

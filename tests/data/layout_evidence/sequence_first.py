@@ -218,3 +218,39 @@ class LayerAroundHelperAttention(nn.Module):
 
     def forward(self, src):
         return self.norm(src + self.self_attn(src))
+
+
+
+class SinusoidTable(nn.Module):
+    """A sinusoidal table of (max_len, 1, C), time-first as the PyTorch tutorial keeps it."""
+
+    def __init__(self, d_model=16, max_len=64):
+        super().__init__()
+        position = torch.arange(max_len).unsqueeze(1)
+        rates = torch.exp(torch.arange(0, d_model, 2) * (-9.21 / d_model))
+        table = torch.zeros(max_len, 1, d_model)
+        table[:, 0, 0::2] = torch.sin(position * rates)
+        table[:, 0, 1::2] = torch.cos(position * rates)
+        self.register_buffer("pe", table)
+
+
+class TableAfterSwap(SinusoidTable):
+    """The table added to a batch-first input swapped to time-first first: cut by
+    ``x.size(0)`` after ``x = x.transpose(0, 1)``, it says the input comes batch-first,
+    whatever the docstring left from a time-first version says."""
+
+    def forward(self, x):
+        """x: Tensor, shape [seq_len, batch_size, embedding_dim]"""
+        x = x.transpose(0, 1)
+        x = x + self.pe[:x.size(0)]
+        return x.transpose(0, 1)
+
+
+class TableCutByBatch(SinusoidTable):
+    """The table cut by the batch: no swap before the cut, ``x.size(0)`` of the batch-first
+    input its unpacking states."""
+
+    def forward(self, x):
+        """x: (batch, seq_len, d_model)"""
+        B, T, C = x.shape
+        return x + self.pe[:x.size(0)]
