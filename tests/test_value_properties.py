@@ -57,6 +57,9 @@ FIRING = [
     ("reach.py", "FinalNormLost", "weight-without-effect", {}),
     # a layer's result read only by a check, on no path handed back
     ("reach.py", "SummaryNeverReturned", "weight-without-effect", {}),
+    # a codebook whose values go on past a straight-through estimator's detach, into a result
+    # its caller binds and never reads: found at the call
+    ("reach.py", "CodesLeftUnused", "weight-without-effect", {}),
     # a learned bias computed, cached in a buffer for later calls, and dropped on every call
     ("reach.py", "DistanceBiasCachedAndDropped", "weight-without-effect", {}),
     ("masks.py", "PaddingMaskUnused", "mask-ignored", PADDED),
@@ -105,6 +108,7 @@ QUIET = [
     ("reach.py", "MlpResultUsed", {}),
     # a layer's result handed back only when the caller asks: a side output, not a dropped one
     ("reach.py", "SummaryOnRequest", {}),
+    ("reach.py", "CodesUsed", {}),
     ("reach.py", "ZeroInitGate", {}),
     ("reach.py", "FinalNormUsed", {}),
     ("reach.py", "FrozenTeacherAndCache", {}),

@@ -150,6 +150,8 @@ REVERSALS = frozenset({"Tensor.T", "Tensor.t", "torch.t"})
 CASTS = frozenset({"Tensor.to", "Tensor.float", "Tensor.half", "Tensor.bfloat16", "Tensor.double",
                    "Tensor.type", "Tensor.type_as", "Tensor.contiguous", "Tensor.clone",
                    "torch.clone", "Tensor.detach"})
+#: Ops that hand on a tensor's values without its gradient.
+DETACHES = frozenset({"Tensor.detach", "torch.detach", "Tensor.data"})
 #: Ops that change no value, only where it sits: followed through when tracing a tensor back.
 MOVES = CASTS | DROPOUTS | RESHAPES | PERMUTES | EXPANDS | frozenset(
     {"[]", "Tensor.repeat_interleave", "torch.repeat_interleave", "Tensor.repeat"})

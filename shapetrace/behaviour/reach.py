@@ -32,7 +32,7 @@ import torch
 from torch import Tensor
 
 from ..analysis.graph import Graph
-from ..base.ops import SDPA, SOFTMAXES, cut_to_empty, softmax_dim
+from ..base.ops import DETACHES, SDPA, SOFTMAXES, cut_to_empty, softmax_dim
 from ..base.records import OpRecord, TraceData
 from ..base.source import display_path
 from ..record.tensors import tensors_in
@@ -121,7 +121,8 @@ def _gradients(probe: Probe, params, gen) -> dict[str, Tensor | None] | None:
 
 
 def _judge(probe: Probe, params, by_id, gen, vectors: set = frozenset()) -> list:
-    reads: dict[str, OpRecord] = {}
+    reads: dict[str, OpRecord] = {}  # the first op that read each weight
+    every_read: dict[str, list[OpRecord]] = {}  # each op that read it
     outs_of: dict[int, list[Tensor]] = {}
 
     def keep(rec: OpRecord, outs: tuple, op_args: tuple, op_kwargs: dict) -> None:
@@ -130,8 +131,9 @@ def _judge(probe: Probe, params, by_id, gen, vectors: set = frozenset()) -> list
             return
         for t in tensors_in((op_args, op_kwargs)):
             name = by_id.get(id(t))
-            if name is not None and name not in reads:
-                reads[name] = rec
+            if name is not None:
+                reads.setdefault(name, rec)
+                every_read.setdefault(name, []).append(rec)
 
     trace = TraceData(probe.dims)
     recorder = Recorder(trace, probe.model, root=probe.root, probes=False, observer=keep)
@@ -159,7 +161,7 @@ def _judge(probe: Probe, params, by_id, gen, vectors: set = frozenset()) -> list
     graph = Graph(trace.records)
     # where each value path ends, while the graph still holds the run (a confirming run below
     # changes the weights in place)
-    ends_of = {n: _path_end(graph, trace.records, outs_of, reads[n], params[n])
+    ends_of = {n: _path_end(graph, trace.records, outs_of, every_read[n], params[n])
                for n in suspects[:_CONFIRM]}
     found: dict[tuple, list[str]] = {}
     for name, end in ends_of.items():
@@ -245,19 +247,29 @@ def _depends(outs: list[Tensor], param: Tensor, gen) -> bool:
     return g is not None and bool(g.ne(0).any())
 
 
-def _path_end(graph: Graph, records: list[OpRecord], outs_of, start: OpRecord, param: Tensor):
-    """``("dropped", rec)``: the last op on the weight's value path, whose result nothing that
-    reaches the output reads; or ``("collapsed", rec)``: the op that read a value carrying the
-    weight and returned one that does not; None for a weight reduced to one number and then
-    multiplied by zero (``out + 0 * self.spare.weight.sum()``, so that a distributed wrapper
-    sees every parameter used)."""
+def _path_end(graph: Graph, records: list[OpRecord], outs_of, reads: list[OpRecord],
+              param: Tensor):
+    """``("dropped", rec)``: the last op on the weight's value path (from every op that read
+    it), whose result nothing that reaches the output reads; or ``("collapsed", rec)``: the op
+    that read a value carrying the weight and returned one that does not; None for a weight
+    reduced to one number and then multiplied by zero (``out + 0 * self.spare.weight.sum()``,
+    so that a distributed wrapper sees every parameter used). Values are followed through
+    ``detach`` (a straight-through estimator: ``x + (quantized - x).detach()`` carries the
+    codebook's values on, not its gradient)."""
     gen = torch.Generator().manual_seed(2)
-    carrying = {start.index}
+    start = reads[0]
+    carrying = {rec.index for rec in reads}
+    valued: set[int] = set()  # past a detach: carrying the weight's values, not its gradient
     followed = 0
     collapsed = None
     for rec in records[start.index + 1:]:
         if followed >= _FOLLOW:
             break
+        if any(m.src is not None and m.src[0] in valued for m in rec.inputs) \
+                or rec.op in DETACHES and any(m.src is not None and m.src[0] in carrying
+                                              for m in rec.inputs):
+            valued.add(rec.index)
+            continue
         if not any(m.src is not None and m.src[0] in carrying for m in rec.inputs):
             continue
         followed += 1
@@ -265,8 +277,15 @@ def _path_end(graph: Graph, records: list[OpRecord], outs_of, start: OpRecord, p
             carrying.add(rec.index)
         elif collapsed is None and any(t.is_floating_point() for t in outs_of.get(rec.index, [])):
             collapsed = rec
-    last = next(r for r in records if r.index == max(carrying))
-    if collapsed is not None and collapsed.index > start.index and not _dropped_after(graph, last):
+    ends = carrying | valued
+    # where a branch ends (its result read by nothing on the path): one its caller binds and
+    # never reads, by a slip, before the latest (a commitment term dropped as ``_`` on purpose)
+    read_on = {m.src[0] for r in records if r.index in ends for m in r.inputs if m.src is not None}
+    slipped = [i for i in sorted(ends) if i not in read_on and _dead_result(records, records[i])]
+    end = slipped[-1] if slipped else max(ends)
+    last = next(r for r in records if r.index == end)
+    if collapsed is not None and collapsed.index > start.index and not _dropped_after(graph, last) \
+            and not valued:
         if any(m.src is not None and m.src[0] in carrying and not m.shape for m in collapsed.inputs):
             return None  # a weight summed to a number and multiplied away: touched on purpose
         if _over_one_key(collapsed):
@@ -285,6 +304,18 @@ def _over_one_key(rec: OpRecord) -> bool:
     return axis is not None and rec.inputs[0].shape[axis[0]] == 1
 
 
+def _dead_result(records: list[OpRecord], rec: OpRecord) -> bool:
+    """Whether the caller binds ``rec``'s result, one of several a module call returns, to a
+    name of its own that its code never reads afterwards (``quantized, indices, _ =
+    self.vq(latents)``, then ``self.decode(latents)``): dropped by a slip, not left aside."""
+    for slot in range(len(rec.outputs)):
+        binding = binding_of(records, rec, slot)
+        if binding is not None and binding.name and not binding.name.startswith("_") \
+                and dead_store(binding) is not None:
+            return True
+    return False
+
+
 def _side_output(records: list[OpRecord], rec: OpRecord) -> bool:
     """Whether ``rec``'s result (the last value carrying a weight) is an output the forward
     returns only when asked (``return out, agent_out`` after ``if not return_agents: return
@@ -297,26 +328,37 @@ def _side_output(records: list[OpRecord], rec: OpRecord) -> bool:
         binding = binding_of(records, rec, slot)
         if binding is not None and dead_store(binding) is None and returned_later(binding):
             bound = True
-    if not bound:
-        return False
-    first = _call_start(records, rec)
-    made = {m.src for r in records[first:rec.index + 1] for m in r.inputs
+    return bound and _taken_again(records, rec) is None
+
+
+def _taken_again(records: list[OpRecord], rec: OpRecord) -> OpRecord | None:
+    """The first op after ``rec`` (the last op of a module call, or an op of the user's) that
+    reads a value the call took (``self.decode(latents)`` after ``self.vq(latents)``): where
+    the call's result may have been meant. None when nothing reads them again."""
+    first, last = _call_span(records, rec)
+    made = {m.src for r in records[first:last + 1] for m in r.inputs
             if m.src is not None and m.src[0] < first}
-    return not any(m.src in made for r in records[rec.index + 1:] for m in r.inputs)
+    return next((r for r in records[last + 1:] if not placeholder(r)
+                 and any(m.src in made for m in r.inputs)), None)
 
 
-def _call_start(records: list[OpRecord], rec: OpRecord) -> int:
-    """The index of the first op of the module call that returned ``rec``'s result (``rec``'s
-    own index for a result no module call returned)."""
+def _call_span(records: list[OpRecord], rec: OpRecord) -> tuple[int, int]:
+    """The indices of the first and the last op of the module call that returned ``rec``'s
+    result (``rec``'s own index twice for a result no module call returned)."""
     returned = next((m.returned for m in rec.outputs if m.returned is not None), None)
     if returned is None:
-        return rec.index
+        return rec.index, rec.index
     inside = returned.module + "."
-    first = rec.index
-    while first > 0 and (records[first - 1].module == returned.module
-                         or records[first - 1].module.startswith(inside)):
+
+    def within(r: OpRecord) -> bool:
+        return r.module == returned.module or r.module.startswith(inside)
+
+    first = last = rec.index
+    while first > 0 and within(records[first - 1]):
         first -= 1
-    return first
+    while last + 1 < len(records) and within(records[last + 1]):
+        last += 1
+    return first, last
 
 
 def _dropped_after(graph: Graph, rec: OpRecord) -> bool:
@@ -334,7 +376,7 @@ def _finding(probe: Probe, records: list[OpRecord], end: tuple, names: list[str]
     returned = next((m.returned for m in rec.outputs if m.returned is not None
                      and m.returned.site is not None), None)
     if kind == "dropped" and any(m.returned is not None and m.returned.index is not None
-                                 for m in rec.outputs):
+                                 for m in rec.outputs) and not _dead_result(records, rec):
         return None  # one of several results a module returns, left unused by its caller
     if kind == "dropped" and _side_output(records, rec):
         return None  # returned when the forward is asked to (a flag): this call did not ask
@@ -345,6 +387,10 @@ def _finding(probe: Probe, records: list[OpRecord], end: tuple, names: list[str]
         how = (f"{'its' if one else 'their'} value path ends at the call of `{returned.module.split('.')[-1] or returned.kind}` "
                f"({returned.kind}) at {display_path(filename)}:{line}, whose result never reaches "
                f"the output")
+        again = _taken_again(records, rec)
+        if again is not None and again.site is not None:
+            how += (f"; what that call took is read again at {again.file}:{again.line} "
+                    f"(`{again.source or again.op}`), where its result may have been meant")
     elif kind == "dropped":
         how = (f"{'its' if one else 'their'} value path ends at `{rec.source or rec.op}` at {rec.file}:{rec.line}, whose "
                f"result never reaches the output")

@@ -523,7 +523,8 @@ def _finding(analysis: Analysis, source: _Source, rec: OpRecord, data: TensorMet
         hint = "Count and cut positions by the sequence length, and apply them along the time axis."
     called = _called_with(analysis, source.rec, data)
     if called is not None:
-        message += f"; the module that counts them is handed that tensor at line {called[1]}"
+        message += (f"; the module that counts them (at line {source.rec.line}) is handed that "
+                    f"tensor at line {called[1]}")
     return diagnostic("position-axis", message, hint, rec=source.rec, axis=name,
                       applied=rec.line, made_at=called)
 

@@ -312,6 +312,42 @@ class SummaryNeverReturned(SummaryOnRequest):
         return out
 
 
+class NearestCode(nn.Module):
+    """A codebook quantizer with a straight-through estimator: the codes' values go on, the
+    gradient goes round them. Returns the codes, their indices and a commitment term."""
+
+    def __init__(self, n_embd, n_codes=11):
+        super().__init__()
+        self.codes = nn.Parameter(torch.randn(n_codes, n_embd))
+
+    def forward(self, z):
+        distance = (z.unsqueeze(-2) - self.codes).pow(2).sum(-1)
+        index = distance.argmin(dim=-1)
+        chosen = self.codes[index]
+        return z + (chosen - z).detach(), index, (chosen.detach() - z).pow(2).mean()
+
+
+class CodesLeftUnused(MixerBlock):
+    """The latents are quantized and the unquantized ones decoded: the codebook's values never
+    reach the output (its gradient never did, by design of the estimator)."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__(n_embd, n_head)
+        self.quantize = NearestCode(n_embd)
+
+    def forward(self, x):
+        h = x + self.attend(self.ln1(x))
+        codes, index, _ = self.quantize(h)  # BUG
+        return h + self.mlp(self.ln2(h))
+
+
+class CodesUsed(CodesLeftUnused):
+    def forward(self, x):
+        h = x + self.attend(self.ln1(x))
+        codes, index, _ = self.quantize(h)
+        return codes + self.mlp(self.ln2(codes))
+
+
 class FinalNormUsed(FinalNormLost):
     def forward(self, x, return_embeddings=False):
         h = x + self.attend(self.ln1(x))
