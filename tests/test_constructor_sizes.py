@@ -151,6 +151,34 @@ class PairedAngles(nn.Module):
         self.register_buffer("inv_freq", 1.0 / 10000 ** (torch.arange(0, dim, 2).float() / dim))
 
 
+class SplitsItsWidth(nn.Module):
+    def __init__(self, dim, n):
+        super().__init__()
+        assert dim % n == 0
+        self.heads = n
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+                   for t in self.qkv(x).chunk(3, dim=-1))
+        return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, T, C)
+
+
+class KeepsItsWidth(nn.Module):
+    """A width left at its default, split into heads by a layer that checks it with names of
+    its own."""
+
+    def __init__(self, vocab, heads, width=96):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.attn = SplitsItsWidth(width, heads)
+
+    def forward(self, idx):
+        x = self.embed(idx)
+        return x + self.attn(x)
+
+
 class SubConfigAttention(nn.Module):
     def __init__(self, config):
         super().__init__()
@@ -257,3 +285,15 @@ def test_built_again_even_when_a_check_asks_for_an_even_size_it_does_not_name(ca
     assert [d for d in target["diagnostics"] if d["severity"] != "info"] == []
     assert target["dims"]["d"] % 2 == 0
     assert any("an even width" in n for n in target["notes"]), target["notes"]
+
+
+def test_a_head_count_a_layer_s_own_check_asks_to_divide_a_kept_width(capsys, path):
+    """``assert dim % n == 0`` in a layer built with the default width (96) and the head count
+    shapetrace chose (11): the heads made a divisor of the width, named as H."""
+    code, report = cli_json(capsys, f"{path}::KeepsItsWidth")
+    (target,) = report["targets"]
+    assert target["error"] is None, target["error"]
+    assert target["dims"]["H"] * target["dims"]["d"] == 96 and 96 % target["dims"]["H"] == 0
+    note = next(n for n in target["notes"] if n.startswith("heads="))
+    assert "divides dim (96" in note and "()" not in note, note
+    assert code == 0

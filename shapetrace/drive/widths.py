@@ -161,8 +161,15 @@ def _checked_sizes(plan: Plan, cause: BaseException, site, line: str) -> Plan | 
     except (TypeError, ValueError):
         return None
     changed: dict = {}
+    sizes: dict = {}
     for a, b in _MODULO.findall(line) if divisible or own else ():
         va, vb = init.get(a), init.get(b)
+        if a not in init:  # a layer the module builds checks sizes by names of its own
+            count = _count_dividing(plan, cause, a, b)
+            if count is not None:
+                changed, sizes, why = count
+                break
+            continue
         if a in given or type(va) is not int or type(vb) is not int or vb < 2 or va % vb == 0:
             continue
         changed = {a: vb * max(1, math.ceil(va / vb))}
@@ -188,8 +195,8 @@ def _checked_sizes(plan: Plan, cause: BaseException, site, line: str) -> Plan | 
         return None
     dims = plan.dims
     probe = {name: size for name, size in dims.items() if name not in dims.explicit}
-    sizes = {next(k for k, v in probe.items() if v == init[name]): value
-             for name, value in changed.items() if init[name] in probe.values()}
+    sizes = sizes or {next(k for k, v in probe.items() if v == init[name]): value
+                      for name, value in changed.items() if init[name] in probe.values()}
     again = plan
     if sizes:
         try:
@@ -197,8 +204,35 @@ def _checked_sizes(plan: Plan, cause: BaseException, site, line: str) -> Plan | 
         except (TargetError, UsageError):
             return None
     shown = ", ".join(f"{name}={value}" for name, value in changed.items())
+    said = one_line(cause)[:80]
     return dataclasses.replace(again, init={**again.init, **changed}, note=(
-        f"{shown}: {why} ({one_line(cause)[:80]}); give --init {next(iter(changed))}=... to choose"))
+        f"{shown}: {why}{f' ({said})' if said else ''}; give --init {next(iter(changed))}=... "
+        f"to choose"))
+
+
+def _count_dividing(plan: Plan, cause: BaseException, a: str, b: str):
+    """``(init changed, probe sizes, why)`` when a layer the constructor builds checks that a
+    count divides a size of its own (``assert d % heads == 0`` in an attention built with the
+    module's width, left at its default 256, and the head count shapetrace chose, 11): the
+    values read where the check raised, the count made the largest divisor of the size up to
+    16 that keeps the head count and the head size apart, as the probe's head count. None when
+    the count is not one shapetrace chose, or nothing fits."""
+    frame = _raising_frame(cause)
+    if frame is None:
+        return None
+    va, vb = frame.f_locals.get(a), frame.f_locals.get(b)
+    dims, given = plan.dims, set(plan.request.init or ())
+    if type(va) is not int or type(vb) is not int or vb < 2 or va % vb == 0 \
+            or vb != dims.get("H") or "H" in dims.explicit or va in dims.values():
+        return None
+    names = [k for k, v in plan.init.items() if v == vb and k not in given]
+    count = next((n for n in range(16, 1, -1) if va % n == 0 and va // n != n
+                  and n not in dims.values() and va // n not in dims.values()), None)
+    if not names or count is None:
+        return None
+    why = (f"a layer it builds asks that {b} divides {a} ({va}, which the constructor keeps): "
+           f"{count} heads of {va // count}")
+    return {name: count for name in names}, {"H": count, "d": va // count}, why
 
 
 def at_even_width(request: Request, exc: Exception, notes: list[str]):
