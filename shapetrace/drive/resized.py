@@ -85,10 +85,11 @@ def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
 
 
 def _of_probes(size: int, dims) -> bool:
-    """Whether ``size`` is two of the probe sizes multiplied (B*T: a batch folded into the
+    """Whether ``size`` is the batch times a sequence's length (B*T: a batch folded into the
     positions by a guessed input's ``view(-1, ...)``), not a length of the module's own."""
-    values = [v for v in dims.values() if isinstance(v, int) and v > 1]
-    return any(a * b == size for i, a in enumerate(values) for b in values[i:])
+    batch = dims.get("B")
+    return batch is not None and any(dims.get(n) is not None and batch * dims[n] == size
+                                     for n in ("T", "S"))
 
 
 def _kept_count(target: list[int], plan, op) -> int | None:
