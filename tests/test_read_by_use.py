@@ -324,3 +324,9 @@ def test_a_namespace_of_unnamed_fields_is_built_from_their_names_and_the_module_
     found = _targets(DATA / "configs_by_use" / "aliased.py", cls="SuffixedEncoder")["SuffixedEncoder"]
     assert found.get("error") is None, found.get("error")
     assert not [d for d in found["diagnostics"] if d["severity"] == "error"], found["diagnostics"]
+
+
+def test_a_rate_handed_to_layers_whose_defaults_disagree_is_the_least_of_them():
+    fields = fields_read(_data_module("configs_by_use", "aliased").RatedBlock, "hp")
+    assert sorted(fields["rate"].handed_defaults) == [0.0, 0.5]
+    assert value_by_use(fields["rate"], {"C": 143, "H": 11}, "rate") == 0.0

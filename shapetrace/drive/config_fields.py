@@ -350,6 +350,9 @@ def value_by_use(found: Field, dims: Mapping[str, int], name: str) -> object:
         return found.compared_to[0]
     if len(found.handed_defaults) == 1:
         return found.handed_defaults[0]
+    rates = found.handed_defaults
+    if rates and all(type(r) is float and 0.0 <= r < 1.0 for r in rates):
+        return min(rates)  # rates its receivers disagree on (dropouts of 0.5 and 0.0): the least
     return [] if found.sequence else None  # a sequence nothing says the items of: none
 
 

@@ -45,3 +45,15 @@ class SuffixedEncoder(nn.Module):
             if i in self.aux_at:
                 aux.append(self.aux(x))
         return x, aux
+
+
+class RatedBlock(nn.Module):
+    """One rate handed to layers whose defaults disagree (a dropout's 0.5, an attention's 0.0)."""
+
+    def __init__(self, hp):
+        super().__init__()
+        self.drop = nn.Dropout(p=hp.rate)
+        self.attn = nn.MultiheadAttention(hp.n_embd, hp.n_head, hp.rate, batch_first=True)
+
+    def forward(self, x):
+        return self.drop(self.attn(x, x, x, need_weights=False)[0])
