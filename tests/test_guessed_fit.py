@@ -350,3 +350,15 @@ def test_a_table_every_sample_shares_is_read_so_when_a_sequence_does_not_fit():
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
     assert any("every sample shares" in n for n in result.notes), result.notes
     assert not any("table the module builds" in n for n in result.notes), result.notes
+
+
+def test_a_scalar_per_step_read_from_its_layer_is_one_per_position_when_the_sequence_is():
+    """``reward_to_go`` read from ``nn.Linear(1, C)`` as one value per sample, (B, 1): the
+    forward adds it to the steps' features and fails there, on the reading; read as one value
+    per position, (B, T, 1), as the steps beside it are, it runs, and is clean. The mask's
+    length, taken under a name of its own, is read as the maximum length by its square."""
+    result = resolved.result(f"{DATA}::RewardConditioned")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+    assert any("one vector per position" in n for n in result.notes), result.notes
+    assert any(n.startswith("horizon read as the maximum length") for n in result.notes), result.notes

@@ -131,6 +131,34 @@ class SharedAxes(Guess):
 
 
 @dataclass(frozen=True)
+class MoreAxes(Guess):
+    """``names``: inputs read as one vector per sample, (B, k), from the layer forward hands
+    them to (``nn.Linear(1, C)`` for a return-to-go), that may hold one such vector per
+    position instead (B, T, k), as the sequences beside them do. Tried when the forward fails;
+    the reading stands only if the forward then runs."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan) -> bool:
+        return failed.raised is not None
+
+    def others(self, plan, failed) -> Iterator:
+        where = _failed_at(failed)
+        specs = {s.name: s for s in plan.inputs if isinstance(s, InputSpec)}
+        read = [n for n in self.names if n in specs and len(specs[n].dims) == 2
+                and specs[n].dims[0] == "B"]
+        if not read:
+            return
+        inputs = tuple(dataclasses.replace(s, dims=("B", "T", s.dims[1]))
+                       if isinstance(s, InputSpec) and s.name in read else s for s in plan.inputs)
+        shown = ", ".join(f"{n} (B, T, {specs[n].dims[1]})" for n in read)
+        note = (f"{shown} read as one vector per position: as one per sample the forward "
+                f"failed at {where}; give --input to choose")
+        rest = tuple(g for g in plan.guesses if g.after_another_input)
+        yield dataclasses.replace(plan, inputs=inputs, guesses=rest, note=note, reading_of=self)
+
+
+@dataclass(frozen=True)
 class IdRange(Guess):
     """``names``: integer inputs guessed from their names (token ids, a timestep) in [0, N).
     Code that shifts ids before it looks them up (``text + 1``, keeping row 0 for padding) runs
@@ -325,7 +353,12 @@ def rank_guesses(forward, specs) -> list:
     ids = id_guesses(specs)
     sequences = sequence_guesses(specs)
     floats = tuple(s.name for s in specs if isinstance(s, InputSpec) and s.mask is None and s.dtype == "float")
+    vectors = tuple(s.name for s in specs if isinstance(s, InputSpec) and s.mask is None
+                    and s.dtype == "float" and len(s.dims) == 2 and s.dims[0] == "B"
+                    and any(isinstance(o, InputSpec) and tuple(o.dims[:2]) == ("B", "T")
+                            and len(o.dims) == 3 for o in specs))
     return ([NeededDefaults(needed)] if needed else []) + ([IdRange(ids)] if ids else []) \
+        + ([MoreAxes(vectors)] if vectors else []) \
         + ([PatternAxes(floats), UnpackedAxes(floats)] if floats else []) \
         + ([FewerAxes(sequences)] if sequences else []) \
         + ([PairAxes(sequences[1:]), SharedAxes(sequences[1:])] if len(sequences) > 1 else [])

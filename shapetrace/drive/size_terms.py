@@ -33,6 +33,20 @@ def learned_vector(node: ast.Call, is_param) -> bool:
     sizes = made.args[:1] if kind == "full" else made.args
     return kind in _FACTORIES and len(sizes) == 1 and is_param(sizes[0])
 
+def square_table(node: ast.Call, is_param) -> bool:
+    """``torch.ones(max_T, max_T)`` (or ``torch.ones((n, n))``, ``zeros``, ``empty``...): a
+    square of the argument by itself, a table of pairs of positions (a causal mask's
+    triangle) built for the longest sequence."""
+    func = node.func
+    kind = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if kind not in _FACTORIES:
+        return False
+    sizes = node.args[:1] if kind == "full" else node.args
+    if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
+        sizes = sizes[0].elts
+    return len(sizes) == 2 and all(is_param(n) for n in sizes)
+
+
 def divides_width(node, is_param) -> bool:
     """``model_dim // head_count`` (``/``, ``%``): the argument divides a size whose name states
     the model width."""

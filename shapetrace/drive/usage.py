@@ -21,7 +21,7 @@ from ..analysis.code import function_def as _function_def
 from ..analysis.code import own_init as _init_of
 from ..analysis.code import parsed as _tree
 from ..base.names import LAYERS, size_of
-from .size_terms import after_heads, divides_width, factor_of, learned_vector, times_heads
+from .size_terms import after_heads, divides_width, factor_of, learned_vector, square_table, times_heads
 
 #: parameters of torch's layers whose value is a size: the dim each one is
 _LAYER_SIZES = {"in_features": "C", "out_features": "C", "embedding_dim": "C",
@@ -253,6 +253,9 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
         if learned_vector(node, is_param):
             found.add("C")  # nn.Parameter(torch.ones(num_features)): a value per channel
             continue
+        if square_table(node, is_param):
+            found.add("L")  # torch.ones(max_T, max_T): pairs of positions, up to the longest
+            continue
         if after_heads(node, is_param):
             found.add("d")  # torch.empty(dim, n_head, 2 * c): a size per head
             continue
@@ -334,25 +337,46 @@ def _reads(local: set[str], attributes: set[str]):
     return is_param
 
 
-def torch_default(cls: type, param: str):
+def torch_default(cls: type, param: str, depth: int = _DEPTH):
     """The default torch's own callable gives the parameter that ``cls``'s constructor hands
-    ``param`` to, directly or stored on ``self`` (``nn.LeakyReLU(self.alpha)``: 0.01), when
-    every such use agrees on a number; else None."""
-    func = _reading_init(cls)
-    if func is None or not inspect.isfunction(func):
+    ``param`` to, directly or stored on ``self`` (``nn.LeakyReLU(self.alpha)``: 0.01), or
+    through a class of the user's it builds with it (``Block(dim, drop_p)`` whose constructor
+    hands it to ``nn.Dropout``), when every such use agrees on a number; rates they disagree
+    on (a dropout's 0.5, an attention's 0.0) the least of them; else None."""
+    found = _torch_defaults(cls, param, depth)
+    if found is None or not found:
         return None
+    if len(found) == 1:
+        return found.pop()
+    if all(type(r) is float and 0.0 <= r < 1.0 for r in found):
+        return min(found)
+    return None
+
+
+def _torch_defaults(cls: type, param: str, depth: int) -> set | None:
+    """Every default of a torch parameter ``param`` reaches (see :func:`torch_default`); None
+    when one of them is no number."""
+    func = _reading_init(cls) if isinstance(cls, type) else None
+    if depth <= 0 or func is None or not inspect.isfunction(func):
+        return set()
     body = _function_def(_tree(func), func.__name__)
     if body is None:
-        return None
+        return set()
     is_param = _reads(*_aliases(body, param))
-    found = set()
+    found: set = set()
     for node in ast.walk(body):
         if not isinstance(node, ast.Call):
             continue
         callee = _resolve(node.func, func.__globals__)
-        if callee is None or not callable(callee) or _user_code(callee):
+        if callee is None or not callable(callee):
             continue
         for target, name in _bound(callee, node, is_param):
+            if _user_code(target):  # a class of the user's: where it hands the value on
+                deeper = _torch_defaults(target, name, depth - 1) if isinstance(target, type) else set()
+                if deeper is None:
+                    return None
+                found |= deeper
+                continue
             init = target.__init__ if isinstance(target, type) else target
             try:
                 default = inspect.signature(init).parameters[name].default
@@ -361,7 +385,7 @@ def torch_default(cls: type, param: str):
             if isinstance(default, bool) or not isinstance(default, (int, float)):
                 return None
             found.add(default)
-    return found.pop() if len(found) == 1 else None
+    return found
 
 
 def _base_of(func: ast.expr, owner: type | None) -> type | None:

@@ -410,3 +410,26 @@ class SharedPositionTable(nn.Module):
         w = ((content + position) / self.head_dim ** 0.5).softmax(dim=-1)
         y = torch.einsum("bhqk,bhkd->bhqd", w, v)
         return self.out(y.transpose(1, 2).reshape(b, t, c))
+
+
+class RewardConditioned(nn.Module):
+    """A causal sequence model conditioned on one scalar per step (a reward still to come,
+    embedded by ``nn.Linear(1, C)``) beside the step's features; its mask is a square of a
+    length the constructor takes under a name of its own (``horizon``)."""
+
+    def __init__(self, feat_dim, n_embd, n_head, horizon):
+        super().__init__()
+        self.n_head = n_head
+        self.features = nn.Linear(feat_dim, n_embd)
+        self.reward = nn.Linear(1, n_embd)
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.register_buffer("mask", torch.tril(torch.ones(horizon, horizon)))
+
+    def forward(self, steps, reward_to_go):
+        B, T, _ = steps.shape
+        h = self.features(steps) + self.reward(reward_to_go)
+        q, k, v = (t.view(B, T, self.n_head, -1).transpose(1, 2)
+                   for t in self.qkv(h).chunk(3, dim=-1))
+        scores = (q @ k.transpose(-2, -1)) / q.shape[-1] ** 0.5
+        scores = scores.masked_fill(self.mask[:T, :T] == 0, float("-inf"))
+        return h + (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, -1)
