@@ -362,3 +362,10 @@ def test_a_scalar_per_step_read_from_its_layer_is_one_per_position_when_the_sequ
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
     assert any("one vector per position" in n for n in result.notes), result.notes
     assert any(n.startswith("horizon read as the maximum length") for n in result.notes), result.notes
+
+
+def test_a_count_that_shapes_a_learned_table_of_rows_is_the_maximum_length():
+    result = resolved.result(f"{DATA}::LearnedRowsAdded")
+    assert result.error is None, result.error
+    assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
+    assert any(n.startswith("n_rows read as the maximum length") for n in result.notes), result.notes

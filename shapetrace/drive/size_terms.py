@@ -33,6 +33,26 @@ def learned_vector(node: ast.Call, is_param) -> bool:
     sizes = made.args[:1] if kind == "full" else made.args
     return kind in _FACTORIES and len(sizes) == 1 and is_param(sizes[0])
 
+def position_table(node: ast.Call, is_param) -> bool:
+    """``nn.Parameter(torch.randn(1, num_patches, dim))`` (or ``(num_patches, dim)``): a learned
+    table with a row for each of the argument's positions, each as wide as a feature vector."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    made = node.args[0] if name == "Parameter" and node.args else None
+    while isinstance(made, ast.BinOp):  # torch.randn(1, n, d) * 0.02
+        made = made.left if isinstance(made.left, (ast.Call, ast.BinOp)) else made.right
+    if not isinstance(made, ast.Call):
+        return False
+    kind = made.func.attr if isinstance(made.func, ast.Attribute) else \
+        made.func.id if isinstance(made.func, ast.Name) else ""
+    sizes = made.args[:1] if kind == "full" else made.args
+    if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
+        sizes = sizes[0].elts
+    lead = sizes[:-2]
+    return kind in _FACTORIES and len(sizes) in (2, 3) and is_param(sizes[-2]) \
+        and not is_param(sizes[-1]) and all(isinstance(n, ast.Constant) and n.value == 1 for n in lead)
+
+
 def square_table(node: ast.Call, is_param) -> bool:
     """``torch.ones(max_T, max_T)`` (or ``torch.ones((n, n))``, ``zeros``, ``empty``...): a
     square of the argument by itself, a table of pairs of positions (a causal mask's

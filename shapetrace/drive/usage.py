@@ -21,7 +21,8 @@ from ..analysis.code import function_def as _function_def
 from ..analysis.code import own_init as _init_of
 from ..analysis.code import parsed as _tree
 from ..base.names import LAYERS, size_of
-from .size_terms import after_heads, divides_width, factor_of, learned_vector, square_table, times_heads
+from .size_terms import (after_heads, divides_width, factor_of, learned_vector, position_table,
+                         square_table, times_heads)
 
 #: parameters of torch's layers whose value is a size: the dim each one is
 _LAYER_SIZES = {"in_features": "C", "out_features": "C", "embedding_dim": "C",
@@ -253,7 +254,7 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
         if learned_vector(node, is_param):
             found.add("C")  # nn.Parameter(torch.ones(num_features)): a value per channel
             continue
-        if square_table(node, is_param):
+        if square_table(node, is_param) or position_table(node, is_param):
             found.add("L")  # torch.ones(max_T, max_T): pairs of positions, up to the longest
             continue
         if after_heads(node, is_param):

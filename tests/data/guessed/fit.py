@@ -433,3 +433,16 @@ class RewardConditioned(nn.Module):
         scores = (q @ k.transpose(-2, -1)) / q.shape[-1] ** 0.5
         scores = scores.masked_fill(self.mask[:T, :T] == 0, float("-inf"))
         return h + (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, -1)
+
+
+class LearnedRowsAdded(nn.Module):
+    """A learned table of one row per patch, added uncut: the count of rows, taken under a
+    name of its own (``n_rows``), is read as the length by the table it shapes."""
+
+    def __init__(self, patch_len, width, n_rows):
+        super().__init__()
+        self.embed = nn.Linear(patch_len, width)
+        self.rows = nn.Parameter(torch.randn(1, n_rows, width) * 0.02)
+
+    def forward(self, patches):
+        return self.embed(patches) + self.rows
