@@ -369,3 +369,12 @@ def test_a_count_that_shapes_a_learned_table_of_rows_is_the_maximum_length():
     assert result.error is None, result.error
     assert result.ok, [(d.rule, d.message) for d in result.diagnostics]
     assert any(n.startswith("n_rows read as the maximum length") for n in result.notes), result.notes
+
+
+def test_an_input_its_forward_iterates_as_a_container_is_asked_for_not_reported():
+    """A tensor guessed for a dict of tensors: ``Features(inputs)`` walks its rows and Python
+    refuses them (a ValueError of the dict, no op of torch's): a target error asking for the
+    input, never an op-failed finding."""
+    result = resolved.result(f"{DATA}::TakesAFeatureDict")
+    assert not result.diagnostics, [(d.rule, d.message) for d in result.diagnostics]
+    assert result.error is not None and "is iterated by the forward" in result.error, result.error

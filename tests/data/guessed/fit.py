@@ -446,3 +446,23 @@ class LearnedRowsAdded(nn.Module):
 
     def forward(self, patches):
         return self.embed(patches) + self.rows
+
+
+class Features(dict):
+    """A graph's tensors by name, read as attributes."""
+
+    def __getattr__(self, key):
+        return self[key]
+
+
+class TakesAFeatureDict(nn.Module):
+    """Its input is a dict of a graph's tensors (nodes, edges), copied into a record of its own
+    first; nothing in the code says so but that copy."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.nodes = nn.Linear(width, width)
+
+    def forward(self, inputs):
+        g = Features(inputs)
+        return self.nodes(g.node_features)
