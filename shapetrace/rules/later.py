@@ -47,7 +47,14 @@ LATER = [
        whose gradient is exactly zero, and whose values can be changed without changing any output
        (beyond rounding: a weight that moves the outputs at all, however weakly, is not reported).
        The finding is at the line where the weight's value path ends: the call whose result was
-       dropped, or the op that removed its contribution. Weights not read in this call (a branch not
+       dropped, or the op that removed its contribution; its values are followed through `detach`
+       (a codebook behind a straight-through estimator), and a later op that reads what the dropped
+       call took (`self.head(h)` beside `embeddings = self.norm(h)`) is named as where its result
+       may have been meant. A result the code hands back only when asked (`return out, extra`
+       after `if not return_extra: return out`, nothing after it reading what it was made from)
+       is a side output of this call, not a dropped one; of several results a module call
+       returns, one is dropped when the caller binds it to a name never read again (not `_`).
+       Weights not read in this call (a branch not
        taken, a cache path), read under `torch.no_grad()`, and frozen are not judged; vectors
        (biases, norm scales, which a softmax or a norm after them may remove by design) only where
        their value path is dropped (a final norm taken into a name the head does not read); an
