@@ -378,3 +378,12 @@ def test_an_input_its_forward_iterates_as_a_container_is_asked_for_not_reported(
     result = resolved.result(f"{DATA}::TakesAFeatureDict")
     assert not result.diagnostics, [(d.rule, d.message) for d in result.diagnostics]
     assert result.error is not None and "is iterated by the forward" in result.error, result.error
+
+
+def test_a_width_that_sizes_a_projection_matrix_stays_a_width():
+    from shapetrace.drive.usage import meaning_by_use
+    from style_corpus import load
+
+    module = load(DATA, "guessed_fit_projection")
+    assert meaning_by_use(module.ProjectedPooler, "width") == "C"
+    assert meaning_by_use(module.LearnedRowsAdded, "n_rows") == "L"

@@ -34,8 +34,9 @@ def learned_vector(node: ast.Call, is_param) -> bool:
     return kind in _FACTORIES and len(sizes) == 1 and is_param(sizes[0])
 
 def position_table(node: ast.Call, is_param) -> bool:
-    """``nn.Parameter(torch.randn(1, num_patches, dim))`` (or ``(num_patches, dim)``): a learned
-    table with a row for each of the argument's positions, each as wide as a feature vector."""
+    """``nn.Parameter(torch.randn(1, num_patches, dim))``: a learned table with a row for each
+    of the argument's positions, each as wide as a feature vector, shared by the batch (a
+    matrix of two sizes, ``(width, output_dim)``, is a projection as often: not read)."""
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     made = node.args[0] if name == "Parameter" and node.args else None
@@ -48,9 +49,8 @@ def position_table(node: ast.Call, is_param) -> bool:
     sizes = made.args[:1] if kind == "full" else made.args
     if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
         sizes = sizes[0].elts
-    lead = sizes[:-2]
-    return kind in _FACTORIES and len(sizes) in (2, 3) and is_param(sizes[-2]) \
-        and not is_param(sizes[-1]) and all(isinstance(n, ast.Constant) and n.value == 1 for n in lead)
+    return kind in _FACTORIES and len(sizes) == 3 and isinstance(sizes[0], ast.Constant) \
+        and sizes[0].value == 1 and is_param(sizes[1]) and not is_param(sizes[2])
 
 
 def square_table(node: ast.Call, is_param) -> bool:

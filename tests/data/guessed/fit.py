@@ -466,3 +466,16 @@ class TakesAFeatureDict(nn.Module):
     def forward(self, inputs):
         g = Features(inputs)
         return self.nodes(g.node_features)
+
+
+class ProjectedPooler(nn.Module):
+    """A width that also sizes a projection matrix held as a parameter, ``(width, out_dim)``:
+    the matrix is no table of positions."""
+
+    def __init__(self, width, out_dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.proj = nn.Parameter(width ** -0.5 * torch.randn(width, out_dim))
+
+    def forward(self, x):
+        return self.norm(x).mean(dim=1) @ self.proj
