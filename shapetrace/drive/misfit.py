@@ -23,7 +23,7 @@ from .devices import needs_gpu
 from .chosen_values import chosen_size_failed, negative_size
 from .asking import annotated_axis_failed, ask, got_past, why
 from .refused import as_guessed as _as_guessed
-from .refused import layer_refused, refused
+from .refused import iterated, layer_refused, refused
 from .signals import signal_refused, takes_images
 from .setup_read import NO_ATTRIBUTE, sets_attribute, setter_of, unset_entry
 
@@ -45,7 +45,7 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _unbuilt_failed(result, chosen) or _default_failed(result, chosen) \
             or _unset_failed(result, chosen) or _handed_on_failed(result, chosen) \
             or _config_none_failed(result, chosen) or split_disagrees(result, chosen) \
-            or _iterated_failed(result, chosen):
+            or iterated(result, chosen):
         got_past(result, chosen)
         return True
     rec = chosen.failed_op
@@ -557,36 +557,6 @@ def _from_einops(raised: BaseException, raised_in: str | None) -> bool:
 
 #: an example layout for an input of each rank
 _LAYOUTS = {1: "B", 2: "B,C", 3: "B,T,C", 4: "B,C,H,W", 5: "B,C,D,H,W"}
-
-
-#: ops that hand the items of a tensor to Python code that iterates it (``dict(x)``, ``for a in x``)
-_ITERATED = frozenset({"Tensor.unbind", "Tensor.__iter__"})
-
-
-def _iterated_failed(result: TargetResult, chosen: Attempt) -> bool:
-    """The forward iterated an inferred input as a container (``Graph(inputs)``, a dict of a
-    graph's tensors, given one tensor: ``dict(x)`` walks its rows) and its own Python code then
-    raised (a ValueError, a TypeError), not an op of torch's: the guess was wrong, a target
-    error."""
-    raised = chosen.raised
-    records = chosen.trace.records if chosen.trace is not None else []
-    if not isinstance(raised, (TypeError, ValueError)) or chosen.failed_op is not None or not records:
-        return False
-    last = records[-1]
-    if last.op not in _ITERATED or not last.inputs:
-        return False
-    meta = last.inputs[0]
-    while meta.src is not None and records[meta.src[0]].op in _ITERATED:  # its items iterated too
-        meta = records[meta.src[0]].inputs[0]
-    if meta.src is not None:
-        return False
-    for arg, name in zip(chosen.args, chosen.names):
-        if isinstance(arg, torch.Tensor) and tuple(arg.shape) == tuple(meta.shape):
-            return ask(result, f"{_as_guessed(name, arg)}, is iterated by the forward at "
-                               f"{last.file}:{last.line}, which then raised "
-                               f"{type(raised).__name__}: {one_line(raised)}; it takes a "
-                               f"container of tensors (a list, a tuple, a dict), not one tensor")
-    return False
 
 
 def _unpack_failed(result: TargetResult, chosen: Attempt) -> bool:

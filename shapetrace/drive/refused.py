@@ -1,6 +1,7 @@
 """Checks that refused the inputs shapetrace guessed before any op ran on them: the module's own
 (an ``assert``, a ``raise`` under an ``if``) and those of torch's layers (``nn.LSTM``'s
-``input.size(-1) must be equal to input_size``). The guess did not fit what the code asks: a
+``input.size(-1) must be equal to input_size``), and the Python code that iterates an input as
+a container (``Graph(inputs)``, a dict of tensors). The guess did not fit what the code asks: a
 target error naming --input, in the code's own words, never an op-failed finding."""
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ import ast
 import linecache
 import os
 import re
+
+import torch
 
 from ..base.errors import one_line
 from ..base.source import display_path
@@ -87,3 +90,33 @@ def _handed(at) -> set[str]:
         return set()
     return {a.id for node in ast.walk(tree) if isinstance(node, ast.Call)
             for a in (*node.args, *(k.value for k in node.keywords)) if isinstance(a, ast.Name)}
+
+
+#: ops that hand the items of a tensor to Python code that iterates it (``dict(x)``, ``for a in x``)
+_ITERATED = frozenset({"Tensor.unbind", "Tensor.__iter__"})
+
+
+def iterated(result: TargetResult, chosen: Attempt) -> bool:
+    """The forward iterated an inferred input as a container (``Graph(inputs)``, a dict of a
+    graph's tensors, given one tensor: ``dict(x)`` walks its rows) and its own Python code then
+    raised (a ValueError, a TypeError), not an op of torch's: the guess was wrong, a target
+    error."""
+    raised = chosen.raised
+    records = chosen.trace.records if chosen.trace is not None else []
+    if not isinstance(raised, (TypeError, ValueError)) or chosen.failed_op is not None or not records:
+        return False
+    last = records[-1]
+    if last.op not in _ITERATED or not last.inputs:
+        return False
+    meta = last.inputs[0]
+    while meta.src is not None and records[meta.src[0]].op in _ITERATED:  # its items iterated too
+        meta = records[meta.src[0]].inputs[0]
+    if meta.src is not None:
+        return False
+    for arg, name in zip(chosen.args, chosen.names):
+        if isinstance(arg, torch.Tensor) and tuple(arg.shape) == tuple(meta.shape):
+            return ask(result, f"{as_guessed(name, arg)}, is iterated by the forward at "
+                               f"{last.file}:{last.line}, which then raised "
+                               f"{type(raised).__name__}: {one_line(raised)}; it takes a "
+                               f"container of tensors (a list, a tuple, a dict), not one tensor")
+    return False
