@@ -250,7 +250,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                                                  else f"(...) x {built.count}")
                 notes.append(f"{p.name} built as {built.where} builds it: {made} at the probe "
                              f"sizes; check from Python with init={{{p.name!r}: ...}} to choose")
-        elif (used := inherited_layer_size(cls, p.name) or meaning_by_use(cls, p.name)) is not None:
+        elif (used := inherited_layer_size(cls, p.name) or _by_use(cls, p.name)) is not None:
             out[p.name] = 2 if used in (LAYER_COUNT, OUTPUT_FACTOR) else 3 if used == KERNEL \
                 else 1 if used == DIVISOR else dims[used]
             if notes is not None:
@@ -476,6 +476,12 @@ def config_argument(cls: type, param: inspect.Parameter, dims: Mapping[str, int]
         f"cannot infer constructor argument {param.name!r} of {owner}: it is a config object; "
         f"annotate it with a dataclass ({param.name}: MyConfig) or give {owner} keyword "
         f"arguments and pass them with --init or a config file's init")
+
+
+def _by_use(cls: type, name: str) -> str | None:
+    """:func:`meaning_by_use`, but a maximum length the project's own code passes is its own."""
+    used = meaning_by_use(cls, name)
+    return None if used == "L" and passed_for(cls, name) is not None else used
 
 
 def _config_with(cls: type, param: inspect.Parameter, dims: Mapping[str, int],
