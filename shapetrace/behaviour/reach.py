@@ -121,8 +121,7 @@ def _gradients(probe: Probe, params, gen) -> dict[str, Tensor | None] | None:
 
 
 def _judge(probe: Probe, params, by_id, gen, vectors: set = frozenset()) -> list:
-    reads: dict[str, OpRecord] = {}  # the first op that read each weight
-    every_read: dict[str, list[OpRecord]] = {}  # each op that read it
+    reads: dict[str, list[OpRecord]] = {}  # each op that read each weight, the first first
     outs_of: dict[int, list[Tensor]] = {}
 
     def keep(rec: OpRecord, outs: tuple, op_args: tuple, op_kwargs: dict) -> None:
@@ -132,8 +131,7 @@ def _judge(probe: Probe, params, by_id, gen, vectors: set = frozenset()) -> list
         for t in tensors_in((op_args, op_kwargs)):
             name = by_id.get(id(t))
             if name is not None:
-                reads.setdefault(name, rec)
-                every_read.setdefault(name, []).append(rec)
+                reads.setdefault(name, []).append(rec)
 
     trace = TraceData(probe.dims)
     recorder = Recorder(trace, probe.model, root=probe.root, probes=False, observer=keep)
@@ -155,13 +153,13 @@ def _judge(probe: Probe, params, by_id, gen, vectors: set = frozenset()) -> list
     # a weight applied to a constant made from sizes (a state not given yet: zeros on a first
     # call) has no effect in this call by design, not by a slip
     suspects = sorted((n for n, g in zip(names, grads) if (g is None or not bool(g.ne(0).any()))
-                       and not _fed_constant(by_index, reads[n])), key=lambda n: n in vectors)
+                       and not _fed_constant(by_index, reads[n][0])), key=lambda n: n in vectors)
     if not suspects:
         return []
     graph = Graph(trace.records)
     # where each value path ends, while the graph still holds the run (a confirming run below
     # changes the weights in place)
-    ends_of = {n: _path_end(graph, trace.records, outs_of, every_read[n], params[n])
+    ends_of = {n: _path_end(graph, trace.records, outs_of, reads[n], params[n])
                for n in suspects[:_CONFIRM]}
     found: dict[tuple, list[str]] = {}
     for name, end in ends_of.items():
@@ -368,7 +366,7 @@ def _dropped_after(graph: Graph, rec: OpRecord) -> bool:
 def _finding(probe: Probe, records: list[OpRecord], end: tuple, names: list[str], reads):
     kind, index = end
     rec = next(r for r in records if r.index == index)
-    first = reads[names[0]]
+    first = reads[names[0]][0]
     weights = ", ".join(f"`{n}`" for n in names)
     one = len(names) == 1
     read_at = f" (read at {first.file}:{first.line})" if first.site is not None else ""

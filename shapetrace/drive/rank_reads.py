@@ -22,6 +22,7 @@ import dataclasses
 import inspect
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..base.errors import failed_on_none
 import re
@@ -78,13 +79,14 @@ class FewerAxes(Guess):
 
 
 @dataclass(frozen=True)
-class PairAxes(Guess):
-    """``names``: inputs after the first guessed as sequences (B, T, C) from what reads them
-    (a layer's width), that may hold one vector per pair of positions instead (a graph's edge
-    features beside its nodes, a pairwise bias: (B, T, T, C)). Tried when the forward fails
-    on them; the reading stands only if the forward then runs."""
+class _SequenceRead(Guess):
+    """``names``: inputs after the first guessed as sequences (B, T, C) from what reads them (a
+    layer's width), read as ``DIMS`` (``WHAT``) instead when the forward fails on them; the
+    reading stands only if the forward then runs."""
 
     names: tuple[str, ...]
+    DIMS: ClassVar[tuple] = ()
+    WHAT: ClassVar[str] = ""
 
     def read_by(self, failed, plan) -> bool:
         return failed.raised is not None
@@ -92,42 +94,35 @@ class PairAxes(Guess):
     def others(self, plan, failed) -> Iterator:
         where = _failed_at(failed)
         specs = {s.name: s for s in plan.inputs if isinstance(s, InputSpec)}
+        shown = ", ".join(str(d) for d in self.DIMS)
         for name in self.names:
             was = specs.get(name)
             if was is None or tuple(was.dims) != ("B", "T", "C"):
                 continue
-            inputs = _replaced(plan.inputs, {name}, dims=("B", "T", "T", "C"))
-            note = (f"{name} read as one vector per pair of positions, (B, T, T, C): as (B, T, C) "
-                    f"the forward failed at {where}; give --input {name}=... to choose")
+            inputs = _replaced(plan.inputs, {name}, dims=self.DIMS)
+            note = (f"{name} read as {self.WHAT}, ({shown}): as (B, T, C) the forward failed at "
+                    f"{where}; give --input {name}=... to choose")
             rest = tuple(g for g in plan.guesses if g.after_another_input)
             yield dataclasses.replace(plan, inputs=inputs, guesses=rest, note=note, reading_of=self)
 
 
 @dataclass(frozen=True)
-class SharedAxes(Guess):
-    """``names``: inputs after the first guessed as sequences (B, T, C) from what reads them,
-    that may be one table every sample shares instead (a position table handed in beside the
-    data, ``pos_emb[:, :k_len]`` of shape (1, T, C), which the forward folds into its positions
-    with ``p.view(-1, heads, d_head)``). Tried when the forward fails on them; the reading
-    stands only if the forward then runs."""
+class PairAxes(_SequenceRead):
+    """One vector per pair of positions (a graph's edge features beside its nodes, a pairwise
+    bias: (B, T, T, C))."""
 
-    names: tuple[str, ...]
+    DIMS: ClassVar[tuple] = ("B", "T", "T", "C")
+    WHAT: ClassVar[str] = "one vector per pair of positions"
 
-    def read_by(self, failed, plan) -> bool:
-        return failed.raised is not None
 
-    def others(self, plan, failed) -> Iterator:
-        where = _failed_at(failed)
-        specs = {s.name: s for s in plan.inputs if isinstance(s, InputSpec)}
-        for name in self.names:
-            was = specs.get(name)
-            if was is None or tuple(was.dims) != ("B", "T", "C"):
-                continue
-            inputs = _replaced(plan.inputs, {name}, dims=(1, "T", "C"))
-            note = (f"{name} read as one table every sample shares, (1, T, C): as (B, T, C) the "
-                    f"forward failed at {where}; give --input {name}=... to choose")
-            rest = tuple(g for g in plan.guesses if g.after_another_input)
-            yield dataclasses.replace(plan, inputs=inputs, guesses=rest, note=note, reading_of=self)
+@dataclass(frozen=True)
+class SharedAxes(_SequenceRead):
+    """One table every sample shares (a position table handed in beside the data,
+    ``pos_emb[:, :k_len]`` of shape (1, T, C), which the forward folds into its positions with
+    ``p.view(-1, heads, d_head)``)."""
+
+    DIMS: ClassVar[tuple] = (1, "T", "C")
+    WHAT: ClassVar[str] = "one table every sample shares"
 
 
 @dataclass(frozen=True)

@@ -16,40 +16,46 @@ from ..base.names import size_of
 _FACTORIES = frozenset({"zeros", "ones", "randn", "rand", "empty", "full"})
 
 
-def learned_vector(node: ast.Call, is_param) -> bool:
-    """``nn.Parameter(torch.ones(param))`` (or ``zeros``, ``randn``, ...): a learned vector of
-    ``param`` values, one per channel of what it scales or shifts."""
+def _factory_sizes(call) -> list | None:
+    """The sizes a call of ``torch.ones`` (``zeros``, ``randn``, ...) is given, one by one or as
+    one tuple; None for any other call."""
+    if not isinstance(call, ast.Call):
+        return None
+    func = call.func
+    kind = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if kind not in _FACTORIES:
+        return None
+    sizes = call.args[:1] if kind == "full" else call.args
+    if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
+        sizes = sizes[0].elts
+    return list(sizes)
+
+
+def _parameter_factory(node: ast.Call) -> list | None:
+    """The sizes of ``nn.Parameter(torch.ones(...))`` (scaled too, ``* 0.02``), or None."""
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     if name != "Parameter" or not node.args:
-        return False
+        return None
     made = node.args[0]
     while isinstance(made, ast.BinOp):  # torch.ones(n) * init_value
         made = made.left if isinstance(made.left, (ast.Call, ast.BinOp)) else made.right
-    if not isinstance(made, ast.Call):
-        return False
-    kind = made.func.attr if isinstance(made.func, ast.Attribute) else \
-        made.func.id if isinstance(made.func, ast.Name) else ""
-    sizes = made.args[:1] if kind == "full" else made.args
-    return kind in _FACTORIES and len(sizes) == 1 and is_param(sizes[0])
+    return _factory_sizes(made)
+
+
+def learned_vector(node: ast.Call, is_param) -> bool:
+    """``nn.Parameter(torch.ones(param))`` (or ``zeros``, ``randn``, ...): a learned vector of
+    ``param`` values, one per channel of what it scales or shifts."""
+    sizes = _parameter_factory(node)
+    return sizes is not None and len(sizes) == 1 and is_param(sizes[0])
+
 
 def position_table(node: ast.Call, is_param) -> bool:
     """``nn.Parameter(torch.randn(1, num_patches, dim))``: a learned table with a row for each
     of the argument's positions, each as wide as a feature vector, shared by the batch (a
     matrix of two sizes, ``(width, output_dim)``, is a projection as often: not read)."""
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    made = node.args[0] if name == "Parameter" and node.args else None
-    while isinstance(made, ast.BinOp):  # torch.randn(1, n, d) * 0.02
-        made = made.left if isinstance(made.left, (ast.Call, ast.BinOp)) else made.right
-    if not isinstance(made, ast.Call):
-        return False
-    kind = made.func.attr if isinstance(made.func, ast.Attribute) else \
-        made.func.id if isinstance(made.func, ast.Name) else ""
-    sizes = made.args[:1] if kind == "full" else made.args
-    if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
-        sizes = sizes[0].elts
-    return kind in _FACTORIES and len(sizes) == 3 and isinstance(sizes[0], ast.Constant) \
+    sizes = _parameter_factory(node)
+    return sizes is not None and len(sizes) == 3 and isinstance(sizes[0], ast.Constant) \
         and sizes[0].value == 1 and is_param(sizes[1]) and not is_param(sizes[2])
 
 
@@ -57,14 +63,8 @@ def square_table(node: ast.Call, is_param) -> bool:
     """``torch.ones(max_T, max_T)`` (or ``torch.ones((n, n))``, ``zeros``, ``empty``...): a
     square of the argument by itself, a table of pairs of positions (a causal mask's
     triangle) built for the longest sequence."""
-    func = node.func
-    kind = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    if kind not in _FACTORIES:
-        return False
-    sizes = node.args[:1] if kind == "full" else node.args
-    if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
-        sizes = sizes[0].elts
-    return len(sizes) == 2 and all(is_param(n) for n in sizes)
+    sizes = _factory_sizes(node)
+    return sizes is not None and len(sizes) == 2 and all(is_param(n) for n in sizes)
 
 
 def divides_width(node, is_param) -> bool:
