@@ -484,3 +484,29 @@ def test_a_version_check_of_a_package_standing_in_passes(capsys, tmp_path):
     """)
     code, report, _ = run_json(capsys, target)
     assert report["targets"][0]["error"] is None, report["targets"][0]["error"]
+
+
+def test_a_folder_its_files_import_by_its_own_name_is_their_package(capsys, tmp_path):
+    """``model/`` without __init__.py, its files importing ``model.utils`` and holding a
+    ``model/model.py``: the folder is their package, which model.py does not shadow."""
+    write(tmp_path / "model" / "utils.py", """
+        SCALE = 3
+    """)
+    write(tmp_path / "model" / "model.py", """
+        from model.utils import SCALE
+    """)
+    target = write(tmp_path / "model" / "encoder.py", """
+        from torch import nn
+        from model.utils import SCALE
+
+        class Encoder(nn.Module):
+            def __init__(self, n_embd):
+                super().__init__()
+                self.lin = nn.Linear(n_embd, n_embd)
+
+            def forward(self, x):
+                return self.lin(x) * SCALE
+    """)
+    code, report, _ = run_json(capsys, f"{target}::Encoder")
+    (result,) = report["targets"]
+    assert result["error"] is None and result["ok"], result["error"]
