@@ -99,6 +99,11 @@ def _use(node: ast.AST, names: set[str]) -> str | None:
                          node.args[3] if len(node.args) > 3 else None)
             if given is not None and _same(given, names) and not _float_cast(given):
                 return "keep"
+            if given is not None and _condition(given, names) == "keep":
+                return "drop"  # attn_mask=~mask: the True of mask are the keys left out
+        if any(k.arg and k.arg.endswith("key_padding_mask") and _same(k.value, names)
+               and not _float_cast(k.value) for k in node.keywords):
+            return "drop"  # torch's attention layers: True = a key left out
         return None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         if _same(node.left, names) or _same(node.right, names):
@@ -106,13 +111,36 @@ def _use(node: ast.AST, names: set[str]) -> str | None:
     if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) \
             and _same(node.value, names):
         return "add"
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) \
-            and (_same(node.left, names) or _same(node.right, names)):
-        return "mul"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        for one, other in ((node.left, node.right), (node.right, node.left)):
+            if _same(one, names):  # times a large negative number: a bias that drops the 1s
+                return "drop" if _negative(other) else "mul"
+            if _one_minus(one, names) and _negative(other):
+                return "keep"  # (1 - mask) * -1e4: the 0s dropped
     if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Mult) \
             and _same(node.value, names):
         return "mul"
     return None
+
+
+def _negative(node: ast.expr) -> bool:
+    """A negative number written in the code (``-1e9``, ``-10000.0``, ``float("-inf")``,
+    ``torch.finfo(x.dtype).min``)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, (int, float)) \
+            and node.operand.value > 0
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and node.value < 0
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "float" and node.args:
+        return isinstance(node.args[0], ast.Constant) and str(node.args[0].value).strip() == "-inf"
+    return isinstance(node, ast.Attribute) and node.attr == "min" \
+        and isinstance(node.value, ast.Call) and getattr(node.value.func, "attr", None) == "finfo"
+
+
+def _one_minus(node: ast.expr, names: set[str]) -> bool:
+    """``1 - mask`` (``1.0 - mask.float()``): the mask turned the other way."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) \
+        and isinstance(node.left, ast.Constant) and node.left.value == 1 and _same(node.right, names)
 
 
 def _float_cast(node: ast.expr) -> bool:

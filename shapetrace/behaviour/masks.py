@@ -54,6 +54,7 @@ from ..base.ops import (
 from ..base.records import OpRecord
 from ..rules.registry import diagnostic
 from . import locate
+from .padding import padding_counted
 from .probe import Probe, axes_of
 from .results import RTOL
 from .runs import get
@@ -80,16 +81,20 @@ def padding_ignored(probe: Probe) -> list:
         warnings.simplefilter("ignore")
         out = probe.call(args)
         outs = [get(out, path) for _, path in probe.paths]
-        if not _leaks(outs, leaves, sources, keep, probe):
-            return []
-        changes_nothing = _changes_nothing(probe, args, arg, meaning, outs)
-        if unread and not (changes_nothing and _changes_nothing(probe, args, arg, "flip", outs)):
-            return []  # it does something, by a convention nothing says: not judged
-        if meaning is None and not changes_nothing:
-            # Without a reading from the code, which values mean padding is the code's own
-            # convention (1 = padding is one too): a mask that changes the output is applied
-            # its own way and is not judged here. One that changes nothing is ignored.
-            return []
+        hidden = not _leaks(outs, leaves, sources, keep, probe)
+        if not hidden:
+            changes_nothing = _changes_nothing(probe, args, arg, meaning, outs)
+    if hidden:  # the values hidden: their number must not count either (a meaning the code
+        # says, or a tokenizer's whose padding the code was just found to hide)
+        return padding_counted(probe, arg, meaning or "keep", probe.roles[arg].name) \
+            if meaning in ("keep", "drop", None) and not unread else []
+    if unread and not (changes_nothing and _changes_nothing(probe, args, arg, "flip", outs)):
+        return []  # it does something, by a convention nothing says: not judged
+    if meaning is None and not changes_nothing:
+        # Without a reading from the code, which values mean padding is the code's own
+        # convention (1 = padding is one too): a mask that changes the output is applied
+        # its own way and is not judged here. One that changes nothing is ignored.
+        return []
     rec, records, run = _first_leak(probe, args, emb, leaves, sources, keep)
     pooled = _weighted_sum(rec, records, probe.T) if rec is not None else None
     if unread and rec is not None:  # scores of any number of keys (a null key, memory slots)
@@ -221,12 +226,14 @@ def _judged_mask(probe: Probe) -> tuple[int, Tensor, str | None] | None:
     first (B, T) 0/1 mask whose meaning the code says (True kept, or True masked out: read in
     forward and in the code forward hands it to), or else a tokenizer-made padding mask."""
     forward = getattr(type(probe.model), "forward", None)
-    for i, role, value in _zero_one_masks(probe):
+    for i, role, value in _zero_one_masks(probe, floats=True):
         if not role.name:
             continue
         declared = role.meaning in ("keep", "drop")
         meaning = role.meaning if declared else handed_meaning(
             forward, role.name, type(probe.model))[0] if forward is not None else None
+        if value.is_floating_point() and not declared and meaning != "mul":
+            continue  # floats of 0 and 1 are a mask only where the code multiplies them in
         meaning = "keep" if meaning == "mul" else meaning  # multiplied in: 1 keeps a value
         if meaning in ("keep", "drop"):
             keep = value.bool() if meaning == "keep" else ~value.bool()
@@ -236,12 +243,14 @@ def _judged_mask(probe: Probe) -> tuple[int, Tensor, str | None] | None:
     return (*found, None, False) if found is not None else None
 
 
-def _zero_one_masks(probe: Probe):
+def _zero_one_masks(probe: Probe, *, floats: bool = False):
     """``(argument index, its role, its value)`` for each argument that is a (B, T) tensor of
-    integers or booleans holding only 0 and 1: the masks a check may judge."""
+    integers or booleans holding only 0 and 1: the masks a check may judge; of floats too with
+    ``floats`` (a mask the code multiplies in)."""
     for i, role in enumerate(probe.roles):
         value = probe.args[i] if i < len(probe.args) else None
-        if role is not None and isinstance(value, Tensor) and not value.is_floating_point() \
+        if role is not None and isinstance(value, Tensor) \
+                and (floats or not value.is_floating_point()) \
                 and tuple(value.shape) == (probe.B, probe.T) \
                 and bool(((value == 0) | (value == 1)).all()):
             yield i, role, value

@@ -356,9 +356,29 @@ class GuessedMasks(Guess):
             note = (f"{names} given as {'/'.join(str(i) for i in inputs if getattr(i, 'name', 0) in self.names)}"
                     f": the forward failed with the mask shape guessed first (at {where})")
             yield dataclasses.replace(plan, inputs=inputs, guesses=(), reading_of=self, note=note)
+        if not self.shapes:  # multiplied in: one value per position, that the code moves itself
+            squeezed = self._per_position(plan, where)  # (``mask.unsqueeze(-1)``)
+            if squeezed is not None:
+                yield squeezed
         absent = self.absent(plan, failed, tested=False)
         if absent is not None:
             yield absent
+
+    def _per_position(self, plan: Plan, where: str) -> Plan | None:
+        """The plan with each multiplied mask given as one value per position, (B, T), its
+        axis of size 1 dropped: code that moves the mask before it multiplies (``h *
+        mask.unsqueeze(-1)``, ``mask[..., None]``) takes it so. None when none has one."""
+        moved = [s for s in plan.inputs if isinstance(s, InputSpec) and s.name in self.names
+                 and 1 in s.dims and set(s.dims) - {1} == {"B", "T"}]
+        if not moved:
+            return None
+        inputs = tuple(dataclasses.replace(s, dims=("B", "T")) if s in moved else s
+                       for s in plan.inputs)
+        names = ", ".join(s.name for s in moved)
+        note = (f"{names} given as one value per position, (B, T): with an axis of size 1 for the "
+                f"values it multiplies the forward failed (at {where}); give --input "
+                f"{moved[0].name}=B,T:mask-keep to choose")
+        return dataclasses.replace(plan, inputs=inputs, guesses=(), reading_of=self, note=note)
 
     def stands(self, attempt, plan: Plan) -> bool:  # a mask whose shape pairs the samples
         return not attempt.pairs_samples(plan.dims["B"])  # (B, B, ...) is read another way

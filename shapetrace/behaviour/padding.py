@@ -1,0 +1,165 @@
+"""Padding that is hidden but still counted: the other half of ``mask-ignored``.
+
+A padding mask says its positions are not there. Hiding their values is not enough: a sequence
+of real tokens must give the same output at those tokens however many padded positions follow
+it. Checked by running the module twice on the same real tokens: once at the probe length T
+with the last p positions padded (every sample alike), once at T - p with none, and comparing
+the outputs at the real positions (a pooled output whole). When they differ, the two recorded
+runs are walked side by side to the first op whose output at the real positions differs. Only
+an op that counts positions is judged there: a softmax over the positions (the padded ones
+still take weight: a score filled with 0, values zeroed but keys left), a sum or mean that
+takes them (``(h * mask).mean(1)``), or a division by the number of positions (``/ h.shape[1]``).
+Any other first difference (a convolution reaching past the last real token, a length-scaled
+score, the last position read as the summary) is a design this check does not judge.
+
+Run only after the mask's values were found hidden (no gradient reaches the padded inputs), for
+a mask whose meaning the code says or the user declared.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import Tensor
+
+from ..base.ops import DIVS, SOFTMAXES, base_name, reduced_axes
+from ..base.records import OpRecord
+from ..rules.registry import diagnostic
+from . import locate
+from .probe import Probe
+from .results import RTOL
+from .runs import get
+
+#: reductions that count what they take (a max or a min does not)
+_COUNTING = frozenset({"sum", "mean", "nansum", "nanmean"})
+
+
+def padding_counted(probe: Probe, arg: int, meaning: str, name: str) -> list:
+    """The ``mask-ignored`` finding for a mask whose padded positions, hidden, still count;
+    or nothing. ``arg``: the mask's argument; ``meaning``: "keep" (1 = real) or "drop"."""
+    T = probe.T
+    sizes = set(probe.dims.values()) if hasattr(probe.dims, "values") else set()
+    short = next((t for t in range(T - 1, 1, -1) if t not in sizes), None)
+    if short is None:
+        return []
+    pair = _inputs(probe, arg, meaning, short)
+    if pair is None:
+        return []
+    long_args, short_args = pair
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            long_out, short_out = probe.call(long_args), probe.call(short_args)
+    except Exception:  # noqa: BLE001 - a module of one length (a table it adds whole)
+        return []
+    finally:
+        probe.restore_state()
+    pairs = [(get(long_out, path), get(short_out, path)) for _, path in probe.paths]
+    if not pairs or any(not isinstance(a, Tensor) or not bool(a.isfinite().all()) for a, _ in pairs):
+        return []
+    if all(_agrees(a, b, T, short) is not False for a, b in pairs):
+        return []
+    rec, long_rec = _first_difference(probe, long_args, short_args, short)
+    if rec is None:
+        return []
+    what = _counts(rec, long_rec, T, short)
+    if what is None:
+        return []
+    p = T - short
+    source = f"`{rec.source or rec.op}` at {rec.file}:{rec.line}"
+    message = (f"`{name}` hides the values at padded positions but not their number: the same "
+               f"real tokens give another output at those tokens when {p} more padded "
+               f"position{'s follow' if p > 1 else ' follows'} them; {source} {what}")
+    if what.startswith("weighs"):
+        hint = (f"fill the scores at padded keys with -inf before the softmax (scores.masked_fill("
+                f"~{name}[:, None, None, :].bool(), float('-inf'))): a score of 0 still takes "
+                f"weight")
+    else:
+        hint = (f"divide by the number of real positions: (h * m).sum(1) / m.sum(1), with m = "
+                f"{name}[..., None]")
+    return [diagnostic("mask-ignored", message, hint, rec=rec, mask=name)]
+
+
+def _inputs(probe: Probe, arg: int, meaning: str, short: int) -> tuple[list, list] | None:
+    """(inputs at T with the last positions padded, the same inputs cut to ``short`` with none
+    padded); None when an input has an axis of T that is not its positions (a (T, T) mask)."""
+    T, B = probe.T, probe.B
+    mask = probe.args[arg]
+    real = torch.zeros(B, T, dtype=torch.bool)
+    real[:, :short] = True
+    marked = real if meaning == "keep" else ~real
+    long_args, short_args = list(probe.args), list(probe.args)
+    long_args[arg] = marked.to(mask.dtype)
+    short_args[arg] = marked[:, :short].to(mask.dtype)
+    for i, value in enumerate(probe.args):
+        if i == arg or not isinstance(value, Tensor):
+            continue
+        role = probe.roles[i]
+        axes = [a for a, n in enumerate(value.shape) if n == T]
+        if not axes:
+            continue
+        if role is None or role.time is None or axes != [role.time]:
+            return None
+        short_args[i] = value.narrow(role.time, 0, short)
+    if any(isinstance(v, Tensor) and T in v.shape for v in probe.kwargs.values()):
+        return None
+    return long_args, short_args
+
+
+def _agrees(a, b, T: int, short: int) -> bool | None:
+    """Whether ``a`` (of the padded run) at the real positions is ``b`` (of the short run);
+    None when their shapes do not line up axis by axis (T against ``short``, the rest equal)."""
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor) or a.dim() != b.dim() \
+            or not a.is_floating_point():
+        return None
+    for axis, (m, n) in enumerate(zip(a.shape, b.shape)):
+        if m == T and n == short:
+            a = a.narrow(axis, 0, short)
+        elif m != n:
+            return None
+    a, b = a.detach().nan_to_num(0.0, 0.0, 0.0), b.detach().nan_to_num(0.0, 0.0, 0.0)
+    return bool(torch.allclose(a, b, rtol=RTOL, atol=RTOL))
+
+
+def _first_difference(probe: Probe, long_args, short_args,
+                      short: int) -> tuple[OpRecord | None, OpRecord | None]:
+    """(the op of the short run, and of the padded run) whose output at the real positions is
+    the first to differ between the two runs, walked side by side; Nones when the runs part
+    (another op, another path) before one does."""
+    try:
+        long_run = locate.record(probe, long_args, grad=False)
+        short_run = locate.record(probe, short_args, grad=False)
+    except Exception:  # noqa: BLE001
+        return None, None
+    for one, other in zip(long_run.steps, short_run.steps):
+        if one.rec.op != other.rec.op or one.rec.line != other.rec.line:
+            return None, None
+        if any(_agrees(a, b, probe.T, short) is False for a, b in zip(one.outputs, other.outputs)):
+            return other.rec, one.rec
+    return None, None
+
+
+def _counts(rec: OpRecord, long_rec: OpRecord, T: int, short: int) -> str | None:
+    """What ``rec`` (of the short run; ``long_rec``, the same op padded) does with the padded
+    positions when it is one that counts them: a softmax over the positions, a sum or mean
+    over them, a division by their number; else None."""
+    if not long_rec.inputs:
+        return None
+    shape = tuple(long_rec.inputs[0].shape)
+    if rec.op in SOFTMAXES:
+        dim = long_rec.arg(1, "dim")
+        if isinstance(dim, int) and -len(shape) <= dim < len(shape) and shape[dim] == T:
+            return f"weighs all {T} positions, the padded ones too (a softmax over them)"
+        return None
+    base = base_name(rec.op)
+    if base in _COUNTING:
+        found = reduced_axes(long_rec)
+        if found and any(shape[a] == T for a in found[0]):
+            verb = "averages" if "mean" in base else "sums"
+            return f"{verb} over all {T} positions, the padded ones too"
+        return None
+    if rec.op in DIVS and len(long_rec.inputs) == 1:
+        if long_rec.arg(1, "other") == T and rec.arg(1, "other") == short:
+            return f"divides by the number of positions, {T}, the padded ones too"
+    return None
