@@ -111,6 +111,7 @@ INLINE = {
     "positions-ignored": ("RotaryTableCutToBatch", "RotaryTableCutToTokens",
                                  {"dims": {"B": 2, "H": 4, "d": 8}}),
     "residual-missing": ("BlockWithoutSkip", "BlockWithSkips", {}),
+    "norm-epsilon": ("NormWithFlagForEps", "NormWithFlagByName", {}),
 }
 
 

@@ -264,6 +264,24 @@ LATER = [
        """
        x = self.attn(x)                     # attn is a Residual: it adds x itself
        """, check="residual:check_residual_twice"),
+    _r("ST042", "norm-epsilon", "error",
+       "a normalisation whose epsilon is 1 or more (or a flag): an argument in the epsilon's place",
+       """
+       A norm divides by a statistic of its input plus an epsilon that only guards against
+       dividing by zero (1e-5, 1e-6). An epsilon of 1 or more, or a flag (`True` counts as 1), is
+       as large as the statistic it guards: the output is no longer normalised, its scale follows
+       the input's. It comes from an argument in the wrong place: `nn.LayerNorm(d, use_bias)`
+       puts the flag where the epsilon goes (the second parameter), `nn.BatchNorm1d(C, T)` a
+       length. Read from the trace: the epsilon each of torch's norms ran with (layer, RMS,
+       group, batch and instance norms; `F.normalize`'s floor on the norm). The finding is at the
+       line that built the layer, the call kept as where it took effect.
+       """,
+       """
+       self.ln = nn.LayerNorm(d_model, use_bias)       # use_bias is LayerNorm's eps
+       """,
+       """
+       self.ln = nn.LayerNorm(d_model, bias=use_bias)
+       """, check="epsilon:check_epsilon"),
     _r("ST041", "residual-missing", "error",
        "a transformer block whose input reaches its output only through its sublayers: no "
        "residual path",

@@ -519,3 +519,21 @@ class BlockWithSkips(_AttentionAndFeedForward):
         h = self.ln1(x)
         x = x + self.attn(h, h, h, need_weights=False)[0]
         return x + self.ff(self.ln2(x))
+
+
+class NormWithFlagForEps(nn.Module):
+    """A LayerNorm handed a bias flag where its epsilon goes."""
+
+    def __init__(self, n_embd, use_bias=True):
+        super().__init__()
+        self.proj = nn.Linear(n_embd, n_embd)
+        self.ln = nn.LayerNorm(n_embd, use_bias)  # BUG: norm-epsilon
+
+    def forward(self, x):
+        return self.ln(self.proj(x))
+
+
+class NormWithFlagByName(NormWithFlagForEps):
+    def __init__(self, n_embd, use_bias=True):
+        super().__init__(n_embd, use_bias)
+        self.ln = nn.LayerNorm(n_embd, bias=use_bias)
