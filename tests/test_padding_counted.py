@@ -5,7 +5,8 @@ found at their lines; correct masking in other styles (an additive bias, SDPA, t
 attention, a masked mean, attention pooling, a length-scaled score, a bidirectional LSTM, a
 convolution past the last real token) stays quiet. And the readings this needs: a mask
 multiplied into the values after ``unsqueeze(-1)`` is given (B, T); ``(1 - mask) * -1e4``
-keeps the 1s, ``mask * -1e9`` drops them, ``key_padding_mask=`` drops them."""
+keeps the 1s, ``mask * -1e9`` drops them, ``key_padding_mask=mask`` drops them (``~mask``
+keeps them)."""
 
 from __future__ import annotations
 
@@ -233,6 +234,10 @@ def _torch_drops(x, mask, layer):
     return layer(x, x, x, key_padding_mask=mask)
 
 
+def _torch_keeps(x, mask, layer):
+    return layer(x, x, x, key_padding_mask=~mask)
+
+
 def _sdpa_drops(q, k, v, mask):
     return F.scaled_dot_product_attention(q, k, v, attn_mask=~mask)
 
@@ -243,7 +248,7 @@ def _multiplied(x, mask):
 
 @pytest.mark.parametrize("func, meaning", [
     (_bias_keeps, "keep"), (_bias_drops, "drop"), (_finfo_drops, "drop"),
-    (_torch_drops, "drop"), (_sdpa_drops, "drop"), (_multiplied, "mul"),
+    (_torch_drops, "drop"), (_torch_keeps, "keep"), (_sdpa_drops, "drop"), (_multiplied, "mul"),
 ])
 def test_mask_meanings_read_from_arithmetic_and_torch_keywords(func, meaning):
     assert mask_meaning(func, "mask") == meaning

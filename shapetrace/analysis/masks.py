@@ -101,9 +101,9 @@ def _use(node: ast.AST, names: set[str]) -> str | None:
                 return "keep"
             if given is not None and _condition(given, names) == "keep":
                 return "drop"  # attn_mask=~mask: the True of mask are the keys left out
-        if any(k.arg and k.arg.endswith("key_padding_mask") and _same(k.value, names)
-               and not _float_cast(k.value) for k in node.keywords):
-            return "drop"  # torch's attention layers: True = a key left out
+        for k in node.keywords:  # torch's attention layers: True = a key left out, as a
+            if k.arg and k.arg.endswith("key_padding_mask") and not _float_cast(k.value):
+                return _condition(k.value, names)  # masked_fill's condition (``~mask``: keep)
         return None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         if _same(node.left, names) or _same(node.right, names):

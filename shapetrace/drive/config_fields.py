@@ -165,6 +165,16 @@ def _named_fields(body, trees: list, is_config, fields: dict[str, Field]) -> Non
                     fields.setdefault(named[key], Field(named[key])).uses.add(LAYER_COUNT)
 
 
+def read_as_object(cls: type, param) -> bool:
+    """Whether the code reads attributes of ``param`` (``h.dense_channel``), a parameter without
+    a default the class never calls: an object with fields whatever its name says (``h`` is
+    not a head count there)."""
+    if param.default is not param.empty:
+        return False
+    fields = fields_read(cls, param.name)
+    return bool(fields) and not all(f.by_key for f in fields.values()) and not called(cls, param.name)
+
+
 def called(cls: type, param: str) -> bool:
     """Whether ``cls`` calls its constructor argument ``param``, directly or kept as an
     attribute (``self.transf = transformer`` then ``self.transf(src, tgt)``): a module or a

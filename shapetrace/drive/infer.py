@@ -63,7 +63,7 @@ from .masks import optional_mask, required_mask
 from .layout import batch_first, code_layout, time_first
 from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
-from .config_fields import ReadConfig, called, fields_read, value_by_use
+from .config_fields import ReadConfig, called, fields_read, read_as_object, value_by_use
 from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, slice_step, \
     meaning_by_use, torch_default, without_self
 
@@ -231,7 +231,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                 value = _config_with(cls, p, dims, value)
             out[p.name] = value
             continue
-        value = _infer_argument(p, dims)
+        value = MISSING if read_as_object(cls, p) else _infer_argument(p, dims)  # ``h.width``
         if (staged := per_stage(cls, p.name, value, notes)) is not None:  # depth=[2, 6, 4]
             value = staged
         if value is not MISSING:
@@ -487,8 +487,7 @@ def _by_use(cls: type, name: str) -> str | None:
 def _config_with(cls: type, param: inspect.Parameter, dims: Mapping[str, int],
                  fields: Mapping[str, object]):
     """The config argument ``param`` of ``cls`` with ``fields`` set as given and the rest
-    inferred as without them; ``fields`` itself (a dict) where nothing says what the config
-    is."""
+    inferred as without them; ``fields`` itself (a dict) where nothing says what it is."""
     source = config_source(cls, param)
     if isinstance(source, type):
         try:
@@ -513,7 +512,7 @@ def _config_from_reads(cls: type, param: inspect.Parameter, dims: Mapping[str, i
     """A config object with the fields the code reads from ``param`` (``usage.fields_read``),
     each set from its name at ``dims`` (None where the code compares it with None or nothing
     says): a dict when every field is read by key, else a namespace. None when the code reads
-    no width or head count from it."""
+    no width or head count from it, and neither its name nor its use says it is a config."""
     fields = fields_read(cls, param.name)
     if called(cls, param.name):
         return None  # one the class calls, ``self.transf(src, tgt)``, is a module: not a config
@@ -522,7 +521,8 @@ def _config_from_reads(cls: type, param: inspect.Parameter, dims: Mapping[str, i
     if not fields:  # kept (``self.args = args``) or handed on, no field read: any object
         return types.SimpleNamespace() if param.name in CONFIG else None
     made = _config_of(fields, dims)  # no size read from it (``args.dropout`` alone): a config
-    return made if param.name in CONFIG and None not in _leaf_values(made) else None  # all known
+    return made if (param.name in CONFIG or read_as_object(cls, param)) \
+        and None not in _leaf_values(made) else None  # all known
 
 
 def _leaf_values(config) -> list:

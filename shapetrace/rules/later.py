@@ -103,7 +103,18 @@ LATER = [
        each turned the other way), while an attention weighs the positions it masks, was
        prepared and dropped: found at the line that called the attention without it (or at the
        softmax, in one forward), naming where it was read. A mask the forward never reads (a
-       signature kept for a common interface) is not judged.
+       signature kept for a common interface) is not judged. Hiding the padded values is not
+       enough: where a mask whose meaning the code says hides them, the same real tokens are run
+       again without the padding (the sequence cut to its real length) and must give the same
+       output at those tokens. When they do not, the first op whose output at the real positions
+       differs between the two runs is named if it counts positions: a softmax over them (padded
+       keys zeroed but still weighed: a score of 0 takes weight), a sum or mean over them
+       (`(h * mask).mean(1)`) or a division by their number (`/ h.shape[1]`); any other first
+       difference (a convolution reaching past the last real token, a score scaled by the
+       length, the last position read as a summary) is a design this check does not judge.
+       Masks read so: `(1 - mask) * -1e4` keeps the 1s, `mask * -1e9` drops them, torch's
+       `key_padding_mask=mask` drops them (`~mask` keeps them), and a mask multiplied into the
+       values after `unsqueeze(-1)` is given one value per position, (B, T).
        """,
        """
        def forward(self, x, attention_mask):

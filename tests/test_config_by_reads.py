@@ -1,0 +1,67 @@
+"""A constructor argument whose fields the code reads (``h.dense_channel``) is an object with
+those fields whatever its name says: ``h`` is not read as a head count there, and the module is
+built from the sizes its fields are handed to."""
+
+from __future__ import annotations
+
+import types
+
+import torch.nn as nn
+
+import shapetrace as st
+from shapetrace.drive.infer import infer_init
+
+DIMS = {"B": 5, "T": 7, "H": 11, "d": 13, "C": 143, "V": 19, "L": 23}
+
+
+class ConvFront(nn.Module):
+    def __init__(self, h, in_channel):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channel, h.dense_channel, (1, 1))
+        self.norm = nn.InstanceNorm2d(h.dense_channel, affine=True)
+
+    def forward(self, x):
+        return self.norm(self.conv(x))
+
+
+class HeadsByName(nn.Module):
+    """``h`` used as a number: still a head count."""
+
+    def __init__(self, dim, h):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(dim, h, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x)[0]
+
+
+class CalledH(nn.Module):
+    """``h`` called: a module, never a config."""
+
+    def __init__(self, h):
+        super().__init__()
+        self.h = h
+
+    def forward(self, x):
+        return self.h(x)
+
+
+def test_an_argument_whose_fields_are_read_is_a_config_of_those_fields():
+    init = infer_init(ConvFront, DIMS)
+    assert isinstance(init["h"], types.SimpleNamespace)
+    assert init["h"].dense_channel == DIMS["C"]
+    result = st.check(ConvFront).targets[0]
+    assert result.error is None, result.error
+    assert any("h made with the fields the code reads" in n for n in result.notes)
+
+
+def test_a_name_still_reads_where_no_field_is_read():
+    assert infer_init(HeadsByName, DIMS)["h"] == DIMS["H"]
+
+
+def test_an_argument_the_class_calls_is_not_made_a_config():
+    from shapetrace.drive.config_fields import read_as_object
+    import inspect
+
+    param = inspect.signature(CalledH).parameters["h"]
+    assert not read_as_object(CalledH, param)
