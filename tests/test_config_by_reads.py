@@ -1,6 +1,8 @@
 """A constructor argument whose fields the code reads (``h.dense_channel``) is an object with
 those fields whatever its name says: ``h`` is not read as a head count there, and the module is
-built from the sizes its fields are handed to."""
+built from the sizes its fields are handed to. An argument multiplied into a product that sizes a
+layer's output (``hidden = channels * expansion``) is a factor of that output, stored on self or
+not."""
 
 from __future__ import annotations
 
@@ -65,3 +67,35 @@ def test_an_argument_the_class_calls_is_not_made_a_config():
 
     param = inspect.signature(CalledH).parameters["h"]
     assert not read_as_object(CalledH, param)
+
+
+class MlpStoredProduct(nn.Module):
+    def __init__(self, channels, expansion, drop):
+        super().__init__()
+        self.dim2 = channels * expansion
+        self.fc1 = nn.Linear(channels, self.dim2)
+        self.fc2 = nn.Linear(self.dim2, channels)
+        self.drop = nn.Dropout(drop)
+
+    def forward(self, x):
+        return self.fc2(self.drop(self.fc1(x).relu()))
+
+
+class MlpLocalProduct(nn.Module):
+    def __init__(self, channels, expansion, drop):
+        super().__init__()
+        hidden = channels * expansion
+        self.fc1 = nn.Linear(channels, hidden)
+        self.fc2 = nn.Linear(hidden, channels)
+        self.drop = nn.Dropout(drop)
+
+    def forward(self, x):
+        return self.fc2(self.drop(self.fc1(x).relu()))
+
+
+def test_a_factor_of_a_named_product_that_sizes_an_output_is_read_so():
+    for cls in (MlpStoredProduct, MlpLocalProduct):
+        init = infer_init(cls, DIMS)
+        assert init["channels"] == DIMS["C"] and init["expansion"] == 2, init
+        result = st.check(cls).targets[0]
+        assert result.error is None, result.error

@@ -84,6 +84,30 @@ def factor_of(node, is_param) -> bool:
         return False
     return any(is_param(side) or factor_of(side, is_param) for side in (node.left, node.right))
 
+def product_names(body: ast.AST, is_param) -> tuple[set[str], set[str]]:
+    """``(local names, attributes of self)`` assigned a product the argument is a factor of
+    (``hidden = channels * expansion``, ``self.dim2 = channels * expansion``)."""
+    local: set[str] = set()
+    attributes: set[str] = set()
+    for node in ast.walk(body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and factor_of(node.value, is_param):
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                local.add(target.id)
+            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                    and target.value.id == "self":
+                attributes.add(target.attr)
+    return local, attributes
+
+
+def named_product(node, local: set[str], attributes: set[str]) -> bool:
+    """``node`` one of the names :func:`product_names` found."""
+    if isinstance(node, ast.Name):
+        return node.id in local
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+        and node.value.id == "self" and node.attr in attributes
+
+
 def after_heads(node: ast.Call, is_param) -> bool:
     """``torch.empty(q_dim, n_head, 2 * c)``: the argument (or a multiple of it) in a shape
     given axis by axis, right after a head count: the size of each head's features."""

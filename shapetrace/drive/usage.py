@@ -21,8 +21,8 @@ from ..analysis.code import function_def as _function_def
 from ..analysis.code import own_init as _init_of
 from ..analysis.code import parsed as _tree
 from ..base.names import LAYERS, size_of
-from .size_terms import (after_heads, divides_width, factor_of, learned_vector, position_table,
-                         square_table, times_heads)
+from .size_terms import (after_heads, divides_width, factor_of, learned_vector, named_product,
+                         position_table, product_names, square_table, times_heads)
 
 #: parameters of torch's layers whose value is a size: the dim each one is
 _LAYER_SIZES = {"in_features": "C", "out_features": "C", "embedding_dim": "C",
@@ -232,6 +232,11 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
 
     found: set[str] = set()
     loops = _loop_bodies(body)
+    products = product_names(body, is_param)  # hidden = channels * expansion
+
+    def factor(arg) -> bool:
+        return factor_of(arg, is_param) or named_product(arg, *products)
+
     for node in ast.walk(body):
         if divides_width(node, is_param):
             found.add("H")  # model_dim // head_count: the width split into heads
@@ -273,7 +278,7 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
         if per_head:  # nn.Linear(d_model, n_heads * d_queries): a width per head
             found |= {"d" if dim == "C" else "?" for dim in per_head}
         elif any(name in _OUTPUT_SIZES and not _user_code(target) for target, name in
-                 _bound(callee, node, lambda arg: factor_of(arg, is_param))):
+                 _bound(callee, node, factor)):
             found.add(OUTPUT_FACTOR)  # nn.Linear(C, p * p * out_channels): sizes an output only
     if owner is not None and attributes:
         found |= _forward_uses(owner, attributes)
