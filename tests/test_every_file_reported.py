@@ -510,3 +510,42 @@ def test_a_folder_its_files_import_by_its_own_name_is_their_package(capsys, tmp_
     code, report, _ = run_json(capsys, f"{target}::Encoder")
     (result,) = report["targets"]
     assert result["error"] is None and result["ok"], result["error"]
+
+
+def test_a_file_that_parses_its_arguments_on_import_reads_its_own_defaults(capsys, tmp_path):
+    """``args = parser.parse_args()`` at a file's top reads the file's own (empty) argument
+    list, as ``python file.py`` gives it, never shapetrace's flags; one that requires an
+    argument still stops its import, said as such."""
+    target = write(tmp_path / "trainer.py", """
+        import argparse
+        from torch import nn
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr", type=float, default=1e-3)
+        args = parser.parse_args()
+
+        class Head(nn.Module):
+            def __init__(self, n_embd):
+                super().__init__()
+                self.lin = nn.Linear(n_embd, n_embd)
+
+            def forward(self, x):
+                return self.lin(x)
+    """)
+    code, report, err = run_json(capsys, target, "--no-trace")
+    (head,) = report["targets"]
+    assert head["error"] is None and head["ok"]
+    required = write(tmp_path / "needs_args.py", """
+        import argparse
+        from torch import nn
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--data", required=True)
+        args = parser.parse_args()
+
+        class Head(nn.Module):
+            def forward(self, x):
+                return x
+    """)
+    code, report, err = run_json(capsys, required)
+    assert "called exit(2)" in report["targets"][0]["error"]

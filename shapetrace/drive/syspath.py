@@ -52,6 +52,19 @@ def on_sys_path(directory: Path | None, front: bool = False):
             sys.path.remove(entry)
 
 
+@contextmanager
+def argv_of(path: Path):
+    """``sys.argv`` as ``python path`` gives it, with no argument, while the block runs: a file
+    that parses its arguments where it is imported (``args = parser.parse_args()`` at its top)
+    reads its own defaults, not shapetrace's flags."""
+    saved = sys.argv
+    sys.argv = [str(path)]
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
 def forget_shadowed(directory: Path) -> None:
     """Drop user modules that a file in ``directory`` would shadow on import.
 

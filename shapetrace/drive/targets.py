@@ -32,7 +32,8 @@ from ..base.source import innermost_user_frame
 from .absent import (distribution, lacking_module, lacking_name, missing_package, native_library,
                      refusing_module, standing_in, unversioned)
 from .devices import needs_gpu
-from .syspath import drop_user_modules, folder_defining, folders_first, forget_shadowed, on_sys_path
+from .syspath import (argv_of, drop_user_modules, folder_defining, folders_first, forget_shadowed,
+                      on_sys_path)
 from .toplevel import failed_at_top, run_piecewise
 
 _FORMS = "path/to/file.py, path/to/file.py::Name, a notebook.ipynb[::Name] or package.module::Name"
@@ -168,7 +169,7 @@ def _import_file(location: str, base: Path, dims=None, stand_in: bool = True):
         try:
             later, first_on_path = folders_first(home.root, notebook or path.parent)
             with on_sys_path(above), later, first_on_path, on_sys_path(defining, front=True), \
-                    (standing_in(standing) if standing else nullcontext()):
+                    (standing_in(standing) if standing else nullcontext()), argv_of(path):
                 if home.package:
                     _parent_package(home)
                 spec = importlib.util.spec_from_file_location(module_name, path)
