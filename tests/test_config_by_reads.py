@@ -99,3 +99,52 @@ def test_a_factor_of_a_named_product_that_sizes_an_output_is_read_so():
         assert init["channels"] == DIMS["C"] and init["expansion"] == 2, init
         result = st.check(cls).targets[0]
         assert result.error is None, result.error
+
+
+class Planner(nn.Module):
+    """Sizes the code computes with from a config's fields nothing else names."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.joined = config.state_dim + config.action_dim + 1
+        self.emb = nn.Embedding(config.vocab_size * self.joined, config.n_embd)
+        self.attn = nn.MultiheadAttention(config.n_embd, config.n_head, batch_first=True)
+
+    def forward(self, idx):
+        x = self.emb(idx)
+        return self.attn(x, x, x)[0]
+
+
+class GoalPlanner(Planner):
+    """Its parent reads the config: the fields it reads are this class's too."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.goal = nn.Embedding(config.vocab_size, config.n_embd)
+
+
+class CutByCount(Planner):
+    """A forward that fits only sequences as long as a count in the config."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.per_step = config.state_dim
+
+    def forward(self, idx):
+        x = self.emb(idx)
+        return x.reshape(x.shape[0], -1, self.per_step, x.shape[-1])
+
+
+def test_fields_the_code_adds_are_counts_and_a_parent_s_reads_count_too():
+    for cls in (Planner, GoalPlanner):
+        init = infer_init(cls, DIMS)
+        config = init["config"]
+        assert config.state_dim == config.action_dim == 3, vars(config)
+        result = st.check(cls).targets[0]
+        assert result.error is None, result.error
+
+
+def test_a_forward_a_chosen_count_does_not_fit_is_a_target_error_naming_it():
+    result = st.check(CutByCount).targets[0]
+    assert result.error is not None and "config.state_dim=3" in result.error
+    assert not [d for d in result.diagnostics if d.severity == "error"]

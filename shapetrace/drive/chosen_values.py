@@ -10,6 +10,7 @@ target error naming the value, never a finding.
 from __future__ import annotations
 
 import re
+import types
 
 import torch
 
@@ -75,6 +76,25 @@ def chosen_size_failed(result: TargetResult, chosen: Attempt) -> bool:
         f"{at_line(rec.file, rec.line)} ({one_line(rec.error[1])[:120]})"))
 
 
+def counted_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """Any failure of the forward that a count shapetrace gave a config's field moves (a
+    field the code only adds or multiplies, ``cfg.observation_dim``, given
+    :data:`~.config_fields.COUNT`): the count does not fit the code's own sizes, which says
+    nothing of the code; a target error naming the field."""
+    from .config_fields import COUNT
+
+    rec = chosen.failed_op
+    plan = chosen.plan
+    if rec is None or not rec.error or plan.init is None:
+        return False
+    given = set(plan.request.init or ())
+    values = [((k, name), v) for k, config in plan.init.items()
+              if k not in given and isinstance(config, types.SimpleNamespace)
+              for name, v in vars(config).items() if _chosen_int(v) and v == COUNT]
+    return _refused(result, chosen, values, lambda value: (
+        f"failed at {rec.op}{at_line(rec.file, rec.line)} ({one_line(rec.error[1])[:120]})"))
+
+
 def _refused(result: TargetResult, chosen: Attempt, values: list, what) -> bool:
     """The target error for the first of ``values`` (``(argument path, value)``, at most
     :data:`_TRIED` tried) that moves the failure (``_moves``): the module built with it, and
@@ -110,6 +130,8 @@ def _moves(chosen: Attempt, failed, path: tuple[str, ...], other: int) -> bool:
             init = dict(chosen.plan.init)
             if len(path) == 1:
                 init[path[0]] = other
+            elif isinstance(init[path[0]], types.SimpleNamespace):  # a config's field
+                init[path[0]] = types.SimpleNamespace(**{**vars(init[path[0]]), path[1]: other})
             else:
                 inner = init[path[0]]
                 init[path[0]] = type(inner)(**{**BUILT_WITH[inner], path[1]: other})

@@ -38,6 +38,9 @@ class Field:
     #: the code takes its length, iterates it or asks what it holds (``len(cfg.iter_loss)``,
     #: ``for n in cfg.stages``, ``i in self.iter_loss``): a sequence
     sequence: bool = False
+    #: the code adds, subtracts or multiplies it with another number (``cfg.observation_dim +
+    #: cfg.action_dim + 2``): a count, whatever its name says
+    counted: bool = False
 
 
 
@@ -119,6 +122,8 @@ def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set)
             fields.setdefault(name, Field(name)).uses.add(LAYER_COUNT)  # range(cfg.e_layers)
             continue
         callee = _resolve(node.func, names)
+        if callee is None:
+            callee = _parent_init(node, obj)
         if callee is None or not callable(callee):
             continue
         if _user_code(callee):
@@ -131,6 +136,17 @@ def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set)
                         level = level.setdefault(step, Field(step, by_key=by_key)).children
                     _fields_in(target, name, level, depth - 1, seen)
         _handed(callee, node, is_config, fields)
+
+
+def _parent_init(node: ast.Call, obj) -> type | None:
+    """The user's class whose constructor ``super().__init__(config)`` in ``obj``'s runs: the
+    fields it reads are read of the same config."""
+    func = node.func
+    if not (isinstance(obj, type) and isinstance(func, ast.Attribute) and func.attr == "__init__"
+            and isinstance(func.value, ast.Call) and getattr(func.value.func, "id", None) == "super"):
+        return None
+    return next((base for base in obj.__mro__[1:]
+                 if _init_of(base) is not None and _user_code(base)), None)
 
 
 def _named_fields(body, trees: list, is_config, fields: dict[str, Field]) -> None:
@@ -281,6 +297,14 @@ def _read_field(node, is_config, fields: dict[str, Field], parts: Mapping = {}) 
             and _names_heads(node.right):
         # cfg.n_attn % cfg.n_head: a width the heads split
         fields.setdefault(node.left.attr, Field(node.left.attr)).uses.add("C")
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+        sides = (node.left, node.right)
+        if not any(isinstance(side, (ast.JoinedStr, ast.List, ast.Tuple)) or isinstance(
+                side, ast.Constant) and not isinstance(side.value, (int, float)) for side in sides):
+            for side in sides:  # cfg.observation_dim + cfg.action_dim + 2: counts
+                if isinstance(side, ast.Attribute) and is_config(side.value) \
+                        and not side.attr.startswith("_"):
+                    fields.setdefault(side.attr, Field(side.attr)).counted = True
     elif isinstance(node, ast.Compare) and len(node.ops) == 1 \
             and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
             and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
@@ -347,8 +371,8 @@ def value_by_use(found: Field, dims: Mapping[str, int], name: str) -> object:
     width the heads split (``cfg.n_attn % cfg.n_head``) or one size the code hands it to as
     (``nn.Linear(cfg.d_model, cfg.pred_len)``), a count of layers (``range(cfg.e_layers)``), the
     first constant it is compared with (``cfg.model_type == "RWKV"``: its first branch), the
-    default of the parameter it is handed to (``activation=cfg.activation``: "relu"), else
-    None."""
+    default of the parameter it is handed to (``activation=cfg.activation``: "relu"), a small
+    count for one the code adds or multiplies (``cfg.obs_dim + cfg.act_dim``), else None."""
     if (number := number_of(name, field=True)) is not None:
         return number
     uses = found.uses - {OUTPUT_FACTOR, DIVISOR} if len(found.uses) > 1 else found.uses
@@ -363,7 +387,14 @@ def value_by_use(found: Field, dims: Mapping[str, int], name: str) -> object:
     rates = found.handed_defaults
     if rates and all(type(r) is float and 0.0 <= r < 1.0 for r in rates):
         return min(rates)  # rates its receivers disagree on (dropouts of 0.5 and 0.0): the least
-    return [] if found.sequence else None  # a sequence nothing says the items of: none
+    if found.sequence:
+        return []  # a sequence nothing says the items of: none
+    return COUNT if found.counted and not found.compared_with_none else None
+
+
+#: a count the code computes with that nothing else sizes (``cfg.observation_dim``): small, and
+#: no probe size, so that no axis it makes is read as one
+COUNT = 3
 
 
 class ReadConfig(dict):

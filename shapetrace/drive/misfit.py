@@ -20,7 +20,7 @@ from .attempt import Attempt, moved_from
 from .cross import reference_runs
 from .defaults_read import split_disagrees
 from .devices import needs_gpu
-from .chosen_values import chosen_size_failed, negative_size
+from .chosen_values import chosen_size_failed, counted_failed, negative_size
 from .asking import annotated_axis_failed, ask, got_past, why
 from .refused import as_guessed as _as_guessed
 from .refused import iterated, layer_refused, refused
@@ -45,7 +45,7 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _unbuilt_failed(result, chosen) or _default_failed(result, chosen) \
             or _unset_failed(result, chosen) or _handed_on_failed(result, chosen) \
             or _config_none_failed(result, chosen) or split_disagrees(result, chosen) \
-            or iterated(result, chosen):
+            or iterated(result, chosen) or counted_failed(result, chosen):
         got_past(result, chosen)
         return True
     rec = chosen.failed_op
