@@ -56,9 +56,10 @@ from .passed_read import note_filled, unset_fields_passed
 from .docshapes import documented_input
 from .init_reads import per_stage, read_for, staged_heads
 from .input_reads import (lengths_input, none_by_receiver, number_input, rotary_input, size_input, spec_by_layer,
-                          spec_by_first_use, spec_by_torch_layer, spec_by_unpacking, spec_like_sibling,
+                          spec_by_first_use, spec_by_unpacking, spec_like_sibling,
                           spec_by_receiver, spec_from_name, timestep_spec, value_input)
 from .layout import swapped as _swapped
+from .torch_reads import spec_by_torch_layer
 from .masks import optional_mask, required_mask
 from .layout import batch_first, code_layout, time_first
 from .styles import annotated_config, config_source
@@ -394,8 +395,8 @@ def _infer_argument(p: inspect.Parameter, dims: Mapping[str, int]) -> object:
 
 
 def _absent_gpu(value) -> bool:
-    """Whether ``value`` names a GPU device (``"cuda"``, ``"cuda:0"``, ``torch.device("cuda")``)
-    and this machine has none."""
+    """Whether ``value`` names a GPU device (``"cuda:0"``, ``torch.device("cuda")``) that this
+    machine lacks."""
     if isinstance(value, torch.device):
         value = value.type
     return isinstance(value, str) and value.split(":")[0] in ("cuda", "mps") \
@@ -445,8 +446,7 @@ def infer_value(name: str, default: object, dims: Mapping[str, int], *,
 def config_argument(cls: type, param: inspect.Parameter, dims: Mapping[str, int]) -> object:
     """The config object for ``param`` of ``cls`` at ``dims``, from the first library style
     that knows where its sizes are (``styles``): a class built from its constructor's names,
-    or a dict copied with its sizes set; a :class:`TargetError` saying what to pass when no
-    style knows it."""
+    or a dict copied with its sizes set; a :class:`TargetError` saying what to pass if none."""
     source = config_source(cls, param)
     owner = cls.__qualname__
     if source is None:

@@ -68,8 +68,14 @@ def as_tokens(specs: list[InputSpec], any_name: bool = False) -> list[InputSpec]
 
 
 def _word(name: str) -> str:
-    """``name`` without the trailing underscore that keeps it off a builtin (``input_``)."""
-    return name.rstrip("_") or name
+    """``name`` without the trailing underscore that keeps it off a builtin (``input_``); the
+    operands of attention as its equations write them (``Q``, ``K``, ``V``, ``X``) in lower
+    case (``H`` and ``W`` beside them are sizes)."""
+    word = name.rstrip("_") or name
+    return word.lower() if word in _EQUATION_OPERANDS else word
+
+
+_EQUATION_OPERANDS = frozenset(("Q", "K", "V", "X"))
 
 
 def _spec_from_word(name: str, all_names: set[str]) -> InputSpec | None:
@@ -242,46 +248,6 @@ def spec_by_layer(name: str, forward, owner: type | None) -> InputSpec | None:
                 size_of(width.id, constructor=True) == "C" or meaning_by_use(owner, width.id) == "C"):
             return InputSpec(name, ("B", "T", "C"))
         return None
-    return None
-
-
-#: the padding masks torch's attention layers take, by their parameter's name: (B, source
-#: length), True where a key is padding (the documented meaning)
-_TORCH_PADDING = {"key_padding_mask": "S", "src_key_padding_mask": "T",
-                  "tgt_key_padding_mask": "T", "memory_key_padding_mask": "S"}
-
-
-def spec_by_torch_layer(name: str, forward, owner: type | None) -> InputSpec | None:
-    """The input ``name`` read from the parameter of a torch layer forward hands it to
-    (``self.encoder_layer(e, self.mask, padding_mask)``, the layer built as
-    ``nn.TransformerEncoderLayer(...)``): a key padding mask is (B, T) bool, True where a key
-    is padding, as torch documents it (the keys are the queries' own sequence when the call
-    hands one tensor as both). None for anything else."""
-    import torch.nn as nn
-
-    body = _function_def(_tree(getattr(forward, "__func__", forward)), "forward")
-    bodies = _init_bodies(owner)
-    if body is None or not bodies:
-        return None
-    built = _built_in(bodies, _torch_layers_built)
-    for node in ast.walk(body):
-        attr = _self_attribute(node.func) if isinstance(node, ast.Call) else None
-        layer = getattr(nn, built.get(attr, ""), None) if attr else None
-        if not (isinstance(layer, type) and issubclass(layer, nn.Module)):
-            continue
-        try:
-            params = [q for q in inspect.signature(layer.forward).parameters if q != "self"]
-        except (TypeError, ValueError):
-            continue
-        there = next((params[i] for i, a in enumerate(node.args)
-                      if isinstance(a, ast.Name) and a.id == name and i < len(params)), None) \
-            or next((k.arg for k in node.keywords if isinstance(k.value, ast.Name)
-                     and k.value.id == name), None)
-        length = _TORCH_PADDING.get(there or "")
-        if length is None:
-            continue
-        same = len(node.args) >= 2 and ast.dump(node.args[0]) == ast.dump(node.args[1])
-        return InputSpec(name, ("B", "T" if length == "T" or same else "S"), "bool", mask="drop")
     return None
 
 
@@ -460,9 +426,10 @@ def used_as_number(forward, name: str) -> bool:
     return number
 
 
-#: positions handed to forward as ids per sample, (B, T) as Hugging Face's ``position_ids``
+#: positions handed to forward as ids per sample, (B, T) as Hugging Face's ``position_ids`` (and
+#: the ``token_positions`` of course code that follows it)
 #: (``positions`` and ``input_pos`` are one flat row in inference engines: not read)
-POSITION_IDS = frozenset(("position_ids", "pos_ids"))
+POSITION_IDS = frozenset(("position_ids", "pos_ids", "token_positions"))
 #: complex rotations, one per position and pair of a head's features (Meta's ``freqs_cis``)
 COMPLEX_ROTARY = frozenset(("freqs_cis", "freqs_complex"))
 

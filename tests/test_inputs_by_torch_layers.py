@@ -1,0 +1,57 @@
+"""Inputs no name explains, read from torch's attention layer forward hands them to: a sequence
+handed as ``query`` is the queries' (B, T, C) with ``batch_first=True``, (T, B, C) without;
+one handed as ``key``/``value`` beside other queries has a length of its own (S). Inputs written
+in capitals as the equations write them (``Q``, ``K``, ``V``) read as their lower case."""
+
+from __future__ import annotations
+
+import math
+
+import torch.nn as nn
+
+import shapetrace as st
+from shapetrace.drive.infer import infer_inputs
+
+DIMS = {"B": 5, "T": 7, "S": 17, "H": 11, "d": 13, "C": 143}
+
+
+class DecoderStep(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.cross = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, dec_inp, enc_inp):
+        x = self.norm(dec_inp + self.self_attn(dec_inp, dec_inp, dec_inp)[0])
+        return x + self.cross(x, enc_inp, enc_inp)[0]
+
+
+class TimeFirstStep(DecoderStep):
+    def __init__(self, dim, heads):
+        super().__init__(dim, heads)
+        self.self_attn = nn.MultiheadAttention(dim, heads)
+        self.cross = nn.MultiheadAttention(dim, heads)
+
+
+class Equations(nn.Module):
+    def forward(self, Q, K, V):
+        return (Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])).softmax(-1) @ V
+
+
+def _dims(cls):
+    return {s.name: tuple(s.dims) for s in infer_inputs(cls, DIMS)}
+
+
+def test_sequences_handed_to_torch_attention_take_its_layout():
+    assert _dims(DecoderStep) == {"dec_inp": ("B", "T", "C"), "enc_inp": ("B", "S", "C")}
+    assert _dims(TimeFirstStep) == {"dec_inp": ("T", "B", "C"), "enc_inp": ("S", "B", "C")}
+    result = st.check(DecoderStep, init={"dim": "C", "heads": "H"}).targets[0]
+    assert result.error is None, result.error
+    assert [d for d in result.diagnostics if d.severity == "error"] == []
+
+
+def test_inputs_in_capitals_read_as_their_names():
+    assert _dims(Equations) == {"Q": ("B", "T", "C"), "K": ("B", "S", "C"), "V": ("B", "S", "C")}
+    result = st.check(Equations).targets[0]
+    assert result.error is None, result.error
