@@ -7,6 +7,7 @@ target error naming --input, in the code's own words, never an op-failed finding
 from __future__ import annotations
 
 import ast
+import inspect
 import linecache
 import os
 import re
@@ -32,13 +33,30 @@ def refused(result: TargetResult, chosen: Attempt) -> bool:
     --input with the code's own words."""
     raised = chosen.raised
     guessed = chosen.guessed
-    if raised is None or chosen.failed_op is not None or not guessed \
-            or not raised_by_check(chosen.raised_at):
+    if raised is None or chosen.failed_op is not None or not raised_by_check(chosen.raised_at):
         return False
+    if not guessed:  # called with every input at its default: the check asks for one
+        left = _left_at_defaults(chosen)
+        return bool(left) and ask(
+            result, f"{type(chosen.model).__name__}'s own check refused a call with its inputs "
+                    f"left at their defaults, {', '.join(left)} ({type(raised).__name__}: "
+                    f"{one_line(raised)[:160]})")
     shown = "; ".join(f"{name} ({', '.join(str(n) for n in arg.shape)})" for name, arg in guessed)
     return ask(result, f"{type(chosen.model).__name__}'s own check refused the inputs guessed "
                        f"from their names, {shown} ({type(raised).__name__}: "
                        f"{one_line(raised)[:160]})")
+
+
+def _left_at_defaults(chosen: Attempt) -> list[str]:
+    """The forward's parameters a call without inputs given left at their default of None,
+    when nothing was declared and no input was passed; else []."""
+    if chosen.args or chosen.plan.request.inputs is not None:
+        return []
+    try:
+        params = list(inspect.signature(type(chosen.model).forward).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.default is None]
 
 
 def layer_refused(result: TargetResult, chosen: Attempt) -> bool:
