@@ -148,3 +148,35 @@ def test_a_forward_a_chosen_count_does_not_fit_is_a_target_error_naming_it():
     result = st.check(CutByCount).targets[0]
     assert result.error is not None and "config.state_dim=3" in result.error
     assert not [d for d in result.diagnostics if d.severity == "error"]
+
+
+class Stage(nn.Module):
+    def __init__(self, h, depth=2):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv1d(h.channels, h.channels, 3, padding=1) for _ in range(depth))
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = x + conv(x)
+        return x
+
+
+class Front(nn.Module):
+    """Hands ``h`` on, and reads counts of it (``h.n_fft // 2 + 1``)."""
+
+    def __init__(self, h):
+        super().__init__()
+        self.stage = Stage(h)
+        self.out = nn.Conv1d(h.channels, h.n_fft // 2 + 1, 1)
+
+    def forward(self, x):
+        return self.out(self.stage(x))
+
+
+def test_a_config_handed_on_by_the_name_h_is_not_a_head_count():
+    for cls in (Stage, Front):
+        notes: list = []
+        init = infer_init(cls, DIMS, notes=notes)
+        assert isinstance(init["h"], types.SimpleNamespace), (init, notes)
+        assert init["h"].channels == DIMS["C"]
+    assert infer_init(Front, DIMS)["h"].n_fft == 3

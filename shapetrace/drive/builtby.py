@@ -112,10 +112,11 @@ def named_by_callers(owner: type, param: str) -> tuple[str, str] | None:
     ``Block(cfg["n_head"])``, ``Layer(d_model)``): the dim that name says, when every call
     whose value has such a name says the same one; None otherwise."""
     from ..base.names import size_of
+    from .usage import _fields_of
 
     place = _parameter_place(owner, param)
-    if place is None:
-        return None
+    if place is None or _fields_of(owner, param):  # ``h.dense_channel``: no size, whatever
+        return None                                # the name passed says
     index, path = place
     found: dict[str, str] = {}
     for file, tree in trees(path, owner):

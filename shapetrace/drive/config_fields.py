@@ -38,8 +38,8 @@ class Field:
     #: the code takes its length, iterates it or asks what it holds (``len(cfg.iter_loss)``,
     #: ``for n in cfg.stages``, ``i in self.iter_loss``): a sequence
     sequence: bool = False
-    #: the code adds, subtracts or multiplies it with another number (``cfg.observation_dim +
-    #: cfg.action_dim + 2``): a count, whatever its name says
+    #: the code adds, subtracts, multiplies or floor-divides it with another number
+    #: (``cfg.observation_dim + cfg.action_dim + 2``, ``h.n_fft // 2 + 1``): a count
     counted: bool = False
 
 
@@ -297,7 +297,7 @@ def _read_field(node, is_config, fields: dict[str, Field], parts: Mapping = {}) 
             and _names_heads(node.right):
         # cfg.n_attn % cfg.n_head: a width the heads split
         fields.setdefault(node.left.attr, Field(node.left.attr)).uses.add("C")
-    elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
         sides = (node.left, node.right)
         if not any(isinstance(side, (ast.JoinedStr, ast.List, ast.Tuple)) or isinstance(
                 side, ast.Constant) and not isinstance(side.value, (int, float)) for side in sides):

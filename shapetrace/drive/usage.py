@@ -532,6 +532,8 @@ def _sizes_of(pairs: list, depth: int, seen: set) -> set[str]:
             continue
         dim = _LAYER_SIZES.get(name) if not _user_code(target) or _is_torch_layer(target) \
             else None
+        if dim is None and _user_code(target) and _fields_of(target, name):
+            continue  # DenseBlock(h) reading h.dense_channel: an object, not the size h names
         if dim is None and _user_code(target):
             dim = size_of(name, constructor=True)
             if dim is None and name in LAYERS:
@@ -542,6 +544,18 @@ def _sizes_of(pairs: list, depth: int, seen: set) -> set[str]:
         if dim is not None:
             found.add(dim)
     return found
+
+
+def _fields_of(target, name: str) -> bool:
+    """Whether the constructor (or function) ``target`` reads an attribute of its parameter
+    ``name`` (``h.dense_channel``), not only calls a method of it."""
+    func = _reading_init(target) if isinstance(target, type) else target
+    body = _function_def(_tree(func), func.__name__) if inspect.isfunction(func) else None
+    if body is None:
+        return False
+    called = {id(n.func) for n in ast.walk(body) if isinstance(n, ast.Call)}
+    return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name
+               and id(n) not in called and not n.attr.startswith("_") for n in ast.walk(body))
 
 
 def _aliases(body: ast.AST, param: str) -> tuple[set[str], set[str]]:
