@@ -1,7 +1,8 @@
 """Inputs no name explains, read from torch's attention layer forward hands them to: a sequence
 handed as ``query`` is the queries' (B, T, C) with ``batch_first=True``, (T, B, C) without;
 one handed as ``key``/``value`` beside other queries has a length of its own (S). Inputs written
-in capitals as the equations write them (``Q``, ``K``, ``V``) read as their lower case."""
+in capitals as the equations write them (``Q``, ``K``, ``V``) read as their lower case. A
+layer a course template sets to None before its TODO builds it is read as built."""
 
 from __future__ import annotations
 
@@ -54,4 +55,36 @@ def test_sequences_handed_to_torch_attention_take_its_layout():
 def test_inputs_in_capitals_read_as_their_names():
     assert _dims(Equations) == {"Q": ("B", "T", "C"), "K": ("B", "S", "C"), "V": ("B", "S", "C")}
     result = st.check(Equations).targets[0]
+    assert result.error is None, result.error
+
+
+class HeadsOfOurs(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.q, self.k, self.v = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
+
+    def forward(self, query, key, value):
+        s = self.q(query) @ self.k(key).transpose(-2, -1) / math.sqrt(query.shape[-1])
+        return s.softmax(-1) @ self.v(value)
+
+
+class TemplateBlock(nn.Module):
+    """A course template: each layer set to None, then built where the TODO says."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.attention_self = None
+        self.attention_cross = None
+        # TODO: build the layers
+        self.attention_self = HeadsOfOurs(dim)
+        self.attention_cross = HeadsOfOurs(dim)
+
+    def forward(self, dec_inp, enc_inp):
+        x = dec_inp + self.attention_self(dec_inp, dec_inp, dec_inp)
+        return x + self.attention_cross(x, enc_inp, enc_inp)
+
+
+def test_a_layer_set_to_none_before_it_is_built_is_read_as_built():
+    assert _dims(TemplateBlock) == {"dec_inp": ("B", "T", "C"), "enc_inp": ("B", "S", "C")}
+    result = st.check(TemplateBlock, init={"dim": "C"}).targets[0]
     assert result.error is None, result.error

@@ -212,6 +212,8 @@ def submodule_class(cls: type, attr: str, built=None) -> type | None:
     init, names, _, values = found
     made = set()
     for value in values:
+        if isinstance(value, ast.Constant) and value.value is None and len(values) > 1:
+            continue  # ``self.attn = None`` before the code that builds it (a course template)
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
             one = names.get(value.func.id)
         elif isinstance(value, ast.Name):
