@@ -552,26 +552,49 @@ def test_a_file_that_parses_its_arguments_on_import_reads_its_own_defaults(capsy
 
 
 def test_a_forward_whose_own_check_asks_for_an_input_left_at_its_default_is_asked_for(capsys, tmp_path):
-    """A forward whose inputs all default to None and whose code refuses a call without one
-    (``raise ValueError("You have to specify either input_ids or inputs_embeds")``) was
+    """A forward whose inputs all default to None and whose code refuses a call without one was
     called without inputs by shapetrace: a target error asking for them, never an op-failed
-    finding."""
+    finding; where the code says which it demands one of (``if input_ids is None and
+    inputs_embeds is None: raise``, or ``if``/``elif`` branches on each ending in ``else:
+    raise``), the first of them is given and the module is checked."""
     target = write(tmp_path / "hub_style.py", """
         from torch import nn
 
-        class TinyModel(nn.Module):
+        class Nested(nn.Module):
             def __init__(self, vocab_size=32, hidden_size=16):
                 super().__init__()
                 self.embed = nn.Embedding(vocab_size, hidden_size)
                 self.proj = nn.Linear(hidden_size, hidden_size)
 
             def forward(self, input_ids=None, inputs_embeds=None):
+                if input_ids is None:
+                    if inputs_embeds is None:
+                        raise ValueError("You have to specify either input_ids or inputs_embeds")
+                h = self.embed(input_ids) if inputs_embeds is None else inputs_embeds
+                return self.proj(h)
+
+        class EitherOne(Nested):
+            def forward(self, input_ids=None, inputs_embeds=None):
                 if input_ids is None and inputs_embeds is None:
                     raise ValueError("You have to specify either input_ids or inputs_embeds")
                 h = self.embed(input_ids) if inputs_embeds is None else inputs_embeds
                 return self.proj(h)
+
+        class Branches(Nested):
+            def forward(self, input_ids=None, inputs_embeds=None):
+                if input_ids is not None and inputs_embeds is not None:
+                    raise ValueError("not both")
+                elif input_ids is not None:
+                    h = self.embed(input_ids)
+                elif inputs_embeds is not None:
+                    h = inputs_embeds
+                else:
+                    raise ValueError("You have to specify either input_ids or inputs_embeds")
+                return self.proj(h)
     """)
     code, report, err = run_json(capsys, target, "--no-trace")
-    (model,) = report["targets"]
-    assert not [d for d in model["diagnostics"] if d["severity"] == "error"]
-    assert "left at their defaults" in model["error"] and "input_ids" in model["error"]
+    nested, either, branches = report["targets"]
+    assert not [d for d in nested["diagnostics"] if d["severity"] == "error"]
+    assert "left at their defaults" in nested["error"] and "input_ids" in nested["error"]
+    for checked in (either, branches):
+        assert checked["error"] is None and checked["ok"], checked["error"]

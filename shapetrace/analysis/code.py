@@ -101,15 +101,45 @@ def compared_with_none(func, name: str) -> bool:
 
 def demanded(func, name: str) -> bool:
     """Whether ``func`` refuses to run without its argument ``name`` though it defaults to None
-    (``assert mask is not None``, ``if mask is None: raise ...``): a required input."""
+    (``assert mask is not None``, ``if mask is None: raise ...``): a required input. Of
+    arguments one of which it demands (``if input_ids is None and inputs_embeds is None:
+    raise``, or branches on each ``is not None`` that end in ``else: raise``), the first."""
     body = definition(func)
-    for node in body.body if body is not None else ():  # the forward's own first statements
+    order = [a.arg for a in body.args.args] if body is not None else []
+    for node in body.body if body is not None else ():  # the forward's own statements
         if isinstance(node, ast.Assert) and _tests_none(node.test, name, ast.IsNot):
             return True
-        if isinstance(node, ast.If) and _tests_none(node.test, name, ast.Is) and not node.orelse \
+        if not isinstance(node, ast.If):
+            continue
+        if _tests_none(node.test, name, ast.Is) and not node.orelse \
                 and any(isinstance(n, ast.Raise) for n in node.body):
             return True
+        one_of = _one_of(node)
+        if one_of and name == min(one_of, key=lambda n: order.index(n) if n in order else len(order)):
+            return True
     return False
+
+
+def _one_of(node: ast.If) -> list[str]:
+    """The arguments one of which ``node`` demands: ``if a is None and b is None: raise``, or
+    ``if/elif`` branches testing ``a is not None`` (each alone) whose last ``else`` raises."""
+    test = node.test
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and not node.orelse \
+            and any(isinstance(n, ast.Raise) for n in node.body):
+        names = [v.left.id for v in test.values if isinstance(v, ast.Compare) and isinstance(v.left, ast.Name)
+                 and _tests_none(v, v.left.id, ast.Is)]
+        return names if len(names) == len(test.values) else []
+    names, branch = [], node
+    while isinstance(branch, ast.If):
+        if isinstance(branch.test, ast.Compare) and isinstance(branch.test.left, ast.Name) \
+                and _tests_none(branch.test, branch.test.left.id, ast.IsNot):
+            names.append(branch.test.left.id)
+        rest = branch.orelse
+        if len(rest) == 1 and isinstance(rest[0], ast.If):
+            branch = rest[0]
+            continue
+        return names if len(names) > 1 and rest and all(isinstance(n, ast.Raise) for n in rest) else []
+    return []
 
 
 def never_read(func, name: str, depth: int = 3) -> bool:
