@@ -1,8 +1,7 @@
 """Inputs no name explains, read from torch's attention layer forward hands them to: a sequence
 handed as ``query`` is the queries' (B, T, C) with ``batch_first=True``, (T, B, C) without;
-one handed as ``key``/``value`` beside other queries has a length of its own (S). Inputs written
-in capitals as the equations write them (``Q``, ``K``, ``V``) read as their lower case. A
-layer a course template sets to None before its TODO builds it is read as built."""
+one handed as ``key``/``value`` beside other queries has a length of its own (S). A layer a
+course template sets to None before its TODO builds it is read as built."""
 
 from __future__ import annotations
 
@@ -35,11 +34,6 @@ class TimeFirstStep(DecoderStep):
         self.cross = nn.MultiheadAttention(dim, heads)
 
 
-class Equations(nn.Module):
-    def forward(self, Q, K, V):
-        return (Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])).softmax(-1) @ V
-
-
 def _dims(cls):
     return {s.name: tuple(s.dims) for s in infer_inputs(cls, DIMS)}
 
@@ -50,12 +44,6 @@ def test_sequences_handed_to_torch_attention_take_its_layout():
     result = st.check(DecoderStep, init={"dim": "C", "heads": "H"}).targets[0]
     assert result.error is None, result.error
     assert [d for d in result.diagnostics if d.severity == "error"] == []
-
-
-def test_inputs_in_capitals_read_as_their_names():
-    assert _dims(Equations) == {"Q": ("B", "T", "C"), "K": ("B", "S", "C"), "V": ("B", "S", "C")}
-    result = st.check(Equations).targets[0]
-    assert result.error is None, result.error
 
 
 class HeadsOfOurs(nn.Module):

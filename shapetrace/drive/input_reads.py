@@ -68,14 +68,8 @@ def as_tokens(specs: list[InputSpec], any_name: bool = False) -> list[InputSpec]
 
 
 def _word(name: str) -> str:
-    """``name`` without the trailing underscore that keeps it off a builtin (``input_``); the
-    operands of attention as its equations write them (``Q``, ``K``, ``V``, ``X``) in lower
-    case (``H`` and ``W`` beside them are sizes)."""
-    word = name.rstrip("_") or name
-    return word.lower() if word in _EQUATION_OPERANDS else word
-
-
-_EQUATION_OPERANDS = frozenset(("Q", "K", "V", "X"))
+    """``name`` without the trailing underscore that keeps it off a builtin (``input_``)."""
+    return name.rstrip("_") or name
 
 
 def _spec_from_word(name: str, all_names: set[str]) -> InputSpec | None:
