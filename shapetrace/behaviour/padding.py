@@ -39,7 +39,7 @@ def padding_counted(probe: Probe, arg: int, meaning: str, name: str) -> list:
     """The ``mask-ignored`` finding for a mask whose padded positions, hidden, still count;
     or nothing. ``arg``: the mask's argument; ``meaning``: "keep" (1 = real) or "drop"."""
     T = probe.T
-    sizes = set(probe.dims.values()) if hasattr(probe.dims, "values") else set()
+    sizes = set(probe.dims.values())
     short = next((t for t in range(T - 1, 1, -1) if t not in sizes), None)
     if short is None:
         return []

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..base.names import number_of, size_of
-from .usage import (DIVISOR, LAYER_COUNT, OUTPUT_FACTOR, _DEPTH, _aliases, _bound, _function_def,
+from .usage import (DIVISOR, LAYER_COUNT, OUTPUT_FACTOR, _DEPTH, _aliases, _bound, _fields_of, _function_def,
                     _init_of, _resolve, _sizes_of, _tree, _user_code)
 
 
@@ -185,10 +185,8 @@ def read_as_object(cls: type, param) -> bool:
     """Whether the code reads attributes of ``param`` (``h.dense_channel``), a parameter without
     a default the class never calls: an object with fields whatever its name says (``h`` is
     not a head count there)."""
-    if param.default is not param.empty:
-        return False
-    fields = fields_read(cls, param.name)
-    return bool(fields) and not all(f.by_key for f in fields.values()) and not called(cls, param.name)
+    return param.default is param.empty and _fields_of(cls, param.name) \
+        and not called(cls, param.name)
 
 
 def called(cls: type, param: str) -> bool:

@@ -84,20 +84,33 @@ def factor_of(node, is_param) -> bool:
         return False
     return any(is_param(side) or factor_of(side, is_param) for side in (node.left, node.right))
 
-def product_names(body: ast.AST, is_param) -> tuple[set[str], set[str]]:
-    """``(local names, attributes of self)`` assigned a product the argument is a factor of
-    (``hidden = channels * expansion``, ``self.dim2 = channels * expansion``)."""
+def assigned_names(body: ast.AST, takes) -> tuple[set[str], set[str]]:
+    """``(local names, attributes of self)`` assigned a value ``takes(value)`` accepts, one
+    target at a time (``self.a, self.b = a, b`` pairs each with its own)."""
     local: set[str] = set()
     attributes: set[str] = set()
     for node in ast.walk(body):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and factor_of(node.value, is_param):
-            target = node.targets[0]
+        if not isinstance(node, ast.Assign):
+            continue
+        pairs = [(t, node.value) for t in node.targets]
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                and isinstance(node.value, ast.Tuple) and len(node.targets[0].elts) == len(node.value.elts):
+            pairs = list(zip(node.targets[0].elts, node.value.elts))
+        for target, value in pairs:
+            if not takes(value):
+                continue
             if isinstance(target, ast.Name):
                 local.add(target.id)
             elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                     and target.value.id == "self":
                 attributes.add(target.attr)
     return local, attributes
+
+
+def product_names(body: ast.AST, is_param) -> tuple[set[str], set[str]]:
+    """``(local names, attributes of self)`` assigned a product the argument is a factor of
+    (``hidden = channels * expansion``, ``self.dim2 = channels * expansion``)."""
+    return assigned_names(body, lambda value: factor_of(value, is_param))
 
 
 def named_product(node, local: set[str], attributes: set[str]) -> bool:

@@ -21,7 +21,7 @@ from ..analysis.code import function_def as _function_def
 from ..analysis.code import own_init as _init_of
 from ..analysis.code import parsed as _tree
 from ..base.names import LAYERS, size_of
-from .size_terms import (after_heads, divides_width, factor_of, learned_vector, named_product,
+from .size_terms import (after_heads, assigned_names, divides_width, factor_of, learned_vector, named_product,
                          position_table, product_names, square_table, times_heads)
 
 #: parameters of torch's layers whose value is a size: the dim each one is
@@ -561,23 +561,9 @@ def _fields_of(target, name: str) -> bool:
 def _aliases(body: ast.AST, param: str) -> tuple[set[str], set[str]]:
     """``(local names, attributes of self)`` assigned ``param`` as it is (``self.channels =
     channels``): uses of those are uses of it."""
-    local, attributes = {param}, set()
-    for node in ast.walk(body):
-        if not isinstance(node, ast.Assign):
-            continue
-        pairs = [(t, node.value) for t in node.targets]
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
-                and isinstance(node.value, ast.Tuple) and len(node.targets[0].elts) == len(node.value.elts):
-            pairs = list(zip(node.targets[0].elts, node.value.elts))  # self.a, self.b = a, b
-        for target, value in pairs:
-            if not (isinstance(value, ast.Name) and value.id == param):
-                continue
-            if isinstance(target, ast.Name):
-                local.add(target.id)
-            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-                    and target.value.id == "self":
-                attributes.add(target.attr)
-    return local, attributes
+    local, attributes = assigned_names(body, lambda value: isinstance(value, ast.Name)
+                                       and value.id == param)
+    return local | {param}, attributes
 
 
 def _is_torch_layer(obj) -> bool:

@@ -24,10 +24,10 @@ if TYPE_CHECKING:
 #: torch's norms and the position of their epsilon
 _EPS_AT = {"F.layer_norm": 4, "torch.layer_norm": 4, "F.group_norm": 4, "torch.group_norm": 4,
            "F.batch_norm": 7, "F.instance_norm": 7, "F.rms_norm": 3, "F.normalize": 3}
-#: the parameter after which each of torch's norm layers takes its epsilon
-_LAYER_EPS = {"F.layer_norm": ("normalized_shape", 1), "F.rms_norm": ("normalized_shape", 1),
-              "F.group_norm": ("num_channels", 2), "F.batch_norm": ("num_features", 1),
-              "F.instance_norm": ("num_features", 1)}
+#: where each of torch's norm layers takes its epsilon among its constructor's arguments
+_LAYER_EPS = {"F.layer_norm": "second", "F.rms_norm": "second", "F.group_norm": "third",
+              "F.batch_norm": "second", "F.instance_norm": "second"}
+_PLACES = {"second": 1, "third": 2}
 
 
 def check_epsilon(analysis: Analysis):
@@ -37,7 +37,7 @@ def check_epsilon(analysis: Analysis):
             continue
         eps = rec.arg(_EPS_AT[rec.op], "eps")
         flag = isinstance(eps, bool)
-        if not (flag and eps) and not (isinstance(eps, (int, float)) and not flag and eps >= 1):
+        if not (eps is True or (not flag and isinstance(eps, (int, float)) and eps >= 1)):
             continue
         built = constructor_of(rec) if rec.internal else None
         place = (rec.file, built.lineno) if built is not None else None
@@ -48,10 +48,10 @@ def check_epsilon(analysis: Analysis):
         given = f"{eps!r}" + (" (1.0)" if flag else "")
         what = "floor on the norm" if rec.op == "F.normalize" else "epsilon"
         layer = f" `{built.text}`" if built is not None else ""
-        slot = _LAYER_EPS.get(rec.op)
-        where = ("; its second positional argument is the epsilon, not a flag or a size"
-                 if built is not None and slot is not None and len(getattr(built.node, "args", ())) > slot[1]
-                 else "")
+        ordinal = _LAYER_EPS.get(rec.op)
+        where = (f"; its {ordinal} positional argument is the epsilon, not a flag or a size"
+                 if built is not None and ordinal is not None
+                 and len(getattr(built.node, "args", ())) > _PLACES[ordinal] else "")
         message = (f"the norm{layer} runs with {what} {given}, as large as the statistic it "
                    f"guards: the output is not normalised (its scale follows the input's); an "
                    f"epsilon is a small number such as 1e-5{where}")
