@@ -115,6 +115,9 @@ def _source_binop(segment: str) -> str | None:
 
 SOFTMAXES = frozenset({"F.softmax", "Tensor.softmax", "torch.softmax"})
 SDPA = "F.scaled_dot_product_attention"
+#: torch's whole multi-head attention (``nn.MultiheadAttention`` runs it): projections, scores,
+#: masks, softmax and the weighted sum in one recorded op (the ops it runs are recorded after it).
+MHA_FORWARD = "F.multi_head_attention_forward"
 #: Two-operand products whose operands may be attention weights and values.
 MATMULS = frozenset({"@", "Tensor.matmul", "torch.matmul", "torch.bmm", "Tensor.bmm", "torch.mm",
                      "Tensor.mm", "torch.baddbmm", "Tensor.baddbmm", "torch.addmm", "Tensor.addmm",

@@ -42,6 +42,7 @@ from ..base.ops import (
     EXPANDS,
     MASKED_FILLS,
     MATMULS,
+    MHA_FORWARD,
     MULS,
     RESHAPES,
     SDPA,
@@ -54,12 +55,14 @@ from ..base.ops import (
 from ..base.records import OpRecord
 from ..rules.registry import diagnostic
 from . import locate
-from .padding import padding_counted
+from .padding import padding_counted, tokens_padding_counted
 from .probe import Probe, axes_of
 from .results import RTOL
 from .runs import get
 
 _ATTENTIONS = MATMULS | {SDPA}
+#: Ops that take a mask and apply it inside, before their softmax (one position axis out).
+_WHOLE_ATTENTIONS = frozenset({SDPA, MHA_FORWARD})
 
 
 def padding_ignored(probe: Probe) -> list:
@@ -68,8 +71,8 @@ def padding_ignored(probe: Probe) -> list:
     unread = found is None and probe.B != probe.T  # no reading of it: judged only if dropped
     if unread:
         found = _mask_of_no_reading(probe)
-    if found is None:
-        return []
+    if found is None:  # no mask passed in: padding the code marks in its own tokens
+        return tokens_padding_counted(probe)
     arg, keep, meaning, declared = found
     sources = [s for s in probe.sources() if s.arg != arg and s.role.batch is not None
                and s.role.time is not None and s.role.stream == "query"
@@ -154,9 +157,14 @@ def _against_declared(probe: Probe, mask_name: str, meaning: str, applied: OpRec
     tail = ", which mixes them in" if applied is rec else f", and {mixes}"
     message = (f"`{mask_name}` is declared {said}, yet the output depends on the inputs at the "
                f"positions it masks: the code applies it at {where}{other}{tail}")
-    hint = (f"hand the attention a mask that is True where {mask_name} keeps a position (an SDPA "
-            f"bool attn_mask is True where a query may attend), or fill the scores where it "
-            f"masks one")
+    if other:
+        reads = "masked out" if read == "drop" else "may attend"
+        hint = (f"turn it the other way where it is handed on (~{mask_name} for booleans, "
+                f"1 - {mask_name} for 0/1): the code it goes to reads True/1 as {reads}")
+    else:
+        hint = (f"hand the attention a mask that is True where {mask_name} keeps a position (an "
+                f"SDPA bool attn_mask is True where a query may attend), or fill the scores "
+                f"where it masks one")
     made = _made_at(applied, records)
     return diagnostic("mask-ignored", message, hint, rec=applied, mask=mask_name, made_at=made)
 
@@ -165,8 +173,8 @@ def _made_at(applied: OpRecord, records) -> tuple[str, int] | None:
     """Where the mask ``applied`` uses was made from the input: the first op before it, past
     moves (``unsqueeze``, ``view``), that is not one (``mask == 0``, ``~mask``); None when the
     mask is the input as it came."""
-    slot = 3 if applied.op == SDPA else 0 if applied.op == "torch.where" else 1
-    meta = applied.inputs[slot] if slot < len(applied.inputs) else None
+    slot = _mask_slot(applied)
+    meta = applied.inputs[slot] if slot is not None and slot < len(applied.inputs) else None
     made = made_through(meta, records, SIMPLE_MOVES)[0]
     return (made.file, made.line) if made is not None and made.op not in SIMPLE_MOVES \
         and made.line else None
@@ -393,8 +401,10 @@ def _masking(records, probe: Probe) -> OpRecord | None:
             slot = 1
         elif rec.op in WHERES:
             slot = 0 if rec.op == "torch.where" else 1
-        elif rec.op == SDPA:
-            slot = 3
+        elif rec.op in _WHOLE_ATTENTIONS:
+            slot = _mask_slot(rec, probe)
+            if slot is None:
+                continue
         elif rec.op in MULS and len(rec.inputs) == 2 and rec.outputs:
             slot = next((i for i, m in enumerate(rec.inputs) if probe.B in tuple(m.shape)
                          and probe.T in tuple(m.shape) and (not m.dtype.is_floating_point
@@ -407,11 +417,26 @@ def _masking(records, probe: Probe) -> OpRecord | None:
             continue
         if slot >= len(rec.inputs) or not rec.outputs:
             continue
-        if rec.op != SDPA and tuple(rec.outputs[0].shape).count(probe.T) < 2:
+        if rec.op not in _WHOLE_ATTENTIONS and tuple(rec.outputs[0].shape).count(probe.T) < 2:
             continue  # SDPA's output has one T: its mask is on the scores inside
         if probe.B in tuple(rec.inputs[slot].shape):
             return rec
     return None
+
+
+def _mask_slot(rec: OpRecord, probe: Probe | None = None) -> int | None:
+    """Which tensor input of ``rec`` is the mask it applies: SDPA's ``attn_mask``; for torch's
+    whole multi-head attention, the first input after the projections' weights shaped like a
+    mask per sample ((B, T), its ``key_padding_mask``) when ``probe`` gives the sizes, else its
+    last input; a where's condition; a masked_fill's mask."""
+    if rec.op == SDPA:
+        return 3
+    if rec.op == MHA_FORWARD:
+        if probe is None:
+            return len(rec.inputs) - 1 if len(rec.inputs) > 3 else None
+        return next((i for i, m in enumerate(rec.inputs) if i >= 3
+                     and tuple(m.shape) == (probe.B, probe.T)), None)
+    return 0 if rec.op == "torch.where" else 1
 
 
 def _cast_mask(meta, records) -> bool:
@@ -425,7 +450,7 @@ def _is_attention(rec: OpRecord, T: int) -> bool:
     """An attention by what the op computes: SDPA, a product of an operand with two position
     axes, or a softmax over the positions (the weights of an attention pooling, or of scores
     whose normaliser the masked positions still enter)."""
-    if rec.op == SDPA:
+    if rec.op in _WHOLE_ATTENTIONS:
         return True
     if rec.op in SOFTMAXES and rec.inputs and rec.outputs:
         dim = rec.arg(1, "dim")

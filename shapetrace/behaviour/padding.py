@@ -13,7 +13,12 @@ Any other first difference (a convolution reaching past the last real token, a l
 score, the last position read as the summary) is a design this check does not judge.
 
 Run only after the mask's values were found hidden (no gradient reaches the padded inputs), for
-a mask whose meaning the code says or the user declared.
+a mask whose meaning the code says or the user declared. Without a mask passed in, padding is
+what the code itself says it is: a token id that the embedding's ``padding_idx`` names and that
+forward compares the tokens with (``tokens.eq(self.padding_idx)``, the result used). Then the
+padded run has that id in its last positions, the short run the same real tokens alone (the id
+kept out of them), and an attention that still weighs those positions (torch's whole attention
+called without the padding mask the code made) is judged the same way.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ import warnings
 import torch
 from torch import Tensor
 
-from ..base.ops import DIVS, SOFTMAXES, base_name, reduced_axes
+from ..analysis.graph import made_through
+from ..base.ops import DIVS, EQUALITIES, MHA_FORWARD, SDPA, SIMPLE_MOVES, SOFTMAXES, base_name, \
+    reduced_axes
 from ..base.records import OpRecord
 from ..rules.registry import diagnostic
 from . import locate
@@ -38,35 +45,15 @@ _COUNTING = frozenset({"sum", "mean", "nansum", "nanmean"})
 def padding_counted(probe: Probe, arg: int, meaning: str, name: str) -> list:
     """The ``mask-ignored`` finding for a mask whose padded positions, hidden, still count;
     or nothing. ``arg``: the mask's argument; ``meaning``: "keep" (1 = real) or "drop"."""
-    T = probe.T
-    sizes = set(probe.dims.values())
-    short = next((t for t in range(T - 1, 1, -1) if t not in sizes), None)
-    if short is None:
-        return []
-    pair = _inputs(probe, arg, meaning, short)
+    short = _short_length(probe)
+    pair = _inputs(probe, arg, meaning, short) if short is not None else None
     if pair is None:
         return []
-    long_args, short_args = pair
-    try:
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            long_out, short_out = probe.call(long_args), probe.call(short_args)
-    except Exception:  # noqa: BLE001 - a module of one length (a table it adds whole)
+    found = _counted(probe, *pair, short)
+    if found is None:
         return []
-    finally:
-        probe.restore_state()
-    pairs = [(get(long_out, path), get(short_out, path)) for _, path in probe.paths]
-    if not pairs or any(not isinstance(a, Tensor) or not bool(a.isfinite().all()) for a, _ in pairs):
-        return []
-    if all(_agrees(a, b, T, short) is not False for a, b in pairs):
-        return []
-    rec, long_rec = _first_difference(probe, long_args, short_args, short)
-    if rec is None:
-        return []
-    what = _counts(rec, long_rec, T, short)
-    if what is None:
-        return []
-    p = T - short
+    rec, what = found
+    p = probe.T - short
     source = f"`{rec.source or rec.op}` at {rec.file}:{rec.line}"
     message = (f"`{name}` hides the values at padded positions but not their number: the same "
                f"real tokens give another output at those tokens when {p} more padded "
@@ -81,6 +68,107 @@ def padding_counted(probe: Probe, arg: int, meaning: str, name: str) -> list:
     return [diagnostic("mask-ignored", message, hint, rec=rec, mask=name)]
 
 
+def tokens_padding_counted(probe: Probe) -> list:
+    """The ``mask-ignored`` finding for padding the code marks in its own tokens (an id its
+    embedding's ``padding_idx`` names, compared with the tokens in forward) whose number still
+    changes the output at the real tokens; or nothing."""
+    short = _short_length(probe)
+    if short is None:
+        return []
+    for arg, pad, size, compared in _padding_ids(probe):
+        pair = _token_inputs(probe, arg, pad, size, short)
+        found = _counted(probe, *pair, short) if pair is not None else None
+        if found is None:
+            continue
+        rec, what = found
+        name = probe.roles[arg].name or "the tokens"
+        p = probe.T - short
+        message = (f"`{name}` equal to {pad} are padding by the code's own reading (its embedding's "
+                   f"padding_idx; line {compared.line}: `{compared.source or compared.op}`), yet "
+                   f"the same real tokens give another output at those tokens when {p} padded "
+                   f"token{'s follow' if p > 1 else ' follows'} them: `{rec.source or rec.op}` at "
+                   f"{rec.file}:{rec.line} {what}")
+        hint = (f"hand the attention the padding mask the code makes ({name}.eq({pad}) as "
+                f"src_key_padding_mask / key_padding_mask, or fill the scores at those keys with "
+                f"-inf), so that the padded positions take no weight")
+        return [diagnostic("mask-ignored", message, hint, rec=rec, mask=name)]
+    return []
+
+
+def _short_length(probe: Probe) -> int | None:
+    """A length below T that no probe size takes (a run at it names its axes apart)."""
+    sizes = set(probe.dims.values())
+    return next((t for t in range(probe.T - 1, 1, -1) if t not in sizes), None)
+
+
+def _counted(probe: Probe, long_args, short_args, short: int) -> tuple[OpRecord, str] | None:
+    """(the first op whose output at the real positions differs between the padded run and
+    the short one, what it does with the padded positions) when that op counts them; else
+    None."""
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            long_out, short_out = probe.call(long_args), probe.call(short_args)
+    except Exception:  # noqa: BLE001 - a module of one length (a table it adds whole)
+        return None
+    finally:
+        probe.restore_state()
+    pairs = [(get(long_out, path), get(short_out, path)) for _, path in probe.paths]
+    if not pairs or any(not isinstance(a, Tensor) or not bool(a.isfinite().all()) for a, _ in pairs):
+        return None
+    if all(_agrees(a, b, probe.T, short) is not False for a, b in pairs):
+        return None
+    rec, long_rec = _first_difference(probe, long_args, short_args, short)
+    what = _counts(rec, long_rec, probe.T, short) if rec is not None else None
+    return (rec, what) if what is not None else None
+
+
+def _padding_ids(probe: Probe):
+    """``(token argument, padding id, vocabulary size, the comparison)`` for each token input
+    whose embedding names a ``padding_idx`` that forward compares the tokens with
+    (``tokens.eq(pad)``, ``tokens != pad``), the comparison's result used by a later op."""
+    pads: dict[int, tuple[int, int]] = {}
+    for path, arg, _ in probe.embeddings:
+        try:
+            module = probe.model.get_submodule(path.split(".", 1)[1] if "." in path else "")
+        except AttributeError:
+            continue
+        pad = getattr(module, "padding_idx", None)
+        if isinstance(pad, int) and arg not in pads:
+            pads[arg] = (pad, module.num_embeddings)
+    if not pads:
+        return
+    try:
+        run = locate.record(probe, probe.args, grad=False)
+    except Exception:  # noqa: BLE001
+        return
+    used = {m.src[0] for r in run.records for m in r.inputs if m.src is not None}
+    for arg, (pad, size) in pads.items():
+        tokens = probe.args[arg]
+        for rec in run.records:
+            if rec.op not in EQUALITIES or rec.index not in used or not rec.inputs \
+                    or rec.arg(1, "other") != pad:
+                continue
+            made, start = made_through(rec.inputs[0], run.records, SIMPLE_MOVES)
+            if made is None and start is not None and tuple(start.shape) == tuple(tokens.shape) \
+                    and start.dtype == tokens.dtype:
+                yield arg, pad, size, rec
+                break
+
+
+def _token_inputs(probe: Probe, arg: int, pad: int, size: int, short: int
+                  ) -> tuple[list, list] | None:
+    """(the inputs with the padding id in the last positions of every sample, the same real
+    tokens cut to ``short``): the id is kept out of the real tokens."""
+    tokens = probe.args[arg]
+    if tokens.dim() != 2 or tokens.shape[1] != probe.T or size < 2:
+        return None
+    real = torch.where(tokens == pad, torch.full_like(tokens, (pad + 1) % size), tokens)
+    padded = real.clone()
+    padded[:, short:] = pad
+    return _narrowed(probe, arg, padded, real[:, :short].clone(), short)
+
+
 def _inputs(probe: Probe, arg: int, meaning: str, short: int) -> tuple[list, list] | None:
     """(inputs at T with the last positions padded, the same inputs cut to ``short`` with none
     padded); None when an input has an axis of T that is not its positions (a (T, T) mask)."""
@@ -89,9 +177,17 @@ def _inputs(probe: Probe, arg: int, meaning: str, short: int) -> tuple[list, lis
     real = torch.zeros(B, T, dtype=torch.bool)
     real[:, :short] = True
     marked = real if meaning == "keep" else ~real
+    return _narrowed(probe, arg, marked.to(mask.dtype), marked[:, :short].to(mask.dtype), short)
+
+
+def _narrowed(probe: Probe, arg: int, long_value: Tensor, short_value: Tensor, short: int
+              ) -> tuple[list, list] | None:
+    """The probe's inputs with ``arg`` set to ``long_value`` (at T) and to ``short_value``, every
+    other input cut along its positions to ``short``; None when an input has an axis of T that
+    is not its positions (a (T, T) mask)."""
+    T = probe.T
     long_args, short_args = list(probe.args), list(probe.args)
-    long_args[arg] = marked.to(mask.dtype)
-    short_args[arg] = marked[:, :short].to(mask.dtype)
+    long_args[arg], short_args[arg] = long_value, short_value
     for i, value in enumerate(probe.args):
         if i == arg or not isinstance(value, Tensor):
             continue
@@ -146,6 +242,8 @@ def _counts(rec: OpRecord, long_rec: OpRecord, T: int, short: int) -> str | None
     over them, a division by their number; else None."""
     if not long_rec.inputs:
         return None
+    if rec.op in (SDPA, MHA_FORWARD):  # its inputs agree at the real positions: the keys past
+        return f"weighs all {T} keys, the padded ones too (an attention that does not hide them)"
     shape = tuple(long_rec.inputs[0].shape)
     if rec.op in SOFTMAXES:
         dim = long_rec.arg(1, "dim")

@@ -41,8 +41,8 @@ import torch
 from torch import Tensor, nn
 
 from ..base.diagnostics import Diagnostic
-from ..base.ops import BIASED_MATMULS, EINSUMS, EMBEDDINGS, LAYER_OPS, MATMULS, MOVES, SDPA, \
-    SOFTMAXES, TRAILING_NORMS, base_name
+from ..base.ops import BIASED_MATMULS, EINSUMS, EMBEDDINGS, LAYER_OPS, MATMULS, MHA_FORWARD, \
+    MOVES, SDPA, SOFTMAXES, TRAILING_NORMS, base_name
 from ..base.records import OpRecord
 from ..record.tensors import tensors_in
 from ..rules.registry import diagnostic
@@ -51,7 +51,7 @@ from .probe import Probe
 from .runs import flatten, relative_change, same
 
 _PROJECTIONS = LAYER_OPS - EMBEDDINGS
-_FUSED = frozenset({"F.multi_head_attention_forward"})
+_FUSED = frozenset({MHA_FORWARD})
 _PRODUCTS = MATMULS | EINSUMS | BIASED_MATMULS
 #: norms of a stream (over its features, or its channels), and what a norm written by hand
 #: computes (``x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)``, ``x.var(-1)``)

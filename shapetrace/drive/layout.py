@@ -36,7 +36,7 @@ from collections.abc import Callable
 
 from ..analysis.handed import handed
 from ..base.names import dim_of_word
-from ..base.ops import LAYER_OPS
+from ..base.ops import LAYER_OPS, MHA_FORWARD
 
 #: a shape written in brackets after the word: what is inside them
 _SHAPE_TEXT = re.compile(r"shape[^\[\(\n]{0,40}[\[\(]([^\]\)\n]{1,120})[\]\)]", re.IGNORECASE)
@@ -301,7 +301,7 @@ def batch_first(spec):
 
 #: ops that take their sequences time-first, (T, B, C), whatever the module's ``batch_first``
 #: (``nn.MultiheadAttention`` transposes batch-first inputs before it calls them)
-_SEQUENCE_FIRST_OPS = frozenset({"F.multi_head_attention_forward"})
+_SEQUENCE_FIRST_OPS = frozenset({MHA_FORWARD})
 
 
 def fed_batch_first(records, dims) -> object | None:
