@@ -114,7 +114,15 @@ LATER = [
        length, the last position read as a summary) is a design this check does not judge.
        Masks read so: `(1 - mask) * -1e4` keeps the 1s, `mask * -1e9` drops them, torch's
        `key_padding_mask=mask` drops them (`~mask` keeps them), and a mask multiplied into the
-       values after `unsqueeze(-1)` is given one value per position, (B, T).
+       values after `unsqueeze(-1)` is given one value per position, (B, T). torch's whole
+       attention (`nn.MultiheadAttention`, `nn.TransformerEncoder`) is an attention judged the same
+       way, its `key_padding_mask` the mask it applies: a mask declared `mask-keep` handed to it as
+       it is (torch reads True as a key to ignore) is found at the call. Without a mask passed in,
+       padding is what the code itself marks: a token id its embedding's `padding_idx` names that
+       forward compares the tokens with (`tokens.eq(self.padding_idx)`, the result used). The same
+       real tokens, followed by that id, must give the same output at those tokens as alone: a
+       padding mask made and never handed to the attention is found at the call that left it
+       out, a mean over every position at the mean.
        """,
        """
        def forward(self, x, attention_mask):
