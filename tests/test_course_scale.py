@@ -390,6 +390,56 @@ def test_a_changed_file_is_checked_again(tmp_path, monkeypatch):
     assert reuse.hits == 0
 
 
+BASE = """import torch
+from torch import nn
+
+
+class Base(nn.Module):
+    def __init__(self, dim, heads, steps):
+        super().__init__()
+        self.layer = nn.TransformerDecoderLayer(dim, heads, 2 * dim, dropout=0.0, batch_first=True)
+        self.register_buffer("mask", {mask})
+"""
+SUBCLASS = """import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from base import Base
+
+
+class Decoder(Base):
+    def forward(self, x, memory):
+        return self.layer(x, memory, tgt_mask=self.mask)
+"""
+
+
+def test_a_constructor_in_another_file_is_part_of_what_is_reused(tmp_path, monkeypatch, capsys):
+    """Two targets whose own files are byte for byte the same, whose base classes (in a
+    sibling file, run only while building) make the causal mask two ways: each its own
+    verdict. A float 0/1 triangle is added to the scores (+1 on the future) and hides nothing;
+    -inf hides it."""
+    masks = {"s0": "torch.triu(torch.ones(steps, steps), diagonal=1)",
+             "s1": "torch.triu(torch.full((steps, steps), float('-inf')), diagonal=1)"}
+    entries = []
+    for folder, mask in masks.items():
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "base.py").write_text(BASE.format(mask=mask))
+        (tmp_path / folder / "decoder.py").write_text(SUBCLASS)
+        entries.append(f'''
+[[tool.shapetrace.targets]]
+target = "{folder}/decoder.py::Decoder"
+init = {{ dim = "C", heads = "H", steps = "T" }}
+inputs = ["x=B,T,C", "memory=B,S,C"]
+causal = true
+''')
+    (tmp_path / "pyproject.toml").write_text("[tool.shapetrace]\n" + "".join(entries))
+    code, data = cli_json(tmp_path, monkeypatch, capsys)
+    rules = {t["target"].split("/")[0]: [d["rule"] for d in t["diagnostics"]
+                                         if d["severity"] == "error"] for t in data["targets"]}
+    assert rules == {"s0": ["causal-leak"], "s1": []}, rules
+    assert code == 1
+
+
 def test_an_instance_is_never_reused():
     from models_basic import MHA
 

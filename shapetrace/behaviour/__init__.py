@@ -41,6 +41,7 @@ Layout
 ``ordering``  ``positions-ignored``: positions made into tables whose order never moves the output
 ``residual``  ``residual-missing``: a block whose input no longer reaches its output, sublayer outputs zeroed
 ``masks``     ``mask-ignored``: padded positions that still reach real ones
+``constant``  ``input-ignored``: an output made from the inputs that no input moves
 ``errors``    the module's failures vs the checks' own (``InternalCheckError``)
 ``results``   ``Dependency``, ``DependencyResult``, ``BehaviourResult``, ``looks_causal``
 

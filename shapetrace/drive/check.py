@@ -436,7 +436,8 @@ def _check_behaviour(result: TargetResult, chosen: Attempt, request: Request) ->
             result.skips.append(Skip(RERUNS, "nothing names the batch axis of the tensors given"))
             return
     reuse = request.reuse
-    key = reuse.key(request, chosen.trace, "behaviour") if reuse is not None else None
+    key = reuse.key(request, chosen.trace, "behaviour", chosen.model) if reuse is not None \
+        else None
     done = reuse.get(key, chosen.trace) if reuse is not None else None
     if done is not None:  # the same code checked before in this run
         found, notes, skips = done.findings, done.notes, done.skips
@@ -459,8 +460,8 @@ def _compare(result: TargetResult, chosen: Attempt, request: Request) -> None:
 
     reference = resolve_reference(request.reference, like=request.cls)
     reuse = request.reuse
-    key = reuse.key(_with_reference(request, reference), chosen.trace, "reference") \
-        if reuse is not None else None
+    key = reuse.key(_with_reference(request, reference), chosen.trace, "reference",
+                    chosen.model) if reuse is not None else None
     done = reuse.get(key, chosen.trace) if reuse is not None else None
     if done is not None:  # the same code compared before in this run
         found, notes = done.findings, done.notes

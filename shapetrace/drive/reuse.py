@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .._version import __version__
 from ..base.diagnostics import Diagnostic, Skip
-from ..base.source import class_file
+from ..base.source import class_file, is_library_file
 
 
 @dataclass
@@ -62,13 +62,15 @@ class Reuse:
             self._once[key] = make()
         return self._once[key]
 
-    def key(self, request, trace, part: str) -> tuple | None:
+    def key(self, request, trace, part: str, model=None) -> tuple | None:
         """What ``part`` ("behaviour", "reference") of checking ``request``'s class depends
-        on, or None when it cannot be reused (an instance, ``--fake``, code with no file)."""
+        on, or None when it cannot be reused (an instance, ``--fake``, code with no file).
+        ``model``: the module as built, whose classes' files count too (a constructor in
+        another file that builds a mask the forward only hands to torch)."""
         if not isinstance(request.module, type) or request.fake or any(
                 not isinstance(i, str) for i in request.inputs or ()):
             return None  # an instance, fake tensors, or tensors of the caller's own
-        files = _files_that_ran(request.module, trace)
+        files = _files_that_ran(request.module, trace, model)
         if files is None:
             return None
         reference = _reference_key(request.reference) if part == "reference" else None
@@ -152,17 +154,33 @@ def _files_that_ran_paths(trace) -> dict:
     return out
 
 
-def _files_that_ran(cls: type, trace) -> dict | None:
-    """display path -> content digest of the class's file and every user file whose code ran
-    in ``trace``; None when one of them cannot be read."""
+def _files_that_ran(cls: type, trace, model=None) -> dict | None:
+    """display path -> content digest of the class's file, of the user's files of every class
+    ``model`` and its submodules are made of (their constructors ran), and of every user file
+    whose code ran in ``trace``; None when one of them cannot be read."""
     own = class_file(cls)
     digests = {}
-    for filename in {own, *(rec.site[0].co_filename for rec in trace.records if rec.site)}:
+    for filename in {own, *_built_from(model),
+                     *(rec.site[0].co_filename for rec in trace.records if rec.site)}:
         digest = _digest(filename)
         if digest is None:
             return None
         digests[filename] = digest
     return digests
+
+
+def _built_from(model) -> set[str]:
+    """The user's files of the classes ``model`` and its submodules are instances of, and of
+    their bases: the constructors that built what the checks run."""
+    if model is None or not hasattr(model, "modules"):
+        return set()
+    classes = {cls for sub in model.modules() for cls in type(sub).__mro__}
+    files = {class_file(cls) for cls in classes if cls.__module__.split(".")[0] not in _OWN}
+    return {f for f in files if f and not is_library_file(f)}
+
+
+#: packages whose classes are never the user's (torch's layers, Python's objects)
+_OWN = frozenset({"torch", "builtins", "typing", "abc", "collections"})
 
 
 def _digest(filename: str | None) -> str | None:

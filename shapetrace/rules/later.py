@@ -333,4 +333,31 @@ LATER = [
        x = x + self.attn(self.norm1(x))
        x = x + self.mlp(self.norm2(x))
        """, kind="behaviour", needs_values=True),
+    _r("ST043", "input-ignored", "error",
+       "an output computed from the inputs that is the same whatever they are",
+       """
+       An output with a batch axis made from the inputs must be able to change with them. A
+       document embedding read at the first position of a causal encoder (`x[:, 0]`, where a
+       learned token was put) sees that token alone: every document gets the same embedding.
+       shapetrace asks three times, and reports only when all agree: autograd (the batch-leak
+       check's dependencies) finds no input the output depends on; the module run again with fresh
+       inputs and every parameter changed a little (so that an output layer initialised to zero by
+       design, a LoRA's second matrix or a zero convolution hides nothing) gives the output
+       unchanged; and the two recorded runs, walked back from the op that made the output, reach
+       an op whose output is the same in both while an operand whose values it carries differs.
+       The finding is at that op: where the inputs were lost. An output made from parameters or
+       tables alone (a learned token expanded to the batch, a position table) is not judged, nor
+       one that takes only a shape, a mask or a comparison from the inputs (`expand_as(x)`,
+       `zeros_like(x)`).
+       """,
+       """
+       x = torch.cat([self.cls.expand(len(x), 1, -1), x], dim=1)
+       x = self.blocks(x)                           # causal attention
+       return x, x[:, 0]                            # the first position sees only the cls token
+       """,
+       """
+       x = torch.cat([self.cls.expand(len(x), 1, -1), x], dim=1)
+       x = self.blocks(x)                           # bidirectional attention
+       return x, x[:, 0]
+       """, kind="behaviour", needs_values=True),
 ]

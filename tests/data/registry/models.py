@@ -537,3 +537,36 @@ class NormWithFlagByName(NormWithFlagForEps):
     def __init__(self, n_embd, use_bias=True):
         super().__init__(n_embd, use_bias)
         self.ln = nn.LayerNorm(n_embd, bias=use_bias)
+
+
+class _SummaryBlock(nn.Module):
+    def __init__(self, n_embd, n_head, causal):
+        super().__init__()
+        self.n_head, self.causal = n_head, causal
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.proj = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (z.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                   for z in self.qkv(x).split(C, dim=2))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
+        return x + self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+class SummaryOfCausalEncoder(nn.Module):
+    """A summary token put first, then causal attention: it sees only itself."""
+
+    def __init__(self, n_embd, n_head, causal=True):
+        super().__init__()
+        self.summary = nn.Parameter(torch.randn(1, 1, n_embd))
+        self.block = _SummaryBlock(n_embd, n_head, causal)
+
+    def forward(self, x):
+        x = self.block(torch.cat([self.summary.expand(len(x), 1, -1), x], dim=1))
+        return x[:, 0]  # BUG: input-ignored
+
+
+class SummaryOfEncoder(SummaryOfCausalEncoder):
+    def __init__(self, n_embd, n_head):
+        super().__init__(n_embd, n_head, causal=False)
