@@ -384,11 +384,19 @@ def _findings(chosen: Attempt, request: Request, notes: list[str], skipped: list
 def _unfinished(result: TargetResult, chosen: Attempt) -> bool:
     """A forward not written yet (``drive.unfinished``): its one finding stands alone, and
     nothing that re-runs it is made."""
-    from .unfinished import unfinished
+    from .unfinished import unfinished, written_below
 
     found = unfinished(chosen)
     if found is None:
         return False
+    below = written_below(type(chosen.model))
+    if below:  # a base class: its subclasses write forward
+        result.error = (f"{type(chosen.model).__name__} is a base class: its own forward is not "
+                        f"written ({found.message.split(':')[0]}), and "
+                        f"{', '.join(below[:3])} "
+                        f"{'writes its' if len(below) == 1 else 'write their'} own; "
+                        f"check {below[0]} instead")
+        return True
     chosen.trace.diagnostics = [found]
     result.skips.append(Skip((*WATCHED, "reference-mismatch"), "the forward is not written yet"))
     return True

@@ -154,6 +154,66 @@ class MoreAxes(Guess):
 
 
 @dataclass(frozen=True)
+class GroupedAxes(Guess):
+    """``names``: inputs guessed as sequences (B, T, C), read with one more axis before the
+    positions, (B, N, T, C): a stack of sequences per sample (the rows of an alignment, the
+    frames of a clip) that the forward folds or attends along. Tried after every other
+    reading, when the forward fails; it stands only if the forward then runs and the new axis
+    reaches an output (the module works on the stack, not on a stack it happens to absorb)."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan) -> bool:  # on the sizes first chosen only: a stack of
+        # sequences at a length another reading asked for (T = 1001) is too large to try
+        return failed.raised is not None and "N" not in plan.dims \
+            and getattr(plan, "reading_of", None) is None
+
+    def others(self, plan, failed) -> Iterator:
+        from ..base.dims import Dims
+        from ..base.ops import next_prime
+
+        specs = {s.name: s for s in plan.inputs if isinstance(s, InputSpec)}
+        read = [n for n in self.names if n in specs
+                and tuple(specs[n].dims) in (("B", "T", "C"), ("B", "S", "C"))]
+        if not read:
+            return
+        dims = plan.dims
+        size = next_prime(11, avoid=set(dims.values()))
+        request = dataclasses.replace(plan.request, dims=Dims(
+            {**{k: dims[k] for k in dims.explicit}, "N": size}))
+        where = _failed_at(failed)
+        own = {n: specs[n].dims[1] for n in read}  # keys of their own length (S), then of T
+        for lengths in (own, dict.fromkeys(read, "T")) if "S" in own.values() else (own,):
+            inputs = tuple(dataclasses.replace(s, dims=("B", "N", lengths[s.name], "C"))
+                           if isinstance(s, InputSpec) and s.name in lengths else s
+                           for s in plan.inputs)
+            shown = ", ".join(f"{n} (B, N, {t}, C)" for n, t in lengths.items())
+            note = (f"{shown} read as a stack of sequences per sample, N={size}: as one sequence "
+                    f"the forward failed at {where}; give --input to choose")
+            yield dataclasses.replace(plan, request=request, inputs=inputs, guesses=(), note=note,
+                                      reading_of=self)
+
+    def stands(self, attempt, plan) -> bool:
+        size = plan.dims.get("N")
+        return size is not None and any(
+            size in tuple(t.shape) for t in _tensors(attempt.output))
+
+
+def _tensors(value, depth: int = 0):
+    """The tensors of an output (a tensor, a tuple or list of them, a dict's values)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 3 and isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _tensors(item, depth + 1)
+    elif depth < 3 and isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors(item, depth + 1)
+
+
+@dataclass(frozen=True)
 class IdRange(Guess):
     """``names``: integer inputs guessed from their names (token ids, a timestep) in [0, N).
     Code that shifts ids before it looks them up (``text + 1``, keeping row 0 for padding) runs
@@ -356,7 +416,8 @@ def rank_guesses(forward, specs) -> list:
         + ([MoreAxes(vectors)] if vectors else []) \
         + ([PatternAxes(floats), UnpackedAxes(floats)] if floats else []) \
         + ([FewerAxes(sequences)] if sequences else []) \
-        + ([PairAxes(sequences[1:]), SharedAxes(sequences[1:])] if len(sequences) > 1 else [])
+        + ([PairAxes(sequences[1:]), SharedAxes(sequences[1:])] if len(sequences) > 1 else []) \
+        + ([GroupedAxes(sequences)] if sequences else [])
 
 
 def sequence_guesses(specs) -> tuple[str, ...]:

@@ -10,7 +10,9 @@ not made: they would only repeat it in other words.
 
 A module without parameters (a mask maker returning ``torch.ones(T, T).tril()``, an identity),
 one that reads any of its parameters, or one whose copy run in training mode computes an output
-(the identity only in eval) is never called unfinished here.
+(the identity only in eval) is never called unfinished here. A base class whose subclasses in
+the user's code write forward (``def forward(self, x): pass`` left to them) is not unfinished
+either: it is a target error that names them (:func:`written_below`).
 """
 
 from __future__ import annotations
@@ -53,6 +55,24 @@ def unfinished(attempt) -> Diagnostic | None:
     return diagnostic("not-implemented", f"forward returns {text}, and reads none of the "
                       f"module's parameters: it is not written yet", _HINT,
                       file=file, line=line, op="return")
+
+
+def written_below(cls: type) -> list[str]:
+    """The names of the subclasses of ``cls`` in the user's code that define their own
+    forward: ``cls`` is then a base whose forward is left to them (``def forward(self, x):
+    pass`` in a ``DPT_base``), not a module left unwritten."""
+    found, seen = [], set()
+    todo = list(type.__subclasses__(cls)) if isinstance(cls, type) else []
+    while todo:
+        sub = todo.pop(0)
+        if sub in seen:
+            continue
+        seen.add(sub)
+        code = getattr(vars(sub).get("forward"), "__code__", None)
+        if code is not None and not is_library_file(code.co_filename, installed_is_library=True):
+            found.append(sub.__name__)
+        todo.extend(type.__subclasses__(sub))
+    return found
 
 
 def _handed_back(text: str) -> bool:
