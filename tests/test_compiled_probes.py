@@ -70,3 +70,35 @@ def test_compiled_function_under_trace_has_no_graph_break_from_probes(tmp_path):
     assert "Tensor.softmax" in proc.stdout
     assert "_probes.py" not in proc.stderr
     assert "Tensor.item()" not in proc.stderr
+
+
+class _CompiledEmbedding(torch.nn.Module):
+    """A forward decorated with ``@torch.compile()`` (a method, not a wrapped module): a
+    timestep's sinusoidal embedding, made in float32 and cast to the weights' dtype."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(16, dim), torch.nn.SiLU(),
+                                       torch.nn.Linear(dim, dim))
+        self.freqs = torch.exp(-torch.arange(8, dtype=torch.float32) / 8)
+
+    @torch.compile()
+    def forward(self, t):
+        args = t[:, None].float() * self.freqs[None]
+        emb = torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+        return self.mlp(emb.to(next(self.parameters()).dtype))
+
+
+def test_a_forward_compiled_by_decorator_is_checked_as_its_python():
+    """Under a check, torch.compile directives are ignored: the ops are traced where the code
+    writes them, and the behaviour checks' runs compute alike (never a compiled run against an
+    eager fallback: two runs that differ read as a module random in eval)."""
+    from torch._dynamo.utils import counters
+
+    compiled = counters["stats"]["unique_graphs"]
+    result = st.check(_CompiledEmbedding, init={"dim": "C"}, inputs=["t=B"]).targets[0]
+    assert counters["stats"]["unique_graphs"] == compiled  # nothing was compiled
+    assert result.error is None, result.error
+    assert any(r.op == "torch.cos" for r in result.trace.records)
+    assert not [d for d in result.diagnostics if d.severity == "error"], result.diagnostics
+    assert "nondeterministic-eval" in result.checks["ran"]

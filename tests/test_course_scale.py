@@ -272,7 +272,7 @@ def test_a_traced_block_says_the_behaviour_checks_did_not_run():
     assert {"batch-leak", "causal-leak", "nondeterministic-eval", "input-mutated",
             "reference-mismatch", "attention-textbook", "not-implemented", "stateful-forward",
             "weight-without-effect", "mask-ignored", "rotary-pairing", "position-frequencies",
-            "positions-ignored", "residual-missing"} == skipped
+            "positions-ignored", "residual-missing", "input-ignored"} == skipped
 
 
 # --- one root cause, one finding ----------------------------------------------------------------

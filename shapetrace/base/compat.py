@@ -140,6 +140,23 @@ def torch_function_disabler():
     return torch._C.DisableTorchFunction
 
 
+def eager_stance():
+    """While entered, ``torch.compile`` directives are ignored (``set_stance("force_eager")``):
+    a forward the user's code decorated with ``@torch.compile()`` runs as the Python it is, so
+    the tracer sees its ops and every run of a check computes the same way (a compiled run and
+    an eager fallback after the recompile limit would differ by rounding). A no-op where no
+    code has used torch.compile yet (``torch._dynamo`` not imported: importing it costs about a
+    second) and on a torch without ``set_stance``."""
+    import contextlib
+    import sys
+
+    import torch
+
+    if "torch._dynamo" not in sys.modules or not hasattr(torch.compiler, "set_stance"):
+        return contextlib.nullcontext()
+    return torch.compiler.set_stance("force_eager")
+
+
 def eager_module(model):
     """The eager module behind a ``torch.compile``'d one (``OptimizedModule._orig_mod``), or
     None for anything else."""

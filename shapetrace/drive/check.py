@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from ..analysis.facts import Analysis
+from ..base.compat import eager_stance
 from ..base.diagnostics import Skip
 from ..base.dims import Dims
 from ..base.errors import (
@@ -94,7 +95,7 @@ def check_target(module, *, target: str | None = None, dims=None, **settings) ->
         module = module._orig_mod
         notes.append("traced the eager module behind torch.compile")
     request = Request(module, dims, display, **settings)
-    with _threads_for(dims):
+    with _threads_for(dims), eager_stance():
         result = _checked(request, notes)
     result.seconds = time.perf_counter() - started
     return result
