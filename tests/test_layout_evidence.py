@@ -157,3 +157,9 @@ def test_a_shape_read_after_the_input_s_first_axes_are_swapped_says_the_other_or
     time-first is outranked by the code)."""
     assert _errors(layouts["TableAfterSwap"]) == [], layouts["TableAfterSwap"]["diagnostics"]
     assert _errors(layouts["TableCutByBatch"]) == ["position-axis"]
+
+
+def test_a_pairwise_mask_unpacked_batch_first_says_nothing_of_the_sequences(layouts):
+    encoder = layouts["TiledMaskEncoder"]
+    assert encoder["error"] is None and _errors(encoder) == [], encoder["diagnostics"]
+    assert any(n.startswith("inputs taken time-first") for n in encoder["notes"])

@@ -129,6 +129,9 @@ def _unpackings(forward: Callable, params: list[str]):
         if _shape_of(node.value) not in here:
             continue
         names = [e.id for e in node.targets[0].elts if isinstance(e, ast.Name)]
+        square = len({n for n in names if n.strip("_")}) < len([n for n in names if n.strip("_")])
+        if square:  # ``bsz, n, n = mask.shape``: a tensor over pairs of positions (a mask, a
+            continue  # bias), batch-first whatever layout the sequences come in
         if len(names) == len(node.targets[0].elts) and len(names) >= 2:
             order = _order(names[0], names[1]) or _one_named(names)
             if order:

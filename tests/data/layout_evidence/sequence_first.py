@@ -254,3 +254,22 @@ class TableCutByBatch(SinusoidTable):
         """x: (batch, seq_len, d_model)"""
         B, T, C = x.shape
         return x + self.pe[:x.size(0)]
+
+
+class TiledMaskEncoder(nn.Module):
+    """Time-first layers; a pairwise mask (B, N, N) tiled over the heads: its batch-first
+    unpacking says nothing of how the sequences come."""
+
+    def __init__(self, d_model, nhead, num_layers=2):
+        super().__init__()
+        self.nhead = nhead
+        self.layers = nn.ModuleList(nn.MultiheadAttention(d_model, nhead)
+                                    for _ in range(num_layers))
+
+    def forward(self, src, mask=None):
+        if mask is not None:
+            bsz, n, n = mask.shape
+            mask = mask.unsqueeze(1).repeat(1, self.nhead, 1, 1).view(bsz * self.nhead, n, n)
+        for layer in self.layers:
+            src = src + layer(src, src, src, attn_mask=mask)[0]
+        return src
