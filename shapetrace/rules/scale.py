@@ -21,6 +21,7 @@ from ..base.ops import (
     DIVS,
     MATMULS,
     MOVES,
+    PLAIN_MATMULS,
     MULS,
     PICKS,
     REVERSALS,
@@ -91,11 +92,25 @@ def _operand_factors(graph, meta, where: str, depth: int = 0) -> list[Factor]:
         value = scalar_argument(rec, 1)
         slot = 1 if value is not None else 0
     if value is not None:
+        if _mean_of_product(graph, rec.inputs[slot], value):
+            return []  # ``bmm(a, b).div_(rank)``: the product's mean over what it summed
         return [Factor(value, rec, where)] + _operand_factors(graph, rec.inputs[slot], where, depth + 1)
     if rec.op in _TO_SCALE and meta.src[1] == 0:
         return _operand_factors(graph, rec.inputs[0], where, depth + 1)
     return []
 
+
+
+def _mean_of_product(graph, meta, value: float) -> bool:
+    """Whether ``value`` times ``meta`` is a mean: ``meta`` made by a product of two operands
+    (``torch.bmm(A, B)``, ``A @ B``) and ``value`` one over the size of the axis it summed (a
+    factored projection averaged over its rank, ``bmm(A_q, B_q).div_(q_rank)``). Part of
+    making q or k, not a scale of the scores."""
+    made = graph.producer(meta)
+    if made is None or made.op not in PLAIN_MATMULS or len(made.inputs) < 2 or value <= 0:
+        return False
+    summed = made.inputs[0].shape[-1] if made.inputs[0].shape else None
+    return bool(summed) and summed > 1 and abs(value * summed - 1.0) < 1e-9
 
 
 def _dim_names(dims, d: int, d_name: str, width: int | None = None) -> list[tuple[str, int]]:
