@@ -222,8 +222,10 @@ def length_asked(raised_at: tuple[str, int] | None) -> int | None:
 
 
 def _user_tree(raised_at: tuple[str, int] | None):
-    """The parsed file of ``raised_at`` when it is the user's code; None otherwise."""
-    if not raised_at or is_library_file(raised_at[0], installed_is_library=True):
+    """The parsed file of ``raised_at`` when it is code the module runs of its own, or of an
+    installed package it builds on (``isab_pytorch``'s assert on how it is called is a check
+    like the user's own); None for torch's and Python's."""
+    if not raised_at or is_library_file(raised_at[0]):
         return None
     return file_tree(raised_at[0])
 

@@ -15,7 +15,7 @@ import re
 import torch
 
 from ..base.errors import one_line
-from ..base.source import display_path
+from ..base.source import display_path, is_library_file
 from ..report.results import TargetResult
 from .asked import raised_by_check
 from .asking import ask
@@ -42,7 +42,11 @@ def refused(result: TargetResult, chosen: Attempt) -> bool:
                     f"left at their defaults, {', '.join(left)} ({type(raised).__name__}: "
                     f"{one_line(raised)[:160]})")
     shown = "; ".join(f"{name} ({', '.join(str(n) for n in arg.shape)})" for name, arg in guessed)
-    return ask(result, f"{type(chosen.model).__name__}'s own check refused the inputs guessed "
+    at = chosen.raised_at
+    whose = f"{type(chosen.model).__name__}'s own check" if not is_library_file(
+        at[0], installed_is_library=True) else \
+        f"a check of a package it builds on ({os.path.basename(at[0])}:{at[1]})"
+    return ask(result, f"{whose} refused the inputs guessed "
                        f"from their names, {shown} ({type(raised).__name__}: "
                        f"{one_line(raised)[:160]})")
 
