@@ -22,7 +22,8 @@ from ..analysis.graph import made_through
 from ..base import specs
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, drop_frames, failed_on_none, one_line
-from ..base.ops import ARITHMETIC_NAMES, ARITHMETIC_OPERATORS, MOVES, cut_to_empty, ints
+from ..base.ops import ARITHMETIC_NAMES, ARITHMETIC_OPERATORS, DROPOUTS, MOVES, TRAILING_NORMS, \
+    cut_to_empty, ints
 from ..base.records import OpRecord
 from ..base.source import display_path, innermost_user_frame, none_parameters, user_frame
 from ..behaviour.state import ModuleState
@@ -43,11 +44,16 @@ from .unset import UnsetWatch, initialise
 from .unset import note as unset_note
 
 
-def moved_from(meta, arg: torch.Tensor, records, depth: int = 12) -> bool:
-    """Whether ``meta`` is the input ``arg`` as it came in, or made from it by moves alone."""
-    made, start = made_through(meta, records, MOVES, depth)
+def moved_from(meta, arg: torch.Tensor, records, depth: int = 12, passing=MOVES) -> bool:
+    """Whether ``meta`` is the input ``arg`` as it came in, or made from it by moves alone
+    (by the ops of ``passing``)."""
+    made, start = made_through(meta, records, passing, depth)
     return made is None and start is not None and tuple(start.shape) == tuple(arg.shape) \
         and start.dtype == arg.dtype
+
+
+#: ops whose output keeps the width of what they read: moves, norms over the last axis, dropout
+_WIDTH_KEPT = MOVES | TRAILING_NORMS | DROPOUTS
 
 
 @dataclass
@@ -187,11 +193,12 @@ class Attempt:
                 if isinstance(arg, torch.Tensor) and not name.startswith("input ")]
 
     def reads_moved_input(self, rec: OpRecord | None) -> bool:
-        """Whether ``rec`` read an input of the attempt as it came in, or made from it by moves
-        alone (no layer of the module read it yet)."""
+        """Whether ``rec`` read an input of the attempt as it came in, or made from it by moves,
+        norms over its last axis and dropout alone (no layer of the module changed its width
+        yet: ``self.attn(F.rms_norm(x, (x.size(-1),)))``)."""
         records = self.trace.records
-        return rec is not None and any(moved_from(meta, arg, records) for _, arg in self.guessed
-                                       for meta in rec.inputs)
+        return rec is not None and any(moved_from(meta, arg, records, passing=_WIDTH_KEPT)
+                                       for _, arg in self.guessed for meta in rec.inputs)
 
     def reads_input(self, rec: OpRecord, names) -> bool:
         """Whether ``rec`` read one of the inputs ``names`` as it came in."""
