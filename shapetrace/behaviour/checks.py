@@ -20,8 +20,8 @@ from ..base.compat import dropout_base_class
 from ..base.diagnostics import Diagnostic, Skip
 from ..base.dims import Dims
 from ..record.built import built_by
-from . import (constant, inverted, locate, masks, messages, ordering, reach, repeat, residual,
-               rotary, shuffle, streams, tables, textbook)
+from . import (constant, inverted, locate, masks, messages, ordering, reach, removed, repeat,
+               residual, rotary, shuffle, streams, tables, textbook)
 from .errors import InternalCheckError, raised_by_user
 from .probe import Probe
 from .results import (
@@ -386,6 +386,8 @@ def _run_checks(probe: Probe, result: BehaviourResult, causal: bool | None, stag
     if deterministic:
         result.diagnostics.extend(_property(probe, result, "input-ignored",
                                             constant.inputs_ignored, probe, dep))
+        result.diagnostics.extend(_property(probe, result, "attention-textbook",
+                                            removed.inputs_removed, probe))
     result.causal_checkable = any(s.role.stream == "query" and s.role.time is not None
                                   for s in probe.sources()) or bool(probe.unembedded_tokens())
     mixing = dep.batch_leaks()

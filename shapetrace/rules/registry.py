@@ -420,7 +420,11 @@ _ALL = [
        made; a learned table of offsets is no such line and says nothing. Nothing is said where
        the reading is not sure: a learned or tensor factor, cosine similarities, dot
        products of raw inputs, a soft cap, factors that cancel. Where attention-scale already
-       reports the same line, it is one finding.
+       reports the same line, it is one finding. And an input beside others (a decoder state
+       beside the encoder's outputs) that reaches an attention's scores only as a term the same
+       for every key (an additive score `v · W[h; e_j]` without its `tanh`) moves the scores and
+       never the weights: by autograd, the weights' gradient with respect to it is zero to
+       rounding while the scores' is not; reported at the softmax that removed it.
        """,
        """
        scores = q @ k.transpose(-2, -1) / math.sqrt(d) + self.rel_bias
