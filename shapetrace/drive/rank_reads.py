@@ -199,6 +199,54 @@ class GroupedAxes(Guess):
             size in tuple(t.shape) for t in _tensors(attempt.output))
 
 
+@dataclass(frozen=True)
+class InputWidth(Guess):
+    """``names``: inputs guessed with the model's width (B, T, C). Where the forward fails
+    combining one of them, at its own shape, with a weight of another probe size (``a_2 * (x -
+    mean)`` of a norm built over ``d_k`` features, ``The size of tensor a (13) must match the
+    size of tensor b (143)``), that input's features are read as that size: a source of keys
+    narrower than the queries. Tried when the forward fails; it stands only if it then runs."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan) -> bool:  # beside another input that keeps the width:
+        return len(self.names) > 1 and bool(self._widths(failed, plan))  # a lone input's width
+        # is the model's, and a weight of another meeting it is the code's own bug
+
+    def others(self, plan, failed) -> Iterator:
+        for name, dim in self._widths(failed, plan):
+            specs = {s.name: s for s in plan.inputs if isinstance(s, InputSpec)}
+            was = specs[name]
+            inputs = _replaced(plan.inputs, {name}, dims=(*was.dims[:-1], dim))
+            note = (f"{name} read with {dim} features, ({', '.join(was.dims[:-1])}, {dim}): with "
+                    f"C it did not fit {_failed_at(failed)}, a weight of {dim}; give --input "
+                    f"{name}=... to choose")
+            rest = tuple(g for g in plan.guesses if g is not self)
+            yield dataclasses.replace(plan, inputs=inputs, guesses=rest, note=note, reading_of=self)
+
+    def _widths(self, failed, plan) -> list[tuple[str, str]]:
+        """(input, dim) for each guessed input of the failing op's shape, when the failure
+        met the width C with the size of another dim."""
+        from .asked import MET
+
+        op, raised = failed.failed_op, failed.raised
+        found = MET.search(str(raised)) if raised is not None and op is not None else None
+        dims = plan.dims
+        if found is None or "C" not in dims:
+            return []
+        sizes = {int(n) for n in found.groups()}
+        if dims["C"] not in sizes or len(sizes) != 2:
+            return []
+        (other,) = sizes - {dims["C"]}
+        dim = next((k for k, v in dims.items() if v == other and k not in ("B", "T", "S", "C")),
+                   None)
+        if dim is None:
+            return []
+        shapes = {tuple(m.shape) for m in op.inputs}
+        return [(name, dim) for name, arg in failed.guessed
+                if name in self.names and tuple(arg.shape) in shapes and arg.dim() >= 2]
+
+
 def _tensors(value, depth: int = 0):
     """The tensors of an output (a tensor, a tuple or list of them, a dict's values)."""
     import torch
@@ -417,6 +465,7 @@ def rank_guesses(forward, specs) -> list:
         + ([PatternAxes(floats), UnpackedAxes(floats)] if floats else []) \
         + ([FewerAxes(sequences)] if sequences else []) \
         + ([PairAxes(sequences[1:]), SharedAxes(sequences[1:])] if len(sequences) > 1 else []) \
+        + ([InputWidth(sequences)] if sequences else []) \
         + ([GroupedAxes(sequences)] if sequences else [])
 
 
