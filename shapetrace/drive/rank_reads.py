@@ -5,8 +5,9 @@ embedding takes one value per sample (``x.unsqueeze(1) * freqs``), an adaptive n
 per sample (``self.linear(emb).chunk(6, dim=1)``): at (B, T, C) their forwards fail on sizes
 shapetrace chose, not on a bug. When the forward fails, each guessed input is read again as a
 vector per sample (B, C), then as a value per sample (B,) (a timestep guessed as integers, as
-a float time (B,), then as its embedding (B, C)); a reading stands only if the forward then
-runs. And a parameter left at its default ``None`` that the forward needs all the same
+a float time (B,), then as its embedding (B, C)), and last as a vector per sample kept as a
+sequence of one, (B, 1, C), that broadcasts over the positions it modulates; a reading stands
+only if the forward then runs. And a parameter left at its default ``None`` that the forward needs all the same
 (``def forward(self, x, emb=None)`` whose first line reads ``emb``) is passed as an input.
 
 An einops pattern the forward applies says the axes it expects (``rearrange(x, "b h t d -> t b h
@@ -33,6 +34,9 @@ from .guess import Guess
 
 #: the readings tried, in order: what each is called in the note
 _FEWER = ((("B", "C"), "a vector per sample, (B, C)"), (("B",), "a value per sample, (B,)"))
+#: and last, a vector per sample kept as a sequence of one, broadcast over the positions of the
+#: data it conditions (``x * (1 + scale) + shift`` with ``scale`` of (B, 1, C))
+_ONE_STEP = ((("B", 1, "C"), "a vector per sample as a sequence of one, (B, 1, C)"),)
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,7 @@ class FewerAxes(Guess):
             if was is None:
                 continue
             # a timestep guessed as integers: a float time, then its embedding
-            readings = _FEWER if was.dtype == "float" else _FEWER[::-1]
+            readings = (_FEWER if was.dtype == "float" else _FEWER[::-1]) + _ONE_STEP
             for dims, what in readings:
                 inputs = _replaced(plan.inputs, {name}, dims=dims, dtype="float", high=None)
                 shown = ", ".join(str(d) for d in was.dims)
