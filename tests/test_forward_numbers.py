@@ -106,7 +106,8 @@ class Seq2Seq(nn.Module):
     def forward(self, src_seq):
         src_mask = pad_mask(src_seq, self.src_pad_idx)
         h = self.encoder(src_seq, src_mask)
-        return self.attn(h, h, h, need_weights=False)[0]
+        return self.attn(h, h, h, key_padding_mask=src_seq == self.src_pad_idx,
+                         need_weights=False)[0]
 '''
 
 

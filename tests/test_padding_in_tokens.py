@@ -5,7 +5,8 @@ A module given only tokens says which of them are padding when its embedding nam
 then give the same output at those tokens however many padded tokens follow them. A padding
 mask made and never handed to the attention is found at the call that left it out; a mask
 handed on, scores filled, a causal model padded on the right, a [MASK] id swapped for a learned
-vector and a token dropout of another id stay quiet. And torch's whole attention
+vector, a token dropout of another id and positions counted past the padding id (the
+comparison hides nothing) stay quiet. And torch's whole attention
 (``nn.MultiheadAttention``, ``nn.TransformerEncoder``) is an attention the mask check judges: a
 mask declared True = real handed to it as ``key_padding_mask`` (True = ignore) is found at the
 call, turned with ``~`` it is clean."""
@@ -135,6 +136,25 @@ class TokenDropoutOfMaskId(nn.Module):
         return self.encoder(h, src_key_padding_mask=tokens.eq(self.pad_id))
 
 
+class PositionsCountedFromPadding(nn.Module):
+    """Positions counted past the padding id (``cumsum(m) * m``): the comparison counts
+    positions, it hides nothing; hiding the padding is the caller's, through the mask."""
+
+    def __init__(self, vocab, dim, heads, pad_id=1, max_len=64):
+        super().__init__()
+        self.pad_id = pad_id
+        self.embed = nn.Embedding(vocab, dim, padding_idx=pad_id)
+        self.positions = nn.Embedding(max_len, dim, padding_idx=pad_id)
+        self.encoder = _encoder(dim, heads)
+
+    def forward(self, tokens, attention_mask=None):
+        real = tokens.ne(self.pad_id).int()
+        positions = torch.cumsum(real, dim=1) * real + self.pad_id
+        h = self.embed(tokens) + self.positions(positions.long())
+        hidden = None if attention_mask is None else attention_mask == 0
+        return self.encoder(h, src_key_padding_mask=hidden)
+
+
 TOKENS = {"vocab": "V", "dim": "C"}
 
 
@@ -160,6 +180,7 @@ def test_a_mean_over_positions_the_code_marks_as_padding_is_found_at_its_line():
     (CausalPaddedRight, {**TOKENS, "heads": "H"}),
     (MaskTokenSwapped, {**TOKENS, "heads": "H"}),
     (TokenDropoutOfMaskId, {**TOKENS, "heads": "H"}),
+    (PositionsCountedFromPadding, {**TOKENS, "heads": "H"}),
 ])
 def test_padding_the_code_hides_or_does_not_mark_stays_quiet(cls, init):
     assert _errors(cls, init=init) == []

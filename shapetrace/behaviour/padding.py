@@ -28,9 +28,8 @@ import warnings
 import torch
 from torch import Tensor
 
-from ..analysis.graph import made_through
-from ..base.ops import DIVS, EQUALITIES, MHA_FORWARD, SDPA, SIMPLE_MOVES, SOFTMAXES, base_name, \
-    reduced_axes
+from ..base.ops import (CASTS, DIVS, EQUALITIES, MASKED_FILLS, MHA_FORWARD, MULS, NEGATIONS, SDPA,
+                        SIMPLE_MOVES, SOFTMAXES, WHERES, base_name, reduced_axes)
 from ..base.records import OpRecord
 from ..rules.registry import diagnostic
 from . import locate
@@ -126,7 +125,7 @@ def _counted(probe: Probe, long_args, short_args, short: int) -> tuple[OpRecord,
 def _padding_ids(probe: Probe):
     """``(token argument, padding id, vocabulary size, the comparison)`` for each token input
     whose embedding names a ``padding_idx`` that forward compares the tokens with
-    (``tokens.eq(pad)``, ``tokens != pad``), the comparison's result used by a later op."""
+    (``tokens.eq(pad)``, ``tokens != pad``) and whose result hides values (:func:`_hides`)."""
     pads: dict[int, tuple[int, int]] = {}
     for path, arg, _ in probe.embeddings:
         try:
@@ -138,22 +137,58 @@ def _padding_ids(probe: Probe):
             pads[arg] = (pad, module.num_embeddings)
     if not pads:
         return
+    compared: dict[int, Tensor] = {}  # record index -> the tokens a comparison read
+
+    def keep(rec, outs, op_args, op_kwargs) -> None:
+        if rec.op in EQUALITIES and op_args and isinstance(op_args[0], Tensor):
+            compared[rec.index] = op_args[0].detach().clone()
+
     try:
-        run = locate.record(probe, probe.args, grad=False)
+        run = locate.record(probe, probe.args, grad=False, also=keep)
     except Exception:  # noqa: BLE001
         return
-    used = {m.src[0] for r in run.records for m in r.inputs if m.src is not None}
     for arg, (pad, size) in pads.items():
         tokens = probe.args[arg]
         for rec in run.records:
-            if rec.op not in EQUALITIES or rec.index not in used or not rec.inputs \
-                    or rec.arg(1, "other") != pad:
+            if rec.op not in EQUALITIES or not rec.inputs or rec.arg(1, "other") != pad:
                 continue
-            made, start = made_through(rec.inputs[0], run.records, SIMPLE_MOVES)
-            if made is None and start is not None and tuple(start.shape) == tuple(tokens.shape) \
-                    and start.dtype == tokens.dtype:
+            read = compared.get(rec.index)
+            if read is not None and read.shape == tokens.shape and torch.equal(read, tokens) \
+                    and _hides(rec, run.records):
                 yield arg, pad, size, rec
                 break
+
+
+#: ops that carry a mask on as a mask: casts, moves, negations, comparisons, ands and ors
+_CARRY = CASTS | SIMPLE_MOVES | NEGATIONS | EQUALITIES | frozenset({
+    "&", "|", "Tensor.logical_and", "torch.logical_and", "Tensor.logical_or", "torch.logical_or",
+    "Tensor.bool", "Tensor.long", "Tensor.int", "Tensor.float"})
+
+
+#: arithmetic with a number that carries a mask on (``1 - m``, ``m * 1.0``)
+_SCALAR_ARITHMETIC = frozenset({"sub", "rsub", "__rsub__", "mul", "add", "-", "+", "*"})
+
+
+def _hides(compared: OpRecord, records: list[OpRecord]) -> bool:
+    """Whether the comparison's result is used, carried on as a mask (cast, moved, negated,
+    ``1 - m``), to hide values: the mask of a fill or a where, the mask of an attention, or a
+    factor of floating values (``h * (1 - pad)``); not positions counted from it (``cumsum(m)
+    * m``: integers)."""
+    carried = {compared.index}
+    for rec in records[compared.index + 1:]:
+        slots = [i for i, m in enumerate(rec.inputs) if m.src is not None and m.src[0] in carried]
+        if not slots:
+            continue
+        if rec.op in MASKED_FILLS and 1 in slots or rec.op in WHERES \
+                or rec.op in (SDPA, MHA_FORWARD):
+            return True
+        if rec.op in MULS and any(i not in slots and m.dtype.is_floating_point
+                                  for i, m in enumerate(rec.inputs)):
+            return True
+        scalar = len(rec.inputs) == 1 and base_name(rec.op) in _SCALAR_ARITHMETIC
+        if rec.op in _CARRY or scalar:
+            carried.add(rec.index)
+    return False
 
 
 def _token_inputs(probe: Probe, arg: int, pad: int, size: int, short: int
@@ -163,6 +198,10 @@ def _token_inputs(probe: Probe, arg: int, pad: int, size: int, short: int
     tokens = probe.args[arg]
     if tokens.dim() != 2 or tokens.shape[1] != probe.T or size < 2:
         return None
+    if any(i != arg and isinstance(v, Tensor) and probe.T in v.shape
+           for i, v in enumerate(probe.args)):
+        return None  # another sequence beside it (a source beside a target): which of its
+        # positions go with these is not known
     real = torch.where(tokens == pad, torch.full_like(tokens, (pad + 1) % size), tokens)
     padded = real.clone()
     padded[:, short:] = pad
