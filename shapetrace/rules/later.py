@@ -119,7 +119,9 @@ LATER = [
        way, its `key_padding_mask` the mask it applies: a mask declared `mask-keep` handed to it as
        it is (torch reads True as a key to ignore) is found at the call. Without a mask passed in,
        padding is what the code itself marks: a token id its embedding's `padding_idx` names that
-       forward compares the tokens with (`tokens.eq(self.padding_idx)`, the result used). The same
+       forward compares the tokens with to hide values (`tokens.eq(self.padding_idx)` made the mask
+       of a fill or an attention, or a factor of the embeddings; not positions counted from it),
+       and no other sequence beside them. The same
        real tokens, followed by that id, must give the same output at those tokens as alone: a
        padding mask made and never handed to the attention is found at the call that left it
        out, a mean over every position at the mean.
