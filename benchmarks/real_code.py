@@ -1099,6 +1099,101 @@ HELD_OUT_37 = [
      ["rtdl/modules.py"], ""),
 ]
 
+#: Made 2026-12-03 (twenty-sixth round) and measured at the round's start and end without
+#: being read.
+HELD_OUT_38 = [
+    # vision: ViT with relevance-propagation (LRP) layers for explainability (Transformer-Explainability)
+    ("hila-chefer/Transformer-Explainability", "c3e578f76b954e8528afeaaee26de3f07e3fe559",
+     ["baselines/ViT/ViT_LRP.py", "baselines/ViT/ViT_new.py"], ""),
+    # vision: ViT / CaiT for small datasets with shifted patch tokenization and locality self-attention
+    ("aanna0701/SPT_LSA_ViT", "54bd796acd28fa11deac21a97b14b154379b34e7",
+     ["models/vit.py", "models/cait.py"], ""),
+    # speech/audio: end-to-end ASR transformer encoder-decoder (end2end-asr-pytorch)
+    ("gentaiscool/end2end-asr-pytorch", "2f78c6bd15b4026c8ddecd428800fcaa4331f6ad",
+     ["models/asr/transformer.py", "models/common_layers.py"], ""),
+    # speech/audio: neural-codec language model TTS, AR/NAR transformer (VALL-E, enhuiz)
+    ("enhuiz/vall-e", "3476d393d2133fa9b50d5ad999ca13b95fc22060",
+     ["vall_e/vall_e/base.py"], ""),
+    # speech/audio: TTS transformer layers (Glow-TTS relative-position encoder, generic FFT, Tortoise) (Coqui TTS)
+    ("coqui-ai/TTS", "dbf1a08a0d4e47fdad6172e433eeb34bc6b13b4e",
+     ["TTS/tts/layers/glow_tts/transformer.py", "TTS/tts/layers/generic/transformer.py",
+      "TTS/tts/layers/tortoise/transformer.py"], ""),
+    # diffusion: latent-diffusion UNet blocks with self/cross attention (StableDiffusion-PyTorch tutorial)
+    ("explainingai-code/StableDiffusion-PyTorch", "f562b158a424d0d88474829a4e3200d4cebb58aa",
+     ["models/blocks.py", "models/unet_cond_base.py"], ""),
+    # diffusion: single MMDiT block with joint text-image attention (SD3-style)
+    ("KennyStryker/mmdit-pytorch", "a217ef7a9d7885d3ee1acfce58e22116262959f7",
+     ["mmdit/attention.py", "mmdit/block.py"], ""),
+    # llm inference: llama-style decoder with GQA, rotary, KV cache and MoE (llm_model)
+    ("qibin0506/llm_model", "50769075611225b1ec87e9c1ca8cd69d78081e26",
+     ["llm_model/llm_model.py", "llm_model/kv_cache.py", "llm_model/rope.py"], ""),
+    # time series: spatio-temporal adaptive-embedding transformer for traffic forecasting (STAEformer)
+    ("XDZhelheim/STAEformer", "2dfb9e35c2f04bbb7136657100ea3d8afa5fc4e5",
+     ["model/STAEformer.py"], ""),
+    # recommendation: CTR models' attention layers (AutoInt interacting layer, AFM, DIN attention pooling) (DeepCTR-Torch)
+    ("shenweichen/DeepCTR-Torch", "f6854257b1fc29caab655ce72c6b5528b7432574",
+     ["deepctr_torch/layers/interaction.py", "deepctr_torch/layers/sequence.py"], ""),
+    # graph: Graphormer graph transformer baseline (SGFormer repository)
+    ("qitianwu/SGFormer", "3578e101c701491ce068bf26a9b029d2134903be",
+     ["medium/graphormer.py"], ""),
+    # research: efficient-attention variants on Long Range Arena (Skyformer)
+    ("pkuzengqi/Skyformer", "1a677cb104dac8ad83079196a5d78d5913d1d278",
+     ["models/attention.py", "models/model_transformer.py", "models/attention_skyformer.py"], "src"),
+    # course/homework: Stanford CS336 assignment 1 solution (transformer LM with RoPE)
+    ("SMS915/CS336-SP25-Selfstudy", "0fbc900d3acdcdf4cb350f854267a6a2563ea5ee",
+     ["cs336_basics/model.py"], "assignment1-basics"),
+    # course/homework: Stanford CS231n assignment 3 solution (transformer captioning layers)
+    ("Yiming-Wange/cs231n-solution", "e89b6d83fc0644a3d9d01b73696052dd0f969044",
+     ["cs231n/transformer_layers.py", "cs231n/classifiers/transformer.py"], "assignment3"),
+]
+
+#: Made 2026-12-03 (twenty-sixth round) beside the one above; read after its start measure
+#: (its false alarms were the round's work).
+HELD_OUT_39 = [
+    # vision (segmentation): medical U-Net with channel-wise cross-fusion transformer (UCTransNet)
+    ("McGregorWwww/UCTransNet", "493bd8136b2bb7265d7876104f56688363c8d0d1",
+     ["nets/CTrans.py", "nets/UCTransNet.py"], ""),
+    # vision (detection): 3D point-cloud detection transformer encoder/decoder (3DETR)
+    ("facebookresearch/3detr", "a5d1aadfdde245d68fc1bde9e67a1d344d4ecc47",
+     ["models/transformer.py"], ""),
+    # vision (video): factorised space-time video vision transformer (ViViT)
+    ("rishikksh20/ViViT-pytorch", "a9879c9c0de677d33573fb4eb6bf76a638614974",
+     ["vivit.py", "module.py"], ""),
+    # speech/audio: dual-path transformer for speech separation (DPTNet)
+    ("ujscjj/DPTNet", "9b4b32d737611a5edb604579ef74c26df0f3f01a",
+     ["models.py", "transformer_improved.py"], ""),
+    # diffusion: DiT / MMDiT text-to-image diffusion transformer (mosaicml diffusion)
+    ("mosaicml/diffusion", "49282fd7b2ecde2d5bafb1ca6476d9239865665f",
+     ["diffusion/models/transformer.py"], ""),
+    # llm inference: llama with GQA, rotary, KV cache, MoE; multi-head latent attention (ohara)
+    ("joey00072/ohara", "c4440160964c6773a71c95c5953c1690622770db",
+     ["ohara/models/llama.py", "ohara/modules/moe.py", "experiments/MLA/mla.py"], ""),
+    # time series: forecasting with exogenous variables, patch + variate cross attention (TimeXer)
+    ("thuml/TimeXer", "76011909357972bd55a27adba2e1be994d81b327",
+     ["models/TimeXer.py", "layers/SelfAttention_Family.py"], ""),
+    # recsys: self-supervised sequential recommendation, SASRec-style encoder (S3-Rec)
+    ("RUCAIBox/CIKM2020-S3Rec", "2a81540ae18615d88ef88227b0c066e5b74781e5",
+     ["modules.py", "models.py"], ""),
+    # graph transformer: attention over adjacent nodes only (adjacent-attention-network)
+    ("lucidrains/adjacent-attention-network", "de1f9832e1ce49056d3e60096acf83d7e59b051c",
+     ["adjacent_attention_network/adjacent_attention_network.py"], ""),
+    # protein/biology: MSA / pair axial and tied attention, performer (RoseTTAFold)
+    ("RosettaCommons/RoseTTAFold", "fcf9125c59e3dd84cf511dcb475ddd81a23613f5",
+     ["network/Transformer.py", "network/performer_pytorch.py"], ""),
+    # RL: minimal decision transformer with masked causal attention (min-decision-transformer)
+    ("nikhilbarhate99/min-decision-transformer", "d6694248b48c57c84fc7487e6e8017dcca861b02",
+     ["decision_transformer/model.py"], ""),
+    # research single-file: tensor product attention, training and KV-cache inference models (T6)
+    ("tensorgi/T6", "8f478201c189427e6415b03cc95c844146ee3506",
+     ["model/T6.py", "model/T6_infer.py"], ""),
+    # course/homework: Stanford CS231n spring 2023 a3 solutions (transformer captioning layers)
+    ("Visytudz/cs231n-sp23", "f03bb73b5d443e20344049f33e0b83a775bbd9bb",
+     ["assignment3/cs231n/transformer_layers.py", "assignment3/cs231n/classifiers/transformer.py"], ""),
+    # course/homework: Stanford CS224n a5 solutions (causal + synthesizer attention, minGPT)
+    ("Wilsven/cs224n", "15894b37ac0f9595e0b9bf2a4bc455be86e755e5",
+     ["a5/src/attention.py", "a5/src/model.py"], ""),
+]
+
 
 def _numbered() -> dict[str, list]:
     """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
