@@ -48,9 +48,10 @@ def inputs_removed(probe: Probe) -> list:
             continue
         scores = _input_value(rec.inputs[0], steps)
         weights = step.outputs[0]
+        dim = rec.arg(1, "dim")
         if scores is None or not scores.requires_grad or not weights.requires_grad \
-                or scores.shape != weights.shape:
-            continue
+                or scores.shape != weights.shape or not _over_many(scores, dim):
+            continue  # over one key every weight is 1: constant-result's, not a removed term
         for source, leaf in zip(sources, leaves):
             moved = _reach(scores, leaf, gen)
             if moved is None or moved == 0.0:
@@ -77,6 +78,14 @@ def _taken_by_products(records: list[OpRecord]) -> set[int]:
             found.update(o for o in origins if 0 <= o < len(records)
                          and records[o].op in SOFTMAXES)
     return found
+
+
+def _over_many(scores: Tensor, dim) -> bool:
+    """Whether the softmax normalises over more than one position (``dim`` None: torch's
+    implicit choice, the last axis of two or more, else the first)."""
+    if not isinstance(dim, int):
+        dim = 0 if scores.dim() in (0, 1, 3) else 1
+    return -scores.dim() <= dim < scores.dim() and scores.shape[dim] > 1
 
 
 def _input_value(meta, steps) -> Tensor | None:

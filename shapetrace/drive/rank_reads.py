@@ -56,7 +56,12 @@ class FewerAxes(Guess):
             if was is None:
                 continue
             # a timestep guessed as integers: a float time, then its embedding
-            readings = (_FEWER if was.dtype == "float" else _FEWER[::-1]) + _ONE_STEP
+            beside = was.dtype != "float" and any(
+                n != name and tuple(sp.dims) == ("B", "T", "C") for n, sp in specs.items())
+            # a sequence of one only for a condition (a timestep's embedding) beside the data it
+            # conditions: the data itself at one position would get past any failure that more
+            # positions show
+            readings = (_FEWER if was.dtype == "float" else _FEWER[::-1]) + (_ONE_STEP if beside else ())
             for dims, what in readings:
                 inputs = _replaced(plan.inputs, {name}, dims=dims, dtype="float", high=None)
                 shown = ", ".join(str(d) for d in was.dims)
@@ -157,6 +162,12 @@ class MoreAxes(Guess):
         yield dataclasses.replace(plan, inputs=inputs, guesses=rest, note=note, reading_of=self)
 
 
+#: what torch says when sizes do not fit: a view of another number of elements, a product of
+#: other widths
+_SIZES_UNFIT = re.compile(r"is invalid for input of size|shapes cannot be multiplied|was expecting "
+                          r"embedding dimension")
+
+
 @dataclass(frozen=True)
 class GroupedAxes(Guess):
     """``names``: inputs guessed as sequences (B, T, C), read with one more axis before the
@@ -168,9 +179,11 @@ class GroupedAxes(Guess):
     names: tuple[str, ...]
 
     def read_by(self, failed, plan) -> bool:  # on the sizes first chosen only: a stack of
-        # sequences at a length another reading asked for (T = 1001) is too large to try
+        # sequences at a length another reading asked for (T = 1001) is too large to try; and
+        # only where sizes did not fit (a view of other sizes, a product of other widths), not
+        # where a view met strides or a value was wrong
         return failed.raised is not None and "N" not in plan.dims \
-            and getattr(plan, "reading_of", None) is None
+            and getattr(plan, "reading_of", None) is None and bool(_SIZES_UNFIT.search(str(failed.raised)))
 
     def others(self, plan, failed) -> Iterator:
         from ..base.dims import Dims
