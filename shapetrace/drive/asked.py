@@ -182,25 +182,36 @@ SQUARE_ASKED = re.compile(r"\bsquare\b", re.I)
 def raised_by_check(raised_at: tuple[str, int] | None) -> bool:
     """Whether a forward's exception came from a check of the module's own code on what it was
     given (``raised_at``: the user's file and line): an ``assert``, or a ``raise`` under an
-    ``if``, not an op of torch's that failed, nor a forward that always raises (a
-    ``NotImplementedError`` left by a starter is ``not-implemented``'s)."""
+    ``if`` (a ``NotImplementedError`` too: ``if not isinstance(x, PackedSequence): raise
+    NotImplementedError`` guards what it is handed), not an op of torch's that failed, nor a
+    forward that always raises (a bare ``NotImplementedError`` left by a starter is
+    ``not-implemented``'s)."""
     tree = _user_tree(raised_at)
     if tree is None:
         return False
+    return any(isinstance(node, ast.Assert) or guarded(tree, node)
+               for node in _checks_at(tree, raised_at[1]))
+
+
+def guarded(tree: ast.AST, node: ast.AST) -> bool:
+    """Whether ``node`` of ``tree`` sits under an ``if`` of its function."""
     parents: dict[ast.AST, ast.AST] = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
-    for node in _checks_at(tree, raised_at[1]):
-        if isinstance(node, ast.Assert):
+    for parent in ast.walk(tree):
+        for child in ast.iter_child_nodes(parent):
+            parents[child] = parent
+    up = parents.get(node)
+    while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(up, ast.If):
             return True
-        if "NotImplementedError" not in ast.unparse(node):
-            up = parents.get(node)
-            while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if isinstance(up, ast.If):
-                    return True
-                up = parents.get(up)
+        up = parents.get(up)
     return False
+
+
+def raised_under_if(raised_at: tuple[str, int] | None) -> bool:
+    """Whether the ``raise`` at ``raised_at`` (the user's file and line) sits under an ``if``."""
+    tree = _user_tree(raised_at)
+    return tree is not None and any(isinstance(node, ast.Raise) and guarded(tree, node)
+                                    for node in _checks_at(tree, raised_at[1]))
 
 
 def length_asked(raised_at: tuple[str, int] | None) -> int | None:

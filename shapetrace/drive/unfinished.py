@@ -29,6 +29,7 @@ from ..base.source import display_path, file_tree, is_library_file
 from ..record.tensors import tensors_in
 from ..rules.dead import placeholder
 from ..rules.registry import diagnostic
+from .asked import raised_under_if
 
 _HINT = ("Write forward: compute the output from the inputs with the module's layers (a "
          "placeholder the starter code returns is no answer).")
@@ -40,7 +41,8 @@ def unfinished(attempt) -> Diagnostic | None:
     if raised is not None:
         at = attempt.raised_at
         if isinstance(raised, NotImplementedError) and at is not None \
-                and not is_library_file(at[0], installed_is_library=True):
+                and not is_library_file(at[0], installed_is_library=True) \
+                and not raised_under_if(at):  # a guard on what forward is handed: written
             return diagnostic("not-implemented", f"forward raises NotImplementedError at line "
                               f"{at[1]}: it is not written yet", _HINT,
                               file=display_path(at[0]), line=at[1], op="NotImplementedError")
