@@ -17,7 +17,6 @@ a mask, a comparison, an integer or a shape (``expand_as(x)``, ``zeros_like(x)``
 
 from __future__ import annotations
 
-import warnings
 from types import SimpleNamespace
 
 import torch
@@ -31,7 +30,7 @@ from . import locate
 from .probe import Probe
 from .intent import trace_evidence
 from .results import RTOL, DependencyResult
-from .runs import get
+from .runs import get, nudge_weights
 
 #: ops whose output takes only the shape, dtype or device of an operand, not its values
 _SHAPE_ONLY = ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
@@ -52,15 +51,9 @@ def inputs_ignored(probe: Probe, dep: DependencyResult) -> list:
         return []
     gen = torch.Generator().manual_seed(2)
     try:
-        with torch.no_grad():
-            for p in probe.model.parameters():
-                if p.is_floating_point() and p.numel():
-                    scale = float(p.abs().mean()) or 1.0
-                    p.add_(torch.randn(p.shape, generator=gen, dtype=p.dtype) * 0.1 * scale)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                one = locate.record(probe, probe.args, grad=False, restore=False)
-                other = locate.record(probe, fresh, grad=False, restore=False)
+        nudge_weights(probe.model, gen)  # the recorded runs keep no gradient and no warning
+        one = locate.record(probe, probe.args, grad=False, restore=False)
+        other = locate.record(probe, fresh, grad=False, restore=False)
     except Exception:  # noqa: BLE001 - the module refusing fresh values says nothing here
         return []
     finally:

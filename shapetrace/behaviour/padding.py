@@ -15,8 +15,9 @@ score, the last position read as the summary) is a design this check does not ju
 Run only after the mask's values were found hidden (no gradient reaches the padded inputs), for
 a mask whose meaning the code says or the user declared. Without a mask passed in, padding is
 what the code itself says it is: a token id that the embedding's ``padding_idx`` names and that
-forward compares the tokens with (``tokens.eq(self.padding_idx)``, the result used). Then the
-padded run has that id in its last positions, the short run the same real tokens alone (the id
+forward compares the tokens with to hide values (``tokens.eq(self.padding_idx)`` made the
+mask of a fill or an attention, or a factor of the embeddings), with no other sequence beside
+them. Then the padded run has that id in its last positions, the short run the same real tokens alone (the id
 kept out of them), and an attention that still weighs those positions (torch's whole attention
 called without the padding mask the code made) is judged the same way.
 """
@@ -28,7 +29,7 @@ import warnings
 import torch
 from torch import Tensor
 
-from ..base.ops import (CASTS, DIVS, EQUALITIES, MASKED_FILLS, MHA_FORWARD, MULS, NEGATIONS, SDPA,
+from ..base.ops import (CASTS, DIVS, EQUALITIES, INTEGER_CASTS, MASKED_FILLS, MHA_FORWARD, MULS, NEGATIONS, SDPA,
                         SIMPLE_MOVES, SOFTMAXES, WHERES, base_name, reduced_axes)
 from ..base.records import OpRecord
 from ..rules.registry import diagnostic
@@ -160,9 +161,8 @@ def _padding_ids(probe: Probe):
 
 
 #: ops that carry a mask on as a mask: casts, moves, negations, comparisons, ands and ors
-_CARRY = CASTS | SIMPLE_MOVES | NEGATIONS | EQUALITIES | frozenset({
-    "&", "|", "Tensor.logical_and", "torch.logical_and", "Tensor.logical_or", "torch.logical_or",
-    "Tensor.bool", "Tensor.long", "Tensor.int", "Tensor.float"})
+_CARRY = CASTS | INTEGER_CASTS | SIMPLE_MOVES | NEGATIONS | EQUALITIES | frozenset({
+    "&", "|", "Tensor.logical_and", "torch.logical_and", "Tensor.logical_or", "torch.logical_or"})
 
 
 #: arithmetic with a number that carries a mask on (``1 - m``, ``m * 1.0``)

@@ -42,7 +42,7 @@ from ..rules.registry import diagnostic
 from ..rules.statements import dead_store, returned_later
 from . import parts
 from .probe import Probe
-from .runs import flatten, fresh, math_sdpa, relative_change
+from .runs import flatten, fresh, math_sdpa, nudge_weights, relative_change
 
 #: The most ops followed downstream of one weight to find where its value path ends.
 _FOLLOW = 80
@@ -70,11 +70,7 @@ def weights_without_effect(probe: Probe, trainable: Iterable[str]) -> list:
     gen = torch.Generator().manual_seed(1)
     probe.restore_state()
     try:
-        with torch.no_grad():
-            for p in model.parameters():
-                if p.is_floating_point() and p.numel():
-                    scale = float(p.abs().mean()) or 1.0
-                    p.add_(torch.randn(p.shape, generator=gen, dtype=p.dtype) * 0.1 * scale)
+        nudge_weights(model, gen)
         for p in params.values():
             p.requires_grad_(True)
         grads = _gradients(probe, params, gen)

@@ -14,12 +14,10 @@ the softmax. An input that reaches the weights at all, however weakly, is not.
 
 from __future__ import annotations
 
-import warnings
-
 import torch
 from torch import Tensor
 
-from ..base.ops import MATMULS, MOVES, MULS, SOFTMAXES
+from ..base.ops import MATMULS, MOVES, MULS, SOFTMAXES, softmax_dim
 from ..base.records import OpRecord
 from ..rules.registry import diagnostic
 from . import locate
@@ -36,9 +34,7 @@ def inputs_removed(probe: Probe) -> list:
     if len(sources) < 2:  # one input: it makes the keys too, and the weights move with them
         return []
     leaves, args, emb = probe.leaves(sources)
-    with torch.enable_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run = locate.record(probe, args, grad=True, embeddings=emb)
+    run = locate.record(probe, args, grad=True, embeddings=emb)  # with gradients, no warnings
     steps = {s.rec.index: s for s in run.steps}
     used = _taken_by_products(run.records)
     gen = torch.Generator().manual_seed(5)
@@ -48,9 +44,9 @@ def inputs_removed(probe: Probe) -> list:
             continue
         scores = _input_value(rec.inputs[0], steps)
         weights = step.outputs[0]
-        dim = rec.arg(1, "dim")
+        axis = softmax_dim(rec)
         if scores is None or not scores.requires_grad or not weights.requires_grad \
-                or scores.shape != weights.shape or not _over_many(scores, dim):
+                or scores.shape != weights.shape or axis is None or scores.shape[axis[0]] < 2:
             continue  # over one key every weight is 1: constant-result's, not a removed term
         for source, leaf in zip(sources, leaves):
             moved = _reach(scores, leaf, gen)
@@ -78,14 +74,6 @@ def _taken_by_products(records: list[OpRecord]) -> set[int]:
             found.update(o for o in origins if 0 <= o < len(records)
                          and records[o].op in SOFTMAXES)
     return found
-
-
-def _over_many(scores: Tensor, dim) -> bool:
-    """Whether the softmax normalises over more than one position (``dim`` None: torch's
-    implicit choice, the last axis of two or more, else the first)."""
-    if not isinstance(dim, int):
-        dim = 0 if scores.dim() in (0, 1, 3) else 1
-    return -scores.dim() <= dim < scores.dim() and scores.shape[dim] > 1
 
 
 def _input_value(meta, steps) -> Tensor | None:

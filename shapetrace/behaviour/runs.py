@@ -203,6 +203,17 @@ def same(a: Tensor, b: Tensor) -> bool:
 
 
 
+def nudge_weights(model, gen: torch.Generator, size: float = 0.1) -> None:
+    """Every floating parameter of ``model`` changed a little in place (by ``size`` times its
+    mean magnitude, seeded): a layer initialised to zero by design (a gate, an output layer, a
+    LoRA's second matrix) hides nothing then. The caller puts them back."""
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.is_floating_point() and p.numel():
+                scale = float(p.abs().mean()) or 1.0
+                p.add_(torch.randn(p.shape, generator=gen, dtype=p.dtype) * size * scale)
+
+
 def relative_change(got: Tensor, want: Tensor) -> float:
     if got.shape != want.shape:
         return math.inf

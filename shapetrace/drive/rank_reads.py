@@ -30,6 +30,7 @@ import re
 
 from ..base.names import TIMESTEPS, dim_of_word, size_of
 from ..base.specs import InputSpec
+from ..record.tensors import tensors_in
 from .guess import Guess
 
 #: the readings tried, in order: what each is called in the note
@@ -213,7 +214,7 @@ class GroupedAxes(Guess):
     def stands(self, attempt, plan) -> bool:
         size = plan.dims.get("N")
         return size is not None and any(
-            size in tuple(t.shape) for t in _tensors(attempt.output))
+            size in tuple(t.shape) for t in tensors_in(attempt.output))
 
 
 @dataclass(frozen=True)
@@ -262,20 +263,6 @@ class InputWidth(Guess):
         shapes = {tuple(m.shape) for m in op.inputs}
         return [(name, dim) for name, arg in failed.guessed
                 if name in self.names and tuple(arg.shape) in shapes and arg.dim() >= 2]
-
-
-def _tensors(value, depth: int = 0):
-    """The tensors of an output (a tensor, a tuple or list of them, a dict's values)."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif depth < 3 and isinstance(value, (tuple, list)):
-        for item in value:
-            yield from _tensors(item, depth + 1)
-    elif depth < 3 and isinstance(value, dict):
-        for item in value.values():
-            yield from _tensors(item, depth + 1)
 
 
 @dataclass(frozen=True)

@@ -175,12 +175,8 @@ def _built_from(model) -> set[str]:
     if model is None or not hasattr(model, "modules"):
         return set()
     classes = {cls for sub in model.modules() for cls in type(sub).__mro__}
-    files = {class_file(cls) for cls in classes if cls.__module__.split(".")[0] not in _OWN}
+    files = {class_file(cls) for cls in classes}
     return {f for f in files if f and not is_library_file(f)}
-
-
-#: packages whose classes are never the user's (torch's layers, Python's objects)
-_OWN = frozenset({"torch", "builtins", "typing", "abc", "collections"})
 
 
 def _digest(filename: str | None) -> str | None:
