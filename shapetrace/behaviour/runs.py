@@ -108,6 +108,38 @@ def one_thread():
         torch.set_num_threads(before)
 
 
+class _NoHook:
+    """The handle of a gradient hook that was never registered: removing it does nothing."""
+
+    def remove(self) -> None:
+        pass
+
+
+@contextmanager
+def gradient_hooks_accepted():
+    """While entered, a forward that keeps a gradient for later (``attn.register_hook(save)``,
+    ``x.retain_grad()``: a relevance map, a saliency method) runs under the checks' own
+    ``torch.no_grad()``: on a tensor that cannot take a gradient because autograd is off, the
+    hook is accepted and never called. Training runs with autograd on, where the code is right;
+    the error torch raises here would be the check's doing, not the module's."""
+    register, retain = Tensor.register_hook, Tensor.retain_grad
+
+    def register_hook(self, hook):
+        if not self.requires_grad and not torch.is_grad_enabled():
+            return _NoHook()
+        return register(self, hook)
+
+    def retain_grad(self):
+        if not self.requires_grad and not torch.is_grad_enabled():
+            return None
+        return retain(self)
+
+    Tensor.register_hook, Tensor.retain_grad = register_hook, retain_grad
+    try:
+        yield
+    finally:
+        Tensor.register_hook, Tensor.retain_grad = register, retain
+
 
 @contextmanager
 def float64_default():
