@@ -87,7 +87,7 @@ _CHANNELS = re.compile(r"to have (\d+) channels, but got (\d+) channels"
                        r"|must be equal to input_size\. Expected (\d+), got (\d+)")  # a recurrent layer
 #: a linear layer (or a product) handed rows of another width than it takes: the two inner
 #: sizes of ``(rows x K1 and K2 x N)``, the rows and the outputs left out
-_INNER = re.compile(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)")
+INNER = re.compile(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)")
 
 
 def fixed_width_of(raised: BaseException | None, dims: Dims, free, *, linear: bool = False) -> int | None:
@@ -98,7 +98,7 @@ def fixed_width_of(raised: BaseException | None, dims: Dims, free, *, linear: bo
     if raised is None or "d" not in free or {"C", "H"} & set(getattr(dims, "explicit", ())):
         return None
     text = str(raised)
-    found = MET.search(text) or _CHANNELS.search(text) or (_INNER.search(text) if linear else None)
+    found = MET.search(text) or _CHANNELS.search(text) or (INNER.search(text) if linear else None)
     if found is None:
         return None
     sizes = {int(n) for n in found.groups() if n is not None}

@@ -17,9 +17,9 @@ import torch
 from ..base.errors import one_line
 from ..base.source import at_line
 from ..report.results import TargetResult
-from .asked import MET
+from .asked import INNER, MET
 from .attempt import Attempt
-from .infer import BUILT_WITH
+from .infer import BUILT_WITH, read_by_use
 
 
 #: what torch says of a size below zero (-1 in a view is "infer this one", not such a size)
@@ -58,15 +58,17 @@ def chosen_size_failed(result: TargetResult, chosen: Attempt) -> bool:
     built with that value set otherwise runs, or fails at the same op with other sizes; a
     mismatch no chosen value moves stays a finding."""
     rec = chosen.failed_op
-    found = MET.search(rec.error[1] or "") if rec is not None and rec.error else None
+    text = (rec.error[1] or "") if rec is not None and rec.error else ""
+    found = MET.search(text) or INNER.search(text)  # elementwise, or a product's inner sizes
     plan = chosen.plan
     if found is None or plan.init is None:
         return False
     sizes = {int(found.group(1)), int(found.group(2))}
     given = set(plan.request.init or ())
     probe = set(plan.dims.values())  # a value read as a probe size (C, L) is the code's meaning
+    read = read_by_use(plan.read_notes)  # ... unless only the layer it is handed to said which size
     values = [((k,), v) for k, v in plan.init.items()
-              if k not in given and _chosen_int(v) and v in sizes and v not in probe]
+              if k not in given and _chosen_int(v) and v in sizes and (v not in probe or k in read)]
     for k, built in plan.init.items():  # the arguments of a module built for an argument
         inner = BUILT_WITH.get(built) if k not in given and isinstance(built, torch.nn.Module) else None
         values += [((k, name), v) for name, v in (inner or {}).items()

@@ -180,6 +180,17 @@ def _forward_of(obj) -> tuple[Callable, str]:
 # Inferring constructor arguments --------------------------------------------------------------
 
 
+#: how a note says a constructor argument was read from the layer the constructor hands it to
+BY_USE = "from what the constructor hands it to"
+
+
+def read_by_use(notes) -> set[str]:
+    """The constructor arguments ``notes`` (a plan's) say were read from the layer the
+    constructor hands them to (``field_size`` given to an ``nn.Linear``, read as the width),
+    not from their own names: a guess like any value shapetrace chose."""
+    return {note.split(" read as ", 1)[0] for note in notes if " read as " in note and BY_USE in note}
+
+
 def infer_init(cls: type, dims: Mapping[str, int], *,
                given: Mapping[str, object] | None = None,
                notes: list[str] | None = None) -> dict[str, object]:
@@ -259,7 +270,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                     if used == KERNEL else "a factor of an output's size only (2)" \
                     if used == OUTPUT_FACTOR else "a count other sizes are divided by only (1)" \
                     if used == DIVISOR else DIM_MEANINGS[used]
-                notes.append(f"{p.name} read as {what}, from what the constructor hands it to; "
+                notes.append(f"{p.name} read as {what}, {BY_USE}; "
                              f"give --init {p.name}=VALUE to choose")
         elif (named := named_by_callers(cls, p.name)) is not None and named[0] in dims:
             out[p.name] = dims[named[0]]  # FourierBlock(in_channels=configs.d_model): the width

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .asked import MET
+from .asked import INNER, MET
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, UsageError
 from ..base.names import (
@@ -138,9 +138,11 @@ class AmbiguousSize(Guess):
 @dataclass(frozen=True)
 class ChosenSize(Guess):
     """A constructor value shapetrace chose that is no probe size (a window's side guessed 4,
-    a count guessed 2) and met a probe size at the op that failed (``The size of tensor a (4)
-    must match the size of tensor b (7)``, the ``win_size`` x ``win_size`` table of distances
-    that a sequence's scores divide): read as that size."""
+    a count guessed 2), or a probe size read only from the layer the constructor hands it to
+    (``field_size`` read as the width from its ``nn.Linear``), and met a probe size at the op
+    that failed (``The size of tensor a (4) must match the size of tensor b (7)``, the
+    ``win_size`` x ``win_size`` table of distances that a sequence's scores divide; a linear
+    layer's ``mat1 and mat2 shapes cannot be multiplied (5x7 and 143x47)``): read as that size."""
 
     name: str
     value: int
@@ -150,7 +152,8 @@ class ChosenSize(Guess):
 
     def _met(self, failed, plan: Plan) -> tuple[str, int] | None:
         op = failed.failed_op
-        found = MET.search(op.error[1] or "") if op is not None and op.error else None
+        text = (op.error[1] or "") if op is not None and op.error else ""
+        found = MET.search(text) or INNER.search(text)  # elementwise, or a product's inner sizes
         if found is None:
             return None
         sizes = {int(found.group(1)), int(found.group(2))}
@@ -402,7 +405,7 @@ def make_plan(request: Request) -> Plan:
     readings. Raises :class:`~shapetrace.base.errors.TargetError` or ``UsageError`` when the
     constructor's arguments cannot be inferred (nothing is built yet)."""
     from .cross import assignment_masks
-    from .infer import infer_init, infer_inputs, kernel_sizes
+    from .infer import infer_init, infer_inputs, kernel_sizes, read_by_use
     from .input_reads import as_tokens
     from .input_reads import above, special_ids
 
@@ -498,9 +501,10 @@ def make_plan(request: Request) -> Plan:
         from .setup_read import SetUpCall
         given = frozenset(request.init or {})
         sizes = set(dims.values())  # a value chosen that met a probe size: read as it, late
+        by_use = read_by_use(read_notes)  # a probe size only the layer it is handed to chose
         guesses += [ChosenSize(name, value) for name, value in init.items()
                     if name not in given and name not in READ_AGAIN
-                    and type(value) is int and value > 1 and value not in sizes]
+                    and type(value) is int and value > 1 and (value not in sizes or name in by_use)]
         guesses += [OverDefaults(given, replanned), TiedDefaults(given), ModuleDefaults(given, replanned),
                     SetUpCall()]
     return Plan(request, init, inputs, problem, tuple(guesses),

@@ -122,7 +122,11 @@ def iterated(result: TargetResult, chosen: Attempt) -> bool:
     """The forward iterated an inferred input as a container (``Graph(inputs)``, a dict of a
     graph's tensors, given one tensor: ``dict(x)`` walks its rows) and its own Python code then
     raised (a ValueError, a TypeError), not an op of torch's: the guess was wrong, a target
-    error."""
+    error. So too when an op of torch's failed on what was made of the items of an input the
+    forward walked item by item (``for e in fields``, ``fields[i]`` for two indices or more):
+    code that takes a list of per-field tensors, handed one tensor."""
+    if _walked_items_failed(result, chosen):
+        return True
     raised = chosen.raised
     records = chosen.trace.records if chosen.trace is not None else []
     if not isinstance(raised, (TypeError, ValueError)) or chosen.failed_op is not None or not records:
@@ -141,4 +145,54 @@ def iterated(result: TargetResult, chosen: Attempt) -> bool:
                                f"{last.file}:{last.line}, which then raised "
                                f"{type(raised).__name__}: {one_line(raised)}; it takes a "
                                f"container of tensors (a list, a tuple, a dict), not one tensor")
+    return False
+
+
+def _walked_items_failed(result: TargetResult, chosen: Attempt) -> bool:
+    """An op failed on tensors made from the items of a guessed input that the forward walked as
+    a container: iterated, or indexed by two plain integers or more, each item taken whole."""
+    failed = chosen.failed_op
+    if failed is None or chosen.trace is None:
+        return False
+    records = chosen.trace.records
+    walks: dict[int, list[int]] = {}  # id of an input from outside -> the records taking items
+    indices: dict[int, set] = {}
+    for rec in records:
+        if not rec.inputs or rec.inputs[0].src is not None:
+            continue
+        if rec.op in _ITERATED:
+            walks.setdefault(id(rec.inputs[0]), []).append(rec.index)
+            indices.setdefault(id(rec.inputs[0]), set()).add(None)
+        elif rec.op == "[]" and len(rec.args) == 2 and type(rec.args[1]) is int:
+            walks.setdefault(id(rec.inputs[0]), []).append(rec.index)
+            indices.setdefault(id(rec.inputs[0]), set()).add(rec.args[1])
+    walked = {index for key, found in walks.items() if len(indices[key]) >= 2 or None in indices[key]
+              for index in found}
+    if not walked or not _made_from(failed, records, walked):
+        return False
+    for rec_index in sorted(walked):
+        meta = records[rec_index].inputs[0]
+        for arg, name in zip(chosen.args, chosen.names):
+            if isinstance(arg, torch.Tensor) and tuple(arg.shape) == tuple(meta.shape):
+                where = records[rec_index]
+                return ask(result, f"{as_guessed(name, arg)}, is taken item by item by the forward "
+                                   f"at {where.file}:{where.line}, and {failed.op} then failed on "
+                                   f"what was made of its items ({failed.error[0]}: "
+                                   f"{one_line(failed.error[1])}); it takes a container of "
+                                   f"tensors (a list, a tuple), not one tensor")
+    return False
+
+
+def _made_from(rec, records, sources: set[int]) -> bool:
+    """Whether ``rec`` reads, through any chain of records, an output of one in ``sources``."""
+    seen: set[int] = set()
+    stack = [m.src[0] for m in rec.inputs if m.src is not None]
+    while stack:
+        index = stack.pop()
+        if index in sources:
+            return True
+        if index in seen:
+            continue
+        seen.add(index)
+        stack.extend(m.src[0] for m in records[index].inputs if m.src is not None)
     return False
