@@ -216,6 +216,9 @@ def submodule_class(cls: type, attr: str, built=None) -> type | None:
             continue  # ``self.attn = None`` before the code that builds it (a course template)
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
             one = names.get(value.func.id)
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                and isinstance(value.func.value, ast.Name) and value.func.value.id == "self":
+            one = _built_by_method(cls, value.func.attr)  # ``self.build_self_attention(...)``
         elif isinstance(value, ast.Name):
             one = _annotated(init, value.id, names)
             if one is None and built is not None:
@@ -225,6 +228,30 @@ def submodule_class(cls: type, attr: str, built=None) -> type | None:
         if not _user_module(one):
             return None
         made.add(one)
+    return made.pop() if len(made) == 1 else None
+
+
+def _built_by_method(cls: type, name: str) -> type | None:
+    """The module class a builder method of ``cls`` returns (``def build_self_attention(self,
+    ...): return MultiheadAttention(...)``; a subclass's override is the one found), when every
+    ``return`` of it builds that one class; None otherwise."""
+    method = inspect.getattr_static(cls, name, None)
+    if isinstance(method, (staticmethod, classmethod)):
+        method = method.__func__
+    if not inspect.isfunction(method):
+        return None
+    body = _function_def(_tree(method), method.__name__)
+    if body is None:
+        return None
+    names = getattr(method, "__globals__", {})
+    made = set()
+    for node in ast.walk(body):
+        if not isinstance(node, ast.Return):
+            continue
+        value = node.value
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)):
+            return None
+        made.add(names.get(value.func.id))
     return made.pop() if len(made) == 1 else None
 
 

@@ -19,7 +19,8 @@ from ..base.source import at_line
 from ..report.results import TargetResult
 from .asked import INNER, MET
 from .attempt import Attempt
-from .infer import BUILT_WITH, read_by_use
+from .infer import BUILT_WITH
+from .init_reads import read_by_use
 
 
 #: what torch says of a size below zero (-1 in a view is "infer this one", not such a size)

@@ -54,7 +54,7 @@ from .asks import mask_axes
 from .builtby import built_for, named_by_callers, passed_for, splatted_for
 from .passed_read import note_filled, unset_fields_passed
 from .docshapes import documented_input
-from .init_reads import per_stage, read_for, staged_heads
+from .init_reads import BY_USE, per_stage, read_for, staged_heads
 from .input_reads import (lengths_input, none_by_receiver, number_input, rotary_input, size_input, spec_by_layer,
                           spec_by_first_use, spec_by_unpacking, spec_like_sibling,
                           spec_by_receiver, spec_from_name, timestep_spec, value_input)
@@ -178,17 +178,6 @@ def _forward_of(obj) -> tuple[Callable, str]:
 
 
 # Inferring constructor arguments --------------------------------------------------------------
-
-
-#: how a note says a constructor argument was read from the layer the constructor hands it to
-BY_USE = "from what the constructor hands it to"
-
-
-def read_by_use(notes) -> set[str]:
-    """The constructor arguments ``notes`` (a plan's) say were read from the layer the
-    constructor hands them to (``field_size`` given to an ``nn.Linear``, read as the width),
-    not from their own names: a guess like any value shapetrace chose."""
-    return {note.split(" read as ", 1)[0] for note in notes if " read as " in note and BY_USE in note}
 
 
 def infer_init(cls: type, dims: Mapping[str, int], *,

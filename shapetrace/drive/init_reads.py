@@ -12,6 +12,16 @@ from dataclasses import dataclass
 from ..base.names import BUILT_SIDE, IMAGE_SIZES, size_of
 from .usage import _aliases, _function_def, _reading_init, _tree
 
+#: how a note says a constructor argument was read from the layer the constructor hands it to
+BY_USE = "from what the constructor hands it to"
+
+
+def read_by_use(notes) -> set[str]:
+    """The constructor arguments ``notes`` (a plan's) say were read from the layer the
+    constructor hands them to (``field_size`` given to an ``nn.Linear``, read as the width),
+    not from their own names: a guess like any value shapetrace chose."""
+    return {note.split(" read as ", 1)[0] for note in notes if " read as " in note and BY_USE in note}
+
 #: the sizes a collection the constructor tests membership in holds: every level of an image of
 #: BUILT_SIDE, whether the code counts it by its side (16, 8, ...) or by its downsampling (1, 2, ...)
 LEVELS = (1, 2, 4, 8, 16)

@@ -405,7 +405,8 @@ def make_plan(request: Request) -> Plan:
     readings. Raises :class:`~shapetrace.base.errors.TargetError` or ``UsageError`` when the
     constructor's arguments cannot be inferred (nothing is built yet)."""
     from .cross import assignment_masks
-    from .infer import infer_init, infer_inputs, kernel_sizes, read_by_use
+    from .infer import infer_init, infer_inputs, kernel_sizes
+    from .init_reads import read_by_use
     from .input_reads import as_tokens
     from .input_reads import above, special_ids
 
