@@ -148,6 +148,9 @@ class _Reading:
         right = d ** -0.5
         if math.isclose(total, right, rel_tol=2e-3):
             return True
+        if total < 0:  # whatever the size: the least similar keys get the most weight
+            unit = [s for s in steps if not math.isclose(s[1], 1.0, rel_tol=1e-9)]
+            return self.scale_finding(product, unit, total, right, d, "negated")
         if (temperature(scores.path) or cosine(self.graph, q_meta, k_meta)
                 or not (projected(self.analysis, q_meta) and projected(self.analysis, k_meta))):
             return None  # the scale is the model's to learn, or none is owed
@@ -204,7 +207,8 @@ class _Reading:
             slot = _single_input(rec)
             if slot is None:
                 return found
-            f = _multiple(self.value(rec.inputs[slot]), self.value(rec.outputs[0]) if rec.outputs else None)
+            f = _multiple(self.value(rec.inputs[slot]),
+                          self.value(rec.outputs[0]) if rec.outputs else None, signed=True)
             if f is None:
                 return found
             if not math.isclose(f, 1.0, rel_tol=1e-9):
@@ -413,6 +417,8 @@ class _Reading:
         size = f"d = {d}, the size q·k sums over"
         if not unit:
             what = "not scaled at all"
+        elif named == "negated":
+            what = "negated: the softmax gives the least similar keys the most weight"
         elif math.isclose(total, right * right, rel_tol=2e-3):
             what = "scaled twice by 1/√d"
         else:
@@ -426,7 +432,10 @@ class _Reading:
         if origin is not None:
             message += f"; the factor is chosen at {origin[0]}:{origin[1]}: `{origin[2]}`"
         hint = "Scale the scores once by 1/math.sqrt(head_size), the size of the axis q·k sums over."
-        if precedence_slip(named, "d"):
+        if named == "negated" and math.isclose(total, -d / 2, rel_tol=2e-3):
+            hint = ("`d * -0.5` multiplies by -d/2; the scale is `d ** -0.5` (1/math.sqrt(d)), "
+                    "d the size of the axis q·k sums over.")
+        elif precedence_slip(named, "d"):
             hint = PRECEDENCE
         return diagnostic("attention-textbook", message, hint, rec=target, part="scale",
                           factor=total, expected=right,
@@ -488,8 +497,9 @@ def _tensor_factor(rec: OpRecord, slot: int) -> bool:
     return any(isinstance(a, TensorArg) and a.index != slot for a in rec.args) or len(rec.inputs) > 1
 
 
-def _multiple(before: Tensor | None, after: Tensor | None) -> float | None:
-    """c > 0 when ``after`` holds ``c`` times the elements of ``before`` (in any order)."""
+def _multiple(before: Tensor | None, after: Tensor | None, signed: bool = False) -> float | None:
+    """c > 0 when ``after`` holds ``c`` times the elements of ``before`` (in any order); with
+    ``signed``, c < 0 too (``q * (d * -0.5)``: the order of the elements reversed)."""
     if before is None or after is None or before.numel() != after.numel() or before.numel() < 2:
         return None
     if not (before.is_floating_point() and after.is_floating_point()):
@@ -501,10 +511,12 @@ def _multiple(before: Tensor | None, after: Tensor | None) -> float | None:
     norm = float(a @ a)
     if norm == 0:
         return None
-    c = float(a @ b) / norm
-    if c <= 0 or float((b - c * a).norm()) > _RTOL * max(float(b.norm()), 1e-300):
-        return None
-    return c
+    for b in (b, b.flip(0)) if signed else (b,):
+        c = float(a @ b) / norm
+        if c != 0 and (c > 0) == (b is not None and b[0] <= b[-1]) \
+                and float((b - c * a).norm()) <= _RTOL * max(float(b.norm()), 1e-300):
+            return c
+    return None
 
 
 def _distance_slope(grid: Tensor, kept: Tensor) -> float | None:
