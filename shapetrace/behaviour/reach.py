@@ -25,6 +25,8 @@ it ended), or the op that removed its contribution.
 
 from __future__ import annotations
 
+import ast
+import sys
 import warnings
 from collections.abc import Iterable
 
@@ -34,12 +36,12 @@ from torch import Tensor
 from ..analysis.graph import Graph
 from ..base.ops import DETACHES, SDPA, SOFTMAXES, cut_to_empty, softmax_dim
 from ..base.records import OpRecord, TraceData
-from ..base.source import display_path
+from ..base.source import display_path, file_tree, is_library_file
 from ..record.tensors import tensors_in
 from ..record.tracer import Recorder
 from ..rules.dead import binding_of, placeholder
 from ..rules.registry import diagnostic
-from ..rules.statements import dead_store, returned_later
+from ..rules.statements import Binding, dead_store, returned_later
 from . import parts
 from .probe import Probe
 from .runs import flatten, fresh, math_sdpa, nudge_weights, relative_change
@@ -372,15 +374,24 @@ def _finding(probe: Probe, records: list[OpRecord], end: tuple, names: list[str]
     if kind == "dropped" and any(m.returned is not None and m.returned.index is not None
                                  for m in rec.outputs) and not _dead_result(records, rec):
         return None  # one of several results a module returns, left unused by its caller
-    if kind == "dropped" and _side_output(records, rec):
+    outer = None
+    if kind == "dropped" and returned is not None:
+        # a helper function handed the result back, and its caller dropped it
+        outer = _dropped_by_caller(probe, returned, *returned.where[:2])
+    if kind == "dropped" and outer is None and _side_output(records, rec):
         return None  # returned when the forward is asked to (a flag): this call did not ask
     if kind == "dropped" and returned is not None:
-        filename, line, _, _ = returned.where
+        filename, line = outer or returned.where[:2]
         place = {"rec": rec, "file": display_path(filename), "line": line,
                  "module": returned.caller or None}
-        how = (f"{'its' if one else 'their'} value path ends at the call of `{returned.module.split('.')[-1] or returned.kind}` "
-               f"({returned.kind}) at {display_path(filename)}:{line}, whose result never reaches "
-               f"the output")
+        called = f"`{returned.module.split('.')[-1] or returned.kind}` ({returned.kind})"
+        how = (f"{'its' if one else 'their'} value path ends at the call of {called} at "
+               f"{display_path(filename)}:{line}, whose result never reaches the output"
+               if outer is None else
+               f"{'its' if one else 'their'} value path ends at the call at "
+               f"{display_path(filename)}:{line}, which hands back the result of {called} "
+               f"(called at {display_path(returned.where[0])}:{returned.where[1]}) and whose "
+               f"result never reaches the output")
         again = _taken_again(records, rec)
         if again is not None and again.site is not None:
             how += (f"; what that call took is read again at {again.file}:{again.line} "
@@ -397,3 +408,66 @@ def _finding(probe: Probe, records: list[OpRecord], end: tuple, names: list[str]
     hint = ("use the result (add it to the stream, return it, or pass it on), or remove the layer "
             "if it is not meant to be there")
     return diagnostic("weight-without-effect", message, hint, **place, weights=names, end=kind)
+
+
+def _dropped_by_caller(probe: Probe, returned, filename: str, line: int) -> tuple[str, int] | None:
+    """Where a module call's result is dropped when the call sits in a plain helper function
+    that hands it back (``return fn(x)``, ``out = fn(x); return out``) and a caller of the helper
+    drops what it returns: ``(file, line)`` of that caller's call, from one run with a hook on
+    the module that reads the Python stack of its call; None when the call's own line drops it."""
+    path = returned.module.split(".", 1)[1] if "." in returned.module else ""
+    try:
+        module = probe.model.get_submodule(path)
+    except AttributeError:
+        return None
+    chains: list[list[tuple[str, int, str]]] = []
+
+    def hook(_module, _args):
+        if chains:
+            return
+        frame, chain = sys._getframe(1), []
+        while frame is not None:
+            code = frame.f_code
+            if not is_library_file(code.co_filename) and not code.co_filename.startswith("<"):
+                chain.append((code.co_filename, frame.f_lineno, code.co_name))
+            frame = frame.f_back
+        chains.append(chain)
+
+    handle = module.register_forward_pre_hook(hook)
+    try:
+        _two_calls(probe, 1)
+    finally:
+        handle.remove()
+    chain = chains[0] if chains else []
+    if not chain or (chain[0][0], chain[0][1]) != (filename, line):
+        return None
+    at = 0
+    while at + 1 < len(chain) and chain[at][2] != "forward" and _hands_back(*chain[at][:2]):
+        at += 1
+    return None if at == 0 else chain[at][:2]
+
+
+def _hands_back(filename: str, line: int) -> bool:
+    """Whether the statement at ``filename:line`` returns the value made on it: a ``return`` of
+    it, or a name bound to it that a later ``return`` hands back."""
+    tree = file_tree(filename)
+    if tree is None:
+        return False
+    functions = [node for node in ast.walk(tree)
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node.lineno <= line <= (node.end_lineno or node.lineno)]
+    if not functions:
+        return False
+    function = max(functions, key=lambda node: node.lineno)
+    statements = [node for node in ast.walk(function) if isinstance(node, ast.stmt)
+                  and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.lineno <= line <= (node.end_lineno or node.lineno)]
+    if not statements:
+        return False
+    statement = max(statements, key=lambda node: node.lineno)
+    if isinstance(statement, ast.Return):
+        return statement.value is not None
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+            and isinstance(statement.targets[0], ast.Name):
+        return returned_later(Binding(statement, function, statement.targets[0].id, statement.value))
+    return False

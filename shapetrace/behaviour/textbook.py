@@ -511,10 +511,13 @@ def _multiple(before: Tensor | None, after: Tensor | None, signed: bool = False)
     norm = float(a @ a)
     if norm == 0:
         return None
-    for b in (b, b.flip(0)) if signed else (b,):
+    c = float(a @ b) / norm
+    if not (c <= 0 or float((b - c * a).norm()) > _RTOL * max(float(b.norm()), 1e-300)):
+        return c
+    if signed:  # a negative multiple holds the elements in the reverse order
+        b = b.flip(0)
         c = float(a @ b) / norm
-        if c != 0 and (c > 0) == (b is not None and b[0] <= b[-1]) \
-                and float((b - c * a).norm()) <= _RTOL * max(float(b.norm()), 1e-300):
+        if c < 0 and float((b - c * a).norm()) <= _RTOL * max(float(b.norm()), 1e-300):
             return c
     return None
 
