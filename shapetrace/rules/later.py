@@ -47,7 +47,9 @@ LATER = [
        whose gradient is exactly zero, and whose values can be changed without changing any output
        (beyond rounding: a weight that moves the outputs at all, however weakly, is not reported).
        The finding is at the line where the weight's value path ends: the call whose result was
-       dropped, or the op that removed its contribution; its values are followed through `detach`
+       dropped (for a layer called inside a helper function that hands its result back, `return
+       fn(x)`, the caller's line that drops what the helper returns), or the op that removed its
+       contribution; its values are followed through `detach`
        (a codebook behind a straight-through estimator), and a later op that reads what the dropped
        call took (`self.head(h)` beside `embeddings = self.norm(h)`) is named as where its result
        may have been meant. A result the code hands back only when asked (`return out, extra`

@@ -401,7 +401,9 @@ _ALL = [
        position table, an additive mask). The factors multiply to the scale the code applied; where
        it is not 1/√d (d the size q·k sums over), the weights are recomputed with the textbook scale
        and the same terms, and the finding says which part differs (no scale, scaled twice, the root
-       of another size), at the op that applied the last factor, with the line of each factor. The
+       of another size), at the op that applied the last factor, with the line of each factor. A
+       negative factor on q or k (`scale = d * -0.5`, a typo of `d ** -0.5`; keys negated) negates
+       the scores, whatever its size: the least similar keys get the most weight. The
        same non-zero term added twice on the way to one softmax is a bias added twice. A learned
        term (not made from the input) added to the scores that is the same at every position of the
        axis the softmax normalises (a key bias broadcast over the queries, `bias[:, None]`) is
