@@ -37,7 +37,7 @@ AXIS_CONTENTS = {"B": "samples", "T": "tokens", "S": "source tokens", "H": "head
 STATED: dict[str, str] = {
     **dict.fromkeys(("d_model", "n_embd", "n_embed", "embed_dim", "emb_dim", "hidden_size",
                      "model_dim", "dim_model"), "C"),
-    **dict.fromkeys(("num_heads", "n_head", "n_heads", "nhead", "num_attention_heads",
+    **dict.fromkeys(("num_heads", "n_head", "n_heads", "nhead", "num_head", "head_num", "num_attention_heads",
                      "query_heads", "num_query_heads", "n_query_heads", "q_heads",
                      "num_q_heads", "n_q_heads"), "H"),
     **dict.fromkeys(("head_size", "head_dim", "d_k", "d_head", "dim_head"), "d"),

@@ -142,6 +142,31 @@ def gradient_hooks_accepted():
 
 
 @contextmanager
+def plain_checkpoints():
+    """While entered, an activation checkpoint of the reentrant kind
+    (``torch.utils.checkpoint.checkpoint(fn, x, use_reentrant=True)``, the older default) runs
+    ``fn`` as a plain call: it computes the same values, and the checks' own gradients
+    (``torch.autograd.grad``), which that kind refuses, reach through it. Checkpointing trades
+    memory for time in training; a check at probe sizes needs neither."""
+    from torch.utils import checkpoint
+
+    function_class = checkpoint.CheckpointFunction
+    kept = function_class.__dict__.get("apply")  # torch's own is inherited from Function
+
+    def apply(cls, function, preserve_rng_state, *args):
+        return function(*args)
+
+    function_class.apply = classmethod(apply)
+    try:
+        yield
+    finally:
+        if kept is None:
+            del function_class.apply
+        else:
+            function_class.apply = kept
+
+
+@contextmanager
 def float64_default():
     """Tensors the module makes without a dtype (``torch.zeros(T, T)``,
     ``nn.Transformer.generate_square_subsequent_mask(T)``) are float64 like the probe's copy, as

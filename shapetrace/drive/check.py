@@ -33,7 +33,7 @@ from ..base.ops import next_prime
 from ..base.records import TraceData
 from ..base.source import display_path
 from ..behaviour.results import RERUNS
-from ..behaviour.runs import gradient_hooks_accepted
+from ..behaviour.runs import gradient_hooks_accepted, plain_checkpoints
 from ..record.fake import fake_mode
 from ..report.results import Report, TargetResult
 from ..report.trace import Trace
@@ -96,7 +96,7 @@ def check_target(module, *, target: str | None = None, dims=None, **settings) ->
         module = module._orig_mod
         notes.append("traced the eager module behind torch.compile")
     request = Request(module, dims, display, **settings)
-    with _threads_for(dims), eager_stance(), gradient_hooks_accepted():
+    with _threads_for(dims), eager_stance(), gradient_hooks_accepted(), plain_checkpoints():
         result = _checked(request, notes)
     result.seconds = time.perf_counter() - started
     return result

@@ -57,11 +57,17 @@ def chosen_size_failed(result: TargetResult, chosen: Attempt) -> bool:
     (``AttentionLayer(attention=AnomalyAttention(win_size=4, ...))``): the value does not fit
     the code's own sizes, which says nothing of the code. The value made it when the module
     built with that value set otherwise runs, or fails at the same op with other sizes; a
-    mismatch no chosen value moves stays a finding."""
+    mismatch no chosen value moves stays a finding. At a linear layer (``mat1 and mat2 shapes
+    cannot be multiplied``) only a count of positions met there says so: a chosen value met by
+    the width is the classic wrong ``in_features``, a finding. A value the plan read as a probe
+    size only from the layer it is handed to (``field_size`` as the width) counts as chosen."""
     rec = chosen.failed_op
     text = (rec.error[1] or "") if rec is not None and rec.error else ""
-    found = MET.search(text) or INNER.search(text)  # elementwise, or a product's inner sizes
+    found = MET.search(text)
     plan = chosen.plan
+    if found is None and (inner := INNER.search(text)) is not None \
+            and {plan.dims.get("T"), plan.dims.get("S")} & {int(inner.group(1)), int(inner.group(2))}:
+        found = inner  # a linear layer's inputs met by a count of positions, never by the width
     if found is None or plan.init is None:
         return False
     sizes = {int(found.group(1)), int(found.group(2))}

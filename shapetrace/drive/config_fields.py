@@ -30,6 +30,7 @@ class Field:
     default: object = None
     has_default: bool = False
     uses: set = field(default_factory=set)  # the dims the code hands it to as
+    equal_to: list = field(default_factory=list)  # fields the code asserts it equals
     #: the defaults of the parameters the code hands it to (``EncoderLayer(...,
     #: activation=cfg.activation)``: "relu"), None's left out; one value when they agree
     handed_defaults: list = field(default_factory=list)
@@ -50,10 +51,15 @@ def fields_read(cls: type, param: str) -> dict[str, Field]:
     """The fields the code of ``cls`` reads from its constructor argument ``param`` (see the
     module's docstring); empty when the source cannot be read."""
     fields: dict[str, Field] = {}
-    _fields_in(cls, param, fields, _DEPTH, set())
+    _fields_in(cls, param, fields, _HANDED_DEPTH, set())
     for name in fields.pop(_OPTIONAL, None) or ():  # hasattr(config, "n_unmasked"): left out,
         fields.pop(name, None)                        # as a config without it reads
     return fields
+
+
+#: how many constructors and functions deep a config handed on is read (a model, its layer, the
+#: layer's attention, the function that picks the attention's kind, the kind's own class)
+_HANDED_DEPTH = 6
 
 
 #: the key under which ``_fields_in`` gathers the fields the code asks ``hasattr`` of
@@ -104,6 +110,7 @@ def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set)
             parts[node.targets[0].id] = path
 
     _named_fields(body, trees, is_config, fields)
+    _branched_on_self(body, trees, is_config, names, fields)
     for tree in [body] + [t for t in trees if t is not None and on_self]:
         for node in ast.walk(tree):  # a field the code asks hasattr() of is optional
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
@@ -209,9 +216,17 @@ def called(cls: type, param: str) -> bool:
 
 
 def _field_name(node, is_config) -> str | None:
-    """The name of the field ``node`` reads from the config (``cfg.n_embd``), or None."""
+    """The name of the field ``node`` reads from the config (``cfg.n_embd``, ``cfg["n_embd"]``,
+    ``cfg.get("n_embd")``), or None."""
     if isinstance(node, ast.Attribute) and is_config(node.value) and not node.attr.startswith("_"):
         return node.attr
+    if isinstance(node, ast.Subscript) and is_config(node.value) \
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "get" and is_config(node.func.value) and node.args \
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return node.args[0].value
     return None
 
 
@@ -228,9 +243,89 @@ def _handed(callee, call: ast.Call, is_config, fields: dict[str, Field]) -> None
         found = fields.setdefault(name, Field(name))
         found.uses |= _sizes_of(pairs, _DEPTH, set())
         for target, param in pairs:
+            for text in _strings_compared(target, param):
+                if text not in found.compared_to:
+                    found.compared_to.append(text)
             default = _default_of(target, param)
             if default is not None and default not in found.handed_defaults:
                 found.handed_defaults.append(default)
+
+
+def _branched_on_self(body, trees: list, is_config, names: Mapping, fields: dict[str, Field]) -> None:
+    """A field kept on the module (``self.attn_type = config["attn_type"]``) that the class's
+    code compares with strings (``self.attn_type == "softmax"``,
+    ``self.attn_type.startswith("reformer")``) or hands to a function that does
+    (``attn_selector(self.attn_type, config)``): those strings, as for the field itself."""
+    kept: dict[str, str] = {}
+    for node in ast.walk(body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Attribute) \
+                and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self" \
+                and (name := _field_name(node.value, is_config)) is not None:
+            kept[node.targets[0].attr] = name
+            fields.setdefault(name, Field(name, by_key=not isinstance(node.value, ast.Attribute)))
+    if not kept:
+        return
+
+    def field_of(node) -> str | None:
+        return kept.get(node.attr) if isinstance(node, ast.Attribute) \
+            and isinstance(node.value, ast.Name) and node.value.id == "self" else None
+
+    for tree in [body, *(t for t in trees if t is not None)]:
+        for node in ast.walk(tree):
+            strings: list = []
+            if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+                    and isinstance(node.ops[0], (ast.Eq, ast.In)) and (name := field_of(node.left)):
+                right = node.comparators[0]
+                strings = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("startswith", "endswith") \
+                    and (name := field_of(node.func.value)):
+                strings = node.args[:1]
+            elif isinstance(node, ast.Call) and (callee := _resolve(node.func, names)) is not None:
+                for arg in node.args:
+                    if (name := field_of(arg)):
+                        for target, param in _bound(callee, node, lambda n, a=arg: n is a):
+                            _add_strings(fields, name, _strings_compared(target, param))
+                continue
+            else:
+                continue
+            _add_strings(fields, name, [v.value for v in strings if isinstance(v, ast.Constant)
+                                        and isinstance(v.value, str)])
+
+
+def _add_strings(fields: dict[str, Field], name: str, strings: list[str]) -> None:
+    found = fields.get(name)
+    if found is None:
+        return
+    for text in strings:
+        if text not in found.compared_to:
+            found.compared_to.append(text)
+
+
+def _strings_compared(callee, param: str) -> list[str]:
+    """The string constants a function of the user's code compares its parameter ``param``
+    with (``if attn_type == "softmax"``, ``attn_type.startswith("linformer")``), in the order
+    written: the values the code branches on, its first branch first."""
+    if isinstance(callee, type) or not inspect.isfunction(callee) or not _user_code(callee):
+        return []
+    body = _function_def(_tree(callee), callee.__name__)
+    found: list[str] = []
+    for node in ast.walk(body) if body is not None else ():
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+                and isinstance(node.ops[0], (ast.Eq, ast.In)) \
+                and isinstance(node.left, ast.Name) and node.left.id == param:
+            right = node.comparators[0]
+            values = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("startswith", "endswith") \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == param:
+            values = node.args[:1]
+        else:
+            continue
+        found += [v.value for v in values if isinstance(v, ast.Constant)
+                  and isinstance(v.value, str) and v.value not in found]
+    return found
 
 
 def _default_of(callee, param: str) -> object:
@@ -335,6 +430,10 @@ def _compared(node: ast.Compare, is_config, fields: dict[str, Field]) -> None:
         return
     values = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
     found = fields.setdefault(name, Field(name, by_key=by_key))
+    other = _field_name(right, is_config) if isinstance(node.ops[0], ast.Eq) else None
+    if other is not None and other != name:  # assert cfg["embedding_dim"] == cfg["transformer_dim"]
+        found.equal_to.append(other)
+        fields.setdefault(other, Field(other, by_key=by_key)).equal_to.append(name)
     found.compared_to.extend(v.value for v in values if isinstance(v, ast.Constant)
                              and isinstance(v.value, str) and v.value not in found.compared_to)
 
@@ -388,6 +487,15 @@ def value_by_use(found: Field, dims: Mapping[str, int], name: str) -> object:
     if found.sequence:
         return []  # a sequence nothing says the items of: none
     return COUNT if found.counted and not found.compared_with_none else None
+
+
+def equal_fields(values: dict, fields: Mapping) -> dict:
+    """``values`` with each field left None that the code asserts equal to another
+    (``assert cfg["embedding_dim"] == cfg["transformer_dim"]``) given that one's value."""
+    for name, found in fields.items():
+        if values.get(name) is None and not found.children:
+            values[name] = next((values[o] for o in found.equal_to if values.get(o) is not None), None)
+    return values
 
 
 #: a count the code computes with that nothing else sizes (``cfg.observation_dim``): small, and

@@ -64,7 +64,7 @@ from .masks import optional_mask, required_mask
 from .layout import batch_first, code_layout, time_first
 from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
-from .config_fields import ReadConfig, called, fields_read, read_as_object, value_by_use
+from .config_fields import ReadConfig, called, equal_fields, fields_read, read_as_object, value_by_use
 from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, slice_step, \
     meaning_by_use, torch_default, without_self
 
@@ -540,8 +540,8 @@ def _config_of(fields: Mapping, dims: Mapping[str, int]):
     values = {name: _config_of(f.children, dims) if f.children else
               infer_value(name, f.default, dims, has_default=f.has_default)
               for name, f in fields.items()}
-    values = {name: value_by_use(fields[name], dims, name) if value is MISSING else value
-              for name, value in values.items()}
+    values = equal_fields({name: value_by_use(fields[name], dims, name) if value is MISSING
+                           else value for name, value in values.items()}, fields)
     nested = any(f.children for f in fields.values())
     if all(f.by_key for f in fields.values()) and not nested:
         return values

@@ -17,6 +17,7 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..base.names import field_size, number_of
 from .asked import numbers_in
 from .builtby import passed_for
 from .guess import Guess
@@ -81,18 +82,28 @@ def _sizes(failed) -> set[int]:
 
 
 def unset_fields_passed(cls: type, name: str, read) -> tuple[list[str], str] | None:
-    """Fields of the config ``read`` (a dict the fields the code reads made) that nothing set
-    (None), set in place from the config the project's code passes as ``name`` written out (a
-    script's ``config = {...}``), with where it passes it; None when none is set so."""
-    if not isinstance(read, dict) or not any(v is None for v in read.values()):
+    """Fields of the config ``read`` (a dict the fields the code reads made) that no name sizes
+    (left None, or read from what the code does with them: ``config["num_channels"]`` handed to
+    a convolution), set in place from the config the project's code passes as ``name`` written
+    out (a script's ``config = {...}``), with where it passes it; None when none is set so."""
+    unnamed = [k for k, v in read.items() if v is None or not _named(k)] \
+        if isinstance(read, dict) else []
+    if not unnamed:
         return None
     passed = passed_for(cls, name)
     if passed is None or not isinstance(passed.value, dict):
         return None
-    filled = [k for k, v in read.items() if v is None and passed.value.get(k) is not None]
+    filled = [k for k in unnamed if passed.value.get(k) is not None and (
+        read[k] is None or passed.value[k] != read[k] and isinstance(passed.value[k], _PLAIN))]
     for key in filled:
         read[key] = passed.value[key]
     return ([f"{k}={read[k]!r}" for k in filled], passed.where) if filled else None
+
+
+def _named(field: str) -> bool:
+    """Whether a config field's name states what it holds: a size (``hidden_size``), a number
+    (``dropout``, ``num_layers``)."""
+    return field_size(field) is not None or number_of(field, field=True) is not None
 
 
 def note_filled(filled: tuple[list[str], str] | None, name: str, notes: list[str] | None) -> None:
