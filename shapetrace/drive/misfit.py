@@ -23,7 +23,7 @@ from .devices import needs_gpu
 from .chosen_values import chosen_size_failed, counted_failed, negative_size
 from .asking import annotated_axis_failed, ask, got_past, why
 from .refused import as_guessed as _as_guessed
-from .refused import iterated, layer_refused, refused
+from .refused import iterated, layer_refused, refused, varargs_left
 from .signals import signal_refused, takes_images
 from .setup_read import NO_ATTRIBUTE, sets_attribute, setter_of, unset_entry
 
@@ -45,7 +45,8 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _unbuilt_failed(result, chosen) or _default_failed(result, chosen) \
             or _unset_failed(result, chosen) or _handed_on_failed(result, chosen) \
             or _config_none_failed(result, chosen) or split_disagrees(result, chosen) \
-            or iterated(result, chosen) or counted_failed(result, chosen):
+            or iterated(result, chosen) or counted_failed(result, chosen) \
+            or varargs_left(result, chosen):
         got_past(result, chosen)
         return True
     rec = chosen.failed_op

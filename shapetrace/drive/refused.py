@@ -11,6 +11,7 @@ import inspect
 import linecache
 import os
 import re
+import textwrap
 
 import torch
 
@@ -196,3 +197,64 @@ def _made_from(rec, records, sources: set[int]) -> bool:
         seen.add(index)
         stack.extend(m.src[0] for m in records[index].inputs if m.src is not None)
     return False
+
+
+def varargs_left(result: TargetResult, chosen: Attempt) -> bool:
+    """The constructor takes positional arguments by ``*args`` (``Transpose(*dims)``), which
+    shapetrace cannot give and left empty, and the forward then failed: the missing arguments,
+    not the code; a target error saying how the project's code builds the class, when a call
+    of it with plain arguments says."""
+    request = chosen.plan.request
+    cls = request.module if isinstance(request.module, type) else None
+    if cls is None or chosen.raised is None:
+        return False
+    try:
+        params = inspect.signature(cls.__init__).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    star = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
+    if star is None or not _kept(cls, star):
+        return False
+    raised = chosen.raised
+    example = _built_with_literals(cls)
+    result.error = (f"{cls.__name__} takes its positional arguments as *{star}, which shapetrace "
+                    f"cannot give (it left them empty), and its forward then failed "
+                    f"({type(raised).__name__}: {one_line(raised)[:120]}); check an instance "
+                    f"from Python" + (f", as {example[1]} builds it: shapetrace.check({example[0]})"
+                                      if example else ": shapetrace.check(" + cls.__name__ + "(...))"))
+    result.diagnostics = []
+    return True
+
+
+def _kept(cls: type, name: str) -> bool:
+    """Whether ``cls``'s constructor keeps its argument ``name`` on the module (``self.dims =
+    dims``, ``self.dims, self.contiguous = dims, contiguous``), not only hands it on."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls.__init__)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign) \
+                or not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.value)):
+            continue
+        if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+               for target in node.targets for t in ast.walk(target)):
+            return True
+    return False
+
+
+def _built_with_literals(cls: type) -> tuple[str, str] | None:
+    """``("Transpose(1, 2)", "file:line")``: the first call of ``cls`` in its own file whose
+    arguments are all plain numbers, strings or booleans; None when none is."""
+    try:
+        filename = inspect.getsourcefile(cls)
+        tree = ast.parse(open(filename, encoding="utf-8").read()) if filename else None
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == cls.__name__ and node.args \
+                and all(isinstance(a, ast.Constant) for a in [*node.args, *(k.value for k in node.keywords)]) \
+                and all(k.arg is not None for k in node.keywords):
+            return ast.unparse(node), f"{display_path(filename)}:{node.lineno}"
+    return None
