@@ -1,5 +1,6 @@
 """A model built from a dict config (``config["transformer_dim"]``) that nothing declares: each
-key is read from what the code does with it, as an attribute config's fields are. A key handed
+key is read from what the code does with it, as an attribute config's fields are (a field
+used as a key of the code's own table, ``ACT2FN[args.hidden_act]``, takes the table's first key). A key handed
 to a layer takes that layer's size; a key the code asserts equal to another takes its value; a
 kind kept on the module and branched on (``self.attn_type == "softmax"``, or handed to a
 function that tests ``attn_type.startswith(...)``) takes the first branch's string; a config
@@ -101,6 +102,23 @@ class Embeddings(nn.Module):
         return self.embed(input_ids)
 
 
+ACTIVATIONS = {"gelu": torch.nn.functional.gelu, "relu": torch.relu}
+
+
+class Intermediate(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.dense = nn.Linear(args.hidden_size, args.hidden_size * 4)
+        if isinstance(args.hidden_act, str):
+            self.act = ACTIVATIONS[args.hidden_act]
+        else:
+            self.act = args.hidden_act
+        self.out = nn.Linear(args.hidden_size * 4, args.hidden_size)
+
+    def forward(self, x):
+        return x + self.out(self.act(self.dense(x)))
+
+
 def _config(cls):
     return infer_init(cls, Dims({}), notes=[])["config"]
 
@@ -136,3 +154,11 @@ def test_the_checkpoint_is_torch_s_own_again_after_a_check():
     x = torch.randn(2, 3, requires_grad=True)
     y = checkpoint(torch.sin, x, use_reentrant=True)
     assert y.grad_fn is not None and type(y.grad_fn).__name__.startswith("CheckpointFunction")
+
+
+def test_a_field_used_as_a_key_of_the_code_s_table_takes_its_first_key():
+    args = infer_init(Intermediate, Dims({}), notes=[])["args"]
+    assert args.hidden_act == "gelu"
+    result = st.check(Intermediate).targets[0]
+    assert result.error is None, result.error
+    assert [d.rule for d in result.diagnostics if d.severity == "error"] == []

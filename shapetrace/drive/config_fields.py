@@ -111,6 +111,13 @@ def _fields_in(obj, param: str, fields: dict[str, Field], depth: int, seen: set)
 
     _named_fields(body, trees, is_config, fields)
     _branched_on_self(body, trees, is_config, names, fields)
+    for node in ast.walk(body):  # ACT2FN[config.hidden_act]: a key of the code's own table
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and (name := _field_name(node.slice, is_config)) is not None \
+                and isinstance(table := names.get(node.value.id), dict) and table \
+                and all(isinstance(key, str) for key in table):
+            fields.setdefault(name, Field(name, by_key=isinstance(node.slice, (ast.Subscript, ast.Call))))
+            _add_strings(fields, name, [next(iter(table))])
     for tree in [body] + [t for t in trees if t is not None and on_self]:
         for node in ast.walk(tree):  # a field the code asks hasattr() of is optional
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
