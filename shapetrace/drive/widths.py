@@ -100,7 +100,11 @@ def _frame_divisor(cause: BaseException, width: int) -> int | None:
     frame = _raising_frame(cause)
     if frame is None or width not in [v for v in frame.f_locals.values() if type(v) is int]:
         return None
-    counts = {v for v in frame.f_locals.values() if type(v) is int and 1 < v <= 64 and width % v}
+    values = list(frame.f_locals.values())
+    owner = frame.f_locals.get("self")
+    if owner is not None:  # ``self.head = 2`` set just before: the count is kept on the module
+        values += list(getattr(owner, "__dict__", {}).values())
+    counts = {v for v in values if type(v) is int and 1 < v <= 64 and width % v}
     return counts.pop() if len(counts) == 1 else None
 
 
