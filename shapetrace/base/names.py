@@ -57,7 +57,7 @@ STATED: dict[str, str] = {
 USUALLY: dict[str, str] = {
     **dict.fromkeys(("dim", "d_in", "d_out", "in_dim", "out_dim", "input_dim", "output_dim",
                      "in_features", "out_features", "ndim", "normalized_shape", "embed_size",
-                     "emb_size", "d_embed", "features", "emb", "ninp", "embedding_dim"), "C"),
+                     "emb_size", "d_embed", "d_emb", "features", "emb", "ninp", "embedding_dim"), "C"),
     **dict.fromkeys(("heads", "h", "attn_heads", "num_attn_heads", "n_attn_heads"), "H"),
     **dict.fromkeys(("d_v", "head_features", "features_per_head", "rotary_dim", "rot_dim"), "d"),
     **dict.fromkeys(("seq_len", "seq_length"), "L"),
@@ -107,7 +107,7 @@ LAYER_INDICES = frozenset(("layer_id", "layer_idx", "layer_index", "layer_number
 LAYER_INDEX = 1
 FFN = frozenset(("ffn_dim", "d_ff", "hidden_dim", "intermediate_size", "dim_feedforward",
                  "mlp_dim", "d_ffn", "ff_dim", "d_hid", "nhid", "d_hidden", "n_ffn", "ffn_size",
-                 "mlp_size"))
+                 "mlp_size", "d_inner", "d_inner_hid"))
 KV_HEADS = frozenset(("kv_heads", "n_kv_head", "n_kv_heads", "num_kv_heads",
                       "num_key_value_heads", "num_kv_groups", "n_kv_groups", "kv_groups",
                       "num_query_groups", "n_query_groups"))
