@@ -11,12 +11,12 @@ import inspect
 import linecache
 import os
 import re
-import textwrap
 
 import torch
 
+from ..analysis.code import parsed
 from ..base.errors import one_line
-from ..base.source import display_path, is_library_file
+from ..base.source import display_path, file_tree, is_library_file
 from ..report.results import TargetResult
 from .asked import raised_by_check
 from .asking import ask
@@ -229,11 +229,8 @@ def varargs_left(result: TargetResult, chosen: Attempt) -> bool:
 def _kept(cls: type, name: str) -> bool:
     """Whether ``cls``'s constructor keeps its argument ``name`` on the module (``self.dims =
     dims``, ``self.dims, self.contiguous = dims, contiguous``), not only hands it on."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(cls.__init__)))
-    except (OSError, TypeError, SyntaxError, IndentationError):
-        return False
-    for node in ast.walk(tree):
+    tree = parsed(cls.__init__)
+    for node in ast.walk(tree) if tree is not None else ():
         if not isinstance(node, ast.Assign) \
                 or not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.value)):
             continue
@@ -248,9 +245,9 @@ def _built_with_literals(cls: type) -> tuple[str, str] | None:
     arguments are all plain numbers, strings or booleans; None when none is."""
     try:
         filename = inspect.getsourcefile(cls)
-        tree = ast.parse(open(filename, encoding="utf-8").read()) if filename else None
-    except (OSError, TypeError, SyntaxError, ValueError):
+    except TypeError:
         return None
+    tree = file_tree(filename)
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                 and node.func.id == cls.__name__ and node.args \
