@@ -82,3 +82,18 @@ def test_a_helper_that_drops_the_result_itself_keeps_its_line():
 
 def test_a_result_used_through_a_helper_is_quiet():
     assert _found(UsedThroughHelper) == []
+
+
+class SideOutputThroughHelper(Base):
+    """The helper's result is bound in forward and returned only when asked: a side output."""
+
+    def forward(self, x, return_encoded=False):
+        encoded = with_context(self.encoder, x)
+        y = self.head(x)
+        if return_encoded:
+            return y, encoded
+        return y
+
+
+def test_a_result_returned_only_when_asked_through_a_helper_is_quiet():
+    assert _found(SideOutputThroughHelper) == []

@@ -444,7 +444,11 @@ def _dropped_by_caller(probe: Probe, returned, filename: str, line: int) -> tupl
     at = 0
     while at + 1 < len(chain) and chain[at][2] != "forward" and _hands_back(*chain[at][:2]):
         at += 1
-    return None if at == 0 else chain[at][:2]
+    if at == 0:
+        return None
+    # a forward that binds what the helper returned and returns it later (when asked): a side
+    # output of this call, as one bound in the forward itself is
+    return None if _hands_back(*chain[at][:2]) else chain[at][:2]
 
 
 def _hands_back(filename: str, line: int) -> bool:
