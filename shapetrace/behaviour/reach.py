@@ -36,12 +36,12 @@ from torch import Tensor
 from ..analysis.graph import Graph
 from ..base.ops import DETACHES, SDPA, SOFTMAXES, cut_to_empty, softmax_dim
 from ..base.records import OpRecord, TraceData
-from ..base.source import display_path, file_tree, is_library_file
+from ..base.source import display_path, is_library_file
 from ..record.tensors import tensors_in
 from ..record.tracer import Recorder
 from ..rules.dead import binding_of, placeholder
 from ..rules.registry import diagnostic
-from ..rules.statements import Binding, dead_store, returned_later
+from ..rules.statements import Binding, dead_store, returned_later, statement_at
 from . import parts
 from .probe import Probe
 from .runs import flatten, fresh, math_sdpa, nudge_weights, relative_change
@@ -454,21 +454,10 @@ def _dropped_by_caller(probe: Probe, returned, filename: str, line: int) -> tupl
 def _hands_back(filename: str, line: int) -> bool:
     """Whether the statement at ``filename:line`` returns the value made on it: a ``return`` of
     it, or a name bound to it that a later ``return`` hands back."""
-    tree = file_tree(filename)
-    if tree is None:
+    found = statement_at(filename, line)
+    if found is None:
         return False
-    functions = [node for node in ast.walk(tree)
-                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and node.lineno <= line <= (node.end_lineno or node.lineno)]
-    if not functions:
-        return False
-    function = max(functions, key=lambda node: node.lineno)
-    statements = [node for node in ast.walk(function) if isinstance(node, ast.stmt)
-                  and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                  and node.lineno <= line <= (node.end_lineno or node.lineno)]
-    if not statements:
-        return False
-    statement = max(statements, key=lambda node: node.lineno)
+    function, statement = found
     if isinstance(statement, ast.Return):
         return statement.value is not None
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \

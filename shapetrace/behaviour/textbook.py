@@ -148,13 +148,12 @@ class _Reading:
         right = d ** -0.5
         if math.isclose(total, right, rel_tol=2e-3):
             return True
+        unit = [s for s in steps if not math.isclose(s[1], 1.0, rel_tol=1e-9)]
         if total < 0:  # whatever the size: the least similar keys get the most weight
-            unit = [s for s in steps if not math.isclose(s[1], 1.0, rel_tol=1e-9)]
             return self.scale_finding(product, unit, total, right, d, "negated")
         if (temperature(scores.path) or cosine(self.graph, q_meta, k_meta)
                 or not (projected(self.analysis, q_meta) and projected(self.analysis, k_meta))):
             return None  # the scale is the model's to learn, or none is owed
-        unit = [s for s in steps if not math.isclose(s[1], 1.0, rel_tol=1e-9)]
         if math.isclose(total, 1.0, rel_tol=2e-3) and unit:
             return None  # factors that cancel
         named = "none" if not unit else explain_scale(total, self.analysis.dims, d, "d")

@@ -250,9 +250,7 @@ def _handed(callee, call: ast.Call, is_config, fields: dict[str, Field]) -> None
         found = fields.setdefault(name, Field(name))
         found.uses |= _sizes_of(pairs, _DEPTH, set())
         for target, param in pairs:
-            for text in _strings_compared(target, param):
-                if text not in found.compared_to:
-                    found.compared_to.append(text)
+            _add_strings(fields, name, _strings_compared(target, param))
             default = _default_of(target, param)
             if default is not None and default not in found.handed_defaults:
                 found.handed_defaults.append(default)
@@ -280,25 +278,29 @@ def _branched_on_self(body, trees: list, is_config, names: Mapping, fields: dict
 
     for tree in [body, *(t for t in trees if t is not None)]:
         for node in ast.walk(tree):
-            strings: list = []
-            if isinstance(node, ast.Compare) and len(node.ops) == 1 \
-                    and isinstance(node.ops[0], (ast.Eq, ast.In)) and (name := field_of(node.left)):
-                right = node.comparators[0]
-                strings = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr in ("startswith", "endswith") \
-                    and (name := field_of(node.func.value)):
-                strings = node.args[:1]
+            tested = _strings_tested(node, field_of)
+            if tested is not None:
+                _add_strings(fields, *tested)
             elif isinstance(node, ast.Call) and (callee := _resolve(node.func, names)) is not None:
                 for arg in node.args:
                     if (name := field_of(arg)):
                         for target, param in _bound(callee, node, lambda n, a=arg: n is a):
                             _add_strings(fields, name, _strings_compared(target, param))
-                continue
-            else:
-                continue
-            _add_strings(fields, name, [v.value for v in strings if isinstance(v, ast.Constant)
-                                        and isinstance(v.value, str)])
+
+
+def _strings_tested(node, subject) -> tuple[str, list[str]] | None:
+    """``(name, strings)`` when ``node`` tests what ``subject(expr)`` names (not None) against
+    string constants: ``x == "a"``, ``x in ("a", "b")``, ``x.startswith("a")``; None otherwise."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+            and isinstance(node.ops[0], (ast.Eq, ast.In)) and (name := subject(node.left)):
+        right = node.comparators[0]
+        values = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in ("startswith", "endswith") and (name := subject(node.func.value)):
+        values = node.args[:1]
+    else:
+        return None
+    return name, [v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
 
 
 def _add_strings(fields: dict[str, Field], name: str, strings: list[str]) -> None:
@@ -318,20 +320,13 @@ def _strings_compared(callee, param: str) -> list[str]:
         return []
     body = _function_def(_tree(callee), callee.__name__)
     found: list[str] = []
+
+    def named(node) -> str | None:
+        return param if isinstance(node, ast.Name) and node.id == param else None
+
     for node in ast.walk(body) if body is not None else ():
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 \
-                and isinstance(node.ops[0], (ast.Eq, ast.In)) \
-                and isinstance(node.left, ast.Name) and node.left.id == param:
-            right = node.comparators[0]
-            values = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in ("startswith", "endswith") \
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == param:
-            values = node.args[:1]
-        else:
-            continue
-        found += [v.value for v in values if isinstance(v, ast.Constant)
-                  and isinstance(v.value, str) and v.value not in found]
+        tested = _strings_tested(node, named)
+        found += [text for text in (tested[1] if tested else ()) if text not in found]
     return found
 
 

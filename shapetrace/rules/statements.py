@@ -167,6 +167,17 @@ def reads_of(node: ast.AST) -> list[str]:
 
 # --- reading the tree -------------------------------------------------------------------------
 
+def statement_at(filename: str | None, line: int) -> tuple[ast.AST, ast.stmt] | None:
+    """``(innermost function, innermost statement)`` at a line of a file (a frame's current
+    line), or None outside any function."""
+    tree = file_tree(filename)
+    return None if tree is None else _path_to(tree, line, _ANY_COLUMN, None)
+
+
+#: a column past any on a line: every statement that starts on the line spans it
+_ANY_COLUMN = 1 << 30
+
+
 def _path_to(tree, line, col, end_col):
     """``(innermost function, innermost statement)`` around a position, or None."""
     function = statement = None
