@@ -105,6 +105,7 @@ def run_behaviour(module: nn.Module, inputs: Sequence[Any],
         with _internal_errors(stage):
             probe = Probe(copied, inputs, roles, dims, kwargs, root=type(module).__name__)
             probe.built = built_by(module)
+            probe.built_indices = built_by(module, integers=True)
             try:
                 with torch.random.fork_rng(devices=[]), one_thread(), float64_default():
                     torch.default_generator.manual_seed(0)  # what fork_rng restores

@@ -282,8 +282,12 @@ def trace_evidence(trace: Any) -> str:
             return "is_causal=True"
         if op == "[]" and rec.inputs and rec.outputs:
             src, out = rec.inputs[0].shape, rec.outputs[0].shape
-            if len(src) >= 2 and src[-1] == src[-2] != T and out[-2:] == (T, T) \
-                    and dims.get("B") not in src[:-2]:  # not scores padded and cut back
+            held = rec.inputs[0]._made_by is None  # kept from before the forward (a buffer)
+            if held and len(src) >= 2 and src[-1] == src[-2] != T and out[-2:] == (T, T) \
+                    and dims.get("B") not in src[:-2] \
+                    and str(rec.inputs[0].dtype) not in _INDICES:  # not scores padded and cut
+                # back, a bias computed in the forward, nor a table of distances or row
+                # numbers (a relative-position index)
                 return "a square mask sliced to (T, T)"
         if op in COMPARISONS and len(rec.inputs) == 2 and rec.outputs:
             a, b = rec.inputs[0].shape, rec.inputs[1].shape
@@ -296,6 +300,9 @@ def trace_evidence(trace: Any) -> str:
             return f"a running sum over T ({op}): causal by construction"
     return ""
 
+
+#: dtypes of indices and distances, never of a mask (bool, 0/1 bytes, 0/-inf floats)
+_INDICES = frozenset({"torch.int64", "torch.int32", "torch.int16"})
 
 _ORS = frozenset({"|", "torch.logical_or", "Tensor.logical_or", "torch.bitwise_or",
                   "Tensor.bitwise_or"})

@@ -6,9 +6,15 @@ weight whose gradient is exactly zero off its diagonal and non-zero on it (``w *
 an einsum that repeats an index) is used as a diagonal; a projection whose rows fall into parts
 of H heads of size d (one for q, k and v each, in a fused one) and whose gradient is exactly
 zero on the same heads in every part while other heads have some (``y[:, 0]`` keeping head 0)
-drops those heads. Only these two shapes of a part are judged: a table indexed by positions or
-tokens (rows past the probe's length or vocabulary), a half of a projection used for something
-else (the log-variance of an encoder in eval), a triangle of a causal mixing matrix, are not.
+drops those heads; a learned table (a relative-position bias table) that the forward reads only
+through an index fixed when the module was built (a buffer or tensor kept on a module, read
+whole: no slice of it by the input's length) and whose other rows have a gradient of exactly
+zero has rows that no input can ever reach (the offsets of a window flattened with the wrong
+strides share rows). Only these shapes of a part are judged: a table indexed by the input's
+tokens or positions (rows past the probe's length or vocabulary), distances clipped to a range
+the probe's length does not fill (the unread rows at both ends, as many each), a padding row,
+a half of a projection used for something else (the log-variance of an encoder in eval), a
+triangle of a causal mixing matrix, are not.
 
 A part is confirmed when changing its values leaves every output as it was. The finding is at
 the op that read a value depending on the part and returned one that does not (the product with
@@ -45,15 +51,64 @@ def parts_without_effect(probe: Probe, params: dict[str, Tensor],
         sizes = dict(probe.dims.items()) if hasattr(probe.dims, "items") else {n: probe.dims[n] for n in probe.dims}
         part = _diagonal(g) or _heads(g, sizes.get("H", 0), sizes.get("d", 0)) \
             or _features(g, sizes.get("H", 0), sizes.get("d", 0))
+        table = None
         if part is None:
-            continue
+            table = _rows(g, _padding_row(probe.model, name))
+            if table is None:
+                continue
+            part = table[0], ""
         zero, what = part
         delta = torch.randn(param.shape, generator=gen, dtype=param.dtype) \
             * (float(param.detach().abs().mean()) or 1.0) * zero
-        rec = _collapse(probe, param, delta)
-        if rec is not None:
+        read = _collapse(probe, param, delta, fixed_index=table is not None)
+        if read is None:
+            continue
+        rec, index = read
+        if table is not None:
+            made = _made(probe, index[1]) if index is not None else None
+            found.append(_table_finding(name, table[1], g.shape[0], index and index[0], rec,
+                                        made))
+        else:
             found.append(_finding(name, what, rec))
     return found
+
+
+def _made(probe: Probe, index: Tensor):
+    """The constructor's line that made the values of ``index`` (``record.built``), or None."""
+    flat = index.detach().flatten()
+    for made in probe.built_indices:
+        value = made.value
+        if value.numel() == flat.numel() and value.dtype == flat.dtype \
+                and torch.equal(value.flatten(), flat):
+            return made
+    return None
+
+
+def _padding_row(model: torch.nn.Module, name: str) -> int | None:
+    """The padding row of an ``nn.Embedding`` weight (never trained, by design), or None."""
+    owner, _, leaf = name.rpartition(".")
+    try:
+        module = model.get_submodule(owner)
+    except AttributeError:
+        return None
+    padding = getattr(module, "padding_idx", None) if leaf == "weight" else None
+    return padding if isinstance(padding, int) else None
+
+
+def _rows(g: Tensor, padding: int | None) -> tuple[Tensor, list[int]] | None:
+    """``(mask of the rows whose gradient is zero, the rows that have one)`` of a table some of
+    whose rows have a gradient and some none; None for every row or none, and for the rows of
+    clipped distances: one run of rows in the middle, as many unread on each side."""
+    live = g.ne(0).any(1)
+    if padding is not None and -len(live) <= padding < len(live):
+        live[padding] = True  # a padding row is never trained, by design
+    if bool(live.all()) or not bool(live.any()):
+        return None
+    rows = live.nonzero().flatten().tolist()
+    first, last = rows[0], rows[-1]
+    if len(rows) == last - first + 1 and first == len(live) - 1 - last:
+        return None
+    return (~live).reshape(-1, *([1] * (g.dim() - 1))).expand(g.shape).to(g.dtype), rows
 
 
 def _diagonal(g: Tensor) -> tuple[Tensor, str] | None:
@@ -110,14 +165,19 @@ def _features(g: Tensor, heads: int, size: int) -> tuple[Tensor, str] | None:
                               f"{size}){parts}")
 
 
-def _collapse(probe: Probe, param: Tensor, delta: Tensor) -> OpRecord | None:
-    """The first op that reads a value ``delta`` changes and returns one it does not; None when
-    the outputs change (the part does reach them) or no such op is found."""
+def _collapse(probe: Probe, param: Tensor, delta: Tensor,
+              fixed_index: bool = False) -> tuple[OpRecord, tuple | None] | None:
+    """``(the first op that reads a value delta changes and returns one it does not, the
+    fixed index it read the weight through)``; None when the outputs change (the part does
+    reach them) or no such op is found. ``fixed_index``: only an op that reads the weight
+    through an index fixed when the module was built (``_run``) counts."""
     before = _run(probe, param, None)
-    after = _run(probe, param, delta)
-    if before is None or after is None or len(before[0]) != len(after[0]):
+    if before is None or fixed_index and not before[3]:
         return None
-    (steps_a, reads, out_a), (steps_b, _, out_b) = before, after
+    after = _run(probe, param, delta)
+    if after is None or len(before[0]) != len(after[0]):
+        return None
+    (steps_a, reads, out_a, fixed), (steps_b, _, out_b, _) = before, after
     a = [t for _, _, t in flatten(out_a) if t.is_floating_point()]
     b = [t for _, _, t in flatten(out_b) if t.is_floating_point()]
     if len(a) != len(b) or any(x.shape != y.shape or relative_change(y, x) > RTOL for x, y in zip(a, b)):
@@ -136,21 +196,38 @@ def _collapse(probe: Probe, param: Tensor, delta: Tensor) -> OpRecord | None:
         if moved:
             changed |= {(sa.rec.index, slot) for slot in moved}
         elif fed and any(t.is_floating_point() for t in sa.outputs):
-            return sa.rec
+            if fixed_index and sa.rec.index not in fixed:
+                return None
+            return sa.rec, fixed.get(sa.rec.index)
     return None
 
 
 def _run(probe: Probe, param: Tensor, delta: Tensor | None):
-    """(steps, indices of the ops that read ``param``, outputs) of one recorded run, with
-    ``delta`` added to ``param`` for the run (recorded here, not by ``locate.record``, which
-    puts the module's state back first)."""
+    """(steps, indices of the ops that read ``param``, outputs, fixed reads) of one recorded
+    run, with ``delta`` added to ``param`` for the run (recorded here, not by
+    ``locate.record``, which puts the module's state back first). ``fixed reads``: op index ->
+    ``(name, tensor)`` of the index it read ``param`` through, for the ops whose every integer operand
+    is an integer tensor kept on a module (a buffer), whole: viewed, reshaped or converted,
+    never cut (an index cut by the input's length reads rows that depend on it)."""
     reads: set[int] = set()
     outputs: dict[int, list[Tensor]] = {}
+    whole = _kept_indices(probe.model)  # id -> (tensor, its name): kept alive for the run
+    fixed: dict[int, tuple[str, Tensor]] = {}
 
     def keep(rec: OpRecord, outs: tuple, op_args: tuple, op_kwargs: dict) -> None:
         outputs[rec.index] = locate.snapshot([t for t in outs if isinstance(t, Tensor)])
-        if any(t is param for t in tensors_in((op_args, op_kwargs))):
+        operands = list(tensors_in((op_args, op_kwargs)))
+        indices = [t for t in operands if _integer(t)]
+        if any(t is param for t in operands):
             reads.add(rec.index)
+            if indices and all(id(t) in whole and whole[id(t)][0] is t for t in indices):
+                fixed[rec.index] = whole[id(indices[0])][1:]
+        elif len(operands) == 1 and indices and id(indices[0]) in whole \
+                and whole[id(indices[0])][0] is indices[0]:
+            name, kept = whole[id(indices[0])][1:]
+            for t in outs:
+                if isinstance(t, Tensor) and _integer(t) and t.numel() == indices[0].numel():
+                    whole[id(t)] = (t, name, kept)
 
     trace = TraceData(probe.dims)
     recorder = Recorder(trace, probe.model, root=probe.root, probes=False, observer=keep)
@@ -168,7 +245,57 @@ def _run(probe: Probe, param: Tensor, delta: Tensor | None):
         with torch.no_grad():
             param.copy_(saved)
     steps = [locate.Step(rec, outputs[rec.index]) for rec in trace.records if rec.index in outputs]
-    return steps, reads, out
+    return steps, reads, out, fixed
+
+
+def _integer(t: Tensor) -> bool:
+    return not t.is_floating_point() and not t.is_complex() and t.dtype is not torch.bool
+
+
+def _kept_indices(model: torch.nn.Module) -> dict[int, tuple[Tensor, str, Tensor]]:
+    """The integer tensors kept on the model's modules (buffers, plain attributes), by id:
+    ``(the tensor, its name, the tensor kept)`` (the last differs in what is made from it)."""
+    kept = {}
+    for path, module in model.named_modules():
+        for attr, value in vars(module).items():
+            found = value.items() if attr == "_buffers" else [(attr, value)]
+            for key, t in found:
+                if isinstance(t, Tensor) and not isinstance(t, torch.nn.Parameter) \
+                        and _integer(t):
+                    kept[id(t)] = (t, f"{path}.{key}" if path else key, t)
+    return kept
+
+
+def _table_finding(name: str, rows: list[int], count: int, index: str | None, rec: OpRecord,
+                   made=None):
+    """At the constructor's line that made the index (``made``), when known; the read is where
+    it is used."""
+    read = f"the index `{index}`, fixed when the module was built," if index else \
+        "an index fixed when the module was built"
+    if made is not None:
+        read = read[:-1] + f" (made at {made.file}:{made.line}),"
+    message = (f"`{name}`: only {len(rows)} of its {count} rows ({_ranges(rows)}) can move the "
+               f"output: {read} selects no other row at any input, so the rest of the table has "
+               f"a gradient from the outputs of exactly zero, and changing it leaves every output "
+               f"as it was; `{rec.source or rec.op}` at {rec.file}:{rec.line} reads the table "
+               f"through it")
+    hint = ("an index built once (a relative-position index) that reaches only some rows maps "
+            "different offsets to one row: flatten each offset with the span of every axis after "
+            "it as its stride (row = (dy + h - 1) * (2 * w - 1) + dx + w - 1), or make the table "
+            "only as large as what the index reaches")
+    return diagnostic("weight-without-effect", message, hint, rec=rec, weights=[name],
+                      end="part", made_at=(made.file, made.line) if made is not None else None)
+
+
+def _ranges(rows: list[int]) -> str:
+    """``0-4, 7, 9-12``: sorted row numbers as runs."""
+    runs, start = [], rows[0]
+    for a, b in zip(rows, rows[1:] + [None]):
+        if b != a + 1:
+            runs.append(f"{start}" if start == a else f"{start}-{a}")
+            start = b
+    shown = ", ".join(runs[:6])
+    return shown + (", ..." if len(runs) > 6 else "")
 
 
 def _finding(name: str, what: str, rec: OpRecord):

@@ -148,6 +148,7 @@ class Probe:
         #: what the module's constructor made on its own lines (``record.built``): the place a
         #: value made once (a position table) was made
         self.built: tuple = ()
+        self.built_indices: tuple = ()  # and the tensors of integers (an index of offsets)
         self.paths: list[tuple[str, tuple]] = []  # outputs with a batch axis: (label, path)
         self.embeddings: list[tuple[str, int, Tensor]] = []  # (module path, token arg, output)
         self._emb_mode: str | None = None

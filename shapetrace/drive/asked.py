@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import linecache
+import math
 import re
 
 from ..base.dims import Dims
@@ -253,15 +254,17 @@ def is_square(n: int) -> bool:
 
 
 def window_tokens(init) -> int | None:
-    """The number of tokens in one window of the module's window side (an int, or a pair of
-    sides), when its constructor was given one: a window attention's table of relative
-    offsets is made for exactly that many; None otherwise. A grid of all the tokens the module
-    is built for (``input_resolution``: the forward checks ``L == H * W``) comes first."""
+    """The number of tokens in one window of the module's window side (an int, or the sides of
+    a plane's or a volume's window), when its constructor was given one: a window attention's
+    table of relative offsets is made for exactly that many; None otherwise. A grid of all the
+    tokens the module is built for (``input_resolution``: the forward checks ``L == H * W``)
+    comes first."""
     side = next((init[n] for n in ("input_resolution", *WINDOW_SIDES) if n in (init or {})), None)
     if type(side) is int and side > 1:
         return side * side
-    if isinstance(side, (tuple, list)) and len(side) == 2 and all(type(v) is int and v > 0 for v in side):
-        return side[0] * side[1]
+    if isinstance(side, (tuple, list)) and len(side) in (2, 3) \
+            and all(type(v) is int and v > 0 for v in side):
+        return math.prod(side)
     return None
 
 

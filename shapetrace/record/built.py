@@ -1,6 +1,7 @@
 """What a module's constructor computed on its own lines: each tensor of floats its code made
-while it was built (a frequency ladder, a position table, a mask kept for later), with the line
-that made it, so that a finding about a value made once can name the line that made it.
+while it was built (a frequency ladder, a position table, a mask kept for later), and each of
+integers (a relative-position index), with the line that made it, so that a finding about a
+value made once can name the line that made it.
 
 Only ops written on the user's lines are kept (what ``nn.Linear`` does inside torch is not), only
 small results (a table, not a weight), and only their values: nothing is traced or named. The
@@ -46,7 +47,7 @@ class _Building(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        if len(self.kept) < _MOST and isinstance(out, Tensor) and _small_floats(out) \
+        if len(self.kept) < _MOST and isinstance(out, Tensor) and _small_numbers(out) \
                 and self.numbers + out.numel() <= _NUMBERS:
             name = getattr(func, "__name__", None) or str(func)
             site = site_from(self._getframe(1))
@@ -60,9 +61,13 @@ class _Building(TorchFunctionMode):
         return out
 
 
-def _small_floats(t: Tensor) -> bool:
-    return (t.is_floating_point() and 0 < t.numel() <= _LARGEST and not t.requires_grad
-            and t.device.type == "cpu" and not t.is_meta)
+def _small_numbers(t: Tensor) -> bool:
+    return ((t.is_floating_point() or _integers(t)) and 0 < t.numel() <= _LARGEST
+            and not t.requires_grad and t.device.type == "cpu" and not t.is_meta)
+
+
+def _integers(t: Tensor) -> bool:
+    return not t.is_floating_point() and not t.is_complex() and t.dtype is not torch.bool
 
 
 def building(kept: list[Made]) -> TorchFunctionMode:
@@ -78,9 +83,11 @@ def remember(model, kept: list[Made]) -> None:
         pass
 
 
-def built_by(model) -> tuple[Made, ...]:
-    """What the constructor of ``model`` made on its own lines, in order; () when unknown."""
+def built_by(model, integers: bool = False) -> tuple[Made, ...]:
+    """The tensors of floats (``integers``: of integers) the constructor of ``model`` made on its
+    own lines, in order; () when unknown."""
     try:
-        return _BUILT.get(model, ())
+        made = _BUILT.get(model, ())
     except TypeError:
         return ()
+    return tuple(m for m in made if _integers(m.value) == integers)
