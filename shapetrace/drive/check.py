@@ -50,7 +50,7 @@ from .misfit import guess_failed, machine_failed
 from .parent import in_parent, request_in
 from .held import held_non_finite
 from .plan import ImageInputs, Request, make_plan
-from .preserve import preserved
+from .preserve import outside_inference, preserved
 from .reference_weights import SharedWeights
 from .reuse import Done
 from .widths import at_even_width, even_width
@@ -95,7 +95,7 @@ def check_target(module, *, target: str | None = None, dims=None, **settings) ->
         # A torch.compile'd module (OptimizedModule): the tracer sees ops in eager mode only.
         module = module._orig_mod
         notes.append("traced the eager module behind torch.compile")
-    request = Request(module, dims, display, **settings)
+    request = Request(outside_inference(module, notes), dims, display, **settings)
     with _threads_for(dims), eager_stance(), gradient_hooks_accepted(), plain_checkpoints():
         result = _checked(request, notes)
     result.seconds = time.perf_counter() - started

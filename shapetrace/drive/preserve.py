@@ -5,6 +5,7 @@ after the run."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 
 import torch
@@ -79,3 +80,19 @@ def _copy(t: torch.Tensor):
         return t.detach().clone()
     except Exception:  # noqa: BLE001 - a tensor subclass that cannot be copied is left alone
         return None
+
+
+def outside_inference(module, notes: list[str]):
+    """An instance built under ``torch.inference_mode()`` holds tensors that only that mode may
+    write or take gradients of: it is checked as a copy of normal tensors (the same values),
+    and the instance itself is left as it was."""
+    if not isinstance(module, torch.nn.Module) \
+            or not any(t.is_inference() for t in (*module.parameters(), *module.buffers())):
+        return module
+    try:
+        copied = copy.deepcopy(module)
+    except Exception:  # noqa: BLE001 - a module that cannot be copied is checked as it is
+        return module
+    notes.append("its tensors were made under torch.inference_mode(): checked on a copy of "
+                 "them, the instance left as it was")
+    return copied
