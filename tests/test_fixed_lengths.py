@@ -9,6 +9,7 @@ import torch
 import torch.nn as nn
 
 import shapetrace as st
+from shapetrace.base.dims import Dims
 
 
 class TokenTable(nn.Module):
@@ -70,3 +71,32 @@ def test_a_table_of_the_maximum_length_added_uncut_is_found_at_a_length_the_user
     chosen = st.check(Uncut).targets[0]
     assert chosen.error is None and chosen.ok, (chosen.error, chosen.diagnostics)
     assert any("the length of the table built for the maximum length" in n for n in chosen.notes)
+
+
+class FourierFilter(nn.Module):
+    """A learned filter over the frequencies of a sequence of the maximum length: the input's
+    length must be max_len (the filter has max_len // 2 + 1 rows, the input's rfft T // 2 + 1)."""
+
+    def __init__(self, hidden_size, max_seq_length):
+        super().__init__()
+        self.filter = nn.Parameter(torch.randn(max_seq_length // 2 + 1, hidden_size, 2) * 0.02)
+        self.norm = nn.LayerNorm(hidden_size)
+
+    def forward(self, hidden):
+        spectrum = torch.fft.rfft(hidden, dim=1, norm="ortho")
+        spectrum = spectrum * torch.view_as_complex(self.filter)
+        mixed = torch.fft.irfft(spectrum, n=hidden.shape[1], dim=1, norm="ortho")
+        return self.norm(mixed + hidden)
+
+
+def test_sizes_made_from_the_length_and_the_maximum_length_give_the_sequence_its_length():
+    """Neither size that met is a probe size: what the input's length and the filter's maximum
+    length each became. Run at the maximum length, the module runs; a length the user gives
+    that does not fit stays a finding."""
+    chosen = st.check(FourierFilter).targets[0]
+    assert chosen.error is None and chosen.ok, (chosen.error, chosen.diagnostics)
+    assert chosen.dims["T"] == Dims()["L"] != Dims()["T"]  # the probes' maximum length
+    assert any("the maximum length, which the module's tables are built for" in n
+               for n in chosen.notes), chosen.notes
+    given = st.check(FourierFilter, dims={"T": 7}).targets[0]
+    assert "op-failed" in {d.rule for d in given.diagnostics if d.severity == "error"}

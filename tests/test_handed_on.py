@@ -172,3 +172,12 @@ def test_a_guess_a_convolution_refuses_for_its_channels_after_a_slice_is_a_targe
     result = _check("ChannelsCutPerSample")
     assert not result.diagnostics, result.diagnostics
     assert result.error and "--input" in result.error, result.error
+
+
+def test_a_side_name_handed_to_a_layer_the_module_holds_is_a_tensor():
+    """``forward(self, h, w)`` with ``self.to_gain_bias(w)``: a style vector, not a width."""
+    result = _sizes("StyleModulatedNorm")
+    assert result.error is None, result.error
+    assert not _errors(result), result.diagnostics
+    handed = next(r for r in result.to_json()["trace"] if r["op"] == "F.linear")
+    assert handed["inputs"][0].startswith("(B,"), handed

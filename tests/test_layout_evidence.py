@@ -82,12 +82,13 @@ def test_declared_inputs_are_no_guess():
     assert _errors(declared["MixesFirstAxis"]) == ["batch-leak"]
 
 
-@pytest.mark.parametrize("name", ["RotaryHalves", "GatedHalves", "RotaryPairs"])
+@pytest.mark.parametrize("name", ["RotaryHalves", "GatedHalves", "RotaryPairs", "StepFeatures"])
 def test_code_that_halves_a_size_gets_an_even_one(name):
     result = _report(f"{HALVES}::{name}")[name]
     assert result["error"] is None and result["ok"], result["diagnostics"]
     assert result["dims"]["d"] % 2 == 0 and result["dims"]["C"] % 2 == 0
-    assert any("in halves" in n or "in pairs" in n for n in result["notes"]), result["notes"]
+    assert any("in halves" in n or "in pairs" in n or "divides evenly" in n
+               for n in result["notes"]), result["notes"]
 
 
 def test_halves_at_a_head_size_the_user_chose_stay_as_they_ran():

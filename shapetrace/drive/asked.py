@@ -151,6 +151,13 @@ def halved_size(raised: BaseException | None, dims: Dims, free,
                 or (half in wanted and 2 in wanted):
             return ("d", EVEN_HEAD_SIZE, f"an even head size (and width): the forward splits "
                     f"{'the head size' if name == 'd' else 'the width'} {size} in halves")
+        # a part of the size and twice a part half as large, which an odd size rounds apart
+        # (C // 4 inputs of a layer fed sines and cosines of C // 8 frequencies)
+        part = next((m for m in (4, 8) if size // m != 2 * (size // (2 * m))
+                     and {size // m, 2 * (size // (2 * m))} <= numbers), None)
+        if part is not None and EVEN_HEAD_SIZE % (2 * part) == 0:
+            return ("d", EVEN_HEAD_SIZE, f"a head size (and width) that divides evenly: the "
+                    f"forward takes {size} // {part} and twice {size} // {2 * part}, which differ")
     return None
 
 

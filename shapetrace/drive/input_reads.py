@@ -398,10 +398,13 @@ def size_input(p: inspect.Parameter, hint, forward, names: set[str], dims) -> Va
 
 def used_as_number(forward, name: str) -> bool:
     """Whether forward uses its argument ``name`` as a number (in arithmetic, a comparison, or
-    as an argument of a call) and never as a tensor (no attribute, method or index of it)."""
+    as an argument of a call) and never as a tensor (no attribute, method or index of it, and
+    not handed to a layer the module holds: ``self.affine(w)``, where ``affine`` is no method
+    of the class)."""
     body = _function_def(_tree(getattr(forward, "__func__", forward)), "forward")
     if body is None:
         return False
+    cls = owner_class(forward)
     number = False
     for node in ast.walk(body):
         if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name) \
@@ -414,10 +417,20 @@ def used_as_number(forward, name: str) -> bool:
             operands = [node.left, *node.comparators]
         elif isinstance(node, ast.Call):
             operands = [*node.args, *(kw.value for kw in node.keywords)]
+            if cls is not None and _held_layer(node.func, cls) \
+                    and any(isinstance(o, ast.Name) and o.id == name for o in operands):
+                return False
         elif isinstance(node, (ast.Tuple, ast.List)):
             operands = list(node.elts)
         number |= any(isinstance(o, ast.Name) and o.id == name for o in operands)
     return number
+
+
+def _held_layer(func: ast.expr, cls: type) -> bool:
+    """Whether a call's function is ``self.<name>`` where the class defines no ``<name>``: a
+    layer the module holds (set in its constructor), not one of its methods."""
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+        and func.value.id == "self" and not hasattr(cls, func.attr)
 
 
 #: positions handed to forward as ids per sample, (B, T) as Hugging Face's ``position_ids`` (and

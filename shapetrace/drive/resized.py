@@ -40,6 +40,8 @@ def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
             return "T", size, "the length of a table the module builds at a size of its own"
         if size == plan.dims.get("L") and "L" not in plan.dims.explicit:  # max_len rows, uncut:
             return "T", size, "the length of the table built for the maximum length"  # chosen T
+    if fixed is not None and _built_for_longest(sizes_met(fixed), plan.dims):
+        return "T", plan.dims["L"], "the maximum length, which the module's tables are built for"
     kernel = _KERNEL.search(str(raised)) if raised is not None and "T" in free else None
     if kernel is not None:  # a convolution as tall as the maximum length: (max_len, 1) kernels
         sides = [int(n) for n in kernel.group(1).split(" x ")]
@@ -82,6 +84,20 @@ def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
             if new != size and 1 < new <= 4096 and any(size in m.shape for m in op.inputs):
                 return name, new, f"the sequence length {failed.failed_op.op} asks for"
     return None
+
+
+def sizes_met(found) -> set[int]:
+    return {int(n) for n in found.groups()}
+
+
+def _built_for_longest(sizes: set[int], dims) -> bool:
+    """Whether two sizes that met at an op, neither a probe size, are what the input's length
+    and the maximum length each become (``T // 2 + 1`` frequencies against a filter of
+    ``L // 2 + 1``): a module whose tables are built for inputs of the maximum length. The
+    reading stands only if the forward then runs."""
+    L = dims.get("L")
+    return L is not None and "L" not in dims.explicit and dims["T"] != L and len(sizes) == 2 \
+        and not sizes & set(dims.values())
 
 
 def _of_probes(size: int, dims) -> bool:

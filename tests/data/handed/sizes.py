@@ -114,3 +114,18 @@ class CutByCaller(nn.Module):
 
     def forward(self, x, max_len=None):
         return self.proj(x)[:, : max_len - 1]
+
+
+class StyleModulatedNorm(nn.Module):
+    """``h`` and ``w``: hidden states and a style vector, not a height and a width. The style
+    goes through a layer the module holds, so it is a tensor."""
+
+    def __init__(self, style_size, hidden_size):
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.to_gain_bias = nn.Linear(style_size, 2 * hidden_size)
+
+    def forward(self, h, w):
+        normed = (h - h.mean(-1, keepdim=True)) / (h.std(-1, keepdim=True) + 1e-5)
+        gain, bias = torch.split(self.to_gain_bias(w), self.hidden_size, dim=-1)
+        return gain * normed + bias

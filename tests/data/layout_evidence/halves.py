@@ -1,7 +1,10 @@
 """Code that splits a head or a width in halves (rotary pairs of halves, a gated unit): at an
 odd probe size the halves do not match."""
 
+import math
+
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
@@ -56,3 +59,21 @@ class RotaryPairs(nn.Module):
         turned = torch.stack((pairs[..., 0] * cos - pairs[..., 1] * sin,
                               pairs[..., 0] * sin + pairs[..., 1] * cos), dim=-1)
         return turned.flatten(3).reshape(b, t, c)
+
+
+class StepFeatures(nn.Module):
+    """A diffusion step as sines and cosines of n_channels // 8 frequencies, fed to a layer of
+    n_channels // 4 inputs: the two agree only at a width that divides by 8."""
+
+    def __init__(self, n_channels):
+        super().__init__()
+        self.n_channels = n_channels
+        self.inner = nn.Linear(n_channels // 4, n_channels)
+        self.outer = nn.Linear(n_channels, n_channels)
+
+    def forward(self, t):
+        count = self.n_channels // 8
+        freqs = torch.exp(-math.log(10_000) * torch.arange(count, dtype=torch.float32) / count)
+        angles = t.float()[:, None] * freqs[None, :]
+        features = torch.cat((angles.sin(), angles.cos()), dim=1)
+        return self.outer(F.silu(self.inner(features)))
