@@ -113,6 +113,7 @@ INLINE = {
     "residual-missing": ("BlockWithoutSkip", "BlockWithSkips", {}),
     "norm-epsilon": ("NormWithFlagForEps", "NormWithFlagByName", {}),
     "input-ignored": ("SummaryOfCausalEncoder", "SummaryOfEncoder", {}),
+    "norm-bypassed": ("ContextBeforeNorm", "ContextAfterNorm", {}),
 }
 
 

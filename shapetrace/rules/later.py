@@ -60,13 +60,19 @@ LATER = [
        taken, a cache path), read under `torch.no_grad()`, and frozen are not judged; vectors
        (biases, norm scales, which a softmax or a norm after them may remove by design) only where
        their value path is dropped (a final norm taken into a name the head does not read); an
-       embedding table is judged as a whole. Three parts of a weight are judged too: a square
+       embedding table is judged as a whole. Four parts of a weight are judged too: a square
        weight of which only the diagonal has a gradient (`w * torch.eye(n)`), a projection whose
        rows are parts of H heads of size d with the same heads dropped in every part (`y[:, 0]`
        keeping one head of a fused qkv), and one whose heads all drop the same features (`q[...,
-       -r:]` where `q[..., r:]` was meant, for the rest of a partial rotation), each confirmed by changing the part alone and reported at the op that read a
+       -r:]` where `q[..., r:]` was meant, for the rest of a partial rotation), and the rows of a
+       table read only through an index kept on the module, whole (a relative-position index
+       built in the constructor), that the index never selects (offsets flattened with the wrong
+       strides share rows and leave others unread: reported at the constructor's line that made
+       the index), each confirmed by changing the part alone and reported at the op that read a
        value depending on it and returned one that does not. Other parts (rows of a table past the
-       probe's length, half a projection used only in training, a causal triangle) are not judged.
+       probe's length or picked by the input's tokens, distances clipped to a range the probe's
+       length does not fill, a padding row, half a projection used only in training, a causal
+       triangle) are not judged.
        """,
        """
        h = x + self.attn(self.ln1(x))
@@ -364,4 +370,31 @@ LATER = [
        x = self.blocks(x)                           # bidirectional attention
        return x, x[:, 0]
        """, kind="behaviour", needs_values=True),
+    _r("ST044", "norm-bypassed", "error",
+       "self-attention whose queries come from the normalised stream and whose keys or values "
+       "from the stream before the norm (or the other way round)",
+       """
+       In a pre-norm block, the queries, keys and values of self-attention are projections of one
+       tensor, the normalised stream. Taking the keys and values from the stream before the norm
+       (a default context bound before `x = self.norm(x)`) lets the un-normalised residual
+       stream, whose scale grows with depth, into them while the queries see its normalised
+       form. Read from the trace: each attention's queries, keys and values are walked back
+       through moves to the linear projection that made them; where one projection reads the
+       output of a normalisation (`F.layer_norm`, `F.rms_norm`, or the tensor over a statistic
+       of itself, then a gain and a bias) and another reads the very tensor that was
+       normalised, the second bypassed the norm. Projections of different tensors
+       (cross-attention's context, positions added to the queries and keys only) are not
+       judged. The finding is at the projection that reads the stream before the norm, or at
+       the line that bound the name it reads when that line only chose the value.
+       """,
+       """
+       context = x if context is None else context
+       x = self.norm(x)
+       q, k, v = self.to_q(x), *self.to_kv(context).chunk(2, dim=-1)
+       """,
+       """
+       x = self.norm(x)
+       context = x if context is None else context
+       q, k, v = self.to_q(x), *self.to_kv(context).chunk(2, dim=-1)
+       """, check="streams:check_bypassed"),
 ]

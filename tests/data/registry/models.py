@@ -570,3 +570,34 @@ class SummaryOfCausalEncoder(nn.Module):
 class SummaryOfEncoder(SummaryOfCausalEncoder):
     def __init__(self, n_embd, n_head):
         super().__init__(n_embd, n_head, causal=False)
+
+
+class ContextBeforeNorm(nn.Module):
+    """Pre-norm attention over a context that defaults to the block's own input: the default is
+    taken before the norm, so keys and values read the stream the queries see normalised."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.norm = nn.LayerNorm(n_embd)
+        self.to_q = nn.Linear(n_embd, n_embd, bias=False)
+        self.to_kv = nn.Linear(n_embd, 2 * n_embd, bias=False)
+        self.to_out = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x, context=None):
+        context = x if context is None else context  # BUG: norm-bypassed
+        x = self.norm(x)
+        q = _heads(self.to_q(x), self.n_head)
+        k, v = (_heads(t, self.n_head) for t in self.to_kv(context).chunk(2, dim=-1))
+        y = F.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+        return self.to_out(y.transpose(1, 2).reshape(x.shape))
+
+
+class ContextAfterNorm(ContextBeforeNorm):
+    def forward(self, x, context=None):
+        x = self.norm(x)
+        context = x if context is None else context
+        q = _heads(self.to_q(x), self.n_head)
+        k, v = (_heads(t, self.n_head) for t in self.to_kv(context).chunk(2, dim=-1))
+        y = F.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+        return self.to_out(y.transpose(1, 2).reshape(x.shape))
