@@ -34,3 +34,31 @@ def test_a_layer_written_with_them_is_checked_with_nothing_declared():
     assert result.error is None, result.error
     assert result.dims["H"] == 11 and result.dims["C"] == 143
     assert [d.rule for d in result.diagnostics if d.severity == "error"] == []
+
+
+class StackedGraphEncoder(nn.Module):
+    """Counts of layers named for what they stack: one handed to torch's encoder (its
+    ``num_layers``), one counted by a loop."""
+
+    def __init__(self, feature_dim_size, ff_hidden_size, num_self_att_layers, num_gnn_layers):
+        super().__init__()
+        self.stacks = nn.ModuleList()
+        for _ in range(num_gnn_layers):
+            layer = nn.TransformerEncoderLayer(feature_dim_size, 1, ff_hidden_size,
+                                               dropout=0.0, batch_first=True)
+            self.stacks.append(nn.TransformerEncoder(layer, num_self_att_layers,
+                                                     enable_nested_tensor=False))
+
+    def forward(self, x):
+        for stack in self.stacks:
+            x = stack(x)
+        return x
+
+
+def test_counts_of_layers_named_for_what_they_stack_are_counts():
+    from shapetrace.base.names import counts_layers
+
+    assert counts_layers("num_self_att_layers") and counts_layers("n_enc_blocks")
+    assert not counts_layers("num_layer_norm") and not counts_layers("layers")
+    result = st.check(StackedGraphEncoder).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)

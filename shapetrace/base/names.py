@@ -98,6 +98,15 @@ def names_of(dim: str, *tables: dict[str, str]) -> frozenset[str]:
 #: Constructor arguments that are not sizes of a named dim
 LAYERS = frozenset(("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layers", "nlayers",
                     "n_blocks"))
+_LAYER_COUNT = re.compile(r"(?:num|n)_\w*(?:layers|blocks)")
+
+
+def counts_layers(name: str) -> bool:
+    """Whether a constructor argument's name says it counts layers: ``depth``, ``n_layer``,
+    and any ``num_..._layers`` or ``n_..._blocks`` (``num_self_att_layers``)."""
+    return name in LAYERS or _LAYER_COUNT.fullmatch(name) is not None
+
+
 #: a layer's place in its stack (``layer_id``, read for a per-layer initialisation or a
 #: first-layer branch): 1, the second of the two layers a count is guessed as, or the first when
 #: the code counts from 1

@@ -33,7 +33,7 @@ from ..base.names import (
     KV_HEADS,
     LAYER_INDEX,
     LAYER_INDICES,
-    LAYERS,
+    counts_layers,
     MASK_INPUT,
     OUTPUT_SIZES,
     SWITCH_DEFAULTS,
@@ -423,7 +423,7 @@ def infer_value(name: str, default: object, dims: Mapping[str, int], *,
         return dims[dim]
     if name in FFN:
         return 4 * dims["C"]
-    if name in LAYERS:
+    if counts_layers(name):
         return 2
     if name in LAYER_INDICES and not has_default:
         return LAYER_INDEX

@@ -20,7 +20,7 @@ import inspect
 from ..analysis.code import function_def as _function_def
 from ..analysis.code import own_init as _init_of
 from ..analysis.code import parsed as _tree
-from ..base.names import LAYERS, size_of
+from ..base.names import counts_layers, size_of
 from .size_terms import (after_heads, assigned_names, divides_width, factor_of, learned_vector, named_product,
                          position_table, product_names, square_table, times_heads)
 
@@ -532,11 +532,13 @@ def _sizes_of(pairs: list, depth: int, seen: set) -> set[str]:
             continue
         dim = _LAYER_SIZES.get(name) if not _user_code(target) or _is_torch_layer(target) \
             else None
+        if dim is None and not _user_code(target) and counts_layers(name):
+            dim = LAYER_COUNT  # nn.TransformerEncoder(layer, num_layers)
         if dim is None and _user_code(target) and _fields_of(target, name):
             continue  # DenseBlock(h) reading h.dense_channel: an object, not the size h names
         if dim is None and _user_code(target):
             dim = size_of(name, constructor=True)
-            if dim is None and name in LAYERS:
+            if dim is None and counts_layers(name):
                 dim = LAYER_COUNT
             if dim is None:
                 found |= _uses(target, name, depth - 1, seen)
