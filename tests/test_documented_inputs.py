@@ -138,3 +138,37 @@ def test_a_width_the_docstring_states_is_no_guess():
     checked = result(DATA, "WeightMatricesScaledByLength")
     found = [(d.rule, d.severity) for d in checked.diagnostics]
     assert ("attention-scale", "error") in found, checked.diagnostics
+
+
+class GraphHeads(nn.Module):
+    """Attention over the vertices of a graph.
+
+    K: number of attention heads
+    d: dimension of each attention outputs
+    """
+
+    def __init__(self, K, d):
+        super().__init__()
+        self.K, self.d = K, d
+        self.qkv = nn.Linear(K * d, 3 * K * d)
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        q, k, v = (t.view(B, T, self.K, self.d).transpose(1, 2)
+                   for t in self.qkv(x).chunk(3, dim=-1))
+        weights = (q @ k.transpose(-2, -1) / self.d ** 0.5).softmax(dim=-1)
+        return (weights @ v).transpose(1, 2).reshape(B, T, self.K * self.d)
+
+
+def test_a_constructor_argument_the_docstring_names_is_that_size():
+    import shapetrace as st
+    from shapetrace.base.dims import Dims
+    from shapetrace.drive.docshapes import documented_size
+
+    assert documented_size(GraphHeads, "K") == ("H", "the number of heads (H)")
+    assert documented_size(GraphHeads, "x") is None
+    checked = st.check(GraphHeads).targets[0]
+    assert checked.error is None and checked.ok, (checked.error, checked.diagnostics)
+    assert checked.dims["H"] == Dims()["H"]  # K heads of d features each
+    assert any(n.startswith("K read as the number of heads (H), as the class's docstring says")
+               for n in checked.notes), checked.notes

@@ -432,3 +432,15 @@ def script_original(obj):
         return None
     original = getattr(obj, "_torchdynamo_inline", None)
     return original if isinstance(original, types.FunctionType) else None
+
+
+def absent_gpu(value) -> bool:
+    """Whether ``value`` names a GPU device (``"cuda:0"``, ``torch.device("cuda")``) that this
+    machine lacks."""
+    import torch
+
+    if isinstance(value, torch.device):
+        value = value.type
+    return isinstance(value, str) and value.split(":")[0] in ("cuda", "mps") \
+        and not (torch.cuda.is_available() if value.startswith("cuda")
+                 else torch.backends.mps.is_available())

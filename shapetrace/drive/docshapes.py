@@ -213,3 +213,30 @@ def _known(axis, dims: Mapping[str, int]) -> bool:
 
 
 __all__ = ["assume_documented", "documented_input"]
+
+
+#: what a constructor argument's line in a docstring says it is, and the size that is
+_SAID = (
+    (re.compile(r"\bnumber of (?:attention |self-attention )?heads\b|\bheads? count\b"),
+     "H", "the number of heads (H)"),
+    (re.compile(r"\b(?:dimension|dim|size) of (?:each|every|one) (?:attention )?(?:head|output)s?\b"
+                r"|\bper head\b"), "d", "the head size (d)"),
+    (re.compile(r"\bnumber of (?:\w+ )?(?:layers|blocks)\b"), "layers", "a count of layers"),
+)
+
+
+def documented_size(cls: type, name: str) -> tuple[str, str] | None:
+    """``(dim or "layers", words)`` for a constructor argument whose line in the class's (or
+    its constructor's) docstring says what it is (``K: number of attention heads``), or None.
+    Only a line that starts with the argument's name and says one of these plainly is read."""
+    texts = [inspect.getdoc(cls) or "", inspect.getdoc(getattr(cls, "__init__", None)) or ""]
+    lead = re.compile(_LEAD.pattern + re.escape(name) + r"[`*]*\s*(?:\([^)]*\))?\s*[:\-]\s*(.*)")
+    for line in (line for text in texts for line in text.splitlines()):
+        found = lead.match(line)
+        if found is None:
+            continue
+        said = found.group(1).lower()
+        for pattern, dim, words in _SAID:
+            if pattern.search(said):
+                return dim, words
+    return None

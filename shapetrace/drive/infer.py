@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 import torch
 
 from ..analysis.code import compared_with_none, demanded, never_read, only_switched, unpacked_into
+from ..base.compat import absent_gpu
 from ..base.errors import TargetError, UsageError, one_line
 from ..base.names import (
     CAUSAL_FLAGS,
@@ -53,7 +54,7 @@ from .annotated import spec_from_annotation
 from .asks import mask_axes
 from .builtby import built_for, named_by_callers, passed_for, splatted_for
 from .passed_read import note_filled, unset_fields_passed
-from .docshapes import documented_input
+from .docshapes import documented_input, documented_size
 from .init_reads import BY_USE, per_stage, read_for, staged_heads
 from .input_reads import (lengths_input, none_by_receiver, number_input, rotary_input, size_input, spec_by_layer,
                           spec_by_first_use, spec_by_unpacking, spec_like_sibling,
@@ -251,6 +252,11 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                                                  else f"(...) x {built.count}")
                 notes.append(f"{p.name} built as {built.where} builds it: {made} at the probe "
                              f"sizes; check from Python with init={{{p.name!r}: ...}} to choose")
+        elif (said := documented_size(cls, p.name)) is not None:  # ``K: number of heads``
+            out[p.name] = 2 if said[0] == LAYER_COUNT else dims[said[0]]
+            if notes is not None:
+                notes.append(f"{p.name} read as {said[1]}, as the class's docstring says; "
+                             f"give --init {p.name}=VALUE to choose")
         elif (used := inherited_layer_size(cls, p.name) or _by_use(cls, p.name)) is not None:
             out[p.name] = 2 if used in (LAYER_COUNT, OUTPUT_FACTOR) else 3 if used == KERNEL \
                 else 1 if used == DIVISOR else dims[used]
@@ -389,19 +395,9 @@ def _annotated_fields(cls: type) -> list[inspect.Parameter]:
 def _infer_argument(p: inspect.Parameter, dims: Mapping[str, int]) -> object:
     if p.default is p.empty and p.annotation in (torch.dtype, "torch.dtype"):  # compute_dtype
         return torch.get_default_dtype()
-    if _absent_gpu(p.default):  # device='cuda:0' on a machine without one: built on the CPU
+    if absent_gpu(p.default):  # device='cuda:0' on a machine without one: built on the CPU
         return torch.device("cpu") if isinstance(p.default, torch.device) else "cpu"
     return infer_value(p.name, p.default, dims, has_default=p.default is not p.empty)
-
-
-def _absent_gpu(value) -> bool:
-    """Whether ``value`` names a GPU device (``"cuda:0"``, ``torch.device("cuda")``) that this
-    machine lacks."""
-    if isinstance(value, torch.device):
-        value = value.type
-    return isinstance(value, str) and value.split(":")[0] in ("cuda", "mps") \
-        and not (torch.cuda.is_available() if value.startswith("cuda")
-                 else torch.backends.mps.is_available())
 
 
 def infer_value(name: str, default: object, dims: Mapping[str, int], *,
