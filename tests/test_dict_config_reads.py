@@ -162,3 +162,37 @@ def test_a_field_used_as_a_key_of_the_code_s_table_takes_its_first_key():
     result = st.check(Intermediate).targets[0]
     assert result.error is None, result.error
     assert [d.rule for d in result.diagnostics if d.severity == "error"] == []
+
+
+class SectionedEncoder(nn.Module):
+    """A config of sections, as YAML files nest them: sizes read into locals named for what
+    they are, a section's key read again in another section."""
+
+    def __init__(self, config):
+        super().__init__()
+        d_model = config["transformer"]["encoder_hidden"]
+        n_head = config["transformer"]["encoder_head"]
+        d_inner = config["transformer"]["conv_filter_size"]
+        n_layers = config["transformer"]["encoder_layer"]
+        d_style = config["style"]["encoder_hidden"]
+        self.style = nn.Linear(d_style, d_model)
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(d_model, n_head, d_inner, dropout=0.0, batch_first=True)
+            for _ in range(n_layers))
+
+    def forward(self, x, style):
+        x = x + self.style(style)[:, None]
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_a_config_of_sections_is_read_through_the_names_it_is_bound_to():
+    init = infer_init(SectionedEncoder, Dims())
+    section = init["config"]["transformer"]
+    dims = Dims()
+    assert (section["encoder_hidden"], section["encoder_head"]) == (dims["C"], dims["H"])
+    assert section["conv_filter_size"] == 4 * dims["C"] and section["encoder_layer"] == 2
+    assert init["config"]["style"]["encoder_hidden"] == dims["C"]  # as its namesake
+    result = st.check(SectionedEncoder, inputs=["x=B,T,C", "style=B,C"]).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import ast
 import inspect
+from types import SimpleNamespace
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..base.names import number_of, size_of
+from ..base.names import FFN, UNSET_SIDES, number_of, size_of
 from .usage import (DIVISOR, LAYER_COUNT, OUTPUT_FACTOR, _DEPTH, _aliases, _bound, _fields_of, _function_def,
                     _init_of, _resolve, _sizes_of, _tree, _user_code)
 
@@ -42,7 +43,14 @@ class Field:
     #: the code adds, subtracts, multiplies or floor-divides it with another number
     #: (``cfg.observation_dim + cfg.action_dim + 2``, ``h.n_fft // 2 + 1``): a count
     counted: bool = False
+    #: what the name the constructor binds it to says it is, beyond a size: a feed-forward
+    #: width (``d_inner = cfg["model"]["filter_size"]``: "ffn"), a kernel's or a patch's side
+    said: object = None
 
+
+
+#: :attr:`Field.said` of a feed-forward width: four times the model's
+_FFN = "ffn"
 
 
 # --- the fields read ------------------------------------------------------------------------------
@@ -167,22 +175,27 @@ def _named_fields(body, trees: list, is_config, fields: dict[str, Field]) -> Non
     """A field the constructor binds to a name of its own says what it is by that name and by
     what the class does with the name: ``d_model = hp.d_model_e`` is a width (C), and
     ``self.N = hp.N_e`` read by ``range(self.N)`` (in any method) is a count of layers."""
-    named: dict[str, str] = {}  # the name (a local, or self's attribute) -> the field
+    named: dict[str, list] = {}  # the name (a local, or self's attribute) -> the field's path
     for node in ast.walk(body):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and (field_name := _field_name(node.value, is_config)) is not None:
+                and (path := _field_path(node.value, is_config)):  # cfg["model"]["d_model"] too
             target = node.targets[0]
             if isinstance(target, ast.Name):
-                named[target.id] = field_name
+                named[target.id] = path
             elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                     and target.value.id == "self":
-                named["self." + target.attr] = field_name
+                named["self." + target.attr] = path
     if not named:
         return
-    for name, field_name in named.items():
-        dim = size_of(name.removeprefix("self."), constructor=True)
+    for name, path in named.items():
+        word = name.removeprefix("self.")
+        dim = size_of(word, constructor=True)
         if dim is not None:
-            fields.setdefault(field_name, Field(field_name)).uses.add(dim)
+            _nested_field(fields, path).uses.add(dim)
+        elif word in FFN:
+            _nested_field(fields, path).said = _FFN
+        elif word in UNSET_SIDES:
+            _nested_field(fields, path).said = UNSET_SIDES[word][0]
     for tree in [body, *(t for t in trees if t is not None)]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
@@ -192,7 +205,16 @@ def _named_fields(body, trees: list, is_config, fields: dict[str, Field]) -> Non
                     "self." + arg.attr if isinstance(arg, ast.Attribute) \
                     and isinstance(arg.value, ast.Name) and arg.value.id == "self" else None
                 if key in named:
-                    fields.setdefault(named[key], Field(named[key])).uses.add(LAYER_COUNT)
+                    _nested_field(fields, named[key]).uses.add(LAYER_COUNT)
+
+
+def _nested_field(fields: dict[str, Field], path: list) -> Field:
+    """The field at ``path`` (``[(name, by key), ...]``, outermost first), made where missing."""
+    found = None
+    for name, by_key in path:
+        found = fields.setdefault(name, Field(name, by_key=by_key))
+        fields = found.children
+    return found
 
 
 def read_as_object(cls: type, param) -> bool:
@@ -474,6 +496,8 @@ def value_by_use(found: Field, dims: Mapping[str, int], name: str) -> object:
     count for one the code adds or multiplies (``cfg.obs_dim + cfg.act_dim``), else None."""
     if (number := number_of(name, field=True)) is not None:
         return number
+    if found.said is not None:
+        return 4 * dims["C"] if found.said == _FFN else found.said
     uses = found.uses - {OUTPUT_FACTOR, DIVISOR} if len(found.uses) > 1 else found.uses
     if len(uses) == 1 and (use := next(iter(uses))) in dims:
         return dims[use]
@@ -514,3 +538,40 @@ class ReadConfig(dict):
             return self[name]
         except KeyError:
             raise AttributeError(name) from None
+
+
+def same_named(config) -> object:
+    """``config`` (a tree of dicts and namespaces) with each leaf left None given the value of a
+    leaf of the same key elsewhere in the tree (``melencoder.encoder_hidden`` as wide as
+    ``transformer.encoder_hidden``: what the key names is the same kind of size), or the side
+    its key names (``kernel_size``: 3)."""
+    known: dict = {}
+
+    def items(node):
+        return node.items() if isinstance(node, dict) else vars(node).items()
+
+    def nested(value) -> bool:
+        return isinstance(value, (dict, SimpleNamespace))
+
+    def collect(node) -> None:
+        for key, value in items(node):
+            if nested(value):
+                collect(value)
+            elif value is not None:
+                known.setdefault(key, value)
+
+    def fill(node) -> None:
+        for key, value in list(items(node)):
+            if nested(value):
+                fill(value)
+            elif value is None and (key in known or key in UNSET_SIDES):
+                found = known[key] if key in known else UNSET_SIDES[key][0]
+                if isinstance(node, dict):
+                    node[key] = found
+                else:
+                    setattr(node, key, found)
+
+    if nested(config):
+        collect(config)
+        fill(config)
+    return config

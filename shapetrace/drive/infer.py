@@ -65,7 +65,8 @@ from .masks import optional_mask, required_mask
 from .layout import batch_first, code_layout, time_first
 from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
-from .config_fields import ReadConfig, called, equal_fields, fields_read, read_as_object, value_by_use
+from .config_fields import (ReadConfig, called, equal_fields, fields_read, read_as_object, same_named,
+                            value_by_use)
 from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, slice_step, \
     meaning_by_use, torch_default, without_self
 
@@ -513,10 +514,10 @@ def _config_from_reads(cls: type, param: inspect.Parameter, dims: Mapping[str, i
     if called(cls, param.name):
         return None  # one the class calls, ``self.transf(src, tgt)``, is a module: not a config
     if {field_size(name) for name in _leaf_names(fields)} & {"C", "H"}:
-        return _config_of(fields, dims)
+        return same_named(_config_of(fields, dims))
     if not fields:  # kept (``self.args = args``) or handed on, no field read: any object
         return types.SimpleNamespace() if param.name in CONFIG else None
-    made = _config_of(fields, dims)  # no size read from it (``args.dropout`` alone): a config
+    made = same_named(_config_of(fields, dims))  # no size read from it (``args.dropout`` alone)
     return made if (param.name in CONFIG or read_as_object(cls, param)) \
         and None not in _leaf_values(made) else None  # all known
 
