@@ -100,3 +100,25 @@ def test_sizes_made_from_the_length_and_the_maximum_length_give_the_sequence_its
                for n in chosen.notes), chosen.notes
     given = st.check(FourierFilter, dims={"T": 7}).targets[0]
     assert "op-failed" in {d.rule for d in given.diagnostics if d.severity == "error"}
+
+
+class InvertedTokens(nn.Module):
+    """Each variate's whole series made one token: a layer over the time axis, built for the
+    series length (time-series models that invert the axes)."""
+
+    def __init__(self, seq_len, d_model, n_heads):
+        super().__init__()
+        self.embed = nn.Linear(seq_len, d_model)
+        self.mix = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+
+    def forward(self, x):
+        tokens = self.embed(x.permute(0, 2, 1))  # (B, N, d_model)
+        return self.mix(tokens, tokens, tokens, need_weights=False)[0]
+
+
+def test_a_layer_over_the_time_axis_gives_the_series_its_length():
+    chosen = st.check(InvertedTokens).targets[0]
+    assert chosen.error is None and chosen.ok, (chosen.error, chosen.diagnostics)
+    assert chosen.dims["T"] == Dims()["L"]
+    assert any("the length its layers over the time axis are built for" in n
+               for n in chosen.notes), chosen.notes

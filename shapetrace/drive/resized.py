@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .asked import (EVEN_HEAD_SIZE, MASK_MET, MET, SQUARE_ASKED, SQUARE_LENGTH, VIEW_FAILED, fixed_width_of,
+from .asked import (EVEN_HEAD_SIZE, INNER, MASK_MET, MET, SQUARE_ASKED, SQUARE_LENGTH, VIEW_FAILED, fixed_width_of,
                     grid_pattern, grid_view, halved_size, is_square, length_asked, raised_by_check,
                     window_tokens)
 from .defaults_read import constructor_defaults
@@ -50,6 +50,11 @@ def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
             if side == plan.dims["T"] and span > side and span == plan.dims.get("L") \
                     and "L" not in plan.dims.explicit:
                 return "T", span, "as long as the convolution's kernel, built for the maximum length"
+    inner = INNER.search(str(raised)) if raised is not None and "T" in free else None
+    if inner is not None and int(inner.group(1)) == plan.dims["T"] != plan.dims.get("L") \
+            and int(inner.group(2)) == plan.dims.get("L") and "L" not in plan.dims.explicit \
+            and failed.reads_moved_input(op):  # nn.Linear(seq_len, d_model) over the time axis
+        return "T", plan.dims["L"], "the length its layers over the time axis are built for"
     # a linear layer's width is the module's own only where it reads the guessed input as
     # it came (moved at most): after a layer of the module, a width of its own is its bug
     fixed_width = fixed_width_of(raised, plan.dims, free, linear=failed.reads_moved_input(op))
