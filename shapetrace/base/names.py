@@ -131,7 +131,7 @@ CONFIG = frozenset(("config", "cfg", "conf", "configs", "hparams", "params", "ar
 #: A constructor argument that gives an image's side, and one that gives a patch's side
 IMAGE_SIZES = ("img_size", "image_size", "input_size", "resolution", "image_resolution",
                "img_res", "image_res", "img_resolution")
-PATCH_SIZES = ("patch_size", "patch", "patch_res")
+PATCH_SIZES = ("patch_size", "patch", "patch_res", "patch_len", "patch_length")
 #: the side of a patch nothing sets (``PatchEmbed(patch_size)``): 2 divides any even image side
 PATCH_SIDE = 2
 #: constructor arguments that give the side of a window of tokens (``window_size=7``: 49 tokens)

@@ -498,6 +498,8 @@ def value_by_use(found: Field, dims: Mapping[str, int], name: str) -> object:
         return number
     if found.said is not None:
         return 4 * dims["C"] if found.said == _FFN else found.said
+    if name in UNSET_SIDES:  # a patch's, a window's side, a kernel's size: what its name says,
+        return UNSET_SIDES[name][0]  # before the width of the layer it is handed to
     uses = found.uses - {OUTPUT_FACTOR, DIVISOR} if len(found.uses) > 1 else found.uses
     if len(uses) == 1 and (use := next(iter(uses))) in dims:
         return dims[use]

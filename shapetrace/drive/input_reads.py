@@ -477,12 +477,41 @@ def above(specs, low: int) -> tuple:
                  else s for s in specs)
 
 
-def spec_by_unpacking(name: str, forward) -> InputSpec | None:
+def spec_by_unpacking(name: str, forward, depth: int = 2) -> InputSpec | None:
     """An input no name explains whose sizes forward unpacks: a tensor with the axes the
     unpacked names say (``B, H, T, d = y.shape``: (B, H, T, d)), or, when they do not all name
     a dim (``b, c, t, h, w = video.shape``), guessed as vectors (B, T, C) for the readings of
-    its axes to take up (an image, a video, fewer axes), as a guess from a name would be."""
+    its axes to take up (an image, a video, fewer axes), as a guess from a name would be. An
+    input forward hands on whole to a method of its class (``return self.forecast(x_enc,
+    ...)``) is read in that method too."""
     tree = _tree(forward)
+    found = _unpacked(name, tree)
+    if found is not None or depth == 0 or tree is None:
+        return found
+    cls = owner_class(forward)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"):
+            continue
+        method = getattr(cls, node.func.attr, None) if cls is not None else None
+        if not inspect.isfunction(method):
+            continue
+        try:
+            params = list(inspect.signature(method).parameters)[1:]
+        except (TypeError, ValueError):
+            continue
+        handed = [params[i] for i, a in enumerate(node.args[:len(params)])
+                  if isinstance(a, ast.Name) and a.id == name]
+        handed += [k.arg for k in node.keywords if k.arg in params
+                   and isinstance(k.value, ast.Name) and k.value.id == name]
+        for param in handed:
+            spec = spec_by_unpacking(param, method, depth - 1)
+            if spec is not None:
+                return dataclasses.replace(spec, name=name)
+    return None
+
+
+def _unpacked(name: str, tree) -> InputSpec | None:
     for node in ast.walk(tree) if tree is not None else ():
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Tuple) and len(node.targets[0].elts) >= 2):
