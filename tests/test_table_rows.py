@@ -45,6 +45,8 @@ def test_rows_no_input_reaches_are_found_where_the_index_was_made(cls, options, 
     ("PositionsFromOne", {}),  # the padding row
     ("PositionsSliced", {}),
     ("TokensAndPositions", {}),  # rows picked by the input's tokens
+    ("BucketedDistances", {}),  # buckets that grow with the log of the distance
+    ("BucketedDistancesWhole", {}),  # ... read whole: a bucket per direction, not an offset
 ])
 def test_tables_whose_rows_are_all_reachable_or_left_by_design_stay_quiet(cls, options):
     result = resolved.result(f"{DATA}::{cls}", **options)

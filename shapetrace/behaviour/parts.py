@@ -8,9 +8,10 @@ of H heads of size d (one for q, k and v each, in a fused one) and whose gradien
 zero on the same heads in every part while other heads have some (``y[:, 0]`` keeping head 0)
 drops those heads; a learned table (a relative-position bias table) that the forward reads only
 through an index fixed when the module was built (a buffer or tensor kept on a module, read
-whole: no slice of it by the input's length) and whose other rows have a gradient of exactly
-zero has rows that no input can ever reach (the offsets of a window flattened with the wrong
-strides share rows). Only these shapes of a part are judged: a table indexed by the input's
+whole: no slice of it by the input's length), an index of a window's relative offsets
+(square, one row for each token with itself, opposite offsets symmetric about it), and whose
+other rows have a gradient of exactly zero has rows that no input can ever reach (the offsets
+of a window flattened with the wrong strides share rows). Only these shapes of a part are judged: a table indexed by the input's
 tokens or positions (rows past the probe's length or vocabulary), distances clipped to a range
 the probe's length does not fill (the unread rows at both ends, as many each), a padding row,
 a half of a projection used for something else (the log-variance of an encoder in eval), a
@@ -64,6 +65,8 @@ def parts_without_effect(probe: Probe, params: dict[str, Tensor],
         if read is None:
             continue
         rec, index = read
+        if table is not None and (index is None or not _of_offsets(index[1])):
+            continue
         if table is not None:
             made = _made(probe, index[1]) if index is not None else None
             found.append(_table_finding(name, table[1], g.shape[0], index and index[0], rec,
@@ -71,6 +74,21 @@ def parts_without_effect(probe: Probe, params: dict[str, Tensor],
         else:
             found.append(_finding(name, what, rec))
     return found
+
+
+def _of_offsets(index: Tensor) -> bool:
+    """Whether ``index`` is a table of relative offsets made the way a window's are: square
+    (n, n) (or flattened so), the same row for every token with itself, and rows that go up
+    for an offset by what they go down for its opposite (``index[i, j] + index[j, i]`` twice
+    the diagonal's), as a flattening of offsets by strides makes them. Buckets that grow
+    slower with distance (T5's), a table with extra rows for a class token, and any index
+    of another kind are not judged."""
+    n = int(round(index.numel() ** 0.5))
+    if n < 2 or n * n != index.numel():
+        return False
+    square = index.detach().reshape(n, n).to(torch.int64)
+    centre = square[0, 0]
+    return bool((square.diagonal() == centre).all()) and bool((square + square.t() == 2 * centre).all())
 
 
 def _made(probe: Probe, index: Tensor):

@@ -65,8 +65,9 @@ LATER = [
        rows are parts of H heads of size d with the same heads dropped in every part (`y[:, 0]`
        keeping one head of a fused qkv), and one whose heads all drop the same features (`q[...,
        -r:]` where `q[..., r:]` was meant, for the rest of a partial rotation), and the rows of a
-       table read only through an index kept on the module, whole (a relative-position index
-       built in the constructor), that the index never selects (offsets flattened with the wrong
+       table read only through an index kept on the module, whole, that is a window's table of
+       relative offsets (square, one row for each token with itself, opposite offsets symmetric
+       about it: a relative-position index built in the constructor), that the index never selects (offsets flattened with the wrong
        strides share rows and leave others unread: reported at the constructor's line that made
        the index), each confirmed by changing the part alone and reported at the op that read a
        value depending on it and returned one that does not. Other parts (rows of a table past the

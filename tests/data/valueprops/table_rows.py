@@ -5,6 +5,8 @@ where the table is read through it with ``# READ``; the correct
 ones (every row reachable, or an index that depends on the input or on its length, or rows
 left out by design) stay quiet."""
 
+import math
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -204,3 +206,45 @@ class TokensAndPositions(nn.Module):
 
     def forward(self, idx):
         return self.head(self.tok(idx))
+
+
+class BucketedDistances(nn.Module):
+    """T5's buckets, built once for the longest sequence: exact for near distances, growing
+    with the log of far ones, a half of the table for each direction. A sequence of the probe's
+    length reaches only some buckets of each half, by design."""
+
+    def __init__(self, n_embd, n_head, block_size, num_buckets=32, max_distance=128):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.bucket_bias = nn.Embedding(num_buckets, n_head)
+        pos = torch.arange(block_size)
+        rel = pos[None, :] - pos[:, None]
+        half = num_buckets // 2
+        bucket = (rel > 0).long() * half
+        distance = rel.abs()
+        exact = half // 2
+        far = exact + (torch.log(distance.float().clamp(min=1) / exact)
+                       / math.log(max_distance / exact) * (half - exact)).long()
+        bucket = bucket + torch.where(distance < exact, distance, far.clamp(max=half - 1))
+        self.register_buffer("buckets", bucket)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                   for t in self.qkv(x).split(C, dim=2))
+        bias = self.bucket_bias(self.buckets).permute(2, 0, 1)[:, :T, :T]
+        att = (q @ k.transpose(-2, -1)) * (C // self.n_head) ** -0.5 + bias
+        return (att.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
+
+
+class BucketedDistancesWhole(BucketedDistances):
+    """The same buckets read whole: the module runs at the length it was built for."""
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+                   for t in self.qkv(x).split(C, dim=2))
+        bias = self.bucket_bias(self.buckets).permute(2, 0, 1)
+        att = (q @ k.transpose(-2, -1)) * (C // self.n_head) ** -0.5 + bias
+        return (att.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
