@@ -181,3 +181,9 @@ def test_a_side_name_handed_to_a_layer_the_module_holds_is_a_tensor():
     assert not _errors(result), result.diagnostics
     handed = next(r for r in result.to_json()["trace"] if r["op"] == "F.linear")
     assert handed["inputs"][0].startswith("(B,"), handed
+
+
+def test_an_input_unpacked_into_two_sizes_by_a_module_that_embeds_is_token_ids():
+    result = _sizes("CaptionScorer")
+    assert result.error is None, result.error
+    assert any(n.startswith("captions read as token ids") for n in result.notes), result.notes

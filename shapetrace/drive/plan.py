@@ -234,14 +234,19 @@ class VectorInputs(Guess):
     at_embedding_only: bool = False
 
     def read_by(self, failed, plan: Plan) -> bool:
-        if self.at_embedding_only:
-            return at_embedding(failed)
+        names = [s.name for s in self.tokens]
+        if self.at_embedding_only:  # or unpacked into (batch, length) by a module that embeds
+            return at_embedding(failed) or (_embeds(failed.model) and failed.unpacked(2, names))
         return (at_embedding(failed) or (not failed.ran and _embeds(failed.model))
-                or failed.unpacked(2, [s.name for s in self.tokens]))
+                or failed.unpacked(2, names))
 
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         op = failed.failed_op
-        names = ", ".join(s.name for s, o in zip(self.tokens, plan.inputs) if s != o)
+        tokens = self.tokens
+        if self.at_embedding_only and not at_embedding(failed):  # only those unpacked so
+            tokens = tuple(t if failed.unpacked(2, [t.name]) else o
+                           for t, o in zip(self.tokens, plan.inputs))
+        names = ", ".join(s.name for s, o in zip(tokens, plan.inputs) if s != o)
         where = (op.op if op is not None else
                  f"the two sizes unpacked at line {failed.raised_at[1]}"
                  if failed.raised_at is not None else "the forward")
@@ -251,7 +256,7 @@ class VectorInputs(Guess):
         # still open: masks, probe sizes (ids into rotary heads of an odd size), counts set over
         from .defaults_read import OverDefaults  # the constructor's defaults (a ratio's heads)
         rest = tuple(g for g in plan.guesses if isinstance(g, (GuessedMasks, ProbeSizes, OverDefaults)))
-        yield dataclasses.replace(plan, inputs=self.tokens, guesses=rest, note=note,
+        yield dataclasses.replace(plan, inputs=tokens, guesses=rest, note=note,
                                   reading_of=reading)
 
     def settled_by(self, attempt, plan: Plan) -> bool:

@@ -129,3 +129,35 @@ class StyleModulatedNorm(nn.Module):
         normed = (h - h.mean(-1, keepdim=True)) / (h.std(-1, keepdim=True) + 1e-5)
         gain, bias = torch.split(self.to_gain_bias(w), self.hidden_size, dim=-1)
         return gain * normed + bias
+
+
+class MixWithImage(nn.Module):
+    def __init__(self, embed_dim):
+        super().__init__()
+        self.gate = nn.Linear(embed_dim, embed_dim)
+
+    def forward(self, tgt, memory):
+        return tgt + self.gate(memory)
+
+
+class CaptionScorer(nn.Module):
+    """Captions whose name says nothing of tokens, unpacked into (N, T), embedded and handed
+    on under the same name as the target sequence of a layer beside an image's features."""
+
+    def __init__(self, input_dim, wordvec_dim, vocab_size):
+        super().__init__()
+        self.visual_projection = nn.Linear(input_dim, wordvec_dim)
+        self.embedding = nn.Embedding(vocab_size, wordvec_dim)
+        self.mix = MixWithImage(wordvec_dim)
+        self.output = nn.Linear(wordvec_dim, vocab_size)
+
+    def forward(self, features, captions):
+        """
+        Inputs:
+         - features: image features, of shape (N, D)
+         - captions: ground truth captions, of shape (N, T)
+        """
+        N, T = captions.shape
+        captions = self.embedding(captions)
+        features = self.visual_projection(features)[:, None, :]
+        return self.output(self.mix(captions, features)).reshape(N, T, -1)
