@@ -58,7 +58,8 @@ class StackedGraphEncoder(nn.Module):
 def test_counts_of_layers_named_for_what_they_stack_are_counts():
     from shapetrace.base.names import counts_layers
 
-    assert counts_layers("num_self_att_layers") and counts_layers("n_enc_blocks")
+    assert counts_layers("num_self_att_layers") and counts_layers("n_enc_blocks") \
+        and counts_layers("num_layer")
     assert not counts_layers("num_layer_norm") and not counts_layers("layers")
     result = st.check(StackedGraphEncoder).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
