@@ -122,3 +122,30 @@ def test_a_layer_over_the_time_axis_gives_the_series_its_length():
     assert chosen.dims["T"] == Dims()["L"]
     assert any("the length its layers over the time axis are built for" in n
                for n in chosen.notes), chosen.notes
+
+
+class FoldedVolume(nn.Module):
+    """Tokens folded back into a volume 32 deep with a square face: the length must hold it."""
+
+    def __init__(self, dim, dim_out):
+        super().__init__()
+        self.conv = nn.Conv3d(dim, dim_out, 3, 2, 1)
+        self.norm = nn.LayerNorm(dim_out)
+
+    def forward(self, x):
+        B, tokens, C = x.shape
+        D = 32
+        H = W = int((tokens // D) ** 0.5)
+        x = self.conv(x.transpose(-2, -1).contiguous().view(B, C, D, H, W))
+        return self.norm(x.flatten(2).transpose(1, 2))
+
+
+def test_sides_worked_out_as_zero_ask_for_a_length_the_grid_can_hold():
+    """At the probe length the square's sides come out 0 and the view fails: shapetrace's
+    length was too short, not the module wrong. A length the user gives stays a finding."""
+    chosen = st.check(FoldedVolume).targets[0]
+    assert chosen.error is None and chosen.ok, (chosen.error, chosen.diagnostics)
+    assert chosen.dims["T"] == 32 * 16
+    assert any("a length the grid the forward folds it into can hold" in n for n in chosen.notes)
+    given = st.check(FoldedVolume, dims={"T": 7}).targets[0]
+    assert "op-failed" in {d.rule for d in given.diagnostics if d.severity == "error"}

@@ -76,6 +76,15 @@ def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
                 and target[-1] == 2:
             return "d", EVEN_HEAD_SIZE, "an even head size: its features are taken in pairs"
         return None
+    if 0 in target and "T" in free and any(dims["T"] in m.shape for m in op.inputs):
+        # sides worked out from the length came out 0 (``H = W = int(sqrt(T // 32))``): the
+        # sequence is too short for the grid the code folds it into: one with sides of 4
+        constants = 1
+        for n in target:
+            constants *= n if n and n not in dims.values() else 1
+        new = constants * 4 ** target.count(0)
+        if dims["T"] < new <= 4096:
+            return "T", new, "a length the grid the forward folds it into can hold"
     wanted = 1
     for n in target:
         wanted *= n
