@@ -70,3 +70,13 @@ def test_a_volume_window_is_checked_with_nothing_declared(cls):
         result.notes
     errors = {(d.rule, d.line) for d in result.diagnostics if d.severity == "error"}
     assert errors == ({("weight-without-effect", _marked(cls))} if "Too" in cls else set())
+
+
+def test_only_a_small_volume_window_gives_the_length():
+    """A window of 2 x 3 x 3 tokens is the length to try; one of 7 x 7 x 7 would make every run
+    of a whole 3-D model that holds it too slow to try (its blocks are checked there)."""
+    from shapetrace.drive.asked import window_tokens
+
+    assert window_tokens({"window_size": (2, 3, 3)}) == 18
+    assert window_tokens({"window_size": (7, 7)}) == 49
+    assert window_tokens({"window_size": (7, 7, 7)}) is None

@@ -269,10 +269,17 @@ def window_tokens(init) -> int | None:
     side = next((init[n] for n in ("input_resolution", *WINDOW_SIDES) if n in (init or {})), None)
     if type(side) is int and side > 1:
         return side * side
-    if isinstance(side, (tuple, list)) and len(side) in (2, 3) \
-            and all(type(v) is int and v > 0 for v in side):
+    if isinstance(side, (tuple, list)) and len(side) == 2 and all(type(v) is int and v > 0 for v in side):
+        return side[0] * side[1]
+    if isinstance(side, (tuple, list)) and len(side) == 3 and all(type(v) is int and v > 0 for v in side) \
+            and math.prod(side) <= _VOLUME_TOKENS:
         return math.prod(side)
     return None
+
+
+#: the most tokens of a volume's window read as the length: a larger one (7 x 7 x 7) makes every
+#: run of a whole 3-D model (the parent a block is checked in) too slow to try
+_VOLUME_TOKENS = 128
 
 
 def numbers_in(text: str) -> set[int]:
