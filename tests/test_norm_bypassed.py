@@ -34,6 +34,8 @@ def test_the_projection_that_bypasses_the_norm_is_named(cls, side):
     ("SeparateNorms", None),
     ("PostNorm", None),
     ("DefaultContextAfterNorm", ["x=B,T,C"]),
+    # a block that normalises its query argument only, used for self-attention by its caller
+    ("SelfAttendingStack", None),
 ])
 def test_projections_of_one_tensor_or_of_different_tensors_stay_quiet(cls, inputs):
     result = resolved.result(f"{DATA}::{cls}", **({"inputs": inputs} if inputs else {}))

@@ -13,8 +13,10 @@ linear projection that made each, and that projection's input. Where one input i
 of a normalisation (``F.layer_norm``, ``F.rms_norm``, ``F.group_norm``, or the user's own: the
 tensor times or over a chain from a statistic of itself along the features, then a learned
 gain or bias) whose input is the very tensor the other projection reads, the other projection
-bypassed the norm. Inputs that are different tensors (cross-attention's context, positions
-added to the queries and keys only) are not judged.
+bypassed the norm, when both are in one function (a forward that takes the queries, keys and
+values from one tensor: a block that normalises its ``query`` argument and hands its ``key`` on
+to an attention layer takes two inputs, whatever its caller passes). Inputs that are different
+tensors (cross-attention's context, positions added to the queries and keys only) are not judged.
 
 The finding is at the projection that reads the stream before the norm; where the name it
 reads was bound on a line of its own by an assignment that computes nothing (an alias,
@@ -61,7 +63,8 @@ def check_bypassed(analysis: Analysis):
         for other, (other_rec, other_source) in projected:
             bypassing = [(name, rec) for name, (rec, source) in projected
                          if source is not other_source and rec.index not in seen
-                         and (norm := _normalised(graph, other_source, source)) is not None]
+                         and (norm := _normalised(graph, other_source, source)) is not None
+                         and _same_function(rec, other_source, norm)]
             if not bypassing:
                 continue
             norm = _normalised(graph, other_source,
@@ -69,6 +72,16 @@ def check_bypassed(analysis: Analysis):
             seen.update(rec.index for _, rec in bypassing)
             yield _finding(analysis, bypassing, other, other_rec, norm)
             break
+
+
+def _same_function(rec: OpRecord, normed: TensorMeta, norm: OpRecord) -> bool:
+    """Whether the projection ``rec`` is called in the function that normalised the stream (the
+    line that called the norm, or the norm's own line): one forward that takes both from one
+    tensor. A block that normalises its ``query`` argument and hands its ``key`` on untouched to
+    an attention layer takes them as two inputs, whatever tensor its caller passes for both."""
+    made = normed.returned.site if normed.returned is not None and normed.returned.site \
+        else norm.site
+    return rec.site is not None and made is not None and rec.site[0] is made[0]
 
 
 def _projection(graph, meta: TensorMeta) -> tuple[OpRecord, TensorMeta] | None:

@@ -179,3 +179,39 @@ class DefaultContextAfterNorm(DefaultContextBeforeNorm):
         q = _heads(self.to_q(x), self.n_head)
         k, v = (_heads(t, self.n_head) for t in self.to_kv(context).chunk(2, dim=-1))
         return _attend(q, k, v)
+
+
+class KeyedAttention(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.wq, self.wk, self.wv = (nn.Linear(n_embd, n_embd) for _ in range(3))
+
+    def forward(self, query, key, value):
+        q = _heads(self.wq(query), self.n_head)
+        k, v = _heads(self.wk(key), self.n_head), _heads(self.wv(value), self.n_head)
+        return _attend(q, k, v)
+
+
+class QueryNormedBlock(nn.Module):
+    """A block built for attending to a memory: it normalises its query argument and hands the
+    keys and values on as they were given."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.norm = nn.LayerNorm(n_embd)
+        self.attention = KeyedAttention(n_embd, n_head)
+
+    def forward(self, query, key, value):
+        return query + self.attention(self.norm(query), key, value)
+
+
+class SelfAttendingStack(nn.Module):
+    """The same block used for self-attention: its caller passes x for all three."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.block = QueryNormedBlock(n_embd, n_head)
+
+    def forward(self, x):
+        return self.block(x, x, x)
