@@ -98,7 +98,7 @@ def names_of(dim: str, *tables: dict[str, str]) -> frozenset[str]:
 #: Constructor arguments that are not sizes of a named dim
 LAYERS = frozenset(("n_layer", "num_layers", "n_layers", "depth", "num_hidden_layers", "nlayers",
                     "n_blocks"))
-_LAYER_COUNT = re.compile(r"(?:num|n)_\w*(?:layers?|blocks?)")
+_LAYER_COUNT = re.compile(r"(?:num|n)_\w*(?:layers?|blocks)")
 
 
 def counts_layers(name: str) -> bool:
