@@ -31,7 +31,8 @@ import torch
 from torch import Tensor
 
 from ..base.records import OpRecord, TraceData
-from ..record.tensors import tensors_in
+from ..base.compat import held_tensors
+from ..record.tensors import holds_integers, tensors_in
 from ..record.tracer import Recorder
 from ..rules.registry import diagnostic
 from . import locate
@@ -64,15 +65,12 @@ def parts_without_effect(probe: Probe, params: dict[str, Tensor],
         read = _collapse(probe, param, delta, fixed_index=table is not None)
         if read is None:
             continue
-        rec, index = read
-        if table is not None and (index is None or not _of_offsets(index[1])):
-            continue
-        if table is not None:
-            made = _made(probe, index[1]) if index is not None else None
-            found.append(_table_finding(name, table[1], g.shape[0], index and index[0], rec,
-                                        made))
-        else:
+        rec, index = read  # through a fixed index (its name, the tensor kept) for a table
+        if table is None:
             found.append(_finding(name, what, rec))
+        elif _of_offsets(index[1]):
+            found.append(_table_finding(name, table[1], g.shape[0], index[0], rec,
+                                        _made(probe, index[1])))
     return found
 
 
@@ -235,7 +233,7 @@ def _run(probe: Probe, param: Tensor, delta: Tensor | None):
     def keep(rec: OpRecord, outs: tuple, op_args: tuple, op_kwargs: dict) -> None:
         outputs[rec.index] = locate.snapshot([t for t in outs if isinstance(t, Tensor)])
         operands = list(tensors_in((op_args, op_kwargs)))
-        indices = [t for t in operands if _integer(t)]
+        indices = [t for t in operands if holds_integers(t)]
         if any(t is param for t in operands):
             reads.add(rec.index)
             if indices and all(id(t) in whole and whole[id(t)][0] is t for t in indices):
@@ -244,7 +242,7 @@ def _run(probe: Probe, param: Tensor, delta: Tensor | None):
                 and whole[id(indices[0])][0] is indices[0]:
             name, kept = whole[id(indices[0])][1:]
             for t in outs:
-                if isinstance(t, Tensor) and _integer(t) and t.numel() == indices[0].numel():
+                if isinstance(t, Tensor) and holds_integers(t) and t.numel() == indices[0].numel():
                     whole[id(t)] = (t, name, kept)
 
     trace = TraceData(probe.dims)
@@ -266,32 +264,19 @@ def _run(probe: Probe, param: Tensor, delta: Tensor | None):
     return steps, reads, out, fixed
 
 
-def _integer(t: Tensor) -> bool:
-    return not t.is_floating_point() and not t.is_complex() and t.dtype is not torch.bool
-
-
 def _kept_indices(model: torch.nn.Module) -> dict[int, tuple[Tensor, str, Tensor]]:
     """The integer tensors kept on the model's modules (buffers, plain attributes), by id:
     ``(the tensor, its name, the tensor kept)`` (the last differs in what is made from it)."""
-    kept = {}
-    for path, module in model.named_modules():
-        for attr, value in vars(module).items():
-            found = value.items() if attr == "_buffers" else [(attr, value)]
-            for key, t in found:
-                if isinstance(t, Tensor) and not isinstance(t, torch.nn.Parameter) \
-                        and _integer(t):
-                    kept[id(t)] = (t, f"{path}.{key}" if path else key, t)
-    return kept
+    return {id(t): (t, f"{path}.{key}" if path else key, t)
+            for path, module in model.named_modules() for key, t in held_tensors(module)
+            if holds_integers(t)}
 
 
-def _table_finding(name: str, rows: list[int], count: int, index: str | None, rec: OpRecord,
-                   made=None):
+def _table_finding(name: str, rows: list[int], count: int, index: str, rec: OpRecord, made=None):
     """At the constructor's line that made the index (``made``), when known; the read is where
     it is used."""
-    read = f"the index `{index}`, fixed when the module was built," if index else \
-        "an index fixed when the module was built"
-    if made is not None:
-        read = read[:-1] + f" (made at {made.file}:{made.line}),"
+    at = f" (made at {made.file}:{made.line})" if made is not None else ""
+    read = f"the index `{index}`, fixed when the module was built{at},"
     message = (f"`{name}`: only {len(rows)} of its {count} rows ({_ranges(rows)}) can move the "
                f"output: {read} selects no other row at any input, so the rest of the table has "
                f"a gradient from the outputs of exactly zero, and changing it leaves every output "

@@ -484,28 +484,11 @@ def spec_by_unpacking(name: str, forward, depth: int = 2) -> InputSpec | None:
     its axes to take up (an image, a video, fewer axes), as a guess from a name would be. An
     input forward hands on whole to a method of its class (``return self.forecast(x_enc,
     ...)``) is read in that method too."""
-    tree = _tree(forward)
-    found = _unpacked(name, tree)
-    if found is not None or depth == 0 or tree is None:
-        return found
     cls = owner_class(forward)
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"):
-            continue
-        method = getattr(cls, node.func.attr, None) if cls is not None else None
-        if not inspect.isfunction(method):
-            continue
-        try:
-            params = list(inspect.signature(method).parameters)[1:]
-        except (TypeError, ValueError):
-            continue
-        handed = [params[i] for i, a in enumerate(node.args[:len(params)])
-                  if isinstance(a, ast.Name) and a.id == name]
-        handed += [k.arg for k in node.keywords if k.arg in params
-                   and isinstance(k.value, ast.Name) and k.value.id == name]
-        for param in handed:
-            spec = spec_by_unpacking(param, method, depth - 1)
+    for func, there in handed(forward, name, cls, depth=depth):  # forward itself first
+        if func is forward or func is getattr(forward, "__func__", None) \
+                or getattr(cls, func.__name__, None) is func:  # a method of its class
+            spec = _unpacked(there, _tree(func))
             if spec is not None:
                 return dataclasses.replace(spec, name=name)
     return None

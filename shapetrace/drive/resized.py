@@ -34,13 +34,14 @@ def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
             return "T", SQUARE_LENGTH, "a square number of tokens, as the code asks"
     fixed = (MET.search(str(raised)) or MASK_MET.search(str(raised))) \
         if raised is not None and "T" in free else None  # a mask of its own length too
-    if fixed is not None and plan.dims["T"] in (sizes := {int(n) for n in fixed.groups()}):
+    sizes = {int(n) for n in fixed.groups()} if fixed is not None else set()
+    if plan.dims["T"] in sizes:
         (size,) = sizes - {plan.dims["T"]} or {0}  # a length the module fixed itself
         if 1 < size <= 4096 and size not in plan.dims.values() and not _of_probes(size, plan.dims):
             return "T", size, "the length of a table the module builds at a size of its own"
         if size == plan.dims.get("L") and "L" not in plan.dims.explicit:  # max_len rows, uncut:
             return "T", size, "the length of the table built for the maximum length"  # chosen T
-    if fixed is not None and _built_for_longest(sizes_met(fixed), plan.dims):
+    if sizes and _built_for_longest(sizes, plan.dims):
         return "T", plan.dims["L"], "the maximum length, which the module's tables are built for"
     kernel = _KERNEL.search(str(raised)) if raised is not None and "T" in free else None
     if kernel is not None:  # a convolution as tall as the maximum length: (max_len, 1) kernels
@@ -98,10 +99,6 @@ def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
             if new != size and 1 < new <= 4096 and any(size in m.shape for m in op.inputs):
                 return name, new, f"the sequence length {failed.failed_op.op} asks for"
     return None
-
-
-def sizes_met(found) -> set[int]:
-    return {int(n) for n in found.groups()}
 
 
 def _built_for_longest(sizes: set[int], dims) -> bool:

@@ -19,6 +19,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..base.compat import frame_getter
 from ..base.source import display_path, resolve_site, site_from
+from .tensors import holds_integers
 
 #: the largest result kept (a table of positions by features, not a layer's weight)
 _LARGEST = 1 << 16
@@ -62,12 +63,8 @@ class _Building(TorchFunctionMode):
 
 
 def _small_numbers(t: Tensor) -> bool:
-    return ((t.is_floating_point() or _integers(t)) and 0 < t.numel() <= _LARGEST
+    return ((t.is_floating_point() or holds_integers(t)) and 0 < t.numel() <= _LARGEST
             and not t.requires_grad and t.device.type == "cpu" and not t.is_meta)
-
-
-def _integers(t: Tensor) -> bool:
-    return not t.is_floating_point() and not t.is_complex() and t.dtype is not torch.bool
 
 
 def building(kept: list[Made]) -> TorchFunctionMode:
@@ -90,4 +87,4 @@ def built_by(model, integers: bool = False) -> tuple[Made, ...]:
         made = _BUILT.get(model, ())
     except TypeError:
         return ()
-    return tuple(m for m in made if _integers(m.value) == integers)
+    return tuple(m for m in made if holds_integers(m.value) == integers)

@@ -53,3 +53,8 @@ def shared_tables() -> tuple[dict, dict, dict, dict]:
         if len(table) > SHARED_LIMIT:
             table.clear()
     return SHARED
+
+
+def holds_integers(t: Tensor) -> bool:
+    """Whether ``t`` holds integers (indices, counts), not floats, complex numbers or booleans."""
+    return not t.is_floating_point() and not t.is_complex() and t.dtype is not torch.bool

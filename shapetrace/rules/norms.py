@@ -44,19 +44,13 @@ def check_inverted(analysis: Analysis):
     for rec in analysis.records_of(_SCALINGS):
         if rec.error is not None or len(rec.inputs) != 2 or rec.internal:
             continue
-        sign = -1.0 if rec.op in DIVS else 1.0
-        sides = ((0, 1), (1, 0)) if sign > 0 else ((0, 1),)  # a divisor is the second operand
-        for kept, scaled_by in sides:
-            found = _statistic(graph, rec.inputs[scaled_by])
-            if found is None:
-                continue
-            stat, x, power = found
-            if abs(power * sign - 1.0) > 1e-9 or not _of(graph, rec.inputs[kept], x):
+        for kept, stat, x, power in statistics_applied(graph, rec):
+            if abs(power - 1.0) > 1e-9 or not scaled_from(graph, kept, x):
                 continue
             what = {"var": "standard deviation", "std": "standard deviation"}.get(
                 _name(stat.op), "norm" if _name(stat.op) in _SPREADS else "root-mean-square")
             where = f" (the statistic at line {stat.line})" if stat.line not in (None, rec.line) else ""
-            message = (f"multiplies {analysis.shape_of(rec.inputs[kept])} by its own {what}"
+            message = (f"multiplies {analysis.shape_of(kept)} by its own {what}"
                        f"{where} instead of dividing by it: the result grows with the square of "
                        f"the input's scale, where a normalisation's has unit scale whatever the "
                        f"input's")
@@ -64,6 +58,19 @@ def check_inverted(analysis: Analysis):
                     "`x / torch.sqrt(ms + eps)`, not `x / torch.rsqrt(...)` or `x * torch.sqrt(...)`.")
             yield diagnostic("inverted-norm", message, hint, rec=rec)
             break
+
+
+def statistics_applied(graph, rec):
+    """For a product or quotient of two tensors, each ``(the operand scaled, the statistic's
+    record, the tensor it measures, the power of that tensor's scale applied)``: a
+    normalisation applies -1 (``x * torch.rsqrt(ms + eps)``), an inverted one +1."""
+    sign = -1.0 if rec.op in DIVS else 1.0
+    sides = ((0, 1), (1, 0)) if sign > 0 else ((0, 1),)  # a divisor is the second operand
+    for kept, scaled_by in sides:
+        found = _statistic(graph, rec.inputs[scaled_by])
+        if found is not None:
+            stat, x, power = found
+            yield rec.inputs[kept], stat, x, power * sign
 
 
 def _name(op: str) -> str:
@@ -117,7 +124,7 @@ def _squared(graph, meta):
     return None
 
 
-def _of(graph, meta, x, depth: int = 3) -> bool:
+def scaled_from(graph, meta, x, depth: int = 3) -> bool:
     """Whether ``meta`` is ``x``, or ``x`` shifted (less its mean) or scaled (by a learned
     gain) elementwise, a few ops back."""
     if meta is x:
@@ -125,7 +132,7 @@ def _of(graph, meta, x, depth: int = 3) -> bool:
     rec = graph.producer(meta)
     if depth == 0 or rec is None or _name(rec.op) not in ("sub", "add", "mul", "div"):
         return False
-    return any(_of(graph, m, x, depth - 1) for m in rec.inputs)
+    return any(scaled_from(graph, m, x, depth - 1) for m in rec.inputs)
 
 
 def _number(args, index: int):

@@ -29,6 +29,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from ..base.ops import CASTS, DIVS, MULS, PERMUTES, PICKS, RESHAPES, base_name
+from .norms import scaled_from, statistics_applied
 from .registry import diagnostic
 from .statements import expression_at, statement_at
 
@@ -39,8 +40,6 @@ if TYPE_CHECKING:
 _PROJECTIONS = {"F.linear": 0, "torch.addmm": 1, "Tensor.addmm": 1}
 _MOVES = RESHAPES | PERMUTES | CASTS | frozenset({"Tensor.contiguous"})
 _NORMS = frozenset({"F.layer_norm", "torch.layer_norm", "F.rms_norm", "F.group_norm"})
-#: statistics of a tensor along its features, as a norm takes them
-_STATISTICS = frozenset({"mean", "var", "std", "norm", "vector_norm", "rsqrt", "sqrt"})
 _DEPTH = 8
 
 
@@ -61,16 +60,14 @@ def check_bypassed(analysis: Analysis):
         projected = [(name, _projection(graph, meta)) for name, meta in sides]
         projected = [(name, found) for name, found in projected if found is not None]
         for other, (other_rec, other_source) in projected:
-            bypassing = [(name, rec) for name, (rec, source) in projected
+            bypassing = [(name, rec, norm) for name, (rec, source) in projected
                          if source is not other_source and rec.index not in seen
                          and (norm := _normalised(graph, other_source, source)) is not None
                          and _same_function(rec, other_source, norm)]
             if not bypassing:
                 continue
-            norm = _normalised(graph, other_source,
-                               next(s for n, (r, s) in projected if r is bypassing[0][1]))
-            seen.update(rec.index for _, rec in bypassing)
-            yield _finding(analysis, bypassing, other, other_rec, norm)
+            seen.update(rec.index for _, rec, _ in bypassing)
+            yield _finding(analysis, bypassing, other, other_rec)
             break
 
 
@@ -109,9 +106,10 @@ def _normalised(graph, meta: TensorMeta, source: TensorMeta) -> OpRecord | None:
             return None
         if rec.op in _NORMS:
             return rec if rec.inputs[0] is source else None
-        if (rec.op in MULS | DIVS) and any(m is source for m in rec.inputs) \
-                and _statistic_of(graph, rec, source):
-            return rec
+        if rec.op in MULS | DIVS and len(rec.inputs) == 2 and any(
+                x is source and abs(power + 1.0) < 1e-9 and scaled_from(graph, kept, source)
+                for kept, _, x, power in statistics_applied(graph, rec)):
+            return rec  # the tensor over a statistic of itself (``rules.norms``)
         if rec.op not in MULS | DIVS | CASTS and base_name(rec.op) not in ("add", "sub"):
             return None
         inner = [m for m in rec.inputs if graph.producer(m) is not None]
@@ -121,45 +119,11 @@ def _normalised(graph, meta: TensorMeta, source: TensorMeta) -> OpRecord | None:
     return None
 
 
-def _statistic_of(graph, rec: OpRecord, source: TensorMeta) -> bool:
-    """Whether the operand of ``rec`` beside ``source`` comes from a statistic of ``source``
-    along its features (its mean square, variance, norm: what a norm divides by)."""
-    others = [m for m in rec.inputs if m is not source]
-    if len(others) != 1:
-        return False
-    frontier = [others[0]]
-    for _ in range(_DEPTH):
-        nxt = []
-        for meta in frontier:
-            made = graph.producer(meta)
-            if made is None or made.error is not None:
-                continue
-            if base_name(made.op) in _STATISTICS and made.inputs and _reads(graph, made, source):
-                return True
-            nxt += list(made.inputs)
-        frontier = nxt
-    return False
-
-
-def _reads(graph, rec: OpRecord, source: TensorMeta) -> bool:
-    """Whether ``rec`` reads ``source`` itself, or a power or a centring of it."""
-    meta = rec.inputs[0]
-    for _ in range(2):
-        if meta is source:
-            return True
-        made = graph.producer(meta)
-        if made is None or not made.inputs:
-            return False
-        meta = made.inputs[0]
-    return meta is source
-
-
-def _finding(analysis: Analysis, bypassing: list, other: str, other_rec: OpRecord,
-             norm: OpRecord):
-    rec = bypassing[0][1]
-    name = " and ".join(dict.fromkeys(n for n, _ in bypassing))
+def _finding(analysis: Analysis, bypassing: list, other: str, other_rec: OpRecord):
+    _, rec, norm = bypassing[0]
+    name = " and ".join(dict.fromkeys(n for n, _, _ in bypassing))
     places = ", ".join(dict.fromkeys(f"`{r.source or r.op}` at {r.file}:{r.line}"
-                                     for _, r in bypassing))
+                                     for _, r, _ in bypassing))
     alias = _alias_line(analysis, rec)
     message = (f"the {name} are projected from the stream before its norm ({places}), the "
                f"{other} from the normalised stream (`{other_rec.source or other_rec.op}` at "
