@@ -178,3 +178,10 @@ def test_an_image_module_no_image_runs_is_a_target_error():
                           "--format", "json"], capture_output=True, text=True, timeout=300)
     (entry,) = json.loads(out.stdout)["targets"]
     assert out.returncode == 2 and "which works on images" in entry["error"]
+
+
+def test_an_image_read_at_the_side_a_settings_object_says():
+    """A config of a plain class of its own (``config.image_size``) sizes the image too."""
+    entry = _json(f"{DATA / 'images.py'}::SettingsPatchEmbed")
+    assert entry["error"] is None and entry["ok"], entry
+    assert any("pixel_values read as an image (B, 3, 48, 48)" in n for n in entry["notes"]), entry["notes"]

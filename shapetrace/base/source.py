@@ -122,11 +122,13 @@ def _innermost_user_entry(tb, installed_is_library: bool, files_only: bool = Fal
     return found
 
 
-def none_parameters(tb, *, installed_is_library: bool = False) -> tuple[str, ...]:
+def none_parameters(tb, *, installed_is_library: bool = False, codes=None) -> tuple[str, ...]:
     """The parameters of the innermost user frame of ``tb`` that hold None and that the line
     it raised at reads (``encoder_padding_mask.float()`` with ``encoder_padding_mask=None``):
-    read while the frames exist."""
-    found = _innermost_user_entry(tb, installed_is_library)
+    read while the frames exist. ``codes``: take the innermost frame running one of these code
+    objects instead (a constructor whose None reached a layer it builds)."""
+    found = _innermost_user_entry(tb, installed_is_library) if codes is None \
+        else _innermost_entry_of(tb, codes)
     if found is None:
         return ()
     frame, line = found
@@ -136,6 +138,15 @@ def none_parameters(tb, *, installed_is_library: bool = False) -> tuple[str, ...
     return tuple(name for name in code.co_varnames[:count]
                  if frame.f_locals.get(name, 0) is None
                  and re.search(rf"\b{re.escape(name)}\b", text))
+
+
+def _innermost_entry_of(tb, codes):
+    found = None
+    while tb is not None:
+        if tb.tb_frame.f_code in codes:
+            found = (tb.tb_frame, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
 
 
 def outer_user_frame(frame, *, installed_is_library: bool) -> tuple[str, int] | None:

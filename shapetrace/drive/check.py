@@ -40,7 +40,7 @@ from ..report.trace import Trace
 from ..rules.registry import RULES, diagnostic
 from .attempt import Attempt, attempt, build
 from .cross import other_source_length, reference_runs
-from .defaults_read import switches_off
+from .none_defaults import constructor_reading
 from .docshapes import assume_documented
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from .heads_read import SPLIT
@@ -53,7 +53,7 @@ from .plan import ImageInputs, Request, make_plan
 from .preserve import outside_inference, preserved
 from .reference_weights import SharedWeights
 from .reuse import Done
-from .widths import at_even_width, even_width
+from .widths import at_even_width
 
 #: the checks that re-run the module, and with them the watch for writes into its inputs
 WATCHED = (*RERUNS, "input-mutated")
@@ -148,7 +148,7 @@ def _threads_for(dims: Dims):
 
 #: how many times a constructor that refused the sizes is built again, each time at the sizes
 #: its error asks for (heads divisible by its key/value heads, then a head size by 8)
-_CONSTRUCTOR_READINGS = 2
+_CONSTRUCTOR_READINGS = 3
 
 
 def _checked(request: Request, notes: list[str]) -> TargetResult:
@@ -179,10 +179,7 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                 except TargetError as exc:  # a constructor that needs an even width
                     if tries == _CONSTRUCTOR_READINGS:
                         raise
-                    try:  # (or heads of a multiple of its own)
-                        plan = even_width(plan, exc)
-                    except TargetError:  # or a switch shapetrace turned on, off
-                        plan = switches_off(plan, exc)
+                    plan = constructor_reading(plan, exc)  # (or heads of a multiple of its own)
                     notes.append(plan.note)
             # one that ran only by broadcasting the guess up against a per-channel scale of
             # four or five axes: read as the image or video that scale is shaped for
@@ -194,7 +191,7 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                                 only=ImageInputs if grown else None)
                 if read is not None:
                     chosen, read_notes = read
-                    notes.extend(read_notes)
+                    notes.extend(dict.fromkeys(n for n in read_notes if n not in notes))
                 elif emptied:  # the only size that ran empties an axis: the sizes, not a bug
                     raise TargetError(_emptied(chosen, emptied[0]))
             if not chosen.ran and request.inputs is None and request.init is None \
@@ -454,9 +451,10 @@ def _check_behaviour(result: TargetResult, chosen: Attempt, request: Request) ->
     else:
         declared = {s.name: s.mask for s in chosen.plan.inputs if request.inputs is not None
                     and getattr(s, "mask", None) in ("keep", "drop")}
+        made = request.inputs is None and any(getattr(s, "mask", None) for s in chosen.plan.inputs)
         found, notes, skips = _behaviour(chosen.model, originals, chosen.names, chosen.trace,
                                          dims, request.causal, chosen.built_with, declared,
-                                         frozenset(request.init or {}))
+                                         frozenset(request.init or {}), made)
         if reuse is not None:
             reuse.put(key, chosen.trace, Done(found, notes, skips))
     chosen.trace.add(found)
@@ -541,14 +539,15 @@ def _sizes_named(probe: Dims, named: Dims, args) -> Dims | None:
 
 
 def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None, declared=None,
-               given=frozenset()):
+               given=frozenset(), masks_made=False):
     """Behaviour diagnostics, notes on what could not be checked or was observed, and the
     checks that did not run (``Skip``).
 
     Dependencies come from plain autograd (one forward, batched backward passes) rather than
     ``torch.func``: the first ``vmap`` of a process imports torch._dynamo, about a second.
     Causal intent comes from ``behaviour.intent``; when there is none, one note says that
-    causal-leak was not checked and how to declare it. ``declared``: the meanings of the masks
+    causal-leak was not checked and how to declare it (and that the module is causal in
+    practice, unless a mask shapetrace made, ``masks_made``, may be why). ``declared``: the meanings of the masks
     the user declared (``mask-keep``, ``mask-drop``), by input name.
     """
 
@@ -578,7 +577,7 @@ def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None, 
     skips = list(outcome.skips)
     if intent.causal is None and causal is None and outcome.causal_checkable:
         note = unchecked_note(type(model).__name__, intent,
-                              causal_in_practice=bool(outcome.causal_note))
+                              causal_in_practice=bool(outcome.causal_note) and not masks_made)
         notes.append(note)
         skips.append(Skip(("causal-leak",), note.removeprefix("causal-leak not checked: ")))
     elif not intent.causal:

@@ -312,12 +312,20 @@ class NeededDefaults(Guess):
         return failed_on_none(failed.raised)
 
     def others(self, plan, failed) -> Iterator:
+        from .input_reads import rotary_input, spec_from_name
+
         name = self.names[0]
-        spec = InputSpec(name, ("B", "T", "C"))
-        note = (f"{name} passed as an input (B, T, C): with its default None the forward failed "
+        names = {*(getattr(s, "name", None) for s in plan.inputs), *self.names}
+        spec = rotary_input(name, names, plan.dims) or spec_from_name(name, names)
+        named = isinstance(spec, InputSpec) and spec.name == name and (  # position ids: (B, T)
+            tuple(spec.dims) != ("B", "T", "C") or spec.dtype != "float")  # of integers
+        spec = spec if named else InputSpec(name, ("B", "T", "C"))
+        shown = "(" + ", ".join(map(str, spec.dims)) + ")" + (f" of {spec.dtype}s" if spec.dtype != "float" else "")
+        note = (f"{name} passed as an input {shown}: with its default None the forward failed "
                 f"at {_failed_at(failed)}; give --input {name}=... to choose")
+        rest = tuple(g for g in plan.guesses if g is not self and not isinstance(g, NeededDefaults))
         yield dataclasses.replace(plan, inputs=(*plan.inputs, spec), note=note, reading_of=self,
-                                  guesses=(FewerAxes((name,)),))
+                                  guesses=rest if named else (FewerAxes((name,)),))
 
 
 #: the pattern einops names when it refuses a tensor

@@ -148,3 +148,29 @@ class PatchViT(nn.Module):
     def forward(self, img):
         x = self.to_patches(img) + self.pos
         return self.attn(x, x, x, need_weights=False)[0].mean(dim=1)
+
+
+class PatchSettings:
+    """A plain settings object (no dataclass, no namespace) a vision model is built from."""
+
+    def __init__(self, hidden_size=64, num_channels=3, image_size=48, patch_size=16):
+        self.hidden_size = hidden_size
+        self.num_channels = num_channels
+        self.image_size = image_size
+        self.patch_size = patch_size
+
+
+class SettingsPatchEmbed(nn.Module):
+    """Patches of 16 pixels and a position per patch of the settings' image: runs only on an
+    image of the settings' own side."""
+
+    def __init__(self, config: PatchSettings):
+        super().__init__()
+        self.patch = nn.Conv2d(config.num_channels, config.hidden_size,
+                               kernel_size=config.patch_size, stride=config.patch_size)
+        count = (config.image_size // config.patch_size) ** 2
+        self.position = nn.Parameter(torch.randn(1, count, config.hidden_size))
+
+    def forward(self, pixel_values):
+        _, _, height, width = pixel_values.shape
+        return self.patch(pixel_values).flatten(2).transpose(1, 2) + self.position
