@@ -72,7 +72,7 @@ def test_a_none_a_layer_is_built_with_is_set_to_a_size():
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     c = result.dims["C"]
     note = next(n for n in result.notes if n.startswith("cond_dim="))
-    assert note.startswith(f"cond_dim={c}: left at its default None the constructor raised "
+    assert note.startswith(f"cond_dim={c}: left at its default None, the constructor raised "
                            "TypeError") and "--init cond_dim=VALUE" in note
 
 
@@ -97,3 +97,86 @@ def test_other_failures_and_given_nones_stand():
         and "TypeError" in refused.error and not any(n.startswith("scale=") for n in refused.notes)
     given = st.check(Conditioned, init={"dim": 16, "cond_dim": None}).targets[0]
     assert given.error is not None and "cond_dim=None" in given.error
+
+
+class Bottleneck(nn.Module):
+    """A config whose ``bottleneck_dim`` nothing names: made None, then read as a size."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.n_head = config.n_head
+        self.latents = nn.Parameter(torch.empty(1, config.bottleneck_dim, config.n_embd))
+        nn.init.normal_(self.latents, std=0.02)
+        self.proj = nn.Linear(config.n_embd, config.n_embd)
+
+    def forward(self, x):
+        latents = self.latents.expand(x.shape[0], -1, -1)
+        weights = (latents @ x.transpose(1, 2)).softmax(dim=-1)
+        return self.proj(weights @ x)
+
+
+class Initialised(nn.Module):
+    """Weights drawn with the config's ``initializer_range``, in a method the constructor
+    applies."""
+
+    def __init__(self, args):
+        super().__init__()
+        self.args = args
+        self.proj = nn.Linear(args.hidden_size, args.hidden_size)
+        self.apply(self.init_weights)
+
+    def init_weights(self, module):
+        if isinstance(module, nn.Linear):
+            module.weight.data.normal_(mean=0.0, std=self.args.initializer_range)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+def _window_offsets(size):
+    rows, cols = torch.meshgrid(torch.arange(size[0]), torch.arange(size[1]), indexing="ij")
+    coords = torch.stack((rows.flatten(), cols.flatten()))
+    offsets = (coords[:, :, None] - coords[:, None, :]).permute(1, 2, 0)
+    return (offsets[..., 0] + size[0] - 1) * (2 * size[1] - 1) + offsets[..., 1] + size[1] - 1
+
+
+class WindowBias(nn.Module):
+    """A window's side read by index in a helper the constructor calls."""
+
+    def __init__(self, dim, window_size, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.rows = window_size[:1]  # a slice: not read by constant indices alone
+        self.register_buffer("index", _window_offsets(window_size))
+        self.table = nn.Parameter(torch.zeros((2 * window_size[0] - 1) * (2 * window_size[1] - 1), num_heads))
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        q, k, v = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4)
+        bias = self.table[self.index.view(-1)].view(N, N, -1).permute(2, 0, 1)
+        scores = (q @ k.transpose(-2, -1)) * (C // self.num_heads) ** -0.5 + bias
+        return self.proj((scores.softmax(-1) @ v).transpose(1, 2).reshape(B, N, C))
+
+
+def test_a_config_field_made_none_and_read_as_a_size_is_set():
+    result = st.check(Bottleneck).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith(f"config.bottleneck_dim={result.dims['C']}: left at None, the constructor raised TypeError") for n in result.notes)
+
+
+def test_an_initialiser_range_is_a_small_standard_deviation():
+    from shapetrace.base.dims import Dims
+    from shapetrace.drive.infer import infer_init
+
+    assert infer_init(Initialised, Dims())["args"].initializer_range == 0.02
+    result = st.check(Initialised).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+
+
+def test_a_side_read_by_index_is_given_as_sides():
+    result = st.check(WindowBias).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    note = next(n for n in result.notes if n.startswith("window_size=("))
+    assert "TypeError" in note and "--init window_size=VALUE" in note

@@ -176,7 +176,9 @@ _SPECIAL = re.compile(r"(?:^|_)(pad|padding|sos|bos|start|eos|end|unk|mask|cls|s
 _NUMBERS = ((re.compile(r"(?:\A|_)(?:eps|epsilon)\Z"), 1e-5),
             (re.compile(r"\A(?:(?:rope|rotary|re|pos)_)?(?:base|theta)\Z"), 10000.0),
             # an MLP's width as a multiple of the model's, and a size it is rounded up to a multiple of
-            (re.compile(r"\A(?:mlp|ffn|ff)_ratio\Z"), 4.0), (re.compile(r"\Amultiple_of\Z"), 1))
+            (re.compile(r"\A(?:mlp|ffn|ff)_ratio\Z"), 4.0), (re.compile(r"\Amultiple_of\Z"), 1),
+            # the standard deviation weights are initialised with (BERT's 0.02)
+            (re.compile(r"\A(?:initializer|init)_(?:range|std)\Z"), 0.02))
 #: and those of a config's fields (a constructor's own are read with a note: ``init_reads``)
 _FIELD_NUMBERS = ((re.compile(r"\A(?:%s)\Z" % "|".join(IMAGE_SIZES)), BUILT_SIDE),
                   (re.compile(r"\A(?:%s)\Z" % "|".join(PATCH_SIZES)), PATCH_SIDE))

@@ -148,7 +148,7 @@ def _threads_for(dims: Dims):
 
 #: how many times a constructor that refused the sizes is built again, each time at the sizes
 #: its error asks for (heads divisible by its key/value heads, then a head size by 8)
-_CONSTRUCTOR_READINGS = 3
+_CONSTRUCTOR_READINGS = 4
 
 
 def _checked(request: Request, notes: list[str]) -> TargetResult:

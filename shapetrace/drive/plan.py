@@ -86,6 +86,9 @@ class Plan:
     reading_of: Guess | None = None
     #: how values were read from the module's own code (a config's fields, an example call)
     read_notes: tuple[str, ...] = ()
+    #: constructor arguments a refusing constructor asked for (``none_defaults``), as pairs:
+    #: kept when the plan is made again at other probe sizes
+    built_as: tuple = ()
 
     @property
     def dims(self) -> Dims:
@@ -530,8 +533,8 @@ def replanned(plan: Plan, sizes: dict, keep: bool = True) -> Plan | None:
     dims = {plan.dims[x]: again.dims[x] for x in ("C", "H", "d") if plan.dims[x] != again.dims[x]}
     init = None if again.init is None else {**again.init, **{
         k: dims[v] for k, v in (plan.init or {}).items()
-        if keep and type(v) is int and v in dims and k in again.init}}
-    return dataclasses.replace(again, inputs=inputs, init=init)
+        if keep and type(v) is int and v in dims and k in again.init}, **dict(plan.built_as)}
+    return dataclasses.replace(again, inputs=inputs, init=init, built_as=plan.built_as)
 
 
 def _with_axis(request: Request, axis: str) -> Plan:
