@@ -52,6 +52,28 @@ def moved_from(meta, arg: torch.Tensor, records, depth: int = 12, passing=MOVES)
         and start.dtype == arg.dtype
 
 
+def made_from(metas, arg: torch.Tensor, records, depth: int = 40) -> bool:
+    """Whether one of ``metas`` (an op's operands) was made, op by op, from the input ``arg``
+    as it came in."""
+    todo, seen = list(metas), set()
+    while todo and depth > 0:
+        meta = todo.pop()
+        if meta.src is None:
+            if tuple(meta.shape) == tuple(arg.shape) and meta.dtype == arg.dtype:
+                return True
+            continue
+        if meta.src in seen or not 0 <= meta.src[0] < len(records):
+            continue
+        seen.add(meta.src)
+        depth -= 1
+        todo.extend(records[meta.src[0]].inputs)
+    return False
+
+
+def _one_from(meta, tables, records) -> bool:
+    return any(made_from((meta,), arg, records) for arg in tables)
+
+
 #: ops whose output keeps the width of what they read: moves, norms over the last axis, dropout
 _WIDTH_KEPT = MOVES | TRAILING_NORMS | DROPOUTS
 
@@ -227,6 +249,24 @@ class Attempt:
                         and len(other.shape) >= 2 and not self._given(own):
                     return len(own.shape)
         return None
+
+    def raised_by(self, names) -> bool:
+        """Whether arithmetic on a value made from the inputs ``names`` (tables shapetrace made)
+        gave a result of more axes than the other operand, itself not made from them: the
+        tables lifted the values they apply to (a (1, T, d) table the code lifts again)."""
+        tables = [arg for name, arg in self.guessed if name in names]
+        records = self.trace.records
+        for rec in records if tables else ():
+            base = rec.op.rpartition(".")[2]
+            if (rec.op not in ARITHMETIC_OPERATORS and base not in ARITHMETIC_NAMES) \
+                    or len(rec.inputs) != 2 or not rec.outputs:
+                continue
+            out = len(getattr(rec.outputs[0], "shape", ()))
+            for own, other in (rec.inputs, rec.inputs[::-1]):
+                if out > len(other.shape) >= 3 and _one_from(own, tables, records) \
+                        and not _one_from(other, tables, records):
+                    return True
+        return False
 
     def _given(self, meta) -> bool:
         return any(isinstance(a, torch.Tensor) and tuple(a.shape) == tuple(meta.shape)

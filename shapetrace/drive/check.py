@@ -41,6 +41,7 @@ from ..rules.registry import RULES, diagnostic
 from .attempt import Attempt, attempt, build
 from .cross import other_source_length, reference_runs
 from .none_defaults import constructor_reading
+from .table_rows import TableRows
 from .docshapes import assume_documented
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from .heads_read import SPLIT
@@ -183,12 +184,12 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                     notes.append(plan.note)
             # one that ran only by broadcasting the guess up against a per-channel scale of
             # four or five axes: read as the image or video that scale is shaped for
-            grown = chosen.ran and chosen.broadcast_up in (4, 5)
+            grown = chosen.ran and (chosen.broadcast_up in (4, 5) or chosen.raised_by(("cos", "sin")))
             if not chosen.ran or grown:
                 emptied: list = []
                 read = _reading(plan, chosen, lambda p: attempt(p, mode=mode, watch=behaviour,
                                                                 skip=skipped), emptied=emptied,
-                                only=ImageInputs if grown else None)
+                                only=(ImageInputs, TableRows) if grown else None)
                 if read is not None:
                     chosen, read_notes = read
                     notes.extend(dict.fromkeys(n for n in read_notes if n not in notes))

@@ -16,7 +16,7 @@ from ..base.names import MASK_INPUT
 from ..base.source import at_line, at_site, display_path
 from ..report.results import TargetResult
 from .asked import MET
-from .attempt import Attempt, moved_from
+from .attempt import Attempt, made_from as _made_from, moved_from
 from .cross import reference_runs
 from .defaults_read import split_disagrees
 from .devices import needs_gpu
@@ -74,7 +74,7 @@ def _made_failed(result: TargetResult, chosen: Attempt) -> bool:
     if rec is None or not rec.error or chosen.passed_by is None:
         return False
     records = chosen.trace.records
-    found = [(name, arg) for name, arg in chosen.guessed if _made_from(rec, arg, records)]
+    found = [(name, arg) for name, arg in chosen.guessed if _made_from(rec.inputs, arg, records)]
     if not found:
         return False
     shown = ", ".join(_as_guessed(name, arg).removeprefix("input ") for name, arg in found)
@@ -175,7 +175,7 @@ def _dtype_failed(result: TargetResult, chosen: Attempt) -> bool:
     if rec is None or not _DTYPE.search(rec.error[1] or ""):
         return False
     records = chosen.trace.records
-    found = [n for n, a in chosen.guessed if a.is_floating_point() and _made_from(rec, a, records)]
+    found = [n for n, a in chosen.guessed if a.is_floating_point() and _made_from(rec.inputs, a, records)]
     if not found:
         return False
     which = " or ".join(repr(n) for n in found)  # inputs of one shape cannot be told apart
@@ -199,7 +199,7 @@ def _mask_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False
     records = chosen.trace.records
     found = [(n, a) for n, a in chosen.guessed if MASK_INPUT.search(n) and a.dim() >= 2
-             and _made_from(rec, a, records)]
+             and _made_from(rec.inputs, a, records)]
     if not found or reference_runs(chosen.plan, chosen.args):
         return False  # a reference that runs on the guess confirms it: the failure is the code's
     name, arg = found[0]
@@ -217,7 +217,7 @@ def _ids_failed(result: TargetResult, chosen: Attempt) -> bool:
     if rec is None or not isinstance(chosen.raised, IndexError) or "out of range" not in str(chosen.raised):
         return False
     records = chosen.trace.records
-    found = [(n, a) for n, a in chosen.guessed if not a.is_floating_point() and _made_from(rec, a, records)]
+    found = [(n, a) for n, a in chosen.guessed if not a.is_floating_point() and _made_from(rec.inputs, a, records)]
     if not found:
         return False
     name, arg = found[0]
@@ -258,7 +258,7 @@ def _default_failed(result: TargetResult, chosen: Attempt) -> bool:
         rec = chosen.failed_op
         empty = [p.name for p in params if isinstance(p.default, torch.Tensor) and p.default.numel() == 0
                  and p.name not in chosen.names and rec is not None
-                 and _made_from(rec, p.default, chosen.trace.records)]
+                 and _made_from(rec.inputs, p.default, chosen.trace.records)]
         return bool(empty) and ask(result, f"forward failed at {rec.op}{_at(rec)} ({rec.error[0]}: "
                                              f"{one_line(rec.error[1])}) on {', '.join(empty)} left at "
                                              f"an empty default: a value its callers pass")
@@ -496,23 +496,6 @@ def _lengths_failed(result: TargetResult, chosen: Attempt) -> bool:
                        f"as a sequence of their own (S={dims['S']}), do not fit the queries' "
                        f"length (T={dims['T']}){where} ({why(chosen)}), nor read at the "
                        f"queries' length", "--input query=B,1,C for one query")
-
-
-def _made_from(rec, arg: torch.Tensor, records, depth: int = 40) -> bool:
-    """Whether an operand of ``rec`` was made, op by op, from the input ``arg`` as it came in."""
-    todo, seen = list(rec.inputs), set()
-    while todo and depth > 0:
-        meta = todo.pop()
-        if meta.src is None:
-            if tuple(meta.shape) == tuple(arg.shape) and meta.dtype == arg.dtype:
-                return True
-            continue
-        if meta.src in seen or not 0 <= meta.src[0] < len(records):
-            continue
-        seen.add(meta.src)
-        depth -= 1
-        todo.extend(records[meta.src[0]].inputs)
-    return False
 
 
 def _image_failed(result: TargetResult, chosen: Attempt) -> bool:

@@ -503,8 +503,9 @@ def make_plan(request: Request) -> Plan:
         guesses.append(ProbeSizes(free))
     if request.inputs is None and problem is None:  # fewer axes, or a default of None needed
         from .rank_reads import rank_guesses
+        from .table_rows import table_guesses
 
-        guesses += rank_guesses(getattr(request.cls, "forward", None), inputs)
+        guesses += rank_guesses(getattr(request.cls, "forward", None), inputs) + table_guesses(inputs)
     if isinstance(module, type):  # a count set over the constructor's default, split by
         from .defaults_read import ModuleDefaults, OverDefaults, TiedDefaults
         from .setup_read import SetUpCall
