@@ -520,3 +520,21 @@ class Lineage:
 
 def _has_batch(meta: TensorMeta) -> bool:
     return any(name == "B" for axis in (meta.axes or ()) for _, name in axis)
+
+
+def made_from(metas, arg, records: list[OpRecord], depth: int = 40) -> bool:
+    """Whether one of ``metas`` (an op's operands) was made, op by op, from the input ``arg``
+    as it came in."""
+    todo, seen = list(metas), set()
+    while todo and depth > 0:
+        meta = todo.pop()
+        if meta.src is None:
+            if tuple(meta.shape) == tuple(arg.shape) and meta.dtype == arg.dtype:
+                return True
+            continue
+        if meta.src in seen or not 0 <= meta.src[0] < len(records):
+            continue
+        seen.add(meta.src)
+        depth -= 1
+        todo.extend(records[meta.src[0]].inputs)
+    return False

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from ..analysis.graph import made_through
+from ..analysis.graph import made_from, made_through
 from ..base import specs
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, drop_frames, failed_on_none, one_line
@@ -50,24 +50,6 @@ def moved_from(meta, arg: torch.Tensor, records, depth: int = 12, passing=MOVES)
     made, start = made_through(meta, records, passing, depth)
     return made is None and start is not None and tuple(start.shape) == tuple(arg.shape) \
         and start.dtype == arg.dtype
-
-
-def made_from(metas, arg: torch.Tensor, records, depth: int = 40) -> bool:
-    """Whether one of ``metas`` (an op's operands) was made, op by op, from the input ``arg``
-    as it came in."""
-    todo, seen = list(metas), set()
-    while todo and depth > 0:
-        meta = todo.pop()
-        if meta.src is None:
-            if tuple(meta.shape) == tuple(arg.shape) and meta.dtype == arg.dtype:
-                return True
-            continue
-        if meta.src in seen or not 0 <= meta.src[0] < len(records):
-            continue
-        seen.add(meta.src)
-        depth -= 1
-        todo.extend(records[meta.src[0]].inputs)
-    return False
 
 
 def _one_from(meta, tables, records) -> bool:

@@ -16,7 +16,8 @@ from ..base.names import MASK_INPUT
 from ..base.source import at_line, at_site, display_path
 from ..report.results import TargetResult
 from .asked import MET
-from .attempt import Attempt, made_from as _made_from, moved_from
+from ..analysis.graph import made_from as _made_from
+from .attempt import Attempt, moved_from
 from .cross import reference_runs
 from .defaults_read import split_disagrees
 from .devices import needs_gpu

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..base.specs import ValueInput
-from .attempt import made_from
+from ..analysis.graph import made_from
 from .guess import Guess
 
 
