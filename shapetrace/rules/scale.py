@@ -336,6 +336,8 @@ def check_scale(analysis: Analysis):
         picked = _sdpa_scale(rec)
         if picked is None:
             continue
+        if cosine(graph, rec.inputs[0], rec.inputs[1]):
+            continue  # cosine similarities: a temperature of the code's choosing
         factors = [Factor(picked[0], rec, "sdpa", implicit=picked[1])]
         factors += _operand_factors(graph, rec.inputs[0], "q")
         factors += _operand_factors(graph, rec.inputs[1], "k")
@@ -416,21 +418,51 @@ _ALONG_FEATURES = frozenset({"+", "Tensor.add", "torch.add", "-", "Tensor.sub", 
 
 
 def cosine(graph, q, k) -> bool:
-    """Whether q and k are both L2-normalised (``F.normalize``): their product is a cosine
-    similarity in [-1, 1], which a temperature scales, not 1/sqrt(d)."""
-    def normalised(meta) -> bool:
-        for _ in range(DEPTH):
-            rec = graph.producer(meta)
-            if rec is None or not rec.inputs:
-                return False
-            if rec.op == "F.normalize":
-                return True
-            if rec.op not in _TO_SCALE or meta.src[1] != 0:
-                return False
-            meta = rec.inputs[0]
-        return False
-    return normalised(q) and normalised(k)
+    """Whether q and k both have rows of unit length (``F.normalize``, or a tensor over its own
+    L2 norm), also after ops that keep a row's length (moves, a rotary rotation: products with
+    tables and sums of such): their product is a cosine similarity in [-1, 1], which a
+    temperature scales, not 1/sqrt(d)."""
+    return _unit_rows(graph, q) and _unit_rows(graph, k)
 
+
+#: ops of a rotary rotation: products with a table, sums and differences of such, negation
+_ROTATION = frozenset({"*", "Tensor.mul", "torch.mul", "+", "Tensor.add", "torch.add", "-",
+                       "Tensor.sub", "torch.sub", "Tensor.neg", "torch.neg"})
+_CUTS = frozenset({"[]", "Tensor.chunk", "torch.chunk", "Tensor.split", "torch.split",
+                   "Tensor.unbind", "torch.unbind", "Tensor.narrow"})
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
+
+
+def _unit_rows(graph, meta, depth: int = DEPTH + 8) -> bool:
+    rec = graph.producer(meta)
+    if rec is None or not rec.inputs or depth == 0:
+        return False
+    if rec.op == "F.normalize":
+        return True
+    if rec.op in DIVS | MULS and len(rec.inputs) == 2 and _over_own_length(graph, rec):
+        return True
+    if rec.op in _TO_SCALE:
+        return meta.src[1] == 0 and _unit_rows(graph, rec.inputs[0], depth - 1)
+    if rec.op in _CUTS:  # halves of a unit row, joined again by a rotation
+        return _unit_rows(graph, rec.inputs[0], depth - 1)
+    full = [m for m in rec.inputs if tuple(m.shape) == tuple(meta.shape)]
+    if rec.op in _JOINS:
+        return all(_unit_rows(graph, m, depth - 1) for m in rec.inputs)
+    if rec.op not in _ROTATION or not full:
+        return False
+    if rec.op in MULS:  # a row times a table of the rotation's cosines: one of them a unit row
+        return any(_unit_rows(graph, m, depth - 1) for m in full)
+    return all(_unit_rows(graph, m, depth - 1) for m in full)
+
+
+def _over_own_length(graph, rec) -> bool:
+    """Whether ``rec`` divides a tensor by its own L2 norm (``t / t.norm(dim=-1)``, clamped or
+    with an epsilon)."""
+    from .norms import scaled_from, statistics_applied
+
+    return any(power == -1.0 and base_name(stat.op) in ("norm", "vector_norm")
+               and scaled_from(graph, kept, x)
+               for kept, stat, x, power in statistics_applied(graph, rec))
 
 
 def scores_steps(scores):
