@@ -32,3 +32,9 @@ def test_a_mask_shapetrace_made_does_not_make_the_module_causal_in_practice():
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert any("attention_mask given" in n for n in result.notes), result.notes
     assert not any("causal in practice" in n for n in result.notes), result.notes
+
+
+def test_a_mask_the_code_asserts_was_given_is_not_run_as_none():
+    result = st.check(positions.AssertedMask).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert not any("None (its default)" in n for n in result.notes), result.notes
