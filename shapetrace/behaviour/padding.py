@@ -216,19 +216,63 @@ def _inputs(probe: Probe, arg: int, meaning: str, short: int) -> tuple[list, lis
     real = torch.zeros(B, T, dtype=torch.bool)
     real[:, :short] = True
     marked = real if meaning == "keep" else ~real
-    return _narrowed(probe, arg, marked.to(mask.dtype), marked[:, :short].to(mask.dtype), short)
+    padded = list(probe.args)
+    padded[arg] = marked.to(mask.dtype)
+    return _narrowed(probe, arg, marked.to(mask.dtype), marked[:, :short].to(mask.dtype), short,
+                     whole=_other_sequences(probe, padded, arg, short))
 
 
-def _narrowed(probe: Probe, arg: int, long_value: Tensor, short_value: Tensor, short: int
-              ) -> tuple[list, list] | None:
+def _other_sequences(probe: Probe, padded: list, arg: int, short: int) -> frozenset:
+    """The inputs of T positions that are not the sequence the mask pads: float inputs whose
+    last positions still move the outputs at the real positions with the mask padding them
+    (the memory a cross-attention reads, at the same length by chance), and then the other
+    masks and ids beside them. They are kept whole in the short run. Empty when one float
+    input of T positions is all there is."""
+    T = probe.T
+    floats = [i for i, v in enumerate(padded) if i != arg and isinstance(v, Tensor)
+              and v.is_floating_point() and T in v.shape and probe.roles[i] is not None
+              and probe.roles[i].time is not None]
+    if len(floats) < 2:
+        return frozenset()
+    leaves = list(padded)
+    for i in floats:
+        leaves[i] = padded[i].detach().clone().requires_grad_(True)
+    try:
+        with torch.enable_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = probe.call(leaves)
+            total = sum(_at_real(get(out, path), T, short) for _, path in probe.paths)
+            grads = torch.autograd.grad(total, [leaves[i] for i in floats], allow_unused=True)
+    except Exception:  # noqa: BLE001 - no gradient to read: every input is cut, as before
+        return frozenset()
+    finally:
+        probe.restore_state()
+    other = {i for i, g in zip(floats, grads) if g is not None
+             and bool(g.narrow(probe.roles[i].time, short, T - short).abs().sum() > 0)}
+    if not other:
+        return frozenset()
+    return frozenset(other | {i for i, v in enumerate(padded) if i != arg and i not in floats
+                              and isinstance(v, Tensor) and T in v.shape})
+
+
+def _at_real(value, T: int, short: int):
+    """The sum of ``value`` at its real positions (its first axis of T cut to ``short``)."""
+    if not isinstance(value, Tensor) or not value.is_floating_point() or not value.requires_grad:
+        return 0.0
+    axis = next((a for a, n in enumerate(value.shape) if n == T), None)
+    return (value if axis is None else value.narrow(axis, 0, short)).nan_to_num(0.0, 0.0, 0.0).sum()
+
+
+def _narrowed(probe: Probe, arg: int, long_value: Tensor, short_value: Tensor, short: int,
+              whole: frozenset = frozenset()) -> tuple[list, list] | None:
     """The probe's inputs with ``arg`` set to ``long_value`` (at T) and to ``short_value``, every
-    other input cut along its positions to ``short``; None when an input has an axis of T that
-    is not its positions (a (T, T) mask)."""
+    other input but those of ``whole`` cut along its positions to ``short``; None when an input
+    has an axis of T that is not its positions (a (T, T) mask)."""
     T = probe.T
     long_args, short_args = list(probe.args), list(probe.args)
     long_args[arg], short_args[arg] = long_value, short_value
     for i, value in enumerate(probe.args):
-        if i == arg or not isinstance(value, Tensor):
+        if i == arg or i in whole or not isinstance(value, Tensor):
             continue
         role = probe.roles[i]
         axes = [a for a, n in enumerate(value.shape) if n == T]
