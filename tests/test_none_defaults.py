@@ -5,6 +5,8 @@ failure that is not about a None stay as they were."""
 
 from __future__ import annotations
 
+import copy
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -180,3 +182,23 @@ def test_a_side_read_by_index_is_given_as_sides():
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     note = next(n for n in result.notes if n.startswith("window_size=("))
     assert "TypeError" in note and "--init window_size=VALUE" in note
+
+
+class CopiedConfig(nn.Module):
+    """Copies the config it is given (``copy.deepcopy``) and changes the copy's width: the
+    standard library's code it is handed to reads no field of it."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.down = nn.Linear(config.hidden_size, config.low_rank_size)
+        narrow = copy.deepcopy(config)
+        narrow.hidden_size = config.low_rank_size
+        self.up = nn.Linear(narrow.hidden_size, config.hidden_size)
+
+    def forward(self, x):
+        return x + self.up(F.gelu(self.down(x)))
+
+
+def test_a_config_copied_by_the_standard_library_is_made_of_its_own_fields():
+    result = st.check(CopiedConfig).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)

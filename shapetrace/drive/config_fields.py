@@ -62,6 +62,8 @@ def fields_read(cls: type, param: str) -> dict[str, Field]:
     _fields_in(cls, param, fields, _HANDED_DEPTH, set())
     for name in fields.pop(_OPTIONAL, None) or ():  # hasattr(config, "n_unmasked"): left out,
         fields.pop(name, None)                        # as a config without it reads
+    for name in [n for n in fields if n.startswith("__") and n.endswith("__")]:
+        del fields[name]  # Python's own protocol (__deepcopy__, __reduce__): no field of a config
     return fields
 
 

@@ -15,6 +15,7 @@ All of it reads source (``ast``); nothing is run. Anything unreadable says nothi
 from __future__ import annotations
 
 import ast
+import sys
 import inspect
 
 from ..analysis.code import function_def as _function_def
@@ -156,7 +157,8 @@ def _user_code(obj) -> bool:
     if isinstance(obj, NotInstalled):
         return False  # a name of a package that is not installed: no code to read
     module = getattr(obj, "__module__", "") or ""
-    return not module.startswith(("torch", "builtins", "typing", "collections", "functools"))
+    return not module.startswith(("torch", "builtins", "typing", "collections", "functools")) \
+        and module.partition(".")[0] not in sys.stdlib_module_names  # copy.deepcopy(config)
 
 
 # --- what a size argument is handed to ----------------------------------------------------------
