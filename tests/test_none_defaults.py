@@ -202,3 +202,43 @@ class CopiedConfig(nn.Module):
 def test_a_config_copied_by_the_standard_library_is_made_of_its_own_fields():
     result = st.check(CopiedConfig).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
+
+
+class TransposedUp(nn.Module):
+    """``output_padding=None`` handed to torch, which takes a number (its own default 0);
+    ``padding=None`` tested and made by the constructor."""
+
+    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None,
+                 output_padding=None):
+        super().__init__()
+        if padding is None:
+            padding = (kernel_size - 1) // 2
+        self.conv = nn.ConvTranspose1d(in_channels, out_channels, kernel_size, stride=stride,
+                                       padding=padding, output_padding=output_padding)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class KeyWidth(nn.Module):
+    """``kdim=None`` handed to torch, whose own default is None too: kept."""
+
+    def __init__(self, embed_dim, num_heads, kdim=None):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(embed_dim, num_heads, kdim=kdim, vdim=kdim, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x, need_weights=False)[0]
+
+
+def test_a_none_torch_refuses_takes_torchs_own_default():
+    result = st.check(TransposedUp).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith("output_padding=0, the default of the torch argument") for n in result.notes)
+    assert not any(n.startswith("padding=") for n in result.notes)
+
+
+def test_a_none_torch_takes_itself_stays_none():
+    result = st.check(KeyWidth).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert not any(n.startswith("kdim=") for n in result.notes)

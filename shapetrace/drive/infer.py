@@ -68,7 +68,7 @@ from .kwargs_read import kwargs_base
 from .config_fields import (ReadConfig, called, equal_fields, fields_read, read_as_object, same_named,
                             value_by_use)
 from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, slice_step, \
-    meaning_by_use, torch_default, without_self
+    meaning_by_use, torch_default, torch_default_for_none, without_self
 
 # Inferring forward inputs ---------------------------------------------------------------------
 
@@ -237,6 +237,8 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
         value = MISSING if read_as_object(cls, p) else _infer_argument(p, dims)  # ``h.width``
         if (staged := per_stage(cls, p.name, value, notes)) is not None:  # depth=[2, 6, 4]
             value = staged
+        elif value is None and (number := torch_default_for_none(cls, p, notes)) is not None:
+            value = number  # output_padding=None handed to nn.ConvTranspose1d: torch's 0
         if value is not MISSING:
             out[p.name] = value
         elif p.name in CONFIG or annotated_config(cls, p) is not None:

@@ -361,6 +361,25 @@ def torch_default(cls: type, param: str, depth: int = _DEPTH):
     return None
 
 
+def torch_default_for_none(cls: type, param, notes: list | None = None):
+    """For a constructor argument ``param`` whose default is None, that the constructor never
+    tests for None and hands to a torch parameter whose own default is a number
+    (``nn.ConvTranspose1d(..., output_padding=output_padding)``): that number, with a note
+    (torch fails on the None, the project's callers always pass one); else None."""
+    from ..analysis.code import compared_with_none
+
+    init = _reading_init(cls) if isinstance(cls, type) else None
+    if param.default is not None or init is None or not inspect.isfunction(init) \
+            or compared_with_none(init, param.name):
+        return None
+    number = torch_default(cls, param.name)
+    if number is not None and notes is not None:
+        notes.append(f"{param.name}={number!r}, the default of the torch argument the "
+                     f"constructor hands it to (None there fails); give --init {param.name}=VALUE "
+                     f"to choose")
+    return number
+
+
 def _torch_defaults(cls: type, param: str, depth: int) -> set | None:
     """Every default of a torch parameter ``param`` reaches (see :func:`torch_default`); None
     when one of them is no number."""
