@@ -496,6 +496,18 @@ class MHAWithoutBatchFirst(nn.Module):
         return out
 
 
+class EncoderLayerWithoutBatchFirst(nn.Module):
+    """torch's encoder layer is (T, B, C) by default too; built over two lines, fed (B, T, C)."""
+
+    def __init__(self, embed_dim: int, num_heads: int):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(  # made: encoder-without-batch-first
+            d_model=embed_dim, nhead=num_heads, dim_feedforward=2 * embed_dim, dropout=0.0)
+
+    def forward(self, x: Float[Tensor, "B T C"]) -> Float[Tensor, "B T C"]:
+        return self.layer(x)  # located: encoder-without-batch-first
+
+
 class PositionsFromBatch(nn.Module):
     """Learned positions indexed with x.shape[0], which is B for a (B, T, C) input."""
 

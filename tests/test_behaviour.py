@@ -138,6 +138,15 @@ def test_mha_without_batch_first_hint_and_module_path():
     assert diag.used_at is not None and "located: mha-without-batch-first" in source[diag.used_at[1] - 1]
 
 
+def test_encoder_layer_without_batch_first_is_located_at_the_layer_built():
+    diag = check_behaviour(bm.EncoderLayerWithoutBatchFirst(D["C"], D["H"]), [x_of(D)], causal=None,
+                           dims=D)[0]
+    assert diag.rule == "batch-leak"
+    source = Path(bm.__file__).read_text().splitlines()
+    assert "made: encoder-without-batch-first" in source[diag.line - 1]
+    assert diag.used_at is not None and "located: encoder-without-batch-first" in source[diag.used_at[1] - 1]
+
+
 def test_mean_over_time_message_names_the_axis():
     diag = check_behaviour(bm.MeanOverTime(D["C"], D["H"]), [x_of(D)], causal=True, dims=D)[0]
     assert "dim=1, axis T" in diag.message

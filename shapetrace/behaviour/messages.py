@@ -34,7 +34,7 @@ from ..base.ops import (
     reduced_axes,
 )
 from ..base.records import OpRecord, TensorArg
-from ..rules.fixes import constructor_of
+from ..rules.fixes import built_line, constructor_of
 from ..rules.registry import diagnostic
 from .probe import Probe
 from .results import DependencyResult
@@ -515,10 +515,14 @@ def _built_line(rec: OpRecord) -> tuple[str | None, int] | None:
 
 def _sequence_first_built(probe: Probe, rec: OpRecord | None) -> tuple[str | None, int] | None:
     """The line that built the nn.MultiheadAttention ``rec`` ran in without batch_first (``self.attn
-    = nn.MultiheadAttention(d, h)``): its constructor chose the (T, B, C) layout that mixed the
-    samples."""
+    = nn.MultiheadAttention(d, h)``, or the torch layer around it the user's class built:
+    ``nn.TransformerEncoderLayer(d, h)``): its constructor chose the (T, B, C) layout that mixed
+    the samples."""
     mha = _mha(probe, rec)
-    return None if mha is None or mha.batch_first else _built_line(rec)
+    if mha is None or mha.batch_first:
+        return None
+    line = built_line(rec)
+    return (rec.file, line) if line is not None and line != rec.line else None
 
 
 def _applied_mask(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord]):

@@ -382,6 +382,32 @@ def constructor_of(rec) -> Segment | None:
     return Segment(filename, call.lineno, line, start, end, node)
 
 
+def built_line(rec) -> int | None:
+    """The line of the user's class (the one whose method is at ``rec``'s line) that built
+    the module ``rec`` ran in from library code, or the nearest module above it that class
+    built itself (``self.encoder = nn.TransformerEncoderLayer(...)`` for the attention inside
+    it), over as many lines as the call takes; None when no one assignment says."""
+    filename, lineno = rec.where[0], rec.line
+    if not rec.internal or not filename or lineno is None:
+        return None
+    tree = file_tree(filename)
+    owner = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.lineno <= lineno <= (node.end_lineno or 0):
+            if owner is None or node.lineno > owner.lineno:  # the innermost class
+                owner = node
+    if owner is None:
+        return None
+    for attribute in reversed((rec.module or "").split(".")):
+        found = [node.value for node in ast.walk(owner)
+                 if isinstance(node, ast.Assign) and len(node.targets) == 1
+                 and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == attribute
+                 and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"]
+        if found:
+            return found[0].lineno if len(found) == 1 and isinstance(found[0], ast.Call) else None
+    return None
+
+
 def binop_sides(seg: Segment) -> tuple[ast.expr, ast.expr, ast.operator] | None:
     node = seg.node
     if isinstance(node, ast.BinOp):
