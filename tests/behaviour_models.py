@@ -508,6 +508,26 @@ class EncoderLayerWithoutBatchFirst(nn.Module):
         return self.layer(x)  # located: encoder-without-batch-first
 
 
+class PaddedLookAhead(nn.Module):
+    """A decoder whose mask for nn.MultiheadAttention (True: hidden) joins the look-ahead
+    triangle and the padding with ``&``: a later key is hidden only when it is also a real token,
+    so every query sees the padding after it (ids of 0 are padding)."""
+
+    def __init__(self, vocab: int, embed_dim: int, num_heads: int):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, embed_dim)
+        self.mha = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)
+        self.num_heads = num_heads
+
+    def forward(self, tokens: Int[Tensor, "B T"]) -> Float[Tensor, "B T C"]:
+        B, T = tokens.shape
+        x = self.embed(tokens)
+        real = tokens.ne(0)[:, None, :]  # (B, 1, T)
+        ahead = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+        hidden = (real & ahead).repeat_interleave(self.num_heads, dim=0)  # made: padded-look-ahead
+        return self.mha(x, x, x, attn_mask=hidden, need_weights=False)[0]  # located: padded-look-ahead
+
+
 class PositionsFromBatch(nn.Module):
     """Learned positions indexed with x.shape[0], which is B for a (B, T, C) input."""
 

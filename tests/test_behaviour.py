@@ -147,6 +147,16 @@ def test_encoder_layer_without_batch_first_is_located_at_the_layer_built():
     assert diag.used_at is not None and "located: encoder-without-batch-first" in source[diag.used_at[1] - 1]
 
 
+def test_a_wrong_mask_handed_to_mha_is_located_where_it_was_made():
+    import shapetrace as st
+
+    (diag,) = [d for d in st.check(bm.PaddedLookAhead, causal=True).targets[0].diagnostics
+               if d.rule == "causal-leak"]
+    source = Path(bm.__file__).read_text().splitlines()
+    assert "made: padded-look-ahead" in source[diag.line - 1]
+    assert diag.used_at is not None and "located: padded-look-ahead" in source[diag.used_at[1] - 1]
+
+
 def test_mean_over_time_message_names_the_axis():
     diag = check_behaviour(bm.MeanOverTime(D["C"], D["H"]), [x_of(D)], causal=True, dims=D)[0]
     assert "dim=1, axis T" in diag.message

@@ -23,6 +23,7 @@ from ..base.ops import (
     GAUSSIAN_DRAWS,
     LOG_SOFTMAXES,
     MASKED_FILLS,
+    MHA_FORWARD,
     MATMULS,
     POSITION_OPS,
     SDPA,
@@ -459,8 +460,8 @@ def _causal_cause(probe: Probe, rec: OpRecord | None,
         return None
     if rec.op == SDPA:
         return _made_at(probe, records, _operand(rec, 3, "attn_mask"))
-    if _mha(probe, rec) is not None:
-        return None
+    if _mha(probe, rec) is not None:  # the mask handed to nn.MultiheadAttention, if any
+        return _made_at(probe, records, _operand(rec, 16, "attn_mask")) if rec.op == MHA_FORWARD else None
     softmax = rec.op in SOFTMAXES or rec.op in LOG_SOFTMAXES
     if "T" in _axis_names(rec, probe.dims) and not softmax:
         return None
@@ -489,9 +490,14 @@ def _made_at(probe: Probe, records: Sequence[OpRecord], meta) -> tuple[str | Non
     """Where the op that made the tensor ``meta`` was written, when the trace recorded it on a
     line of the user's code."""
     src = getattr(meta, "src", None)
-    if src is None or not 0 <= src[0] < len(records):
-        return None
-    return _place(probe, records[src[0]])
+    for _ in range(8):  # past the library's own conversions (a bool mask made float inside MHA)
+        if src is None or not 0 <= src[0] < len(records):
+            return None
+        made = records[src[0]]
+        if not made.internal or not made.inputs:
+            return _place(probe, made)
+        src = made.inputs[0].src
+    return None
 
 
 def _place(probe: Probe, rec: OpRecord) -> tuple[str | None, int] | None:
