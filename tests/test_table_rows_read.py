@@ -58,3 +58,10 @@ def test_tables_that_lift_the_values_they_rotate_are_read_again_though_the_forwa
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert any(n.startswith("cos, sin made with one row per position") and "lifted" in n
                for n in result.notes), result.notes
+
+
+def test_tables_are_read_again_after_another_reading_made_the_forward_run():
+    result = st.check(tables.RowTableEven).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert result.dims["d"] % 2 == 0
+    assert any(n.startswith("cos, sin made with one row per position") for n in result.notes), result.notes

@@ -11,6 +11,7 @@ what the forward raised, the behaviour checks' (``behaviour``) and the reference
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import time
 from collections.abc import Mapping, Sequence
@@ -41,7 +42,7 @@ from ..rules.registry import RULES, diagnostic
 from .attempt import Attempt, attempt, build
 from .cross import other_source_length, reference_runs
 from .none_defaults import constructor_reading
-from .table_rows import TableRows
+from .table_rows import TABLES, TableRows
 from .docshapes import assume_documented
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
 from .heads_read import SPLIT
@@ -182,14 +183,15 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                         raise
                     plan = constructor_reading(plan, exc)  # (or heads of a multiple of its own)
                     notes.append(plan.note)
-            # one that ran only by broadcasting the guess up against a per-channel scale of
-            # four or five axes: read as the image or video that scale is shaped for
-            grown = chosen.ran and (chosen.broadcast_up in (4, 5) or chosen.raised_by(("cos", "sin")))
-            if not chosen.ran or grown:
+            run = functools.partial(attempt, mode=mode, watch=behaviour, skip=skipped)
+            # one that ran only by broadcasting the guess up against a per-channel scale of four
+            grown = chosen.ran and chosen.broadcast_up in (4, 5)  # or five axes: an image, a video
+            for only in (ImageInputs if grown else None, TableRows):  # then rotary tables that
+                if not (chosen.ran and chosen.raised_by(TABLES) if only is TableRows else not chosen.ran or grown):
+                    continue  # lifted what they rotate by an axis
                 emptied: list = []
-                read = _reading(plan, chosen, lambda p: attempt(p, mode=mode, watch=behaviour,
-                                                                skip=skipped), emptied=emptied,
-                                only=(ImageInputs, TableRows) if grown else None)
+                read = _reading(chosen.plan if only is TableRows else plan, chosen, run,
+                                emptied=emptied, only=only)
                 if read is not None:
                     chosen, read_notes = read
                     notes.extend(dict.fromkeys(n for n in read_notes if n not in notes))
@@ -197,10 +199,8 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
                     raise TargetError(_emptied(chosen, emptied[0]))
             if not chosen.ran and request.inputs is None and request.init is None \
                     and isinstance(module, type):  # fed as a parent of its project feeds it
-                chosen = _as_in_parent(request, chosen, notes, lambda p: attempt(
-                    p, mode=mode, watch=behaviour, skip=skipped))
-            time_first = sequence_first_reading(chosen.plan, chosen, lambda p: attempt(
-                p, mode=mode, watch=behaviour, skip=skipped))
+                chosen = _as_in_parent(request, chosen, notes, run)
+            time_first = sequence_first_reading(chosen.plan, chosen, run)
             if time_first is not None:  # a time-first module fed a batch-first guess: evidence
                 chosen, read_note = time_first
                 notes.append(read_note)

@@ -22,6 +22,10 @@ from ..analysis.graph import made_from
 from .guess import Guess
 
 
+#: the names of the rotary tables shapetrace makes for a forward
+TABLES = ("cos", "sin")
+
+
 @dataclass(frozen=True)
 class TableRows(Guess):
     """``names``: the rotary tables shapetrace made, ``(1, T, d)``."""
@@ -54,6 +58,6 @@ class TableRows(Guess):
 def table_guesses(inputs) -> list:
     """A :class:`TableRows` for the rotary tables among ``inputs`` (``cos`` and ``sin`` of
     three axes, as shapetrace makes them), or nothing."""
-    names = tuple(s.name for s in inputs if isinstance(s, ValueInput) and s.name in ("cos", "sin")
+    names = tuple(s.name for s in inputs if isinstance(s, ValueInput) and s.name in TABLES
                   and getattr(s.value, "ndim", 0) == 3)
     return [TableRows(names)] if names else []

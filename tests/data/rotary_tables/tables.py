@@ -74,3 +74,22 @@ class RowTableRuns(RowTableAttention):
         weights = torch.softmax(scores.masked_fill(causal, float("-inf")) / self.head_dim ** 0.5, dim=-1)
         context = (weights @ v).transpose(1, 2).reshape(b, num_tokens, -1)
         return self.out_proj(context)
+
+
+def rotate_rows_even(x, cos, sin):
+    """``rotate_rows`` that asserts an even head size first."""
+    assert x.shape[-1] % 2 == 0, "the head size must be even"
+    return rotate_rows(x, cos, sin)
+
+
+class RowTableEven(RowTableRuns):
+    """Runs on lifted tables only at an even head size, which its own check asks for first."""
+
+    def forward(self, x, cos, sin):
+        b, num_tokens, _ = x.shape
+        q = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        k = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        v = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        q, k = rotate_rows_even(q, cos, sin), rotate_rows_even(k, cos, sin)
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out_proj(out.transpose(1, 2).reshape(b, num_tokens, -1))
