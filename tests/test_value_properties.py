@@ -93,6 +93,8 @@ FIRING = [
     ("residual.py", "StreamTimesFeedForward", "residual-missing", {}),
     ("residual.py", "FeedForwardWithoutSkip", "residual-missing", {}),
     ("residual.py", "TorchAttentionFedOn", "residual-missing", {}),
+    ("residual.py", "CrossAttentionWithoutSkip", "residual-missing", {"inputs": ["x=B,T,C", "context=B,S,C"]}),
+    ("residual.py", "OwnCrossAttentionWithoutSkip", "residual-missing", {"inputs": ["x=B,T,C", "context=B,S,C"]}),
 ]
 QUIET = [
     ("collapse.py", "ContractedWeights", {}),

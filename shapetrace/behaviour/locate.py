@@ -341,8 +341,28 @@ def called_at(probe: Probe, run: Run, rec: OpRecord) -> tuple[str | None, int | 
     own = {vars(k)["forward"].__code__ for k in type(probe.model).__mro__
            if callable(vars(k).get("forward")) and hasattr(vars(k)["forward"], "__code__")}
     sites = {site for site in run.calls.get(type(child), ()) if site[0] in own}
-    if len(sites) != 1:
-        return None, None
+    if len(sites) != 1:  # two layers of one class: the one line that calls this one by name
+        return _called_by_name(own, path[1])
     code, lasti = next(iter(sites))
     file, line, _, _ = resolve_site(code, lasti)
     return (display_path(file) if file else None), line
+
+
+def _called_by_name(codes, name: str) -> tuple[str | None, int | None]:
+    """The one line of the forwards ``codes`` that calls ``self.<name>(...)``, or Nones."""
+    import ast
+
+    from ..analysis.code import parsed
+
+    found = set()
+    for code in codes:
+        tree = parsed(code)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == name and isinstance(node.func.value, ast.Name) \
+                    and node.func.value.id == "self":
+                found.add((code.co_filename, code.co_firstlineno + node.lineno - 1))
+    if len(found) != 1:
+        return None, None
+    file, line = found.pop()
+    return display_path(file), line

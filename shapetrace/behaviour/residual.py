@@ -181,7 +181,14 @@ class _Stream:
         widening = set().union(*(self.narrowing[n] for n in second)) if second else set()
         return self.attention and self.normalised and bool(second & self.outputs(output)) \
             and bool(self.first) and self.first <= self.attending | widening \
-            and len(self.raw) == 1
+            and self.stream(output) is not None
+
+    def stream(self, output) -> int | None:
+        """The input the block carries: the one of the output's shape, when one input is (a
+        context a cross-attention reads beside it is another input of the block's)."""
+        shapes = {tuple(t.shape) for t in tensors_in(output)}
+        carried = [i for i, a in self.inputs if i in self.raw and tuple(a.shape) in shapes]
+        return carried[0] if len(carried) == 1 and (len(self.raw) == 1 or len(self.inputs) > 1) else None
 
     def outputs(self, output) -> set[int]:
         """The sublayers' last projections: those whose output reaches ``output`` (the run's,
@@ -210,7 +217,7 @@ def residual_missing(probe: Probe) -> locate.Reader:
                   for p in stream.weights.get(index, ())]
         if not zeroed:
             return []
-        arg = next(iter(stream.raw))
+        arg = stream.stream(run.output)
         x = probe.args[arg]
         changed = list(probe.args)
         gen = torch.Generator().manual_seed(3)
@@ -250,18 +257,25 @@ def _finding(probe: Probe, first: locate.Run, second: locate.Run, shape) -> Diag
                  f"reaches this op from the input no longer reaches the output (a product with a "
                  f"sublayer's output is zero where a sum would carry the stream)")
     else:
-        where = ("the input is fed to the sublayers and nothing else: no path around them reaches "
+        where = ("the input is fed to the sublayers and nothing else: the sublayer called here "
+                 "takes the stream, and only its output goes on" if cut is not None else
+                 "the input is fed to the sublayers and nothing else: no path around them reaches "
                  "the output made here")
     message = (f"{name} is a transformer block (attention and a feed-forward over its input) whose "
                f"output, with the last projection of each sublayer set to zero, no longer depends "
                f"on its input: no residual path carries the input around the sublayers; {where}")
     hint = ("Add each sublayer's output to the stream it read: `x = x + self.attn(self.norm1(x))`, "
             "`x = x + self.mlp(self.norm2(x))` (or `x = self.norm1(x + self.attn(x))`).")
-    file = line = None
+    file = line = made_at = None
     if not stopped and rec is not None:  # made inside a sublayer: the line that called it
         file, line = locate.called_at(probe, first, rec)
+    if not stopped and cut is not None:  # the sublayer the stream went into and no further: its
+        made_at = locate.called_at(probe, first, cut)  # output replaced the stream there
+        if made_at[1] is None and cut.line is not None:  # a torch layer called there itself
+            made_at = (cut.file, cut.line)
     return diagnostic("residual-missing", message, hint, rec=rec, file=file, line=line,
-                      module=name if line is not None else None)
+                      module=name if line is not None else None,
+                      made_at=made_at if made_at != (file, line) else None)
 
 
 def _cut(first: locate.Run, second: locate.Run) -> OpRecord | None:

@@ -80,8 +80,8 @@ class AttentionFedOn(_Block):
     """The attention's output is what the feed-forward reads and adds to: x never gets past it."""
 
     def forward(self, x):
-        h = self.attn(self.norm1(x))
-        return h + self.ff(self.norm2(h))  # BUG: residual-missing
+        h = self.attn(self.norm1(x))  # BUG: residual-missing (only the attention's output goes on)
+        return h + self.ff(self.norm2(h))
 
 
 class StreamTimesFeedForward(_Block):
@@ -111,8 +111,56 @@ class TorchAttentionFedOn(nn.Module):
         self.norm = nn.LayerNorm(n_embd)
 
     def forward(self, x):
-        a, _ = self.mha(x, x, x, need_weights=False)
-        return self.norm(a + self.ff(a))  # BUG: residual-missing
+        a, _ = self.mha(x, x, x, need_weights=False)  # BUG: residual-missing (x not carried)
+        return self.norm(a + self.ff(a))
+
+
+class CrossAttentionWithoutSkip(nn.Module):
+    """A skip around the self-attention and the feed-forward, none around the cross-attention
+    between them: its output replaces the stream."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(n_embd, n_head, batch_first=True)
+        self.cross_attn = nn.MultiheadAttention(n_embd, n_head, batch_first=True)
+        self.ff = nn.Sequential(nn.Linear(n_embd, 2 * n_embd), nn.GELU(), nn.Linear(2 * n_embd, n_embd))
+        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(n_embd) for _ in range(3))
+
+    def forward(self, x, context):
+        h = self.norm1(x)
+        x = x + self.self_attn(h, h, h, need_weights=False)[0]
+        x = self.cross_attn(self.norm2(x), context, context, need_weights=False)[0]  # BUG: residual-missing
+        return x + self.ff(self.norm3(x))
+
+
+class _Attending(nn.Module):
+    """Pre-norm attention of the user's own, for self- and cross-attention alike."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.norm = nn.LayerNorm(n_embd)
+        self.mha = nn.MultiheadAttention(n_embd, n_head, batch_first=True)
+
+    def forward(self, x, context=None):
+        h = self.norm(x)
+        kv = h if context is None else context
+        return self.mha(h, kv, kv, need_weights=False)[0]
+
+
+class OwnCrossAttentionWithoutSkip(nn.Module):
+    """Two layers of one class of the user's: the cross-attention's output replaces the stream."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.attention = _Attending(n_embd, n_head)
+        self.cross_attention = _Attending(n_embd, n_head)
+        self.ff = nn.Sequential(nn.LayerNorm(n_embd), nn.Linear(n_embd, 2 * n_embd), nn.GELU(),
+                                nn.Linear(2 * n_embd, n_embd))
+
+    def forward(self, x, context):
+        x = self.attention(x) + x
+        x = self.cross_attention(x, context=context)  # BUG: residual-missing
+        return self.ff(x) + x
 
 
 # --- residual designs --------------------------------------------------------------------------
