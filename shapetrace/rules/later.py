@@ -332,13 +332,14 @@ LATER = [
        attention), a feed-forward (a projection of an activation of another projection's
        output), every projection the input reaches first feeding that attention or that
        feed-forward (not an input layer, a skip projection or a U-Net's first convolution), and an
-       output of the input's shape; a module random in eval is not judged. The finding is at the
-       op that cut the stream (a product with a sublayer's output), else at the line that made
-       the output.
+       output of the input's shape (the stream, beside a context a cross-attention reads); a
+       module random in eval is not judged. The finding is at the op that cut the stream (a
+       product with a sublayer's output), else at the line whose sublayer's output replaced the
+       stream (`x = self.cross_attn(x, context)` with no `x +`), used where the output is made.
        """,
        """
-       h = self.attn(self.norm1(x))
-       x = h + self.mlp(self.norm2(h))              # x itself never reaches the output
+       h = self.attn(self.norm1(x))                 # x itself never reaches the output
+       x = h + self.mlp(self.norm2(h))
        """,
        """
        x = x + self.attn(self.norm1(x))

@@ -510,8 +510,8 @@ class BlockWithoutSkip(_AttentionAndFeedForward):
 
     def forward(self, x):
         h = self.ln1(x)
-        h = self.attn(h, h, h, need_weights=False)[0]
-        return h + self.ff(self.ln2(h))  # BUG: residual-missing
+        h = self.attn(h, h, h, need_weights=False)[0]  # BUG: residual-missing
+        return h + self.ff(self.ln2(h))
 
 
 class BlockWithSkips(_AttentionAndFeedForward):
