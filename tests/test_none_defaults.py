@@ -242,3 +242,21 @@ def test_a_none_torch_takes_itself_stays_none():
     result = st.check(KeyWidth).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert not any(n.startswith("kdim=") for n in result.notes)
+
+
+class ContextAttention(nn.Module):
+    """``context_dim``, a name of no size word shapetrace knows, read by its use: the width of
+    the keys and values torch's attention takes (``kdim``)."""
+
+    def __init__(self, dim, heads, context_dim):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(dim, heads, kdim=context_dim, vdim=context_dim, batch_first=True)
+
+    def forward(self, x, context):
+        return x + self.attn(x, context, context, need_weights=False)[0]
+
+
+def test_a_width_handed_to_torchs_key_width_is_read_by_its_use():
+    result = st.check(ContextAttention).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith("context_dim read as the model width (C)") for n in result.notes), result.notes

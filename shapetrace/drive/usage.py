@@ -29,6 +29,8 @@ from .size_terms import (after_heads, assigned_names, divides_width, factor_of, 
 _LAYER_SIZES = {"in_features": "C", "out_features": "C", "embedding_dim": "C",
                 "normalized_shape": "C", "embed_dim": "C", "d_model": "C", "hidden_size": "C",
                 "num_embeddings": "V", "num_heads": "H", "nhead": "H",
+                # the widths of nn.MultiheadAttention's keys and values (a context's own width)
+                "kdim": "C", "vdim": "C",
                 # convolutions' and norms' channels: an image's or a (B, C, T) signal's width
                 "in_channels": "C", "out_channels": "C", "num_channels": "C",
                 "num_features": "C", "kernel_size": "kernel", "stride": "stride",
