@@ -114,8 +114,9 @@ LATER = [
        softmax, in one forward), naming where it was read. A mask the forward never reads (a
        signature kept for a common interface) is not judged. Hiding the padded values is not
        enough: where a mask whose meaning the code says hides them, the same real tokens are run
-       again without the padding (the sequence cut to its real length) and must give the same
-       output at those tokens. When they do not, the first op whose output at the real positions
+       again without the padding (the sequence cut to its real length; another input of the same
+       length whose last positions still move those outputs, an encoder's memory beside the
+       decoder's tokens, is kept whole) and must give the same output at those tokens. When they do not, the first op whose output at the real positions
        differs between the two runs is named if it counts positions: a softmax over them (padded
        keys zeroed but still weighed: a score of 0 takes weight), a sum or mean over them
        (`(h * mask).mean(1)`) or a division by their number (`/ h.shape[1]`); any other first

@@ -99,8 +99,10 @@ _ALL = [
        learned projections: some architectures (T5) fold it into their initialisation; it is an
        error when the module itself made the factor (an attribute equal to 1/sqrt(d), such as
        `self.scale = dim_head ** -0.5`) and no method of its class reads it again. Dot products
-       of raw states (Luong attention), cosine similarities and scores multiplied by a learned
-       temperature owe no 1/sqrt(d) and are not judged.
+       of raw states (Luong attention), cosine similarities (queries and keys of unit length:
+       `F.normalize`, or a tensor over its own L2 norm, rotated or not, by matmul or SDPA; not
+       RMS-normalised ones, whose entries keep their unit size) and scores multiplied by a
+       learned temperature owe no 1/sqrt(d) and are not judged.
        """,
        """
        scores = q @ k.transpose(-2, -1) / math.sqrt(self.n_embd)
