@@ -114,10 +114,17 @@ def test_cuda_calls_stay_on_the_cpu_with_a_note(capsys):
     """Without CUDA, .cuda() leaves its tensor where it is and a note names the line; with
     CUDA nothing changes (and nothing is said)."""
     code, target = _check(capsys, "GpuCache")
-    noted = any("no CUDA on this machine, so .cuda() at" in n and "own_evidence.py:" in n
+    noted = any("no CUDA on this machine, so .cuda()" in n and "own_evidence.py:" in n
                 for n in target.get("notes", []))
     assert code == 0 and noted is not torch.cuda.is_available()
     assert torch.Tensor.cuda.__name__ == "cuda"  # put back
+
+
+def test_tensors_asked_for_on_cuda_are_made_on_the_cpu_with_a_note(capsys):
+    code, target = _check(capsys, "GpuDeviceCache")
+    noted = any("no CUDA on this machine" in n and "own_evidence.py:" in n
+                for n in target.get("notes", []))
+    assert code == 0 and noted is not torch.cuda.is_available(), target
 
 
 @pytest.mark.parametrize("name, note", [

@@ -437,7 +437,7 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
         else None  # under --fake there are no values to put back (stateful-forward needs them)
     with torch.no_grad(), FastPathWatch(model) as fast:
         try:
-            with trace, cpu_only(sites):
+            with cpu_only(sites), trace:  # the device mode below the recorder
                 output = model(*args)
         except NeedsValuesError as exc:  # under --fake: the module cannot run without values
             raise NeedsValuesError(f"forward{_where(exc)}: {exc}") from None

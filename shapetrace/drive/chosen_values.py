@@ -149,7 +149,7 @@ def _moves(chosen: Attempt, failed, path: tuple[str, ...], other: int) -> bool:
         return False
     trace = Trace(model, dims=chosen.plan.dims, rules=False)
     try:
-        with torch.no_grad(), trace, cpu_only([]):
+        with torch.no_grad(), cpu_only([]), trace:
             model(*chosen.args)
     except Exception:  # noqa: BLE001 - the user's code failing (the question asked of it)
         again = next((r for r in reversed(trace.records) if r.error is not None), None)

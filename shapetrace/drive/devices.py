@@ -3,8 +3,9 @@
 A constructor or forward that calls ``.cuda()`` (a KV cache made on the GPU, a mask moved there)
 raises "Torch not compiled with CUDA enabled" on a CPU-only machine, before any op of the user's
 can be checked. Where CUDA is missing, :func:`cpu_only` makes ``Tensor.cuda()`` and
-``Module.cuda()`` leave their tensor or module where it is, and remembers the user's lines that
-called them, for a note. Where CUDA is present nothing changes.
+``Module.cuda()`` leave their tensor or module where it is, makes tensors asked for on
+``device="cuda"`` (``torch.zeros(shape, device="cuda")``, ``.to("cuda")``) on the CPU, and
+remembers the user's lines that did so, for a note. Where CUDA is present nothing changes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import types
 import weakref
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from ..base.errors import TargetError
 from ..base.source import display_path, outer_user_frame
@@ -40,9 +42,38 @@ def cpu_only(sites: list[tuple[str, int]]):
 
     torch.Tensor.cuda, torch.nn.Module.cuda = stay, stay
     try:
-        yield
+        with _OnTheCpu(sites):
+            yield
     finally:
         torch.Tensor.cuda, torch.nn.Module.cuda = tensor_cuda, module_cuda
+
+
+def _cuda(value) -> bool:
+    return isinstance(value, str) and value.startswith("cuda") \
+        or isinstance(value, torch.device) and value.type == "cuda"
+
+
+class _OnTheCpu(TorchFunctionMode):
+    """``device="cuda"`` handed to a tensor's factory (``torch.zeros(shape, device="cuda")`` in
+    a cache written for a GPU) and ``.to("cuda")`` made on the CPU, the user's line kept for the
+    note. Entered before any recorder, so that it sits below it."""
+
+    def __init__(self, sites: list):
+        super().__init__()
+        self.sites = sites
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        moved = False
+        if _cuda(kwargs.get("device")):
+            kwargs, moved = {**kwargs, "device": "cpu"}, True
+        if func is torch.Tensor.to and any(_cuda(a) for a in args[1:]):
+            args, moved = tuple("cpu" if _cuda(a) else a for a in args), True
+        if moved:
+            site = outer_user_frame(sys._getframe(1), installed_is_library=False)
+            if site is not None and site not in self.sites:
+                self.sites.append(site)
+        return func(*args, **kwargs)
 
 
 def remember(model, sites: list[tuple[str, int]]) -> None:
@@ -67,8 +98,8 @@ def note(model, sites: list[tuple[str, int]] = ()) -> str:
         return ""
     lines = ", ".join(f"{display_path(f)}:{n}" for f, n in found[:3])
     more = f" and {len(found) - 3} more" if len(found) > 3 else ""
-    return (f"run on the CPU: no CUDA on this machine, so .cuda() at {lines}{more} left its "
-            f"tensor where it was")
+    return (f"run on the CPU: no CUDA on this machine, so .cuda() (or device=\"cuda\") at "
+            f"{lines}{more} left its tensor where it was")
 
 
 

@@ -235,6 +235,16 @@ class GpuCache(nn.Module):
         return y.transpose(1, 2).reshape(B, T, C)
 
 
+class GpuDeviceCache(GpuCache):
+    """Asks for its cache on the GPU by name (a literal device, as code written for one has)."""
+
+    def __init__(self, dim, n_heads, max_len=32):
+        super().__init__(dim, n_heads, max_len)
+        device = "cuda"
+        self.cache = torch.zeros(2, max_len, dim, device=device)
+        self.steps = torch.arange(max_len).to(device)
+
+
 class GroupedKV(nn.Module):
     """Key/value groups shared by the query heads: the groups must divide the heads."""
 
