@@ -155,12 +155,34 @@ def never_read(func, name: str, depth: int = 3) -> bool:
         for node in ast.walk(body):
             if isinstance(node, ast.Call):
                 handed.update(_handed_to_own(func, node, name))
-    for node in ast.walk(body):
-        if isinstance(node, ast.Name) and node.id in (name, "locals", "vars"):
-            landed = handed.get(id(node))
-            if landed is None or not never_read(landed[0], landed[1], depth - 1):
-                return False
+    for node in _loads(body.body, name):
+        landed = handed.get(id(node))
+        if landed is None or not never_read(landed[0], landed[1], depth - 1):
+            return False
     return True
+
+
+def _loads(statements, name: str, shadowed: bool = False):
+    """The nodes of ``statements`` that read the argument ``name`` (or ``locals()``): those
+    after a plain ``name = ...`` in the same block, or in a block inside it, read the new value,
+    not the argument (``attn_mask = ProbMask(...)`` before ``attn_mask.mask``)."""
+    for statement in statements:
+        if shadowed:
+            return
+        blocks = [getattr(statement, field) for field in ("body", "orelse", "finalbody")
+                  if isinstance(getattr(statement, field, None), list)]
+        blocks += [handler.body for handler in getattr(statement, "handlers", ())]
+        inner = {id(n) for block in blocks for s in block for n in ast.walk(s)}
+        for node in ast.walk(statement):  # the statement's own expressions (a test, an iterable)
+            if id(node) not in inner and isinstance(node, ast.Name) \
+                    and node.id in (name, "locals", "vars") and not isinstance(node.ctx, ast.Store):
+                yield node
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for block in blocks:
+                yield from _loads(block, name)
+        shadowed = isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
+            isinstance(t, ast.Name) and t.id == name
+            for t in (statement.targets if isinstance(statement, ast.Assign) else [statement.target]))
 
 
 def _handed_to_own(func, call: ast.Call, name: str) -> dict:

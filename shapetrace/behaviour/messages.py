@@ -289,8 +289,15 @@ def nondeterministic(probe: Probe, change: float, rec: OpRecord | None) -> Diagn
                f"(largest difference {change:.3g})")
     message += f"; the first op that differs is {at.text}" if at.text else ""
     noise = _noise_per_sample(probe, rec)
-    asked = not noise and _asks_training(rec)
-    if noise:
+    drawn = not noise and rec is not None and rec.op in _INDEX_DRAWS
+    asked = not noise and not drawn and _asks_training(rec)
+    if drawn:
+        message += (", positions or keys drawn at random: a sampler's by design (ProbSparse "
+                    "attention picking keys to score, random masking), a bug where it is meant for "
+                    "training only")
+        hint = ("Sampling meant for training only is drawn only when self.training; a sampler "
+                "meant for inference too can take a generator seeded per call to be repeatable.")
+    elif noise:
         message += ", Gaussian noise drawn for every sample: random in eval by design in a sampler " \
                    "or a noise injection, a bug where it is meant for training only"
         hint = ("Noise meant for training only (noisy gating, augmentation) is drawn only when "
@@ -308,7 +315,11 @@ def nondeterministic(probe: Probe, change: float, rec: OpRecord | None) -> Diagn
                 "self.training (F.dropout(x, p, training=self.training), or nn.Dropout).")
     return diagnostic("nondeterministic-eval", message, hint, **at.place(), max_change=change,
                       made_at=_random_argument(rec),
-                      variant="noise" if noise else "asked" if asked else None)
+                      variant="noise" if noise or drawn else "asked" if asked else None)
+
+
+#: draws of indices: which positions or keys a sampler picks
+_INDEX_DRAWS = frozenset({"torch.randint", "torch.randint_like", "torch.randperm", "torch.multinomial"})
 
 
 def _asks_training(rec: OpRecord | None) -> bool:

@@ -227,7 +227,9 @@ _ALL = [
        """
        In eval mode a module must be a function of its inputs. `F.dropout(x, p)` defaults to
        `training=True` whatever the module's mode, so evaluation stays random. Gaussian noise drawn
-       per sample (a sampler's, a noise injection's) may be meant: a warning ("noise"); so may a
+       per sample (a sampler's, a noise injection's) may be meant, and so may indices drawn at
+       random (`torch.randint`, `randperm`, `multinomial`: the keys ProbSparse attention samples
+       to score): a warning ("noise"); so may a
        dropout whose call itself passes `training=True` (Tacotron's prenet keeps its dropout at
        inference, Monte Carlo dropout samples with it): a warning ("asked").
        """,
