@@ -65,3 +65,9 @@ def test_tables_are_read_again_after_another_reading_made_the_forward_run():
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert result.dims["d"] % 2 == 0
     assert any(n.startswith("cos, sin made with one row per position") for n in result.notes), result.notes
+
+
+def test_a_table_multiplied_with_complex_pairs_is_a_table_of_rotations_whatever_its_name():
+    result = st.check(tables.ComplexRotations).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(m.dtype.is_complex for r in result.trace.records for m in r.inputs if m.src is None)

@@ -56,7 +56,7 @@ from .builtby import built_for, named_by_callers, passed_for, splatted_for
 from .passed_read import note_filled, unset_fields_passed
 from .docshapes import documented_input, documented_size
 from .init_reads import BY_USE, per_stage, read_for, staged_heads
-from .input_reads import (lengths_input, none_by_receiver, number_input, rotary_input, size_input, spec_by_layer,
+from .input_reads import (complex_rotation_by_use, lengths_input, none_by_receiver, number_input, rotary_input, size_input, spec_by_layer,
                           spec_by_first_use, spec_by_unpacking, spec_like_sibling,
                           spec_by_receiver, spec_from_name, timestep_spec, value_input)
 from .layout import swapped as _swapped
@@ -135,7 +135,7 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
                 or spec_by_torch_layer(p.name, forward, klass) \
                 or value_input(p, hints.get(p.name), forward) or none_by_receiver(p.name, forward, klass) \
                 or lengths_input(p.name, dims) \
-                or rotary_input(p.name, names, dims) \
+                or rotary_input(p.name, names, dims) or complex_rotation_by_use(p.name, forward, klass, dims) \
                 or sized or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass) \
                 or (by_built(p.name, forward) if by_built is not None else None) \
                 or number_input(p, hints.get(p.name)) or spec_by_unpacking(p.name, forward) \

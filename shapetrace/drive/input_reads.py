@@ -462,6 +462,45 @@ def rotary_input(name: str, names: set[str], dims):
     return None
 
 
+def complex_rotation_by_use(name: str, forward, owner: type | None, dims):
+    """Complex rotations (T, d/2), as :func:`rotary_input` makes for ``freqs_cis``, for an input
+    of any name that forward, or a function it hands the input to, multiplies with a value made
+    by ``torch.view_as_complex`` (``x_complex * freq_complex``): the rotary table of code that
+    rotates in complex numbers. None for anything else."""
+    for func, param in handed(forward, name, owner):
+        body = _function_def(_tree(func), getattr(func, "__name__", ""))
+        if body is not None and _rotates(body, param):
+            return rotary_input("freqs_cis", {name}, dims)
+    return None
+
+
+def _rotates(body, param: str) -> bool:
+    """Whether ``body`` multiplies ``param`` (or a name made from it) with a value made by
+    ``torch.view_as_complex``."""
+    def made_by_complex(node) -> bool:
+        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                   and n.func.attr == "view_as_complex" for n in ast.walk(node))
+
+    def names(node) -> set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+    ours, complex_ = {param}, set()
+    for node in ast.walk(body):  # ``freqs = freqs.unsqueeze(0)``, ``x_c = torch.view_as_complex(...)``
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if made_by_complex(node.value):
+                complex_.add(node.targets[0].id)
+            elif names(node.value) & ours:
+                ours.add(node.targets[0].id)
+    for node in ast.walk(body):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            sides = (node.left, node.right)
+            for one, other in (sides, sides[::-1]):
+                if names(one) & ours and not names(one) & complex_ and (
+                        names(other) & complex_ or made_by_complex(other)):
+                    return True
+    return False
+
+
 def special_ids(init, given: Mapping[str, object]) -> int:
     """One more than the largest special token id (``pad_idx=0``, ``sos_idx=1``) shapetrace
     chose for the constructor, or 0."""

@@ -93,3 +93,31 @@ class RowTableEven(RowTableRuns):
         q, k = rotate_rows_even(q, cos, sin), rotate_rows_even(k, cos, sin)
         out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.out_proj(out.transpose(1, 2).reshape(b, num_tokens, -1))
+
+
+def turn_complex(x, rot):
+    """x: (B, T, H, d); rot: (T, d/2) complex rotations."""
+    pairs = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+    rot = rot[None, :, None, :]
+    return torch.view_as_real(pairs * rot).reshape(*x.shape).type_as(x)
+
+
+class ComplexRotations(nn.Module):
+    """Rotates in complex numbers with a table handed in under a name of its own."""
+
+    def __init__(self, dim, n_heads):
+        super().__init__()
+        self.n_heads, self.head_dim = n_heads, dim // n_heads
+        self.wq = nn.Linear(dim, dim, bias=False)
+        self.wk = nn.Linear(dim, dim, bias=False)
+        self.wv = nn.Linear(dim, dim, bias=False)
+        self.wo = nn.Linear(dim, dim, bias=False)
+
+    def forward(self, x, rot):
+        B, T, _ = x.shape
+        q = turn_complex(self.wq(x).view(B, T, self.n_heads, self.head_dim), rot)
+        k = turn_complex(self.wk(x).view(B, T, self.n_heads, self.head_dim), rot)
+        v = self.wv(x).view(B, T, self.n_heads, self.head_dim)
+        out = torch.nn.functional.scaled_dot_product_attention(
+            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+        return self.wo(out.transpose(1, 2).reshape(B, T, -1))
