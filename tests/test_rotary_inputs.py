@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import resolved
-from shapetrace.drive.input_reads import rotary_input
+from shapetrace.drive.rotary_reads import rotary_input
 
 DATA = Path(__file__).parent / "data" / "rotary" / "handed.py"
 _check = partial(resolved.result, DATA)

@@ -56,7 +56,8 @@ from .builtby import built_for, named_by_callers, passed_for, splatted_for
 from .passed_read import note_filled, unset_fields_passed
 from .docshapes import documented_input, documented_size
 from .init_reads import BY_USE, per_stage, read_for, staged_heads
-from .input_reads import (complex_rotation_by_use, lengths_input, none_by_receiver, number_input, rotary_input, size_input, spec_by_layer,
+from .rotary_reads import complex_rotation_by_use, rotary_input
+from .input_reads import (lengths_input, none_by_receiver, number_input, size_input, spec_by_layer,
                           spec_by_first_use, spec_by_unpacking, spec_like_sibling,
                           spec_by_receiver, spec_from_name, timestep_spec, value_input)
 from .layout import swapped as _swapped

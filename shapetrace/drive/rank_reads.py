@@ -312,7 +312,8 @@ class NeededDefaults(Guess):
         return failed_on_none(failed.raised)
 
     def others(self, plan, failed) -> Iterator:
-        from .input_reads import rotary_input, spec_from_name
+        from .input_reads import spec_from_name
+        from .rotary_reads import rotary_input
 
         name = self.names[0]
         names = {*(getattr(s, "name", None) for s in plan.inputs), *self.names}

@@ -4,7 +4,7 @@ Code that takes ``cos`` and ``sin`` as arguments holds them in one of two layout
 ``(1, T, d)`` (or ``(B, T, d)``), applied after one more axis for the heads, or one row per
 position ``(context_length, d)``, which the code cuts to the length and lifts itself
 (``cos[:T, :].unsqueeze(0).unsqueeze(0)``). shapetrace makes the first
-(``input_reads.rotary_input``). Given to code of the second kind, the table lifts the queries it
+(``rotary_reads.rotary_input``). Given to code of the second kind, the table lifts the queries it
 is applied to by an axis, and what follows fails or runs on values of the wrong shape: the
 guess, not the code. When the forward fails on values made from the tables, or arithmetic with
 them gave more axes than the values they were applied to, the tables are made again with one
