@@ -32,3 +32,21 @@ def test_dropout_left_on_in_eval_is_still_an_error():
     result = st.check(keys.DroppedInEval).targets[0]
     (found,) = [d for d in result.diagnostics if d.rule == "nondeterministic-eval"]
     assert found.severity == "error"
+
+
+def _reads_in_a_closure(x, table):
+    def turn(t):
+        return t * table
+
+    return turn(x)
+
+
+def _reads_after_a_branch(x, mask):
+    if x.sum() > 0:
+        mask = None  # set on one path only: the other still reads the argument
+    return x if mask is None else x * mask
+
+
+def test_reads_in_a_closure_or_past_a_branch_are_reads():
+    assert not never_read(_reads_in_a_closure, "table")
+    assert not never_read(_reads_after_a_branch, "mask")

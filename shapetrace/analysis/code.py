@@ -169,17 +169,19 @@ def _loads(statements, name: str, shadowed: bool = False):
     for statement in statements:
         if shadowed:
             return
-        blocks = [getattr(statement, field) for field in ("body", "orelse", "finalbody")
-                  if isinstance(getattr(statement, field, None), list)]
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            blocks = []  # a closure reads the argument wherever it is called: every load counts
+        else:
+            blocks = [getattr(statement, field) for field in ("body", "orelse", "finalbody")
+                      if isinstance(getattr(statement, field, None), list)]
         blocks += [handler.body for handler in getattr(statement, "handlers", ())]
         inner = {id(n) for block in blocks for s in block for n in ast.walk(s)}
         for node in ast.walk(statement):  # the statement's own expressions (a test, an iterable)
             if id(node) not in inner and isinstance(node, ast.Name) \
                     and node.id in (name, "locals", "vars") and not isinstance(node.ctx, ast.Store):
                 yield node
-        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for block in blocks:
-                yield from _loads(block, name)
+        for block in blocks:
+            yield from _loads(block, name)
         shadowed = isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
             isinstance(t, ast.Name) and t.id == name
             for t in (statement.targets if isinstance(statement, ast.Assign) else [statement.target]))
