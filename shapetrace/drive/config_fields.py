@@ -533,6 +533,23 @@ def equal_fields(values: dict, fields: Mapping) -> dict:
 COUNT = 3
 
 
+def config_values(value, *, settings: bool = False) -> dict:
+    """The fields of a config handed to a constructor: a dict's items, the attributes of a
+    namespace or a dataclass, and (``settings``) of a plain settings object of a class of its
+    own; {} for anything else (a layer, a tensor, a class, a function)."""
+    if isinstance(value, dict):
+        return value
+    import dataclasses
+
+    import torch
+
+    plain = isinstance(value, SimpleNamespace) or dataclasses.is_dataclass(value) and not isinstance(value, type)
+    if not plain and (not settings or isinstance(value, (type, torch.nn.Module, torch.Tensor)) or callable(value)):
+        return {}
+    fields = getattr(value, "__dict__", None)
+    return fields if isinstance(fields, dict) else {}
+
+
 class ReadConfig(dict):
     """A config made from the fields the code reads, that reads them as keys and as attributes
     (a nested config: ``cfg.transformer["num_heads"]``, ``cfg.model.ch``)."""

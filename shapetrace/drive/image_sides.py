@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from ..base.names import IMAGE_SIZES, PATCH_SIZES, dim_of_word, unprefixed
 from ..base.specs import InputSpec
+from .config_fields import config_values
 from .guess import Guess
 from .signals import (first_channels, moved_refused, signal_reading, signal_refused, takes_images,
                       takes_videos)
@@ -37,7 +38,7 @@ def image_side(init: dict) -> int:
     (``img_size=16``, ``image_size=(32, 32)``, a block's ``input_resolution``), else a
     multiple of its patch size, else
     :data:`IMAGE_SIDE`. A config object's fields count (``cfg.vit_img_size``)."""
-    init = {**{unprefixed(k) or k: v for c in init.values() for k, v in _fields(c).items()}, **init}
+    init = {**{unprefixed(k) or k: v for c in init.values() for k, v in config_values(c, settings=True).items()}, **init}
     for name in (*IMAGE_SIZES, "input_resolution"):  # a block's grid of feature positions last
         value = init.get(name)
         if isinstance(value, (tuple, list)) and value and isinstance(value[0], int):
@@ -50,20 +51,6 @@ def image_side(init: dict) -> int:
             return 2 * value
     return IMAGE_SIDE
 
-
-
-def _fields(value) -> dict:
-    """The fields of a config handed to the constructor: a dict's items, the attributes of a
-    namespace, a dataclass or a plain settings object; nothing for a layer, a tensor, a class or
-    a function."""
-    if isinstance(value, dict):
-        return value
-    import torch
-
-    if isinstance(value, (type, torch.nn.Module, torch.Tensor)) or callable(value):
-        return {}
-    fields = getattr(value, "__dict__", None)
-    return fields if isinstance(fields, dict) else {}
 
 
 #: the sides tried after the first, in order

@@ -19,6 +19,7 @@ from .asked import MET
 from ..analysis.graph import made_from as _made_from
 from .attempt import Attempt, moved_from
 from .cross import reference_runs
+from .config_fields import config_values
 from .defaults_read import split_disagrees
 from .devices import needs_gpu
 from .chosen_values import chosen_size_failed, counted_failed, negative_size
@@ -302,7 +303,7 @@ def _config_none_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False
     guessed = set(chosen.plan.init or {}) - set(chosen.plan.request.init or {})
     left = [f"{name}.{field}" for name, value in (chosen.built_with or {}).items()
-            if name in guessed for field, held in _fields(value).items() if held is None]
+            if name in guessed for field, held in config_values(value).items() if held is None]
     if not left:
         return False
     result.error = (f"forward failed on None ({one_line(chosen.raised)}{at_site(chosen.raised_at)}) "
@@ -310,14 +311,6 @@ def _config_none_failed(result: TargetResult, chosen: Attempt) -> bool:
                     f"with --init {left[0]}=VALUE (or init in the config)")
     result.diagnostics = []
     return True
-
-
-def _fields(value) -> dict:
-    """A config object's fields: a dict's items, a namespace's attributes; none for anything
-    else."""
-    if isinstance(value, dict):
-        return value
-    return vars(value) if type(value).__name__ == "SimpleNamespace" else {}
 
 
 def _unbuilt_failed(result: TargetResult, chosen: Attempt) -> bool:

@@ -18,11 +18,12 @@ import dataclasses
 import inspect
 import linecache
 import re
-from types import FunctionType, SimpleNamespace
+from types import FunctionType
 
 from ..base.errors import TargetError
 from ..analysis.code import unpacked_into
 from ..base.source import is_library_file, none_parameters
+from .config_fields import config_values
 from .defaults_read import switches_off
 from .infer import MISSING, infer_value
 from .plan import Plan
@@ -117,7 +118,7 @@ def fields_filled(plan: Plan, failed) -> Plan:
     size where an integer was wanted): a line of the constructor, or of a method it calls,
     that reads ``config.field`` of that very object. Raises ``failed`` when none did."""
     cause, cls, given = _own(plan, failed)
-    made = {id(v): k for k, v in plan.init.items() if k not in given and _fields_of(v) is not None}
+    made = {id(v): k for k, v in plan.init.items() if k not in given and config_values(v)}
     found: dict[str, dict] = {}
     tb = cause.__traceback__
     while tb is not None and made:
@@ -126,7 +127,7 @@ def fields_filled(plan: Plan, failed) -> Plan:
             line = linecache.getline(filename, tb.tb_lineno)
             for prefix, field in (*_ATTRIBUTE.findall(line), *_KEY.findall(line)):
                 obj = _evaluated(prefix, frame)
-                if id(obj) in made and (_fields_of(obj) or {}).get(field, _ABSENT) is None:
+                if id(obj) in made and config_values(obj).get(field, _ABSENT) is None:
                     value = _size(field, cause, plan.dims)
                     if value is not MISSING:
                         found.setdefault(made[id(obj)], {})[field] = value
@@ -136,16 +137,6 @@ def fields_filled(plan: Plan, failed) -> Plan:
     init = {**plan.init, **{name: _with(plan.init[name], fields) for name, fields in found.items()}}
     values = {f"{name}.{field}": value for name, fields in found.items() for field, value in fields.items()}
     return _built_as(plan, {name: init[name] for name in found}, _note(values, "None", cause))
-
-
-def _fields_of(value) -> dict | None:
-    """The fields of a config object (a dict, a namespace, a dataclass), or None."""
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, SimpleNamespace) or dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = getattr(value, "__dict__", None)
-        return fields if isinstance(fields, dict) else None
-    return None
 
 
 def _evaluated(prefix: str, frame) -> object:
