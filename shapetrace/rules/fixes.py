@@ -352,22 +352,12 @@ def constructor_of(rec) -> Segment | None:
     ``nn.Softmax``) was built: the call on the right of ``self.<attribute> = ...`` in the class
     whose method is at the op's line, when it is the one such assignment there and fits on one
     line. ``<attribute>`` is the last part of the module's path (``Attention.softmax``)."""
-    filename, lineno = rec.where[0], rec.line
+    filename = rec.where[0]
     attribute = (rec.module or "").rsplit(".", 1)[-1]
-    if not rec.internal or not filename or lineno is None or not attribute.isidentifier():
+    owner = _owner_class(rec)
+    if owner is None or not attribute.isidentifier():
         return None
-    tree = file_tree(filename)
-    owner = None
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.ClassDef) and node.lineno <= lineno <= (node.end_lineno or 0):
-            if owner is None or node.lineno > owner.lineno:  # the innermost class
-                owner = node
-    if owner is None:
-        return None
-    found = [node.value for node in ast.walk(owner)
-             if isinstance(node, ast.Assign) and len(node.targets) == 1
-             and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == attribute
-             and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"]
+    found = _assigned(owner, attribute)
     if len(found) != 1 or not isinstance(found[0], ast.Call) or found[0].end_lineno != found[0].lineno:
         return None
     call = found[0]
@@ -387,6 +377,17 @@ def built_line(rec) -> int | None:
     the module ``rec`` ran in from library code, or the nearest module above it that class
     built itself (``self.encoder = nn.TransformerEncoderLayer(...)`` for the attention inside
     it), over as many lines as the call takes; None when no one assignment says."""
+    owner = _owner_class(rec)
+    for attribute in reversed((rec.module or "").split(".")) if owner is not None else ():
+        found = _assigned(owner, attribute)
+        if found:
+            return found[0].lineno if len(found) == 1 and isinstance(found[0], ast.Call) else None
+    return None
+
+
+def _owner_class(rec) -> ast.ClassDef | None:
+    """The innermost class of the user's file whose source holds ``rec``'s line, for an op run
+    from library code; None otherwise."""
     filename, lineno = rec.where[0], rec.line
     if not rec.internal or not filename or lineno is None:
         return None
@@ -394,18 +395,17 @@ def built_line(rec) -> int | None:
     owner = None
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.ClassDef) and node.lineno <= lineno <= (node.end_lineno or 0):
-            if owner is None or node.lineno > owner.lineno:  # the innermost class
+            if owner is None or node.lineno > owner.lineno:
                 owner = node
-    if owner is None:
-        return None
-    for attribute in reversed((rec.module or "").split(".")):
-        found = [node.value for node in ast.walk(owner)
-                 if isinstance(node, ast.Assign) and len(node.targets) == 1
-                 and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == attribute
-                 and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"]
-        if found:
-            return found[0].lineno if len(found) == 1 and isinstance(found[0], ast.Call) else None
-    return None
+    return owner
+
+
+def _assigned(owner: ast.ClassDef, attribute: str) -> list[ast.expr]:
+    """The values ``self.<attribute> = ...`` assigns in ``owner``."""
+    return [node.value for node in ast.walk(owner)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == attribute
+            and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"]
 
 
 def binop_sides(seg: Segment) -> tuple[ast.expr, ast.expr, ast.operator] | None:
