@@ -1291,6 +1291,286 @@ HELD_OUT_41 = [
 ]
 
 
+#: Held-out set 42: 14 public repositories with PyTorch attention/transformer modules.
+HELD_OUT_42 = [
+    # vision: ViT / Swin / attention layers from a research study of how ViTs work (how-do-vits-work)
+    ("xxxnell/how-do-vits-work", "9571ff1370f31af2f433558fbfa7bc87a97b0bab",
+     ["models/attentions.py", "models/vit.py", "models/swin.py"], ""),
+    # vision: transformer feature-fusion network for visual object tracking (TransT)
+    ("chenxin-dlut/TransT", "2793ef31f83222280b4c421f7ae15a61ba7871f1",
+     ["ltr/models/neck/featurefusion_network.py"], ""),
+    # vision: segmentation transformer backbones (PVT, UniFormer, ResT) (semantic-segmentation)
+    ("sithu31296/semantic-segmentation", "c2843c9cf42a66a96a4173a0ef0059975a6e387c",
+     ["semseg/models/backbones/pvt.py", "semseg/models/backbones/uniformer.py",
+      "semseg/models/backbones/rest.py"], ""),
+    # speech/audio: VITS2 TTS text encoder transformer and encoders (vits2)
+    ("daniilrobnikov/vits2", "0525da4a558da999a725b9fddaa4584617df328b",
+     ["model/transformer.py", "model/encoders.py"], ""),
+    # speech/audio: singing voice conversion, VITS relative-position attention and WavLM modules (so-vits-svc)
+    ("svc-develop-team/so-vits-svc", "730930d337d171479eadf305f96cbed4bb393e77",
+     ["modules/attentions.py", "vencoder/wavlm/modules.py"], ""),
+    # speech/audio: music source separation, SCNet transformer, RoFormer attend, Apollo (Music-Source-Separation-Training)
+    ("ZFTurbo/Music-Source-Separation-Training", "ccc011abf7f89dd7922bb2888d48493b575c0289",
+     ["models/scnet/scnet_tran.py", "models/bs_roformer/attend.py", "models/look2hear/models/apollo.py"], ""),
+    # diffusion: image-to-image diffusion UNets with self-attention (guided-diffusion and SR3 variants) (Palette)
+    ("Janspiry/Palette-Image-to-Image-Diffusion-Models", "136b29f58d0af6e5db9f3655d2891f5a855fcdaa",
+     ["models/guided_diffusion_modules/unet.py", "models/sr3_modules/unet.py"], ""),
+    # diffusion: discrete (VQ) diffusion transformer with cross attention (VQ-Diffusion)
+    ("microsoft/VQ-Diffusion", "d1d39487eaab07375d95b8ed59c6b3becf1329c6",
+     ["image_synthesis/modeling/transformers/transformer_utils.py",
+      "image_synthesis/modeling/transformers/diffusion_transformer.py"], ""),
+    # diffusion: token-denoising text-to-image model with 2D attention blocks (Paella)
+    ("dome272/Paella", "e1ab72b8aa7b22def24dafd51805aed84be52ed9",
+     ["src/modules.py", "utils/alter_attention.py"], ""),
+    # course/teaching: NYU Deep Learning course notebook, transformer from scratch (pytorch-Deep-Learning)
+    ("Atcold/pytorch-Deep-Learning", "bc404ef668856fdb21b0236ed809dce5c2d66fde",
+     ["15-transformer.ipynb"], ""),
+    # course/homework: Stanford CS231n spring 2025 assignment 3 solution (transformer captioning and ViT layers)
+    ("StellarLane/cs231n-assignments", "d8181b98bea72a5201c7a06314c9a2ca2b141122",
+     ["cs231n/transformer_layers.py", "cs231n/classifiers/transformer.py"], "assignment3"),
+    # llm inference: single-file PaliGemma (Gemma decoder with GQA, rotary, KV cache; SigLIP encoder) (pytorch-paligemma)
+    ("hkproj/pytorch-paligemma", "34e1d98d39966dd20645822a2115b4c61d389a02",
+     ["modeling_gemma.py", "modeling_siglip.py"], ""),
+    # time series: multi-scale Informer/Transformer forecasting attention layers (scaleformer)
+    ("BorealisAI/scaleformer", "a83e47ba9a5c54f73c86eed807494d3f52a799b5",
+     ["layers/SelfAttention_Family.py", "layers/Transformer_EncDec.py", "models/InformerMS.py"], ""),
+    # recommendation: self-supervised sequential recommendation, self-attention encoder (S3-Rec)
+    ("aHuiWang/CIKM2020-S3Rec", "49a890dcb516c9ed3126564495234ea74d5cd566",
+     ["modules.py", "models.py"], ""),
+]
+
+#: Held-out set 43: 14 public repositories with PyTorch attention/transformer modules.
+HELD_OUT_43 = [
+    # llm inference: Qwen3 from scratch with GQA, QK-norm, RoPE and KV cache (plain, batched, optimized) (reasoning-from-scratch)
+    ("rasbt/reasoning-from-scratch", "f79c9cd0ae7d824aa4e9a9bc2ca4a85167f81958",
+     ["reasoning_from_scratch/qwen3.py", "reasoning_from_scratch/qwen3_batched.py",
+      "reasoning_from_scratch/qwen3_optimized.py"], ""),
+    # llm inference: single-file Llama 2 with GQA, complex rotary embeddings and KV cache
+    ("shayanamir0/llama-2", "1210d3b838ec4772397022f79ac94645cb4ff293",
+     ["model.py"], ""),
+    # llm inference: tiny decoder-only GPT with a per-layer KV cache for cached decoding
+    ("zarakiiiii/tinygpt-kv-cache", "d7a4ffca711018a7cb4255a3dbdf40562f3895d2",
+     ["models/attention.py", "models/block.py", "models/gpt.py"], ""),
+    # time series: SOFTS multivariate forecaster, inverted embedding + STAR aggregate-redistribute encoder layers
+    ("Secilia-Cxy/SOFTS", "f5d35fd7c3e716b6383ce6d3cc42c131e32c3c44",
+     ["models/SOFTS.py", "layers/Transformer_EncDec.py"], ""),
+    # time series: Timer, decoder-only patch transformer for large time-series models (thuml)
+    ("thuml/Large-Time-Series-Model", "1ff8d1afc073182e6d46022069ff32470ab47945",
+     ["models/Timer.py", "layers/SelfAttention_Family.py", "layers/Transformer_EncDec.py"], ""),
+    # time series: GMAN traffic forecasting, spatial/temporal/transform attention over (B, T, N, D)
+    ("VincLee8188/GMAN-PyTorch", "51e884f6eb9e6c1b5a4c9e1a166669577b5a1798",
+     ["model/model_.py"], ""),
+    # recommendation: TiSASRec time-interval-aware self-attention for sequential recommendation
+    ("pmixer/TiSASRec.pytorch", "b18341f361ca103963a522f7fff77faf4f819d35",
+     ["model.py"], ""),
+    # recommendation: FMLP-Rec, BERT-style self-attention / learnable FFT filter encoder for sequential recommendation
+    ("Woeee/FMLP-Rec", "51acc8cf20e08e0480ea2cf2f047709436775119",
+     ["modules.py", "models.py"], ""),
+    # graph: NAGphormer, transformer over per-node hop tokens with attention-based readout
+    ("JHL-HUST/NAGphormer", "dd709f935d42796adfec74a40443e316626f5433",
+     ["model.py"], ""),
+    # graph: UGformer v1/v2 graph transformers built on nn.TransformerEncoder (Graph-Transformer)
+    ("daiquocnguyen/Graph-Transformer", "99c88a116148fdaa8d3071fcc548e5c471ae607f",
+     ["UGformerV1_PyTorch/UGformerV1_Sup.py", "UGformerV2_PyTorch/UGformerV2.py"], ""),
+    # course/homework: Stanford CS231n 2023 assignment 3 solution (multi-head attention, captioning transformer)
+    ("Jaskanwal/stanford-CS231N-2023", "ef0d2c3bc387464d02f1d8a4e993b5acc280dae1",
+     ["cs231n/transformer_layers.py", "cs231n/classifiers/transformer.py"], "assignment3"),
+    # course/homework: Stanford CS224N 2026 default project solution (GPT-2 causal self-attention and layer)
+    ("2edbef4a9b/Stanford-CS224N-Winter-2026", "cb257760138a93c7e128aa7b093852d9fbe13ca7",
+     ["src/modules/attention.py", "src/modules/gpt2_layer.py"], "Projects"),
+    # speech/audio: Meta-StyleSpeech TTS, style-adaptive FFT blocks and mel style encoder with multi-head attention
+    ("keonlee9420/StyleSpeech", "d11cb07b3e891a18c2a6d1e80fa0f18a389de446",
+     ["model/blocks.py", "model/modules.py"], ""),
+    # diffusion: SODA diffusion UNet decoder with self-attention blocks (2-D feature maps)
+    ("FutureXiang/soda", "79f9c0a7c93ec6afb92e3afc034abd3e16a325b7",
+     ["model/block.py", "model/decoder.py"], ""),
+]
+
+#: Held-out set 44: 14 public repositories with PyTorch attention/transformer modules.
+HELD_OUT_44 = [
+    # vision/medical: 3D medical segmentation, VT-UNet video-Swin 3D window attention with relative-position bias, MedFormer (CBIM)
+    ("yhygao/CBIM-Medical-Image-Segmentation", "7c26979a96eb9fe057320e1db38680bae33786b8",
+     ["model/dim3/vtunet_utils.py", "model/dim3/trans_layers.py", "model/dim3/medformer_utils.py"], ""),
+    # vision/video: video restoration transformer, temporal mutual self-attention in 3D windows with relative-position bias (VRT)
+    ("JingyunLiang/VRT", "94a5f504eb84aedf1314de5389f45f4ba1c2d022",
+     ["models/network_vrt.py"], ""),
+    # vision/medical: Swin-Unet 2D medical segmentation, shifted-window attention with relative-position bias table
+    ("HuCaoFighting/Swin-Unet", "f48f623e226e25b6e395c37207915c50aaa9c776",
+     ["networks/swin_transformer_unet_skip_expand_decoder_sys.py"], ""),
+    # diffusion: latent-diffusion self/cross attention (context defaults to x) and the ControlNet branch (ControlNet)
+    ("lllyasviel/ControlNet", "ed85cd1e25a5ed592f7d8178495b4483de0331bf",
+     ["ldm/modules/attention.py", "cldm/cldm.py"], ""),
+    # diffusion: grounded text-to-image, gated self-attention and cross attention transformer blocks (GLIGEN)
+    ("gligen/GLIGEN", "f9dccb9c6cf48bad03c3666290a7dec8c5e58f3c",
+     ["ldm/modules/attention.py", "ldm/modules/diffusionmodules/openaimodel.py"], ""),
+    # diffusion: residual-shifting super-resolution diffusion UNet with Swin window-attention layers (ResShift)
+    ("zsyOAOA/ResShift", "3ce1d81e8402fd50083809ae288a3977f6921bdd",
+     ["models/swin_transformer.py", "models/unet.py"], ""),
+    # research single-file: IRIS world model, pre-norm GPT blocks with KV cache (iris)
+    ("eloialonso/iris", "24326aaaa283c527f42b89b44cfdecf2665a7a16",
+     ["models/transformer.py", "models/world_model.py"], "src"),
+    # research single-file: Flowformer flow attention, its minGPT-style pre-norm GPT and time-series encoder (Flowformer)
+    ("thuml/Flowformer", "61f5d8c83907955a8bc226af03b81b59b2724c8f",
+     ["Flow_Attention.py", "Flowformer_TorchModule/flowformergpt/model.py",
+      "Flowformer_TimeSeries/models/Flowformer_layers.py"], ""),
+    # course/homework: Stanford CS231n assignment 3 solution (transformer captioning layers)
+    ("ColmaLiu/cs231n", "a2b4b8a5e30ae738557ccf42049e278c89984816",
+     ["cs231n/transformer_layers.py", "cs231n/classifiers/transformer.py"], "assignment3"),
+    # course/homework: Stanford CS224N 2022-23 assignment 5 solution (minGPT with causal self/cross attention)
+    ("floriankark/cs224n-win2223", "d51fad8917594a24f59244e4b5d8e668c2c1fd89",
+     ["attention.py", "model.py"], "a5/src"),
+    # speech/audio: Matcha-TTS text encoder with rotary multi-head attention and the flow-matching decoder
+    ("shivammehta25/Matcha-TTS", "108906c603fad5055f2649b3fd71d2bbdf222eac",
+     ["matcha/models/components/text_encoder.py", "matcha/models/components/decoder.py"], ""),
+    # llm inference: small llama-2 style model with GQA, rotary and KV cache (smol-llama2)
+    ("manojkgorle/smol-llama2", "8c783d45ff4e3580bdcb46f3f8a83e3f28533d48",
+     ["llama_vc/model.py"], ""),
+    # time series: Basisformer forecasting, bidirectional cross attention between basis and series
+    ("nzl5116190/Basisformer", "f2f647ec815baa6338111df0545002cc56eab1f0",
+     ["model.py", "utils.py"], ""),
+    # graph: dynamic-graph learning library, DyGFormer / TCL transformer encoders and attention modules (DyGLib)
+    ("yule-BUAA/DyGLib", "3aacc36b94b8d2d8293d70a74fdf6d39089b4163",
+     ["models/DyGFormer.py", "models/modules.py", "models/TCL.py"], ""),
+]
+
+#: Held-out set 45: 13 public repositories with PyTorch attention/transformer modules.
+HELD_OUT_45 = [
+    # vision: Swin Transformer replication (window attention, shifted-window block, model)
+    ("barkinadiguzel/Swin-Replication", "b5f1c935ab3ab39d7a6bd8843ce99a6817d0fdfc",
+     ["src/layers/window_attention.py", "src/layers/swin_block.py", "src/model/swin_model.py"], ""),
+    # vision: ViTPose pose-estimation ViT backbone and top-down heatmap model
+    ("jaehyunnn/ViTPose_pytorch", "b8812f2da588e2313fdfc2775f98537a3825ee39",
+     ["models/backbone/vit.py", "models/model.py"], ""),
+    # vision: MobileViT (conv + transformer blocks over unfolded patches)
+    ("wilile26811249/MobileViT", "5e61fb72bf77b3445c4bc81008efaf2c68822594",
+     ["models/module.py", "models/model.py"], ""),
+    # speech/audio: SepReformer speech separation (multi-head attention, global/local blocks, speaker attention)
+    ("dmlguq456/SepReformer", "43cbad8482169e52d362293a2240543fc524c4d2",
+     ["models/SepReformer_Base_WSJ0/modules/network.py", "models/SepReformer_Base_WSJ0/modules/module.py",
+      "models/SepReformer_Base_WSJ0/model.py"], ""),
+    # speech/audio: Transformer-TTS (encoder prenet, multi-head attention, mel decoder)
+    ("madara-tribe/TextToSpeech-Transformer", "a79645ba213bbc1d14ecdc1ba7353c48702b63b1",
+     ["network/module.py", "network/network.py"], ""),
+    # diffusion: single-file SDXL UNet rewrite (self/cross attention transformer blocks)
+    ("cloneofsimo/minSDXL", "504838853cde2736d9d766ec55abe9b481ac7988",
+     ["sdxl_rewrite.py"], ""),
+    # diffusion: diffusion transformer (DiT, adaLN blocks) trained on MNIST/CelebA
+    ("VachanVY/diffusion-transformer", "c6fca8c910fa3e835c24cc9149e01935605bcdfc",
+     ["torch_src/diffusion_transformer.py"], ""),
+    # llm inference: Llama 2 and Mistral from scratch (GQA, RoPE, KV cache, rolling-buffer cache, sliding window)
+    ("sumitdotml/transformers", "f8464dbac2a81ea33eaefb42681dfaa90f023e15",
+     ["llama/llama2/model.py", "mistral-7b-v0.1/attention.py", "mistral-7b-v0.1/block.py"], ""),
+    # llm inference: flattened Qwen2 inference file (GQA, rotary, dynamic cache)
+    ("veetil/qwen2.5", "43c75c238a685dd7b4920bb0bb68f69233669105",
+     ["src/modeling/modeling_qwen2.py"], ""),
+    # research single-file: small vision-language model from scratch, dense and MoE decoders (seemore)
+    ("AviSoori1x/seemore", "d1eb880cfe231b10a7f3bde844edf85c4d9c1148",
+     ["seemore.py", "seeMoE.py"], ""),
+    # course/homework: Stanford CS336 assignment 1 solution (multi-head self-attention with RoPE, blocks, LM)
+    ("EZeJ/CS336_assignment1", "c09088e22e5ef43fdcac5f09e0b0a88f9626ebd5",
+     ["cs336_basics/Transformers_cs336/attention/multihead_self_attention.py",
+      "cs336_basics/Transformers_cs336/transformer/transformer_block.py",
+      "cs336_basics/Transformers_cs336/transformer/transformer_model.py"], ""),
+    # course/homework: Stanford CS231n assignment 3 solution (transformer captioning layers)
+    ("Leezed525/cs231n-assignment123-answer", "32ef26d9cab2b4b33a32584765bb620b2ab23e47",
+     ["cs231n/transformer_layers.py", "cs231n/classifiers/transformer.py"], "assignment3"),
+    # time series: ASTGCN traffic forecasting (spatial and temporal attention with Chebyshev graph conv)
+    ("guoshnBJTU/ASTGCN-r-pytorch", "768732e80a5816fe2a034afd5537a462ef7e3851",
+     ["model/ASTGCN_r.py"], ""),
+]
+
+#: Held-out set 46: 14 public repositories with PyTorch attention/transformer modules.
+HELD_OUT_46 = [
+    # llm inference: Llama-3-style 100M decoder with grouped-query attention, RoPE and a KV-cache module
+    ("jansoft54/Building-Llama3-100M", "00c3abe89ea55a3df9ae0bf7cc9f5e0be18b093f",
+     ["model.py"], ""),
+    # llm inference: Llama 1/2 inference from scratch (GQA, rotary, KV cache; after Umar Jamil's walkthrough)
+    ("viai957/llama-inference", "20d21d1341670a7af56c4b14395d58ed514a6e0d",
+     ["llama_model.py"], ""),
+    # llm inference: Llama 3 (1B/3B) with grouped-query attention, RoPE and an SDPA fast path, in a mixed project repo
+    ("AI-Labs22/PyTorch_Projects", "8f5ea8e9e981f177edcbfa77ae0d1715c7b2fc93",
+     ["LLM_Pytorch_Own_API/llm_scratch_llama.py"], ""),
+    # speech/audio: TDANet speech separation, top-down attention with global multi-head attention
+    ("JusperLee/TDANet", "565af18692e18bf695e5bb0ca54ba466c4a86a2a",
+     ["look2hear/models/TDANet.py"], ""),
+    # speech/audio: PortaSpeech TTS, relative-position self-attention FFT blocks and word-to-phoneme attention
+    ("keonlee9420/PortaSpeech", "51bd8277bdf5974726cf8613b553b548ab17f65e",
+     ["model/blocks.py", "model/linguistic_encoder.py"], ""),
+    # speech/audio: SpeechTransformer ASR encoder-decoder on mel filterbanks (LibriSpeech)
+    ("junia3/SpeechTransformer", "dc18948cb2c3c496c9e68ae91b299683de0683d1",
+     ["speech_transformer/attention.py", "speech_transformer/layer.py", "speech_transformer/model.py"], ""),
+    # time series: LTSF-Linear benchmark repo's Transformer baselines (ProbSparse/full attention, Informer, Autoformer)
+    ("cure-lab/LTSF-Linear", "0c113668a3b88c4c4ee586b8c5ec3e539c4de5a6",
+     ["layers/SelfAttention_Family.py", "models/Informer.py", "models/Autoformer.py"], ""),
+    # time series: STEP traffic forecasting, TSFormer masked patch transformer pre-training
+    ("zezhishao/STEP", "566e2738da2d83f055718d8edb609ad8dc325204",
+     ["step/step_arch/tsformer/tsformer.py", "step/step_arch/tsformer/transformer_layers.py"], ""),
+    # course/homework: Stanford CS336 assignment 1 solution (transformer LM with RoPE, SwiGLU, RMSNorm)
+    ("Dawnfz-Lenfeng/cs336-basic", "2841b5c86d76b1c12360201923c293f78a171609",
+     ["cs336_basics/model.py"], ""),
+    # course/homework: Stanford CS231n 2022 assignment 3 solution (transformer captioning layers)
+    ("KairosXu/cs231n-2022", "cf8347d4e32a036dfadb3113d956eb60f13411a8",
+     ["cs231n/transformer_layers.py", "cs231n/classifiers/transformer.py"], "assignment3"),
+    # vision: Depth Anything, DPT head on a DINOv2 ViT (vendored torch.hub copy of DINOv2 attention)
+    ("LiheYoung/Depth-Anything", "1d03336771fe09c5398ffdd211441e33941a97dc",
+     ["depth_anything/dpt.py", "torchhub/facebookresearch_dinov2_main/dinov2/layers/attention.py"], ""),
+    # recommendation: SASRec variants with stochastic multi-head attention (course project, CS431)
+    ("duckviet/CS431_SRecBS", "3e0688380ec2d4795bad7e25cb0e8c0215a3ebfa",
+     ["model.py"], ""),
+    # diffusion: small MNIST latent diffusion UNet with a spatial-transformer cross-attention block
+    ("jcalz23/diffusion_diy", "e05854adacf26489e5612ac9ed4ea5e41ca70b91",
+     ["src/attention.py", "src/models.py"], ""),
+    # graph / research single-file: Molecule Attention Transformer (attention mixed with adjacency and distance matrices)
+    ("lucidrains/molecule-attention-transformer", "4eaf064c1e5e102f1972f7c9d9979f4e9a0740b1",
+     ["molecule_attention_transformer/molecule_attention_transformer.py"], ""),
+]
+
+#: Held-out set 47: 14 public repositories with PyTorch attention/transformer modules.
+HELD_OUT_47 = [
+    # vision: DETR transformer encoder/decoder with sine positional encoding, from-scratch reimplementation (KimRass/DETR)
+    ("KimRass/DETR", "2349c547600ac995273e40d34d37022e97b1aaf1",
+     ["modules/transformer.py"], ""),
+    # vision: 3D brain-tumour segmentation, CNN encoder + ViT bottleneck transformer (TransBTS)
+    ("Wenxuan-1119/TransBTS", "20085fbeae98410037d0989c3fc9d7a9903f05ca",
+     ["models/TransBTS/Transformer.py", "models/TransBTS/TransBTS_downsample8x_skipconnection.py"], ""),
+    # vision/teaching: ViT written from scratch for a video tutorial, plus the channel's GPT-2 block (mildlyoverfitted)
+    ("jankrepl/mildlyoverfitted", "22f0ecc67cef14267ee91ff2e4df6bf9f6d65bc2",
+     ["github_adventures/vision_transformer/custom.py", "github_adventures/gpt/model.py"], ""),
+    # research single-file: stand-alone self-attention convolution (local 2D attention) and its ResNet (Ramachandran et al.)
+    ("leaderj1001/Stand-Alone-Self-Attention", "a983f0f643632b1f2b7b8b27693182f22e9e574c",
+     ["attention.py", "model.py"], ""),
+    # diffusion: transformer latent-diffusion denoiser with self/cross attention blocks (transformer_latent_diffusion)
+    ("apapiu/transformer_latent_diffusion", "84a75efb9eebcaeaf5dafb94b1b21d72b7883bd8",
+     ["tld/transformer_blocks.py", "tld/denoiser.py"], ""),
+    # diffusion: DiT with adaLN conditioning on MNIST, hand-written attention (mnist-dits)
+    ("owenliang/mnist-dits", "1de158fdad282fe8a8567f9043163243dc617227",
+     ["dit_block.py", "dit.py"], ""),
+    # diffusion: DDPM UNet with residual blocks and spatial self-attention (ddpm-torch)
+    ("tqch/ddpm-torch", "b60eb8deee899900c28525fd77ff53cdd26d6558",
+     ["ddpm_torch/models/unet.py"], ""),
+    # recommendation: Behaviour Sequence Transformer (Alibaba BST) encoder layers (behaviour-seq-transformer)
+    ("nihalsangeeth/behaviour-seq-transformer", "74185eb5588b1e57a936de9901313dddcc10acf4",
+     ["bst/layers.py", "bst/transformer.py"], ""),
+    # recommendation: SASRec self-attentive sequential recommender (SASRec-Pytorch)
+    ("ceo21ckim/SASRec-Pytorch", "8d43d4f386bdb91dc53f37678fde164323f938a2",
+     ["models.py"], ""),
+    # graph: Molecule Attention Transformer, attention mixed with adjacency and distance matrices (ardigen/MAT)
+    ("ardigen/MAT", "1c7af06e440d967064763dc765847413b5770f05",
+     ["transformer.py"], "src"),
+    # graph: Graphormer with centrality/spatial/edge encodings on PyG graphs (XiaShan1227/Graphormer)
+    ("XiaShan1227/Graphormer", "de87a50dc3ebea6e171e748210bc4967175fa8e9",
+     ["layer.py", "model.py"], ""),
+    # research single-file: ALiBi attention-with-linear-biases transformer (jaketae/alibi)
+    ("jaketae/alibi", "021acae33158715ec64b652649a21306085acf68",
+     ["alibi/attention.py", "alibi/layers.py", "alibi/model.py"], ""),
+    # course/homework: Stanford CS224N default final project solution (minBERT self-attention, BERT layers, PAL)
+    ("abdulmoeed11/minBERT", "e4957b1de32844436284d0df5f737fe084ce9b39",
+     ["bert.py"], ""),
+    # course/homework: CMU 11-785 HW4 (decoder-only LM and encoder-decoder ASR transformer), filled-in hw4lib
+    ("puru-samal/IDL-HW4", "9b3855a7a75c3670dd4e041592d7f2a9a2d133f9",
+     ["hw4lib/model/sublayers.py", "hw4lib/model/decoder_layers.py", "hw4lib/model/transformers.py"], ""),
+]
+
 def _numbered() -> dict[str, list]:
     """``held-out-N`` for every ``HELD_OUT_N`` list above, in order (the nineteenth in its two
     halves, ``-dev`` and ``-held``): a new set is a new list, nothing else to add."""
