@@ -283,3 +283,15 @@ class _PaddedScoresCutBack(torch.nn.Module):
 def test_scores_padded_and_cut_back_are_no_sign_of_a_causal_module():
     result, found = _causal_findings(_PaddedScoresCutBack)
     assert found == [] and any("causal-leak not checked" in n for n in result.notes)
+
+
+def test_a_triangle_torch_makes_to_test_a_mask_is_no_evidence():
+    result = st.check(im.GroupedEncoder, init={"d_model": "C", "nhead": "H"}, inputs=X).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert not_checked(result), result.notes
+
+
+def test_a_causal_mask_torch_makes_at_the_users_call_is_evidence():
+    result = st.check(im.SquareSubsequentEncoder, init={"d_model": "C", "nhead": "H"}, inputs=X).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert not not_checked(result), result.notes

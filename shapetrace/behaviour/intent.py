@@ -36,7 +36,7 @@ from ..analysis.code import parsed
 from ..base.compat import held_tensors
 from ..base.names import CAUSAL_FLAGS as _FLAGS
 from ..base.names import causal_name, suggests_causal
-from ..base.ops import COMPARISONS, NEGATIONS, RANDOM_FACTORIES, SDPA, TRIANGULAR
+from ..base.ops import COMPARISONS, EQUALITIES, NEGATIONS, RANDOM_FACTORIES, SDPA, TRIANGULAR
 
 _CUMULATIVE = frozenset({"torch.cumsum", "Tensor.cumsum", "Tensor.cumsum_", "torch.logcumsumexp",
                          "Tensor.logcumsumexp"})
@@ -267,6 +267,16 @@ def init_arguments(cls: type, given: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _only_compared(records, rec) -> bool:
+    """Whether the triangle ``rec`` library code made is only compared with something (torch's
+    encoder testing whether the mask it was given is causal, ``mask == triu(...)``): a test of a
+    mask, not a mask."""
+    if not rec.internal:
+        return False
+    users = [r for r in records[rec.index + 1:] if any(m._made_by == rec.index for m in r.inputs)]
+    return bool(users) and all(r.op in COMPARISONS | EQUALITIES or r.op == "torch.equal" for r in users)
+
+
 def trace_evidence(trace: Any) -> str:
     """The first sign in the trace that the module is built to be causal, as words, or ""."""
     dims = trace.dims
@@ -275,7 +285,7 @@ def trace_evidence(trace: Any) -> str:
     reshaped = _pattern_writes(trace.records)
     for rec in trace.records:
         op = rec.op
-        if op in TRIANGULAR and (rec.index, 0) not in reshaped:
+        if op in TRIANGULAR and (rec.index, 0) not in reshaped and not _only_compared(trace.records, rec):
             return f"a triangular mask ({op})"
         if rec.kwargs.get("is_causal") is True or (op == SDPA
                                                    and len(rec.args) > 5 and rec.args[5] is True):
