@@ -282,8 +282,10 @@ LATER = [
        input: the skip is counted twice in every layer, and the scale of the stream grows with
        depth. Read from the trace: an addition whose operands, with each operand that is a sum read
        by nothing else opened into its own operands, hold one tensor twice. The finding is at the
-       outer addition; the message names the addition that added it first. A tensor added to
-       itself at one op (`x + x`) is not judged here.
+       outer addition; the message names the addition that added it first, which ran in a module
+       inside the one that adds it again (a wrapper and its caller). A tensor added to itself at
+       one op (`x + x`) is not judged here, nor one a module's own code adds twice (a state and
+       an input injected at every step that begin as one tensor, `x = self.loop(x, x)`).
        """,
        """
        class Residual(nn.Module):

@@ -77,7 +77,10 @@ def check_residual_twice(analysis: Analysis):
         twice = next((t for i, t in enumerate(terms) if any(t is u for u in terms[:i])), None)
         if twice is None or not twice.dtype.is_floating_point or len(twice.shape) < 2:
             continue
-        first = inner[0]
+        first = next((s for s in inner if any(m is twice for m in s.inputs)), inner[0])
+        if not (first.module or "").startswith((rec.module or "") + "."):
+            continue  # added twice by one module's own code (a state and an input injected that
+            # begin as one tensor, ``x = block(x, x)``), not by a wrapper and its caller
         shape = analysis.shape_of(twice)
         where = f" (line {first.line})" if first.line is not None and first.line != rec.line else ""
         message = (f"adds {shape} to a sum that already holds it: `{first.source or first.op}`"
