@@ -128,7 +128,7 @@ def none_parameters(tb, *, installed_is_library: bool = False, codes=None) -> tu
     read while the frames exist. ``codes``: take the innermost frame running one of these code
     objects instead (a constructor whose None reached a layer it builds)."""
     found = _innermost_user_entry(tb, installed_is_library) if codes is None \
-        else _innermost_entry_of(tb, codes)
+        else innermost_entry_of(tb, codes)
     if found is None:
         return ()
     frame, line = found
@@ -140,7 +140,9 @@ def none_parameters(tb, *, installed_is_library: bool = False, codes=None) -> tu
                  and re.search(rf"\b{re.escape(name)}\b", text))
 
 
-def _innermost_entry_of(tb, codes):
+def innermost_entry_of(tb, codes):
+    """``(frame, line)`` of the innermost traceback entry running one of the code objects
+    ``codes``, or None."""
     found = None
     while tb is not None:
         if tb.tb_frame.f_code in codes:

@@ -472,7 +472,8 @@ def _causal_cause(probe: Probe, rec: OpRecord | None,
     if rec.op == SDPA:
         return _made_at(probe, records, _operand(rec, 3, "attn_mask"))
     if _mha(probe, rec) is not None:  # the mask handed to nn.MultiheadAttention, if any
-        return _made_at(probe, records, _operand(rec, 16, "attn_mask")) if rec.op == MHA_FORWARD else None
+        return _made_at(probe, records, _operand(rec, _MHA_MASK_AT, "attn_mask")) \
+            if rec.op == MHA_FORWARD else None
     softmax = rec.op in SOFTMAXES or rec.op in LOG_SOFTMAXES
     if "T" in _axis_names(rec, probe.dims) and not softmax:
         return None
@@ -495,6 +496,11 @@ def _masks_before(probe: Probe, rec: OpRecord | None, records: Sequence[OpRecord
         if (earlier.op in MASKED_FILLS or earlier.op in WHERES) and earlier.outputs \
                 and sum(size == probe.T for size in earlier.outputs[0].shape) >= 2:
             yield earlier
+
+
+#: where ``F.multi_head_attention_forward`` takes its ``attn_mask`` (nn.MultiheadAttention
+#: hands it by name)
+_MHA_MASK_AT = 16
 
 
 def _made_at(probe: Probe, records: Sequence[OpRecord], meta) -> tuple[str | None, int] | None:

@@ -188,7 +188,7 @@ class _Stream:
         context a cross-attention reads beside it is another input of the block's)."""
         shapes = {tuple(t.shape) for t in tensors_in(output)}
         carried = [i for i, a in self.inputs if i in self.raw and tuple(a.shape) in shapes]
-        return carried[0] if len(carried) == 1 and (len(self.raw) == 1 or len(self.inputs) > 1) else None
+        return carried[0] if len(carried) == 1 else None
 
     def outputs(self, output) -> set[int]:
         """The sublayers' last projections: those whose output reaches ``output`` (the run's,

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from ..analysis.graph import made_from, made_through
+from ..analysis.graph import made_through
 from ..base import specs
 from ..base.dims import Dims
 from ..base.errors import ShapetraceError, TargetError, drop_frames, failed_on_none, one_line
@@ -52,8 +52,33 @@ def moved_from(meta, arg: torch.Tensor, records, depth: int = 12, passing=MOVES)
         and start.dtype == arg.dtype
 
 
-def _one_from(meta, tables, records) -> bool:
-    return any(made_from((meta,), arg, records) for arg in tables)
+def _arithmetic(records):
+    """``(record, operand, the other operand)`` for each arithmetic op of two tensors, both
+    ways round."""
+    for rec in records:
+        base = rec.op.rpartition(".")[2]
+        if rec.op not in ARITHMETIC_OPERATORS and base not in ARITHMETIC_NAMES:
+            continue
+        metas = [m for m in rec.inputs if getattr(m, "shape", None) is not None]
+        if len(metas) == 2:
+            yield rec, metas[0], metas[1]
+            yield rec, metas[1], metas[0]
+
+
+def _made_from_inputs(records, args):
+    """A test of a tensor of the run: whether it was made, op by op, from the inputs ``args`` as
+    they came in (one pass over ``records``)."""
+    made: set[int] = set()
+
+    def made_from_args(meta) -> bool:
+        if meta._made_by is not None:
+            return meta._made_by in made
+        return any(tuple(meta.shape) == tuple(a.shape) and meta.dtype == a.dtype for a in args)
+
+    for rec in records:
+        if any(made_from_args(m) for m in rec.inputs):
+            made.add(rec.index)
+    return made_from_args
 
 
 #: ops whose output keeps the width of what they read: moves, norms over the last axis, dropout
@@ -217,19 +242,12 @@ class Attempt:
         (``(1, C, 1, 1, 1)``) that raised a computed value to more axes by broadcasting (a
         (B, T, C) guess times a video block's scale): the module works on values of that many
         axes. None when no arithmetic did so."""
-        for rec in self.trace.records:
-            base = rec.op.rpartition(".")[2]
-            if rec.op not in ARITHMETIC_OPERATORS and base not in ARITHMETIC_NAMES:
-                continue
-            metas = [m for m in rec.inputs if getattr(m, "shape", None) is not None]
-            if len(metas) != 2:
-                continue
-            for own, other in (metas, metas[::-1]):
-                if own.src is None and len(own.shape) in (4, 5) \
-                        and len(own.shape) > len(other.shape) \
-                        and own.shape[0] == 1 and sum(n != 1 for n in own.shape) == 1 \
-                        and len(other.shape) >= 2 and not self._given(own):
-                    return len(own.shape)
+        for _, own, other in _arithmetic(self.trace.records):
+            if own.src is None and len(own.shape) in (4, 5) \
+                    and len(own.shape) > len(other.shape) \
+                    and own.shape[0] == 1 and sum(n != 1 for n in own.shape) == 1 \
+                    and len(other.shape) >= 2 and not self._given(own):
+                return len(own.shape)
         return None
 
     def raised_by(self, names) -> bool:
@@ -237,18 +255,13 @@ class Attempt:
         gave a result of more axes than the other operand, itself not made from them: the
         tables lifted the values they apply to (a (1, T, d) table the code lifts again)."""
         tables = [arg for name, arg in self.guessed if name in names]
+        if not tables:
+            return False
         records = self.trace.records
-        for rec in records if tables else ():
-            base = rec.op.rpartition(".")[2]
-            if (rec.op not in ARITHMETIC_OPERATORS and base not in ARITHMETIC_NAMES) \
-                    or len(rec.inputs) != 2 or not rec.outputs:
-                continue
-            out = len(getattr(rec.outputs[0], "shape", ()))
-            for own, other in (rec.inputs, rec.inputs[::-1]):
-                if out > len(other.shape) >= 3 and _one_from(own, tables, records) \
-                        and not _one_from(other, tables, records):
-                    return True
-        return False
+        from_tables = _made_from_inputs(records, tables)
+        return any(rec.outputs and len(getattr(rec.outputs[0], "shape", ())) > len(other.shape) >= 3
+                   and from_tables(own) and not from_tables(other)
+                   for rec, own, other in _arithmetic(records))
 
     def _given(self, meta) -> bool:
         return any(isinstance(a, torch.Tensor) and tuple(a.shape) == tuple(meta.shape)

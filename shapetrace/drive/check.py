@@ -28,7 +28,6 @@ from ..base.errors import (
     TargetError,
     UsageError,
     drop_frames,
-    one_line,
 )
 from ..base.ops import next_prime
 from ..base.records import TraceData
@@ -40,8 +39,8 @@ from ..report.results import Report, TargetResult
 from ..report.trace import Trace
 from ..rules.registry import RULES, diagnostic
 from .attempt import Attempt, attempt, build
-from .cross import other_source_length, reference_runs
 from .none_defaults import constructor_reading
+from .readings import read_again
 from .table_rows import TABLES, TableRows
 from .docshapes import assume_documented
 from .fit import allocation_failed, behaviour_out_of_memory, ensure_fits, out_of_memory
@@ -148,8 +147,9 @@ def _threads_for(dims: Dims):
     return one_thread() if largest <= _SMALL else contextlib.nullcontext()
 
 
-#: how many times a constructor that refused the sizes is built again, each time at the sizes
-#: its error asks for (heads divisible by its key/value heads, then a head size by 8)
+#: how many times a constructor that refused the sizes is built again, each time as its error
+#: asks (heads divisible by its key/value heads, then a head size by 8; a size left None, then
+#: a number read as sides: ``none_defaults.constructor_reading``)
 _CONSTRUCTOR_READINGS = 4
 
 
@@ -186,17 +186,10 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
             run = functools.partial(attempt, mode=mode, watch=behaviour, skip=skipped)
             # one that ran only by broadcasting the guess up against a per-channel scale of four
             grown = chosen.ran and chosen.broadcast_up in (4, 5)  # or five axes: an image, a video
-            for only in (ImageInputs if grown else None, TableRows):  # then rotary tables that
-                if not (chosen.ran and chosen.raised_by(TABLES) if only is TableRows else not chosen.ran or grown):
-                    continue  # lifted what they rotate by an axis
-                emptied: list = []
-                read = _reading(chosen.plan if only is TableRows else plan, chosen, run,
-                                emptied=emptied, only=only)
-                if read is not None:
-                    chosen, read_notes = read
-                    notes.extend(dict.fromkeys(n for n in read_notes if n not in notes))
-                elif emptied:  # the only size that ran empties an axis: the sizes, not a bug
-                    raise TargetError(_emptied(chosen, emptied[0]))
+            if not chosen.ran or grown:
+                chosen = read_again(plan, chosen, run, notes, only=ImageInputs if grown else None)
+            if chosen.ran and chosen.raised_by(TABLES):  # rotary tables that lifted what they rotate
+                chosen = read_again(chosen.plan, chosen, run, notes, only=TableRows)
             if not chosen.ran and request.inputs is None and request.init is None \
                     and isinstance(module, type):  # fed as a parent of its project feeds it
                 chosen = _as_in_parent(request, chosen, notes, run)
@@ -220,53 +213,6 @@ def _checked(request: Request, notes: list[str]) -> TargetResult:
         failure.error = str(exc)
         failure.exception = exc
         return failure
-
-
-def _reading(plan, failed: Attempt, run, depth: int = 3, emptied: list | None = None,
-             only: type | None = None):
-    """``(attempt, notes)`` of the first reading of ``plan``'s guesses that stands after
-    ``failed``; a reading that keeps other guesses open (a hidden size read as the width, whose
-    inputs may still be read another way; heads put back to their default, whose head size may
-    still have to be even) is read again, twice at most. None when none stands; the readings
-    that ran but emptied an axis are added to ``emptied``; ``only``: the kind of guess whose
-    readings are tried (all when None)."""
-    cross = None  # whether the reference takes keys of their own length: asked once
-    for other in plan.readings(failed):  # a guess read another way
-        if only is not None and not isinstance(other.reading_of, only):
-            continue
-        if other_source_length(plan, other):
-            if cross is None:
-                cross = reference_runs(plan, failed.args)
-            if cross:  # a cross-attention, as the reference shows: the failure stands
-                continue
-        try:
-            again = run(other)
-        except TargetError:  # a reading its constructor refuses: the first failure stands
-            continue
-        stands = other.accepts(again)
-        if not stands and failed.passed_by is None and not again.ran and again.got_past(failed):
-            failed.passed_by = other.note  # the failure moved with the guess (a reading that
-            # runs and does not stand, pairing samples or emptying an axis, is refuted instead)
-            failed.passed_to = again.failure_site()
-        if not stands and again.ran and again.made_empty and emptied is not None:
-            emptied.append(other)
-        if depth > 1 and other.guesses and not again.ran:  # past its own guess or not, the
-            deeper = _reading(other, again, run, depth - 1, emptied)  # rest still open
-            if deeper is not None:
-                return deeper[0], [other.note, *deeper[1]]
-        if stands:
-            return again, [other.note]
-    return None
-
-
-def _emptied(failed: Attempt, other) -> str:
-    """The target error for a forward that fails at the probe sizes and, at the size it asks
-    for, runs only by emptying an axis (``x[:, n:]`` of ``n`` tokens)."""
-    op = failed.failed_op
-    where = f" at {op.op}" if op is not None else ""
-    return (f"the forward failed{where} at the probe sizes ({one_line(failed.raised)}), and at "
-            f"the size it asks for ({other.note.split(':')[0]}) it ran only by emptying an axis: "
-            f"give the sizes it is meant for with --dims (or --init)")
 
 
 def _guessed_layout(result: TargetResult, chosen: Attempt, read: bool) -> None:

@@ -12,7 +12,7 @@ import ast
 import inspect
 from types import SimpleNamespace
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, is_dataclass
 
 from ..base.names import FFN, UNSET_SIDES, number_of, size_of
 from .usage import (DIVISOR, LAYER_COUNT, OUTPUT_FACTOR, _DEPTH, _aliases, _bound, _fields_of, _function_def,
@@ -539,11 +539,9 @@ def config_values(value, *, settings: bool = False) -> dict:
     own; {} for anything else (a layer, a tensor, a class, a function)."""
     if isinstance(value, dict):
         return value
-    import dataclasses
-
     import torch
 
-    plain = isinstance(value, SimpleNamespace) or dataclasses.is_dataclass(value) and not isinstance(value, type)
+    plain = isinstance(value, SimpleNamespace) or is_dataclass(value) and not isinstance(value, type)
     if not plain and (not settings or isinstance(value, (type, torch.nn.Module, torch.Tensor)) or callable(value)):
         return {}
     fields = getattr(value, "__dict__", None)

@@ -10,7 +10,7 @@ import ast
 import dataclasses
 import inspect
 
-from ..analysis.code import compared_with_none
+from ..analysis.code import compared_with_none, demanded
 from ..analysis.masks import handed_meaning, mask_meaning
 from ..base.names import MASK_INPUT
 from ..base.specs import FLOAT_MASKS, InputSpec
@@ -49,27 +49,9 @@ def may_be_none(cls: type, names: tuple[str, ...], *, tested: bool = False) -> b
         params = inspect.signature(forward).parameters
     except (TypeError, ValueError):
         return False
-    return all(name in params and not asserted_given(forward, name)
+    return all(name in params and not demanded(forward, name)  # ``assert mask is not None``
                and ((not tested and params[name].default is not inspect.Parameter.empty)
                     or _tests_none(forward, name, cls)) for name in names)
-
-
-def asserted_given(forward, name: str) -> bool:
-    """Whether forward's own body asserts that its argument ``name`` was given (``assert mask
-    is not None``): a default of None there is no way to call it."""
-    func = getattr(forward, "__func__", forward)
-    body = _function_def(_tree(func), getattr(func, "__name__", ""))
-    for statement in body.body if body is not None else ():
-        if not isinstance(statement, ast.Assert):
-            continue
-        tests = statement.test.values if isinstance(statement.test, ast.BoolOp) \
-            and isinstance(statement.test.op, ast.And) else [statement.test]
-        if any(isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == name
-               and len(t.ops) == 1 and isinstance(t.ops[0], ast.IsNot)
-               and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None
-               for t in tests):
-            return True
-    return False
 
 
 def _tests_none(forward, name: str, cls: type) -> bool:

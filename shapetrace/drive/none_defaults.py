@@ -22,7 +22,7 @@ from types import FunctionType
 
 from ..base.errors import TargetError
 from ..analysis.code import unpacked_into
-from ..base.source import is_library_file, none_parameters
+from ..base.source import innermost_entry_of, is_library_file, none_parameters
 from .config_fields import config_values
 from .defaults_read import switches_off
 from .infer import MISSING, infer_value
@@ -194,12 +194,9 @@ def ints_as_sides(plan: Plan, failed) -> Plan:
     cause, cls, given = _own(plan, failed)
     if not _SEQUENCE_WANTED.search(str(cause)):
         raise failed
-    codes, tb, line, local = _init_codes(cls), cause.__traceback__, "", {}
-    while tb is not None:
-        if tb.tb_frame.f_code in codes:
-            line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
-            local = tb.tb_frame.f_locals
-        tb = tb.tb_next
+    found = innermost_entry_of(cause.__traceback__, _init_codes(cls))
+    line = linecache.getline(found[0].f_code.co_filename, found[1]) if found else ""
+    local = found[0].f_locals if found else {}
     named = [name for name, value in plan.init.items()
              if name not in given and type(value) is int and local.get(name, value) == value
              and re.search(rf"\b{re.escape(name)}\b", line)]

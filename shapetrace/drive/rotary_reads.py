@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 
+import torch
+
 from ..analysis.handed import handed
 from ..base.specs import InputSpec, ValueInput
 from .usage import _function_def, _tree
@@ -27,19 +29,28 @@ def rotary_input(name: str, names: set[str], dims):
     (``rotate_half`` code); complex rotations (T, d/2) for ``freqs_cis``; position ids (B, T)
     for ``position_ids``. None for any other name. A table does not follow the batch: the
     same for every sample, as the code's own is."""
-    import torch
-
-    T, d = dims["T"], dims["d"]
-    inv = 1.0 / 10000 ** (torch.arange(0, d // 2, dtype=torch.float32) * 2 / max(d, 2))
-    angles = torch.arange(T, dtype=torch.float32)[:, None] * inv  # (T, d/2)
     if name in ("cos", "sin") and {"cos", "sin"} <= names:
-        table = torch.cat((angles, angles, angles[:, :d % 2]), dim=-1)[None]
+        angles = _angles(dims)
+        table = torch.cat((angles, angles, angles[:, :dims["d"] % 2]), dim=-1)[None]
         return ValueInput(name, table.cos() if name == "cos" else table.sin())
     if name in COMPLEX_ROTARY:  # an odd head size fails the code's pairing: an even one is tried
-        return ValueInput(name, torch.polar(torch.ones_like(angles), angles))
+        return _rotations(name, dims)
     if name in POSITION_IDS:
         return InputSpec(name, ("B", "T"), "long", "T")
     return None
+
+
+def _angles(dims):
+    """Each position's angle for each pair of a head's features, (T, d/2)."""
+    T, d = dims["T"], dims["d"]
+    inv = 1.0 / 10000 ** (torch.arange(0, d // 2, dtype=torch.float32) * 2 / max(d, 2))
+    return torch.arange(T, dtype=torch.float32)[:, None] * inv
+
+
+def _rotations(name: str, dims) -> ValueInput:
+    """Complex rotations (T, d/2) handed in as ``name``."""
+    angles = _angles(dims)
+    return ValueInput(name, torch.polar(torch.ones_like(angles), angles))
 
 
 def complex_rotation_by_use(name: str, forward, owner: type | None, dims):
@@ -50,7 +61,7 @@ def complex_rotation_by_use(name: str, forward, owner: type | None, dims):
     for func, param in handed(forward, name, owner):
         body = _function_def(_tree(func), getattr(func, "__name__", ""))
         if body is not None and _rotates(body, param):
-            return rotary_input("freqs_cis", {name}, dims)
+            return _rotations(name, dims)
     return None
 
 

@@ -18,6 +18,7 @@ from ..analysis.graph import (
     forward_position,
 )
 from ..base.ops import (
+    ADDS,
     DIVS,
     MATMULS,
     MOVES,
@@ -31,6 +32,7 @@ from ..base.ops import (
 )
 from ..base.records import TensorArg
 from .fixes import with_fix
+from .norms import scaled_from, statistics_applied
 from .registry import diagnostic
 from .scale_cause import scale_origin
 from .scale_fixes import add_factor, drop_keyword, head_size_text, replace_factor
@@ -426,8 +428,7 @@ def cosine(graph, q, k) -> bool:
 
 
 #: ops of a rotary rotation: products with a table, sums and differences of such, negation
-_ROTATION = frozenset({"*", "Tensor.mul", "torch.mul", "+", "Tensor.add", "torch.add", "-",
-                       "Tensor.sub", "torch.sub", "Tensor.neg", "torch.neg"})
+_ROTATION = MULS | ADDS | frozenset({"-", "Tensor.sub", "torch.sub", "Tensor.neg", "torch.neg"})
 _CUTS = frozenset({"[]", "Tensor.chunk", "torch.chunk", "Tensor.split", "torch.split",
                    "Tensor.unbind", "torch.unbind", "Tensor.narrow"})
 _JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
@@ -445,9 +446,9 @@ def _unit_rows(graph, meta, depth: int = DEPTH + 8) -> bool:
         return meta.src[1] == 0 and _unit_rows(graph, rec.inputs[0], depth - 1)
     if rec.op in _CUTS:  # halves of a unit row, joined again by a rotation
         return _unit_rows(graph, rec.inputs[0], depth - 1)
-    full = [m for m in rec.inputs if tuple(m.shape) == tuple(meta.shape)]
     if rec.op in _JOINS:
         return all(_unit_rows(graph, m, depth - 1) for m in rec.inputs)
+    full = [m for m in rec.inputs if tuple(m.shape) == tuple(meta.shape)]  # not a table's
     if rec.op not in _ROTATION or not full:
         return False
     if rec.op in MULS:  # a row times a table of the rotation's cosines: one of them a unit row
@@ -458,8 +459,6 @@ def _unit_rows(graph, meta, depth: int = DEPTH + 8) -> bool:
 def _over_own_length(graph, rec) -> bool:
     """Whether ``rec`` divides a tensor by its own L2 norm (``t / t.norm(dim=-1)``, clamped or
     with an epsilon)."""
-    from .norms import scaled_from, statistics_applied
-
     return any(power == -1.0 and base_name(stat.op) in ("norm", "vector_norm")
                and scaled_from(graph, kept, x)
                for kept, stat, x, power in statistics_applied(graph, rec))

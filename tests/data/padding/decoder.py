@@ -63,8 +63,7 @@ class PooledDecoder(DecoderLayer):
             dec_key_padding_mask: True at the decoder's padding, shape (batch_size, seq_len)
             enc_key_padding_mask: True at the encoder's padding, shape (batch_size, seq_len)
         """
-        x = self.self_attn(x, dec_key_padding_mask)
-        out = self.cross_attn(x, enc_output, enc_key_padding_mask)
+        out = super().forward(x, enc_output, dec_key_padding_mask, enc_key_padding_mask)
         if dec_key_padding_mask is not None:
             out = out.masked_fill(dec_key_padding_mask[..., None], 0.0)
         return out.mean(dim=1)  # BUG: divides by every position
