@@ -112,6 +112,7 @@ INLINE = {
                                  {"dims": {"B": 2, "H": 4, "d": 8}}),
     "residual-missing": ("BlockWithoutSkip", "BlockWithSkips", {}),
     "norm-epsilon": ("NormWithFlagForEps", "NormWithFlagByName", {}),
+    "linear-collapse": ("FeedForwardWithoutActivation", "FeedForwardWithActivation", {}),
     "input-ignored": ("SummaryOfCausalEncoder", "SummaryOfEncoder", {}),
     "norm-bypassed": ("ContextBeforeNorm", "ContextAfterNorm", {}),
 }

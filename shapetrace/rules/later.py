@@ -402,4 +402,27 @@ LATER = [
        context = x if context is None else context
        q, k, v = self.to_q(x), *self.to_kv(context).chunk(2, dim=-1)
        """, check="streams:check_bypassed"),
+    _r("ST045", "linear-collapse", "error",
+       "two linear layers with nothing nonlinear between them, the features between them wider "
+       "than both ends: one linear map",
+       """
+       A feed-forward widens each position's features and narrows them back (C -> 4C -> C) with
+       an activation between the two projections. Without it, `W2 (W1 x + b1) + b2` is one
+       linear map of rank at most C: the wider hidden layer computes nothing one `nn.Linear`
+       would not, and the block has no nonlinearity at all. Read from the trace: a linear layer
+       whose input is another linear layer's output, reached only through ops that keep every
+       value a linear function of it (dropout, a cast, a copy, a reshape that keeps the feature
+       axis, a bias added, a constant or per-feature scale), where the features between them
+       are wider than both the first layer's input and the second's output. A narrower middle
+       (a low-rank factorisation, a LoRA, a bottleneck) is a choice and is not judged, nor is a
+       chain through anything else (an activation, a norm, a product of two values of the
+       input, attention). The finding is at the line that calls the second layer, or at the
+       line that built the `nn.Sequential` holding both.
+       """,
+       """
+       self.net = nn.Sequential(nn.Linear(C, 4 * C), nn.Dropout(p), nn.Linear(4 * C, C))
+       """,
+       """
+       self.net = nn.Sequential(nn.Linear(C, 4 * C), nn.GELU(), nn.Dropout(p), nn.Linear(4 * C, C))
+       """, check="linear_chain:check_linear_collapse"),
 ]

@@ -601,3 +601,20 @@ class ContextAfterNorm(ContextBeforeNorm):
         k, v = (_heads(t, self.n_head) for t in self.to_kv(context).chunk(2, dim=-1))
         y = F.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
         return self.to_out(y.transpose(1, 2).reshape(x.shape))
+
+
+class FeedForwardWithoutActivation(nn.Module):
+    """A feed-forward whose activation was left out: one linear map through a wider middle."""
+
+    def __init__(self, n_embd):
+        super().__init__()
+        self.fc = nn.Linear(n_embd, 4 * n_embd)
+        self.proj = nn.Linear(4 * n_embd, n_embd)
+
+    def forward(self, x):
+        return x + self.proj(self.fc(x))  # BUG: linear-collapse
+
+
+class FeedForwardWithActivation(FeedForwardWithoutActivation):
+    def forward(self, x):
+        return x + self.proj(F.gelu(self.fc(x)))
