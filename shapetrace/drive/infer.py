@@ -68,7 +68,7 @@ from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
 from .config_fields import (ReadConfig, called, equal_fields, fields_read, read_as_object, same_named,
                             value_by_use)
-from .usage import DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, slice_step, \
+from .usage import CHOSEN, DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, slice_step, \
     meaning_by_use, torch_default, torch_default_for_none, without_self
 
 # Inferring forward inputs ---------------------------------------------------------------------
@@ -262,11 +262,12 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
                 notes.append(f"{p.name} read as {said[1]}, as the class's docstring says; "
                              f"give --init {p.name}=VALUE to choose")
         elif (used := inherited_layer_size(cls, p.name) or _by_use(cls, p.name)) is not None:
-            out[p.name] = 2 if used in (LAYER_COUNT, OUTPUT_FACTOR) else 3 if used == KERNEL \
+            out[p.name] = 2 if used in (LAYER_COUNT, OUTPUT_FACTOR, CHOSEN) else 3 if used == KERNEL \
                 else 1 if used == DIVISOR else dims[used]
             if notes is not None:
                 what = "a count of layers" if used == LAYER_COUNT else "a kernel size (3)" \
-                    if used == KERNEL else "a factor of an output's size only (2)" \
+                    if used == KERNEL else "how many of the largest values topk keeps (2)" \
+                    if used == CHOSEN else "a factor of an output's size only (2)" \
                     if used == OUTPUT_FACTOR else "a count other sizes are divided by only (1)" \
                     if used == DIVISOR else DIM_MEANINGS[used]
                 notes.append(f"{p.name} read as {what}, {BY_USE}; "

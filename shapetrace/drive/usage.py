@@ -46,6 +46,9 @@ KERNEL = "kernel"
 #: a count other sizes are divided by and nothing else (``n_heads // model_parallel_size``,
 #: ``assert hidden % groups == 0``): made 1, the one count that divides the probe sizes
 DIVISOR = "divisor"
+#: how many of the largest values a ``topk`` keeps (a router's experts per token, the keys a
+#: sparse attention keeps): made 2, which every axis it picks from holds
+CHOSEN = "chosen"
 
 
 def _reading_init(cls: type):
@@ -532,12 +535,27 @@ def _forward_uses(cls: type, attributes: set[str]) -> set[str]:
 
     found: set[str] = set()
     for node in ast.walk(body):
+        if isinstance(node, ast.Call) and _topk_count(node, is_attr):
+            found.add(CHOSEN)
+            continue
         if isinstance(node, ast.Call):
             callee = _resolve(node.func, forward.__globals__)
             if callable(callee) and not _user_code(callee):
                 found |= {_LAYER_SIZES[name] for _, name in _bound(callee, node, is_attr)
                           if name in _LAYER_SIZES}
     return found
+
+
+def _topk_count(call: ast.Call, is_attr) -> bool:
+    """Whether ``call`` is a ``topk`` (``x.topk(self.k)``, ``torch.topk(x, self.k)``,
+    ``k=self.k``) whose count is one of the attributes ``is_attr`` accepts."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "topk"):
+        return False
+    place = 1 if isinstance(func.value, ast.Name) and func.value.id == "torch" else 0
+    count = call.args[place] if len(call.args) > place else \
+        next((k.value for k in call.keywords if k.arg == "k"), None)
+    return count is not None and is_attr(count)
 
 
 #: the parameters of torch's layers that size only what they return
