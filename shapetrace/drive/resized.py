@@ -92,6 +92,10 @@ def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
     kept = _kept_count(target, plan, op)
     if kept is not None and not {"H", "C"} & dims.explicit:
         return "H", kept, "the count of heads the constructor keeps as its own default"
+    head = _fixed_head_size(target, plan, op)
+    if head is not None and "d" in free and not {"H", "C"} & dims.explicit:  # the width: d free
+        return "C", head * dims["H"], (f"whole heads of the head size the code fixes ({head}: "
+                                       f"its heads are counted as the width // {head})")
     for name in ("T", "S"):  # the sequence must be as long as what the view asks for
         size = dims[name]
         if name in free and (wanted * size) % numel == 0 and numel % size == 0:
@@ -133,6 +137,21 @@ def _kept_count(target: list[int], plan, op) -> int | None:
                 and width % value and value in target and width // value in target \
                 and value not in plan.dims.values():
             return value
+    return None
+
+
+def _fixed_head_size(target: list[int], plan, op) -> int | None:
+    """A head size the code fixes and divides the width by to count its heads (``head_dim =
+    64; heads = width // head_dim``), when the width shapetrace chose does not divide by it:
+    (B, T, C) viewed as (B, T, C // 64, 64) holds fewer features than C. None otherwise."""
+    width = plan.dims["C"]
+    if not op.inputs or op.inputs[0].shape[-1] != width:
+        return None
+    probes = set(plan.dims.values())
+    for count, size in zip(target, target[1:]):
+        if 1 < size <= 256 and width % size and count == width // size and size not in probes \
+                and size != width and count > 0:
+            return size
     return None
 
 
