@@ -11,11 +11,13 @@ def at_embedding(failed) -> bool:
     op = failed.failed_op
     if op is None or not op.inputs:
         return False
-    vectors = {tuple(a.shape) for a in failed.args
-               if getattr(a, "is_floating_point", lambda: False)() and a.dim() == 3}
+    floats = [tuple(a.shape) for a in failed.args
+              if getattr(a, "is_floating_point", lambda: False)() and a.dim() in (2, 3)]
+    vectors = {shape for shape in floats if len(shape) == 3}
     if op.op == "[]" and op.error is not None and "used as indices" in str(op.error[1]):
-        # a table indexed by the input (``self.weight[token_ids]``): an embedding by hand
-        return any(tuple(m.shape)[:2] in {v[:2] for v in vectors} for m in op.inputs[1:])
+        # a table indexed by the input (``self.weight[token_ids]``): an embedding by hand, of
+        # vectors guessed from a name or of positions annotated as floats
+        return any(tuple(m.shape)[:2] in {v[:2] for v in floats} for m in op.inputs[1:])
     if op.op not in EMBEDDINGS:
         return False
     ids = op.inputs[0]

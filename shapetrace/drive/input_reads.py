@@ -62,6 +62,11 @@ def as_tokens(specs: list[InputSpec], any_name: bool = False) -> list[InputSpec]
                                                     ("T", "B", "C"), ("S", "B", "C"))
                 and (any_name or _word(spec.name) in DATA_INPUTS | SOURCE_INPUTS)):
             spec, changed = InputSpec(spec.name, spec.dims[:2], "long"), True
+        elif any_name and isinstance(spec, InputSpec) and spec.dtype == "float" \
+                and spec.dims in (("B", "T"), ("B", "S")) and spec.mask is None:
+            # positions annotated as floats (``Float[Tensor, "batch seq"]`` on token ids): ids
+            # where a table refuses them as floats
+            spec, changed = InputSpec(spec.name, spec.dims, "long"), True
         out.append(spec)
     return out if changed else None
 

@@ -253,7 +253,9 @@ class VectorInputs(Guess):
         where = (op.op if op is not None else
                  f"the two sizes unpacked at line {failed.raised_at[1]}"
                  if failed.raised_at is not None else "the forward")
-        note = (f"{names} read as token ids: as vectors {'they' if ',' in names else 'it'} did "
+        kind = "vectors" if all(len(o.dims) == 3 for s, o in zip(tokens, plan.inputs)
+                                if s != o and isinstance(o, InputSpec)) else "floats"
+        note = (f"{names} read as token ids: as {kind} {'they' if ',' in names else 'it'} did "
                 f"not fit {where}; give --input to choose")
         reading = self if at_embedding(failed) else dataclasses.replace(self, strict=True)
         # still open: masks, probe sizes (ids into rotary heads of an odd size), counts set over
