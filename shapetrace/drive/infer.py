@@ -68,7 +68,7 @@ from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
 from .config_fields import (ReadConfig, called, equal_fields, fields_read, read_as_object, same_named,
                             value_by_use)
-from .usage import CHOSEN, DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, slice_step, \
+from .usage import CHOSEN, DEVICE, DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, slice_step, \
     meaning_by_use, torch_default, torch_default_for_none, without_self
 
 # Inferring forward inputs ---------------------------------------------------------------------
@@ -261,7 +261,12 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             if notes is not None:
                 notes.append(f"{p.name} read as {said[1]}, as the class's docstring says; "
                              f"give --init {p.name}=VALUE to choose")
-        elif (used := inherited_layer_size(cls, p.name) or _by_use(cls, p.name)) is not None:
+        elif (used := inherited_layer_size(cls, p.name) or _by_use(cls, p.name)) == DEVICE:
+            out[p.name] = "cpu"
+            if notes is not None:
+                notes.append(f"{p.name}='cpu': where the constructor makes or moves tensors, "
+                             f"{BY_USE}; give --init {p.name}=VALUE to choose")
+        elif used is not None:
             out[p.name] = 2 if used in (LAYER_COUNT, OUTPUT_FACTOR, CHOSEN) else 3 if used == KERNEL \
                 else 1 if used == DIVISOR else dims[used]
             if notes is not None:

@@ -49,6 +49,8 @@ DIVISOR = "divisor"
 #: how many of the largest values a ``topk`` keeps (a router's experts per token, the keys a
 #: sparse attention keeps): made 2, which every axis it picks from holds
 CHOSEN = "chosen"
+#: where tensors are made or moved (``.to(device)``, ``device=device``): the CPU
+DEVICE = "device"
 
 
 def _reading_init(cls: type):
@@ -255,6 +257,9 @@ def _uses(obj, param: str, depth: int, seen: set, owner: type | None = None) -> 
             found.add("?" if owner is not None and _sized_in_forward(owner, attributes) else DIVISOR)
             continue
         if not isinstance(node, ast.Call):
+            continue
+        if _device_of(node, is_param):
+            found.add(DEVICE)  # torch.zeros(n, device=dev), w.to(dev): where tensors live
             continue
         if isinstance(node.func, ast.Name) and node.func.id == "range" and len(node.args) == 1 \
                 and is_param(node.args[0]):
@@ -538,12 +543,25 @@ def _forward_uses(cls: type, attributes: set[str]) -> set[str]:
         if isinstance(node, ast.Call) and _topk_count(node, is_attr):
             found.add(CHOSEN)
             continue
+        if isinstance(node, ast.Call) and _device_of(node, is_attr):
+            found.add(DEVICE)
+            continue
         if isinstance(node, ast.Call):
             callee = _resolve(node.func, forward.__globals__)
             if callable(callee) and not _user_code(callee):
                 found |= {_LAYER_SIZES[name] for _, name in _bound(callee, node, is_attr)
                           if name in _LAYER_SIZES}
     return found
+
+
+def _device_of(call: ast.Call, is_value) -> bool:
+    """Whether ``call`` takes a value ``is_value`` accepts as the device: ``device=value``, or
+    the one argument of ``.to(value)`` / ``.cuda(value)``."""
+    if any(k.arg == "device" and is_value(k.value) for k in call.keywords):
+        return True
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr in ("to", "cuda") \
+        and len(call.args) == 1 and not call.keywords and is_value(call.args[0])
 
 
 def _topk_count(call: ast.Call, is_attr) -> bool:
