@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import re
 import types
-import typing
 import weakref
 from collections.abc import Callable, Mapping
 
@@ -51,6 +49,8 @@ from ..base.source import class_namespace, user_frame
 from ..base.specs import InputSpec, ValueInput, resolve_init
 from ..naming.hints import forward_hints, tensor_annotation
 from .annotated import spec_from_annotation
+from .torch_defaults import torch_default, torch_default_for_none
+from .param_types import annotated_fields, int_tuple_length, none_allowed
 from .asks import mask_axes
 from .builtby import built_for, named_by_callers, passed_for, splatted_for
 from .passed_read import note_filled, unset_fields_passed
@@ -69,7 +69,7 @@ from .kwargs_read import kwargs_base
 from .config_fields import (ReadConfig, called, equal_fields, fields_read, read_as_object, same_named,
                             value_by_use)
 from .usage import CHOSEN, DEVICE, DIVISOR, KERNEL, LAYER_COUNT, OUTPUT_FACTOR, handed_init, inherited_layer_size, slice_step, \
-    meaning_by_use, torch_default, torch_default_for_none, without_self
+    meaning_by_use, without_self
 
 # Inferring forward inputs ---------------------------------------------------------------------
 
@@ -227,7 +227,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
         params += [p for p in base_params
                    if p.default is p.empty or _infer_argument(p, dims) != p.default]
     elif takes_kwargs and not params and not issubclass(cls, torch.nn.Module):
-        params = _annotated_fields(cls)  # ModelArgs(**kwargs) setting its annotated fields
+        params = annotated_fields(cls)  # ModelArgs(**kwargs) setting its annotated fields
     for p in params:
         if p.name in given:
             value = given[p.name]
@@ -340,7 +340,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             if notes is not None:
                 made = "never reads it" if unread else "makes one then"
                 notes.append(f"{p.name}=None: its constructor {made}; give --init to choose")
-        elif _none_allowed(p.annotation):  # ``cache_dir: str | None``: None, as its type says
+        elif none_allowed(p.annotation):  # ``cache_dir: str | None``: None, as its type says
             out[p.name] = None
             if notes is not None:
                 notes.append(f"{p.name}=None, which its type allows; give --init {p.name}=VALUE to choose")
@@ -348,7 +348,7 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
             missing.append(p.name)
     for p in params:  # ``input_resolution: Tuple[int, int]`` given one size: that size twice
         if p.name not in given and type(out.get(p.name)) is int \
-                and (pair := _int_tuple_length(p.annotation)) > 1:
+                and (pair := int_tuple_length(p.annotation)) > 1:
             out[p.name] = (out[p.name],) * pair
     defaults = {p.name: p.default for p in params if p.default is not p.empty}
     switched = []  # the path that call takes (``input_layer=None``), not the default's
@@ -372,34 +372,6 @@ def infer_init(cls: type, dims: Mapping[str, int], *,
 
 
 MISSING = object()
-
-
-def _none_allowed(annotation) -> bool:
-    """Whether a parameter's annotation lets it be None (``str | None``, ``Optional[str]``)."""
-    if isinstance(annotation, str):
-        return bool(re.search(r"\|\s*None\b|\bNone\s*\||^Optional\[", annotation.strip()))
-    return annotation is not inspect.Parameter.empty and type(None) in typing.get_args(annotation)
-
-
-def _int_tuple_length(annotation) -> int:
-    """How many ints a parameter annotated as a tuple of ints holds (``Tuple[int, int]``: 2);
-    0 for any other annotation."""
-    if isinstance(annotation, str):
-        found = re.fullmatch(r"(?:typing\.)?[Tt]uple\[\s*int(?:\s*,\s*int)+\s*\]", annotation.strip())
-        return annotation.count("int") if found else 0
-    args = typing.get_args(annotation)
-    return len(args) if typing.get_origin(annotation) is tuple and args \
-        and all(a is int for a in args) else 0
-
-
-def _annotated_fields(cls: type) -> list[inspect.Parameter]:
-    """The fields a config class annotates in its body, each with the default it sets there,
-    as keyword parameters: a config whose constructor takes them as ``**kwargs``."""
-    fields = {name: annotation for klass in reversed(cls.__mro__)
-              for name, annotation in vars(klass).get("__annotations__", {}).items()}
-    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
-                              default=getattr(cls, name, inspect.Parameter.empty))
-            for name in fields if not name.startswith("_")]
 
 
 def _infer_argument(p: inspect.Parameter, dims: Mapping[str, int]) -> object:
