@@ -17,6 +17,7 @@ apart ("nothing to check").
     python benchmarks/real_code.py --set held-out       # the third: never looked at while building
     python benchmarks/real_code.py --set held-out-2     # the fifth, held out the same way, in the next round
     python benchmarks/real_code.py --set dev3           # the fourth: first run 2026-11-29 (later)
+    python benchmarks/real_code.py --list new.py        # a set not yet added: new.py's LIST
 
 The repositories and commits are ours to choose; add any. Without a mirror a repository is
 skipped with a line saying how to fetch it.
@@ -1598,10 +1599,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write every target's outcome as JSON")
     parser.add_argument("--set", choices=sorted(SETS), default="seen",
                         help="which list of repositories (default: seen)")
+    parser.add_argument("--list", metavar="FILE", dest="list_file",
+                        help="a Python file whose LIST holds (owner/name, commit, patterns, folder) "
+                             "entries: a set not yet added here (used instead of --set)")
     args = parser.parse_args(argv)
+    entries = _listed(Path(args.list_file)) if args.list_file else SETS[args.set]
     totals = {"clean": 0, "finding": 0, "target error": 0, "nothing to check": 0}
     outcomes: list[dict] = []
-    for repo, commit, patterns, folder in SETS[args.set]:
+    for repo, commit, patterns, folder in entries:
         if args.only and not any(o in repo for o in args.only):
             continue
         mirror = MIRRORS / repo.replace("/", "+") / "repo"
@@ -1618,6 +1623,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(outcomes, indent=1))
     return 0
+
+
+def _listed(path: Path) -> list:
+    """The ``LIST`` a Python file defines, read without importing the project."""
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102 - our own list file
+    if not isinstance(namespace.get("LIST"), list):
+        raise SystemExit(f"{path}: defines no LIST of (owner/name, commit, patterns, folder)")
+    return namespace["LIST"]
 
 
 def _extract(mirror: Path, commit: str, paths: list[str], into: str) -> None:
