@@ -141,7 +141,7 @@ def test_input_spec_str_round_trips(text):
         pytest.param("x=B,-3,C", "size -3 must be positive", id="negative-size"),
         pytest.param("x=B,T,0*C", "must be positive", id="zero-factor"),
         pytest.param("x=B,T,C/2", "'C/2' is not a dimension", id="expression"),
-        pytest.param("x=B,T,C:float:V", "HIGH only applies to integer inputs", id="high-on-float"),
+        pytest.param("m=B,T:bool:V", "HIGH does not apply to bool inputs", id="high-on-bool"),
         pytest.param("idx=B,T:long:", "empty HIGH", id="empty-high"),
         pytest.param("idx=B,T:long:0", "size 0 must be positive", id="zero-high"),
         pytest.param("x=B:T:C:D", "too many ':'", id="too-many-colons"),
@@ -151,6 +151,21 @@ def test_parse_input_errors(text, fragment):
     with pytest.raises(UsageError) as exc_info:
         parse_input(text, DIMS)
     one_line(exc_info, f"input {text.strip()!r}", fragment)
+
+
+def test_float_input_with_high_holds_whole_numbers_below_it():
+    """``x=B,T,4:float:7``: codes handed in as floats (calendar fields the forward casts to
+    indices), whole numbers in [0, 7), still floats."""
+    import torch
+
+    from shapetrace.base.specs import make_input
+
+    spec = parse_input("x=B,T,4:float:7", DIMS)
+    assert str(spec) == "x=B,T,4:float:7" and parse_input(str(spec)) == spec
+    value = make_input(spec, DIMS, generator=torch.Generator().manual_seed(0))
+    assert value.dtype == torch.float32 and value.shape == (DIMS["B"], DIMS["T"], 4)
+    assert value.min() >= 0 and value.max() < 7 and torch.equal(value, value.round())
+    assert value.unique().numel() > 1
 
 
 def test_unknown_dim_suggests_dims_flag():

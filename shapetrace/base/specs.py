@@ -191,7 +191,8 @@ class InputSpec:
 
     ``dims`` holds dim names, products of names and integers (``"3*C"``) and sums of them
     (``"2*T-1"``, a table of relative positions), or literal sizes.
-    ``high`` bounds integer inputs, ``[0, high)``; it defaults to ``V``.
+    ``high`` bounds integer inputs, ``[0, high)``; it defaults to ``V``. A float input with a
+    ``high`` holds whole numbers in ``[0, high)`` (codes the forward casts to indices).
     """
 
     name: str
@@ -275,8 +276,8 @@ def parse_input(text: str, dims: Mapping[str, int] | None = None) -> InputSpec:
     high: str | int | None = None
     raw_high = parts[2].strip() if len(parts) > 2 else ""
     if len(parts) > 2:
-        if dtype not in _INTEGER_DTYPES:
-            raise UsageError(f"{where}: HIGH only applies to integer inputs (long or int), not {dtype}")
+        if dtype == "bool":
+            raise UsageError(f"{where}: HIGH does not apply to bool inputs")
         if not raw_high:
             raise UsageError(f"{where}: empty HIGH after the dtype; write e.g. {name}=B,T:long:V")
         high = _parse_dim(raw_high, where)
@@ -363,7 +364,8 @@ def _size(item: str | int, dims: Mapping[str, int], spec: InputSpec) -> int:
 def make_input(spec: InputSpec, dims: Mapping[str, int], *, generator=None):
     """A tensor for ``spec`` at these probe sizes.
 
-    Floats are ``randn``; integers are uniform in ``[0, HIGH)`` (``HIGH`` defaults to ``V``),
+    Floats are ``randn`` (whole numbers in ``[0, HIGH)`` when HIGH is given: codes the forward
+    casts to indices); integers are uniform in ``[0, HIGH)`` (``HIGH`` defaults to ``V``),
     except a 0/1 ``attention_mask`` (B, T), which is right-padded as a tokenizer makes it;
     a bool input that is square in its last two axes is a lower-triangular causal mask
     (True = may attend), any other bool input is random.
@@ -390,6 +392,9 @@ def make_input(spec: InputSpec, dims: Mapping[str, int], *, generator=None):
             tril = torch.ones(shape[-2:], dtype=torch.bool).tril()
             return tril.expand(shape).clone()
         return torch.rand(shape, generator=generator) < 0.5
+    if spec.high is not None:  # whole numbers, as floats: codes the forward makes indices
+        high = _size(spec.high, dims, spec)
+        return torch.randint(0, high, shape, generator=generator).to(dtype)
     return torch.randn(shape, generator=generator, dtype=dtype)
 
 

@@ -237,8 +237,8 @@ class Probe:
             value = self.args[i]
             if role is None or role.is_constant or not isinstance(value, Tensor):
                 continue
-            if not value.is_floating_point():
-                continue
+            if not value.is_floating_point() or role.tokens:  # codes cast to indices: changed
+                continue  # one at a time, within their range (``_perturbation_pairs``)
             out.append(Source(role.name, role, i, value))
         for path, arg, value in self.embeddings:
             role = self.roles[arg]
@@ -374,7 +374,8 @@ class Probe:
         follow (an in-place write into a view): change one token, or one row, at a time."""
         role = self.roles[arg]
         tokens = self.args[arg]
-        floats = tokens.is_floating_point()
+        codes = role.tokens  # integers, or whole numbers held as floats: changed within range
+        floats = tokens.is_floating_point() and not codes
         high = 2 if floats else max(int(tokens.max()) + 1, 2)
         n_bi = tokens.shape[role.batch] if role.batch is not None else 1
         n_ti = tokens.shape[role.time] if role.time is not None else 1

@@ -399,9 +399,11 @@ def _check_behaviour(result: TargetResult, chosen: Attempt, request: Request) ->
         declared = {s.name: s.mask for s in chosen.plan.inputs if request.inputs is not None
                     and getattr(s, "mask", None) in ("keep", "drop")}
         made = request.inputs is None and any(getattr(s, "mask", None) for s in chosen.plan.inputs)
+        codes = frozenset(s.name for s in chosen.plan.inputs if getattr(s, "high", None) is not None
+                          and getattr(s, "dtype", None) == "float")  # whole numbers, cast to indices
         found, notes, skips = _behaviour(chosen.model, originals, chosen.names, chosen.trace,
                                          dims, request.causal, chosen.built_with, declared,
-                                         frozenset(request.init or {}), made)
+                                         frozenset(request.init or {}), made, codes)
         if reuse is not None:
             reuse.put(key, chosen.trace, Done(found, notes, skips))
     chosen.trace.add(found)
@@ -486,7 +488,7 @@ def _sizes_named(probe: Dims, named: Dims, args) -> Dims | None:
 
 
 def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None, declared=None,
-               given=frozenset(), masks_made=False):
+               given=frozenset(), masks_made=False, codes=frozenset()):
     """Behaviour diagnostics, notes on what could not be checked or was observed, and the
     checks that did not run (``Skip``).
 
@@ -495,7 +497,8 @@ def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None, 
     Causal intent comes from ``behaviour.intent``; when there is none, one note says that
     causal-leak was not checked and how to declare it (and that the module is causal in
     practice, unless a mask shapetrace made, ``masks_made``, may be why). ``declared``: the meanings of the masks
-    the user declared (``mask-keep``, ``mask-drop``), by input name.
+    the user declared (``mask-keep``, ``mask-drop``), by input name. ``codes``: the float inputs
+    that hold whole numbers the forward casts to indices, changed as tokens are.
     """
 
     from ..behaviour import InternalCheckError, infer_roles, run_behaviour
@@ -505,7 +508,8 @@ def _behaviour(model, args, names, trace: Trace, dims: Dims, causal, init=None, 
     kwargs = init_arguments(type(model), init) if init is not None else None
     intent = intent_of(model, trace, declared=causal, init=kwargs, given=given)
     try:
-        roles = [dataclasses.replace(r, meaning=(declared or {}).get(r.name)) if r is not None
+        roles = [dataclasses.replace(r, meaning=(declared or {}).get(r.name),
+                                     tokens=r.tokens or r.name in codes) if r is not None
                  else r for r in infer_roles(args, dims, names=names)]
         with cpu_only([]):  # re-run as the forward ran: .cuda() left on the CPU
             outcome = run_behaviour(model, args, roles, causal=intent.causal, dims=dims)

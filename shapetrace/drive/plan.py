@@ -478,6 +478,12 @@ def make_plan(request: Request) -> Plan:
                 guesses.append(HeadInputs(split))
             if vectors:
                 guesses.append(ImageInputs(vectors))
+            reals = tuple(s.name for s in specs if isinstance(s, InputSpec) and s.dtype == "float"
+                          and s.high is None and s.mask is None)
+            if reals:  # codes the forward casts to indices (calendar fields, categories)
+                from .ids_range import CastIndices
+
+                guesses.append(CastIndices(reals))
             sources = tuple(s.name for s in specs if isinstance(s, InputSpec) and "S" in s.dims
                             and s.name in KEY_VALUE_INPUTS)
             if sources:

@@ -58,7 +58,10 @@ def _reading(plan, failed, run, depth: int = 3, emptied: list | None = None,
             emptied.append(other)
         if depth > 1 and other.guesses and not again.ran:  # past its own guess or not, the
             deeper = _reading(other, again, run, depth - 1, emptied)  # rest still open
-            if deeper is not None:
+            if deeper is not None:  # a reading of the same guess again says it all
+                again_of = deeper[0].plan.reading_of
+                if getattr(other.reading_of, "restated", False) and type(again_of) is type(other.reading_of):
+                    return deeper
                 return deeper[0], [other.note, *deeper[1]]
         if stands:
             return again, [other.note]

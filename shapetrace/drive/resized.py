@@ -92,6 +92,10 @@ def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
     kept = _kept_count(target, plan, op)
     if kept is not None and not {"H", "C"} & dims.explicit:
         return "H", kept, "the count of heads the constructor keeps as its own default"
+    kept = _count_of_layer(target, plan, op, failed.model)
+    if kept is not None and not {"H", "C"} & dims.explicit:
+        return "H", kept[1], (f"the count of heads the layer that splits the width keeps at its "
+                              f"constructor's default ({kept[0]})")
     head = _fixed_head_size(target, plan, op)
     if head is not None and "d" in free and not {"H", "C"} & dims.explicit:  # the width: d free
         return "C", head * dims["H"], (f"whole heads of the head size the code fixes ({head}: "
@@ -121,6 +125,39 @@ def _of_probes(size: int, dims) -> bool:
     batch = dims.get("B")
     return batch is not None and any(dims.get(n) is not None and batch * dims[n] == size
                                      for n in ("T", "S"))
+
+
+def _count_of_layer(target: list[int], plan, op, model) -> tuple[str, int] | None:
+    """``("h=4", 4)``: a count a layer keeps at its constructor's default (an attention its
+    parent builds as ``Attention(width)``, its ``h=4`` heads left as they are) that its view
+    splits the width by, when the width shapetrace chose does not divide by it: (B, T, C)
+    viewed as (B, T, 4, C // 4). The default tells the count from the head size the width
+    made (C // 4), which the view holds beside it. None otherwise, or when the count is one of
+    the probe sizes."""
+    width = plan.dims["C"]
+    if model is None or not op.inputs or op.inputs[0].shape[-1] != width:
+        return None
+    layer = _layer_of(model, op.module)
+    if layer is None:
+        return None
+    defaults = constructor_defaults(type(layer))
+    kept = {value for value in vars(layer).values() if type(value) is int}
+    for n in target:
+        if 1 < n <= 64 and width % n and width // n in target and n not in plan.dims.values() \
+                and n in kept:
+            name = next((k for k, v in defaults.items() if type(v) is int and v == n), None)
+            if name is not None:
+                return f"{name}={n}", n
+    return None
+
+
+def _layer_of(model, path: str):
+    """The submodule of ``model`` at a record's module path (``Encoder.layers.0``), or None."""
+    inner = path.split(".", 1)[1] if "." in path else ""
+    try:
+        return model.get_submodule(inner) if inner else model
+    except (AttributeError, TypeError):
+        return None
 
 
 def _kept_count(target: list[int], plan, op) -> int | None:
