@@ -47,6 +47,42 @@ class PooledCodes(CalendarCodes):
         return out + out.mean(dim=0, keepdim=True)
 
 
+class StampedSeries(nn.Module):
+    """A series and its time stamps: the stamps, a name that says nothing, are handed to the
+    calendar module, whose own forward reads its parameter as vectors; both inputs then have
+    one shape, and only the stamps are codes."""
+
+    def __init__(self, d_model):
+        super().__init__()
+        self.values = nn.Linear(d_model, d_model)
+        self.calendar = CalendarCodes(d_model)
+
+    def forward(self, x, stamps):
+        return self.values(x) + self.calendar(stamps)
+
+
+class ConvValues(nn.Module):
+    def __init__(self, c_in, d_model):
+        super().__init__()
+        self.conv = nn.Conv1d(c_in, d_model, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x.transpose(1, 2)).transpose(1, 2)
+
+
+class Forecaster(nn.Module):
+    """Values and their time marks, each embedded by a module of its own, the marks' module
+    chosen in the constructor: only the module built says where ``x_mark`` goes."""
+
+    def __init__(self, c_in, d_model, marks="codes"):
+        super().__init__()
+        self.values = ConvValues(c_in, d_model)
+        self.marks = CalendarCodes(d_model) if marks == "codes" else nn.Linear(4, d_model)
+
+    def forward(self, x, x_mark):
+        return self.values(x) + self.marks(x_mark)
+
+
 def _errors(result):
     return [d for d in result.diagnostics if d.severity == "error"]
 
@@ -79,3 +115,19 @@ def test_given_codes_are_whole_numbers_below_their_bound():
     value = make_input(spec, st.Dims(), generator=torch.Generator().manual_seed(1))
     assert value.is_floating_point() and torch.equal(value, value.round())
     assert 0 <= value.min() and value.max() < 7
+
+
+def test_an_input_handed_to_a_module_of_codes_is_read_as_its_codes_and_no_other():
+    result = st.check(StampedSeries).targets[0]
+    assert result.error is None, result.error
+    assert not _errors(result), result.diagnostics
+    codes = [n for n in result.notes if "whole numbers" in n]
+    assert len(codes) == 1 and codes[0].startswith("stamps read as whole numbers in [0, 7)"), result.notes
+
+
+def test_an_input_followed_into_a_module_of_its_own_is_read_as_that_module_reads_it():
+    result = st.check(Forecaster).targets[0]
+    assert result.error is None, result.error
+    assert not _errors(result), result.diagnostics
+    assert any(n.startswith("x_mark read as (B, T, C) from the layer") for n in result.notes), result.notes
+    assert any(n.startswith("x_mark read as whole numbers in [0, 7)") for n in result.notes), result.notes

@@ -115,6 +115,13 @@ class Attempt:
     passed_by: str | None = None
     #: where and how that reading's forward failed later (``tnt.py:161 (RuntimeError: ...)``)
     passed_to: str | None = None
+    #: ``(meta, name)`` of each input as the trace first met it: which input a value came from,
+    #: where two inputs have one shape
+    inputs_read: list = field(default_factory=list)
+
+    def input_named(self, meta) -> str | None:
+        """The name of the input ``meta`` (a value from outside the run) is, or None."""
+        return next((name for m, name in self.inputs_read if m is meta), None)
 
     @property
     def ran(self) -> bool:
@@ -430,11 +437,21 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
         watcher = MutationWatch(args, names)
     heads: dict[int, list] = {}
     keep = head_keeper(heads)
+    given_by_id = {id(a): n for a, n in zip(args, names) if isinstance(a, torch.Tensor)}
+    inputs_read: list = []  # (meta, name): the inputs as the trace first met them
+    met: set[int] = set()
 
     def observe(rec, outs, op_args, op_kwargs) -> None:
         keep(rec, outs, op_args, op_kwargs)
         if watcher is not None:
             watcher(rec, outs, op_args, op_kwargs)
+        for meta in rec.inputs:  # while tracing, a meta from outside holds its tensor weakly
+            if meta._made_by is None and id(meta) not in met:
+                met.add(id(meta))
+                ref = meta.ref
+                name = given_by_id.get(id(ref())) if callable(ref) else None
+                if name is not None:
+                    inputs_read.append((meta, name))
 
     dims = plan.dims
     given = any(isinstance(a, torch.Tensor) and n.startswith("input ") for a, n in zip(args, names))
@@ -485,7 +502,7 @@ def attempt(plan: Plan, *, mode=None, watch: bool = True, skip=()) -> Attempt:
         drop_frames(raised)
     done = Attempt(plan, model, args, names, built_with, trace, raised, watcher,
                    raised_at=raised_at, raised_in=raised_in if raised is not None else None,
-                   output=output, none_read=none_read)
+                   output=output, none_read=none_read, inputs_read=inputs_read)
     if fast.note:
         done.notes.append(fast.note)
     if on_cpu := note(model, sites):

@@ -38,11 +38,13 @@ _DEPTH = 3
 
 
 def spec_by_built(name: str, forward, model, dims, depth: int = _DEPTH,
-                  side: int = IMAGE_SIDE) -> InputSpec | None:
+                  side: int = IMAGE_SIDE, infer=None) -> InputSpec | None:
     """The spec of the input ``name`` read from the layer of ``model`` (built, on any device)
     that forward first hands it to; None when that is no layer of torch's with a width. An
     input handed to a module of the user's own (``self.norm1(x, s)``) is followed into that
-    module's forward, as the parameter it is bound to there. ``side``: an image's."""
+    module's forward, as the parameter it is bound to there, and where no layer there says
+    more, read as that module reads its own parameter checked alone (``infer``:
+    ``infer.infer_inputs``: ``x_mark`` handed to an embedding of ``x``). ``side``: an image's."""
     import torch.nn as nn
 
     body = _function_def(_tree(getattr(forward, "__func__", forward)), "forward")
@@ -60,8 +62,10 @@ def spec_by_built(name: str, forward, model, dims, depth: int = _DEPTH,
             if len(_roles(calls, name, model)) > 1:
                 return None  # handed as queries to one module and as keys to another
             inner = _bound_name(layer, place) if depth > 1 else None
-            spec = spec_by_built(inner, type(layer).forward, layer, dims, depth - 1, side) \
+            spec = spec_by_built(inner, type(layer).forward, layer, dims, depth - 1, side, infer) \
                 if inner is not None else None
+            if spec is None and inner is not None and infer is not None:
+                spec = _as_read_inside(type(layer), inner, dims, infer)
             return None if spec is None else dataclasses.replace(spec, name=name)
         if place != 0:
             return None  # a layer of torch's reads its input first; a second argument says little
@@ -71,6 +75,16 @@ def spec_by_built(name: str, forward, model, dims, depth: int = _DEPTH,
         layer = _first_sized(layer, nn)
         return None if layer is None else _spec(name, layer, nn, dims, takes_images(model), side)
     return None
+
+
+def _as_read_inside(cls: type, name: str, dims, infer) -> InputSpec | None:
+    """The spec ``cls``'s forward gives its own parameter ``name`` by its annotation or name,
+    as when ``cls`` is checked alone; None when it reads none (or reads it as no tensor)."""
+    try:
+        specs = infer(cls, dims)
+    except Exception:  # noqa: BLE001 - a forward whose inputs are not read says nothing
+        return None
+    return next((s for s in specs if isinstance(s, InputSpec) and s.name == name), None)
 
 
 def _roles(calls, name: str, model) -> set:
@@ -282,7 +296,7 @@ def inputs_by_built(module, init: dict | None, dims, infer) -> tuple[list, list[
     read: dict[str, InputSpec] = {}
 
     def by_built(name: str, forward):
-        spec = spec_by_built(name, forward, model, dims, side=image_side(init or {}))
+        spec = spec_by_built(name, forward, model, dims, side=image_side(init or {}), infer=infer)
         if spec is not None:
             read[name] = spec
         return spec

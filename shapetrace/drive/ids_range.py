@@ -69,9 +69,12 @@ def _refused(failed, plan, names) -> tuple[str, int, object] | None:
     if start is None or start.dtype is None or not start.dtype.is_floating_point:
         return None
     rows = table.shape[0]
+    named = failed.input_named(start)
     for arg, name in zip(failed.args, failed.names):
         if name not in names or getattr(arg, "shape", None) is None:
             continue
+        if named is not None and name != named:
+            continue  # another input of the same shape
         if tuple(arg.shape) != tuple(start.shape) or arg.dtype != start.dtype:
             continue
         spec = next((s for s in plan.inputs if isinstance(s, InputSpec) and s.name == name), None)
