@@ -260,3 +260,52 @@ def test_a_width_handed_to_torchs_key_width_is_read_by_its_use():
     result = st.check(ContextAttention).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert any(n.startswith("context_dim read as the model width (C)") for n in result.notes), result.notes
+
+
+class Catalogue(nn.Module):
+    """Config fields bound to names first (``count = args.catalogue``, ``self.breadth =
+    breadth``) and read through them where the constructor raises on None."""
+
+    def __init__(self, args):
+        super().__init__()
+        count = args.catalogue
+        breadth = args.breadth
+        self.breadth = breadth
+        self.items = nn.Embedding(count + 2, self.breadth)
+        self.mix = nn.MultiheadAttention(self.breadth, args.num_heads, batch_first=True)
+
+    def forward(self, idx):
+        h = self.items(idx)
+        return self.mix(h, h, h, need_weights=False)[0]
+
+
+class TriangleHead(nn.Module):
+    """A causal head whose mask is a square table sized by a config field nothing names."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.qkv = nn.Linear(config.n_embd, 3 * config.n_embd)
+        self.register_buffer("tri", torch.tril(torch.ones(config.span, config.span)))
+
+    def forward(self, x):
+        t = x.size(1)
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+        scores = scores.masked_fill(self.tri[:t, :t] == 0, float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v
+
+
+def test_config_fields_read_through_the_names_they_were_bound_to_are_set():
+    result = st.check(Catalogue).targets[0]
+    assert result.error is None, result.error
+    assert not [d for d in result.diagnostics if d.severity == "error"], result.diagnostics
+    for field in ("args.catalogue=", "args.breadth="):
+        assert any(field in n and "left at None" in n for n in result.notes), result.notes
+
+
+def test_a_field_sizing_both_sides_of_a_square_table_is_the_maximum_length():
+    result = st.check(TriangleHead).targets[0]
+    assert result.error is None, result.error
+    assert not [d for d in result.diagnostics if d.severity == "error"], result.diagnostics
+    assert any(n.startswith(f"config.span={result.dims['L']}: left at None") for n in result.notes), result.notes
+    assert result.dims["T"] < result.dims["L"]

@@ -64,21 +64,25 @@ def _own(plan: Plan, failed) -> tuple:
     return cause, cls, set(plan.request.init or {})
 
 
-def _size(name: str, cause: BaseException, dims, cls: type | None = None) -> object:
+def _size(name: str, cause: BaseException, dims, cls: type | None = None, *, square: bool = False) -> object:
     """The value of a parameter or a config field ``name`` that held None where ``cause`` was
     raised: what its name says, else (where the error asked for an integer) the size its use
-    says or the width; MISSING when nothing says."""
+    says (``square``: both sides of a square table, the maximum length) or the width; MISSING
+    when nothing says."""
     value = infer_value(name, None, dims, has_default=False)
     if value is not MISSING and value is not None and not isinstance(value, bool):
         return value
     if not _INTEGER_WANTED.search(str(cause)):
         return MISSING
+    if square:
+        return dims["L"]
     used = meaning_by_use(cls, name) if cls is not None else None
     return dims[used] if used in dims else dims["C"]
 
 
 #: what torch and Python say when a None stood where an integer was wanted
-_INTEGER_WANTED = re.compile(r"\bints?\b|argument 'size'|'int' and 'NoneType'|'NoneType' and 'int'")
+_INTEGER_WANTED = re.compile(r"\bints?\b|argument 'size'|'int' and 'NoneType'|'NoneType' and 'int'"
+                             r"|\(\) takes \d+ positional arguments? but \d+ were given")  # torch's factories
 
 
 def nones_filled(plan: Plan, failed) -> Plan:
@@ -125,10 +129,12 @@ def fields_filled(plan: Plan, failed) -> Plan:
         frame, filename = tb.tb_frame, tb.tb_frame.f_code.co_filename
         if not is_library_file(filename):
             line = linecache.getline(filename, tb.tb_lineno)
-            for prefix, field in (*_ATTRIBUTE.findall(line), *_KEY.findall(line)):
+            read = [(prefix, field, line) for prefix, field in (*_ATTRIBUTE.findall(line), *_KEY.findall(line))]
+            read += _through_names(frame, tb.tb_lineno, line)
+            for prefix, field, where in read:
                 obj = _evaluated(prefix, frame)
                 if id(obj) in made and config_values(obj).get(field, _ABSENT) is None:
-                    value = _size(field, cause, plan.dims)
+                    value = _size(field, cause, plan.dims, square=_squared(where, prefix, field))
                     if value is not MISSING:
                         found.setdefault(made[id(obj)], {})[field] = value
         tb = tb.tb_next
@@ -137,6 +143,55 @@ def fields_filled(plan: Plan, failed) -> Plan:
     init = {**plan.init, **{name: _with(plan.init[name], fields) for name, fields in found.items()}}
     values = {f"{name}.{field}": value for name, fields in found.items() for field, value in fields.items()}
     return _built_as(plan, {name: init[name] for name in found}, _note(values, "None", cause))
+
+
+#: a name, or an attribute of ``self``, that a line reads
+_READ_NAME = re.compile(r"(?<![\w.])((?:self\.)?[A-Za-z_]\w*)\b(?!\s*[(=])")
+
+
+def _through_names(frame, lineno: int, line: str) -> list[tuple[str, str, str]]:
+    """``(prefix, field, line)`` of each config field a name on ``line`` holds by assignment
+    earlier in the same function, when the name holds None there (``num_items =
+    args.num_items`` read as ``num_items + 2``; ``self.hidden = hidden`` and ``hidden =
+    args.hidden_units``, two steps at most), with the line of the assignment that read it."""
+    code = frame.f_code
+    body = [linecache.getline(code.co_filename, n) for n in range(code.co_firstlineno, lineno)]
+    found: list[tuple[str, str, str]] = []
+    for name in dict.fromkeys(_READ_NAME.findall(line)):
+        if _evaluated(name, frame) is not None:
+            continue
+        target = name
+        for _ in range(3):
+            rhs = _assigned(body, target)
+            if rhs is None:
+                break
+            field = _ATTRIBUTE.fullmatch(rhs) or _KEY.fullmatch(rhs)
+            if field is not None and not rhs.startswith("self."):
+                found.append((field.group(1), field.group(2), rhs))
+                break
+            if not _READ_NAME.fullmatch(rhs):
+                break
+            target = rhs
+    return found
+
+
+def _assigned(body: list[str], target: str) -> str | None:
+    """The right side of the last plain assignment to ``target`` in ``body`` (lines), when it
+    is a name, an attribute or a key; None otherwise."""
+    pattern = re.compile(rf"^\s*{re.escape(target)}\s*=\s*([\w.\[\]\"']+)\s*(?:#.*)?$")
+    found = None
+    for text in body:
+        match = pattern.match(text)
+        if match is not None:
+            found = match.group(1)
+    return found
+
+
+def _squared(line: str, prefix: str, field: str) -> bool:
+    """Whether ``line`` hands the field to one call twice, as both sides of a square table
+    (``torch.ones(cfg.seq_size, cfg.seq_size)``: a mask over positions)."""
+    spelled = rf"{re.escape(prefix)}(?:\.{re.escape(field)}\b|\[[\"']{re.escape(field)}[\"']\])"
+    return re.search(rf"\(\s*{spelled}\s*,\s*{spelled}\s*[,)]", line) is not None
 
 
 def _evaluated(prefix: str, frame) -> object:
