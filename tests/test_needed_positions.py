@@ -38,3 +38,12 @@ def test_a_mask_the_code_asserts_was_given_is_not_run_as_none():
     result = st.check(positions.AssertedMask).targets[0]
     assert result.error is None and result.ok, (result.error, result.diagnostics)
     assert not any("None (its default)" in n for n in result.notes), result.notes
+
+
+def test_positions_a_block_hands_on_are_passed_in_their_own_place():
+    result = st.check(positions.RotaryBlock).targets[0]
+    assert result.error is None and result.ok, (result.error, result.diagnostics)
+    assert any(n.startswith("position_ids passed as an input (B, T) of longs") for n in result.notes), result.notes
+    ids = [m for r in result.trace.records for m in r.inputs
+           if m.src is None and tuple(m.shape) == (result.dims["B"], result.dims["T"])]
+    assert ids and not ids[0].dtype.is_floating_point

@@ -315,7 +315,14 @@ class NeededDefaults(Guess):
         from .input_reads import spec_from_name
         from .rotary_reads import rotary_input
 
-        name = self.names[0]
+        from ..base.specs import ValueInput
+
+        # the parameter the failure read while None (a wrapper's ``position_ids`` handed on to
+        # the attention that rotates by them), the first of them when it names none
+        name = next((n for n in self.names if n in failed.none_read), self.names[0])
+        before = _left_before(failed.model, plan.inputs, name)  # None, as now
+        if before is None:
+            return
         names = {*(getattr(s, "name", None) for s in plan.inputs), *self.names}
         spec = rotary_input(name, names, plan.dims) or spec_from_name(name, names)
         named = isinstance(spec, InputSpec) and spec.name == name and (  # position ids: (B, T)
@@ -324,9 +331,32 @@ class NeededDefaults(Guess):
         shown = "(" + ", ".join(map(str, spec.dims)) + ")" + (f" of {spec.dtype}s" if spec.dtype != "float" else "")
         note = (f"{name} passed as an input {shown}: with its default None the forward failed "
                 f"at {_failed_at(failed)}; give --input {name}=... to choose")
-        rest = tuple(g for g in plan.guesses if g is not self and not isinstance(g, NeededDefaults))
-        yield dataclasses.replace(plan, inputs=(*plan.inputs, spec), note=note, reading_of=self,
+        after = self.names[self.names.index(name) + 1:]  # still open: another read None next
+        rest = tuple(g for g in plan.guesses if g is not self and not isinstance(g, NeededDefaults)) \
+            + ((NeededDefaults(after),) if after and named else ())
+        yield dataclasses.replace(plan, inputs=(*plan.inputs, *before, spec), note=note, reading_of=self,
                                   guesses=rest if named else (FewerAxes((name,)),))
+
+
+def _left_before(model, inputs, name: str) -> tuple | None:
+    """The parameters of ``model``'s forward between the last of ``inputs`` and ``name``, each
+    passed its default None (``attention_mask`` before ``position_ids``), so that ``name`` is
+    passed in its own place; None when one of them has no default None."""
+    from ..base.specs import ValueInput
+
+    try:
+        params = [p for p in inspect.signature(model.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return ()
+    order = [p.name for p in params]
+    if name not in order:
+        return ()
+    start = len(inputs)
+    between = params[start:order.index(name)]
+    if any(p.default is not None for p in between):
+        return None
+    return tuple(ValueInput(p.name) for p in between)
 
 
 #: the pattern einops names when it refuses a tensor

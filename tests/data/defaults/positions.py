@@ -78,3 +78,18 @@ class AssertedMask(MaskedAttention):
         assert attention_mask is not None
         scores = scores + attention_mask
         return self.out((scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C))
+
+
+class RotaryBlock(nn.Module):
+    """A block that hands its optional mask and positions on by keyword: the positions, read
+    only inside the attention, sit after a mask left out."""
+
+    def __init__(self, hidden_size, num_heads):
+        super().__init__()
+        self.norm = nn.LayerNorm(hidden_size)
+        self.attn = RotaryAttention(hidden_size, num_heads)
+
+    def forward(self, hidden_states, attention_mask=None, position_ids=None, cache=None):
+        mixed = self.attn(self.norm(hidden_states), attention_mask=attention_mask,
+                          position_ids=position_ids, cache=cache)
+        return hidden_states + mixed
