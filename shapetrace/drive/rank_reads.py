@@ -315,8 +315,6 @@ class NeededDefaults(Guess):
         from .input_reads import spec_from_name
         from .rotary_reads import rotary_input
 
-        from ..base.specs import ValueInput
-
         # the parameter the failure read while None (a wrapper's ``position_ids`` handed on to
         # the attention that rotates by them), the first of them when it names none
         name = next((n for n in self.names if n in failed.none_read), self.names[0])
