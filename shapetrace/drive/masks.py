@@ -77,6 +77,21 @@ def read_unguarded(forward, name: str) -> bool:
     return False
 
 
+def _unguarded_inside(forward, name: str, owner: type | None) -> bool:
+    """Whether code forward hands ``name`` to reads it unguarded (``mask = mask.repeat(h, 1,
+    1)`` in the attention a block hands its mask to) before any code nearer forward tests it
+    with ``is None``: None fails there, whatever code further down tests."""
+    from ..analysis.handed import handed_levels
+    from ..analysis.masks import _same
+
+    for level in handed_levels(forward, name, owner, restated=_same):
+        if any(read_unguarded(func, param) for func, param in level):
+            return True
+        if any(compared_with_none(func, param) for func, param in level):
+            return False
+    return False
+
+
 def optional_mask(name: str, forward, specs: list, owner: type | None = None) -> InputSpec | None:
     """An optional mask whose meaning its code shows (``drive.masks``), given when forward
     tests it with ``is None``, or when forward reads it unguarded or no code it is handed to
@@ -87,7 +102,7 @@ def optional_mask(name: str, forward, specs: list, owner: type | None = None) ->
     if compared_with_none(forward, name):
         return _padding(forward, name, _mask_spec(name, mask_meaning(forward, name), specs), specs)
     meaning, tested = handed_meaning(forward, name, owner)
-    unguarded = read_unguarded(forward, name)
+    unguarded = read_unguarded(forward, name) or _unguarded_inside(forward, name, owner)
     return None if tested and not unguarded else \
         _padding(forward, name, _mask_spec(name, meaning, specs), specs)
 

@@ -256,16 +256,45 @@ def ints_as_sides(plan: Plan, failed) -> Plan:
              if name not in given and type(value) is int and local.get(name, value) == value
              and re.search(rf"\b{re.escape(name)}\b", line)]
     indexed = [name for name in named if re.search(rf"\b{re.escape(name)}\s*\[", line)]
+    inner = 0
     if indexed or len(named) == 1:
         chosen = (indexed or named)[0]
-    else:
-        raise failed
+    else:  # handed on under its own name to a layer that indexes it (``kernel_size[0]``)
+        read = _indexed_inside(plan, cause, given)
+        if read is None:
+            raise failed
+        chosen, inner = read
     value = plan.init[chosen]
-    sides = (value,) * max(_indices(cls, chosen), unpacked_into(cls, chosen),
+    sides = (value,) * max(_indices(cls, chosen), unpacked_into(cls, chosen), inner,
                            1 if "argument of type" in str(cause) else 2)
     note = (f"{chosen}={sides}: as the number {value}, the constructor raised "
             f"{type(cause).__name__} where it read it as sides; give --init {chosen}=VALUE to choose")
     return _built_as(plan, {chosen: sides}, note)
+
+
+def _indexed_inside(plan: Plan, cause: BaseException, given) -> tuple[str, int] | None:
+    """``(argument, sides)``: the constructor argument set to a number that the innermost line
+    of the user's code that raised indexes under the same name and value (a layer the
+    constructor hands ``kernel_size`` to, reading ``kernel_size[0]``), and one more than the
+    largest index that function reads it at; None otherwise."""
+    from ..base.source import _innermost_user_entry
+
+    found = _innermost_user_entry(cause.__traceback__, installed_is_library=False)
+    if found is None:
+        return None
+    frame, lineno = found
+    line = linecache.getline(frame.f_code.co_filename, lineno)
+    for name, value in plan.init.items():
+        if name in given or type(value) is not int or frame.f_locals.get(name, None) != value \
+                or not re.search(rf"\b{re.escape(name)}\s*\[", line):
+            continue
+        try:
+            source = inspect.getsource(frame.f_code)
+        except (OSError, TypeError):
+            source = line
+        reads = [int(i) + 1 for i in re.findall(rf"\b{re.escape(name)}\s*\[\s*(\d)\s*\]", source)]
+        return name, max(reads, default=0)
+    return None
 
 
 def _built_as(plan: Plan, values: dict, note: str) -> Plan:
