@@ -109,3 +109,27 @@ def test_a_mask_repeated_in_another_order_than_the_heads_mixes_the_batch():
     assert result.error is None, result.error
     leaks = [d for d in result.diagnostics if d.rule == "batch-leak"]
     assert leaks and BatchFirstHeads.forward.__code__.co_firstlineno + 4 in leaks[0].lines, result.diagnostics
+
+
+class PaddedLayer(nn.Module):
+    """Two masks of two shapes: the scores' (B, T, T), and one flag per position (B, T) that
+    zeroes padded positions of the output."""
+
+    def __init__(self, d_model, n_head):
+        super().__init__()
+        self.attn = ScoresAttention(d_model, n_head)
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, x, mask=None, attn_mask=None):
+        h = x + self.attn(self.norm(x), mask=attn_mask)
+        return h.masked_fill(mask.unsqueeze(-1), 0.0)
+
+
+def test_each_of_two_masks_is_read_in_the_shape_its_own_use_takes():
+    result = st.check(PaddedLayer).targets[0]
+    assert result.error is None, result.error
+    assert not [d for d in result.diagnostics if d.severity == "error"], result.diagnostics
+    masks = sorted(tuple(m.shape) for r in result.trace.records for m in r.inputs
+                   if m.src is None and m.dtype == torch.bool)
+    B, T = result.dims["B"], result.dims["T"]
+    assert (B, T) in masks and (B, T, T) in masks, masks

@@ -361,14 +361,17 @@ class GuessedMasks(Guess):
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         from .masks import MASK_SHAPES
 
-        names = ", ".join(self.names)
+        read = self._read_by_failure(failed)  # of two masks, the one the failing op read
+        shaped = read if read and len(read) < len(self.names) else self.names
+        rest = (GuessedMasks(tuple(n for n in self.names if n not in shaped)),) if shaped != self.names else ()
+        names = ", ".join(shaped)
         where = failed.failed_op.op if failed.failed_op is not None else "the forward"
         for shape in MASK_SHAPES if self.shapes else ():  # one per batch row, over the keys, or broadcast over heads
             inputs = tuple(dataclasses.replace(s, dims=shape[:-1] + s.dims[-1:]) if isinstance(
-                s, InputSpec) and s.name in self.names else s for s in plan.inputs)
-            note = (f"{names} given as {'/'.join(str(i) for i in inputs if getattr(i, 'name', 0) in self.names)}"
+                s, InputSpec) and s.name in shaped else s for s in plan.inputs)
+            note = (f"{names} given as {'/'.join(str(i) for i in inputs if getattr(i, 'name', 0) in shaped)}"
                     f": the forward failed with the mask shape guessed first (at {where})")
-            yield dataclasses.replace(plan, inputs=inputs, guesses=(), reading_of=self, note=note)
+            yield dataclasses.replace(plan, inputs=inputs, guesses=rest, reading_of=self, note=note)
         if not self.shapes:  # multiplied in: one value per position, that the code moves itself
             squeezed = self._per_position(plan, where)  # (``mask.unsqueeze(-1)``)
             if squeezed is not None:
@@ -376,6 +379,23 @@ class GuessedMasks(Guess):
         absent = self.absent(plan, failed, tested=False)
         if absent is not None:
             yield absent
+
+    def _read_by_failure(self, failed) -> tuple[str, ...]:
+        """The masks of ``names`` the op that failed read, followed back through moves
+        (``mask.repeat(h, 1, 1)``, ``mask.unsqueeze(-1)``); () when none is found."""
+        from ..analysis.graph import made_through
+        from ..base.ops import INTEGER_CASTS, MOVES
+
+        op = failed.failed_op
+        if op is None:
+            return ()
+        read = []
+        for meta in op.inputs:
+            _, start = made_through(meta, failed.trace.records, MOVES | INTEGER_CASTS, depth=16)
+            name = failed.input_named(start) if start is not None else None
+            if name in self.names and name not in read:
+                read.append(name)
+        return tuple(read)
 
     def _per_position(self, plan: Plan, where: str) -> Plan | None:
         """The plan with each multiplied mask given as one value per position, (B, T), its
