@@ -5,6 +5,10 @@ import sys
 
 
 def main(argv=None) -> int:
+    # a constructor that loads pretrained weights by name (``AutoModel.from_pretrained``) would
+    # download gigabytes, or wait on the network where there is none: the Hugging Face hub is
+    # read offline (from its cache) unless the user set it otherwise
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     # ``python -m`` puts the working directory first on the path: a file of the user's there
     # named like a module of Python's own (``tokenize.py``, ``copy.py``) would be imported in
     # its place by shapetrace's imports, and torch's, now or later. Python's own modules of
