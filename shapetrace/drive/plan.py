@@ -501,9 +501,10 @@ def make_plan(request: Request) -> Plan:
             reals = tuple(s.name for s in specs if isinstance(s, InputSpec) and s.dtype == "float"
                           and s.high is None and s.mask is None)
             if reals:  # codes the forward casts to indices (calendar fields, categories)
+                from .asserted import AssertedInputs
                 from .ids_range import CastIndices
 
-                guesses.append(CastIndices(reals))
+                guesses += [CastIndices(reals), AssertedInputs(reals)]
             sources = tuple(s.name for s in specs if isinstance(s, InputSpec) and "S" in s.dims
                             and s.name in KEY_VALUE_INPUTS)
             if sources:
