@@ -33,6 +33,7 @@ from ..base.names import (
 from ..base.ops import MATMULS, next_prime
 from ..base.specs import InputSpec, ValueInput, parse_input
 from .guess import Guess
+from .per_head import inputs_read_by
 from .resized import resized
 from .heads_read import HeadInputs
 from .ids_read import at_embedding
@@ -361,7 +362,7 @@ class GuessedMasks(Guess):
     def others(self, plan: Plan, failed) -> Iterator[Plan]:
         from .masks import MASK_SHAPES
 
-        read = self._read_by_failure(failed)  # of two masks, the one the failing op read
+        read = inputs_read_by(failed, self.names)  # of two masks, the one the failing op read
         shaped = read if read and len(read) < len(self.names) else self.names
         rest = (GuessedMasks(tuple(n for n in self.names if n not in shaped)),) if shaped != self.names else ()
         names = ", ".join(shaped)
@@ -379,23 +380,6 @@ class GuessedMasks(Guess):
         absent = self.absent(plan, failed, tested=False)
         if absent is not None:
             yield absent
-
-    def _read_by_failure(self, failed) -> tuple[str, ...]:
-        """The masks of ``names`` the op that failed read, followed back through moves
-        (``mask.repeat(h, 1, 1)``, ``mask.unsqueeze(-1)``); () when none is found."""
-        from ..analysis.graph import made_through
-        from ..base.ops import INTEGER_CASTS, MOVES
-
-        op = failed.failed_op
-        if op is None:
-            return ()
-        read = []
-        for meta in op.inputs:
-            _, start = made_through(meta, failed.trace.records, MOVES | INTEGER_CASTS, depth=16)
-            name = failed.input_named(start) if start is not None else None
-            if name in self.names and name not in read:
-                read.append(name)
-        return tuple(read)
 
     def _per_position(self, plan: Plan, where: str) -> Plan | None:
         """The plan with each multiplied mask given as one value per position, (B, T), its
@@ -430,36 +414,13 @@ class GuessedMasks(Guess):
             f"; give --input {self.names[0]}=DIMS:mask-keep (or mask-drop, mask-add) to check it"))
 
 
-def _sized_per_head(module, init, inputs, dims, request):
-    """``(inputs, note)`` with the width of inputs guessed as vectors made the head size, for a
-    constructor sized by a head size alone (``RoPE(theta, d_k, max_seq_len)``: its tables are
-    built for vectors of d_k features, no argument is a model width); None otherwise."""
-    from ..base.names import size_of
-
-    if not isinstance(module, type) or not init or request.inputs is not None or "C" in dims.explicit:
-        return None
-    read = {size_of(name, constructor=True) for name, value in init.items()
-            if type(value) is int and name not in (request.init or {})}
-    sized = {name for name, value in init.items() if type(value) is int and value == dims["C"]}
-    if "d" not in read or "C" in read or sized:
-        return None
-    guessed = [s for s in inputs if isinstance(s, InputSpec) and s.dtype == "float" and s.mask is None
-               and s.dims and s.dims[-1] == "C"]
-    if not guessed:
-        return None
-    made = tuple(dataclasses.replace(s, dims=(*s.dims[:-1], "d")) if s in guessed else s for s in inputs)
-    names = ", ".join(s.name for s in guessed)
-    note = (f"{names} read with d features: the constructor is sized by a head size alone (no "
-            f"argument is a model width); give --input {guessed[0].name}=... to choose")
-    return made, note
-
-
 def make_plan(request: Request) -> Plan:
     """The plan for ``request``: constructor arguments and inputs, each guess with its other
     readings. Raises :class:`~shapetrace.base.errors.TargetError` or ``UsageError`` when the
     constructor's arguments cannot be inferred (nothing is built yet)."""
     from .cross import assignment_masks
     from .infer import infer_init, infer_inputs, kernel_sizes
+    from .per_head import sized_per_head
     from .init_reads import read_by_use
     from .input_reads import as_tokens
     from .input_reads import above, special_ids
@@ -534,7 +495,7 @@ def make_plan(request: Request) -> Plan:
             if sources:
                 guesses.append(SourceLength(sources))
             inputs = assignment_masks(inputs, request)
-            per_head = _sized_per_head(module, init, inputs, dims, request)
+            per_head = sized_per_head(module, init, inputs, dims, request)
             if per_head is not None:
                 inputs, note = per_head
                 read_notes.append(note)
