@@ -533,8 +533,12 @@ def make_plan(request: Request) -> Plan:
         guesses += [ChosenSize(name, value) for name, value in init.items()
                     if name not in given and name not in READ_AGAIN
                     and type(value) is int and value > 1 and (value not in sizes or name in by_use)]
+        from .view_counts import ViewedCount
+
+        chosen = tuple((name, value) for name, value in init.items()
+                       if name not in given and type(value) is int and value > 1)
         guesses += [OverDefaults(given, replanned), TiedDefaults(given), ModuleDefaults(given, replanned),
-                    SetUpCall()]
+                    SetUpCall()] + ([ViewedCount(chosen)] if chosen else [])
     return Plan(request, init, inputs, problem, tuple(guesses),
                 read_notes=tuple(read_notes))
 
