@@ -76,6 +76,13 @@ def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
         if numel % known and numel % 2 and dims["d"] % 2 and "d" in free \
                 and target[-1] == 2:
             return "d", EVEN_HEAD_SIZE, "an even head size: its features are taken in pairs"
+        longest = dims.get("L")
+        if numel % known and "T" in free and longest in target and longest != dims["T"] \
+                and "L" not in dims.explicit and (numel // dims["T"] * longest) % known == 0 \
+                and any(dims["T"] in m.shape for m in op.inputs):
+            # ``view(-1, heads, self.seq_len, width)``: a module built for sequences of the
+            # length its constructor was given
+            return "T", longest, "the length the module was built for, which its view asks for"
         return None
     if 0 in target and "T" in free and any(dims["T"] in m.shape for m in op.inputs):
         # sides worked out from the length came out 0 (``H = W = int(sqrt(T // 32))``): the
