@@ -335,3 +335,18 @@ def test_a_hidden_size_a_norm_reads_the_input_over_is_the_width(capsys):
     assert (code, target["error"], _loud(target)) == (0, None, [])
     notes = " ".join(target["notes"])
     assert "hidden_dim read as the width (C): as 4*C it did not fit F.layer_norm" in notes
+
+
+def test_a_parent_that_only_refines_a_checkable_part_is_tried_for_a_bounded_time(capsys, monkeypatch):
+    """A part that could be checked alone (only its mask guessed) is checked alone when the
+    parents would take longer than their time (a constructor filling a large table in Python,
+    built for each reading): the same verdict, without the parent's note."""
+    from shapetrace.drive import parent
+    from shapetrace.frontends.cli import main
+
+    monkeypatch.setattr(parent, "_OPTIONAL_SECONDS", 0.0)
+    code = main([f"{FILE.parent / 'seq2seq' / 'layers.py'}::MaskedLayer", "--format", "json",
+                 "--no-trace"])
+    (target,) = json.loads(capsys.readouterr().out)["targets"]
+    assert (code, target["error"], _loud(target)) == (0, None, [])
+    assert not any(n.startswith("checked as") for n in target["notes"]), target["notes"]

@@ -125,17 +125,34 @@ def on_meta():
 MAX_PARAMETERS = 100_000_000
 
 
+#: parameters counted on the meta device, by class and arguments: a module built again and
+#: again with the same arguments (its readings, a parent's) is counted once
+_COUNTED: dict = {}
+
+
 def parameters_on_meta(cls, init) -> int | None:
     """How many parameters ``cls(**init)`` has, counted on the meta device, where nothing is
     allocated; None when the constructor cannot run there (the real build says why)."""
     import warnings
 
     try:
+        key = (cls, tuple((name, repr(value)) for name, value in init.items()))
+        hash(key)
+    except Exception:  # noqa: BLE001 - arguments with no stable spelling: counted each time
+        key = None
+    if key is not None and key in _COUNTED:
+        return _COUNTED[key]
+    try:
         with on_meta(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return sum(p.numel() for p in cls(**init).parameters())
+            count = sum(p.numel() for p in cls(**init).parameters())
     except Exception:  # noqa: BLE001 - the real construction says what is wrong, if anything
-        return None
+        count = None
+    if key is not None:
+        if len(_COUNTED) > 256:
+            _COUNTED.clear()
+        _COUNTED[key] = count
+    return count
 
 
 @contextlib.contextmanager

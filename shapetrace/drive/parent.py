@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import time
 from dataclasses import dataclass, replace
 
 import torch
@@ -59,13 +60,23 @@ def in_parent(request, *, failed: bool = False) -> InParent | None:
     tries = [request.dims]
     if "d" not in given and "C" not in given and request.dims["d"] % 2:
         tries.append(Dims({**given, "d": EVEN_HEAD_SIZE}))  # rotary pairs, sinusoidal tables
+    # where the class alone can be checked, a parent only refines its inputs: not for longer
+    # than this (a parent whose constructor fills a table of 6000 rows in Python, built for
+    # each reading, would cost minutes)
+    stop_at = None if failed else time.monotonic() + _OPTIONAL_SECONDS
     for dims in tries:
         for parent in parents:
-            found = _caught(replace(request, dims=dims), parent, cls, failed)
+            if stop_at is not None and time.monotonic() > stop_at:
+                return None
+            found = _caught(replace(request, dims=dims), parent, cls, failed, stop_at)
             if found is not None:
                 found.dims = dims
                 return found
     return None
+
+
+#: how long parents are tried for a class that could be checked alone
+_OPTIONAL_SECONDS = 15.0
 
 
 def _parents(cls: type) -> list[type]:
@@ -181,7 +192,7 @@ def _package_classes(cls: type, siblings: list[str]) -> list[type]:
     return out
 
 
-def _caught(request, parent: type, cls: type, failed: bool = False) -> InParent | None:
+def _caught(request, parent: type, cls: type, failed: bool = False, stop_at=None) -> InParent | None:
     from .plan import Request, make_plan
 
     try:
@@ -196,10 +207,12 @@ def _caught(request, parent: type, cls: type, failed: bool = False) -> InParent 
     plans = [plan] + [replace(plan, inputs=g.tokens) for g in plan.guesses
                       if isinstance(g, VectorInputs)]  # inputs read as token ids too
     for each in plans:
+        if stop_at is not None and time.monotonic() > stop_at:
+            return None
         found = _caught_in(each, cls, parent, failed)
         if found is not None:
             return found
-    read = _read_again(plan)  # a parent whose guessed inputs did not fit: as its check reads them
+    read = _read_again(plan, stop_at)  # a parent whose guessed inputs did not fit: as its check reads them
     return _caught_in(read, cls, parent, failed) if read is not None else None
 
 
@@ -207,7 +220,7 @@ def _caught(request, parent: type, cls: type, failed: bool = False) -> InParent 
 _PARENT_READINGS = 8
 
 
-def _read_again(plan):
+def _read_again(plan, stop_at=None):
     """The first reading of ``plan``'s guesses (an input read as an image, its channels last,
     at another side) on which the parent's forward runs, as a check of the parent would read
     them; None when its first plan runs or no reading does."""
@@ -223,7 +236,7 @@ def _read_again(plan):
 
     def runs(failed, depth):
         for other in failed.plan.readings(failed):
-            if budget[0] <= 0:
+            if budget[0] <= 0 or (stop_at is not None and time.monotonic() > stop_at):
                 return None
             budget[0] -= 1
             try:
