@@ -593,11 +593,12 @@ class PerHeadDot(nn.Module):
         return scores.softmax(dim=-1) @ v
 
 
-def test_a_scale_judged_on_guessed_inputs_is_a_warning_that_says_so():
+def test_a_scale_judged_on_inputs_sized_by_the_head_size_the_module_takes():
+    """Sized by its head size alone, its inputs get d features: scaled by sqrt(d_head), right."""
     result = st.check(PerHeadDot).targets[0]
-    assert result.ok, result.diagnostics  # no error: the inputs' width is a guess
-    (found,) = [d for d in result.diagnostics if d.rule == "attention-scale"]
-    assert found.severity == "warning" and "assumed: " in found.message
+    assert result.ok and not [d for d in result.diagnostics if d.rule == "attention-scale"], \
+        result.diagnostics
+    assert any(n.startswith("q, k, v read with d features") for n in result.notes), result.notes
     declared = st.check(PerHeadDot, inputs=["q=B,H,T,d", "k=B,H,T,d", "v=B,H,T,d"]).targets[0]
     assert declared.ok and not declared.diagnostics, declared.diagnostics
 

@@ -266,10 +266,21 @@ class VectorInputs(Guess):
                                   reading_of=reading)
 
     def settled_by(self, attempt, plan: Plan) -> bool:
-        """A failure past the embedding is the code's own, but a split by a count over its default."""
+        """A failure past the embedding is the code's own, but a split by a count over its
+        default, and an elementwise op whose operands of two ranks do not broadcast (the code
+        lifted one to meet ids with an axis more than guessed: ``pe.unsqueeze(-2)`` beside the
+        tracks of each position)."""
         from .defaults_read import OverDefaults
         return not self.strict and attempt.failed_op is not None and not at_embedding(attempt) \
+            and not _ranks_unmet(attempt.failed_op) \
             and not any(g.read_by(attempt, plan) for g in plan.guesses if isinstance(g, OverDefaults))
+
+
+def _ranks_unmet(op) -> bool:
+    """Whether ``op`` failed broadcasting two operands of different ranks."""
+    ranks = {len(m.shape) for m in op.inputs if getattr(m, "shape", None) is not None}
+    return op.error is not None and len(op.inputs) == 2 and len(ranks) == 2 \
+        and MET.search(op.error[1] or "") is not None
 
 
 def _embeds(model) -> bool:
