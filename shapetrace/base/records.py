@@ -256,3 +256,15 @@ class TraceData:
         #: the traced model and its submodules as the recorder walked them (``all_modules``'
         #: order), or None: no model, or one that grew while recording
         self.model_modules: list | None = None
+
+
+def module_at(model, path: str | None):
+    """The module of ``model`` a record's or a finding's module path names (``GPT.blocks.0``:
+    the root's name, then the path inside it), or None."""
+    if not path:
+        return None
+    _, _, inner = path.partition(".")
+    try:
+        return model.get_submodule(inner) if inner else model
+    except (AttributeError, TypeError):
+        return None

@@ -103,11 +103,11 @@ def innermost_user_frame(tb, *, installed_is_library: bool = True,
     """``(filename, line)`` of the innermost traceback entry in the user's code, skipping
     frames that ask to be hidden (``__tracebackhide__``), or None. ``files_only`` also skips
     code with no file to open (``<string>``: a dataclass's generated ``__init__``)."""
-    found = _innermost_user_entry(tb, installed_is_library, files_only)
+    found = innermost_user_entry(tb, installed_is_library, files_only)
     return (found[0].f_code.co_filename, found[1]) if found is not None else None
 
 
-def _innermost_user_entry(tb, installed_is_library: bool, files_only: bool = False):
+def innermost_user_entry(tb, installed_is_library: bool, files_only: bool = False):
     """``(frame, line)`` of the innermost traceback entry in the user's code (see
     :func:`innermost_user_frame`), or None."""
     found = None
@@ -127,7 +127,7 @@ def none_parameters(tb, *, installed_is_library: bool = False, codes=None) -> tu
     it raised at reads (``encoder_padding_mask.float()`` with ``encoder_padding_mask=None``):
     read while the frames exist. ``codes``: take the innermost frame running one of these code
     objects instead (a constructor whose None reached a layer it builds)."""
-    found = _innermost_user_entry(tb, installed_is_library) if codes is None \
+    found = innermost_user_entry(tb, installed_is_library) if codes is None \
         else innermost_entry_of(tb, codes)
     if found is None:
         return ()

@@ -99,8 +99,7 @@ def _owner(model, path: str, line: int):
     import torch.nn as nn
 
     for module in model.modules() if isinstance(model, nn.Module) else ():
-        code = getattr(getattr(type(module).forward, "__code__", None), "co_filename", None) and \
-            type(module).forward.__code__
+        code = getattr(type(module).forward, "__code__", None)
         if code is None or code.co_filename != path:
             continue
         lines = [n for _, _, n in code.co_lines() if n is not None]

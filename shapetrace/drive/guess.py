@@ -14,6 +14,9 @@ class Guess:
     first)."""
 
     after_another_input = False
+    #: whether a reading of this guess read again the same way says all the first one did
+    #: (``drive.readings`` then keeps the last note only)
+    restated = False
 
     def read_by(self, failed, plan) -> bool:
         raise NotImplementedError

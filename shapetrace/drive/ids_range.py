@@ -15,13 +15,10 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..analysis.graph import made_through
-from ..base.ops import EMBEDDINGS, INTEGER_CASTS, MOVES
+from ..base.ops import EMBEDDINGS
 from ..base.specs import InputSpec
+from .behind import input_behind
 from .guess import Guess
-
-#: what an index goes through on its way from the input: moves, and the cast to integers
-_TO_INDEX = MOVES | INTEGER_CASTS
 
 
 @dataclass(frozen=True)
@@ -29,8 +26,7 @@ class CastIndices(Guess):
     """Float inputs (``names``), guessed as real values, that may be codes cast to indices."""
 
     names: tuple[str, ...]
-    #: a second reading below a smaller table says all the first one did
-    restated = True
+    restated = True  # a second reading below a smaller table says all the first one did
 
     def read_by(self, failed, plan) -> bool:
         return _refused(failed, plan, self.names) is not None
@@ -65,11 +61,10 @@ def _refused(failed, plan, names) -> tuple[str, int, object] | None:
         return None
     if index.dtype is None or index.dtype.is_floating_point or not table.shape:
         return None
-    _, start = made_through(index, failed.trace.records, _TO_INDEX, depth=16)
+    start, named = input_behind(failed, index)
     if start is None or start.dtype is None or not start.dtype.is_floating_point:
         return None
     rows = table.shape[0]
-    named = failed.input_named(start)
     for arg, name in zip(failed.args, failed.names):
         if name not in names or getattr(arg, "shape", None) is None:
             continue

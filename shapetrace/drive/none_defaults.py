@@ -277,9 +277,9 @@ def _indexed_inside(plan: Plan, cause: BaseException, given) -> tuple[str, int] 
     of the user's code that raised indexes under the same name and value (a layer the
     constructor hands ``kernel_size`` to, reading ``kernel_size[0]``), and one more than the
     largest index that function reads it at; None otherwise."""
-    from ..base.source import _innermost_user_entry
+    from ..base.source import innermost_user_entry
 
-    found = _innermost_user_entry(cause.__traceback__, installed_is_library=False)
+    found = innermost_user_entry(cause.__traceback__, installed_is_library=False)
     if found is None:
         return None
     frame, lineno = found

@@ -1,8 +1,5 @@
-"""Inputs read by what the module is sized by and by what a failure read.
-
-:func:`sized_per_head`: a module sized by a head size alone takes vectors of that many
-features. :func:`inputs_read_by`: which of a plan's inputs the op that failed read.
-"""
+"""Inputs read by what the module is sized by: a module sized by a head size alone takes
+vectors of that many features (:func:`sized_per_head`)."""
 
 from __future__ import annotations
 
@@ -33,21 +30,3 @@ def sized_per_head(module, init, inputs, dims, request):
     note = (f"{names} read with d features: the constructor is sized by a head size alone (no "
             f"argument is a model width); give --input {guessed[0].name}=... to choose")
     return made, note
-
-
-def inputs_read_by(failed, names) -> tuple[str, ...]:
-    """The inputs of ``names`` the op that failed read, followed back through moves
-    (``mask.repeat(h, 1, 1)``, ``mask.unsqueeze(-1)``), by identity; () when none is found."""
-    from ..analysis.graph import made_through
-    from ..base.ops import INTEGER_CASTS, MOVES
-
-    op = failed.failed_op
-    if op is None:
-        return ()
-    read = []
-    for meta in op.inputs:
-        _, start = made_through(meta, failed.trace.records, MOVES | INTEGER_CASTS, depth=16)
-        name = failed.input_named(start) if start is not None else None
-        if name in names and name not in read:
-            read.append(name)
-    return tuple(read)

@@ -33,7 +33,7 @@ from ..base.names import (
 from ..base.ops import MATMULS, next_prime
 from ..base.specs import InputSpec, ValueInput, parse_input
 from .guess import Guess
-from .per_head import inputs_read_by
+from .behind import inputs_read_by
 from .resized import resized
 from .heads_read import HeadInputs
 from .ids_read import at_embedding

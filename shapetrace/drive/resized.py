@@ -13,6 +13,7 @@ import re
 from .asked import (EVEN_HEAD_SIZE, INNER, MASK_MET, MET, SQUARE_ASKED, SQUARE_LENGTH, VIEW_FAILED, fixed_width_of,
                     grid_pattern, grid_view, halved_size, is_square, length_asked, raised_by_check,
                     window_tokens)
+from ..base.records import module_at
 from .defaults_read import constructor_defaults
 
 
@@ -144,7 +145,7 @@ def _count_of_layer(target: list[int], plan, op, model) -> tuple[str, int] | Non
     width = plan.dims["C"]
     if model is None or not op.inputs or op.inputs[0].shape[-1] != width:
         return None
-    layer = _layer_of(model, op.module)
+    layer = module_at(model, op.module)
     if layer is None:
         return None
     defaults = constructor_defaults(type(layer))
@@ -156,15 +157,6 @@ def _count_of_layer(target: list[int], plan, op, model) -> tuple[str, int] | Non
             if name is not None:
                 return f"{name}={n}", n
     return None
-
-
-def _layer_of(model, path: str):
-    """The submodule of ``model`` at a record's module path (``Encoder.layers.0``), or None."""
-    inner = path.split(".", 1)[1] if "." in path else ""
-    try:
-        return model.get_submodule(inner) if inner else model
-    except (AttributeError, TypeError):
-        return None
 
 
 def _kept_count(target: list[int], plan, op) -> int | None:

@@ -7,9 +7,11 @@ positions (T, T - 1 without a leading class token, T + 1 with one, or the source
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..base.names import size_of
 from .asked import VIEW_FAILED
 from .guess import Guess
 
@@ -55,19 +57,14 @@ class ViewedCount(Guess):
                 positions.setdefault(dims[name], f"the positions ({name})")
                 positions.setdefault(dims[name] - 1, f"the positions but the first ({name} - 1)")
                 positions.setdefault(dims[name] + 1, f"the positions and one more ({name} + 1)")
-        probes = set(dims.values())
+        others = set(dims.values()) - {dims.get("T"), dims.get("S")}  # sizes no count is read as
+        wanted = math.prod(target)
         matches = []
         for name, value in self.chosen:
             if target.count(value) != 1 or value in (dims.get("B"), dims.get("T"), dims.get("S"), dims.get("L")):
                 continue  # a maximum length viewed as the length is the code's bug (block_size for T)
-            rest = 1
-            for n in target:
-                rest *= n
-            rest //= value
-            if rest and numel % rest == 0 and (size := numel // rest) in positions \
-                    and size not in probes - {dims.get("T"), dims.get("S")}:
+            rest = wanted // value
+            if numel % rest == 0 and (size := numel // rest) in positions and size not in others:
                 matches.append((name, value, size, positions[size]))
         # a name that states the width (``d_model``) is the width: tried last
-        from ..base.names import size_of
-
         return sorted(matches, key=lambda m: size_of(m[0]) is not None)

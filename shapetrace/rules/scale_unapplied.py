@@ -18,6 +18,7 @@ import math
 
 from ..analysis.code import parsed
 from ..base.diagnostics import Diagnostic
+from ..base.records import module_at
 from ..base.source import display_path
 
 
@@ -51,7 +52,7 @@ def _left_out(d: Diagnostic, model) -> tuple | None:
     """``(attribute, value, file, line)`` of the scale the module ``d`` ran in made in its
     constructor and never read, or None."""
     expected = (d.data or {}).get("expected")
-    module = _module_at(model, d.module)
+    module = module_at(model, d.module)
     if module is None or not isinstance(expected, float) or expected <= 0:
         return None
     for name, value in vars(module).items():
@@ -64,17 +65,6 @@ def _left_out(d: Diagnostic, model) -> tuple | None:
         if made is not None:
             return (name, float(value), *made)
     return None
-
-
-def _module_at(model, path: str | None):
-    """The module of ``model`` a finding's module path (``Block.attn``) names."""
-    if not path:
-        return None
-    _, _, inner = path.partition(".")
-    try:
-        return model.get_submodule(inner) if inner else model
-    except (AttributeError, TypeError):
-        return None
 
 
 def _made_unread(cls: type, name: str) -> tuple[str, int] | None:
