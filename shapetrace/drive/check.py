@@ -51,7 +51,7 @@ from .misfit import guess_failed, machine_failed
 from .parent import in_parent, request_in
 from .held import held_non_finite
 from .plan import ImageInputs, Request, make_plan
-from .preserve import outside_inference, preserved
+from .preserve import outside_inference, preserved, project_state
 from .reference_weights import SharedWeights
 from .reuse import Done
 from .widths import at_even_width
@@ -154,7 +154,13 @@ _CONSTRUCTOR_READINGS = 4
 
 
 def _checked(request: Request, notes: list[str]) -> TargetResult:
-    """The plan, its attempts and the findings of the one that stands, as a TargetResult."""
+    """The plan, its attempts and the findings of the one that stands, as a TargetResult; the
+    project's module globals its constructors set are put back after (``project_state``)."""
+    with project_state():
+        return _checked_here(request, notes)
+
+
+def _checked_here(request: Request, notes: list[str]) -> TargetResult:
     dims, module = request.dims, request.module
     # decided before the run, which leaves these rules out
     skipped = [name for name, rule in RULES.items() if rule.needs_values] if request.fake else []
@@ -254,7 +260,10 @@ def _plan_or_parent(request: Request, notes: list[str]):
         if plan is None:
             raise problem
         return plan
-    found = in_parent(request, failed=problem is not None)
+    with project_state(restore=False) as state:
+        found = in_parent(request, failed=problem is not None)
+        if found is None:  # parents tried and left: the globals they set go with them
+            state.restore()
     if found is None:
         if plan is None:
             raise problem
@@ -269,15 +278,15 @@ def _plan_or_parent(request: Request, notes: list[str]):
 def _as_in_parent(request: Request, failed: Attempt, notes: list[str], run) -> Attempt:
     """The attempt on the instance a parent class of the project builds, fed what the parent's
     forward hands it, when it runs where the guessed inputs did not; else ``failed``."""
-    found = in_parent(request, failed=True)
-    if found is None:
-        return failed
-    try:
-        again = run(make_plan(request_in(request, found)))
-    except (TargetError, UsageError):
-        return failed
-    if not again.ran:
-        return failed
+    with project_state(restore=False) as state:
+        found = in_parent(request, failed=True)
+        try:
+            again = None if found is None else run(make_plan(request_in(request, found)))
+        except (TargetError, UsageError):
+            again = None
+        if again is None or not again.ran:  # parents tried and left: their globals too
+            state.restore()
+            return failed
     notes.append(f"checked as {found.parent} builds it, with the inputs its forward passes: on "
                  f"its own, the forward failed on the inputs guessed from their names")
     return again

@@ -102,3 +102,8 @@ class Isolation:
         sys.path[:] = self._path
         del self._before, self._shadowed, self._path
         return False
+
+
+def users_modules() -> list:
+    """The modules now loaded from the user's files (not Python's, a library's or shapetrace's)."""
+    return [m for m in list(sys.modules.values()) if m is not None and _is_users(m)]

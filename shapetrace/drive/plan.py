@@ -34,7 +34,7 @@ from ..base.ops import MATMULS, next_prime
 from ..base.specs import InputSpec, ValueInput, parse_input
 from .guess import Guess
 from .behind import inputs_read_by
-from .resized import resized
+from .probe_sizes import ProbeSizes
 from .heads_read import HeadInputs
 from .ids_read import at_embedding
 from .image_sides import ImageInputs
@@ -261,7 +261,9 @@ class VectorInputs(Guess):
         reading = self if at_embedding(failed) else dataclasses.replace(self, strict=True)
         # still open: masks, probe sizes (ids into rotary heads of an odd size), counts set over
         from .defaults_read import OverDefaults  # the constructor's defaults (a ratio's heads)
-        rest = tuple(g for g in plan.guesses if isinstance(g, (GuessedMasks, ProbeSizes, OverDefaults)))
+        from .rank_reads import StackedIds
+        rest = tuple(g for g in plan.guesses if isinstance(g, (GuessedMasks, ProbeSizes, OverDefaults))) \
+            + (StackedIds(tuple(t.name for t in tokens)),)  # ids of an axis more, last
         yield dataclasses.replace(plan, inputs=tokens, guesses=rest, note=note,
                                   reading_of=reading)
 
@@ -288,41 +290,6 @@ def _embeds(model) -> bool:
     import torch.nn as nn
 
     return model is not None and any(isinstance(m, nn.Embedding) for m in model.modules())
-
-
-@dataclass(frozen=True)
-class ProbeSizes(Guess):
-    """The probe sizes themselves, chosen by shapetrace: odd primes, and a sequence length of
-    its own. A module may need another: rotary positions pair a head's features (an even head
-    size: ``view(..., -1, 2)``), a sequence folded back into a grid must be as long as the grid
-    (``view(B, C, H, W)`` with ``H*W`` tokens). When the forward fails at a view or reshape that
-    asks for such a size, the size it asks for is tried."""
-
-    free: frozenset  # the names the caller did not give
-
-    def read_by(self, failed, plan: Plan) -> bool:
-        return self._resized(failed, plan) is not None
-
-    def others(self, plan: Plan, failed) -> Iterator[Plan]:
-        name, size, why = self._resized(failed, plan)
-        sizes = {name: size}
-        if name == "C":  # heads that divide the width the code fixes
-            heads = plan.dims["H"] if size % plan.dims["H"] == 0 else \
-                next(h for h in (8, 4, 2, 1) if size % h == 0 and (h < size or h == 1))
-            sizes.update(H=heads, d=size // heads)
-        again = replanned(plan, sizes)
-        if again is None:
-            return
-        note = f"{name}={size}, {why}: give --dims {name}=... to choose"
-        # a width the code fixes may come with a length it fixes too (a 512-wide table of 200
-        # rows added uncut): the sequence length stays open to one more reading
-        rest = (ProbeSizes(self.free & {"T", "S"}),) if name == "C" and "T" in self.free else \
-            tuple(ProbeSizes(self.free - {name}) if isinstance(g, ProbeSizes) else g
-                  for g in again.guesses)  # the rest, anew
-        yield dataclasses.replace(again, guesses=rest, note=note, reading_of=self)
-
-    def _resized(self, failed, plan: Plan) -> tuple[str, int, str] | None:
-        return resized(failed, plan, self.free)
 
 
 @dataclass(frozen=True)
@@ -529,7 +496,7 @@ def make_plan(request: Request) -> Plan:
         guesses.append(PassedValues(frozenset(request.init or {})))
     free = frozenset({"T", "S", "d"} - set(dims.explicit))
     if free and not any(hasattr(getattr(i, "value", i), "shape") for i in request.inputs or ()):
-        guesses.append(ProbeSizes(free))
+        guesses.append(ProbeSizes(free, replan=replanned))
     if request.inputs is None and problem is None:  # fewer axes, or a default of None needed
         from .rank_reads import rank_guesses
         from .table_rows import table_guesses

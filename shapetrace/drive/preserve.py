@@ -96,3 +96,37 @@ def outside_inference(module, notes: list[str]):
     notes.append("its tensors were made under torch.inference_mode(): checked on a copy of "
                  "them, the instance left as it was")
     return copied
+
+
+class project_state:
+    """The names bound at the top of the project's own modules, put back as they were on
+    leaving (``restore=True``) or on :meth:`restore`: a constructor that sets a module's
+    globals (``config.d_model = d_model`` in a parent, read by every layer it builds) and then
+    fails leaves them for whatever is built next, which then runs on sizes no one chose
+    together. One class's check never sees what another's left. New modules stay loaded;
+    objects changed in place are not copied."""
+
+    def __init__(self, restore: bool = True):
+        self.on_exit = restore
+
+    def __enter__(self) -> "project_state":
+        from .isolation import users_modules
+
+        self.saved = [(vars(m), dict(vars(m))) for m in users_modules()]
+        return self
+
+    def restore(self) -> None:
+        for names, before in self.saved:
+            for name in [n for n in names if n not in before]:
+                del names[name]
+            for name, value in before.items():
+                if names.get(name, _ABSENT) is not value:
+                    names[name] = value
+
+    def __exit__(self, *exc) -> bool:
+        if self.on_exit:
+            self.restore()
+        return False
+
+
+_ABSENT = object()

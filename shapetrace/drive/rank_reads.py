@@ -187,18 +187,12 @@ class GroupedAxes(Guess):
             and getattr(plan, "reading_of", None) is None and bool(_SIZES_UNFIT.search(str(failed.raised)))
 
     def others(self, plan, failed) -> Iterator:
-        from ..base.dims import Dims
-        from ..base.ops import next_prime
-
         specs = {s.name: s for s in plan.inputs if isinstance(s, InputSpec)}
         read = [n for n in self.names if n in specs
                 and tuple(specs[n].dims) in (("B", "T", "C"), ("B", "S", "C"))]
         if not read:
             return
-        dims = plan.dims
-        size = next_prime(11, avoid=set(dims.values()))
-        request = dataclasses.replace(plan.request, dims=Dims(
-            {**{k: dims[k] for k in dims.explicit}, "N": size}))
+        request, size = _with_stack(plan, 11)
         where = _failed_at(failed)
         own = {n: specs[n].dims[1] for n in read}  # keys of their own length (S), then of T
         for lengths in (own, dict.fromkeys(read, "T")) if "S" in own.values() else (own,):
@@ -215,6 +209,53 @@ class GroupedAxes(Guess):
         size = plan.dims.get("N")
         return size is not None and any(
             size in tuple(t.shape) for t in tensors_in(attempt.output))
+
+
+@dataclass(frozen=True)
+class StackedIds(Guess):
+    """``names``: inputs read as token ids, one per position (B, T), that may hold several per
+    position (the notes of a chord, the codebooks of an audio frame): a forward that embeds
+    them and fails past the embedding where sizes do not fit (a table lifted by an axis,
+    ``pe.unsqueeze(-2)``, to meet embeddings of one axis more) is run with ids of (B, T, N),
+    then (B, N, T). A reading stands only if the forward then runs and N reaches an output."""
+
+    names: tuple[str, ...]
+
+    def read_by(self, failed, plan) -> bool:
+        from .ids_read import at_embedding
+
+        op = failed.failed_op
+        return op is not None and op.error is not None and "N" not in plan.dims \
+            and not at_embedding(failed) and bool(_UNFIT_PAST.search(str(op.error[1])))
+
+    def others(self, plan, failed) -> Iterator:
+        specs = {s.name: s for s in plan.inputs if isinstance(s, InputSpec)}
+        read = [n for n in self.names if n in specs and tuple(specs[n].dims) == ("B", "T")
+                and specs[n].dtype == "long"]
+        if not read:
+            return
+        request, size = _with_stack(plan, 3)
+        where = _failed_at(failed)
+        for axes in (("B", "T", "N"), ("B", "N", "T")):
+            inputs = tuple(dataclasses.replace(s, dims=axes) if isinstance(s, InputSpec)
+                           and s.name in read else s for s in plan.inputs)
+            shown = ", ".join(f"{n} ({', '.join(axes)})" for n in read)
+            note = (f"{shown} read as several token ids per position, N={size}: with one the "
+                    f"forward failed at {where}; give --input to choose")
+            masks = tuple(g for g in plan.guesses if type(g).__name__ == "GuessedMasks")
+            yield dataclasses.replace(plan, request=request, inputs=inputs, guesses=masks,
+                                      note=note, reading_of=self)  # masks of the ids, still open
+
+    def stands(self, attempt, plan) -> bool:  # N, or the positions and ids flattened (T*N)
+        size, dims = plan.dims.get("N"), plan.dims
+        return size is not None and any(n == size or n % size == 0 and n // size in (dims["T"], dims["S"])
+                                        for t in tensors_in(attempt.output) for n in t.shape)
+
+
+#: sizes that do not fit past an embedding: operands that do not broadcast, a view of another
+#: number of elements, a product of other widths
+_UNFIT_PAST = re.compile(r"must match the size of tensor b|is invalid for input of size|shapes "
+                         r"cannot be multiplied")
 
 
 @dataclass(frozen=True)
@@ -478,6 +519,18 @@ def _size_word(word: str | None) -> str | None:
     return dim_of_word(word) or next((d for part in word.split("_") if (d := dim_of_word(part))), None)
 
 
+def _with_stack(plan, least: int):
+    """``(request, N)``: the plan's request with an axis N of its own for a stack, the first
+    prime from ``least`` no probe size has, beside the sizes the caller gave."""
+    from ..base.dims import Dims
+    from ..base.ops import next_prime
+
+    dims = plan.dims
+    size = next_prime(least, avoid=set(dims.values()))
+    return dataclasses.replace(plan.request, dims=Dims(
+        {**{k: dims[k] for k in dims.explicit}, "N": size})), size
+
+
 def _failed_at(failed) -> str:
     """Where an attempt failed, for a note: the op, else the line, else its first use."""
     if failed.failed_op is not None:
@@ -501,7 +554,10 @@ def rank_guesses(forward, specs) -> list:
                     and s.dtype == "float" and len(s.dims) == 2 and s.dims[0] == "B"
                     and any(isinstance(o, InputSpec) and tuple(o.dims[:2]) == ("B", "T")
                             and len(o.dims) == 3 for o in specs))
+    stacked = tuple(s.name for s in specs if isinstance(s, InputSpec) and s.dtype == "long"
+                    and tuple(s.dims) == ("B", "T"))
     return ([NeededDefaults(needed)] if needed else []) + ([IdRange(ids)] if ids else []) \
+        + ([StackedIds(stacked)] if stacked else []) \
         + ([MoreAxes(vectors)] if vectors else []) \
         + ([PatternAxes(floats), UnpackedAxes(floats)] if floats else []) \
         + ([FewerAxes(sequences)] if sequences else []) \

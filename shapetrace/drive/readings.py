@@ -63,6 +63,11 @@ def _reading(plan, failed, run, depth: int = 3, emptied: list | None = None,
                 if getattr(other.reading_of, "restated", False) and type(again_of) is type(other.reading_of):
                     return deeper
                 return deeper[0], [other.note, *deeper[1]]
+            if failed.passed_by is None and again.passed_by is not None \
+                    and again.failure_site() == failed.failure_site() is not None:
+                # a reading that failed where the first did, and one of it that got past there
+                failed.passed_by = f"{other.note.split(':')[0]}, then {again.passed_by}"
+                failed.passed_to = again.passed_to
         if stands:
             return again, [other.note]
     return None

@@ -1,4 +1,4 @@
-"""The probe sizes a failed run asks for: what ``plan.ProbeSizes`` tries next.
+"""The probe sizes a failed run asks for: what ``probe_sizes.ProbeSizes`` tries next.
 
 shapetrace's probe sizes are odd primes and a sequence length of its own. A module may need
 another: an even head size for rotary pairs, a square number of tokens for a grid, the length a
@@ -18,7 +18,7 @@ from .defaults_read import constructor_defaults
 
 
 def resized(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
-    """The probe size a failed run asks for, as ``(name, size, why)`` (see ``ProbeSizes``), or
+    """The probe size a failed run asks for, as ``(name, size, why)`` (see ``probe_sizes.ProbeSizes``), or
     None: the size a failing view, check, table or kernel says the module needs."""
     op, raised = failed.failed_op, failed.raised
     halved = halved_size(raised, plan.dims, free, failed.raised_at)
