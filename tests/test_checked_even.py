@@ -67,3 +67,33 @@ def test_the_module_written_right_runs_clean():
     result = st.check(GroupedRotary).targets[0]
     assert result.error is None, result.error
     assert not [d for d in result.diagnostics if d.severity == "error"], result.diagnostics
+
+
+class RotaryBackbone(nn.Module):
+    """A backbone whose constructor refuses an odd head size by a check of its own."""
+
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        assert (d_model // n_heads) % 2 == 0, "head_dim must be even for rotary positions"
+        self.attn = GroupedRotary(d_model, n_heads)
+
+    def forward(self, x):
+        return self.attn(x)
+
+
+class Evaluator(nn.Module):
+    """Handed a built backbone (annotated with its class) and a head over its output."""
+
+    def __init__(self, backbone: RotaryBackbone, d_model):
+        super().__init__()
+        self.backbone, self.head = backbone, nn.Linear(d_model, 1)
+
+    def forward(self, x):
+        return self.head(self.backbone(x)).squeeze(-1)
+
+
+def test_a_module_argument_that_asks_for_an_even_head_size_gets_one():
+    result = st.check(Evaluator).targets[0]
+    assert result.error is None, result.error
+    assert not [d for d in result.diagnostics if d.severity == "error"], result.diagnostics
+    assert any("needs an even width" in n for n in result.notes), result.notes

@@ -19,7 +19,7 @@ import re
 
 from ..base.dims import Dims
 from ..base.errors import TargetError, UsageError, one_line
-from ..base.source import user_frame
+from ..base.source import innermost_user_frame, user_frame
 from .asked import (DIVISOR_ASKED, EVEN_ASKED, EVEN_HEAD_SIZE, MET, VIEW_FAILED, count_multiple,
                     numbers_in, raised_by_check, square_asked, width_multiple)
 from .plan import Plan, Request, make_plan
@@ -250,8 +250,9 @@ def at_even_width(request: Request, exc: Exception, notes: list[str]):
         sizes = {count[0]: count[1]}
         note = (f"{count[0]}={count[1]}: a module its constructor builds asks for {count[2]}; "
                 f"give --dims {count[0]}=... to choose")
-    elif "cannot build constructor argument" in str(exc) and dims["C"] % 2 \
-            and not {"C", "d"} & set(dims.explicit) and {half, half + 1} <= numbers_in(str(exc)):
+    elif dims["C"] % 2 and not {"C", "d"} & set(dims.explicit) and (
+            "cannot build constructor argument" in str(exc) and {half, half + 1} <= numbers_in(str(exc))
+            or _even_asked(cause, dims)):
         sizes, note = {"d": EVEN_HEAD_SIZE}, None
     else:
         return None
@@ -262,6 +263,20 @@ def at_even_width(request: Request, exc: Exception, notes: list[str]):
     notes.append(note or f"C={plan.dims['C']} (head size d={EVEN_HEAD_SIZE}): a module its "
                          f"constructor builds needs an even width; give --dims to choose")
     return plan
+
+
+def _even_asked(cause: BaseException | None, dims) -> bool:
+    """Whether a module argument's constructor (or its config's) refused an odd head size by a
+    check that asks for an even one (``assert head_dim % 2 == 0``, ``RoPE requires an even
+    rotary dimension``), said by the error or by the line that raised it, down its causes."""
+    seen = 0
+    while cause is not None and seen < 4 and dims["d"] % 2:
+        frame = innermost_user_frame(cause.__traceback__, installed_is_library=False)
+        line = linecache.getline(frame[0], frame[1]) if frame else ""
+        if EVEN_ASKED.search(str(cause)) or re.search(r"%\s*2\s*[!=]=", line):
+            return True
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return False
 
 
 def _fewer_heads(plan: Plan, failed: TargetError) -> Plan | None:
