@@ -139,6 +139,9 @@ def _callee(node: ast.expr, func, owner: type | None, built=None, loops: dict | 
         if loops and node.id in loops and isinstance(owner, type):  # a layer of a stack
             return _forward_of(element_class(owner, loops[node.id], built))
         return None, None, False
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and isinstance(cls := names.get(node.func.id), type) and hasattr(cls, "forward"):
+        return _forward_of(cls)  # a module made on the spot and called: ``Attention()(q, k, v)``
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call) \
             and isinstance(node.value.func, ast.Name) and node.value.func.id == "super":
         return _base_method(func, owner, node.attr)  # ``super().forward(x, None, mask)``

@@ -24,7 +24,7 @@ from .handed import handed, standing_for
 
 _SDPA = "scaled_dot_product_attention"
 _CASTS = frozenset({"bool", "to", "float", "type", "unsqueeze", "view", "reshape", "expand",
-                    "expand_as", "contiguous", "__getitem__"})
+                    "expand_as", "contiguous", "__getitem__", "repeat", "repeat_interleave"})
 
 
 def mask_meaning(forward, name: str) -> str | None:

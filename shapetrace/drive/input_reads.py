@@ -25,6 +25,7 @@ from ..base.names import (
     DATA_INPUTS,
     KEY_VALUE_INPUTS,
     OFFSET_INPUTS,
+    MASK_INPUT,
     PADDING_INPUTS,
     QUERY_INPUTS,
     SIDE_INPUTS,
@@ -72,8 +73,10 @@ def as_tokens(specs: list[InputSpec], any_name: bool = False) -> list[InputSpec]
 
 
 def _word(name: str) -> str:
-    """``name`` without the trailing underscore that keeps it off a builtin (``input_``)."""
-    return name.rstrip("_") or name
+    """``name`` without the trailing underscore that keeps it off a builtin (``input_``), and
+    the queries, keys and values of the formula's capitals (``Q``, ``K``, ``V``) as their words."""
+    word = name.rstrip("_") or name
+    return word.lower() if word in ("Q", "K", "V") else word
 
 
 def _spec_from_word(name: str, all_names: set[str]) -> InputSpec | None:
@@ -492,7 +495,7 @@ def spec_by_first_use(name: str, forward) -> InputSpec | None:
     axis (``number.unsqueeze(1) * self.freqs``, ``t[:, None]``, ``t.view(t.size(0), 1)``): a
     value per sample, (B,), made as a diffusion timestep is. None for any other first use."""
     tree = _tree(forward)
-    if tree is None:
+    if tree is None or MASK_INPUT.search(name):  # a mask given an axis is no timestep
         return None
     parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     reads = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
