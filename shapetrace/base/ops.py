@@ -158,6 +158,9 @@ DETACHES = frozenset({"Tensor.detach", "torch.detach", "Tensor.data"})
 #: Ops that change no value, only where it sits: followed through when tracing a tensor back.
 MOVES = CASTS | DROPOUTS | RESHAPES | PERMUTES | EXPANDS | frozenset(
     {"[]", "Tensor.repeat_interleave", "torch.repeat_interleave", "Tensor.repeat"})
+#: ops that cut a tensor into pieces along an axis, each piece its values as they were
+SPLITS = frozenset({"Tensor.chunk", "torch.chunk", "Tensor.split", "torch.split", "Tensor.unbind",
+                    "torch.unbind"})
 #: The everyday moves (indexing, unsqueeze, view/reshape, expand, transpose/permute/mT, casts,
 #: copies): followed back to tell whether two operands were cut from one tensor.
 SIMPLE_MOVES = frozenset({"[]", "Tensor.unsqueeze", "torch.unsqueeze", "Tensor.view",

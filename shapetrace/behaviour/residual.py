@@ -42,7 +42,7 @@ from torch import Tensor, nn
 
 from ..base.diagnostics import Diagnostic
 from ..base.ops import BIASED_MATMULS, EINSUMS, EMBEDDINGS, LAYER_OPS, MATMULS, MHA_FORWARD, \
-    MOVES, SDPA, SOFTMAXES, TRAILING_NORMS, base_name
+    MOVES, SDPA, SOFTMAXES, SPLITS, TRAILING_NORMS, base_name
 from ..base.records import OpRecord
 from ..record.tensors import tensors_in
 from ..rules.registry import diagnostic
@@ -60,8 +60,7 @@ _NORMS = TRAILING_NORMS | frozenset({"F.group_norm", "torch.group_norm", "F.batc
                                      "F.normalize", "torch.rsqrt", "Tensor.rsqrt", "torch.var",
                                      "Tensor.var", "torch.std", "Tensor.std", "torch.var_mean"})
 #: ops that hand a projection's output on as it is, cut or moved (a fused projection's chunks)
-_PIECES = MOVES | frozenset({"Tensor.chunk", "torch.chunk", "Tensor.split", "torch.split",
-                             "Tensor.unbind", "torch.unbind", "Tensor.unflatten"})
+_PIECES = MOVES | SPLITS | frozenset({"Tensor.unflatten"})
 _ACTIVATIONS = frozenset({
     "relu", "relu_", "gelu", "gelu_", "silu", "silu_", "tanh", "tanh_", "sigmoid", "sigmoid_",
     "mish", "softplus", "elu", "leaky_relu", "hardswish", "hardsigmoid", "glu", "relu6", "selu",

@@ -63,6 +63,7 @@ from .input_reads import (lengths_input, none_by_receiver, number_input, size_in
 from .layout import swapped as _swapped
 from .torch_reads import spec_by_torch_layer
 from .masks import optional_mask, required_mask
+from .einsum_reads import spec_by_einsum
 from .layout import batch_first, code_layout, time_first
 from .styles import annotated_config, config_source
 from .kwargs_read import kwargs_base
@@ -140,6 +141,7 @@ def infer_inputs(cls_or_forward: type | Callable, dims: Mapping[str, int], *,
                 or sized or spec_by_receiver(p.name, forward, klass) or spec_by_layer(p.name, forward, klass) \
                 or (by_built(p.name, forward) if by_built is not None else None) \
                 or number_input(p, hints.get(p.name)) or spec_by_unpacking(p.name, forward) \
+                or spec_by_einsum(p.name, forward, specs) \
                 or spec_by_first_use(p.name, forward) or spec_like_sibling(p.name, forward, specs)
         if spec is None:
             missing.append(p.name)

@@ -12,6 +12,7 @@ import re
 import torch
 
 from ..base.errors import failed_on_none, one_line
+from ..base.ops import MOVES, SPLITS
 from ..base.names import MASK_INPUT
 from ..base.source import at_line, at_site, display_path
 from ..report.results import TargetResult
@@ -456,7 +457,7 @@ def _moved_failed(result: TargetResult, chosen: Attempt) -> bool:
         return False
     records = chosen.trace.records
     for name, arg in chosen.guessed:
-        if any(moved_from(meta, arg, records) for meta in rec.inputs):
+        if any(moved_from(meta, arg, records, passing=MOVES | SPLITS) for meta in rec.inputs):
             return ask(result, f"{_as_guessed(name, arg)}, does not fit {rec.op}"
                                f"{_at(rec)} ({rec.error[0]}: {one_line(rec.error[1])}), which "
                                f"reads it only moved or reshaped",
