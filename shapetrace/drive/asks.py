@@ -149,8 +149,24 @@ def mask_axes(forward, name: str) -> tuple[str, ...]:
         tree = ast.parse(textwrap.dedent(inspect.getsource(forward)))
     except (OSError, TypeError, SyntaxError, IndentationError):
         return ("T", "T")
-    for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg in _MASK_KEYWORDS \
-                and isinstance(node.value, ast.Name) and node.value.id == name:
-            return _MASK_KEYWORDS[node.arg]
+    for call in ast.walk(tree):
+        for node in call.keywords if isinstance(call, ast.Call) else ():
+            if node.arg in _MASK_KEYWORDS and isinstance(node.value, ast.Name) and node.value.id == name:
+                if node.arg == "key_padding_mask" and _keys_of_source(call, tree):
+                    return ("B", "S")  # one flag per key of a source sequence (memory, context)
+                return _MASK_KEYWORDS[node.arg]
     return ("T", "T")
+
+
+def _keys_of_source(call: ast.Call, tree: ast.AST) -> bool:
+    """Whether the keys or values of an attention ``call`` are made from an input read as a
+    source sequence of its own (``memory``, ``context``), directly or through one local."""
+    from ..base.names import SOURCE_INPUTS
+
+    given = [k.value for k in call.keywords if k.arg in ("key", "value")] + list(call.args[1:3])
+    assigned = {t.id: node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                for t in node.targets if isinstance(t, ast.Name)}
+    names = {n.id for expr in given for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    names |= {n.id for name in list(names) if name in assigned
+              for n in ast.walk(assigned[name]) if isinstance(n, ast.Name)}
+    return bool(names & SOURCE_INPUTS)
