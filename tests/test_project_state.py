@@ -2,7 +2,8 @@
 (``settings.width = ...`` in its constructor, which then refuses the probe sizes by an assert of
 its own): the settings that failed constructor left are not what the next class is built with.
 Each class sees the project's module globals as the file left them, so the layers are honest
-target errors (the setting is missing), never a finding on sizes no one chose together."""
+target errors (the setting is missing), never a finding on sizes no one chose together; a
+forward that reads a setting nothing set for its check is one too, naming where it is set."""
 
 from __future__ import annotations
 
@@ -29,6 +30,11 @@ MODEL = textwrap.dedent('''
 
         def forward(self, x):
             return torch.relu(self.proj(x)) + x
+
+
+    class Scorer(nn.Module):
+        def forward(self, x):
+            return torch.softmax(x @ x.transpose(-2, -1) / settings.width ** 0.5, dim=-1) @ x
 
 
     class Stack(nn.Module):
@@ -65,8 +71,11 @@ def test_globals_a_failed_constructor_set_do_not_size_the_next_class(tmp_path):
     done = subprocess.run([sys.executable, "-m", "shapetrace", "model.py", "--format", "json",
                            "--no-trace"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     targets = {t["target"].split("::")[-1]: t for t in json.loads(done.stdout)["targets"]}
-    for name in ("Layer", "Stack", "Model"):
+    for name in ("Layer", "Scorer", "Stack", "Model"):
         errors = [d for d in targets[name]["diagnostics"] if d["severity"] == "error"]
         assert not errors, (name, errors)
     assert "width" in targets["Layer"]["error"], targets["Layer"]["error"]
     assert "width" in targets["Stack"]["error"], targets["Stack"]["error"]
+    # read in forward, never set for the check: where the code sets it is named
+    assert "settings.width" in targets["Scorer"]["error"] and "model.py:" in targets["Scorer"]["error"], \
+        targets["Scorer"]["error"]

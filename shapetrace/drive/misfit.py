@@ -5,6 +5,7 @@ not the user's code: a target error asking for the inputs, never an op-failed fi
 
 from __future__ import annotations
 
+import ast
 import inspect
 import os
 import re
@@ -45,7 +46,8 @@ def guess_failed(result: TargetResult, chosen: Attempt) -> bool:
             or _mask_failed(result, chosen) \
             or _lengths_failed(result, chosen) or _ids_failed(result, chosen) \
             or _branch_failed(result, chosen) or _moved_failed(result, chosen) \
-            or _unbuilt_failed(result, chosen) or _default_failed(result, chosen) \
+            or _unbuilt_failed(result, chosen) or _global_unset(result, chosen) \
+            or _default_failed(result, chosen) \
             or _unset_failed(result, chosen) or _handed_on_failed(result, chosen) \
             or _config_none_failed(result, chosen) or split_disagrees(result, chosen) \
             or iterated(result, chosen) or counted_failed(result, chosen) \
@@ -334,6 +336,42 @@ def _unbuilt_failed(result: TargetResult, chosen: Attempt) -> bool:
                     f"arguments with --init NAME=VALUE (or init in the config)")
     result.diagnostics = []
     return True
+
+
+def _global_unset(result: TargetResult, chosen: Attempt) -> bool:
+    """forward read an attribute of one of the project's modules that the project's code sets
+    elsewhere (``settings.d_k = d_k`` in a parent's constructor, read by every layer it builds):
+    checked alone, nothing set it, which says nothing of the code; a target error naming where
+    it is set."""
+    import sys
+
+    from ..base.source import file_tree
+    from .isolation import users_modules
+
+    raised = chosen.raised
+    found = _MODULE_ATTRIBUTE.search(str(raised)) if isinstance(raised, AttributeError) else None
+    module = sys.modules.get(found.group(1)) if found is not None else None
+    if module is None:
+        return False
+    for user in users_modules():
+        path = getattr(user, "__file__", None)
+        tree = file_tree(path) if path else None
+        for node in ast.walk(tree) if tree is not None else ():
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            if any(isinstance(t, ast.Attribute) and t.attr == found.group(2) and isinstance(t.value, ast.Name)
+                   and vars(user).get(t.value.id) is module for t in targets):
+                result.error = (f"forward read {found.group(1)}.{found.group(2)}, which the project's "
+                                f"code sets elsewhere ({display_path(path)}:{node.lineno}) and nothing "
+                                f"set for this check ({one_line(raised)}); check the class that sets "
+                                f"it, or give the module's setting before the check")
+                result.diagnostics = []
+                return True
+    return False
+
+
+#: what Python says of an attribute a module does not have
+_MODULE_ATTRIBUTE = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
 
 
 def machine_failed(result: TargetResult, chosen: Attempt) -> bool:

@@ -215,9 +215,10 @@ class GroupedAxes(Guess):
 class StackedIds(Guess):
     """``names``: inputs read as token ids, one per position (B, T), that may hold several per
     position (the notes of a chord, the codebooks of an audio frame): a forward that embeds
-    them and fails past the embedding where sizes do not fit (a table lifted by an axis,
-    ``pe.unsqueeze(-2)``, to meet embeddings of one axis more) is run with ids of (B, T, N),
-    then (B, N, T). A reading stands only if the forward then runs and N reaches an output."""
+    them and fails past the embedding where two operands of different ranks do not broadcast
+    (a table lifted by an axis, ``pe.unsqueeze(-2)``, to meet embeddings of one axis more) is
+    run with ids of (B, T, N), then (B, N, T). A reading stands only if the forward then runs
+    and N reaches an output. A size of the module's own is never N."""
 
     names: tuple[str, ...]
 
@@ -225,8 +226,11 @@ class StackedIds(Guess):
         from .ids_read import at_embedding
 
         op = failed.failed_op
+        ranks = {len(m.shape) for m in op.inputs if getattr(m, "shape", None) is not None} \
+            if op is not None else set()
         return op is not None and op.error is not None and "N" not in plan.dims \
-            and not at_embedding(failed) and bool(_UNFIT_PAST.search(str(op.error[1])))
+            and not at_embedding(failed) and len(ranks) == 2 and len(op.inputs) == 2 \
+            and bool(_UNMET.search(str(op.error[1])))
 
     def others(self, plan, failed) -> Iterator:
         specs = {s.name: s for s in plan.inputs if isinstance(s, InputSpec)}
@@ -234,7 +238,9 @@ class StackedIds(Guess):
                 and specs[n].dtype == "long"]
         if not read:
             return
-        request, size = _with_stack(plan, 3)
+        from .own_sizes import own_sizes  # never a size of the module's own (a count of 3)
+
+        request, size = _with_stack(plan, 3, avoid=own_sizes(plan))
         where = _failed_at(failed)
         for axes in (("B", "T", "N"), ("B", "N", "T")):
             inputs = tuple(dataclasses.replace(s, dims=axes) if isinstance(s, InputSpec)
@@ -252,10 +258,8 @@ class StackedIds(Guess):
                                         for t in tensors_in(attempt.output) for n in t.shape)
 
 
-#: sizes that do not fit past an embedding: operands that do not broadcast, a view of another
-#: number of elements, a product of other widths
-_UNFIT_PAST = re.compile(r"must match the size of tensor b|is invalid for input of size|shapes "
-                         r"cannot be multiplied")
+#: operands that do not broadcast
+_UNMET = re.compile(r"must match the size of tensor b")
 
 
 @dataclass(frozen=True)
@@ -519,14 +523,15 @@ def _size_word(word: str | None) -> str | None:
     return dim_of_word(word) or next((d for part in word.split("_") if (d := dim_of_word(part))), None)
 
 
-def _with_stack(plan, least: int):
+def _with_stack(plan, least: int, avoid=frozenset()):
     """``(request, N)``: the plan's request with an axis N of its own for a stack, the first
-    prime from ``least`` no probe size has, beside the sizes the caller gave."""
+    prime from ``least`` no probe size (and none of ``avoid``) has, beside the sizes the caller
+    gave."""
     from ..base.dims import Dims
     from ..base.ops import next_prime
 
     dims = plan.dims
-    size = next_prime(least, avoid=set(dims.values()))
+    size = next_prime(least, avoid=set(dims.values()) | set(avoid))
     return dataclasses.replace(plan.request, dims=Dims(
         {**{k: dims[k] for k in dims.explicit}, "N": size})), size
 
