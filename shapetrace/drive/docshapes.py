@@ -42,7 +42,7 @@ _WORDS = {
     **dict.fromkeys(("size", "d_model", "feat", "feats", "features", "feature", "hidden_size",
                      "embed_dim", "emb_dim", "model_dim", "n_embd", "adim", "channel",
                      "num_channels", "in_channels", "embedding_dim", "feature_dim", "feat_dim",
-                     "hidden_dim", "d_embed"), "C"),
+                     "hidden_dim", "d_embed", "embed_size", "embedding_size"), "C"),
     **dict.fromkeys(("lmax", "tmax", "t_max", "l_max", "max_len", "maxlen", "max_time",
                      "seq_length", "q_len", "len_q", "t_q", "tq", "num_tokens", "frames"), "T"),
     **dict.fromkeys(("k_len", "kv_len", "len_k", "t_k", "tk", "v_len", "src_len", "s_len",
@@ -170,7 +170,11 @@ def _shape(inside: str) -> tuple | None:
 
 
 def _axis(part: str, *, batch: bool, heads: bool) -> str | int | None:
-    """One axis: a number, a size's word, or a sum of products of them (``2*time1-1``)."""
+    """One axis: a number, a size's word, or a sum of products of them (``2*time1-1``); words
+    apart make one name (``src seq len``: ``src_seq_len``, ``batch size``: ``batch_size``)."""
+    words = part.split()
+    if len(words) > 1 and all(w.isidentifier() for w in words):
+        return _word("_".join(words), batch=batch, heads=heads)
     text = part.replace(" ", "")
     if text.isdigit():
         return int(text) if int(text) > 0 else None

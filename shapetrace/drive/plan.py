@@ -467,7 +467,9 @@ def make_plan(request: Request) -> Plan:
                 from .asserted import AssertedInputs
                 from .ids_range import CastIndices
 
-                guesses += [CastIndices(reals), AssertedInputs(reals)]
+                from .state_reads import RecurrentState
+
+                guesses += [CastIndices(reals), AssertedInputs(reals), RecurrentState(reals)]
             sources = tuple(s.name for s in specs if isinstance(s, InputSpec) and "S" in s.dims
                             and s.name in KEY_VALUE_INPUTS)
             if sources:
