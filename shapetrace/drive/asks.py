@@ -17,6 +17,7 @@ import re
 import textwrap
 
 from ..base.errors import TargetError
+from ..base.names import SOURCE_INPUTS
 
 #: words of an argument's name, and the example value for it (first match wins)
 _EXAMPLES = (
@@ -161,8 +162,6 @@ def mask_axes(forward, name: str) -> tuple[str, ...]:
 def _keys_of_source(call: ast.Call, tree: ast.AST) -> bool:
     """Whether the keys or values of an attention ``call`` are made from an input read as a
     source sequence of its own (``memory``, ``context``), directly or through one local."""
-    from ..base.names import SOURCE_INPUTS
-
     given = [k.value for k in call.keywords if k.arg in ("key", "value")] + list(call.args[1:3])
     assigned = {t.id: node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
                 for t in node.targets if isinstance(t, ast.Name)}

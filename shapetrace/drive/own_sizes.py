@@ -49,13 +49,20 @@ def _numbers(init: Mapping) -> list[tuple[str, int]]:
     for name, value in init.items():
         if type(value) is int:
             out.append((name, value))
-            continue
-        fields = value if isinstance(value, Mapping) else \
-            {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)} \
-            if dataclasses.is_dataclass(value) and not isinstance(value, type) else \
-            vars(value) if type(value).__name__ in ("Namespace", "SimpleNamespace") else {}
-        out += [(f"{name}.{k}", v) for k, v in fields.items() if type(v) is int]
+        else:
+            out += [(f"{name}.{k}", v) for k, v in _fields(value).items() if type(v) is int]
     return out
+
+
+def _fields(value) -> Mapping:
+    """The fields of a config object: a dict's items, a dataclass's or a namespace's attributes."""
+    if isinstance(value, Mapping):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
+    if type(value).__name__ in ("Namespace", "SimpleNamespace"):
+        return vars(value)
+    return {}
 
 
 def probe_off_own_size(failed, plan, free: frozenset) -> tuple[str, int, str] | None:
